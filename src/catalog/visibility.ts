@@ -1,0 +1,114 @@
+import type { WorkbenchConfig } from '../config/types.js';
+import { compileGlob, type NameMatcher } from './glob.js';
+import { formatToolName } from './names.js';
+
+/**
+ * Whether a tool is visible and callable, and if not, which source hid it. Decided from names alone, so `use_tool`
+ * can refuse a disabled tool before anything is connected. Results are memoised per canonical name; build a new
+ * policy when the inputs (config, CLI flags, state) change rather than re-evaluating per call.
+ */
+export type DisabledSource = 'config' | 'cli' | 'state';
+
+export type Visibility =
+  | { enabled: true }
+  | { enabled: false; source: DisabledSource; /** the pattern or setting that applied */ rule: string; reason: string };
+
+export interface ToolState {
+  enabled: readonly string[];
+  disabled: readonly string[];
+}
+
+export interface VisibilityInputs {
+  config: WorkbenchConfig;
+  /** `--disabled-tools` patterns (canonical names or globs). */
+  cliDisabled?: readonly string[];
+  /** The persisted state file's lists, if any. */
+  state?: ToolState;
+}
+
+export interface VisibilityPolicy {
+  check(toolbox: string, server: string, tool: string): Visibility;
+}
+
+interface Rule {
+  pattern: string;
+  match: NameMatcher;
+}
+
+const rules = (patterns: readonly string[] | undefined): Rule[] =>
+  (patterns ?? []).map((pattern) => ({ pattern, match: compileGlob(pattern) }));
+
+const find = (list: readonly Rule[], ...names: string[]): Rule | undefined =>
+  list.find((r) => names.some((n) => r.match(n)));
+
+export function createVisibilityPolicy(inputs: VisibilityInputs): VisibilityPolicy {
+  const servers = new Map<string, { filters?: Rule[]; disabled: Rule[] }>();
+  for (const toolbox of inputs.config.toolboxes) {
+    const toolboxDisabled = rules(toolbox.disabledTools);
+    for (const server of toolbox.servers) {
+      servers.set(`${toolbox.name}/${server.name}`, {
+        filters: server.toolFilters ? rules(server.toolFilters) : undefined,
+        disabled: [...rules(server.disabledTools), ...toolboxDisabled],
+      });
+    }
+  }
+  const cli = rules(inputs.cliDisabled);
+  const stateDisabled = rules(inputs.state?.disabled);
+  const stateEnabled = rules(inputs.state?.enabled);
+  const memo = new Map<string, Visibility>();
+
+  const evaluate = (toolbox: string, server: string, tool: string, canonical: string): Visibility => {
+    const entry = servers.get(`${toolbox}/${server}`);
+    if (entry?.filters && !find(entry.filters, tool, canonical)) {
+      return {
+        enabled: false,
+        source: 'config',
+        rule: 'toolFilters',
+        reason: `not included by toolFilters of server "${server}" in toolbox "${toolbox}"`,
+      };
+    }
+    const configRule = entry && find(entry.disabled, tool, canonical);
+    if (configRule) {
+      return {
+        enabled: false,
+        source: 'config',
+        rule: configRule.pattern,
+        reason: `disabled by "${configRule.pattern}" in disabledTools of the config`,
+      };
+    }
+    const cliRule = find(cli, canonical);
+    if (cliRule) {
+      return { enabled: false, source: 'cli', rule: cliRule.pattern, reason: `disabled by --disabled-tools "${cliRule.pattern}"` };
+    }
+    const stateRule = find(stateDisabled, canonical);
+    if (stateRule) {
+      return {
+        enabled: false,
+        source: 'state',
+        rule: stateRule.pattern,
+        reason: `disabled by "${stateRule.pattern}" in the state file's "disabled" list`,
+      };
+    }
+    if (stateEnabled.length > 0 && !find(stateEnabled, canonical)) {
+      return {
+        enabled: false,
+        source: 'state',
+        rule: 'enabled',
+        reason: `not in the state file's "enabled" allowlist`,
+      };
+    }
+    return { enabled: true };
+  };
+
+  return {
+    check(toolbox, server, tool) {
+      const canonical = formatToolName(toolbox, server, tool);
+      let result = memo.get(canonical);
+      if (!result) {
+        result = evaluate(toolbox, server, tool, canonical);
+        memo.set(canonical, result);
+      }
+      return result;
+    },
+  };
+}

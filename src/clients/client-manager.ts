@@ -1,0 +1,414 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  CallToolResultSchema,
+  ErrorCode,
+  ListToolsResultSchema,
+  LoggingMessageNotificationSchema,
+  McpError,
+  ToolListChangedNotificationSchema,
+  type CallToolResult,
+  type LoggingMessageNotification,
+  type Progress,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { ServerConfig, ToolboxConfig, WorkbenchConfig } from '../config/types.js';
+import { WorkbenchError, errorMessage } from '../errors.js';
+import type { Logger } from '../log.js';
+import { ChildProcessTransport, MESSAGE_TOO_LARGE_CODE } from './stdio-transport.js';
+import { createTransport } from './transports.js';
+
+/** Defaults for the per-server limits; each can be overridden per server in the config. */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 60_000;
+export const DEFAULT_CALL_TIMEOUT_MS = 120_000;
+/** Upper bound for any single wait on a call, however much progress the server reports. */
+export const DEFAULT_MAX_TOTAL_CALL_MS = 15 * 60_000;
+/** Largest single message accepted from a downstream server. */
+export const DEFAULT_MAX_MESSAGE_BYTES = 32 * 1024 * 1024;
+/** Reconnect backoff after repeated quick crashes: 0, 0.5 s, 1 s, 2 s … capped here. */
+const MAX_BACKOFF_MS = 10_000;
+/** A connection that lived this long before dying is treated as healthy: its crash starts the backoff afresh. */
+const HEALTHY_LIFETIME_MS = 30_000;
+const LIST_CHANGED_DEBOUNCE_MS = 100;
+const MAX_TOOL_PAGES = 1000;
+
+export interface ClientManagerOptions {
+  config: WorkbenchConfig;
+  /** The workbench's own environment, for children's safe defaults and `inheritEnv`. */
+  env: Record<string, string | undefined>;
+  log: Logger;
+  clientInfo: { name: string; version: string };
+  maxMessageBytes?: number;
+  /** Called after a server's tool list changed (connected, refreshed, or lost). */
+  onToolsChanged?: (toolbox: string, server: string) => void;
+  /** Downstream `notifications/message`, to be forwarded upstream. */
+  onLogMessage?: (toolbox: string, server: string, params: LoggingMessageNotification['params']) => void;
+}
+
+export interface OpenResult {
+  connected: string[];
+  failed: { server: string; error: string }[];
+}
+
+export interface CallOptions {
+  signal?: AbortSignal;
+  onprogress?: (progress: Progress) => void;
+}
+
+interface Live {
+  client: Client;
+  transport: Transport;
+  tools: Tool[];
+  startedAt: number;
+  dead: boolean;
+}
+
+/**
+ * Owns every downstream connection. Nothing is spawned until a toolbox is opened or a tool is called; concurrent
+ * requests for one server share one connect; a server that dies is reconnected on next use with backoff; `close()`
+ * ends every child and its descendants.
+ */
+export class ClientManager {
+  private readonly toolboxes = new Map<string, { config: ToolboxConfig; slots: Map<string, ServerSlot> }>();
+  private closing = false;
+
+  constructor(private readonly options: ClientManagerOptions) {
+    for (const toolbox of options.config.toolboxes) {
+      const slots = new Map<string, ServerSlot>();
+      for (const server of toolbox.servers) slots.set(server.name, new ServerSlot(toolbox.name, server, options));
+      this.toolboxes.set(toolbox.name, { config: toolbox, slots });
+    }
+  }
+
+  toolboxNames(): string[] {
+    return [...this.toolboxes.keys()];
+  }
+
+  /** Connects every server of the toolbox in parallel (each at most once at a time) and reports which failed. */
+  async openToolbox(name: string): Promise<OpenResult> {
+    const toolbox = this.requireToolbox(name);
+    const slots = [...toolbox.slots.values()];
+    const settled = await Promise.allSettled(slots.map((slot) => slot.ensure()));
+    const result: OpenResult = { connected: [], failed: [] };
+    settled.forEach((outcome, i) => {
+      const server = slots[i]!.config.name;
+      if (outcome.status === 'fulfilled') result.connected.push(server);
+      else result.failed.push({ server, error: errorMessage(outcome.reason) });
+    });
+    return result;
+  }
+
+  /** The tool lists of the toolbox's currently connected servers, in config order. */
+  serverTools(toolbox: string): { server: string; tools: Tool[] }[] {
+    return [...this.requireToolbox(toolbox).slots.values()]
+      .filter((slot) => slot.tools !== undefined)
+      .map((slot) => ({ server: slot.config.name, tools: slot.tools! }));
+  }
+
+  /** Whether a server is currently connected (used to decide if a toolbox needs opening). */
+  isConnected(toolbox: string, server: string): boolean {
+    return this.toolboxes.get(toolbox)?.slots.get(server)?.tools !== undefined;
+  }
+
+  serverConfig(toolbox: string, server: string): ServerConfig | undefined {
+    return this.toolboxes.get(toolbox)?.slots.get(server)?.config;
+  }
+
+  /**
+   * Forwards one tools/call. Resolves with the downstream result as it came; throws WorkbenchError
+   * (CALL_TIMEOUT, SERVER_EXITED, CALL_FAILED, CONNECT_*) describing the server and tool.
+   */
+  async callTool(toolbox: string, server: string, tool: string, args: Record<string, unknown> | undefined, options: CallOptions = {}): Promise<CallToolResult> {
+    const slot = this.requireToolbox(toolbox).slots.get(server);
+    if (!slot) throw new WorkbenchError('TOOL_NOT_FOUND', `toolbox "${toolbox}" has no server "${server}"`);
+    return slot.call(tool, args, options);
+  }
+
+  /** Pids of running stdio children (for diagnostics and tests). */
+  childPids(): number[] {
+    const pids: number[] = [];
+    for (const { slots } of this.toolboxes.values()) for (const slot of slots.values()) if (slot.pid !== undefined) pids.push(slot.pid);
+    return pids;
+  }
+
+  /** Ends every connection and child process tree; safe to call more than once. */
+  async close(): Promise<void> {
+    this.closing = true;
+    const slots = [...this.toolboxes.values()].flatMap(({ slots }) => [...slots.values()]);
+    await Promise.allSettled(slots.map((slot) => slot.close()));
+  }
+
+  private requireToolbox(name: string): { config: ToolboxConfig; slots: Map<string, ServerSlot> } {
+    const toolbox = this.toolboxes.get(name);
+    if (!toolbox || this.closing) {
+      throw new WorkbenchError(
+        'TOOLBOX_NOT_FOUND',
+        this.closing ? 'the workbench is shutting down' : `unknown toolbox "${name}"; toolboxes: ${this.toolboxNames().join(', ') || '(none configured)'}`,
+      );
+    }
+    return toolbox;
+  }
+}
+
+/** One configured server: its live connection (if any), the single in-flight connect, and crash bookkeeping. */
+class ServerSlot {
+  private live: Live | undefined;
+  private pending: Promise<Live> | undefined;
+  /** Transports being connected right now, so close() can end them too. */
+  private readonly starting = new Set<Transport>();
+  private quickFailures = 0;
+  private retryAt = 0;
+  private closed = false;
+  private refreshTimer: NodeJS.Timeout | undefined;
+  private refreshing: Promise<void> | undefined;
+  private readonly log: Logger;
+  private readonly label: string;
+
+  constructor(
+    private readonly toolbox: string,
+    readonly config: ServerConfig,
+    private readonly options: ClientManagerOptions,
+  ) {
+    this.log = options.log.child(`${toolbox}/${config.name}`);
+    this.label = `server "${config.name}" of toolbox "${toolbox}"`;
+  }
+
+  get tools(): Tool[] | undefined {
+    return this.live && !this.live.dead ? this.live.tools : undefined;
+  }
+
+  get pid(): number | undefined {
+    const transport = this.live && !this.live.dead ? this.live.transport : undefined;
+    return transport instanceof ChildProcessTransport ? transport.pid : undefined;
+  }
+
+  ensure(): Promise<Live> {
+    if (this.live && !this.live.dead) return Promise.resolve(this.live);
+    this.pending ??= this.connect().finally(() => {
+      this.pending = undefined;
+    });
+    return this.pending;
+  }
+
+  async call(tool: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<CallToolResult> {
+    const live = await this.ensure();
+    const timeout = this.config.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
+    const requestOptions: RequestOptions = {
+      signal: options.signal,
+      timeout,
+      maxTotalTimeout: Math.max(timeout, DEFAULT_MAX_TOTAL_CALL_MS),
+      ...(options.onprogress ? { onprogress: options.onprogress, resetTimeoutOnProgress: true } : {}),
+    };
+    try {
+      // request() rather than callTool(): the result is returned as it came; output-schema checks are ours to make.
+      return (await live.client.request(
+        { method: 'tools/call', params: { name: tool, ...(args === undefined ? {} : { arguments: args }) } },
+        CallToolResultSchema,
+        requestOptions,
+      )) as CallToolResult;
+    } catch (error) {
+      throw this.describeCallError(error, live, tool, timeout, options.signal);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.refreshTimer);
+    const transports = [...this.starting];
+    if (this.live) {
+      this.live.dead = true;
+      transports.push(this.live.transport);
+    }
+    await Promise.allSettled(transports.map((t) => t.close()));
+  }
+
+  private async connect(): Promise<Live> {
+    if (this.closed) throw new WorkbenchError('CONNECT_FAILED', `${this.label}: the workbench is shutting down`);
+    const wait = this.retryAt - Date.now();
+    if (wait > 0) {
+      this.log.info(`waiting ${wait} ms before reconnecting (it failed ${this.quickFailures} times in a row)`);
+      await new Promise((r) => setTimeout(r, wait));
+    }
+    const timeoutMs = this.config.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+    const transport = createTransport(this.config, {
+      workbenchEnv: this.options.env,
+      maxMessageBytes: this.options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
+      log: this.log,
+    });
+    const client = new Client(this.options.clientInfo, { capabilities: {} });
+    this.starting.add(transport);
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      void transport.close();
+    }, timeoutMs);
+    const started = Date.now();
+    try {
+      await client.connect(transport);
+      const tools = await listAllTools(client);
+      if (timedOut) throw new Error('timed out');
+      if (this.closed) throw new WorkbenchError('CONNECT_FAILED', `${this.label}: the workbench is shutting down`);
+      const live: Live = { client, transport, tools, startedAt: Date.now(), dead: false };
+      this.live = live;
+      client.onclose = () => this.onClosed(live);
+      this.watch(live);
+      this.log.info(`connected in ${Date.now() - started} ms, ${tools.length} tools`);
+      this.options.onToolsChanged?.(this.toolbox, this.config.name);
+      return live;
+    } catch (error) {
+      await transport.close().catch(() => {});
+      this.noteFailure(0);
+      const described = this.describeConnectError(error, transport, timedOut, timeoutMs);
+      this.log.warn(described.message);
+      throw described;
+    } finally {
+      clearTimeout(timer);
+      this.starting.delete(transport);
+    }
+  }
+
+  private watch(live: Live): void {
+    live.client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      clearTimeout(this.refreshTimer);
+      this.refreshTimer = setTimeout(() => void this.refresh(live), LIST_CHANGED_DEBOUNCE_MS);
+    });
+    live.client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+      this.options.onLogMessage?.(this.toolbox, this.config.name, notification.params);
+    });
+  }
+
+  /** Re-reads the catalog after tools/list_changed; one refresh at a time, a change during one schedules another. */
+  private async refresh(live: Live): Promise<void> {
+    if (this.refreshing) {
+      await this.refreshing;
+      if (live.dead) return;
+    }
+    this.refreshing = (async () => {
+      try {
+        live.tools = await listAllTools(live.client);
+        this.log.info(`tool list changed: now ${live.tools.length} tools`);
+        this.options.onToolsChanged?.(this.toolbox, this.config.name);
+      } catch (error) {
+        this.log.warn(`could not refresh the tool list after a change: ${errorMessage(error)}`);
+      }
+    })().finally(() => {
+      this.refreshing = undefined;
+    });
+    await this.refreshing;
+  }
+
+  private onClosed(live: Live): void {
+    if (live.dead) return;
+    live.dead = true;
+    if (this.live === live) this.live = undefined;
+    if (this.closed) return;
+    this.noteFailure(Date.now() - live.startedAt);
+    this.log.warn(`connection lost: ${this.exitSummary(live.transport)}; it will be restarted on next use`);
+    this.options.onToolsChanged?.(this.toolbox, this.config.name);
+  }
+
+  private noteFailure(lifetimeMs: number): void {
+    this.quickFailures = lifetimeMs >= HEALTHY_LIFETIME_MS ? 1 : this.quickFailures + 1;
+    const delay = this.quickFailures <= 1 ? 0 : Math.min(500 * 2 ** (this.quickFailures - 2), MAX_BACKOFF_MS);
+    this.retryAt = Date.now() + delay;
+  }
+
+  private exitSummary(transport: Transport): string {
+    if (!(transport instanceof ChildProcessTransport)) return 'the remote connection closed';
+    const exit = transport.exitInfo;
+    const how = !exit ? 'the process closed its output' : exit.signal ? `the process was killed by ${exit.signal}` : `the process exited with code ${exit.code}`;
+    const tail = stderrTail(transport.stderr);
+    return tail ? `${how}; last stderr:\n${tail}` : `${how} (nothing on stderr)`;
+  }
+
+  private describeConnectError(error: unknown, transport: Transport, timedOut: boolean, timeoutMs: number): WorkbenchError {
+    if (error instanceof WorkbenchError) return error;
+    const code = (error as NodeJS.ErrnoException | undefined)?.code;
+    if (this.config.type === 'stdio' && (code === 'ENOENT' || code === 'EACCES')) {
+      const what = code === 'ENOENT' ? 'was not found' : 'is not executable';
+      return new WorkbenchError(
+        'CONNECT_FAILED',
+        `${this.label} could not start: command "${this.config.command}" ${what}. Install it or fix "command" in the config (PATH is searched; an absolute path always works).`,
+        { cause: error },
+      );
+    }
+    if (timedOut) {
+      return new WorkbenchError(
+        'CONNECT_TIMEOUT',
+        `${this.label} did not complete the MCP handshake within ${timeoutMs} ms and was stopped. Check that it speaks MCP on stdio, or raise "connectTimeoutMs" for this server.`,
+        { cause: error },
+      );
+    }
+    if (transport instanceof ChildProcessTransport && (transport.exitInfo || /closed/i.test(errorMessage(error)))) {
+      return new WorkbenchError('CONNECT_FAILED', `${this.label} failed to start: ${this.exitSummary(transport)}`, { cause: error });
+    }
+    const where = this.config.type === 'stdio' ? '' : ` at ${this.config.url}`;
+    return new WorkbenchError('CONNECT_FAILED', `${this.label}${where} could not be connected: ${errorMessage(error)}`, { cause: error });
+  }
+
+  private describeCallError(error: unknown, live: Live, tool: string, timeout: number, signal: AbortSignal | undefined): WorkbenchError {
+    const what = `tool "${tool}" on ${this.label}`;
+    if (live.dead) {
+      return new WorkbenchError(
+        'SERVER_EXITED',
+        `${what} failed: the server stopped during the call (${this.exitSummary(live.transport)}). It will be restarted on the next call; retry if the tool is safe to repeat.`,
+        { cause: error },
+      );
+    }
+    if (error instanceof McpError && error.code === ErrorCode.RequestTimeout && isLocalTimeout(error)) {
+      return new WorkbenchError(
+        'CALL_TIMEOUT',
+        `${what} did not answer within ${timeout} ms and was cancelled. Retry, or raise "timeoutMs" for this server if the tool is expected to take longer.`,
+        { cause: error },
+      );
+    }
+    if (signal?.aborted) {
+      return new WorkbenchError('CALL_FAILED', `${what} was cancelled by the client`, { cause: error });
+    }
+    if (error instanceof McpError && error.code === MESSAGE_TOO_LARGE_CODE) {
+      return new WorkbenchError('CALL_FAILED', `${what} failed: ${error.message.replace(/^MCP error -?\d+: /, '')}. Ask for less output (narrower arguments).`, {
+        cause: error,
+      });
+    }
+    if (error instanceof McpError) {
+      return new WorkbenchError(
+        'CALL_FAILED',
+        `${what} returned an error (downstream JSON-RPC code ${error.code}): ${error.message.replace(/^MCP error -?\d+: /, '')}`,
+        { cause: error },
+      );
+    }
+    return new WorkbenchError('CALL_FAILED', `${what} failed: ${errorMessage(error)}`, { cause: error });
+  }
+}
+
+/** The SDK marks its own timeouts with `data.timeout`; a downstream -32001 error is not ours. */
+function isLocalTimeout(error: McpError): boolean {
+  const data = error.data as { timeout?: unknown } | undefined;
+  return typeof data?.timeout === 'number';
+}
+
+/** Every page of tools/list (servers may paginate); none if the server has no tools capability. */
+async function listAllTools(client: Client): Promise<Tool[]> {
+  if (!client.getServerCapabilities()?.tools) return [];
+  const tools: Tool[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < MAX_TOOL_PAGES; page++) {
+    const result = await client.request({ method: 'tools/list', params: cursor ? { cursor } : {} }, ListToolsResultSchema);
+    tools.push(...result.tools);
+    cursor = result.nextCursor;
+    if (!cursor) break;
+  }
+  return tools;
+}
+
+/** The last few non-empty lines of stderr, each shortened, for error messages. */
+export function stderrTail(stderr: string, lines = 8): string {
+  return stderr
+    .split('\n')
+    .map((l) => l.trimEnd())
+    .filter((l) => l.length > 0)
+    .slice(-lines)
+    .map((l) => `  | ${l.length > 300 ? `${l.slice(0, 300)}…` : l}`)
+    .join('\n');
+}

@@ -1,0 +1,115 @@
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
+
+/**
+ * Finding and ending a process's descendants. Servers started through `npx` or a shell wrapper have grandchildren,
+ * and the MCP SDK only ever signals the direct child; the workbench owns the whole tree it started.
+ */
+
+/** Parent pid of every process, from /proc on Linux or `ps` elsewhere. Empty when neither is available. */
+async function parentMap(): Promise<Map<number, number>> {
+  const map = new Map<number, number>();
+  if (process.platform === 'linux') {
+    let entries: string[] = [];
+    try {
+      entries = await readdir('/proc');
+    } catch {
+      return map;
+    }
+    await Promise.all(
+      entries.map(async (entry) => {
+        if (!/^\d+$/.test(entry)) return;
+        try {
+          const stat = await readFile(`/proc/${entry}/stat`, 'utf8');
+          // The command name (field 2) is in parentheses and may contain spaces or ')' itself; ppid follows the last ')'.
+          const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+          map.set(Number(entry), Number(rest[1]));
+        } catch {
+          // The process ended while we were reading: it is nobody's descendant any more.
+        }
+      }),
+    );
+    return map;
+  }
+  if (process.platform === 'win32') return map;
+  return new Promise((resolve) => {
+    execFile('ps', ['-A', '-o', 'pid=,ppid='], (error, stdout) => {
+      if (!error) {
+        for (const line of stdout.split('\n')) {
+          const [pid, ppid] = line.trim().split(/\s+/).map(Number);
+          if (pid !== undefined && ppid !== undefined && Number.isFinite(pid) && Number.isFinite(ppid)) map.set(pid, ppid);
+        }
+      }
+      resolve(map);
+    });
+  });
+}
+
+/** Every live descendant of `pid` (not including it), children before grandchildren. */
+export async function listDescendants(pid: number): Promise<number[]> {
+  const parents = await parentMap();
+  const children = new Map<number, number[]>();
+  for (const [child, parent] of parents) {
+    const list = children.get(parent);
+    if (list) list.push(child);
+    else children.set(parent, [child]);
+  }
+  const result: number[] = [];
+  const queue = [pid];
+  while (queue.length > 0) {
+    const next = queue.shift()!;
+    for (const child of children.get(next) ?? []) {
+      result.push(child);
+      queue.push(child);
+    }
+  }
+  return result;
+}
+
+/**
+ * True when a process with this pid exists and is not a zombie. A zombie has already exited and only waits for its
+ * parent (often init, after re-parenting) to reap it, so it counts as gone.
+ */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  if (process.platform !== 'linux') return true;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+/** Sends a signal, ignoring processes that are already gone. Returns whether it was delivered. */
+export function signal(pid: number, sig: NodeJS.Signals | 0): boolean {
+  try {
+    process.kill(pid, sig);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Waits until none of `pids` is alive or `ms` elapse; returns the ones still alive. */
+export async function waitForExit(pids: readonly number[], ms: number): Promise<number[]> {
+  const deadline = Date.now() + ms;
+  let alive = pids.filter(isAlive);
+  while (alive.length > 0 && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 50));
+    alive = alive.filter(isAlive);
+  }
+  return alive;
+}
+
+/** SIGTERM to each pid, then SIGKILL to whichever is still alive after `graceMs`. */
+export async function terminateAll(pids: readonly number[], graceMs: number): Promise<void> {
+  const targets = pids.filter((pid) => signal(pid, 'SIGTERM'));
+  const survivors = await waitForExit(targets, graceMs);
+  for (const pid of survivors) signal(pid, 'SIGKILL');
+}

@@ -1,0 +1,255 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { listDescendants, signal, terminateAll, waitForExit } from './process-tree.js';
+import type { Logger } from '../log.js';
+
+/**
+ * An MCP client transport over a child process's stdio, written for a proxy that runs all day:
+ * - the child leads its own process group, so closing ends the whole tree it started (npx → sh → node), not just
+ *   the direct child as the SDK's transport does;
+ * - exit code, signal and the tail of stderr are kept so a crash can be explained to the user;
+ * - lines on stdout that are not JSON-RPC are skipped and logged (truncated, rate-limited) instead of killing the link;
+ * - a single message larger than `maxMessageBytes` is dropped without being buffered whole, and the request it
+ *   answered is failed with a clear error instead of exhausting memory;
+ * - a child that exits while a descendant still holds its stdout open is still noticed at once.
+ */
+export interface ChildProcessTransportOptions {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd?: string;
+  /** Upper bound for one JSON-RPC message from the child. */
+  maxMessageBytes: number;
+  /** How many bytes of the child's stderr to keep for error reports. */
+  stderrTailBytes?: number;
+  log: Logger;
+}
+
+export interface ExitInfo {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/** Error code attached to the synthesized JSON-RPC error for an oversized message (a server error range code). */
+export const MESSAGE_TOO_LARGE_CODE = -32099;
+
+const NEWLINE = 0x0a;
+const NOISE_LOGS_PER_MINUTE = 10;
+
+export class ChildProcessTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+
+  private child: ChildProcess | undefined;
+  private readonly options: ChildProcessTransportOptions;
+  private chunks: Buffer[] = [];
+  private buffered = 0;
+  /** While skipping an oversized line: the last bytes seen, to recover the response id at its end. */
+  private skipping: { tail: string; bytes: number } | undefined;
+  private stderrTail = '';
+  private exit: ExitInfo | undefined;
+  private closed = false;
+  private noise = { windowStart: 0, logged: 0, suppressed: 0 };
+
+  constructor(options: ChildProcessTransportOptions) {
+    this.options = options;
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  /** How the child ended, once it has. */
+  get exitInfo(): ExitInfo | undefined {
+    return this.exit;
+  }
+
+  /** The last lines the child wrote to stderr (bounded). */
+  get stderr(): string {
+    return this.stderrTail;
+  }
+
+  start(): Promise<void> {
+    if (this.child) throw new Error('ChildProcessTransport already started');
+    return new Promise((resolve, reject) => {
+      const { command, args, env, cwd } = this.options;
+      const child = spawn(command, args, {
+        env,
+        cwd,
+        stdio: ['pipe', 'pipe', 'pipe'],
+        shell: false,
+        // Own process group: signals to -pid reach every descendant that did not move itself elsewhere, and a
+        // Ctrl+C in the terminal reaches the workbench only, which then shuts children down in order.
+        detached: process.platform !== 'win32',
+        windowsHide: true,
+      });
+      this.child = child;
+      let spawned = false;
+      child.once('spawn', () => {
+        spawned = true;
+        resolve();
+      });
+      child.once('error', (error) => {
+        if (!spawned) reject(error);
+        else this.onerror?.(error);
+      });
+      child.stdout!.on('data', (chunk: Buffer) => this.onStdout(chunk));
+      child.stderr!.on('data', (chunk: Buffer) => this.onStderr(chunk));
+      child.stdin!.on('error', (error) => {
+        // EPIPE after the child died is expected; the exit handler reports the real cause.
+        if ((error as NodeJS.ErrnoException).code !== 'EPIPE') this.onerror?.(error);
+      });
+      child.once('exit', (code, sig) => {
+        this.exit = { code, signal: sig };
+        // stdout may still hold the child's last messages; give them a moment, but do not wait for descendants
+        // that inherited the pipe and keep it open.
+        setTimeout(() => this.finish(), 50).unref();
+      });
+      child.once('close', () => this.finish());
+    });
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    const stdin = this.child?.stdin;
+    if (!stdin || this.closed || this.exit) return Promise.reject(new Error('Not connected: the server process has exited'));
+    const line = JSON.stringify(message) + '\n';
+    return new Promise((resolve) => {
+      if (stdin.write(line)) resolve();
+      else stdin.once('drain', resolve);
+    });
+  }
+
+  /**
+   * Ends the child and everything it started: close stdin and wait (well-behaved servers exit), then SIGTERM the
+   * process group and known descendants, then SIGKILL what is left. Resolves when all are gone or after ~3 s.
+   */
+  async close(): Promise<void> {
+    const child = this.child;
+    if (!child || child.pid === undefined) {
+      this.finish();
+      return;
+    }
+    const pid = child.pid;
+    // Snapshot descendants first: once the child exits they are re-parented and can no longer be found from it.
+    const descendants = await listDescendants(pid).catch(() => [] as number[]);
+    try {
+      child.stdin?.end();
+    } catch {
+      // Already closed.
+    }
+    if (!this.exit) await waitForExit([pid], 1000);
+    const groupSignal = (sig: NodeJS.Signals): boolean =>
+      process.platform !== 'win32' ? signal(-pid, sig) || signal(pid, sig) : signal(pid, sig);
+    // The group may outlive its leader (helpers started by the server), so signal it even if the child exited.
+    if (groupSignal('SIGTERM')) {
+      const deadline = Date.now() + 1500;
+      while (Date.now() < deadline && (signal(-pid, 0) || signal(pid, 0))) await new Promise((r) => setTimeout(r, 50));
+      groupSignal('SIGKILL');
+    }
+    // Descendants that left the group (setsid, detached helpers).
+    await terminateAll(descendants, 500);
+    this.finish();
+  }
+
+  private finish(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.child?.stdout?.destroy();
+    this.child?.stderr?.destroy();
+    this.onclose?.();
+  }
+
+  private onStderr(chunk: Buffer): void {
+    const limit = this.options.stderrTailBytes ?? 8192;
+    this.stderrTail = (this.stderrTail + chunk.toString('utf8')).slice(-limit);
+    for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) this.options.log.debug(`stderr: ${line}`);
+  }
+
+  private onStdout(chunk: Buffer): void {
+    let start = 0;
+    while (start < chunk.length) {
+      const newline = chunk.indexOf(NEWLINE, start);
+      const end = newline === -1 ? chunk.length : newline;
+      const piece = chunk.subarray(start, end);
+      if (this.skipping) {
+        this.skipping.bytes += piece.length;
+        this.skipping.tail = (this.skipping.tail + piece.toString('latin1')).slice(-256);
+      } else if (this.buffered + piece.length > this.options.maxMessageBytes) {
+        // Too big to ever deliver: stop buffering now, keep only the tail to find the id of the response.
+        const head = Buffer.concat([...this.chunks, piece]);
+        this.skipping = { tail: head.subarray(-256).toString('latin1'), bytes: head.length };
+        this.chunks = [];
+        this.buffered = 0;
+      } else if (piece.length > 0) {
+        this.chunks.push(piece);
+        this.buffered += piece.length;
+      }
+      if (newline === -1) break;
+      this.endOfLine();
+      start = newline + 1;
+    }
+  }
+
+  private endOfLine(): void {
+    if (this.skipping) {
+      const { tail, bytes } = this.skipping;
+      this.skipping = undefined;
+      this.rejectOversized(tail, bytes);
+      return;
+    }
+    const line = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.buffered);
+    this.chunks = [];
+    this.buffered = 0;
+    if (line.length === 0) return;
+    let message: unknown;
+    try {
+      message = JSON.parse(line.toString('utf8'));
+    } catch {
+      this.noiseOnStdout(line);
+      return;
+    }
+    if (typeof message !== 'object' || message === null || (message as { jsonrpc?: unknown }).jsonrpc !== '2.0') {
+      this.noiseOnStdout(line);
+      return;
+    }
+    this.onmessage?.(message as JSONRPCMessage);
+  }
+
+  /** Turns a dropped oversized response into a JSON-RPC error for its request, so the caller is not left waiting. */
+  private rejectOversized(tail: string, bytes: number): void {
+    const limit = this.options.maxMessageBytes;
+    const match = /"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")\s*\}\s*\r?$/.exec(tail);
+    this.options.log.warn(`dropped a ${bytes}-byte message from the server: larger than the ${limit}-byte limit`);
+    if (!match) return;
+    const id = JSON.parse(match[1]!) as string | number;
+    this.onmessage?.({
+      jsonrpc: '2.0',
+      id,
+      error: {
+        code: MESSAGE_TOO_LARGE_CODE,
+        message: `the server's response was larger than the workbench's ${limit}-byte limit and was dropped (at least ${bytes} bytes)`,
+      },
+    });
+  }
+
+  private noiseOnStdout(line: Buffer): void {
+    const now = Date.now();
+    if (now - this.noise.windowStart > 60_000) {
+      if (this.noise.suppressed > 0) {
+        this.options.log.warn(`${this.noise.suppressed} more non-JSON-RPC lines on stdout were ignored`);
+      }
+      this.noise = { windowStart: now, logged: 0, suppressed: 0 };
+    }
+    if (this.noise.logged >= NOISE_LOGS_PER_MINUTE) {
+      this.noise.suppressed++;
+      return;
+    }
+    this.noise.logged++;
+    const text = line.toString('utf8', 0, Math.min(line.length, 200)).replace(/[\x00-\x1f\x7f]/g, ' ');
+    this.options.log.warn(
+      `ignored a line on stdout that is not JSON-RPC (servers must log to stderr): ${JSON.stringify(text)}${line.length > 200 ? '…' : ''}`,
+    );
+  }
+}

@@ -1,0 +1,265 @@
+import { expand } from 'dotenv-expand';
+import { WorkbenchError } from '../errors.js';
+
+/** An environment as passed in by the caller; `undefined` and absent both mean "unset". */
+export type EnvLike = Readonly<Record<string, string | undefined>>;
+
+/** A path into the config document: object keys as strings, array indices as numbers. */
+export type JsonPath = readonly (string | number)[];
+
+/**
+ * Formats a path the way every config message shows it: `toolboxes.dev.mcpServers.fs.args[2]`. Keys made only of
+ * letters, digits, `_`, `-` and `$` are joined with dots; any other key is quoted (`headers["Content Type"]`) so the
+ * path stays unambiguous. The empty path is `(root)`.
+ */
+export function formatJsonPath(path: JsonPath): string {
+  if (path.length === 0) return '(root)';
+  let out = '';
+  for (const segment of path) {
+    if (typeof segment === 'number') out += `[${segment}]`;
+    else if (/^[A-Za-z0-9_$-]+$/.test(segment)) out += out === '' ? segment : `.${segment}`;
+    else out += `[${JSON.stringify(segment)}]`;
+  }
+  return out;
+}
+
+/** One use of an unset variable that has no default. */
+export interface MissingVariable {
+  name: string;
+  /** Formatted with {@link formatJsonPath}. */
+  path: string;
+}
+
+export interface ExpandResult {
+  /** A copy of the input with the expandable strings expanded; the input is never modified. */
+  config: unknown;
+  /** Paths (never values) of strings holding a `${` that is not a supported form and was kept literally. */
+  warnings: string[];
+}
+
+/**
+ * Expands `${VAR}` and `${VAR:-default}` in the places of every server where the contract allows it: `command`,
+ * each `args` item, `env` values, `cwd`, `url` and `headers` values. Nothing else in the config is touched.
+ *
+ * Semantics (a deliberate subset of the shell): `${VAR}` uses the value even when it is empty and is an error when
+ * VAR is unset; `${VAR:-default}` uses the default when VAR is unset or empty, and the default may itself contain
+ * `${...}` forms, which are only evaluated when the default is used. Every other `$` construct (`$VAR`, `$(cmd)`,
+ * `` `cmd` ``, `$1`, `${VAR-x}`, `${VAR:+x}`, …) stays literal text; nothing is ever executed. Substituted values are
+ * never re-expanded, so a secret containing `$` arrives intact.
+ *
+ * Walks the config defensively (anything not shaped like a config is copied as is), so it can run before or after
+ * schema validation. `env` is only read.
+ *
+ * @throws WorkbenchError `ENV_MISSING` naming every unset variable without a default, each with the path where it
+ *   is used (all of them at once). Messages contain names and paths only, never values.
+ */
+export function expandConfigEnv(raw: unknown, env: EnvLike, options: { source?: string } = {}): ExpandResult {
+  const config = structuredClone(raw);
+  const missing: MissingVariable[] = [];
+  const warnings: string[] = [];
+
+  const expandAt = (text: string, path: JsonPath): string => {
+    const result = expandString(text, env);
+    for (const name of result.missing) missing.push({ name, path: formatJsonPath(path) });
+    if (result.keptLiteral) {
+      warnings.push(
+        `${formatJsonPath(path)}: contains "\${" that is not \${VAR} or \${VAR:-default}; it was kept as literal text`,
+      );
+    }
+    return result.value;
+  };
+
+  const toolboxes = isRecord(config) ? config.toolboxes : undefined;
+  if (isRecord(toolboxes)) {
+    for (const [toolboxName, toolbox] of Object.entries(toolboxes)) {
+      const servers = isRecord(toolbox) ? toolbox.mcpServers : undefined;
+      if (!isRecord(servers)) continue;
+      for (const [serverName, server] of Object.entries(servers)) {
+        if (!isRecord(server)) continue;
+        const at = ['toolboxes', toolboxName, 'mcpServers', serverName];
+        for (const key of ['command', 'cwd', 'url'] as const) {
+          const value = server[key];
+          if (typeof value === 'string') server[key] = expandAt(value, [...at, key]);
+        }
+        const args = server.args;
+        if (Array.isArray(args)) {
+          args.forEach((arg: unknown, index) => {
+            if (typeof arg === 'string') args[index] = expandAt(arg, [...at, 'args', index]);
+          });
+        }
+        for (const key of ['env', 'headers'] as const) {
+          const map = server[key];
+          if (!isRecord(map)) continue;
+          for (const [name, value] of Object.entries(map)) {
+            if (typeof value === 'string') map[name] = expandAt(value, [...at, key, name]);
+          }
+        }
+      }
+    }
+  }
+
+  if (missing.length > 0) throw missingVariablesError(missing, options.source);
+  return { config, warnings };
+}
+
+/** The outcome of expanding one string. */
+export interface ExpandStringResult {
+  value: string;
+  /** Unset variables without a default, in order of use (a name may repeat). */
+  missing: string[];
+  /** True when the text holds a `${` that is not a supported form (it was left as is). */
+  keptLiteral: boolean;
+}
+
+/**
+ * Expands one string with the rules of {@link expandConfigEnv}. Never throws: unset variables without a default are
+ * reported in `missing` and contribute an empty string to `value`, which the caller must then not use.
+ */
+export function expandString(text: string, env: EnvLike): ExpandStringResult {
+  const { pieces, keptLiteral } = tokenize(text);
+  const missing: string[] = [];
+  return { value: evaluate(pieces, env, missing), missing, keptLiteral };
+}
+
+type Piece = string | Reference;
+
+/** `${name}` (fallback undefined) or `${name:-fallback}`. */
+interface Reference {
+  name: string;
+  fallback?: Piece[];
+}
+
+function tokenize(text: string): { pieces: Piece[]; keptLiteral: boolean } {
+  const pieces: Piece[] = [];
+  let keptLiteral = false;
+  let literal = '';
+  let i = 0;
+  while (i < text.length) {
+    if (text.startsWith('${', i)) {
+      const parsed = parseReference(text, i);
+      if (parsed) {
+        if (literal !== '') pieces.push(literal);
+        literal = '';
+        pieces.push(parsed.reference);
+        i = parsed.end;
+        continue;
+      }
+      keptLiteral = true;
+      literal += '${';
+      i += 2;
+      continue;
+    }
+    literal += text[i];
+    i += 1;
+  }
+  if (literal !== '') pieces.push(literal);
+  return { pieces, keptLiteral };
+}
+
+/**
+ * Parses a reference starting at `start` (which points at `${`), or returns undefined when the text there is not a
+ * supported form. A default ends at the first `}` that does not close a nested reference; a default holding a bare
+ * `{` or `}` is refused rather than guessed at (and dotenv-expand could not carry it either).
+ */
+function parseReference(text: string, start: number): { reference: Reference; end: number } | undefined {
+  const match = /^[A-Za-z_][A-Za-z0-9_]*/.exec(text.slice(start + 2));
+  if (!match) return undefined;
+  const name = match[0];
+  let i = start + 2 + name.length;
+  if (text[i] === '}') return { reference: { name }, end: i + 1 };
+  if (!text.startsWith(':-', i)) return undefined;
+  i += 2;
+  const fallback: Piece[] = [];
+  let literal = '';
+  while (i < text.length) {
+    const ch = text[i];
+    if (ch === '}') {
+      if (literal !== '') fallback.push(literal);
+      return { reference: { name, fallback }, end: i + 1 };
+    }
+    if (ch === '{') return undefined;
+    if (ch === '$' && text[i + 1] === '{') {
+      const inner = parseReference(text, i);
+      if (!inner) return undefined;
+      if (literal !== '') fallback.push(literal);
+      literal = '';
+      fallback.push(inner.reference);
+      i = inner.end;
+      continue;
+    }
+    literal += ch;
+    i += 1;
+  }
+  return undefined;
+}
+
+function evaluate(pieces: readonly Piece[], env: EnvLike, missing: string[]): string {
+  let out = '';
+  for (const piece of pieces) {
+    if (typeof piece === 'string') {
+      out += piece;
+      continue;
+    }
+    const value = lookup(env, piece.name);
+    if (piece.fallback === undefined) {
+      if (value === undefined) missing.push(piece.name);
+      else out += substitute(piece.name, value, '');
+    } else if (value !== undefined && value !== '') {
+      out += substitute(piece.name, value, '');
+    } else {
+      out += substitute(piece.name, '', evaluate(piece.fallback, env, missing));
+    }
+  }
+  return out;
+}
+
+/** Own properties only, so names like `constructor` or `__proto__` never resolve to Object.prototype members. */
+function lookup(env: EnvLike, name: string): string | undefined {
+  return Object.prototype.hasOwnProperty.call(env, name) ? env[name] : undefined;
+}
+
+/** A key that can never be a variable name (it contains `:`), so dotenv-expand's own lookups cannot collide with it. */
+const SPAN_KEY = 'workbench:span';
+
+/**
+ * Resolves one `${name:-fallback}` span with dotenv-expand (a project requirement; v12 never executes anything).
+ *
+ * dotenv-expand does more than our contract, so it only ever sees a single span and a one-variable environment:
+ * - it re-expands substituted text (`$VAR`, `${VAR}` inside a value or default) and turns `\$` into `$`, so every
+ *   `$` in the value and the default is escaped as `\$`, which it skips and then unescapes;
+ * - it substitutes with `String.prototype.replace`, where `$$`, `$&`, `` $` `` and `$'` in the replacement are
+ *   patterns, so the escape is `\$$`, which `replace` turns into `\$`;
+ * - it writes its result into the processEnv it is given, so it gets a fresh object, never the caller's env.
+ * An unset variable is passed as empty: both take the fallback under `:-`, and an own property shadows
+ * Object.prototype members in its lookup. `${name}` is sent as `${name:-}` because dotenv-expand splits an
+ * operator-less expression on the string "null" (`"${MY_null_VAR}".split(null)`).
+ */
+function substitute(name: string, value: string, fallback: string): string {
+  const parsed: Record<string, string> = { [SPAN_KEY]: `\${${name}:-${protect(fallback)}}` };
+  const processEnv: Record<string, string> = { [name]: protect(value) };
+  expand({ parsed, processEnv });
+  const result = parsed[SPAN_KEY];
+  if (result === undefined) throw new Error('dotenv-expand returned no value for a span');
+  return result;
+}
+
+function protect(text: string): string {
+  return text.replace(/\$/g, () => '\\$$');
+}
+
+function missingVariablesError(missing: readonly MissingVariable[], source: string | undefined): WorkbenchError {
+  const names = [...new Set(missing.map((m) => m.name))];
+  const where = source === undefined ? 'the config' : source;
+  const noun = names.length === 1 ? 'variable is' : 'variables are';
+  return new WorkbenchError(
+    'ENV_MISSING',
+    `${names.length} environment ${noun} used in ${where} but not set: ${names.join(', ')}. ` +
+      'Set them in the environment the workbench runs in (for example in the "env" of the mcp-workbench entry of ' +
+      'your MCP client), or give a default with ${VAR:-default}.',
+    { details: missing.map((m) => `${m.path}: \${${m.name}} is not set and has no default`) },
+  );
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,807 @@
+import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { WorkbenchError } from '../errors.js';
+import { expandConfigEnv, formatJsonPath, type EnvLike, type JsonPath } from './expand-env.js';
+import type { ServerConfig, ToolboxConfig, WorkbenchConfig } from './types.js';
+
+export const DEFAULT_CONFIG_FILE = 'workbench-config.json';
+
+export interface ResolvedConfigPath {
+  /** Absolute path. */
+  path: string;
+  origin: 'flag' | 'WORKBENCH_CONFIG' | 'default';
+}
+
+/**
+ * Chooses the config file: `--config` (the `flag`), else `WORKBENCH_CONFIG`, else `./workbench-config.json`; an empty
+ * value counts as not given. Relative paths are resolved against `cwd`. A leading `~/` is replaced by `HOME` (or
+ * `USERPROFILE`) from `env`, because MCP clients pass `env` entries to the workbench without a shell to expand it.
+ * Never touches the file system and never fails.
+ */
+export function resolveConfigPath(opts: { flag?: string; env: EnvLike; cwd: string }): ResolvedConfigPath {
+  const fromEnv = opts.env.WORKBENCH_CONFIG;
+  const [given, origin]: [string, ResolvedConfigPath['origin']] =
+    opts.flag !== undefined && opts.flag !== ''
+      ? [opts.flag, 'flag']
+      : fromEnv !== undefined && fromEnv !== ''
+        ? [fromEnv, 'WORKBENCH_CONFIG']
+        : [DEFAULT_CONFIG_FILE, 'default'];
+  const home = opts.env.HOME || opts.env.USERPROFILE;
+  const expanded = home && (given === '~' || given.startsWith('~/')) ? home + given.slice(1) : given;
+  return { path: resolve(opts.cwd, expanded), origin };
+}
+
+/** How the path was chosen, for messages: `/x/y.json (from --config)`. */
+export function describeConfigPath(resolved: ResolvedConfigPath): string {
+  const how = { flag: 'from --config', WORKBENCH_CONFIG: 'from WORKBENCH_CONFIG', default: 'the default' }[resolved.origin];
+  return `${resolved.path} (${how})`;
+}
+
+/**
+ * Reads, parses, validates, env-expands and normalises the config file at `path`, which should be absolute (as
+ * returned by {@link resolveConfigPath}); it becomes `source` of the result as given.
+ *
+ * @throws WorkbenchError
+ *   - `CONFIG_NOT_FOUND` when the file does not exist (the message says how to create or point to one);
+ *   - `CONFIG_UNREADABLE` when it exists but cannot be read (permissions, a directory, …), with the reason;
+ *   - `CONFIG_PARSE` when it is not JSON, with line, column and the offending line;
+ *   - anything {@link parseConfig} throws.
+ */
+export async function loadConfig(path: string, env: EnvLike): Promise<WorkbenchConfig> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw readError(path, error);
+  }
+  return parseConfig(parseConfigJson(text, path), path, env);
+}
+
+/**
+ * Parses config file text as JSON (a leading byte-order mark is ignored). Exposed for callers that edit the raw
+ * document, such as `migrate`.
+ *
+ * @throws WorkbenchError `CONFIG_PARSE` with the reason, line and column, and an excerpt of the offending line
+ *   with a caret; hints are added for comments, trailing commas and single quotes.
+ */
+export function parseConfigJson(text: string, source: string): unknown {
+  const body = text.startsWith('\uFEFF') ? text.slice(1) : text;
+  try {
+    return JSON.parse(body);
+  } catch (error) {
+    throw parseError(body, source, error);
+  }
+}
+
+/**
+ * Validates and normalises an already parsed config document: rejects `toolMode: "dynamic"`, checks the document
+ * against workbench-config.schema.json and the rules a schema cannot express, expands `${VAR}` /
+ * `${VAR:-default}` from `env`, and returns the normalised {@link WorkbenchConfig} (toolboxes and servers in
+ * document order, every default applied, `warnings` for deprecations and literal `${`). `raw` is not modified.
+ *
+ * @throws WorkbenchError
+ *   - `CONFIG_DYNAMIC_MODE` for `toolMode: "dynamic"` (removed in 0.10.0), pointing to `migrate` and MIGRATION.md;
+ *   - `CONFIG_INVALID` listing every violation at once in `details`, each as `<path>: <problem>`;
+ *   - `ENV_MISSING` listing every unset variable without a default, with its path.
+ *   No message ever contains an expanded value.
+ */
+export function parseConfig(raw: unknown, source: string, env: EnvLike): WorkbenchConfig {
+  if (isRecord(raw) && raw.toolMode === 'dynamic') throw dynamicModeError(source);
+
+  const problems = findProblems(raw);
+  if (problems.length > 0) throw invalidError(source, problems);
+
+  const warnings: string[] = [];
+  if (isRecord(raw) && raw.toolMode === 'proxy') {
+    warnings.push(
+      `"toolMode": "proxy" in ${source} is deprecated and has no effect: the workbench is always proxy-only ` +
+        'since 0.10.0. Remove the key.',
+    );
+  }
+
+  const expanded = expandConfigEnv(raw, env, { source });
+  warnings.push(...expanded.warnings);
+  // Validation succeeded on the same shape (expansion only replaces strings with strings).
+  const document = expanded.config as RawConfig;
+
+  const afterExpansion = findExpandedProblems(document);
+  if (afterExpansion.length > 0) throw invalidError(source, afterExpansion);
+
+  const toolboxes = Object.entries(document.toolboxes).map(([name, toolbox]) => normaliseToolbox(name, toolbox));
+  if (toolboxes.length === 0) warnings.push(`${source} defines no toolboxes; the workbench will have nothing to open.`);
+  for (const toolbox of toolboxes) {
+    if (toolbox.servers.length === 0) warnings.push(`Toolbox "${toolbox.name}" has no servers.`);
+  }
+  return { source, toolboxes, warnings };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Shapes of the document after schema validation.
+
+interface RawServer {
+  type?: 'stdio' | 'http' | 'sse';
+  transport?: 'stdio' | 'http' | 'sse';
+  command?: string;
+  args?: string[];
+  env?: Record<string, string>;
+  cwd?: string;
+  inheritEnv?: boolean;
+  url?: string;
+  headers?: Record<string, string>;
+  toolFilters?: string[];
+  disabledTools?: string[];
+  timeoutMs?: number;
+  connectTimeoutMs?: number;
+}
+
+interface RawToolbox {
+  description?: string;
+  mcpServers: Record<string, RawServer>;
+  disabledTools?: string[];
+}
+
+interface RawConfig {
+  toolboxes: Record<string, RawToolbox>;
+}
+
+function normaliseToolbox(name: string, raw: RawToolbox): ToolboxConfig {
+  return {
+    name,
+    description: raw.description ?? '',
+    disabledTools: [...(raw.disabledTools ?? [])],
+    servers: Object.entries(raw.mcpServers).map(([serverName, server]) => normaliseServer(serverName, server)),
+  };
+}
+
+function normaliseServer(name: string, raw: RawServer): ServerConfig {
+  const common = {
+    name,
+    disabledTools: [...(raw.disabledTools ?? [])],
+    ...(raw.toolFilters !== undefined && { toolFilters: [...raw.toolFilters] }),
+    ...(raw.timeoutMs !== undefined && { timeoutMs: raw.timeoutMs }),
+    ...(raw.connectTimeoutMs !== undefined && { connectTimeoutMs: raw.connectTimeoutMs }),
+  };
+  const type = raw.type ?? raw.transport ?? 'stdio';
+  if (type === 'stdio') {
+    return {
+      ...common,
+      type,
+      // The schema's oneOf guarantees a command for stdio servers.
+      command: raw.command ?? '',
+      args: [...(raw.args ?? [])],
+      env: { ...raw.env },
+      ...(raw.cwd !== undefined && { cwd: raw.cwd }),
+      inheritEnv: raw.inheritEnv ?? false,
+    };
+  }
+  return { ...common, type, url: raw.url ?? '', headers: { ...raw.headers } };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Validation.
+
+interface Problem {
+  path: JsonPath;
+  message: string;
+}
+
+interface CompiledSchema {
+  validate: ValidateFunction;
+  /** Allowed keys per object level, read from the schema so suggestions never drift from it. */
+  keys: Record<Level, readonly string[]>;
+}
+
+type Level = 'top' | 'toolbox' | 'server';
+
+let compiledSchema: CompiledSchema | undefined;
+
+/** Compiled once per process, on first use: start-up of commands that never load a config stays cheap. */
+function schema(): CompiledSchema {
+  if (compiledSchema) return compiledSchema;
+  // From src/config (tsx) and dist/config (built) alike, the schema sits two levels up, at the package root.
+  const url = new URL('../../workbench-config.schema.json', import.meta.url);
+  const document = JSON.parse(readFileSync(url, 'utf8')) as {
+    properties: Record<string, unknown>;
+    definitions: { toolbox: { properties: Record<string, unknown> }; server: { properties: Record<string, unknown> } };
+  };
+  const ajv = new Ajv({ allErrors: true });
+  compiledSchema = {
+    validate: ajv.compile(document),
+    keys: {
+      top: Object.keys(document.properties),
+      toolbox: Object.keys(document.definitions.toolbox.properties),
+      server: Object.keys(document.definitions.server.properties),
+    },
+  };
+  return compiledSchema;
+}
+
+/** Every schema violation plus the checks JSON Schema cannot express, in document order, without duplicates. */
+function findProblems(raw: unknown): Problem[] {
+  const { validate, keys } = schema();
+  const problems: Problem[] = [];
+  const serversFailingShape = new Map<string, JsonPath>();
+  const typeErrorAt = new Set<string>();
+
+  if (!validate(raw)) {
+    const errors = validate.errors ?? [];
+    for (const error of errors) {
+      if (error.keyword === 'type') typeErrorAt.add(error.instancePath);
+    }
+    for (const error of errors) {
+      // propertyNames reports each bad name twice (the inner pattern error carries `propertyName`); keep the outer.
+      if (error.propertyName !== undefined) continue;
+      const path = pointerToPath(error.instancePath, raw);
+      // A server's stdio/remote oneOf: both branches' errors are replaced by one message about the server's shape.
+      if (error.schemaPath.startsWith('#/oneOf')) {
+        const server = path.slice(0, 4);
+        if (error.keyword === 'oneOf') serversFailingShape.set(JSON.stringify(server), server);
+        continue;
+      }
+      // Once a value has the wrong type, its other errors (oneOf, missing keys) are noise.
+      if (error.keyword !== 'type' && typeErrorAt.has(error.instancePath)) continue;
+      problems.push({ path: problemPath(error, path), message: describeError(error, path, raw, keys) });
+    }
+  }
+
+  for (const [serverKey, path] of walkServers(raw)) {
+    const server = valueAt(raw, path);
+    if (!isRecord(server)) continue;
+    const conflict = typeConflict(server);
+    if (conflict) problems.push({ path, message: conflict });
+    const failing = serversFailingShape.get(serverKey);
+    if (failing && !conflict && !typeErrorAt.has(pathToPointer(failing))) {
+      const message = describeServerShape(server);
+      if (message) problems.push({ path, message });
+    }
+  }
+
+  return inDocumentOrder(dedupe(problems), raw);
+}
+
+/** Checks that only make sense on expanded values. Values are never quoted: they may hold secrets. */
+function findExpandedProblems(document: RawConfig): Problem[] {
+  const problems: Problem[] = [];
+  for (const [toolboxName, toolbox] of Object.entries(document.toolboxes)) {
+    for (const [serverName, server] of Object.entries(toolbox.mcpServers)) {
+      const at = ['toolboxes', toolboxName, 'mcpServers', serverName];
+      for (const key of ['command', 'cwd'] as const) {
+        if (server[key] === '') {
+          problems.push({ path: [...at, key], message: 'is empty after expanding environment variables' });
+        }
+      }
+      if (server.url !== undefined && !isHttpUrl(server.url)) {
+        problems.push({
+          path: [...at, 'url'],
+          message: 'must be an absolute http:// or https:// URL (checked after expanding environment variables)',
+        });
+      }
+    }
+  }
+  return problems;
+}
+
+function isHttpUrl(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return url.protocol === 'http:' || url.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
+const NAME_RULE =
+  'names use letters, digits, "-" and single "_"; they never contain "__" and never start or end with "_"';
+
+function describeError(error: ErrorObject, path: JsonPath, raw: unknown, keys: Record<Level, readonly string[]>): string {
+  const params = error.params as Record<string, unknown>;
+  const last = path[path.length - 1];
+  switch (error.keyword) {
+    case 'additionalProperties': {
+      const key = String(params.additionalProperty);
+      return unknownKeyMessage(key, levelOf(path), keys);
+    }
+    case 'required':
+      return `missing required key "${String(params.missingProperty)}"`;
+    case 'propertyNames': {
+      const name = String(params.propertyName);
+      const kind = path[path.length - 1] === 'toolboxes' ? 'toolbox' : 'server';
+      return nameMessage(kind, name);
+    }
+    case 'type':
+      return typeMessage(String(params.type), path, valueAt(raw, path));
+    case 'minimum':
+      return last === 'timeoutMs' || last === 'connectTimeoutMs'
+        ? 'must be a positive integer (milliseconds)'
+        : `must be ${String(params.comparison)} ${String(params.limit)}`;
+    case 'minLength':
+      return 'must not be empty';
+    case 'enum': {
+      const allowed = (params.allowedValues as unknown[]).map((v) => JSON.stringify(v));
+      const got = JSON.stringify(valueAt(raw, path));
+      if (last === 'toolMode') {
+        return `unknown value ${got}; the workbench is proxy-only since 0.10.0, so remove "toolMode"`;
+      }
+      return `must be one of ${allowed.join(', ')} (got ${got === undefined ? 'nothing' : truncate(got, 40)})`;
+    }
+    default:
+      return error.message ?? `fails "${error.keyword}"`;
+  }
+}
+
+/** Unknown keys and missing keys are reported on the object that holds them; a bad name on the entry itself. */
+function problemPath(error: ErrorObject, path: JsonPath): JsonPath {
+  if (error.keyword === 'propertyNames') return [...path, String((error.params as { propertyName: unknown }).propertyName)];
+  return path;
+}
+
+function typeMessage(expected: string, path: JsonPath, value: unknown): string {
+  const last = path[path.length - 1];
+  if (last === 'timeoutMs' || last === 'connectTimeoutMs') return 'must be a positive integer (milliseconds)';
+  if (expected === 'string' && (typeof value === 'number' || typeof value === 'boolean')) {
+    return `must be a string; write it in quotes: "${String(value)}"`;
+  }
+  const inside = path[path.length - 2];
+  const what: Record<string, string> = {
+    string: 'a string',
+    object: 'an object',
+    array: 'an array',
+    boolean: 'true or false',
+    integer: 'an integer',
+    number: 'a number',
+    null: 'null',
+  };
+  const described = what[expected] ?? expected;
+  if (expected === 'array' && (last === 'args' || last === 'toolFilters' || last === 'disabledTools')) {
+    return `must be an array of strings`;
+  }
+  if (expected === 'object' && typeof inside === 'string' && (inside === 'toolboxes' || inside === 'mcpServers')) {
+    return `must be an object (a ${inside === 'toolboxes' ? 'toolbox' : 'server'} definition)`;
+  }
+  return `must be ${described}`;
+}
+
+function nameMessage(kind: 'toolbox' | 'server', name: string): string {
+  const reasons: string[] = [];
+  const badChars = [...new Set([...name].filter((c) => !/[A-Za-z0-9_-]/.test(c)))];
+  if (name === '') reasons.push('is empty');
+  if (badChars.length > 0) reasons.push(`contains ${badChars.map((c) => JSON.stringify(c)).join(', ')}`);
+  if (name.includes('__')) reasons.push('contains "__"');
+  if (name.startsWith('_')) reasons.push('starts with "_"');
+  if (name.endsWith('_') && name.length > 1) reasons.push('ends with "_"');
+  const comment =
+    name.startsWith('_') || name.startsWith('$')
+      ? `; "_"/"$" comment keys are not allowed here because every key is a ${kind} name`
+      : '';
+  return `invalid ${kind} name ${JSON.stringify(name)}: it ${reasons.join(' and ')} (${NAME_RULE})${comment}`;
+}
+
+const LEVEL_NAMES: Record<Level, string> = {
+  top: 'at the top level',
+  toolbox: 'in a toolbox',
+  server: 'in a server',
+};
+
+function unknownKeyMessage(key: string, level: Level, keys: Record<Level, readonly string[]>): string {
+  const allowed = keys[level];
+  const suggestion = closest(key, allowed);
+  if (suggestion !== undefined) return `unknown key "${key}"; did you mean "${suggestion}"?`;
+  const elsewhere = (['top', 'toolbox', 'server'] as const).find((other) => other !== level && keys[other].includes(key));
+  if (elsewhere !== undefined) {
+    const where = {
+      top: 'at the top level',
+      toolbox: 'in a toolbox ("toolboxes": { "<name>": { ... } })',
+      server: 'in a server, inside a toolbox\'s "mcpServers"',
+    }[elsewhere];
+    return `unknown key "${key}" ${LEVEL_NAMES[level]}; "${key}" belongs ${where}`;
+  }
+  return (
+    `unknown key "${key}" (allowed ${LEVEL_NAMES[level]}: ${allowed.join(', ')}; ` +
+    'keys starting with "_" or "$" are comments)'
+  );
+}
+
+/** The allowed key a typo most likely meant: case-insensitive edit distance, or one name containing the other. */
+function closest(key: string, candidates: readonly string[]): string | undefined {
+  const wanted = key.toLowerCase().replace(/[_-]/g, '');
+  let best: { candidate: string; distance: number } | undefined;
+  for (const candidate of candidates) {
+    const lower = candidate.toLowerCase();
+    let distance = editDistance(wanted, lower);
+    if (distance > Math.max(1, Math.floor(lower.length / 3))) {
+      const contained = wanted.length >= 5 && (lower.includes(wanted) || wanted.includes(lower));
+      if (!contained) continue;
+      distance = Math.abs(lower.length - wanted.length);
+    }
+    if (best === undefined || distance < best.distance) best = { candidate, distance };
+  }
+  return best?.candidate;
+}
+
+/** Optimal string alignment distance (Levenshtein plus adjacent transpositions). */
+function editDistance(a: string, b: string): number {
+  const rows: number[][] = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
+  const at = (i: number, j: number): number => rows[i]?.[j] ?? Number.POSITIVE_INFINITY;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let value = Math.min(at(i - 1, j) + 1, at(i, j - 1) + 1, at(i - 1, j - 1) + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) value = Math.min(value, at(i - 2, j - 2) + 1);
+      rows[i]![j] = value;
+    }
+  }
+  return at(a.length, b.length);
+}
+
+/** Objects with fixed keys sit at depth 0 (top), 2 (toolboxes.<name>) and 4 (…mcpServers.<name>). */
+function levelOf(path: JsonPath): Level {
+  if (path.length === 0) return 'top';
+  return path.length <= 3 ? 'toolbox' : 'server';
+}
+
+const STDIO_ONLY = ['command', 'args', 'env', 'cwd', 'inheritEnv'] as const;
+const REMOTE_ONLY = ['url', 'headers'] as const;
+
+/** `type` and `transport` are aliases; they may both be present only when they agree. */
+function typeConflict(server: Record<string, unknown>): string | undefined {
+  const { type, transport } = server;
+  if (typeof type !== 'string' || typeof transport !== 'string' || type === transport) return undefined;
+  return `"type" is ${JSON.stringify(type)} but "transport" is ${JSON.stringify(transport)}; "transport" is an alias of "type", keep only one`;
+}
+
+/**
+ * One message for a server that fits neither the stdio nor the remote form, worked out from what the server has,
+ * instead of both oneOf branches' errors.
+ */
+function describeServerShape(server: Record<string, unknown>): string | undefined {
+  const declared = server.type ?? server.transport;
+  const has = (key: string): boolean => server[key] !== undefined;
+  const quoted = (list: readonly string[]): string => list.map((k) => `"${k}"`).join(', ');
+  const applies = (list: readonly string[]): string => (list.length === 1 ? 'applies' : 'apply');
+  const generic = 'a server needs either "command" (stdio) or "url" with type "http"/"sse"';
+  if (declared === 'http' || declared === 'sse') {
+    if (!has('url')) return `type "${declared}" needs "url"${has('command') ? ' ("command" is for stdio servers)' : ''}`;
+    const extra = STDIO_ONLY.filter(has);
+    if (extra.length > 0) return `${quoted(extra)} ${applies(extra)} only to stdio servers, not to type "${declared}"`;
+    return generic;
+  }
+  if (declared !== undefined && declared !== 'stdio') return undefined;
+  if (has('command') && has('url')) {
+    return 'a server has either "command" (stdio) or "url" with type "http"/"sse", not both';
+  }
+  if (has('url')) {
+    return declared === 'stdio'
+      ? 'type "stdio" needs "command"; a server with "url" needs type "http" or "sse"'
+      : 'a server with "url" needs "type": "http" or "sse"';
+  }
+  if (!has('command')) return declared === 'stdio' ? 'type "stdio" needs "command"' : generic;
+  const extra = REMOTE_ONLY.filter(has);
+  if (extra.length > 0) return `${quoted(extra)} ${applies(extra)} only to http/sse servers, not to stdio servers`;
+  return generic;
+}
+
+/** [key, path] of every server entry, whatever its shape. */
+function walkServers(raw: unknown): [string, JsonPath][] {
+  const found: [string, JsonPath][] = [];
+  const toolboxes = isRecord(raw) ? raw.toolboxes : undefined;
+  if (!isRecord(toolboxes)) return found;
+  for (const [toolboxName, toolbox] of Object.entries(toolboxes)) {
+    const servers = isRecord(toolbox) ? toolbox.mcpServers : undefined;
+    if (!isRecord(servers)) continue;
+    for (const serverName of Object.keys(servers)) {
+      const path = ['toolboxes', toolboxName, 'mcpServers', serverName];
+      found.push([JSON.stringify(path), path]);
+    }
+  }
+  return found;
+}
+
+/** JSON Pointer (from ajv) to a path, with array indices told apart from numeric object keys by the data. */
+function pointerToPath(pointer: string, raw: unknown): JsonPath {
+  if (pointer === '') return [];
+  const path: (string | number)[] = [];
+  let node = raw;
+  for (const encoded of pointer.slice(1).split('/')) {
+    const key = encoded.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (Array.isArray(node)) {
+      path.push(Number(key));
+      node = node[Number(key)];
+    } else {
+      path.push(key);
+      node = isRecord(node) ? node[key] : undefined;
+    }
+  }
+  return path;
+}
+
+function pathToPointer(path: JsonPath): string {
+  return path.map((s) => `/${String(s).replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
+}
+
+function valueAt(raw: unknown, path: JsonPath): unknown {
+  let node = raw;
+  for (const segment of path) {
+    if (Array.isArray(node) && typeof segment === 'number') node = node[segment];
+    else if (isRecord(node) && typeof segment === 'string') node = node[segment];
+    else return undefined;
+  }
+  return node;
+}
+
+function dedupe(problems: Problem[]): Problem[] {
+  const seen = new Set<string>();
+  return problems.filter((p) => {
+    const key = `${JSON.stringify(p.path)}\n${p.message}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+/** Sorts problems by where their path first appears in the document (stable, so ajv's order breaks ties). */
+function inDocumentOrder(problems: Problem[], raw: unknown): Problem[] {
+  const order = new Map<string, number>();
+  const visit = (node: unknown, path: JsonPath): void => {
+    order.set(JSON.stringify(path), order.size);
+    if (Array.isArray(node)) node.forEach((item, index) => visit(item, [...path, index]));
+    else if (isRecord(node)) for (const [key, value] of Object.entries(node)) visit(value, [...path, key]);
+  };
+  visit(raw, []);
+  const rank = (path: JsonPath): number => {
+    for (let length = path.length; length >= 0; length--) {
+      const found = order.get(JSON.stringify(path.slice(0, length)));
+      if (found !== undefined) return found;
+    }
+    return 0;
+  };
+  return problems
+    .map((problem, index) => ({ problem, index, rank: rank(problem.path) }))
+    .sort((a, b) => a.rank - b.rank || a.index - b.index)
+    .map((entry) => entry.problem);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Errors.
+
+function invalidError(source: string, problems: readonly Problem[]): WorkbenchError {
+  const count = problems.length === 1 ? '1 problem' : `${problems.length} problems`;
+  return new WorkbenchError('CONFIG_INVALID', `${source} is not a valid workbench config (${count}):`, {
+    details: problems.map((p) => `${formatJsonPath(p.path)}: ${p.message}`),
+  });
+}
+
+function dynamicModeError(source: string): WorkbenchError {
+  return new WorkbenchError(
+    'CONFIG_DYNAMIC_MODE',
+    `${source} sets "toolMode": "dynamic", but dynamic mode was removed in 0.10.0. The workbench is proxy-only: ` +
+      'downstream tools are no longer registered on the workbench itself; clients reach them through ' +
+      `open_toolbox and use_tool. Run \`mcp-workbench migrate --config ${shellQuote(source)} --write\` to update ` +
+      'the file, or see MIGRATION.md.',
+  );
+}
+
+function readError(path: string, error: unknown): WorkbenchError {
+  const code = isRecord(error) && typeof error.code === 'string' ? error.code : undefined;
+  if (code === 'ENOENT' || code === 'ENOTDIR') {
+    return new WorkbenchError(
+      'CONFIG_NOT_FOUND',
+      `Config file not found: ${path}. Create it (workbench-config.example.json shows the format), or point to ` +
+        'another file with --config <path> or the WORKBENCH_CONFIG environment variable.',
+      { cause: error },
+    );
+  }
+  const reasons: Record<string, string> = {
+    EACCES: 'permission denied',
+    EPERM: 'operation not permitted',
+    EISDIR: 'it is a directory, not a file',
+  };
+  const reason =
+    (code !== undefined ? reasons[code] : undefined) ?? (error instanceof Error ? error.message : String(error));
+  return new WorkbenchError('CONFIG_UNREADABLE', `Cannot read config file ${path}: ${reason}.`, { cause: error });
+}
+
+function parseError(text: string, source: string, error: unknown): WorkbenchError {
+  if (text.trim() === '') {
+    return new WorkbenchError(
+      'CONFIG_PARSE',
+      `Cannot parse ${source}: the file is empty. A config needs at least { "toolboxes": {} } ` +
+        '(workbench-config.example.json shows the format).',
+      { cause: error },
+    );
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  const position = errorPosition(text, message);
+  const reason = message
+    .replace(/ \(line \d+ column \d+\)/, '')
+    .replace(/ in JSON at position \d+/, '')
+    .replace(/, ".*is not valid JSON$/s, '')
+    .replace(/^Unexpected end of JSON input$/, 'Unexpected end of input');
+  const { line, column, lineText } = lineAndColumn(text, position);
+  const hint = syntaxHint(text, position);
+  return new WorkbenchError(
+    'CONFIG_PARSE',
+    `Cannot parse ${source}: ${reason} at line ${line}, column ${column}${hint}.\n${excerpt(line, column, lineText)}`,
+    { cause: error },
+  );
+}
+
+/**
+ * V8 puts "at position N" in most JSON.parse messages (newer versions add "(line L column C)"), but not in
+ * "Unexpected token 'x', "…" is not valid JSON"; then the position is found by scanning the text.
+ */
+function errorPosition(text: string, message: string): number {
+  const position = /at position (\d+)/.exec(message);
+  if (position) return Math.min(Number(position[1]), text.length);
+  const lineColumn = /\(line (\d+) column (\d+)\)/.exec(message);
+  if (lineColumn) {
+    const lines = text.split('\n').slice(0, Number(lineColumn[1]) - 1);
+    return Math.min(lines.reduce((sum, l) => sum + l.length + 1, 0) + Number(lineColumn[2]) - 1, text.length);
+  }
+  if (/Unexpected end of JSON input/.test(message)) return text.length;
+  return findJsonErrorIndex(text) ?? text.length;
+}
+
+function lineAndColumn(text: string, position: number): { line: number; column: number; lineText: string } {
+  const before = text.slice(0, position);
+  const line = before.split('\n').length;
+  const lineStart = before.lastIndexOf('\n') + 1;
+  const lineEnd = text.indexOf('\n', lineStart);
+  const lineText = text.slice(lineStart, lineEnd === -1 ? text.length : lineEnd).replace(/\r$/, '');
+  return { line, column: position - lineStart + 1, lineText };
+}
+
+/** The offending line with a caret under the column; long lines are cut to a window around it. */
+function excerpt(line: number, column: number, lineText: string): string {
+  const width = 100;
+  let shown = lineText.replace(/\t/g, ' ');
+  let caretAt = column - 1;
+  if (shown.length > width) {
+    const start = Math.max(0, Math.min(caretAt - width / 2, shown.length - width));
+    shown = `${start > 0 ? '…' : ''}${shown.slice(start, start + width)}${start + width < shown.length ? '…' : ''}`;
+    caretAt = caretAt - start + (start > 0 ? 1 : 0);
+  }
+  const gutter = String(line);
+  return `  ${gutter} | ${shown}\n  ${' '.repeat(gutter.length)} | ${' '.repeat(Math.max(0, caretAt))}^`;
+}
+
+function syntaxHint(text: string, position: number): string {
+  const ch = text[position];
+  if (ch === '/') return ' (JSON has no comments; use a key starting with "_" instead, e.g. "_comment")';
+  if (ch === "'") return ' (JSON strings use double quotes)';
+  if (ch === '}' || ch === ']') {
+    const previous = text.slice(0, position).trimEnd().slice(-1);
+    if (previous === ',') return ' (JSON does not allow a trailing comma)';
+  }
+  return '';
+}
+
+/** Index of the first character where `text` stops being valid JSON, or undefined if it is valid. */
+function findJsonErrorIndex(text: string): number | undefined {
+  let i = 0;
+  const stop = (): never => {
+    throw new JsonStop(i);
+  };
+  const whitespace = (): void => {
+    while (i < text.length && ' \t\n\r'.includes(text[i] ?? '')) i++;
+  };
+  const digits = (): void => {
+    const start = i;
+    while (i < text.length && /[0-9]/.test(text[i] ?? '')) i++;
+    if (i === start) stop();
+  };
+  const string = (): void => {
+    i++;
+    for (;;) {
+      const ch = text[i];
+      if (ch === undefined || ch < ' ') stop();
+      if (ch === '"') {
+        i++;
+        return;
+      }
+      if (ch === '\\') {
+        const next = text[i + 1] ?? '';
+        if (next === 'u') {
+          for (let k = 2; k < 6; k++) {
+            if (!/[0-9a-fA-F]/.test(text[i + k] ?? '')) {
+              i += k;
+              stop();
+            }
+          }
+          i += 6;
+        } else if ('"\\/bfnrt'.includes(next) && next !== '') {
+          i += 2;
+        } else {
+          i++;
+          stop();
+        }
+        continue;
+      }
+      i++;
+    }
+  };
+  const value = (): void => {
+    whitespace();
+    const ch = text[i];
+    if (ch === '{' || ch === '[') {
+      const close = ch === '{' ? '}' : ']';
+      i++;
+      whitespace();
+      if (text[i] === close) {
+        i++;
+        return;
+      }
+      for (;;) {
+        if (close === '}') {
+          whitespace();
+          if (text[i] !== '"') stop();
+          string();
+          whitespace();
+          if (text[i] !== ':') stop();
+          i++;
+        }
+        value();
+        whitespace();
+        if (text[i] === ',') {
+          i++;
+          continue;
+        }
+        if (text[i] === close) {
+          i++;
+          return;
+        }
+        stop();
+      }
+    }
+    if (ch === '"') return string();
+    if (ch === '-' || (ch !== undefined && ch >= '0' && ch <= '9')) {
+      if (text[i] === '-') i++;
+      if (text[i] === '0') i++;
+      else digits();
+      if (text[i] === '.') {
+        i++;
+        digits();
+      }
+      if (text[i] === 'e' || text[i] === 'E') {
+        i++;
+        if (text[i] === '+' || text[i] === '-') i++;
+        digits();
+      }
+      return;
+    }
+    for (const literal of ['true', 'false', 'null']) {
+      if (text.startsWith(literal, i)) {
+        i += literal.length;
+        return;
+      }
+    }
+    stop();
+  };
+  try {
+    value();
+    whitespace();
+    return i < text.length ? i : undefined;
+  } catch (error) {
+    if (error instanceof JsonStop) return error.at;
+    return undefined; // e.g. a stack overflow on absurd nesting: no position rather than a crash
+  }
+}
+
+class JsonStop {
+  constructor(readonly at: number) {}
+}
+
+function shellQuote(text: string): string {
+  return /^[A-Za-z0-9_./:@%+=,-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
+}
+
+function truncate(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

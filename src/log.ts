@@ -1,0 +1,56 @@
+/**
+ * A tiny stderr-only logger. In `serve`, stdout carries MCP messages only, so nothing here may ever write to it.
+ * The sink is injected so tests and non-serve commands can capture or redirect output.
+ */
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+
+export interface Logger {
+  debug(message: string): void;
+  info(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
+  /** A logger whose lines are prefixed with `[scope]`, sharing this one's sink and level. */
+  child(scope: string): Logger;
+}
+
+export interface LoggerOptions {
+  level?: LogLevel;
+  /** Where lines go; defaults to process.stderr. */
+  write?: (line: string) => void;
+}
+
+export function parseLogLevel(value: string | undefined): LogLevel | undefined {
+  if (value === undefined) return undefined;
+  const v = value.trim().toLowerCase();
+  return v === 'debug' || v === 'info' || v === 'warn' || v === 'error' ? v : undefined;
+}
+
+export function createLogger(options: LoggerOptions = {}, scope?: string): Logger {
+  const min = ORDER[options.level ?? 'info'];
+  const write = options.write ?? ((line: string) => void process.stderr.write(line));
+  const emit = (level: LogLevel, message: string): void => {
+    if (ORDER[level] < min) return;
+    const prefix = scope ? `[${scope}] ` : '';
+    write(`mcp-workbench ${level}: ${prefix}${message}\n`);
+  };
+  return {
+    debug: (m) => emit('debug', m),
+    info: (m) => emit('info', m),
+    warn: (m) => emit('warn', m),
+    error: (m) => emit('error', m),
+    child: (s) => createLogger(options, scope ? `${scope}/${s}` : s),
+  };
+}
+
+/** A logger that drops everything (for library callers that pass none). */
+export const silentLogger: Logger = {
+  debug() {},
+  info() {},
+  warn() {},
+  error() {},
+  child() {
+    return silentLogger;
+  },
+};

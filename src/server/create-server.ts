@@ -1,0 +1,101 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type CallToolResult,
+} from '@modelcontextprotocol/sdk/types.js';
+import { isWorkbenchError } from '../errors.js';
+import { OPEN_TOOLBOX, USE_TOOL, metaToolDefinitions } from './meta-tools.js';
+import { errorResult, type Workbench } from './workbench.js';
+
+/**
+ * One MCP server session over a shared Workbench. Malformed requests to the workbench itself (unknown top-level
+ * tool, wrong parameter types) are JSON-RPC -32602; everything about toolboxes and downstream tools is an
+ * `isError` tool result.
+ */
+export function createServer(workbench: Workbench, version: string): { server: Server; close: () => Promise<void> } {
+  const server = new Server(
+    { name: 'mcp-workbench', title: 'MCP Workbench', version },
+    { capabilities: { tools: {}, logging: {} }, instructions: workbench.instructions() },
+  );
+  const tools = metaToolDefinitions(workbench.toolboxConfigs().map((t) => t.name));
+  const toolNames = tools.map((t) => t.name);
+
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
+
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    const { name } = request.params;
+    const args = (request.params.arguments ?? {}) as Record<string, unknown>;
+    if (name === OPEN_TOOLBOX) {
+      const toolbox = requireString(args, 'toolbox_name', name);
+      rejectUnknownParams(args, ['toolbox_name'], name);
+      try {
+        const { result, text } = await workbench.openToolbox(toolbox);
+        return { content: [{ type: 'text', text }], structuredContent: result as unknown as Record<string, unknown> };
+      } catch (error) {
+        if (isWorkbenchError(error)) return errorResult(`${error.toDisplayString()} Call open_toolbox with one of them.`, error.code);
+        throw error;
+      }
+    }
+    if (name === USE_TOOL) {
+      const toolbox = requireString(args, 'toolbox_name', name);
+      const toolName = requireString(args, 'tool_name', name);
+      rejectUnknownParams(args, ['toolbox_name', 'tool_name', 'arguments'], name);
+      const toolArgs = args.arguments;
+      if (toolArgs !== undefined && (typeof toolArgs !== 'object' || toolArgs === null || Array.isArray(toolArgs))) {
+        throw new McpError(ErrorCode.InvalidParams, `${USE_TOOL}: "arguments" must be an object of the tool's arguments, got ${describe(toolArgs)}`);
+      }
+      const progressToken = extra._meta?.progressToken;
+      return workbench.useTool(toolbox, toolName, toolArgs as Record<string, unknown> | undefined, {
+        signal: extra.signal,
+        onprogress:
+          progressToken === undefined
+            ? undefined
+            : (progress) =>
+                void extra
+                  .sendNotification({ method: 'notifications/progress', params: { ...progress, progressToken } })
+                  .catch(() => {}),
+      });
+    }
+    throw new McpError(ErrorCode.InvalidParams, `Unknown tool "${name}". This server's tools are: ${toolNames.join(', ')}.`);
+  });
+
+  const unsubscribe = workbench.onLog((params) => {
+    void server.sendLoggingMessage(params).catch(() => {});
+  });
+
+  return {
+    server,
+    close: async () => {
+      unsubscribe();
+      await server.close();
+    },
+  };
+}
+
+function requireString(args: Record<string, unknown>, key: string, tool: string): string {
+  const value = args[key];
+  if (typeof value !== 'string' || value.trim() === '') {
+    throw new McpError(ErrorCode.InvalidParams, `${tool}: "${key}" must be a non-empty string, got ${describe(value)}`);
+  }
+  return value.trim();
+}
+
+function rejectUnknownParams(args: Record<string, unknown>, allowed: readonly string[], tool: string): void {
+  const unknown = Object.keys(args).filter((k) => !allowed.includes(k));
+  if (unknown.length > 0) {
+    throw new McpError(
+      ErrorCode.InvalidParams,
+      `${tool}: unknown parameter${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')}; expected ${allowed.join(', ')}`,
+    );
+  }
+}
+
+function describe(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'string' ? 'an empty string' : `a ${typeof value}`;
+}

@@ -1,0 +1,351 @@
+import { Ajv, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import type { CallToolResult, LoggingMessageNotification, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { ClientManager, type CallOptions } from '../clients/client-manager.js';
+import type { ToolboxConfig, WorkbenchConfig } from '../config/types.js';
+import { WorkbenchError, errorMessage, isWorkbenchError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { parseToolName } from '../catalog/names.js';
+import { ToolboxCatalog, type CatalogTool } from '../catalog/toolbox-catalog.js';
+import { createVisibilityPolicy, type ToolState, type VisibilityPolicy } from '../catalog/visibility.js';
+
+// ajv-formats is CommonJS: under NodeNext the plugin function is its namespace's `default.default`.
+const addFormats = addFormatsModule.default;
+
+export interface WorkbenchOptions {
+  config: WorkbenchConfig;
+  env: Record<string, string | undefined>;
+  log: Logger;
+  version: string;
+  /** `--disabled-tools` patterns. */
+  cliDisabled?: readonly string[];
+  /** Initial state-file lists, if any. */
+  state?: ToolState;
+}
+
+/** One tool as `open_toolbox` presents it. */
+export interface ToolEntry {
+  name: string;
+  toolbox_name: string;
+  source_server: string;
+  original_name: string;
+  title?: string;
+  description: string;
+  inputSchema: Tool['inputSchema'];
+  outputSchema?: Tool['outputSchema'];
+  annotations?: Tool['annotations'];
+}
+
+export interface OpenToolboxResult {
+  toolbox: string;
+  description: string;
+  servers_connected: string[];
+  servers_failed: { server: string; error: string }[];
+  tools: ToolEntry[];
+}
+
+export type LogListener = (params: LoggingMessageNotification['params']) => void;
+
+interface CachedCatalog {
+  catalog: ToolboxCatalog;
+  entries: ToolEntry[];
+  /** `entries` serialised once, reused in every open_toolbox text reply until the catalog changes. */
+  entriesJson: string;
+}
+
+/**
+ * The state shared by every client session: downstream connections, per-toolbox catalogs (rebuilt only when a
+ * server's tools or the visibility inputs change), compiled argument validators, and log listeners. The MCP-facing
+ * layer (`createServer`) is a thin adapter over this.
+ */
+export class Workbench {
+  readonly manager: ClientManager;
+  readonly config: WorkbenchConfig;
+  private readonly toolboxes: Map<string, ToolboxConfig>;
+  private readonly log: Logger;
+  private readonly cliDisabled: readonly string[];
+  private policy: VisibilityPolicy;
+  private readonly catalogs = new Map<string, CachedCatalog>();
+  private readonly validators = new WeakMap<Tool, ValidateFunction | null>();
+  private readonly outputValidators = new WeakMap<Tool, ValidateFunction | null>();
+  private readonly logListeners = new Set<LogListener>();
+  private ajv: Ajv | undefined;
+
+  constructor(options: WorkbenchOptions) {
+    this.config = options.config;
+    this.log = options.log;
+    this.cliDisabled = options.cliDisabled ?? [];
+    this.toolboxes = new Map(options.config.toolboxes.map((t) => [t.name, t]));
+    this.policy = createVisibilityPolicy({ config: options.config, cliDisabled: this.cliDisabled, state: options.state });
+    this.manager = new ClientManager({
+      config: options.config,
+      env: options.env,
+      log: options.log,
+      clientInfo: { name: 'mcp-workbench', version: options.version },
+      onToolsChanged: (toolbox) => this.catalogs.delete(toolbox),
+      onLogMessage: (toolbox, server, params) => {
+        const logger = params.logger ? `${toolbox}/${server}/${params.logger}` : `${toolbox}/${server}`;
+        for (const listener of this.logListeners) listener({ ...params, logger });
+      },
+    });
+  }
+
+  /** Subscribe to downstream log messages (already marked with their toolbox/server); returns an unsubscribe. */
+  onLog(listener: LogListener): () => void {
+    this.logListeners.add(listener);
+    return () => this.logListeners.delete(listener);
+  }
+
+  /** Replace the state-file lists; catalogs are re-derived lazily on next use. */
+  setState(state: ToolState | undefined): void {
+    this.policy = createVisibilityPolicy({ config: this.config, cliDisabled: this.cliDisabled, state });
+    this.catalogs.clear();
+  }
+
+  toolboxConfigs(): ToolboxConfig[] {
+    return this.config.toolboxes;
+  }
+
+  /** Human- and model-readable guidance for the `initialize` result. */
+  instructions(): string {
+    const lines = [
+      `MCP Workbench gives access to ${this.config.toolboxes.length} toolbox(es) of MCP tools through two tools:`,
+      `1. open_toolbox {toolbox_name}: connects the toolbox's servers and returns its tools with their full input schemas.`,
+      `2. use_tool {toolbox_name, tool_name, arguments}: calls one of those tools. Use the tool name exactly as open_toolbox returned it ({toolbox}__{server}__{tool}) and arguments that match its inputSchema.`,
+      `Open a toolbox before using its tools. Toolboxes:`,
+    ];
+    for (const t of this.config.toolboxes) {
+      const servers = `${t.servers.length} server${t.servers.length === 1 ? '' : 's'}`;
+      lines.push(`- ${t.name} (${servers})${t.description ? `: ${t.description}` : ''}`);
+    }
+    return lines.join('\n');
+  }
+
+  /** Connects the toolbox (each server at most once at a time) and returns its catalog of enabled tools. */
+  async openToolbox(name: string): Promise<{ result: OpenToolboxResult; text: string }> {
+    const toolbox = this.requireToolbox(name);
+    const opened = await this.manager.openToolbox(name);
+    const cached = this.cachedCatalog(name);
+    const result: OpenToolboxResult = {
+      toolbox: name,
+      description: toolbox.description,
+      servers_connected: opened.connected,
+      servers_failed: opened.failed,
+      tools: cached.entries,
+    };
+    const head = JSON.stringify({
+      toolbox: name,
+      description: toolbox.description,
+      servers_connected: opened.connected,
+      servers_failed: opened.failed,
+    });
+    return { result, text: `${head.slice(0, -1)},"tools":${cached.entriesJson}}` };
+  }
+
+  /**
+   * `use_tool`: resolves the name, refuses disabled tools before connecting anything, validates arguments against
+   * the tool's inputSchema, forwards the call and returns the downstream result as it came. Every failure about
+   * toolboxes and downstream tools comes back as an `isError` result that says what to do next.
+   */
+  async useTool(toolboxName: string, toolName: string, args: Record<string, unknown> | undefined, options: CallOptions = {}): Promise<CallToolResult> {
+    const toolbox = this.toolboxes.get(toolboxName);
+    if (!toolbox) {
+      return errorResult(
+        `Unknown toolbox "${toolboxName}". Available toolboxes: ${this.toolboxNames()}. Call open_toolbox with one of them to see its tools.`,
+        'TOOLBOX_NOT_FOUND',
+      );
+    }
+    const parts = parseToolName(toolName);
+    if (parts && parts.toolbox !== toolboxName && this.toolboxes.has(parts.toolbox)) {
+      return errorResult(
+        `Tool "${toolName}" belongs to toolbox "${parts.toolbox}", not "${toolboxName}". Call use_tool with toolbox_name "${parts.toolbox}".`,
+        'TOOL_NOT_FOUND',
+      );
+    }
+    const knownServer = parts && parts.toolbox === toolboxName ? toolbox.servers.find((s) => s.name === parts.server) : undefined;
+    if (parts && knownServer) {
+      // Decided from the name alone: nothing is connected or counted for a disabled tool.
+      const visibility = this.policy.check(toolboxName, parts.server, parts.tool);
+      if (!visibility.enabled) return errorResult(disabledMessage(toolName, visibility.reason, visibility.source), 'TOOL_DISABLED');
+    }
+
+    let catalog = this.cachedCatalog(toolboxName).catalog;
+    let lookup = catalog.find(toolName);
+    if (!('found' in lookup)) {
+      // Not known yet: connect what the name needs (just its server for a canonical name, else the whole toolbox).
+      if (knownServer && !this.manager.isConnected(toolboxName, knownServer.name)) {
+        const opened = await this.manager.openToolbox(toolboxName).catch((e: unknown) => e);
+        const failure = isOpenResult(opened) ? opened.failed.find((f) => f.server === knownServer.name) : undefined;
+        if (failure) return errorResult(`Cannot call "${toolName}": ${failure.error}`, 'CONNECT_FAILED');
+      } else if (!knownServer) {
+        await this.manager.openToolbox(toolboxName);
+      }
+      catalog = this.cachedCatalog(toolboxName).catalog;
+      lookup = catalog.find(toolName);
+    }
+    if ('hidden' in lookup) {
+      return errorResult(disabledMessage(lookup.hidden.name, lookup.hidden.visibility.reason, lookup.hidden.visibility.source), 'TOOL_DISABLED');
+    }
+    if ('ambiguous' in lookup) {
+      return errorResult(
+        `Tool name "${toolName}" is ambiguous in toolbox "${toolboxName}": it matches ${lookup.ambiguous.map((t) => t.name).join(', ')}. Use the full name.`,
+        'TOOL_NOT_FOUND',
+      );
+    }
+    if ('notFound' in lookup) {
+      const failed = toolbox.servers.filter((s) => !this.manager.isConnected(toolboxName, s.name)).map((s) => s.name);
+      const hint = lookup.suggestions.length > 0 ? ` Closest names: ${lookup.suggestions.join(', ')}.` : '';
+      const down = failed.length > 0 ? ` Not connected (their tools are unavailable): ${failed.join(', ')}.` : '';
+      return errorResult(
+        `Unknown tool "${toolName}" in toolbox "${toolboxName}".${hint}${down} Call open_toolbox {"toolbox_name":"${toolboxName}"} to list the valid names.`,
+        'TOOL_NOT_FOUND',
+      );
+    }
+    const entry = lookup.found;
+
+    const validate = this.inputValidator(entry.tool);
+    const input = args ?? {};
+    if (validate && !validate(input)) {
+      const problems = (validate.errors ?? []).map((e) => `${e.instancePath || '(arguments)'} ${e.message ?? 'is invalid'}${describeParams(e.params)}`);
+      return errorResult(
+        `Invalid arguments for "${entry.name}" (server "${entry.server}", tool "${entry.tool.name}"):\n${problems.map((p) => `- ${p}`).join('\n')}\nFix the arguments to match the tool's inputSchema (see open_toolbox).`,
+        'INVALID_ARGUMENTS',
+      );
+    }
+
+    let result: CallToolResult;
+    try {
+      result = await this.manager.callTool(toolboxName, entry.server, entry.tool.name, args, options);
+    } catch (error) {
+      if (isWorkbenchError(error)) return errorResult(`${entry.name}: ${error.toDisplayString()}`, error.code);
+      throw error;
+    }
+    return this.checkOutput(entry, result);
+  }
+
+  async close(): Promise<void> {
+    this.logListeners.clear();
+    await this.manager.close();
+  }
+
+  private checkOutput(entry: CatalogTool, result: CallToolResult): CallToolResult {
+    if (result.isError || !entry.tool.outputSchema) return result;
+    if (result.structuredContent === undefined) {
+      return errorResult(
+        `${entry.name}: the server declared an outputSchema for "${entry.tool.name}" but returned no structuredContent. The tool's result cannot be trusted; report this to the server's maintainers.`,
+        'INVALID_OUTPUT',
+      );
+    }
+    const validate = this.outputValidator(entry.tool);
+    if (validate && !validate(result.structuredContent)) {
+      const problems = (validate.errors ?? []).map((e) => `${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}`).join('; ');
+      return {
+        ...result,
+        isError: true,
+        content: [
+          { type: 'text', text: `${entry.name}: the server's structuredContent does not match its own outputSchema (${problems}).` },
+          ...result.content,
+        ],
+        _meta: { ...result._meta, [ERROR_META_KEY]: { code: 'INVALID_OUTPUT' } },
+      };
+    }
+    return result;
+  }
+
+  private cachedCatalog(toolbox: string): CachedCatalog {
+    let cached = this.catalogs.get(toolbox);
+    if (!cached) {
+      const catalog = new ToolboxCatalog(toolbox, this.manager.serverTools(toolbox), this.policy);
+      const entries = catalog.tools.map(toEntry);
+      cached = { catalog, entries, entriesJson: JSON.stringify(entries) };
+      this.catalogs.set(toolbox, cached);
+    }
+    return cached;
+  }
+
+  private inputValidator(tool: Tool): ValidateFunction | null {
+    return this.compileCached(this.validators, tool, tool.inputSchema);
+  }
+
+  private outputValidator(tool: Tool): ValidateFunction | null {
+    return this.compileCached(this.outputValidators, tool, tool.outputSchema);
+  }
+
+  /** Compiled once per tool object; a schema ajv cannot compile is not enforced here (the server still validates). */
+  private compileCached(cache: WeakMap<Tool, ValidateFunction | null>, tool: Tool, schema: object | undefined): ValidateFunction | null {
+    if (cache.has(tool)) return cache.get(tool)!;
+    let validate: ValidateFunction | null = null;
+    if (schema) {
+      try {
+        this.ajv ??= createAjv();
+        const { $schema: _ignored, ...rest } = schema as Record<string, unknown>;
+        validate = this.ajv.compile(rest);
+      } catch (error) {
+        this.log.debug(`schema of tool "${tool.name}" not compiled, arguments forwarded unchecked: ${errorMessage(error)}`);
+      }
+    }
+    cache.set(tool, validate);
+    return validate;
+  }
+
+  private requireToolbox(name: string): ToolboxConfig {
+    const toolbox = this.toolboxes.get(name);
+    if (!toolbox) {
+      throw new WorkbenchError('TOOLBOX_NOT_FOUND', `Unknown toolbox "${name}". Available toolboxes: ${this.toolboxNames()}.`);
+    }
+    return toolbox;
+  }
+
+  private toolboxNames(): string {
+    return this.config.toolboxes.map((t) => t.name).join(', ') || '(none configured)';
+  }
+}
+
+function createAjv(): Ajv {
+  const ajv = new Ajv({ allErrors: true, strict: false, validateSchema: false, addUsedSchema: false });
+  addFormats(ajv);
+  return ajv;
+}
+
+function toEntry(t: CatalogTool): ToolEntry {
+  const title = t.tool.title ?? t.tool.annotations?.title;
+  return {
+    name: t.name,
+    toolbox_name: t.toolbox,
+    source_server: t.server,
+    original_name: t.tool.name,
+    ...(title !== undefined ? { title } : {}),
+    description: `[${t.toolbox}/${t.server}] ${t.tool.description ?? ''}`.trimEnd(),
+    inputSchema: t.tool.inputSchema,
+    ...(t.tool.outputSchema !== undefined ? { outputSchema: t.tool.outputSchema } : {}),
+    ...(t.tool.annotations !== undefined ? { annotations: t.tool.annotations } : {}),
+  };
+}
+
+/** `_meta` key marking results the workbench produced itself (as opposed to a downstream tool's own error). */
+export const ERROR_META_KEY = 'mcp-workbench/error';
+
+export function errorResult(text: string, code = 'WORKBENCH_ERROR'): CallToolResult {
+  return { isError: true, content: [{ type: 'text', text }], _meta: { [ERROR_META_KEY]: { code } } };
+}
+
+function disabledMessage(name: string, reason: string, source: string): string {
+  const how =
+    source === 'state'
+      ? `Enable it with \`mcp-workbench tools enable ${name}\` (or enable_tools).`
+      : source === 'cli'
+        ? 'Remove it from the --disabled-tools option of the workbench to enable it.'
+        : 'Change the workbench config to enable it.';
+  return `Tool "${name}" is disabled: ${reason} (source: ${source}). ${how}`;
+}
+
+function describeParams(params: Record<string, unknown> | undefined): string {
+  if (!params) return '';
+  if (typeof params.additionalProperty === 'string') return ` ("${params.additionalProperty}")`;
+  if (Array.isArray(params.allowedValues)) return ` (${params.allowedValues.map((v) => JSON.stringify(v)).join(', ')})`;
+  return '';
+}
+
+function isOpenResult(value: unknown): value is { failed: { server: string; error: string }[] } {
+  return typeof value === 'object' && value !== null && Array.isArray((value as { failed?: unknown }).failed);
+}

@@ -1,0 +1,123 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { isAlive, listDescendants } from '../../src/clients/process-tree.js';
+
+/** Absolute paths of the things the tests start. */
+export const paths = {
+  cli: fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url)),
+  fixture: fileURLToPath(new URL('../fixtures/fixture-server.mjs', import.meta.url)),
+  everything: fileURLToPath(new URL('../../node_modules/@modelcontextprotocol/server-everything/dist/index.js', import.meta.url)),
+  memory: fileURLToPath(new URL('../../node_modules/@modelcontextprotocol/server-memory/dist/index.js', import.meta.url)),
+  filesystem: fileURLToPath(new URL('../../node_modules/@modelcontextprotocol/server-filesystem/dist/index.js', import.meta.url)),
+};
+
+export const node = process.execPath;
+
+/** A stdio server entry that runs our fault-mode fixture with the given flags. */
+export function fixtureServer(...flags: string[]): { command: string; args: string[] } {
+  return { command: node, args: [paths.fixture, ...flags] };
+}
+
+export function everythingServer(): { command: string; args: string[] } {
+  return { command: node, args: [paths.everything, 'stdio'] };
+}
+
+export function memoryServer(memoryFile: string): { command: string; args: string[]; env: Record<string, string> } {
+  return { command: node, args: [paths.memory], env: { MEMORY_FILE_PATH: memoryFile } };
+}
+
+export async function tempDir(prefix = 'wb-test-'): Promise<{ dir: string; cleanup: () => Promise<void> }> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+export interface RunningWorkbench {
+  client: Client;
+  transport: StdioClientTransport;
+  /** pid of the workbench process. */
+  pid: number;
+  dir: string;
+  configPath: string;
+  /** Everything the workbench wrote to stderr so far. */
+  stderr(): string;
+  /** Current descendants of the workbench process (children, grandchildren, …). */
+  descendants(): Promise<number[]>;
+  call(name: string, args: Record<string, unknown>): Promise<CallToolResult>;
+  useTool(toolbox: string, tool: string, args?: Record<string, unknown>): Promise<CallToolResult>;
+  /** Closes the client (stdin) and waits for the workbench to exit; removes the temp dir. */
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** Extra CLI arguments after `serve --config <file>`. */
+  args?: string[];
+  /** Extra environment for the workbench process. */
+  env?: Record<string, string>;
+  clientCapabilities?: ConstructorParameters<typeof Client>[1];
+}
+
+/**
+ * Starts the built workbench (`dist/cli/main.js`) as a real process with the given config object and connects an
+ * SDK Client to it over stdio.
+ */
+export async function startWorkbench(config: unknown, options: StartOptions = {}): Promise<RunningWorkbench> {
+  const { dir, cleanup } = await tempDir();
+  const configPath = join(dir, 'workbench-config.json');
+  await writeFile(configPath, JSON.stringify(config, null, 2));
+  const transport = new StdioClientTransport({
+    command: node,
+    args: [paths.cli, 'serve', '--config', configPath, ...(options.args ?? [])],
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? dir, ...options.env },
+    stderr: 'pipe',
+    cwd: dir,
+  });
+  let stderr = '';
+  transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  const client = new Client({ name: 'workbench-test', version: '1.0.0' }, options.clientCapabilities ?? { capabilities: {} });
+  await client.connect(transport);
+  const pid = transport.pid!;
+  return {
+    client,
+    transport,
+    pid,
+    dir,
+    configPath,
+    stderr: () => stderr,
+    descendants: () => listDescendants(pid),
+    call: (name, args) => client.callTool({ name, arguments: args }) as Promise<CallToolResult>,
+    useTool: (toolbox, tool, args) =>
+      client.callTool({ name: 'use_tool', arguments: { toolbox_name: toolbox, tool_name: tool, ...(args ? { arguments: args } : {}) } }) as Promise<CallToolResult>,
+    close: async () => {
+      await client.close().catch(() => {});
+      await waitFor(() => !isAlive(pid), 10_000);
+      await cleanup();
+    },
+  };
+}
+
+/** Polls until `predicate` holds or `ms` pass; returns whether it held. */
+export async function waitFor(predicate: () => boolean | Promise<boolean>, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (await predicate()) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return predicate();
+}
+
+/** The text of the first text content item. */
+export function textOf(result: CallToolResult): string {
+  const item = result.content.find((c) => c.type === 'text');
+  return item && item.type === 'text' ? item.text : '';
+}
+
+/** The workbench's own error code, if this result is an error the workbench produced. */
+export function workbenchErrorCode(result: CallToolResult): string | undefined {
+  const meta = result._meta?.['mcp-workbench/error'] as { code?: string } | undefined;
+  return meta?.code;
+}
