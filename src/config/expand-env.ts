@@ -77,21 +77,18 @@ export function expandConfigEnv(raw: unknown, env: EnvLike, options: { source?: 
       for (const [serverName, server] of Object.entries(servers)) {
         if (!isRecord(server)) continue;
         const at = ['toolboxes', toolboxName, 'mcpServers', serverName];
-        for (const key of ['command', 'cwd', 'url'] as const) {
-          const value = server[key];
-          if (typeof value === 'string') server[key] = expandAt(value, [...at, key]);
-        }
-        const args = server.args;
-        if (Array.isArray(args)) {
-          args.forEach((arg: unknown, index) => {
-            if (typeof arg === 'string') args[index] = expandAt(arg, [...at, 'args', index]);
-          });
-        }
-        for (const key of ['env', 'headers'] as const) {
-          const map = server[key];
-          if (!isRecord(map)) continue;
-          for (const [name, value] of Object.entries(map)) {
-            if (typeof value === 'string') map[name] = expandAt(value, [...at, key, name]);
+        // In the server's own key order, so problems are listed as they appear in the file.
+        for (const [key, value] of Object.entries(server)) {
+          if ((key === 'command' || key === 'cwd' || key === 'url') && typeof value === 'string') {
+            server[key] = expandAt(value, [...at, key]);
+          } else if (key === 'args' && Array.isArray(value)) {
+            value.forEach((arg: unknown, index) => {
+              if (typeof arg === 'string') value[index] = expandAt(arg, [...at, key, index]);
+            });
+          } else if ((key === 'env' || key === 'headers') && isRecord(value)) {
+            for (const [name, item] of Object.entries(value)) {
+              if (typeof item === 'string') value[name] = expandAt(item, [...at, key, name]);
+            }
           }
         }
       }

@@ -1,0 +1,96 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { node, paths, tempDir } from '../helpers/workbench-process.js';
+
+function run(args: string[], options: { env?: Record<string, string>; cwd?: string } = {}): { code: number | null; stdout: string; stderr: string } {
+  const result = spawnSync(node, [paths.cli, ...args], {
+    encoding: 'utf8',
+    cwd: options.cwd,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/', ...options.env },
+    input: '',
+    timeout: 30_000,
+  });
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+describe('command line', () => {
+  it('--version prints the package version', () => {
+    const version = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+    const { code, stdout } = run(['--version']);
+    assert.equal(code, 0);
+    assert.equal(stdout.trim(), version);
+  });
+
+  it('--help lists the commands', () => {
+    const { code, stdout } = run(['--help']);
+    assert.equal(code, 0);
+    assert.match(stdout, /serve/);
+    assert.match(stdout, /validate/);
+  });
+
+  it('exits 2 on a usage error', () => {
+    const result = run(['validate', '--no-such-option']);
+    assert.equal(result.code, 2);
+    assert.match(result.stderr, /unknown option/);
+  });
+
+  it('validate: accepts the shipped example config', () => {
+    const { code, stdout } = run(['validate', '--config', fileOf('../../workbench-config.example.json')], { env: { HOME: '/home/someone' } });
+    assert.equal(code, 0, stdout);
+    assert.match(stdout, /valid \(2 toolbox\(es\), 3 server\(s\)\)/);
+  });
+
+  it('validate: finds the config through WORKBENCH_CONFIG, then ./workbench-config.json', async () => {
+    const { dir, cleanup } = await tempDir();
+    after(cleanup);
+    await writeFile(join(dir, 'workbench-config.json'), JSON.stringify({ toolboxes: { local: { mcpServers: {} } } }));
+    await writeFile(join(dir, 'other.json'), JSON.stringify({ toolboxes: { other: { mcpServers: {} } } }));
+    assert.match(run(['validate'], { cwd: dir }).stdout, /workbench-config\.json: valid/);
+    assert.match(run(['validate'], { cwd: dir, env: { WORKBENCH_CONFIG: join(dir, 'other.json') } }).stdout, /other\.json: valid/);
+    assert.match(run(['validate', '--config', join(dir, 'workbench-config.json')], { cwd: dir, env: { WORKBENCH_CONFIG: join(dir, 'other.json') } }).stdout, /workbench-config\.json: valid/);
+  });
+
+  it('validate: exits 1 and reports every problem of an invalid config', async () => {
+    const { dir, cleanup } = await tempDir();
+    after(cleanup);
+    const file = join(dir, 'bad.json');
+    await writeFile(file, JSON.stringify({ toolboxes: { dev: { mcpServers: { fs: { comand: 'npx' }, mem: { command: 'x', args: ['${NOT_SET_ANYWHERE_WB}'] } } } } }));
+    const { code, stderr, stdout } = run(['validate', '--config', file]);
+    assert.equal(code, 1);
+    assert.equal(stdout, '');
+    assert.match(stderr, /comand/);
+    assert.match(stderr, /did you mean "command"/);
+    const json = run(['validate', '--config', file, '--json']);
+    assert.equal(json.code, 1);
+    const report = JSON.parse(json.stdout) as { valid: boolean; code: string; details: string[] };
+    assert.equal(report.valid, false);
+    assert.ok(report.details.length >= 1);
+  });
+
+  it('validate: a missing config says where it looked and what to do', () => {
+    const { code, stderr } = run(['validate', '--config', '/nonexistent/dir/workbench-config.json']);
+    assert.equal(code, 1);
+    assert.match(stderr, /\/nonexistent\/dir\/workbench-config\.json/);
+    assert.match(stderr, /workbench-config\.example\.json|--config/);
+  });
+
+  it('validate: a 0.9 dynamic-mode config is refused with the migration pointer', async () => {
+    const { dir, cleanup } = await tempDir();
+    after(cleanup);
+    const file = join(dir, 'old.json');
+    await writeFile(file, JSON.stringify({ toolMode: 'dynamic', toolboxes: { dev: { mcpServers: {} } } }));
+    const { code, stderr } = run(['validate', '--config', file]);
+    assert.equal(code, 1);
+    assert.match(stderr, /dynamic/);
+    assert.match(stderr, /0\.10\.0/);
+    assert.match(stderr, /MIGRATION\.md|mcp-workbench migrate/);
+  });
+});
+
+function fileOf(relative: string): string {
+  return new URL(relative, import.meta.url).pathname;
+}

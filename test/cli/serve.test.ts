@@ -1,0 +1,110 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { isAlive } from '../../src/clients/process-tree.js';
+import { fixtureServer, node, paths, startWorkbench, tempDir, waitFor } from '../helpers/workbench-process.js';
+
+/** Starts `mcp-workbench serve` as a raw process so the test controls stdin, signals and reads stdout bytes. */
+async function spawnServe(config: unknown, extraArgs: string[] = []): Promise<{ child: ChildProcess; stdout: () => string; stderr: () => string; dir: string }> {
+  const { dir, cleanup } = await tempDir();
+  after(cleanup);
+  const configPath = join(dir, 'workbench-config.json');
+  await writeFile(configPath, JSON.stringify(config));
+  const child = spawn(node, [paths.cli, '--config', configPath, ...extraArgs], { stdio: ['pipe', 'pipe', 'pipe'], cwd: dir });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (c: Buffer) => (out += c.toString('utf8')));
+  child.stderr!.on('data', (c: Buffer) => (err += c.toString('utf8')));
+  return { child, stdout: () => out, stderr: () => err, dir };
+}
+
+function send(child: ChildProcess, message: object): void {
+  child.stdin!.write(`${JSON.stringify(message)}\n`);
+}
+
+async function handshake(child: ChildProcess, stdout: () => string): Promise<void> {
+  send(child, {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+  });
+  assert.ok(await waitFor(() => stdout().includes('"id":1'), 10_000), 'initialize answered');
+  send(child, { jsonrpc: '2.0', method: 'notifications/initialized' });
+}
+
+function exitOf(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
+  return new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+}
+
+describe('serve: shutdown leaves nothing behind', () => {
+  for (const how of ['stdin close', 'SIGTERM', 'SIGINT'] as const) {
+    it(`on ${how}: children and grandchildren are gone and the process exits 0`, async () => {
+      const { dir, cleanup } = await tempDir();
+      after(cleanup);
+      const pidFile = join(dir, 'grandchild.pid');
+      const stubbornPidFile = join(dir, 'stubborn-grandchild.pid');
+      const { child, stdout } = await spawnServe({
+        toolboxes: {
+          tb: {
+            mcpServers: {
+              parent: fixtureServer('--grandchild', pidFile),
+              stubborn: fixtureServer('--grandchild', stubbornPidFile, '--ignore-sigterm', '--ignore-stdin-close'),
+            },
+          },
+        },
+      });
+      await handshake(child, stdout);
+      send(child, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'open_toolbox', arguments: { toolbox_name: 'tb' } } });
+      assert.ok(await waitFor(() => stdout().includes('"id":2'), 10_000), 'open_toolbox answered');
+      const grandchildren = [Number(await readFile(pidFile, 'utf8')), Number(await readFile(stubbornPidFile, 'utf8'))];
+      assert.ok(grandchildren.every(isAlive), 'grandchildren are running before shutdown');
+
+      if (how === 'stdin close') child.stdin!.end();
+      else child.kill(how);
+      const exit = await exitOf(child);
+      assert.deepEqual(exit, { code: 0, signal: null });
+      assert.ok(await waitFor(() => !grandchildren.some(isAlive), 3000), `no grandchild left: ${grandchildren.filter(isAlive).join(', ')}`);
+    });
+  }
+});
+
+describe('serve: the protocol channel', () => {
+  it('writes only MCP messages to stdout, even when a downstream server prints garbage', async () => {
+    const { child, stdout, stderr } = await spawnServe({ toolboxes: { tb: { mcpServers: { noisy: fixtureServer('--garbage-stdout') } } } });
+    await handshake(child, stdout);
+    send(child, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'use_tool', arguments: { toolbox_name: 'tb', tool_name: 'tb__noisy__echo', arguments: { text: 'clean' } } } });
+    assert.ok(await waitFor(() => stdout().includes('"id":2'), 10_000));
+    child.stdin!.end();
+    await exitOf(child);
+    const lines = stdout().split('\n').filter((l) => l.length > 0);
+    assert.ok(lines.length >= 2);
+    for (const line of lines) {
+      const message = JSON.parse(line) as { jsonrpc?: string };
+      assert.equal(message.jsonrpc, '2.0', `stdout line is JSON-RPC: ${line.slice(0, 80)}`);
+    }
+    assert.match(stdout(), /"text":"clean"/);
+    assert.match(stderr(), /not JSON-RPC/, 'the noise was logged on stderr');
+  });
+
+  it('warns about unknown options on stderr and still serves', async () => {
+    const wb = await startWorkbench({ toolboxes: {} }, { args: ['--some-host-flag', '--another=1'] });
+    try {
+      assert.deepEqual((await wb.client.listTools()).tools.map((t) => t.name).sort(), ['open_toolbox', 'use_tool']);
+      assert.match(wb.stderr(), /ignoring unknown option\(s\): --some-host-flag --another=1/);
+    } finally {
+      await wb.close();
+    }
+  });
+
+  it('exits 1 with the reason on stderr when the config is invalid', async () => {
+    const { child, stderr, stdout } = await spawnServe({ toolboxes: { 'bad__name': { mcpServers: {} } } });
+    const exit = await exitOf(child);
+    assert.equal(exit.code, 1);
+    assert.equal(stdout(), '');
+    assert.match(stderr(), /bad__name/);
+  });
+});

@@ -1,0 +1,279 @@
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { expandConfigEnv, expandString, formatJsonPath } from '../../src/config/expand-env.js';
+import { isWorkbenchError, WorkbenchError } from '../../src/errors.js';
+
+function expandOne(text: string, env: Record<string, string | undefined>): string {
+  const result = expandString(text, env);
+  assert.deepEqual(result.missing, [], `unexpected missing variables for ${text}`);
+  return result.value;
+}
+
+/** A config with one stdio server whose fields are given. */
+function withServer(server: Record<string, unknown>): unknown {
+  return { toolboxes: { dev: { mcpServers: { s: server } } } };
+}
+
+function serverOf(config: unknown): Record<string, unknown> {
+  const { toolboxes } = config as { toolboxes: { dev: { mcpServers: { s: Record<string, unknown> } } } };
+  return toolboxes.dev.mcpServers.s;
+}
+
+function catchError(fn: () => unknown): WorkbenchError {
+  try {
+    fn();
+  } catch (error) {
+    assert.ok(error instanceof WorkbenchError, `expected a WorkbenchError, got ${String(error)}`);
+    return error;
+  }
+  assert.fail('expected an error');
+}
+
+describe('formatJsonPath', () => {
+  it('joins plain keys with dots, indices in brackets, odd keys quoted', () => {
+    assert.equal(formatJsonPath([]), '(root)');
+    assert.equal(formatJsonPath(['toolboxes', 'dev', 'mcpServers', 'fs', 'args', 2]), 'toolboxes.dev.mcpServers.fs.args[2]');
+    assert.equal(formatJsonPath(['toolboxes', 'a_b-c1', 'mcpServers', '1']), 'toolboxes.a_b-c1.mcpServers.1');
+    assert.equal(formatJsonPath(['x', 'headers', 'Content Type']), 'x.headers["Content Type"]');
+    assert.equal(formatJsonPath(['env', 'A.B']), 'env["A.B"]');
+  });
+});
+
+describe('expandString', () => {
+  it('expands ${VAR}, keeping an empty value (set is set)', () => {
+    assert.equal(expandOne('${A}/x', { A: 'a' }), 'a/x');
+    assert.equal(expandOne('[${E}]', { E: '' }), '[]');
+    assert.equal(expandOne('${A}${A}-${B}', { A: 'a', B: 'b' }), 'aa-b');
+  });
+
+  it('uses the default of ${VAR:-default} when unset or empty, like the shell', () => {
+    assert.equal(expandOne('${U:-fallback}', {}), 'fallback');
+    assert.equal(expandOne('${U:-fallback}', { U: undefined }), 'fallback');
+    assert.equal(expandOne('${E:-fallback}', { E: '' }), 'fallback');
+    assert.equal(expandOne('${A:-fallback}', { A: 'set' }), 'set');
+    assert.equal(expandOne('${U:-}', {}), '');
+    assert.equal(expandOne('${U:-a-b:-c+d}', {}), 'a-b:-c+d');
+  });
+
+  it('allows ${...} inside a default, evaluated only when the default is used', () => {
+    assert.equal(expandOne('${U:-${B}/x}', { B: 'b' }), 'b/x');
+    assert.equal(expandOne('${U:-${E:-${B}}}', { B: 'b', E: '' }), 'b');
+    assert.deepEqual(expandString('${A:-${NOPE}}', { A: 'a' }), { value: 'a', missing: [], keptLiteral: false });
+    assert.deepEqual(expandString('${U:-${NOPE}}', {}).missing, ['NOPE']);
+  });
+
+  it('reports every unset variable without a default, in order', () => {
+    const result = expandString('${X} ${Y:-y} ${Z} ${X}', {});
+    assert.deepEqual(result.missing, ['X', 'Z', 'X']);
+  });
+
+  it('keeps every other $ construct literal', () => {
+    const env = { VAR: 'value', HOME: '/home/u' };
+    for (const text of ['$VAR', '$HOME/x', '$(id)', '`id`', '$1', '$$', '$', 'a$', '\\$VAR', '$ {VAR}', '${}', '${1}']) {
+      assert.equal(expandOne(text, env), text);
+    }
+    for (const text of ['${VAR-x}', '${VAR:+x}', '${VAR+x}', '${VAR:=x}', '${VAR:?x}', '${#VAR}', '${VAR', '${VAR:-{x}}']) {
+      const result = expandString(text, env);
+      assert.equal(result.value, text);
+      assert.equal(result.keptLiteral, true, text);
+    }
+    assert.equal(expandOne('$VAR and ${VAR}', env), '$VAR and value');
+  });
+
+  it('never re-expands a substituted value or a default, and keeps replace() patterns', () => {
+    const tricky = 'p$HOME ${OTHER} $(id) `id` $& $` $\' $$ \\$x \\\\$y end\\';
+    assert.equal(expandOne('${SECRET}', { SECRET: tricky, HOME: '/h', OTHER: 'o' }), tricky);
+    assert.equal(expandOne('<${U:-$HOME $& $$ \\$ $(id)}>', { HOME: '/h' }), '<$HOME $& $$ \\$ $(id)>');
+    assert.equal(expandOne('${A}', { A: '${A}' }), '${A}');
+  });
+
+  it('resolves only own variables: names shaped like Object.prototype members are ordinary names', () => {
+    for (const name of ['constructor', 'toString', '__proto__', 'hasOwnProperty']) {
+      assert.equal(expandOne(`\${${name}:-d}`, {}), 'd', name);
+      assert.deepEqual(expandString(`\${${name}}`, {}).missing, [name]);
+      assert.equal(expandOne(`\${${name}}`, { [name]: 'v' }), 'v', name);
+    }
+  });
+
+  it('handles names containing "null" (dotenv-expand splits operator-less expressions on it)', () => {
+    assert.equal(expandOne('${MY_null_VAR}', { MY_null_VAR: 'ok' }), 'ok');
+    assert.equal(expandOne('${nullable:-d}', {}), 'd');
+  });
+});
+
+describe('expandConfigEnv', () => {
+  it('expands command, args, env values, cwd, url and headers, and nothing else', () => {
+    const raw = {
+      _note: '${A}',
+      toolboxes: {
+        dev: {
+          description: '${A}',
+          disabledTools: ['${A}'],
+          mcpServers: {
+            local: {
+              command: '${A}/bin',
+              args: ['${A}', 'x', '${U:-d}'],
+              env: { '${A}': '${A}' },
+              cwd: '${A}',
+              toolFilters: ['${A}'],
+              disabledTools: ['${A}'],
+              _comment: '${A}',
+            },
+            web: { type: 'http', url: 'https://${A}/mcp', headers: { '${A}': 'Bearer ${A}' } },
+          },
+        },
+      },
+    };
+    const { config } = expandConfigEnv(raw, { A: 'a' });
+    assert.deepEqual(config, {
+      _note: '${A}',
+      toolboxes: {
+        dev: {
+          description: '${A}',
+          disabledTools: ['${A}'],
+          mcpServers: {
+            local: {
+              command: 'a/bin',
+              args: ['a', 'x', 'd'],
+              env: { '${A}': 'a' },
+              cwd: 'a',
+              toolFilters: ['${A}'],
+              disabledTools: ['${A}'],
+              _comment: '${A}',
+            },
+            web: { type: 'http', url: 'https://a/mcp', headers: { '${A}': 'Bearer a' } },
+          },
+        },
+      },
+    });
+  });
+
+  it('modifies neither the input nor the env', () => {
+    const raw = withServer({ command: '${A}', args: ['${B:-b}'] });
+    const before = structuredClone(raw);
+    const env = Object.freeze({ A: 'a' });
+    expandConfigEnv(raw, env);
+    assert.deepEqual(raw, before);
+    assert.deepEqual(env, { A: 'a' });
+  });
+
+  it('reports every missing variable of the whole config at once, with its path', () => {
+    const raw = {
+      toolboxes: {
+        dev: {
+          mcpServers: {
+            fs: { command: 'npx', args: ['-y', 'server', '${PROJECT_ROOT}'], cwd: '${WORK_DIR}' },
+            memory: { command: 'npx', env: { MEMORY_FILE_PATH: '${MEMORY_DIR}/m.jsonl' } },
+          },
+        },
+        ops: {
+          mcpServers: {
+            remote: { type: 'http', url: '${BASE_URL}/mcp', headers: { Authorization: 'Bearer ${TOKEN}' } },
+            again: { command: '${PROJECT_ROOT}/bin/server' },
+          },
+        },
+      },
+    };
+    const error = catchError(() => expandConfigEnv(raw, { HOME: '/home/u' }, { source: '/cfg/workbench-config.json' }));
+    assert.equal(error.code, 'ENV_MISSING');
+    assert.deepEqual(error.details, [
+      'toolboxes.dev.mcpServers.fs.args[2]: ${PROJECT_ROOT} is not set and has no default',
+      'toolboxes.dev.mcpServers.fs.cwd: ${WORK_DIR} is not set and has no default',
+      'toolboxes.dev.mcpServers.memory.env.MEMORY_FILE_PATH: ${MEMORY_DIR} is not set and has no default',
+      'toolboxes.ops.mcpServers.remote.url: ${BASE_URL} is not set and has no default',
+      'toolboxes.ops.mcpServers.remote.headers.Authorization: ${TOKEN} is not set and has no default',
+      'toolboxes.ops.mcpServers.again.command: ${PROJECT_ROOT} is not set and has no default',
+    ]);
+    assert.match(error.message, /PROJECT_ROOT, WORK_DIR, MEMORY_DIR, BASE_URL, TOKEN/);
+    assert.match(error.message, /\/cfg\/workbench-config\.json/);
+    assert.match(error.message, /\$\{VAR:-default\}/);
+  });
+
+  it('never puts a value into an error: neither set variables nor defaults', () => {
+    const secret = 'sk-live-0123456789abcdef';
+    const raw = withServer({
+      command: 'run',
+      args: ['--token=${TOKEN}', '${MISSING}', '${OTHER:-default-secret-xyz}'],
+      env: { KEY: '${TOKEN}' },
+    });
+    const error = catchError(() => expandConfigEnv(raw, { TOKEN: secret }));
+    const shown = `${error.toDisplayString()}\n${String(error.stack)}`;
+    assert.ok(!shown.includes(secret));
+    assert.ok(!shown.includes('default-secret-xyz'));
+    assert.match(shown, /MISSING/);
+  });
+
+  it('warns, by path only, about a ${ that is not a supported form', () => {
+    const { config, warnings } = expandConfigEnv(withServer({ command: 'x', args: ['${TOKEN-secretish}'] }), {});
+    assert.deepEqual(serverOf(config).args, ['${TOKEN-secretish}']);
+    assert.equal(warnings.length, 1);
+    assert.match(warnings[0] ?? '', /^toolboxes\.dev\.mcpServers\.s\.args\[0\]: /);
+    assert.ok(!(warnings[0] ?? '').includes('secretish'));
+  });
+
+  it('passes anything not shaped like a config through unchanged', () => {
+    for (const raw of [null, 3, 'x', [], {}, { toolboxes: [] }, { toolboxes: { a: 1 } }, { toolboxes: { a: { mcpServers: 'x' } } }]) {
+      assert.deepEqual(expandConfigEnv(raw, {}).config, raw);
+    }
+    assert.deepEqual(serverOf(expandConfigEnv(withServer({ command: 1, args: [1, '${A}'], env: { X: 2 } }), { A: 'a' }).config), {
+      command: 1,
+      args: [1, 'a'],
+      env: { X: 2 },
+    });
+  });
+});
+
+describe('expansion never executes anything', () => {
+  let dir: string;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'workbench-noexec-'));
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('keeps $(...), backticks and $(id) literal in every expanded place, values and defaults included', () => {
+    const marker = (n: string): string => join(dir, `pwned-${n}`);
+    const texts = [
+      `$(touch ${marker('a')})`,
+      `\`touch ${marker('b')}\``,
+      '$(id)',
+      `\${UNSET:-$(touch ${marker('c')})}`,
+      `\${UNSET:-\`touch ${marker('d')}\`}`,
+      `\${EVIL}`,
+      `pre-\${EVIL}-post $(touch ${marker('f')})`,
+    ];
+    const env = { EVIL: `$(touch ${marker('e')}) \`touch ${marker('e2')}\` $(id)` };
+    const raw = withServer({
+      command: texts[0],
+      args: texts,
+      env: Object.fromEntries(texts.map((t, i) => [`V${i}`, t])),
+      cwd: texts[1],
+    });
+    const server = serverOf(expandConfigEnv(raw, env).config);
+    assert.deepEqual(server.args, [
+      texts[0],
+      texts[1],
+      '$(id)',
+      `$(touch ${marker('c')})`,
+      `\`touch ${marker('d')}\``,
+      env.EVIL,
+      `pre-${env.EVIL}-post $(touch ${marker('f')})`,
+    ]);
+    assert.equal(server.command, texts[0]);
+    assert.equal(server.cwd, texts[1]);
+    for (const name of ['a', 'b', 'c', 'd', 'e', 'e2', 'f']) {
+      assert.equal(existsSync(marker(name)), false, `${marker(name)} must not exist`);
+    }
+  });
+
+  it('expands a reference inside $(...) text as text; the $(...) around it is never run', () => {
+    const result = expandString('$(echo ${NOT_SET:-x}) $(echo $NOT_SET)', {});
+    assert.equal(result.value, '$(echo x) $(echo $NOT_SET)');
+    assert.ok(isWorkbenchError(catchError(() => expandConfigEnv(withServer({ command: '$(${NOT_SET})' }), {})), 'ENV_MISSING'));
+  });
+});

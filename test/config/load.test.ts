@@ -1,0 +1,531 @@
+import assert from 'node:assert/strict';
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { Ajv } from 'ajv';
+import { loadConfig, parseConfig, parseConfigJson, resolveConfigPath } from '../../src/config/load.js';
+import { WorkbenchError, type WorkbenchErrorCode } from '../../src/errors.js';
+
+const fixtures = fileURLToPath(new URL('../fixtures/configs/', import.meta.url));
+const fixture = (name: string): string => join(fixtures, name);
+
+const designEnv = { PROJECT_ROOT: '/work/project', HOME: '/home/ada', REMOTE_TOKEN: 'tok-123' };
+
+async function rejection(promise: Promise<unknown>, code: WorkbenchErrorCode): Promise<WorkbenchError> {
+  try {
+    await promise;
+  } catch (error) {
+    assert.ok(error instanceof WorkbenchError, `expected a WorkbenchError, got ${String(error)}`);
+    assert.equal(error.code, code, error.toDisplayString());
+    return error;
+  }
+  assert.fail(`expected ${code}`);
+}
+
+function failure(fn: () => unknown, code: WorkbenchErrorCode): WorkbenchError {
+  try {
+    fn();
+  } catch (error) {
+    assert.ok(error instanceof WorkbenchError, `expected a WorkbenchError, got ${String(error)}`);
+    assert.equal(error.code, code, error.toDisplayString());
+    return error;
+  }
+  assert.fail(`expected ${code}`);
+}
+
+/** Validation problems of a document that should be invalid. */
+function problems(raw: unknown): readonly string[] {
+  return failure(() => parseConfig(raw, '/cfg/workbench-config.json', {}), 'CONFIG_INVALID').details;
+}
+
+function config(servers: Record<string, unknown>, toolbox: Record<string, unknown> = {}): unknown {
+  return { toolboxes: { dev: { ...toolbox, mcpServers: servers } } };
+}
+
+describe('resolveConfigPath', () => {
+  const cwd = '/home/ada/project';
+
+  it('prefers --config, then WORKBENCH_CONFIG, then ./workbench-config.json, resolved against cwd', () => {
+    assert.deepEqual(resolveConfigPath({ flag: 'a.json', env: { WORKBENCH_CONFIG: '/etc/b.json' }, cwd }), {
+      path: '/home/ada/project/a.json',
+      origin: 'flag',
+    });
+    assert.deepEqual(resolveConfigPath({ env: { WORKBENCH_CONFIG: '../b.json' }, cwd }), {
+      path: '/home/ada/b.json',
+      origin: 'WORKBENCH_CONFIG',
+    });
+    assert.deepEqual(resolveConfigPath({ env: {}, cwd }), {
+      path: '/home/ada/project/workbench-config.json',
+      origin: 'default',
+    });
+    assert.deepEqual(resolveConfigPath({ flag: '/abs/c.json', env: {}, cwd }), { path: '/abs/c.json', origin: 'flag' });
+  });
+
+  it('treats empty values as not given', () => {
+    assert.equal(resolveConfigPath({ flag: '', env: { WORKBENCH_CONFIG: '' }, cwd }).origin, 'default');
+    assert.equal(resolveConfigPath({ flag: '', env: { WORKBENCH_CONFIG: 'x.json' }, cwd }).origin, 'WORKBENCH_CONFIG');
+  });
+
+  it('expands a leading ~/ from HOME, since MCP clients pass env without a shell', () => {
+    assert.equal(resolveConfigPath({ env: { WORKBENCH_CONFIG: '~/wb.json', HOME: '/home/ada' }, cwd }).path, '/home/ada/wb.json');
+    assert.equal(resolveConfigPath({ flag: '~user/x.json', env: { HOME: '/home/ada' }, cwd }).path, '/home/ada/project/~user/x.json');
+  });
+});
+
+describe('loadConfig', () => {
+  let dir: string;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'workbench-config-'));
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('loads the DESIGN.md §2 example, expanded and normalised', async () => {
+    const path = fixture('design-example.json');
+    const loaded = await loadConfig(path, designEnv);
+    assert.deepEqual(loaded, {
+      source: path,
+      warnings: [],
+      toolboxes: [
+        {
+          name: 'dev',
+          description: 'Files and memory for local work',
+          disabledTools: [],
+          servers: [
+            {
+              name: 'filesystem',
+              type: 'stdio',
+              command: 'npx',
+              args: ['-y', '@modelcontextprotocol/server-filesystem', '/work/project'],
+              env: {},
+              inheritEnv: false,
+              disabledTools: [],
+            },
+            {
+              name: 'memory',
+              type: 'stdio',
+              command: 'npx',
+              args: ['-y', '@modelcontextprotocol/server-memory'],
+              env: { MEMORY_FILE_PATH: '/home/ada/.mcp/memory.jsonl' },
+              inheritEnv: false,
+              disabledTools: ['delete_*'],
+            },
+            {
+              name: 'remote',
+              type: 'http',
+              url: 'https://example.test/mcp',
+              headers: { Authorization: 'Bearer tok-123' },
+              disabledTools: [],
+            },
+          ],
+        },
+      ],
+    });
+  });
+
+  it('reports a missing file with what to do', async () => {
+    const path = join(dir, 'nope', 'workbench-config.json');
+    const error = await rejection(loadConfig(path, {}), 'CONFIG_NOT_FOUND');
+    assert.ok(error.message.includes(path));
+    assert.match(error.message, /workbench-config\.example\.json/);
+    assert.match(error.message, /--config/);
+    assert.match(error.message, /WORKBENCH_CONFIG/);
+  });
+
+  it('reports a directory as unreadable, with the reason', async () => {
+    const error = await rejection(loadConfig(dir, {}), 'CONFIG_UNREADABLE');
+    assert.match(error.message, /directory/);
+    assert.ok(error.message.includes(dir));
+  });
+
+  it('reports a file without read permission as unreadable', async (t) => {
+    if (process.getuid?.() === 0) {
+      t.skip('root can read any file');
+      return;
+    }
+    const path = join(dir, 'secret.json');
+    await writeFile(path, '{"toolboxes":{}}');
+    await chmod(path, 0o000);
+    const error = await rejection(loadConfig(path, {}), 'CONFIG_UNREADABLE');
+    assert.match(error.message, /permission denied/);
+  });
+
+  it('reports invalid JSON with line, column and the offending line', async () => {
+    const error = await rejection(loadConfig(fixture('syntax-error.json'), {}), 'CONFIG_PARSE');
+    const lines = error.message.split('\n');
+    assert.match(lines[0] ?? '', /syntax-error\.json: Expected ',' or '}' after property value at line 5, column 34\.$/);
+    assert.equal(lines[1], '  5 |         "memory": { "command": "npx" "args": [] }');
+    assert.equal(lines[2], '    |                                  ^');
+  });
+
+  it('finds line and column for every kind of JSON error, with hints', () => {
+    const cases: [string, RegExp][] = [
+      ['{\n  "toolboxes": {},\n  // note\n}', /line 3, column 3 \(JSON has no comments/],
+      ['{\n  "toolboxes": {\n    "a": 1,\n  }\n}', /line 4, column 3 \(JSON does not allow a trailing comma\)/],
+      ['{\r\n  "toolboxes": x\r\n}', /Unexpected token 'x' at line 2, column 16\./],
+      ["{'toolboxes': {}}", /line 1, column 2 \(JSON strings use double quotes\)/],
+      ['{"toolboxes": {', /Unexpected end of input at line 1, column 16/],
+      ['{"toolboxes": "a\tb"}', /Bad control character in string literal at line 1, column 17/],
+      ['{"toolboxes": {}} x', /line 1, column 19/],
+    ];
+    for (const [text, expected] of cases) {
+      const error = failure(() => parseConfigJson(text, 'c.json'), 'CONFIG_PARSE');
+      assert.match(error.message, expected, text);
+      assert.ok(!error.message.includes('is not valid JSON'), 'V8 snippets of the text are left out');
+      assert.match(error.message, /\n +\d+ \| .*\n +\| +\^$/);
+    }
+    assert.match(failure(() => parseConfigJson(' \n', 'c.json'), 'CONFIG_PARSE').message, /the file is empty/);
+  });
+
+  it('accepts a UTF-8 byte-order mark', async () => {
+    const path = join(dir, 'bom.json');
+    await writeFile(path, `\uFEFF${await readFile(fixture('proxy-mode.json'), 'utf8')}`);
+    assert.equal((await loadConfig(path, {})).toolboxes.length, 1);
+  });
+
+  it('rejects toolMode "dynamic", explaining the removal and the way out', async () => {
+    const path = fixture('dynamic-mode.json');
+    const error = await rejection(loadConfig(path, {}), 'CONFIG_DYNAMIC_MODE');
+    assert.match(error.message, /removed in 0\.10\.0/);
+    assert.match(error.message, /proxy-only/);
+    assert.match(error.message, /open_toolbox and use_tool/);
+    assert.ok(error.message.includes(`mcp-workbench migrate --config ${path} --write`));
+    assert.match(error.message, /MIGRATION\.md/);
+  });
+
+  it('rejects toolMode "dynamic" before anything else is checked', () => {
+    const error = failure(() => parseConfig({ toolMode: 'dynamic', toolboxes: 3 }, '/my configs/wb.json', {}), 'CONFIG_DYNAMIC_MODE');
+    assert.ok(error.message.includes(`--config '/my configs/wb.json' --write`));
+  });
+
+  it('loads toolMode "proxy" with a deprecation warning', async () => {
+    const loaded = await loadConfig(fixture('proxy-mode.json'), {});
+    assert.equal(loaded.toolboxes.length, 1);
+    assert.equal(loaded.warnings.length, 1);
+    assert.match(loaded.warnings[0] ?? '', /"toolMode": "proxy" .* deprecated/);
+  });
+
+  it('reports every schema violation at once, with paths, in document order', async () => {
+    const error = await rejection(loadConfig(fixture('many-problems.json'), {}), 'CONFIG_INVALID');
+    assert.match(error.message, /many-problems\.json is not a valid workbench config \(7 problems\)/);
+    assert.deepEqual(error.details, [
+      'toolboxes.dev: unknown key "descripton"; did you mean "description"?',
+      'toolboxes.dev.mcpServers.fs: unknown key "comand"; did you mean "command"?',
+      'toolboxes.dev.mcpServers.fs: a server needs either "command" (stdio) or "url" with type "http"/"sse"',
+      'toolboxes.dev.mcpServers.fs.args[1]: must be a string; write it in quotes: "42"',
+      'toolboxes.dev.mcpServers.web: type "http" needs "url"',
+      'toolboxes.dev.mcpServers.slow.timeoutMs: must be a positive integer (milliseconds)',
+      'toolboxes.a__b: invalid toolbox name "a__b": it contains "__" (names use letters, digits, "-" and single "_"; ' +
+        'they never contain "__" and never start or end with "_")',
+    ]);
+  });
+
+  it('does not dump both stdio/remote branches: one message per server shape', () => {
+    const details = problems(
+      config({
+        none: {},
+        both: { command: 'node', url: 'https://x.test' },
+        urlOnly: { url: 'https://x.test' },
+        httpWithCommand: { type: 'http', command: 'node' },
+        sseWithArgs: { type: 'sse', url: 'https://x.test', args: [], env: {} },
+        stdioWithHeaders: { command: 'node', headers: {} },
+        stdioTypeWithUrl: { type: 'stdio', url: 'https://x.test' },
+      }),
+    );
+    assert.deepEqual(details, [
+      'toolboxes.dev.mcpServers.none: a server needs either "command" (stdio) or "url" with type "http"/"sse"',
+      'toolboxes.dev.mcpServers.both: a server has either "command" (stdio) or "url" with type "http"/"sse", not both',
+      'toolboxes.dev.mcpServers.urlOnly: a server with "url" needs "type": "http" or "sse"',
+      'toolboxes.dev.mcpServers.httpWithCommand: type "http" needs "url" ("command" is for stdio servers)',
+      'toolboxes.dev.mcpServers.sseWithArgs: "args", "env" apply only to stdio servers, not to type "sse"',
+      'toolboxes.dev.mcpServers.stdioWithHeaders: "headers" applies only to http/sse servers, not to stdio servers',
+      'toolboxes.dev.mcpServers.stdioTypeWithUrl: type "stdio" needs "command"; a server with "url" needs type "http" or "sse"',
+    ]);
+    for (const line of details) assert.doesNotMatch(line, /oneOf|anyOf|must match|boolean schema|constant/);
+  });
+
+  it('suggests the closest allowed key, or lists the allowed keys, at every level', () => {
+    const details = problems({
+      toolbox: {},
+      toolboxes: {
+        dev: {
+          Description: 'x',
+          mcp_servers: {},
+          mcpServers: {
+            s: { command: 'x', Args: [], timeout: 5, disabled_tools: [], environment: {}, autoApprove: [] },
+          },
+        },
+      },
+    });
+    assert.deepEqual(details, [
+      '(root): unknown key "toolbox"; did you mean "toolboxes"?',
+      'toolboxes.dev: unknown key "Description"; did you mean "description"?',
+      'toolboxes.dev: unknown key "mcp_servers"; did you mean "mcpServers"?',
+      'toolboxes.dev.mcpServers.s: unknown key "Args"; did you mean "args"?',
+      'toolboxes.dev.mcpServers.s: unknown key "timeout"; did you mean "timeoutMs"?',
+      'toolboxes.dev.mcpServers.s: unknown key "disabled_tools"; did you mean "disabledTools"?',
+      'toolboxes.dev.mcpServers.s: unknown key "environment" (allowed in a server: type, transport, command, args, ' +
+        'env, cwd, inheritEnv, url, headers, toolFilters, disabledTools, timeoutMs, connectTimeoutMs; keys starting ' +
+        'with "_" or "$" are comments)',
+      'toolboxes.dev.mcpServers.s: unknown key "autoApprove" (allowed in a server: type, transport, command, args, ' +
+        'env, cwd, inheritEnv, url, headers, toolFilters, disabledTools, timeoutMs, connectTimeoutMs; keys starting ' +
+        'with "_" or "$" are comments)',
+    ]);
+  });
+
+  it('says where a key belongs when it is used at the wrong level (a pasted mcpServers block)', () => {
+    const details = problems({ toolboxes: { dev: { mcpServers: {}, command: 'npx' } }, mcpServers: {} });
+    assert.deepEqual(details, [
+      'toolboxes.dev: unknown key "command" in a toolbox; "command" belongs in a server, inside a toolbox\'s "mcpServers"',
+      '(root): unknown key "mcpServers" at the top level; "mcpServers" belongs in a toolbox ("toolboxes": { "<name>": { ... } })',
+    ]);
+  });
+
+  it('ignores keys starting with "$" or "_" at the top, toolbox and server levels; accepts transport as an alias', async () => {
+    const loaded = await loadConfig(fixture('comments-and-aliases.json'), {});
+    assert.deepEqual(loaded.warnings, []);
+    const [toolbox] = loaded.toolboxes;
+    assert.equal(toolbox?.name, 'a_b-c1');
+    assert.equal(toolbox?.description, '');
+    assert.deepEqual(
+      toolbox?.servers.map((s) => [s.name, s.type]),
+      [
+        ['legacy-sse', 'sse'],
+        ['same', 'http'],
+        ['local', 'stdio'],
+      ],
+    );
+    assert.ok(toolbox?.servers.every((s) => !Object.keys(s).some((k) => k.startsWith('_') || k.startsWith('$'))));
+  });
+
+  it('rejects type and transport that disagree', () => {
+    assert.deepEqual(problems(config({ s: { type: 'http', transport: 'sse', url: 'https://x.test' } })), [
+      'toolboxes.dev.mcpServers.s: "type" is "http" but "transport" is "sse"; "transport" is an alias of "type", keep only one',
+    ]);
+    assert.deepEqual(problems(config({ s: { type: 'stdio', transport: 'http', command: 'node' } })), [
+      'toolboxes.dev.mcpServers.s: "type" is "stdio" but "transport" is "http"; "transport" is an alias of "type", keep only one',
+    ]);
+    assert.deepEqual(problems(config({ s: { transport: 'websocket', url: 'wss://x.test' } })), [
+      'toolboxes.dev.mcpServers.s.transport: must be one of "stdio", "http", "sse" (got "websocket")',
+    ]);
+  });
+
+  it('enforces the name rules on toolboxes and servers, naming the name and the rule', () => {
+    const details = problems({
+      toolboxes: {
+        a__b: { mcpServers: { ok: { command: 'x' } } },
+        _x: { mcpServers: {} },
+        x_: { mcpServers: {} },
+        'a_b-c1': { mcpServers: { 'a_b-c1': { command: 'x' }, 'srv.1': { command: 'x' }, _note: { command: 'x' } } },
+        Ok9: { mcpServers: { '9': { command: 'x' } } },
+      },
+    });
+    assert.deepEqual(details, [
+      'toolboxes.a__b: invalid toolbox name "a__b": it contains "__" (names use letters, digits, "-" and single "_"; ' +
+        'they never contain "__" and never start or end with "_")',
+      'toolboxes._x: invalid toolbox name "_x": it starts with "_" (names use letters, digits, "-" and single "_"; ' +
+        'they never contain "__" and never start or end with "_"); "_"/"$" comment keys are not allowed here because ' +
+        'every key is a toolbox name',
+      'toolboxes.x_: invalid toolbox name "x_": it ends with "_" (names use letters, digits, "-" and single "_"; ' +
+        'they never contain "__" and never start or end with "_")',
+      'toolboxes.a_b-c1.mcpServers["srv.1"]: invalid server name "srv.1": it contains "." (names use letters, digits, ' +
+        '"-" and single "_"; they never contain "__" and never start or end with "_")',
+      'toolboxes.a_b-c1.mcpServers._note: invalid server name "_note": it starts with "_" (names use letters, digits, ' +
+        '"-" and single "_"; they never contain "__" and never start or end with "_"); "_"/"$" comment keys are not ' +
+        'allowed here because every key is a server name',
+    ]);
+  });
+
+  it('reports types, enums, empty strings and timeouts readably', () => {
+    const details = problems({
+      toolMode: 'static',
+      toolboxes: {
+        dev: {
+          description: 7,
+          disabledTools: 'delete_*',
+          mcpServers: {
+            s: {
+              command: '',
+              args: '-y',
+              env: { PORT: 3000, DEBUG: true },
+              inheritEnv: 'yes',
+              toolFilters: [''],
+              timeoutMs: 1.5,
+              connectTimeoutMs: -1,
+            },
+            r: { type: 'http', url: 'https://x.test', headers: { 'X-Retry': 3 } },
+          },
+        },
+        broken: 'not an object',
+      },
+    });
+    assert.deepEqual(details, [
+      'toolMode: unknown value "static"; the workbench is proxy-only since 0.10.0, so remove "toolMode"',
+      'toolboxes.dev.description: must be a string; write it in quotes: "7"',
+      'toolboxes.dev.disabledTools: must be an array of strings',
+      'toolboxes.dev.mcpServers.s.command: must not be empty',
+      'toolboxes.dev.mcpServers.s.args: must be an array of strings',
+      'toolboxes.dev.mcpServers.s.env.PORT: must be a string; write it in quotes: "3000"',
+      'toolboxes.dev.mcpServers.s.env.DEBUG: must be a string; write it in quotes: "true"',
+      'toolboxes.dev.mcpServers.s.inheritEnv: must be true or false',
+      'toolboxes.dev.mcpServers.s.toolFilters[0]: must not be empty',
+      'toolboxes.dev.mcpServers.s.timeoutMs: must be a positive integer (milliseconds)',
+      'toolboxes.dev.mcpServers.s.connectTimeoutMs: must be a positive integer (milliseconds)',
+      'toolboxes.dev.mcpServers.r.headers.X-Retry: must be a string; write it in quotes: "3"',
+      'toolboxes.broken: must be an object (a toolbox definition)',
+    ]);
+  });
+
+  it('reports a document that is not an object, or has no toolboxes', () => {
+    assert.deepEqual(problems([]), ['(root): must be an object']);
+    assert.deepEqual(problems({}), ['(root): missing required key "toolboxes"']);
+    assert.deepEqual(problems({ toolboxes: { dev: {} } }), ['toolboxes.dev: missing required key "mcpServers"']);
+  });
+
+  it('reports every missing variable with its path, through loadConfig', async () => {
+    const error = await rejection(loadConfig(fixture('design-example.json'), { HOME: '/home/ada' }), 'ENV_MISSING');
+    assert.deepEqual(error.details, [
+      'toolboxes.dev.mcpServers.filesystem.args[2]: ${PROJECT_ROOT} is not set and has no default',
+      'toolboxes.dev.mcpServers.remote.headers.Authorization: ${REMOTE_TOKEN} is not set and has no default',
+    ]);
+    assert.match(error.message, /PROJECT_ROOT, REMOTE_TOKEN/);
+    assert.match(error.message, /\$\{VAR:-default\}/);
+  });
+
+  it('uses defaults and empty values as the contract says', () => {
+    const loaded = parseConfig(
+      config({ s: { command: '${NODE:-node}', args: ['${EMPTY}', '${EMPTY:-fallback}'], cwd: '${DIR:-/tmp}' } }),
+      'mem',
+      { EMPTY: '' },
+    );
+    assert.deepEqual(loaded.toolboxes[0]?.servers[0], {
+      name: 's',
+      type: 'stdio',
+      command: 'node',
+      args: ['', 'fallback'],
+      env: {},
+      cwd: '/tmp',
+      inheritEnv: false,
+      disabledTools: [],
+    });
+  });
+
+  it('never shows an expanded value in an error', () => {
+    const secret = 'ghp_SuperSecretValue123';
+    const env = { TOKEN: secret, BAD_URL: `not a url ${secret}`, EMPTY: '' };
+    const shown = [
+      failure(
+        () => parseConfig(config({ s: { command: 'x', args: ['${TOKEN}', '${NOPE}'], env: { T: '${TOKEN}' } } }), 'mem', env),
+        'ENV_MISSING',
+      ),
+      failure(
+        () => parseConfig(config({ r: { type: 'http', url: '${BAD_URL}', headers: { A: '${TOKEN}' } } }), 'mem', env),
+        'CONFIG_INVALID',
+      ),
+      failure(() => parseConfig(config({ s: { command: '${EMPTY}', env: { T: '${TOKEN}' } } }), 'mem', env), 'CONFIG_INVALID'),
+    ];
+    assert.deepEqual(shown[1]?.details, [
+      'toolboxes.dev.mcpServers.r.url: must be an absolute http:// or https:// URL (checked after expanding environment variables)',
+    ]);
+    assert.deepEqual(shown[2]?.details, ['toolboxes.dev.mcpServers.s.command: is empty after expanding environment variables']);
+    for (const error of shown) {
+      assert.ok(!`${error.toDisplayString()}${String(error.stack)}`.includes(secret));
+    }
+  });
+
+  it('keeps toolbox and server order, applies every default, and does not modify its input', () => {
+    const raw = {
+      toolboxes: {
+        zeta: { mcpServers: { b: { url: 'https://b.test/sse', type: 'sse' }, a: { command: 'a', inheritEnv: true } } },
+        alpha: {
+          description: 'second',
+          disabledTools: ['x_*'],
+          mcpServers: { only: { command: 'o', toolFilters: ['read_*'], timeoutMs: 5000, connectTimeoutMs: 20000 } },
+        },
+        empty: { mcpServers: {} },
+      },
+    };
+    const before = structuredClone(raw);
+    const loaded = parseConfig(raw, 'mem', {});
+    assert.deepEqual(raw, before);
+    assert.deepEqual(
+      loaded.toolboxes.map((t) => [t.name, t.servers.map((s) => s.name)]),
+      [
+        ['zeta', ['b', 'a']],
+        ['alpha', ['only']],
+        ['empty', []],
+      ],
+    );
+    assert.deepEqual(loaded.toolboxes[0]?.servers[0], { name: 'b', type: 'sse', url: 'https://b.test/sse', headers: {}, disabledTools: [] });
+    const second = loaded.toolboxes[0]?.servers[1];
+    assert.equal(second?.type === 'stdio' && second.inheritEnv, true);
+    assert.deepEqual(loaded.toolboxes[1], {
+      name: 'alpha',
+      description: 'second',
+      disabledTools: ['x_*'],
+      servers: [
+        {
+          name: 'only',
+          type: 'stdio',
+          command: 'o',
+          args: [],
+          env: {},
+          inheritEnv: false,
+          disabledTools: [],
+          toolFilters: ['read_*'],
+          timeoutMs: 5000,
+          connectTimeoutMs: 20000,
+        },
+      ],
+    });
+    assert.deepEqual(loaded.warnings, ['Toolbox "empty" has no servers.']);
+  });
+
+  it('warns about a config with no toolboxes', () => {
+    assert.match(parseConfig({ toolboxes: {} }, 'mem', {}).warnings.join('\n'), /no toolboxes/);
+  });
+
+  it('passes on expansion warnings for an unsupported ${ form', () => {
+    const loaded = parseConfig(config({ s: { command: 'x', args: ['${A-b}'] } }), 'mem', {});
+    const server = loaded.toolboxes[0]?.servers[0];
+    assert.equal(server?.type, 'stdio');
+    assert.deepEqual(server.args, ['${A-b}']);
+    assert.equal(loaded.warnings.length, 1);
+    assert.match(loaded.warnings[0] ?? '', /^toolboxes\.dev\.mcpServers\.s\.args\[0\]: /);
+  });
+
+  it('reads a config through a nested directory path it was given', async () => {
+    const nested = join(dir, 'a', 'b');
+    await mkdir(nested, { recursive: true });
+    const path = join(nested, 'workbench-config.json');
+    await writeFile(path, JSON.stringify(config({ s: { command: 'x' } })));
+    assert.equal((await loadConfig(path, {})).source, path);
+  });
+});
+
+describe('workbench-config.schema.json', () => {
+  it('compiles in ajv strict mode and accepts the DESIGN.md example as written', async () => {
+    const schemaText = await readFile(new URL('../../workbench-config.schema.json', import.meta.url), 'utf8');
+    const validate = new Ajv({ strict: true, allErrors: true }).compile(JSON.parse(schemaText));
+    const example: unknown = JSON.parse(await readFile(fixture('design-example.json'), 'utf8'));
+    assert.equal(validate(example), true, JSON.stringify(validate.errors));
+  });
+
+  it('documents every property for editors', async () => {
+    const schemaText = await readFile(new URL('../../workbench-config.schema.json', import.meta.url), 'utf8');
+    const schema = JSON.parse(schemaText) as {
+      properties: Record<string, { description?: string }>;
+      definitions: Record<string, { properties?: Record<string, { description?: string }> }>;
+    };
+    const levels = [schema.properties, schema.definitions.toolbox?.properties, schema.definitions.server?.properties];
+    for (const properties of levels) {
+      assert.ok(properties);
+      for (const [key, property] of Object.entries(properties)) {
+        assert.ok(property.description, `${key} has a description`);
+      }
+    }
+  });
+});
