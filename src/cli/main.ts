@@ -26,6 +26,16 @@ function warnUnknown(args: readonly string[]): void {
   if (unknown.length > 0) log.warn(`ignoring unknown option(s): ${unknown.join(' ')} (see mcp-workbench --help)`);
 }
 
+/** WORKBENCH_MAX_MESSAGE_BYTES: a positive integer, else the built-in default (with a warning if it was set). */
+function maxMessageBytes(): number | undefined {
+  const raw = env.WORKBENCH_MAX_MESSAGE_BYTES;
+  if (raw === undefined || raw.trim() === '') return undefined;
+  const value = Number(raw);
+  if (Number.isInteger(value) && value > 0) return value;
+  log.warn(`ignoring WORKBENCH_MAX_MESSAGE_BYTES="${raw}": expected a positive whole number of bytes`);
+  return undefined;
+}
+
 function fail(error: unknown): void {
   log.error(errorMessage(error));
   process.exitCode = EXIT_FAILURE;
@@ -48,7 +58,14 @@ program
   .action(async (opts: { config?: string; disabledTools?: string[] }, cmd: Command) => {
     warnUnknown(cmd.args);
     try {
-      const code = await serve({ config: opts.config, disabledTools: opts.disabledTools, env, cwd: process.cwd(), log });
+      const code = await serve({
+        config: opts.config,
+        disabledTools: opts.disabledTools,
+        maxMessageBytes: maxMessageBytes(),
+        env,
+        cwd: process.cwd(),
+        log,
+      });
       // Children are gone; lingering handles (stdin) must not keep the process alive.
       process.exit(code);
     } catch (error) {

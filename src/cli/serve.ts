@@ -8,6 +8,7 @@ import { VERSION } from '../version.js';
 export interface ServeOptions {
   config?: string;
   disabledTools?: string[];
+  maxMessageBytes?: number;
   env: Record<string, string | undefined>;
   cwd: string;
   log: Logger;
@@ -31,6 +32,7 @@ export async function serve(options: ServeOptions): Promise<number> {
     log: options.log,
     version: VERSION,
     cliDisabled: options.disabledTools,
+    maxMessageBytes: options.maxMessageBytes,
   });
   const { server, close: closeServer } = createServer(workbench, VERSION);
   const transport = new StdioServerTransport(process.stdin, process.stdout);

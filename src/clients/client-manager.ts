@@ -3,14 +3,19 @@ import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.j
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   CallToolResultSchema,
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
   ErrorCode,
+  ListRootsRequestSchema,
   ListToolsResultSchema,
   LoggingMessageNotificationSchema,
   McpError,
   ToolListChangedNotificationSchema,
   type CallToolResult,
+  type ClientCapabilities,
   type LoggingMessageNotification,
   type Progress,
+  type Result,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { ServerConfig, ToolboxConfig, WorkbenchConfig } from '../config/types.js';
@@ -44,6 +49,20 @@ export interface ClientManagerOptions {
   onToolsChanged?: (toolbox: string, server: string) => void;
   /** Downstream `notifications/message`, to be forwarded upstream. */
   onLogMessage?: (toolbox: string, server: string, params: LoggingMessageNotification['params']) => void;
+  /** Where server → client requests (sampling, elicitation, roots) from downstream servers are relayed. */
+  upstream?: UpstreamRelay;
+}
+
+/** Requests a downstream server may make of its client, which the workbench relays to its own client. */
+export type RelayedMethod = 'sampling/createMessage' | 'elicitation/create' | 'roots/list';
+
+export interface UpstreamRelay {
+  /**
+   * What the connected client supports. Downstream clients declare exactly these relayable capabilities, so a
+   * server offers sampling/elicitation/roots features only when the real client can serve them.
+   */
+  capabilities(): Pick<ClientCapabilities, 'sampling' | 'elicitation' | 'roots'>;
+  request(toolbox: string, server: string, request: { method: RelayedMethod; params?: Record<string, unknown> }, signal: AbortSignal): Promise<Result>;
 }
 
 export interface OpenResult {
@@ -123,6 +142,11 @@ export class ClientManager {
     const slot = this.requireToolbox(toolbox).slots.get(server);
     if (!slot) throw new WorkbenchError('TOOL_NOT_FOUND', `toolbox "${toolbox}" has no server "${server}"`);
     return slot.call(tool, args, options);
+  }
+
+  /** Forwards the client's `notifications/roots/list_changed` to every connected server. */
+  notifyRootsChanged(): void {
+    for (const { slots } of this.toolboxes.values()) for (const slot of slots.values()) slot.notifyRootsChanged();
   }
 
   /** Pids of running stdio children (for diagnostics and tests). */
@@ -236,7 +260,7 @@ class ServerSlot {
       maxMessageBytes: this.options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
       log: this.log,
     });
-    const client = new Client(this.options.clientInfo, { capabilities: {} });
+    const client = this.createClient();
     this.starting.add(transport);
     let timedOut = false;
     const timer = setTimeout(() => {
@@ -265,6 +289,30 @@ class ServerSlot {
     } finally {
       clearTimeout(timer);
       this.starting.delete(transport);
+    }
+  }
+
+  /** A downstream client declaring (and relaying) exactly the relayable capabilities of the upstream client. */
+  private createClient(): Client {
+    const upstream = this.options.upstream;
+    const capabilities = upstream?.capabilities() ?? {};
+    const client = new Client(this.options.clientInfo, { capabilities });
+    if (!upstream) return client;
+    const relay = (method: RelayedMethod) => (request: { params?: Record<string, unknown> }, extra: { signal: AbortSignal }) => {
+      this.log.debug(`relaying ${method} to the client`);
+      return upstream.request(this.toolbox, this.config.name, { method, params: request.params }, extra.signal);
+    };
+    if (capabilities.sampling) client.setRequestHandler(CreateMessageRequestSchema, relay('sampling/createMessage') as never);
+    if (capabilities.elicitation) client.setRequestHandler(ElicitRequestSchema, relay('elicitation/create') as never);
+    if (capabilities.roots) client.setRequestHandler(ListRootsRequestSchema, relay('roots/list') as never);
+    return client;
+  }
+
+  /** Tells the server the client's roots changed (only if it was told the client has roots). */
+  notifyRootsChanged(): void {
+    const live = this.live;
+    if (live && !live.dead && this.options.upstream?.capabilities().roots) {
+      void live.client.sendRootsListChanged().catch(() => {});
     }
   }
 

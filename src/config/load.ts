@@ -185,6 +185,10 @@ function normaliseServer(name: string, raw: RawServer): ServerConfig {
 interface Problem {
   path: JsonPath;
   message: string;
+  /** Where the problem sits in the document, when that is not `path` (an unknown key sorts where the key is). */
+  at?: JsonPath;
+  /** About the object as a whole (its form): listed after the problems of its keys, which often explain it. */
+  whole?: boolean;
 }
 
 interface CompiledSchema {
@@ -222,7 +226,7 @@ function schema(): CompiledSchema {
 function findProblems(raw: unknown): Problem[] {
   const { validate, keys } = schema();
   const problems: Problem[] = [];
-  const serversFailingShape = new Map<string, JsonPath>();
+  const serversFailingShape = new Set<string>();
   const typeErrorAt = new Set<string>();
 
   if (!validate(raw)) {
@@ -236,25 +240,25 @@ function findProblems(raw: unknown): Problem[] {
       const path = pointerToPath(error.instancePath, raw);
       // A server's stdio/remote oneOf: both branches' errors are replaced by one message about the server's shape.
       if (error.schemaPath.startsWith('#/oneOf')) {
-        const server = path.slice(0, 4);
-        if (error.keyword === 'oneOf') serversFailingShape.set(JSON.stringify(server), server);
+        if (error.keyword === 'oneOf') serversFailingShape.add(error.instancePath);
         continue;
       }
       // Once a value has the wrong type, its other errors (oneOf, missing keys) are noise.
       if (error.keyword !== 'type' && typeErrorAt.has(error.instancePath)) continue;
-      problems.push({ path: problemPath(error, path), message: describeError(error, path, raw, keys) });
+      const at = error.keyword === 'additionalProperties' ? [...path, String(error.params.additionalProperty)] : undefined;
+      problems.push({ path: problemPath(error, path), message: describeError(error, path, raw, keys), ...(at && { at }) });
     }
   }
 
-  for (const [serverKey, path] of walkServers(raw)) {
+  for (const path of serverPaths(raw)) {
     const server = valueAt(raw, path);
     if (!isRecord(server)) continue;
     const conflict = typeConflict(server);
-    if (conflict) problems.push({ path, message: conflict });
-    const failing = serversFailingShape.get(serverKey);
-    if (failing && !conflict && !typeErrorAt.has(pathToPointer(failing))) {
+    if (conflict) problems.push({ path, message: conflict, whole: true });
+    const pointer = pathToPointer(path);
+    if (serversFailingShape.has(pointer) && !conflict && !typeErrorAt.has(pointer)) {
       const message = describeServerShape(server);
-      if (message) problems.push({ path, message });
+      if (message) problems.push({ path, message, whole: true });
     }
   }
 
@@ -484,18 +488,15 @@ function describeServerShape(server: Record<string, unknown>): string | undefine
   return generic;
 }
 
-/** [key, path] of every server entry, whatever its shape. */
-function walkServers(raw: unknown): [string, JsonPath][] {
-  const found: [string, JsonPath][] = [];
+/** The path of every server entry, whatever its shape. */
+function serverPaths(raw: unknown): JsonPath[] {
+  const found: JsonPath[] = [];
   const toolboxes = isRecord(raw) ? raw.toolboxes : undefined;
   if (!isRecord(toolboxes)) return found;
   for (const [toolboxName, toolbox] of Object.entries(toolboxes)) {
     const servers = isRecord(toolbox) ? toolbox.mcpServers : undefined;
     if (!isRecord(servers)) continue;
-    for (const serverName of Object.keys(servers)) {
-      const path = ['toolboxes', toolboxName, 'mcpServers', serverName];
-      found.push([JSON.stringify(path), path]);
-    }
+    for (const serverName of Object.keys(servers)) found.push(['toolboxes', toolboxName, 'mcpServers', serverName]);
   }
   return found;
 }
@@ -544,22 +545,26 @@ function dedupe(problems: Problem[]): Problem[] {
 
 /** Sorts problems by where their path first appears in the document (stable, so ajv's order breaks ties). */
 function inDocumentOrder(problems: Problem[], raw: unknown): Problem[] {
-  const order = new Map<string, number>();
+  const span = new Map<string, { start: number; end: number }>();
+  let counter = 0;
   const visit = (node: unknown, path: JsonPath): void => {
-    order.set(JSON.stringify(path), order.size);
+    const entry = { start: counter++, end: 0 };
+    span.set(JSON.stringify(path), entry);
     if (Array.isArray(node)) node.forEach((item, index) => visit(item, [...path, index]));
     else if (isRecord(node)) for (const [key, value] of Object.entries(node)) visit(value, [...path, key]);
+    entry.end = counter;
   };
   visit(raw, []);
-  const rank = (path: JsonPath): number => {
+  const rank = (problem: Problem): number => {
+    const path = problem.at ?? problem.path;
     for (let length = path.length; length >= 0; length--) {
-      const found = order.get(JSON.stringify(path.slice(0, length)));
-      if (found !== undefined) return found;
+      const found = span.get(JSON.stringify(path.slice(0, length)));
+      if (found !== undefined) return problem.whole ? found.end - 0.5 : found.start;
     }
     return 0;
   };
   return problems
-    .map((problem, index) => ({ problem, index, rank: rank(problem.path) }))
+    .map((problem, index) => ({ problem, index, rank: rank(problem) }))
     .sort((a, b) => a.rank - b.rank || a.index - b.index)
     .map((entry) => entry.problem);
 }
@@ -618,7 +623,7 @@ function parseError(text: string, source: string, error: unknown): WorkbenchErro
   const reason = message
     .replace(/ \(line \d+ column \d+\)/, '')
     .replace(/ in JSON at position \d+/, '')
-    .replace(/, ".*is not valid JSON$/s, '')
+    .replace(/, (?:\.\.\.)?".*is not valid JSON$/s, '')
     .replace(/^Unexpected end of JSON input$/, 'Unexpected end of input');
   const { line, column, lineText } = lineAndColumn(text, position);
   const hint = syntaxHint(text, position);
@@ -670,6 +675,7 @@ function excerpt(line: number, column: number, lineText: string): string {
 
 function syntaxHint(text: string, position: number): string {
   const ch = text[position];
+  if (position >= text.length) return ' (the file ends early: a closing "}", "]" or quote may be missing)';
   if (ch === '/') return ' (JSON has no comments; use a key starting with "_" instead, e.g. "_comment")';
   if (ch === "'") return ' (JSON strings use double quotes)';
   if (ch === '}' || ch === ']') {

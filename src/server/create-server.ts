@@ -4,11 +4,16 @@ import {
   ErrorCode,
   ListToolsRequestSchema,
   McpError,
+  ResultSchema,
+  RootsListChangedNotificationSchema,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { isWorkbenchError } from '../errors.js';
 import { OPEN_TOOLBOX, USE_TOOL, metaToolDefinitions } from './meta-tools.js';
-import { errorResult, type Workbench } from './workbench.js';
+import { errorResult, type UpstreamSession, type Workbench } from './workbench.js';
+
+/** Relayed requests may wait for a human (elicitation) or a model (sampling): allow long, but not forever. */
+const RELAY_TIMEOUT_MS = 10 * 60_000;
 
 /**
  * One MCP server session over a shared Workbench. Malformed requests to the workbench itself (unknown top-level
@@ -22,6 +27,14 @@ export function createServer(workbench: Workbench, version: string): { server: S
   );
   const tools = metaToolDefinitions(workbench.toolboxConfigs().map((t) => t.name));
   const toolNames = tools.map((t) => t.name);
+
+  const session: UpstreamSession = {
+    capabilities: () => server.getClientCapabilities(),
+    request: (request, signal) =>
+      server.request(request, ResultSchema, { signal, timeout: RELAY_TIMEOUT_MS, resetTimeoutOnProgress: true }),
+  };
+  const removeSession = workbench.addSession(session);
+  server.setNotificationHandler(RootsListChangedNotificationSchema, () => workbench.manager.notifyRootsChanged());
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
 
@@ -47,6 +60,7 @@ export function createServer(workbench: Workbench, version: string): { server: S
       if (toolArgs !== undefined && (typeof toolArgs !== 'object' || toolArgs === null || Array.isArray(toolArgs))) {
         throw new McpError(ErrorCode.InvalidParams, `${USE_TOOL}: "arguments" must be an object of the tool's arguments, got ${describe(toolArgs)}`);
       }
+      workbench.touchSession(session);
       const progressToken = extra._meta?.progressToken;
       return workbench.useTool(toolbox, toolName, toolArgs as Record<string, unknown> | undefined, {
         signal: extra.signal,
@@ -70,6 +84,7 @@ export function createServer(workbench: Workbench, version: string): { server: S
     server,
     close: async () => {
       unsubscribe();
+      removeSession();
       await server.close();
     },
   };

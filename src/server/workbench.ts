@@ -1,7 +1,15 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import type { CallToolResult, LoggingMessageNotification, Tool } from '@modelcontextprotocol/sdk/types.js';
-import { ClientManager, type CallOptions } from '../clients/client-manager.js';
+import {
+  ErrorCode,
+  McpError,
+  type CallToolResult,
+  type ClientCapabilities,
+  type LoggingMessageNotification,
+  type Result,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import { ClientManager, type CallOptions, type RelayedMethod, type UpstreamRelay } from '../clients/client-manager.js';
 import type { ToolboxConfig, WorkbenchConfig } from '../config/types.js';
 import { WorkbenchError, errorMessage, isWorkbenchError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -21,6 +29,8 @@ export interface WorkbenchOptions {
   cliDisabled?: readonly string[];
   /** Initial state-file lists, if any. */
   state?: ToolState;
+  /** Largest single message accepted from a downstream server (default DEFAULT_MAX_MESSAGE_BYTES). */
+  maxMessageBytes?: number;
 }
 
 /** One tool as `open_toolbox` presents it. */
@@ -46,6 +56,18 @@ export interface OpenToolboxResult {
 
 export type LogListener = (params: LoggingMessageNotification['params']) => void;
 
+/** A connected client session that downstream servers' requests (sampling, elicitation, roots) can be relayed to. */
+export interface UpstreamSession {
+  capabilities(): ClientCapabilities | undefined;
+  request(request: { method: RelayedMethod; params?: Record<string, unknown> }, signal: AbortSignal): Promise<Result>;
+}
+
+const CAPABILITY_OF: Record<RelayedMethod, 'sampling' | 'elicitation' | 'roots'> = {
+  'sampling/createMessage': 'sampling',
+  'elicitation/create': 'elicitation',
+  'roots/list': 'roots',
+};
+
 interface CachedCatalog {
   catalog: ToolboxCatalog;
   entries: ToolEntry[];
@@ -69,6 +91,8 @@ export class Workbench {
   private readonly validators = new WeakMap<Tool, ValidateFunction | null>();
   private readonly outputValidators = new WeakMap<Tool, ValidateFunction | null>();
   private readonly logListeners = new Set<LogListener>();
+  /** Client sessions, most recently active last: relayed requests go to the session that used a tool last. */
+  private sessions: UpstreamSession[] = [];
   private ajv: Ajv | undefined;
 
   constructor(options: WorkbenchOptions) {
@@ -82,12 +106,51 @@ export class Workbench {
       env: options.env,
       log: options.log,
       clientInfo: { name: 'mcp-workbench', version: options.version },
+      maxMessageBytes: options.maxMessageBytes,
       onToolsChanged: (toolbox) => this.catalogs.delete(toolbox),
       onLogMessage: (toolbox, server, params) => {
         const logger = params.logger ? `${toolbox}/${server}/${params.logger}` : `${toolbox}/${server}`;
         for (const listener of this.logListeners) listener({ ...params, logger });
       },
+      upstream: this.relay(),
     });
+  }
+
+  /** Registers a client session for relayed requests; returns an unregister function. */
+  addSession(session: UpstreamSession): () => void {
+    this.sessions.push(session);
+    return () => {
+      this.sessions = this.sessions.filter((s) => s !== session);
+    };
+  }
+
+  /** Marks a session as the one acting now, so requests from the servers it calls are relayed to it. */
+  touchSession(session: UpstreamSession): void {
+    if (this.sessions.at(-1) === session || !this.sessions.includes(session)) return;
+    this.sessions = [...this.sessions.filter((s) => s !== session), session];
+  }
+
+  private relay(): UpstreamRelay {
+    return {
+      capabilities: () => {
+        const caps = this.sessions.at(-1)?.capabilities() ?? {};
+        return {
+          ...(caps.sampling ? { sampling: caps.sampling } : {}),
+          ...(caps.elicitation ? { elicitation: caps.elicitation } : {}),
+          ...(caps.roots ? { roots: caps.roots } : {}),
+        };
+      },
+      request: (toolbox, server, request, signal) => {
+        const capability = CAPABILITY_OF[request.method];
+        const session = [...this.sessions].reverse().find((s) => s.capabilities()?.[capability]);
+        if (!session) {
+          return Promise.reject(
+            new McpError(ErrorCode.InvalidRequest, `the client connected to mcp-workbench does not support ${capability} (requested by ${toolbox}/${server})`),
+          );
+        }
+        return session.request(request, signal);
+      },
+    };
   }
 
   /** Subscribe to downstream log messages (already marked with their toolbox/server); returns an unsubscribe. */
