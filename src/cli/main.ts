@@ -1,24 +1,17 @@
 #!/usr/bin/env node
 import { Command, CommanderError, Option } from 'commander';
-import { errorMessage, isWorkbenchError } from '../errors.js';
-import { createLogger, parseLogLevel } from '../log.js';
+import { isWorkbenchError } from '../errors.js';
 import { VERSION } from '../version.js';
+import { EXIT_FAILURE, EXIT_USAGE, createCliContext, splitList } from './context.js';
 import { serve } from './serve.js';
 import { formatValidateReport, validateConfig } from './validate.js';
 
 /**
  * commander wiring and printing only. Exit codes: 0 success, 1 failure, 2 usage error.
+ * Commands that live in their own file export `register…Command(program, ctx)` and are registered below.
  */
-const EXIT_FAILURE = 1;
-const EXIT_USAGE = 2;
-
-const env = process.env as Record<string, string | undefined>;
-const log = createLogger({ level: parseLogLevel(env.WORKBENCH_LOG_LEVEL) ?? 'info' });
-
-/** `a, b,,c ` → ['a', 'b', 'c']; the option may also be repeated. */
-function splitList(value: string, previous: string[] = []): string[] {
-  return [...previous, ...value.split(',').map((s) => s.trim()).filter((s) => s.length > 0)];
-}
+const ctx = createCliContext();
+const { env, log } = ctx;
 
 /** Options an MCP host may pass that we do not know: warn on stderr, never fail the start. */
 function warnUnknown(args: readonly string[]): void {
@@ -34,11 +27,6 @@ function maxMessageBytes(): number | undefined {
   if (Number.isInteger(value) && value > 0) return value;
   log.warn(`ignoring WORKBENCH_MAX_MESSAGE_BYTES="${raw}": expected a positive whole number of bytes`);
   return undefined;
-}
-
-function fail(error: unknown): void {
-  log.error(errorMessage(error));
-  process.exitCode = EXIT_FAILURE;
 }
 
 const program = new Command()
@@ -63,13 +51,13 @@ program
         disabledTools: opts.disabledTools,
         maxMessageBytes: maxMessageBytes(),
         env,
-        cwd: process.cwd(),
+        cwd: ctx.cwd,
         log,
       });
       // Children are gone; lingering handles (stdin) must not keep the process alive.
       process.exit(code);
     } catch (error) {
-      fail(error);
+      ctx.fail(error);
       process.exit(EXIT_FAILURE);
     }
   });
@@ -78,10 +66,10 @@ program
   .command('validate')
   .description('check the config (schema, names, environment variables) without starting anything')
   .option('-c, --config <file>', 'config file (default: $WORKBENCH_CONFIG, else ./workbench-config.json)')
-  .option('--json', 'print the normalised config summary as JSON (secrets are not printed)')
+  .option('--json', 'print the result as JSON (secrets are not printed)')
   .action(async (opts: { config?: string; json?: boolean }) => {
     try {
-      const report = await validateConfig({ config: opts.config, env, cwd: process.cwd() });
+      const report = await validateConfig({ config: opts.config, env, cwd: ctx.cwd });
       for (const warning of report.config.warnings) log.warn(warning);
       if (opts.json) {
         const summary = {
@@ -90,17 +78,17 @@ program
           warnings: report.config.warnings,
           toolboxes: report.config.toolboxes.map((t) => ({ name: t.name, servers: t.servers.map((s) => ({ name: s.name, type: s.type })) })),
         };
-        process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
+        ctx.print(JSON.stringify(summary, null, 2));
       } else {
-        process.stdout.write(`${formatValidateReport(report)}\n`);
+        ctx.print(formatValidateReport(report));
       }
     } catch (error) {
       if (opts.json && isWorkbenchError(error)) {
-        process.stdout.write(`${JSON.stringify({ valid: false, code: error.code, message: error.message, details: error.details }, null, 2)}\n`);
+        ctx.print(JSON.stringify({ valid: false, code: error.code, message: error.message, details: error.details }, null, 2));
         process.exitCode = EXIT_FAILURE;
         return;
       }
-      fail(error);
+      ctx.fail(error);
     }
   });
 
@@ -111,6 +99,6 @@ try {
     // --help and --version end with code 0 through this path; real usage errors get 2.
     process.exitCode = error.exitCode === 0 ? 0 : EXIT_USAGE;
   } else {
-    fail(error);
+    ctx.fail(error);
   }
 }

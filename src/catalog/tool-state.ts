@@ -1,0 +1,749 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { lstat, mkdir, open, readFile, realpath, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { isAlive } from '../clients/process-tree.js';
+import { WorkbenchError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { compileGlob } from './glob.js';
+import { parseToolName } from './names.js';
+import type { ToolState } from './visibility.js';
+
+/**
+ * The persisted enabled/disabled state (DESIGN §5): where it lives, how it is read, changed and followed.
+ *
+ * Files next to the state file `tool-state.json`:
+ * - `tool-state.json.lock`            exclusive lock for read-modify-write (JSON: pid, host, token, since)
+ * - `tool-state.json.lock.break`      short-lived lock serialising the breaking of a stale lock
+ * - `.tool-state.json.<pid>.<rand>.tmp` the temp file of an atomic write (removed on failure)
+ * - `tool-state.json.corrupt-<time>`  a corrupt file moved aside, bytes untouched
+ *
+ * Written by hand rather than with write-file-atomic / proper-lockfile because dependencies are frozen for this
+ * change; the behaviour follows theirs (temp + fsync + rename, stale detection by age), plus owner-pid liveness.
+ */
+
+export const DEFAULT_LOCK_TIMEOUT_MS = 5_000;
+export const DEFAULT_LOCK_STALE_MS = 10_000;
+export const DEFAULT_WATCH_INTERVAL_MS = 300;
+export const DEFAULT_WATCH_SETTLE_MS = 250;
+
+export interface LockOptions {
+  /** How long to wait for the lock before failing; default 5 s. */
+  lockTimeoutMs?: number;
+  /** A lock older than this is broken even if its owner looks alive; default 10 s. */
+  lockStaleMs?: number;
+}
+
+const defaults = (): ToolState => ({ enabled: [], disabled: [] });
+
+// ---------------------------------------------------------------------------------------------------------------
+// Path resolution
+
+/**
+ * The state file to use: `--state-file`, else `WORKBENCH_STATE_FILE`, else `<homedir>/.mcp-workbench/tool-state.json`.
+ * Blank values count as unset (so `WORKBENCH_STATE_FILE=` falls through). A leading `~` is expanded to `homedir`
+ * because values from JSON client configs never pass through a shell; relative paths resolve against `cwd`
+ * (default: the process's). Pure: never touches the file system.
+ */
+export function resolveStatePath(options: {
+  flag?: string;
+  env: Record<string, string | undefined>;
+  homedir: string;
+  cwd?: string;
+}): string {
+  const explicit = [options.flag, options.env.WORKBENCH_STATE_FILE].map((v) => v?.trim()).find((v) => !!v);
+  if (!explicit) return join(options.homedir, '.mcp-workbench', 'tool-state.json');
+  const expanded = explicit === '~' || /^~[/\\]/.test(explicit) ? join(options.homedir, explicit.slice(1)) : explicit;
+  return isAbsolute(expanded) ? expanded : resolve(options.cwd ?? process.cwd(), expanded);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Parsing
+
+type Extras = [key: string, value: unknown][];
+
+type Snapshot =
+  | { kind: 'missing' }
+  | { kind: 'valid'; state: ToolState; extras: Extras; bytes: Buffer }
+  | { kind: 'corrupt'; reason: string; bytes: Buffer };
+
+/** Trimmed, blanks dropped, first occurrence kept. */
+function normalizeNames(names: readonly string[]): string[] {
+  const seen = new Set<string>();
+  for (const raw of names) {
+    const name = raw.trim();
+    if (name !== '') seen.add(name);
+  }
+  return [...seen];
+}
+
+function parseState(bytes: Buffer): Snapshot {
+  // Editors on Windows may prepend a BOM; JSON.parse rejects it although the content is fine.
+  const text = bytes.toString('utf8').replace(/^\uFEFF/, '');
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    return { kind: 'corrupt', reason: `invalid JSON (${(error as Error).message})`, bytes };
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return { kind: 'corrupt', reason: 'expected a JSON object like {"enabled": [], "disabled": []}', bytes };
+  }
+  const object = value as Record<string, unknown>;
+  const lists: { enabled: string[]; disabled: string[] } = { enabled: [], disabled: [] };
+  for (const key of ['enabled', 'disabled'] as const) {
+    if (!Object.hasOwn(object, key)) continue;
+    const list = object[key];
+    if (!Array.isArray(list) || !list.every((item): item is string => typeof item === 'string')) {
+      return { kind: 'corrupt', reason: `"${key}" must be an array of strings`, bytes };
+    }
+    lists[key] = normalizeNames(list);
+  }
+  // Kept as entries, not copied onto a plain object: a "__proto__" key would otherwise set a prototype.
+  const extras = Object.entries(object).filter(([key]) => key !== 'enabled' && key !== 'disabled');
+  return { kind: 'valid', state: lists, extras, bytes };
+}
+
+/** `missing` also when a parent is not a directory: nothing is there, and a write will explain the problem. */
+async function readSnapshot(path: string): Promise<Snapshot> {
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(path);
+  } catch (error) {
+    const code = errnoCode(error);
+    if (code === 'ENOENT' || code === 'ENOTDIR') return { kind: 'missing' };
+    throw new WorkbenchError(
+      'STATE_UNWRITABLE',
+      `Cannot read the tool state file ${path}: ${reasonOf(error)}. Fix its permissions, or point --state-file / ` +
+        `WORKBENCH_STATE_FILE at another file.`,
+      { cause: error },
+    );
+  }
+  return parseState(bytes);
+}
+
+function serialize(state: ToolState, extras: Extras): string {
+  // Object.fromEntries defines own properties, so a preserved "__proto__" key round-trips as data.
+  const object = Object.fromEntries<unknown>([
+    ['enabled', [...state.enabled]],
+    ['disabled', [...state.disabled]],
+    ...extras,
+  ]);
+  return `${JSON.stringify(object, null, 2)}\n`;
+}
+
+function warnExtras(path: string, extras: Extras, log: Logger): void {
+  if (extras.length === 0) return;
+  const keys = extras.map(([k]) => JSON.stringify(k)).join(', ');
+  log.warn(`Tool state file ${path} has unknown key(s) ${keys}; they are ignored here and kept on the next write.`);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Errors
+
+function errnoCode(error: unknown): string | undefined {
+  return (error as NodeJS.ErrnoException | undefined)?.code;
+}
+
+function reasonOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function unwritable(path: string, action: string, error: unknown): WorkbenchError {
+  const code = errnoCode(error);
+  const fix =
+    code === 'ENOSPC' || code === 'EDQUOT'
+      ? `Free some disk space`
+      : code === 'ENOTDIR' || code === 'EEXIST' || code === 'EISDIR'
+        ? `Make sure every parent of ${path} is a directory and the path itself is not one`
+        : `Fix the permissions of ${dirname(path)}`;
+  return new WorkbenchError(
+    'STATE_UNWRITABLE',
+    `Cannot ${action} for the tool state file ${path}: ${reasonOf(error)}. The state was not changed. ${fix}, or ` +
+      `point --state-file / WORKBENCH_STATE_FILE at a writable location.`,
+    { cause: error },
+  );
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Lock
+
+interface LockOwner {
+  pid?: unknown;
+  host?: unknown;
+  token?: unknown;
+  since?: unknown;
+}
+
+interface LockSighting {
+  mtimeMs: number;
+  owner: LockOwner | undefined;
+}
+
+async function inspectLock(lockPath: string): Promise<LockSighting | undefined> {
+  try {
+    const [info, text] = await Promise.all([stat(lockPath), readFile(lockPath, 'utf8')]);
+    let owner: LockOwner | undefined;
+    try {
+      const parsed: unknown = JSON.parse(text);
+      if (typeof parsed === 'object' && parsed !== null) owner = parsed as LockOwner;
+    } catch {
+      // Empty or partial: the owner is between creating the file and writing its pid. Only age can judge it.
+    }
+    return { mtimeMs: info.mtimeMs, owner };
+  } catch (error) {
+    if (errnoCode(error) === 'ENOENT') return undefined;
+    throw error;
+  }
+}
+
+/** Why a lock may be broken, or undefined while it must be respected. */
+function staleReason(sighting: LockSighting, staleMs: number): string | undefined {
+  const age = Date.now() - sighting.mtimeMs;
+  if (age > staleMs) return `it is ${Math.round(age / 1000)} s old`;
+  const { pid, host } = sighting.owner ?? {};
+  // A pid only means something on the host that wrote it (the state file may be on a shared home directory).
+  if (typeof pid === 'number' && Number.isInteger(pid) && pid > 0 && host === hostname() && !isAlive(pid)) {
+    return `its owner (pid ${pid}) is no longer running`;
+  }
+  return undefined;
+}
+
+function describeOwner(owner: LockOwner | undefined): string {
+  if (!owner || typeof owner.pid !== 'number') return 'by an unknown process';
+  return `by pid ${owner.pid}${typeof owner.host === 'string' ? ` on ${owner.host}` : ''}${
+    typeof owner.since === 'string' ? ` since ${owner.since}` : ''
+  }`;
+}
+
+/** Creates `lockPath` exclusively with `content`; false when it already exists. */
+async function tryCreateExclusive(lockPath: string, content: string): Promise<boolean> {
+  let handle: FileHandle;
+  try {
+    handle = await open(lockPath, 'wx');
+  } catch (error) {
+    if (errnoCode(error) === 'EEXIST') return false;
+    throw error;
+  }
+  try {
+    await handle.writeFile(content);
+  } catch (error) {
+    await handle.close().catch(() => {});
+    await unlink(lockPath).catch(() => {});
+    throw error;
+  }
+  await handle.close();
+  return true;
+}
+
+/**
+ * Removes the lock if it is stale; true when the caller should retry at once. Breakers serialise on a second lock
+ * and re-inspect under it, so two processes that both saw the same stale lock cannot end up with one deleting the
+ * fresh lock the other just created. (What remains is a live owner releasing an over-age lock in the instant
+ * between our re-inspection and unlink; an update never holds the lock for seconds, so that needs a stalled owner.)
+ */
+async function breakIfStale(lockPath: string, staleMs: number, log: Logger): Promise<boolean> {
+  const seen = await inspectLock(lockPath);
+  if (!seen) return true;
+  if (!staleReason(seen, staleMs)) return false;
+
+  const breakPath = `${lockPath}.break`;
+  const owner = JSON.stringify({ pid: process.pid, host: hostname(), since: new Date().toISOString() });
+  if (!(await tryCreateExclusive(breakPath, owner))) {
+    // A breaker that died mid-break would block everyone; its tiny critical section makes age a safe test here.
+    const breaker = await inspectLock(breakPath);
+    if (breaker && staleReason(breaker, staleMs)) await unlink(breakPath).catch(() => {});
+    return false;
+  }
+  try {
+    const again = await inspectLock(lockPath);
+    if (!again) return true;
+    const reason = staleReason(again, staleMs);
+    if (!reason) return false;
+    await unlink(lockPath).catch((error: unknown) => {
+      if (errnoCode(error) !== 'ENOENT') throw error;
+    });
+    log.warn(`Removed the stale lock ${lockPath} (held ${describeOwner(again.owner)}; ${reason}).`);
+    return true;
+  } finally {
+    await unlink(breakPath).catch(() => {});
+  }
+}
+
+interface LockAcquireOptions {
+  timeoutMs: number;
+  staleMs: number;
+  log: Logger;
+  /** false in the watcher, so a wait for the lock never keeps the process alive. */
+  ref: boolean;
+}
+
+/**
+ * Takes the exclusive lock `<path>.lock` and returns its release. Fails with STATE_UNWRITABLE when the lock cannot
+ * be created (permissions) or is still held by a live owner at the deadline.
+ */
+async function acquireLock(path: string, options: LockAcquireOptions): Promise<() => Promise<void>> {
+  const lockPath = `${path}.lock`;
+  const token = randomUUID();
+  const content = JSON.stringify({ pid: process.pid, host: hostname(), token, since: new Date().toISOString() });
+  const deadline = Date.now() + options.timeoutMs;
+  for (let attempt = 0; ; attempt++) {
+    let created: boolean;
+    try {
+      created = await tryCreateExclusive(lockPath, content);
+    } catch (error) {
+      throw unwritable(path, `create the lock ${lockPath}`, error);
+    }
+    if (created) return () => releaseLock(lockPath, token, options.log);
+
+    let broke: boolean;
+    try {
+      broke = await breakIfStale(lockPath, options.staleMs, options.log);
+    } catch (error) {
+      throw unwritable(path, `inspect the lock ${lockPath}`, error);
+    }
+    if (broke) continue;
+    if (Date.now() >= deadline) {
+      const holder = await inspectLock(lockPath).catch(() => undefined);
+      throw new WorkbenchError(
+        'STATE_UNWRITABLE',
+        `Timed out after ${options.timeoutMs} ms waiting for the lock ${lockPath}, held ${describeOwner(holder?.owner)}. ` +
+          `The state was not changed. Another mcp-workbench process is probably changing the tool state: retry. ` +
+          `If no such process is running, delete ${lockPath}.`,
+      );
+    }
+    // Random, slowly growing backoff so two contenders do not retry in lockstep.
+    const wait = 2 + Math.random() * Math.min(48, 4 * (attempt + 1));
+    await sleep(wait, undefined, { ref: options.ref });
+  }
+}
+
+async function releaseLock(lockPath: string, token: string, log: Logger): Promise<void> {
+  const current = await inspectLock(lockPath).catch(() => undefined);
+  if (current?.owner?.token !== token) {
+    log.warn(
+      `The lock ${lockPath} was broken by another process while this one held it (it looked stale); ` +
+        `a concurrent change to the tool state may have been lost.`,
+    );
+    return;
+  }
+  await unlink(lockPath).catch((error: unknown) => {
+    log.warn(`Could not remove the lock ${lockPath}: ${reasonOf(error)}. Delete it if it stays.`);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// File operations
+
+/**
+ * The file to lock and replace: a symlinked state file (e.g. a dotfiles manager's link) is followed, so the link
+ * survives the rename and every process locks the same real file whichever path it was given.
+ */
+async function realTarget(path: string): Promise<string> {
+  const absolute = resolve(path);
+  try {
+    return await realpath(absolute);
+  } catch {
+    try {
+      return join(await realpath(dirname(absolute)), basename(absolute));
+    } catch {
+      return absolute;
+    }
+  }
+}
+
+/** Moves a corrupt file aside without ever replacing an earlier copy; the caller holds the lock. */
+async function moveAside(path: string): Promise<string> {
+  const stamp = new Date().toISOString().replace(/:/g, '-');
+  let target = `${path}.corrupt-${stamp}`;
+  for (let n = 2; await exists(target); n++) target = `${path}.corrupt-${stamp}-${n}`;
+  await rename(path, target);
+  return target;
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await lstat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** temp file in the same directory (so rename is atomic) → write → fsync → close → rename → fsync directory. */
+async function writeAtomic(path: string, data: string): Promise<void> {
+  const dir = dirname(path);
+  const temp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+  // Keep a private file private: the replacement gets the mode of the file it replaces.
+  const mode = await stat(path).then(
+    (s) => s.mode & 0o777,
+    () => 0o644,
+  );
+  let handle: FileHandle | undefined;
+  try {
+    handle = await open(temp, 'wx', mode);
+    await handle.writeFile(data, 'utf8');
+    await handle.sync();
+    await handle.close();
+    handle = undefined;
+    await rename(temp, path);
+  } catch (error) {
+    await handle?.close().catch(() => {});
+    await unlink(temp).catch(() => {});
+    throw error;
+  }
+  await fsyncDirectory(dir);
+}
+
+async function fsyncDirectory(dir: string): Promise<void> {
+  let handle: FileHandle | undefined;
+  try {
+    handle = await open(dir, 'r');
+    await handle.sync();
+  } catch {
+    // Windows cannot open a directory and some file systems reject fsync on one; the rename itself is done, only
+    // its durability across a power cut is left to the OS there.
+  } finally {
+    await handle?.close().catch(() => {});
+  }
+}
+
+function corruptWarning(path: string, reason: string, movedTo: string): string {
+  return (
+    `Tool state file ${path} is corrupt (${reason}); moved it aside to ${movedTo} and using the defaults ` +
+    `(no tool disabled by the state file). Inspect that copy and re-apply what you need.`
+  );
+}
+
+/**
+ * Under the lock, re-reads a file that looked corrupt and moves it aside if it still is (another process may have
+ * replaced it meanwhile; moving without the lock could move *their* fresh file aside). Never throws for the
+ * corruption itself: when it cannot be moved, warns and returns the defaults.
+ */
+async function recoverCorrupt(path: string, log: Logger, lock: LockAcquireOptions): Promise<ToolState> {
+  const target = await realTarget(path);
+  let release: (() => Promise<void>) | undefined;
+  try {
+    release = await acquireLock(target, lock);
+    const snapshot = await readSnapshot(target);
+    if (snapshot.kind === 'missing') return defaults();
+    if (snapshot.kind === 'valid') {
+      warnExtras(path, snapshot.extras, log);
+      return snapshot.state;
+    }
+    const movedTo = await moveAside(target);
+    log.warn(corruptWarning(path, snapshot.reason, movedTo));
+    return defaults();
+  } catch (error) {
+    log.warn(
+      `Tool state file ${path} is corrupt and could not be moved aside (${reasonOf(error)}); using the defaults ` +
+        `(no tool disabled by the state file). Fix or remove the file.`,
+    );
+    return defaults();
+  } finally {
+    await release?.();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Public API
+
+/**
+ * Reads the state file. Missing file → defaults `{ enabled: [], disabled: [] }`, silently. Corrupt (not JSON, or not
+ * `{ enabled?: string[], disabled?: string[] }`) → the file is moved aside to `<path>.corrupt-<timestamp>` with its
+ * bytes intact, a warning names both paths, and the defaults are returned; if it cannot be moved the warning says
+ * so and the defaults are still returned. Unknown extra keys are warned about and ignored. List entries come back
+ * trimmed, without blanks or duplicates.
+ *
+ * @throws WorkbenchError `STATE_UNWRITABLE` when the file exists but cannot be read (e.g. EACCES, or it is a
+ *   directory): returning the defaults then could silently re-enable tools the user disabled.
+ */
+export async function readToolState(path: string, log: Logger, options: LockOptions = {}): Promise<ToolState> {
+  const snapshot = await readSnapshot(path);
+  if (snapshot.kind === 'missing') return defaults();
+  if (snapshot.kind === 'valid') {
+    warnExtras(path, snapshot.extras, log);
+    return snapshot.state;
+  }
+  return recoverCorrupt(path, log, lockOptions(options, log, true));
+}
+
+export interface ToolStateChange {
+  /** Names to enable: removed from `disabled`; added to `enabled` only while that is a non-empty allowlist. */
+  enable?: readonly string[];
+  /** Names to disable: added to `disabled`, removed from `enabled` (unless that would empty the allowlist). */
+  disable?: readonly string[];
+  /** Start from the defaults (applied before `enable` and `disable`). Unknown extra keys are still kept. */
+  reset?: boolean;
+}
+
+export interface UpdateToolStateOptions extends LockOptions {
+  log: Logger;
+  /**
+   * Whether a name (canonical or glob, as given) refers to something that exists; names it rejects are kept anyway
+   * and listed in `unknown` so the caller can warn. Not called when omitted.
+   */
+  knownNames?: (name: string) => boolean;
+}
+
+export interface ToolStateUpdate {
+  /** The state now on disk. */
+  state: ToolState;
+  /** The state before this update (defaults if the file was missing or corrupt). */
+  previous: ToolState;
+  /**
+   * Names whose change had an effect on the file: `enabled` for enable (or, with reset, the `disabled` entries that
+   * were cleared), `disabled` for disable. A name already in the requested state is not listed.
+   */
+  changed: { enabled: string[]; disabled: string[] };
+  /** Requested names for which `knownNames` returned false. */
+  unknown: string[];
+  /**
+   * Enabled names that a remaining `disabled` pattern still covers, wholly or in part (e.g. enabling
+   * `dev__s__t` while `disabled` holds `dev__*`). Disabled always wins, so these stay hidden; the user's pattern
+   * is not rewritten.
+   */
+  stillDisabledBy: { name: string; pattern: string }[];
+  /** Where a corrupt file found during the update was moved; the update was applied to the defaults. */
+  movedAside?: string;
+}
+
+/**
+ * Applies `change` as one atomic read-modify-write under an exclusive lock (`<path>.lock`), so concurrent updates
+ * from several processes never lose one another's changes. Input names are trimmed, blanks dropped, duplicates
+ * removed; each must be a canonical `toolbox__server__tool` name or a glob with `*` or `?`. Order: reset, enable,
+ * disable (so a name in both ends up disabled, like the rule "disabled always wins"). The file is always rewritten
+ * in the canonical format (2-space JSON, trailing newline, `enabled`, `disabled`, then preserved unknown keys); its
+ * directory is created if needed. A corrupt file is moved aside first (see `movedAside`).
+ *
+ * @throws WorkbenchError `INVALID_NAME` for a name that is neither canonical nor a glob (nothing is written).
+ * @throws WorkbenchError `STATE_UNWRITABLE` when the directory, lock or file cannot be created, read or replaced,
+ *   or the lock stays held by a live process past the timeout; the message names the path, the OS reason and the
+ *   fix. The previous file is then left untouched.
+ */
+export async function updateToolState(
+  path: string,
+  change: ToolStateChange,
+  options: UpdateToolStateOptions,
+): Promise<ToolStateUpdate> {
+  const { log } = options;
+  const enable = normalizeNames(change.enable ?? []);
+  const disable = normalizeNames(change.disable ?? []);
+  const invalid = [...enable, ...disable].filter((name) => !/[*?]/.test(name) && !parseToolName(name));
+  if (invalid.length > 0) {
+    throw new WorkbenchError(
+      'INVALID_NAME',
+      `Not a tool name: ${invalid.map((n) => JSON.stringify(n)).join(', ')}. Use the canonical ` +
+        `toolbox__server__tool form, or a glob such as "${invalid[0]}__*".`,
+      { details: invalid.map((n) => `"${n}" is neither toolbox__server__tool nor a pattern with * or ?`) },
+    );
+  }
+  const known = options.knownNames;
+  const unknown = known ? [...new Set([...enable, ...disable])].filter((name) => !known(name)) : [];
+
+  const target = await realTarget(path);
+  try {
+    await mkdir(dirname(target), { recursive: true });
+  } catch (error) {
+    throw unwritable(path, `create the directory ${dirname(target)}`, error);
+  }
+  const release = await acquireLock(target, lockOptions(options, log, true));
+  try {
+    const snapshot = await readSnapshot(target);
+    let movedAside: string | undefined;
+    if (snapshot.kind === 'corrupt') {
+      try {
+        movedAside = await moveAside(target);
+      } catch (error) {
+        throw unwritable(path, 'move the corrupt file aside', error);
+      }
+      log.warn(corruptWarning(path, snapshot.reason, movedAside));
+    }
+    const previous = snapshot.kind === 'valid' ? snapshot.state : defaults();
+    const extras = snapshot.kind === 'valid' ? snapshot.extras : [];
+    if (snapshot.kind === 'valid') warnExtras(path, extras, log);
+
+    const applied = applyChange(previous, { enable, disable, reset: change.reset === true });
+    try {
+      await writeAtomic(target, serialize(applied.state, extras));
+    } catch (error) {
+      throw unwritable(path, 'write', error);
+    }
+    return { ...applied, previous, unknown, ...(movedAside === undefined ? {} : { movedAside }) };
+  } finally {
+    await release();
+  }
+}
+
+function applyChange(
+  previous: ToolState,
+  change: { enable: string[]; disable: string[]; reset: boolean },
+): Pick<ToolStateUpdate, 'state' | 'changed' | 'stillDisabledBy'> {
+  const enabled = change.reset ? [] : [...previous.enabled];
+  const disabled = change.reset ? [] : [...previous.disabled];
+  const changed = { enabled: change.reset ? [...previous.disabled] : [], disabled: [] as string[] };
+
+  for (const name of change.enable) {
+    let effect = remove(disabled, name);
+    // An empty list means "all": adding the name would silently turn it into an allowlist of one.
+    if (enabled.length > 0 && !enabled.includes(name)) {
+      enabled.push(name);
+      effect = true;
+    }
+    if (effect && !changed.enabled.includes(name)) changed.enabled.push(name);
+  }
+  for (const name of change.disable) {
+    if (!disabled.includes(name)) {
+      disabled.push(name);
+      changed.disabled.push(name);
+    }
+    // Removing the last allowlist entry would flip "only X" into "everything" (empty = all), i.e. disabling X would
+    // enable every other tool. Keep it: disabled wins anyway, and the allowlist stays in force.
+    if (enabled.length > 1 || enabled[0] !== name) remove(enabled, name);
+  }
+
+  const stillDisabledBy: ToolStateUpdate['stillDisabledBy'] = [];
+  for (const name of change.enable) {
+    const coversName = compileGlob(name);
+    for (const pattern of disabled) {
+      // Either the pattern matches the name, or (for a glob name) the name's glob covers a disabled entry.
+      if (compileGlob(pattern)(name) || coversName(pattern)) stillDisabledBy.push({ name, pattern });
+    }
+  }
+  return { state: { enabled, disabled }, changed, stillDisabledBy };
+}
+
+function remove(list: string[], name: string): boolean {
+  const index = list.indexOf(name);
+  if (index < 0) return false;
+  list.splice(index, 1);
+  return true;
+}
+
+function lockOptions(options: LockOptions, log: Logger, ref: boolean): LockAcquireOptions {
+  return {
+    timeoutMs: options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS,
+    staleMs: options.lockStaleMs ?? DEFAULT_LOCK_STALE_MS,
+    log,
+    ref,
+  };
+}
+
+export interface WatchToolStateOptions extends LockOptions {
+  /** Poll interval; default 300 ms. */
+  intervalMs?: number;
+  /** How long to wait before re-reading a file that looked corrupt (an editor may be mid-save); default 250 ms. */
+  settleMs?: number;
+  /**
+   * The state the caller already has (e.g. from `readToolState`). The first poll is compared against it, so a
+   * change between that read and this call is not missed. Without it, the first poll only sets the baseline.
+   */
+  initial?: ToolState;
+}
+
+/**
+ * Follows the state file and calls `onChange` with the new state whenever its parsed content changes, whether it
+ * was changed by another workbench process, `tools enable|disable`, or a text editor; typically within
+ * `intervalMs` (+ a read). Works when the file or its directory does not exist yet, and across atomic renames.
+ * Deleting the file means defaults. A corrupt file is re-read once after `settleMs` (an editor may be mid-save)
+ * and, if it is still corrupt with the same bytes, moved aside with a warning (as in `readToolState`) and the
+ * defaults are reported. An unreadable file is warned about once and the last state is kept.
+ * Never throws and never keeps the process alive; `close()` stops polling (no `onChange` after it returns).
+ *
+ * Polling rather than `fs.watch`: `fs.watch` on the file is lost when an atomic rename replaces the inode, watching
+ * a directory that does not exist yet is impossible, and events are unreliable on network and container file
+ * systems. A `stat` of one small file every 300 ms costs nothing measurable and meets "about a second".
+ */
+export function watchToolState(
+  path: string,
+  onChange: (state: ToolState) => void,
+  log: Logger,
+  options: WatchToolStateOptions = {},
+): { close(): void } {
+  const intervalMs = options.intervalMs ?? DEFAULT_WATCH_INTERVAL_MS;
+  const settleMs = options.settleMs ?? DEFAULT_WATCH_SETTLE_MS;
+  const lock = lockOptions(options, log, false);
+  let closed = false;
+  let timer: NodeJS.Timeout | undefined;
+  let lastSignature: string | undefined;
+  let lastKey = options.initial ? stateKey(options.initial) : undefined;
+  let lastExtras: string | undefined = options.initial ? undefined : '';
+
+  // Stat identity rather than content: unchanged files cost one stat per poll. ns times and the inode catch both
+  // in-place edits and renames; ctime catches a same-size rewrite within one mtime tick on coarse file systems.
+  const signatureOf = async (): Promise<string> => {
+    try {
+      const s = await stat(path, { bigint: true });
+      return `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
+    } catch (error) {
+      return `error:${errnoCode(error) ?? 'unknown'}`;
+    }
+  };
+
+  const readState = async (): Promise<{ state: ToolState; extras: Extras } | 'retry' | 'unreadable'> => {
+    let snapshot: Snapshot;
+    try {
+      snapshot = await readSnapshot(path);
+    } catch (error) {
+      log.warn(`${reasonOf(error)} Keeping the previous tool state.`);
+      return 'unreadable';
+    }
+    if (snapshot.kind === 'missing') return { state: defaults(), extras: [] };
+    if (snapshot.kind === 'valid') return snapshot;
+    await sleep(settleMs, undefined, { ref: false });
+    if (closed) return 'retry';
+    const again = await readSnapshot(path).catch(() => undefined);
+    if (!again || again.kind !== 'corrupt' || !again.bytes.equals(snapshot.bytes)) return 'retry';
+    return { state: await recoverCorrupt(path, log, lock), extras: [] };
+  };
+
+  const poll = async (): Promise<void> => {
+    const signature = await signatureOf();
+    if (signature === lastSignature) return;
+    const result = await readState();
+    if (closed || result === 'retry') return; // the file is still changing: look again on the next poll
+    lastSignature = signature;
+    if (result === 'unreadable') return;
+
+    const extrasKey = result.extras.map(([k]) => k).join('\0');
+    if (lastExtras !== undefined && extrasKey !== lastExtras) warnExtras(path, result.extras, log);
+    lastExtras = extrasKey;
+
+    const key = stateKey(result.state);
+    if (lastKey === undefined) {
+      lastKey = key;
+      return;
+    }
+    if (key === lastKey) return;
+    lastKey = key;
+    try {
+      onChange(result.state);
+    } catch (error) {
+      log.error(`Applying the changed tool state from ${path} failed: ${reasonOf(error)}`);
+    }
+  };
+
+  const loop = (): void => {
+    poll()
+      .catch((error: unknown) => log.warn(`Watching ${path} failed once: ${reasonOf(error)}; will retry.`))
+      .finally(() => {
+        if (closed) return;
+        // A chained timeout, not setInterval, so a slow poll (lock wait, slow disk) never overlaps the next one.
+        timer = setTimeout(loop, intervalMs);
+        timer.unref();
+      });
+  };
+  loop();
+
+  return {
+    close() {
+      closed = true;
+      if (timer) clearTimeout(timer);
+    },
+  };
+}
+
+function stateKey(state: ToolState): string {
+  return JSON.stringify([state.enabled, state.disabled]);
+}
