@@ -1,0 +1,71 @@
+import { loadConfig, resolveConfigPath } from '../config/load.js';
+import type { WorkbenchConfig } from '../config/types.js';
+import type { Logger } from '../log.js';
+import { Workbench } from '../server/workbench.js';
+import { VERSION } from '../version.js';
+
+/** Options shared by every way of serving (stdio, HTTP). */
+export interface RuntimeOptions {
+  config?: string;
+  disabledTools?: string[];
+  maxMessageBytes?: number;
+  env: Record<string, string | undefined>;
+  cwd: string;
+  log: Logger;
+}
+
+export interface Runtime {
+  config: WorkbenchConfig;
+  workbench: Workbench;
+  /** Ends every downstream connection and watcher; resolves when children are gone. */
+  close(): Promise<void>;
+}
+
+/**
+ * Loads the config and builds the shared Workbench that every client session talks to. Nothing downstream is
+ * started here: servers start when a toolbox is first opened.
+ */
+export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
+  const { path } = resolveConfigPath({ flag: options.config, env: options.env, cwd: options.cwd });
+  const config = await loadConfig(path, options.env);
+  for (const warning of config.warnings) options.log.warn(warning);
+  const workbench = new Workbench({
+    config,
+    env: options.env,
+    log: options.log,
+    version: VERSION,
+    cliDisabled: options.disabledTools,
+    maxMessageBytes: options.maxMessageBytes,
+  });
+  return { config, workbench, close: () => workbench.close() };
+}
+
+/** How long shutdown may take before the process exits anyway (children get SIGKILL well within this). */
+export const SHUTDOWN_DEADLINE_MS = 8_000;
+
+/**
+ * Calls `stop` once on SIGINT, SIGTERM or any of `extraTriggers`, and resolves with exit code 0 when it finishes
+ * or when the deadline passes.
+ */
+export function untilShutdown(log: Logger, stop: () => Promise<unknown>, register: (trigger: (why: string) => void) => void = () => {}): Promise<number> {
+  return new Promise<number>((resolve) => {
+    let stopping = false;
+    const trigger = (why: string): void => {
+      if (stopping) return;
+      stopping = true;
+      log.info(`shutting down (${why})`);
+      const deadline = setTimeout(() => {
+        log.warn(`shutdown took longer than ${SHUTDOWN_DEADLINE_MS} ms; exiting anyway`);
+        resolve(0);
+      }, SHUTDOWN_DEADLINE_MS);
+      deadline.unref();
+      void Promise.allSettled([stop()]).then(() => {
+        clearTimeout(deadline);
+        resolve(0);
+      });
+    };
+    process.once('SIGINT', () => trigger('SIGINT'));
+    process.once('SIGTERM', () => trigger('SIGTERM'));
+    register(trigger);
+  });
+}
