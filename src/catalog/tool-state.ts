@@ -160,7 +160,8 @@ function unwritable(path: string, action: string, error: unknown): WorkbenchErro
         : `Fix the permissions of ${dirname(path)}`;
   return new WorkbenchError(
     'STATE_UNWRITABLE',
-    `Cannot ${action} for the tool state file ${path}: ${reasonOf(error)}. The state was not changed. ${fix}, or ` +
+    `Cannot change the tool state file ${path}: could not ${action}: ${reasonOf(error)}. The state was not ` +
+      `changed. ${fix}, or ` +
       `point --state-file / WORKBENCH_STATE_FILE at a writable location.`,
     { cause: error },
   );
@@ -568,7 +569,7 @@ export async function updateToolState(
     try {
       await writeAtomic(target, serialize(applied.state, extras));
     } catch (error) {
-      throw unwritable(path, 'write', error);
+      throw unwritable(path, 'write the new content', error);
     }
     return { ...applied, previous, unknown, ...(movedAside === undefined ? {} : { movedAside }) };
   } finally {

@@ -1,0 +1,501 @@
+import assert from 'node:assert/strict';
+import { execFile, spawn, spawnSync } from 'node:child_process';
+import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, readlink, rm, symlink, unlink, utimes, writeFile } from 'node:fs/promises';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { after, before, describe, it } from 'node:test';
+import {
+  readToolState,
+  resolveStatePath,
+  updateToolState,
+  watchToolState,
+  type ToolStateUpdate,
+} from '../../src/catalog/tool-state.js';
+import type { ToolState } from '../../src/catalog/visibility.js';
+import { isWorkbenchError } from '../../src/errors.js';
+import { createLogger, type Logger } from '../../src/log.js';
+
+const run = promisify(execFile);
+const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
+const toggler = fileURLToPath(new URL('../helpers/state-toggler.ts', import.meta.url));
+
+let root: string;
+let counter = 0;
+before(async () => {
+  root = await mkdtemp(join(tmpdir(), 'wb-tool-state-'));
+});
+after(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+/** A fresh directory per test, inside the suite's temp dir. */
+async function freshDir(): Promise<string> {
+  const dir = join(root, `case-${++counter}`);
+  await mkdir(dir, { recursive: true });
+  return dir;
+}
+
+function capture(): { log: Logger; lines: string[]; warnings: () => string[] } {
+  const lines: string[] = [];
+  const log = createLogger({ level: 'debug', write: (line) => lines.push(line) });
+  return { log, lines, warnings: () => lines.filter((l) => l.includes(' warn: ')) };
+}
+
+async function waitFor(what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) assert.fail(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const write = (path: string, state: ToolState | string): Promise<void> =>
+  writeFile(path, typeof state === 'string' ? state : `${JSON.stringify(state, null, 2)}\n`);
+
+const json = async (path: string): Promise<unknown> => JSON.parse(await readFile(path, 'utf8'));
+
+async function update(path: string, change: Parameters<typeof updateToolState>[1], log?: Logger): Promise<ToolStateUpdate> {
+  return updateToolState(path, change, { log: log ?? capture().log });
+}
+
+describe('resolveStatePath', () => {
+  const homedir = '/home/u';
+
+  it('prefers --state-file, then WORKBENCH_STATE_FILE, then ~/.mcp-workbench/tool-state.json', () => {
+    const env = { WORKBENCH_STATE_FILE: '/env/state.json' };
+    assert.equal(resolveStatePath({ flag: '/flag/state.json', env, homedir }), '/flag/state.json');
+    assert.equal(resolveStatePath({ env, homedir }), '/env/state.json');
+    assert.equal(resolveStatePath({ env: {}, homedir }), join(homedir, '.mcp-workbench', 'tool-state.json'));
+  });
+
+  it('treats blank values as unset, expands a leading ~ and resolves relative paths against cwd', () => {
+    assert.equal(resolveStatePath({ flag: '  ', env: { WORKBENCH_STATE_FILE: '' }, homedir }), join(homedir, '.mcp-workbench', 'tool-state.json'));
+    assert.equal(resolveStatePath({ env: { WORKBENCH_STATE_FILE: '~/s.json' }, homedir }), join(homedir, 's.json'));
+    assert.equal(resolveStatePath({ flag: 'rel/s.json', env: {}, homedir, cwd: '/work' }), '/work/rel/s.json');
+  });
+});
+
+describe('readToolState', () => {
+  it('returns the defaults without a warning when the file (or its directory) is missing', async () => {
+    const dir = await freshDir();
+    const { log, lines } = capture();
+    assert.deepEqual(await readToolState(join(dir, 'tool-state.json'), log), { enabled: [], disabled: [] });
+    assert.deepEqual(await readToolState(join(dir, 'no', 'such', 'tool-state.json'), log), { enabled: [], disabled: [] });
+    assert.deepEqual(lines, []);
+  });
+
+  it('returns the lists trimmed, without blanks or duplicates', async () => {
+    const path = join(await freshDir(), 'tool-state.json');
+    await write(path, { enabled: [' a__b__c ', '', 'a__b__c'], disabled: ['x__*', '  ', 'x__*'] });
+    assert.deepEqual(await readToolState(path, capture().log), { enabled: ['a__b__c'], disabled: ['x__*'] });
+  });
+
+  for (const [label, content] of [
+    ['invalid JSON', '{"enabled": ["a__b__c",'],
+    ['an empty file', ''],
+    ['a top-level array', '["a__b__c"]\n'],
+    ['a list that is not an array', '{"enabled": "a__b__c"}\n'],
+    ['a list with a non-string', '{"disabled": ["a__b__c", 7]}\n'],
+  ] as const) {
+    it(`moves a corrupt file (${label}) aside with its bytes intact, warns naming both paths, returns the defaults`, async () => {
+      const dir = await freshDir();
+      const path = join(dir, 'tool-state.json');
+      await write(path, content);
+      const { log, warnings } = capture();
+
+      assert.deepEqual(await readToolState(path, log), { enabled: [], disabled: [] });
+
+      const files = await readdir(dir);
+      const aside = files.filter((f) => f.startsWith('tool-state.json.corrupt-'));
+      assert.equal(aside.length, 1, `one moved-aside copy in ${files.join(', ')}`);
+      assert.match(aside[0]!, /^tool-state\.json\.corrupt-[0-9TZ.-]+$/, 'the timestamp is safe in file names');
+      assert.equal(await readFile(join(dir, aside[0]!), 'utf8'), content);
+      assert.ok(!files.includes('tool-state.json'), 'the corrupt file is no longer in place');
+      assert.ok(!files.some((f) => f.endsWith('.lock')), 'the lock was released');
+      assert.equal(warnings().length, 1);
+      assert.ok(warnings()[0]!.includes(path) && warnings()[0]!.includes(join(dir, aside[0]!)), warnings()[0]);
+    });
+  }
+
+  it('keeps working with unknown extra keys, but warns about them', async () => {
+    const path = join(await freshDir(), 'tool-state.json');
+    await writeFile(path, '{"enabled": [], "disabled": ["a__b__c"], "futureKey": 1}');
+    const { log, warnings } = capture();
+    assert.deepEqual(await readToolState(path, log), { enabled: [], disabled: ['a__b__c'] });
+    assert.equal(warnings().length, 1);
+    assert.match(warnings()[0]!, /"futureKey"/);
+  });
+
+  it('fails with STATE_UNWRITABLE when the path exists but cannot be read as a file', async () => {
+    const path = join(await freshDir(), 'tool-state.json');
+    await mkdir(path);
+    await assert.rejects(readToolState(path, capture().log), (e) => isWorkbenchError(e, 'STATE_UNWRITABLE') && e.message.includes(path));
+  });
+});
+
+describe('updateToolState', () => {
+  it('creates the directory and writes 2-space JSON with a trailing newline, enabled before disabled', async () => {
+    const path = join(await freshDir(), 'nested', 'dir', 'tool-state.json');
+    await update(path, { disable: ['a__b__c', 'x__*'] });
+    assert.equal(await readFile(path, 'utf8'), '{\n  "enabled": [],\n  "disabled": [\n    "a__b__c",\n    "x__*"\n  ]\n}\n');
+  });
+
+  it('trims input names, drops blanks and removes duplicates', async () => {
+    const path = join(await freshDir(), 'tool-state.json');
+    const result = await update(path, { disable: ['  a__b__c', 'a__b__c  ', '', '   ', 'd__e__f', 'a__b__c'] });
+    assert.deepEqual(result.state, { enabled: [], disabled: ['a__b__c', 'd__e__f'] });
+    assert.deepEqual(result.changed, { enabled: [], disabled: ['a__b__c', 'd__e__f'] });
+    assert.deepEqual(await json(path), { enabled: [], disabled: ['a__b__c', 'd__e__f'] });
+  });
+
+  it('enable removes the name from disabled and does not start an allowlist when enabled is empty', async () => {
+    const path = join(await freshDir(), 'tool-state.json');
+    await write(path, { enabled: [], disabled: ['a__b__c', 'd__e__f'] });
+    const result = await update(path, { enable: ['a__b__c', 'g__h__i'] });
+    assert.deepEqual(result.state, { enabled: [], disabled: ['d__e__f'] });
+    assert.deepEqual(result.previous, { enabled: [], disabled: ['a__b__c', 'd__e__f'] });
+    assert.deepEqual(result.changed, { enabled: ['a__b__c'], disabled: [] }, 'g__h__i was already enabled');
+  });
+
+  it('with an allowlist in force, enable adds to it and disable removes from it', async () => {
+    const path = join(await freshDir(), 'tool-state.json');
+    await write(path, { enabled: ['a__b__c', 'a__b__d'], disabled: [] });
+    let result = await update(path, { enable: ['x__y__z'] });
+    assert.deepEqual(result.state, { enabled: ['a__b__c', 'a__b__d', 'x__y__z'], disabled: [] });
+    result = await update(path, { disable: ['a__b__c'] });
+    assert.deepEqual(result.state, { enabled: ['a__b__d', 'x__y__z'], disabled: ['a__b__c'] });
+    assert.deepEqual(await json(path), result.state);
+  });
+
+  it('disabling the only allowlisted name keeps the allowlist (an empty list would enable everything)', async () => {
+    const path = join(await freshDir(), 'tool-state.json');
+    await write(path, { enabled: ['a__b__c'], disabled: [] });
+    const result = await update(path, { disable: ['a__b__c'] });
+    assert.deepEqual(result.state, { enabled: ['a__b__c'], disabled: ['a__b__c'] });
+  });
+
+  it('applies disable after enable, so a name given to both ends up disabled', async () => {
+    const path = join(await freshDir(), 'tool-state.json');
+    const result = await update(path, { enable: ['a__b__c'], disable: ['a__b__c'] });
+    assert.deepEqual(result.state, { enabled: [], disabled: ['a__b__c'] });
+  });
+
+  it('reports an enabled name that a disabled glob still covers, without rewriting the glob', async () => {
+    const path = join(await freshDir(), 'tool-state.json');
+    await write(path, { enabled: [], disabled: ['dev__*', 'ops__s__t'] });
+    const result = await update(path, { enable: ['dev__s__t', 'ops__*', 'prod__s__t'] });
+    assert.deepEqual(result.state, { enabled: [], disabled: ['dev__*', 'ops__s__t'] });
+    assert.deepEqual(result.stillDisabledBy, [
+      { name: 'dev__s__t', pattern: 'dev__*' },
+      { name: 'ops__*', pattern: 'ops__s__t' },
+    ]);
+    assert.deepEqual(result.changed.enabled, []);
+  });
+
+  it('reset writes the defaults and reports the cleared disabled entries', async () => {
+    const path = join(await freshDir(), 'tool-state.json');
+    await write(path, { enabled: ['a__b__c'], disabled: ['x__*'] });
+    const result = await update(path, { reset: true });
+    assert.deepEqual(result.state, { enabled: [], disabled: [] });
+    assert.deepEqual(result.changed, { enabled: ['x__*'], disabled: [] });
+    assert.equal(await readFile(path, 'utf8'), '{\n  "enabled": [],\n  "disabled": []\n}\n');
+  });
+
+  it('lists names that knownNames rejects as unknown, and keeps them', async () => {
+    const path = join(await freshDir(), 'tool-state.json');
+    const result = await updateToolState(
+      path,
+      { disable: ['a__b__c', 'not__yet__there'], enable: ['new__*'] },
+      { log: capture().log, knownNames: (name) => name === 'a__b__c' },
+    );
+    assert.deepEqual(result.unknown.sort(), ['new__*', 'not__yet__there']);
+    assert.deepEqual(result.state.disabled, ['a__b__c', 'not__yet__there']);
+  });
+
+  it('rejects a name that is neither canonical nor a glob, and writes nothing', async () => {
+    const dir = await freshDir();
+    const path = join(dir, 'tool-state.json');
+    await assert.rejects(update(path, { disable: ['github'] }), (e) => isWorkbenchError(e, 'INVALID_NAME') && e.message.includes('"github"'));
+    assert.deepEqual(await readdir(dir), []);
+  });
+
+  it('preserves unknown keys after enabled and disabled, and warns about them', async () => {
+    const path = join(await freshDir(), 'tool-state.json');
+    await writeFile(path, '{"future": {"x": 1}, "disabled": [], "enabled": [], "__proto__": "kept"}');
+    const { log, warnings } = capture();
+    await update(path, { disable: ['a__b__c'] }, log);
+    assert.equal(
+      await readFile(path, 'utf8'),
+      '{\n  "enabled": [],\n  "disabled": [\n    "a__b__c"\n  ],\n  "future": {\n    "x": 1\n  },\n  "__proto__": "kept"\n}\n',
+    );
+    assert.equal(warnings().length, 1);
+  });
+
+  it('moves a corrupt file aside, applies the change to the defaults and reports where the file went', async () => {
+    const dir = await freshDir();
+    const path = join(dir, 'tool-state.json');
+    const garbage = '{"disabled": ["a__b__c"]'; // truncated
+    await writeFile(path, garbage);
+    const { log, warnings } = capture();
+    const result = await update(path, { disable: ['d__e__f'] }, log);
+    assert.ok(result.movedAside?.startsWith(`${path}.corrupt-`), result.movedAside);
+    assert.equal(await readFile(result.movedAside!, 'utf8'), garbage);
+    assert.deepEqual(result.previous, { enabled: [], disabled: [] });
+    assert.deepEqual(await json(path), { enabled: [], disabled: ['d__e__f'] });
+    assert.ok(warnings().some((w) => w.includes(path) && w.includes(result.movedAside!)));
+  });
+
+  it('follows a symlinked state file instead of replacing the link', async () => {
+    const dir = await freshDir();
+    const real = join(dir, 'real.json');
+    const link = join(dir, 'tool-state.json');
+    await write(real, { enabled: [], disabled: [] });
+    await symlink(real, link);
+    await update(link, { disable: ['a__b__c'] });
+    assert.ok((await lstat(link)).isSymbolicLink());
+    assert.equal(await readlink(link), real);
+    assert.deepEqual(await json(real), { enabled: [], disabled: ['a__b__c'] });
+  });
+
+  it('fails with STATE_UNWRITABLE naming the path and the fix, leaving the previous file untouched', async (t) => {
+    const dir = await freshDir();
+    const stateDir = join(dir, 'state');
+    await mkdir(stateDir);
+    const path = join(stateDir, 'tool-state.json');
+    const previous = '{\n  "enabled": [],\n  "disabled": [\n    "keep__me__please"\n  ]\n}\n';
+    await writeFile(path, previous);
+    await chmod(stateDir, 0o500);
+    let effective = true;
+    try {
+      await writeFile(join(stateDir, 'probe'), '');
+      await unlink(join(stateDir, 'probe'));
+    } catch {
+      effective = false;
+    }
+    const check = (e: unknown, target: string): boolean =>
+      isWorkbenchError(e, 'STATE_UNWRITABLE') && e.message.includes(target) && /--state-file|WORKBENCH_STATE_FILE/.test(e.message);
+    try {
+      if (!effective) {
+        await assert.rejects(update(path, { disable: ['a__b__c'] }), (e) => check(e, path));
+        assert.equal(await readFile(path, 'utf8'), previous);
+        assert.deepEqual(await readdir(stateDir), ['tool-state.json'], 'no temp or lock file left behind');
+        return;
+      }
+    } finally {
+      await chmod(stateDir, 0o700);
+    }
+    // Running as root: permission bits do not stop writes. Make the state file's parent a regular file instead, so
+    // creating the directory / lock / temp file fails (ENOTDIR / EEXIST), and check that nothing was touched.
+    t.diagnostic('running as root: chmod does not stop writes; using a regular file as the parent directory');
+    const blocker = join(dir, 'not-a-dir');
+    await writeFile(blocker, previous);
+    const blocked = join(blocker, 'tool-state.json');
+    await assert.rejects(update(blocked, { disable: ['a__b__c'] }), (e) => check(e, blocked));
+    assert.equal(await readFile(blocker, 'utf8'), previous);
+    assert.deepEqual((await readdir(dir)).sort(), ['not-a-dir', 'state']);
+  });
+
+  describe('lock', () => {
+    const lockFor = (path: string, owner: object): Promise<void> => writeFile(`${path}.lock`, JSON.stringify(owner));
+
+    it('breaks a lock whose owner process is gone', async () => {
+      const dir = await freshDir();
+      const path = join(dir, 'tool-state.json');
+      const dead = spawnSync(process.execPath, ['-e', '']).pid;
+      assert.ok(dead);
+      await lockFor(path, { pid: dead, host: hostname(), token: 'dead', since: new Date().toISOString() });
+      const { log, warnings } = capture();
+      const result = await updateToolState(path, { disable: ['a__b__c'] }, { log, lockTimeoutMs: 10_000 });
+      assert.deepEqual(result.state.disabled, ['a__b__c']);
+      assert.ok(warnings().some((w) => w.includes(`${path}.lock`) && w.includes(`pid ${dead}`)), warnings().join(''));
+      assert.deepEqual(await readdir(dir), ['tool-state.json'], 'the lock was released');
+    });
+
+    it('breaks a lock older than the stale age even if its owner is alive', async () => {
+      const dir = await freshDir();
+      const path = join(dir, 'tool-state.json');
+      await lockFor(path, { pid: process.pid, host: hostname(), token: 'old', since: '2000-01-01T00:00:00.000Z' });
+      const old = new Date(Date.now() - 60_000);
+      await utimes(`${path}.lock`, old, old);
+      const result = await updateToolState(path, { disable: ['a__b__c'] }, { log: capture().log, lockTimeoutMs: 10_000 });
+      assert.deepEqual(result.state.disabled, ['a__b__c']);
+      assert.deepEqual(await readdir(dir), ['tool-state.json']);
+    });
+
+    it('waits for a live lock and proceeds once it is released', async () => {
+      const dir = await freshDir();
+      const path = join(dir, 'tool-state.json');
+      await lockFor(path, { pid: process.pid, host: hostname(), token: 'live' });
+      const released = new Promise<void>((r) => setTimeout(r, 200)).then(() => unlink(`${path}.lock`));
+      const result = await updateToolState(path, { disable: ['a__b__c'] }, { log: capture().log, lockTimeoutMs: 10_000 });
+      await released;
+      assert.deepEqual(result.state.disabled, ['a__b__c']);
+    });
+
+    it('fails after the timeout with an error naming the lock file and what to do; the state is untouched', async () => {
+      const dir = await freshDir();
+      const path = join(dir, 'tool-state.json');
+      await write(path, { enabled: [], disabled: ['keep__me__x'] });
+      await lockFor(path, { pid: process.pid, host: hostname(), token: 'live' });
+      await assert.rejects(
+        updateToolState(path, { disable: ['a__b__c'] }, { log: capture().log, lockTimeoutMs: 300 }),
+        (e) =>
+          isWorkbenchError(e, 'STATE_UNWRITABLE') &&
+          e.message.includes(`${path}.lock`) &&
+          e.message.includes(`pid ${process.pid}`) &&
+          /delete/.test(e.message),
+      );
+      assert.deepEqual(await json(path), { enabled: [], disabled: ['keep__me__x'] });
+      assert.ok((await readdir(dir)).includes('tool-state.json.lock'), "someone else's live lock is never removed");
+    });
+  });
+
+  it('loses no update when two processes each make 100 concurrent changes', { timeout: 180_000 }, async () => {
+    const dir = await freshDir();
+    const path = join(dir, 'tool-state.json');
+    const runToggler = (prefix: string): Promise<{ code: number | null; stdout: string; stderr: string }> =>
+      new Promise((resolve, reject) => {
+        const child = spawn(process.execPath, ['--import', 'tsx', toggler, path, prefix, '100'], {
+          cwd: projectRoot,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+        child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+        child.on('error', reject);
+        child.on('close', (code) => resolve({ code, stdout, stderr }));
+      });
+
+    // Meanwhile, read (as a server would) and watch: no reader may ever see a partial or corrupt file.
+    const { log, warnings } = capture();
+    const seen: ToolState[] = [];
+    const watcher = watchToolState(path, (s) => seen.push(s), log, { intervalMs: 20 });
+    let reading = true;
+    let reads = 0;
+    const reader = (async () => {
+      while (reading) {
+        await readToolState(path, log);
+        reads++;
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    })();
+
+    const results = await Promise.all([runToggler('a'), runToggler('b')]);
+    reading = false;
+    await reader;
+    watcher.close();
+
+    for (const r of results) assert.equal(r.code, 0, `toggler failed: ${r.stderr}`);
+    const state = (await json(path)) as { enabled: string[]; disabled: string[] };
+    const expected = ['a', 'b'].flatMap((p) => Array.from({ length: 100 }, (_, i) => `tb__${p}__t${i}`));
+    const missing = expected.filter((name) => !state.disabled.includes(name));
+    assert.deepEqual(missing, [], 'every update survived');
+    assert.equal(state.disabled.length, 200, 'the shared name ends enabled (each worker ends with an enable)');
+    assert.deepEqual(state.enabled, []);
+    assert.deepEqual(warnings(), [], 'no reader saw a corrupt file');
+    assert.ok(reads > 0 && seen.length > 0);
+    assert.deepEqual((await readdir(dir)).sort(), ['tool-state.json'], 'no lock, temp or corrupt file left');
+  });
+});
+
+describe('watchToolState', () => {
+  const writeFromAnotherProcess = (path: string, content: string): Promise<unknown> =>
+    run(process.execPath, [
+      '-e',
+      'const fs = require("fs"), p = require("path"); fs.mkdirSync(p.dirname(process.argv[1]), { recursive: true }); fs.writeFileSync(process.argv[1], process.argv[2]);',
+      path,
+      content,
+    ]);
+
+  it('reports a change written by another process, even if the directory did not exist at first', async () => {
+    const path = join(await freshDir(), 'later', 'tool-state.json');
+    const seen: ToolState[] = [];
+    const { log, lines } = capture();
+    const watcher = watchToolState(path, (s) => seen.push(s), log, { initial: { enabled: [], disabled: [] } });
+    try {
+      await writeFromAnotherProcess(path, '{"enabled": [], "disabled": ["a__b__c"]}');
+      await waitFor('the change', () => seen.length > 0);
+      assert.deepEqual(seen, [{ enabled: [], disabled: ['a__b__c'] }]);
+      assert.deepEqual(lines, []);
+    } finally {
+      watcher.close();
+    }
+  });
+
+  it('follows atomic replacements by updateToolState and reports only real content changes', async () => {
+    const path = join(await freshDir(), 'tool-state.json');
+    await write(path, { enabled: [], disabled: ['a__b__c'] });
+    const seen: ToolState[] = [];
+    const watcher = watchToolState(path, (s) => seen.push(s), capture().log, { intervalMs: 50 });
+    try {
+      await new Promise((r) => setTimeout(r, 200)); // let it take its baseline
+      // Same content, different formatting: not a change.
+      await writeFile(path, '{ "disabled": ["a__b__c"], "enabled": [] }');
+      await new Promise((r) => setTimeout(r, 200));
+      await update(path, { disable: ['d__e__f'] });
+      await waitFor('the change', () => seen.length > 0);
+      await new Promise((r) => setTimeout(r, 200));
+      assert.deepEqual(seen, [{ enabled: [], disabled: ['a__b__c', 'd__e__f'] }]);
+      // Deleting the file means the defaults.
+      await unlink(path);
+      await waitFor('the deletion', () => seen.length > 1);
+      assert.deepEqual(seen[1], { enabled: [], disabled: [] });
+    } finally {
+      watcher.close();
+    }
+  });
+
+  it('moves a file that stays corrupt aside, warns, and reports the defaults', async () => {
+    const dir = await freshDir();
+    const path = join(dir, 'tool-state.json');
+    await write(path, { enabled: [], disabled: ['a__b__c'] });
+    const seen: ToolState[] = [];
+    const { log, warnings } = capture();
+    const watcher = watchToolState(path, (s) => seen.push(s), log, { intervalMs: 50, settleMs: 100, initial: { enabled: [], disabled: ['a__b__c'] } });
+    try {
+      await writeFile(path, 'not json');
+      await waitFor('the defaults', () => seen.length > 0);
+      assert.deepEqual(seen, [{ enabled: [], disabled: [] }]);
+      const aside = (await readdir(dir)).filter((f) => f.startsWith('tool-state.json.corrupt-'));
+      assert.equal(aside.length, 1);
+      assert.equal(await readFile(join(dir, aside[0]!), 'utf8'), 'not json');
+      assert.ok(warnings().some((w) => w.includes(path) && w.includes(aside[0]!)));
+    } finally {
+      watcher.close();
+    }
+  });
+
+  it('does not move aside a file that an editor is still saving', async () => {
+    const dir = await freshDir();
+    const path = join(dir, 'tool-state.json');
+    await write(path, { enabled: [], disabled: [] });
+    const seen: ToolState[] = [];
+    const { log, warnings } = capture();
+    // A long settle time so the second write always lands within it, however slow the machine.
+    const watcher = watchToolState(path, (s) => seen.push(s), log, { intervalMs: 20, settleMs: 2_000, initial: { enabled: [], disabled: [] } });
+    try {
+      await writeFile(path, '{"enabled": [], "disab'); // half-written
+      await new Promise((r) => setTimeout(r, 100));
+      await writeFile(path, '{"enabled": [], "disabled": ["a__b__c"]}');
+      await waitFor('the saved content', () => seen.length > 0, 10_000);
+      assert.deepEqual(seen, [{ enabled: [], disabled: ['a__b__c'] }]);
+      assert.deepEqual(await readdir(dir), ['tool-state.json']);
+      assert.deepEqual(warnings(), []);
+    } finally {
+      watcher.close();
+    }
+  });
+
+  it('calls nothing after close()', async () => {
+    const path = join(await freshDir(), 'tool-state.json');
+    const seen: ToolState[] = [];
+    const watcher = watchToolState(path, (s) => seen.push(s), capture().log, { intervalMs: 20, initial: { enabled: [], disabled: [] } });
+    watcher.close();
+    await write(path, { enabled: [], disabled: ['a__b__c'] });
+    await new Promise((r) => setTimeout(r, 200));
+    assert.deepEqual(seen, []);
+  });
+});
