@@ -1,18 +1,8 @@
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { fixtureServer, startWorkbench, tempDir, textOf, waitFor, workbenchErrorCode } from '../helpers/workbench-process.js';
-
-/** The fixture's --log file as parsed events. */
-async function events(file: string): Promise<{ event: string; pid: number; [key: string]: unknown }[]> {
-  const text = await readFile(file, 'utf8').catch(() => '');
-  return text
-    .split('\n')
-    .filter((l) => l.trim())
-    .map((l) => JSON.parse(l) as { event: string; pid: number });
-}
+import { fixtureEvents, fixtureServer, startWorkbench, tempDir, textOf, waitFor, workbenchErrorCode } from '../helpers/workbench-process.js';
 
 describe('downstream connections', () => {
   it('shares one connect per server among many concurrent first calls', async () => {
@@ -31,8 +21,8 @@ describe('downstream connections', () => {
       }
       const results = await Promise.all(calls);
       for (const r of results) assert.notEqual(r.isError, true, textOf(r));
-      const startsA = (await events(logA)).filter((e) => e.event === 'start');
-      const startsB = (await events(logB)).filter((e) => e.event === 'start');
+      const startsA = (await fixtureEvents(logA)).filter((e) => e.event === 'start');
+      const startsB = (await fixtureEvents(logB)).filter((e) => e.event === 'start');
       assert.equal(startsA.length, 1, 'server a was started once');
       assert.equal(startsB.length, 1, 'server b was started once');
       assert.equal((await running.descendants()).length, 2);
@@ -75,7 +65,7 @@ describe('downstream connections', () => {
       assert.match(textOf(callBroken), /exited with code 3/);
 
       await wb.call('open_toolbox', { toolbox_name: 'mixed' });
-      const starts = (await events(log)).filter((e) => e.event === 'start').length;
+      const starts = (await fixtureEvents(log)).filter((e) => e.event === 'start').length;
       assert.ok(starts >= 3, `the broken server was retried on each use (started ${starts} times)`);
     } finally {
       await wb.close();
@@ -95,7 +85,7 @@ describe('downstream connections', () => {
       assert.equal(workbenchErrorCode(result), 'CALL_TIMEOUT');
       assert.match(textOf(result), /tool "hang" on server "slowpoke" of toolbox "tb" did not answer within 400 ms/);
       assert.ok(
-        await waitFor(async () => (await events(log)).some((e) => e.event === 'cancelled' && e.tool === 'hang'), 5000),
+        await waitFor(async () => (await fixtureEvents(log)).some((e) => e.event === 'cancelled' && e.tool === 'hang'), 5000),
         'the downstream handler saw the cancellation',
       );
       assert.equal(textOf(await wb.useTool('tb', 'tb__slowpoke__echo', { text: 'alive' })), 'alive');

@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -120,4 +120,13 @@ export function textOf(result: CallToolResult): string {
 export function workbenchErrorCode(result: CallToolResult): string | undefined {
   const meta = result._meta?.['mcp-workbench/error'] as { code?: string } | undefined;
   return meta?.code;
+}
+
+/** The events our fixture server wrote to its `--log` file, parsed (empty if the file does not exist yet). */
+export async function fixtureEvents(file: string): Promise<{ event: string; pid: number; [key: string]: unknown }[]> {
+  const text = await readFile(file, 'utf8').catch(() => '');
+  return text
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l) as { event: string; pid: number });
 }

@@ -3,7 +3,8 @@ import { after, before, describe, it } from 'node:test';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { ErrorCode, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { OpenToolboxResult } from '../../src/server/workbench.js';
 import {
   everythingServer,
   fixtureServer,
@@ -15,23 +16,7 @@ import {
 } from '../helpers/workbench-process.js';
 import { sampleArgs } from '../helpers/sample-args.js';
 
-interface Catalog {
-  toolbox: string;
-  description: string;
-  servers_connected: string[];
-  servers_failed: { server: string; error: string }[];
-  tools: {
-    name: string;
-    toolbox_name: string;
-    source_server: string;
-    original_name: string;
-    title?: string;
-    description: string;
-    inputSchema: Tool['inputSchema'];
-    outputSchema?: Tool['outputSchema'];
-    annotations?: Tool['annotations'];
-  }[];
-}
+type Catalog = OpenToolboxResult;
 
 async function open(wb: RunningWorkbench, toolbox: string): Promise<Catalog> {
   const result = (await wb.call('open_toolbox', { toolbox_name: toolbox })) as CallToolResult;

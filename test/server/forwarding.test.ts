@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import {
@@ -11,15 +10,7 @@ import {
   type LoggingMessageNotification,
   type Progress,
 } from '@modelcontextprotocol/sdk/types.js';
-import { everythingServer, fixtureServer, startWorkbench, tempDir, textOf, waitFor, workbenchErrorCode } from '../helpers/workbench-process.js';
-
-async function logEvents(file: string): Promise<{ event: string; [key: string]: unknown }[]> {
-  const text = await readFile(file, 'utf8').catch(() => '');
-  return text
-    .split('\n')
-    .filter((l) => l.trim())
-    .map((l) => JSON.parse(l) as { event: string });
-}
+import { everythingServer, fixtureEvents, fixtureServer, startWorkbench, tempDir, textOf, waitFor, workbenchErrorCode } from '../helpers/workbench-process.js';
 
 describe('progress and cancellation', () => {
   it('carries progress from the downstream call to the client under the client\'s own token, never mixed', async () => {
@@ -61,11 +52,11 @@ describe('progress and cancellation', () => {
         undefined,
         { signal: controller.signal },
       );
-      assert.ok(await waitFor(async () => (await logEvents(log)).some((e) => e.event === 'call' && e.tool === 'hang'), 5000));
+      assert.ok(await waitFor(async () => (await fixtureEvents(log)).some((e) => e.event === 'call' && e.tool === 'hang'), 5000));
       controller.abort('user pressed stop');
       await assert.rejects(pending);
       assert.ok(
-        await waitFor(async () => (await logEvents(log)).some((e) => e.event === 'cancelled' && e.tool === 'hang'), 5000),
+        await waitFor(async () => (await fixtureEvents(log)).some((e) => e.event === 'cancelled' && e.tool === 'hang'), 5000),
         'the downstream handler observed the cancellation',
       );
       assert.equal(textOf(await wb.useTool('tb', 'tb__fx__echo', { text: 'next' })), 'next');
