@@ -23,9 +23,13 @@ import type { ToolState } from './visibility.js';
  * change; the behaviour follows theirs (temp + fsync + rename, stale detection by age), plus owner-pid liveness.
  */
 
+/** How long an update waits for another process's lock before failing. */
 export const DEFAULT_LOCK_TIMEOUT_MS = 5_000;
+/** Age after which a lock is broken even if its owner looks alive (an update holds it for milliseconds). */
 export const DEFAULT_LOCK_STALE_MS = 10_000;
+/** Watcher poll interval: well inside the "about a second" a running server has to follow a change. */
 export const DEFAULT_WATCH_INTERVAL_MS = 300;
+/** How long the watcher waits before re-reading a file that looked corrupt (an editor may be mid-save). */
 export const DEFAULT_WATCH_SETTLE_MS = 250;
 
 export interface LockOptions {

@@ -34,6 +34,8 @@ export class ToolboxCatalog {
   readonly toolbox: string;
   /** Enabled tools in server order, then downstream order. */
   readonly tools: readonly CatalogTool[];
+  /** Tools the visibility policy hides, with the reason. */
+  readonly hidden: readonly HiddenTool[];
   private readonly byName = new Map<string, CatalogTool>();
   private readonly hiddenByName = new Map<string, HiddenTool>();
   private readonly byBare = new Map<string, CatalogTool[]>();
@@ -43,6 +45,7 @@ export class ToolboxCatalog {
   constructor(toolbox: string, servers: readonly ServerTools[], policy: VisibilityPolicy) {
     this.toolbox = toolbox;
     const tools: CatalogTool[] = [];
+    const hiddenList: HiddenTool[] = [];
     for (const { server, tools: list } of servers) {
       for (const tool of list) {
         const entry: CatalogTool = { name: formatToolName(toolbox, server, tool.name), toolbox, server, tool };
@@ -50,6 +53,7 @@ export class ToolboxCatalog {
         if (!visibility.enabled) {
           const hidden = { ...entry, visibility };
           this.hiddenByName.set(entry.name, hidden);
+          hiddenList.push(hidden);
           push(this.hiddenByBare, tool.name, hidden);
           continue;
         }
@@ -61,6 +65,7 @@ export class ToolboxCatalog {
       }
     }
     this.tools = tools;
+    this.hidden = hiddenList;
   }
 
   get(canonicalName: string): CatalogTool | undefined {

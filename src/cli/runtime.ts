@@ -1,3 +1,5 @@
+import { homedir } from 'node:os';
+import { readToolState, resolveStatePath, watchToolState } from '../catalog/tool-state.js';
 import { loadConfig, resolveConfigPath } from '../config/load.js';
 import type { WorkbenchConfig } from '../config/types.js';
 import type { Logger } from '../log.js';
@@ -8,6 +10,10 @@ import { VERSION } from '../version.js';
 export interface RuntimeOptions {
   config?: string;
   disabledTools?: string[];
+  /** `--state-file`; else WORKBENCH_STATE_FILE, else ~/.mcp-workbench/tool-state.json. */
+  stateFile?: string;
+  /** Offer list_all_tools and enable_tools. */
+  managementTools?: boolean;
   maxMessageBytes?: number;
   env: Record<string, string | undefined>;
   cwd: string;
@@ -17,6 +23,7 @@ export interface RuntimeOptions {
 export interface Runtime {
   config: WorkbenchConfig;
   workbench: Workbench;
+  statePath: string;
   /** Ends every downstream connection and watcher; resolves when children are gone. */
   close(): Promise<void>;
 }
@@ -29,6 +36,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const { path } = resolveConfigPath({ flag: options.config, env: options.env, cwd: options.cwd });
   const config = await loadConfig(path, options.env);
   for (const warning of config.warnings) options.log.warn(warning);
+  const statePath = stateFilePath(options);
+  const state = await readToolState(statePath, options.log);
   const workbench = new Workbench({
     config,
     env: options.env,
@@ -36,8 +45,27 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     version: VERSION,
     cliDisabled: options.disabledTools,
     maxMessageBytes: options.maxMessageBytes,
+    state,
   });
-  return { config, workbench, close: () => workbench.close() };
+  // A running server follows changes from `tools enable|disable`, another workbench or an editor.
+  const watcher = watchToolState(statePath, (next) => {
+    options.log.info(`tool state changed in ${statePath}: ${next.enabled.length} enabled, ${next.disabled.length} disabled pattern(s)`);
+    workbench.setState(next);
+  }, options.log, { initial: state });
+  return {
+    config,
+    workbench,
+    statePath,
+    close: async () => {
+      watcher.close();
+      await workbench.close();
+    },
+  };
+}
+
+/** The state file for these options (flag, WORKBENCH_STATE_FILE, or the default under the home directory). */
+export function stateFilePath(options: { stateFile?: string; env: Record<string, string | undefined>; cwd: string }): string {
+  return resolveStatePath({ flag: options.stateFile, env: options.env, homedir: options.env.HOME || homedir(), cwd: options.cwd });
 }
 
 /** How long shutdown may take before the process exits anyway (children get SIGKILL well within this). */

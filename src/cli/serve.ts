@@ -11,7 +11,9 @@ export type ServeOptions = RuntimeOptions;
  */
 export async function serve(options: ServeOptions): Promise<number> {
   const runtime = await createRuntime(options);
-  const { server, close: closeServer } = createServer(runtime.workbench, VERSION);
+  const { server, close: closeServer } = createServer(runtime.workbench, VERSION, {
+    management: options.managementTools ? { statePath: runtime.statePath, log: options.log } : undefined,
+  });
   const transport = new StdioServerTransport(process.stdin, process.stdout);
   const done = untilShutdown(
     options.log,

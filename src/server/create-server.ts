@@ -9,6 +9,8 @@ import {
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { isWorkbenchError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { ENABLE_TOOLS, LIST_ALL_TOOLS, enableTools, listAllTools, managementToolDefinitions } from './management-tools.js';
 import { OPEN_TOOLBOX, USE_TOOL, metaToolDefinitions } from './meta-tools.js';
 import { errorResult, type UpstreamSession, type Workbench } from './workbench.js';
 
@@ -20,12 +22,19 @@ const RELAY_TIMEOUT_MS = 10 * 60_000;
  * tool, wrong parameter types) are JSON-RPC -32602; everything about toolboxes and downstream tools is an
  * `isError` tool result.
  */
-export function createServer(workbench: Workbench, version: string): { server: Server; close: () => Promise<void> } {
+export interface CreateServerOptions {
+  /** Offer list_all_tools and enable_tools, persisting changes to this state file. */
+  management?: { statePath: string; log: Logger };
+}
+
+export function createServer(workbench: Workbench, version: string, options: CreateServerOptions = {}): { server: Server; close: () => Promise<void> } {
   const server = new Server(
     { name: 'mcp-workbench', title: 'MCP Workbench', version },
     { capabilities: { tools: {}, logging: {} }, instructions: workbench.instructions() },
   );
-  const tools = metaToolDefinitions(workbench.toolboxConfigs().map((t) => t.name));
+  const toolboxNames = workbench.toolboxConfigs().map((t) => t.name);
+  const management = options.management;
+  const tools = [...metaToolDefinitions(toolboxNames), ...(management ? managementToolDefinitions(toolboxNames) : [])];
   const toolNames = tools.map((t) => t.name);
 
   const session: UpstreamSession = {
@@ -73,6 +82,18 @@ export function createServer(workbench: Workbench, version: string): { server: S
                   .catch(() => {}),
       });
     }
+    if (management && name === LIST_ALL_TOOLS) {
+      rejectUnknownParams(args, ['toolbox'], name);
+      const toolbox = args.toolbox === undefined ? undefined : requireString(args, 'toolbox', name);
+      return listAllTools(workbench, toolbox);
+    }
+    if (management && name === ENABLE_TOOLS) {
+      rejectUnknownParams(args, ['enable', 'disable'], name);
+      return enableTools(workbench, management.statePath, management.log, {
+        enable: optionalStrings(args, 'enable', name),
+        disable: optionalStrings(args, 'disable', name),
+      });
+    }
     throw new McpError(ErrorCode.InvalidParams, `Unknown tool "${name}". This server's tools are: ${toolNames.join(', ')}.`);
   });
 
@@ -96,6 +117,15 @@ function requireString(args: Record<string, unknown>, key: string, tool: string)
     throw new McpError(ErrorCode.InvalidParams, `${tool}: "${key}" must be a non-empty string, got ${describe(value)}`);
   }
   return value.trim();
+}
+
+function optionalStrings(args: Record<string, unknown>, key: string, tool: string): string[] {
+  const value = args[key];
+  if (value === undefined) return [];
+  if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) {
+    throw new McpError(ErrorCode.InvalidParams, `${tool}: "${key}" must be an array of tool names, got ${describe(value)}`);
+  }
+  return value as string[];
 }
 
 function rejectUnknownParams(args: Record<string, unknown>, allowed: readonly string[], tool: string): void {

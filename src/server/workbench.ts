@@ -13,7 +13,8 @@ import { ClientManager, type CallOptions, type RelayedMethod, type UpstreamRelay
 import type { ToolboxConfig, WorkbenchConfig } from '../config/types.js';
 import { WorkbenchError, errorMessage, isWorkbenchError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { parseToolName } from '../catalog/names.js';
+import { compileGlob } from '../catalog/glob.js';
+import { formatToolName, parseToolName } from '../catalog/names.js';
 import { ToolboxCatalog, type CatalogTool } from '../catalog/toolbox-catalog.js';
 import { createVisibilityPolicy, type ToolState, type VisibilityPolicy } from '../catalog/visibility.js';
 
@@ -44,6 +45,23 @@ export interface ToolEntry {
   inputSchema: Tool['inputSchema'];
   outputSchema?: Tool['outputSchema'];
   annotations?: Tool['annotations'];
+}
+
+/** One tool as `list_all_tools` and `tools list` show it: enabled or not, and why. */
+export interface ToolStatus {
+  name: string;
+  toolbox: string;
+  server: string;
+  original_name: string;
+  enabled: boolean;
+  /** Present when disabled: which source (config, cli, state), the rule that applied, and a sentence. */
+  disabled_by?: { source: string; rule: string; reason: string };
+}
+
+export interface ToolStatusReport {
+  tools: ToolStatus[];
+  /** Servers that could not be connected, so their tools could not be listed. */
+  servers_failed: { toolbox: string; server: string; error: string }[];
 }
 
 export interface OpenToolboxResult {
@@ -284,6 +302,56 @@ export class Workbench {
       throw error;
     }
     return this.checkOutput(entry, result);
+  }
+
+  /**
+   * Every tool of the given toolbox (or of all toolboxes), enabled or not, with the source that disabled it.
+   * Connects what it must; servers that fail are reported, not thrown.
+   */
+  async listAllTools(toolbox?: string): Promise<ToolStatusReport> {
+    const names = toolbox === undefined ? this.config.toolboxes.map((t) => t.name) : [this.requireToolbox(toolbox).name];
+    const opened = await Promise.all(names.map(async (name) => ({ name, result: await this.manager.openToolbox(name) })));
+    const report: ToolStatusReport = { tools: [], servers_failed: [] };
+    for (const { name, result } of opened) {
+      for (const failure of result.failed) report.servers_failed.push({ toolbox: name, ...failure });
+      const { catalog } = this.cachedCatalog(name);
+      const all = [
+        ...catalog.tools.map((t) => ({ t, status: undefined })),
+        ...catalog.hidden.map((t) => ({ t, status: t.visibility })),
+      ];
+      for (const { t, status } of all) {
+        report.tools.push({
+          name: t.name,
+          toolbox: t.toolbox,
+          server: t.server,
+          original_name: t.tool.name,
+          enabled: status === undefined,
+          ...(status ? { disabled_by: { source: status.source, rule: status.rule, reason: status.reason } } : {}),
+        });
+      }
+    }
+    report.tools.sort((a, b) => a.name.localeCompare(b.name));
+    return report;
+  }
+
+  /**
+   * Whether a canonical name or glob refers to something that exists as far as the workbench knows: the toolbox and
+   * server are configured, and — when that server's catalog is loaded — the tool exists (a glob must match one).
+   */
+  isKnownName(name: string): boolean {
+    if (/[*?]/.test(name)) {
+      const match = compileGlob(name);
+      const loaded = this.config.toolboxes.flatMap((t) =>
+        this.manager.serverTools(t.name).flatMap(({ server, tools }) => tools.map((tool) => formatToolName(t.name, server, tool.name))),
+      );
+      // Nothing loaded yet: a glob cannot be checked, so it is not reported as unknown.
+      return loaded.length === 0 || loaded.some(match);
+    }
+    const parts = parseToolName(name);
+    const server = parts && this.toolboxes.get(parts.toolbox)?.servers.find((s) => s.name === parts.server);
+    if (!parts || !server) return false;
+    const tools = this.manager.serverTools(parts.toolbox).find((s) => s.server === parts.server)?.tools;
+    return tools === undefined || tools.some((t) => t.name === parts.tool);
   }
 
   async close(): Promise<void> {

@@ -72,7 +72,8 @@ export async function startWorkbench(config: unknown, options: StartOptions = {}
   const transport = new StdioClientTransport({
     command: node,
     args: [paths.cli, 'serve', '--config', configPath, ...(options.args ?? [])],
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? dir, ...options.env },
+    // The state file lives in the test's temp dir unless a test says otherwise: never the real home.
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? dir, WORKBENCH_STATE_FILE: join(dir, 'tool-state.json'), ...options.env },
     stderr: 'pipe',
     cwd: dir,
   });

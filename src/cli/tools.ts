@@ -1,0 +1,145 @@
+import { Command, Option } from 'commander';
+import { updateToolState, type ToolStateUpdate } from '../catalog/tool-state.js';
+import { loadConfig, resolveConfigPath } from '../config/load.js';
+import { errorMessage } from '../errors.js';
+import { PROTECTED_TOOLS } from '../server/meta-tools.js';
+import { Workbench, type ToolStatusReport } from '../server/workbench.js';
+import { VERSION } from '../version.js';
+import { EXIT_FAILURE, splitList, type CliContext } from './context.js';
+import { createRuntime, stateFilePath } from './runtime.js';
+
+/**
+ * `mcp-workbench tools list | enable | disable | reset`: the same state model the server uses, from a shell.
+ * A running workbench picks changes up from the state file within about a second.
+ */
+export function registerToolsCommand(program: Command, ctx: CliContext): void {
+  const tools = program.command('tools').description('list tools with their status, or change which are enabled (persisted in the state file)');
+
+  const common = (cmd: Command): Command =>
+    cmd
+      .option('-c, --config <file>', 'config file (default: $WORKBENCH_CONFIG, else ./workbench-config.json)')
+      .option('--state-file <file>', 'tool state file (default: $WORKBENCH_STATE_FILE, else ~/.mcp-workbench/tool-state.json)');
+
+  common(tools.command('list'))
+    .description('connect the servers and show every tool: enabled or disabled, and by which source')
+    .option('-t, --toolbox <name>', 'only this toolbox')
+    .option('--json', 'machine-readable output')
+    .addOption(new Option('--disabled-tools <names>', 'as for serve: comma-separated names or globs').argParser(splitList))
+    .action(async (opts: { config?: string; stateFile?: string; toolbox?: string; json?: boolean; disabledTools?: string[] }) => {
+      // Connecting logs per server; keep stderr for the progress line and real problems.
+      const log = ctx.log;
+      let runtime: Awaited<ReturnType<typeof createRuntime>> | undefined;
+      try {
+        runtime = await createRuntime({ ...opts, env: ctx.env, cwd: ctx.cwd, log: quiet(log) });
+        const progress = ctx.stderrIsTTY ? startProgress(runtime.workbench, opts.toolbox) : undefined;
+        const report = await runtime.workbench.listAllTools(opts.toolbox).finally(() => progress?.());
+        ctx.print(opts.json ? JSON.stringify({ state_file: runtime.statePath, ...report }, null, 2) : formatToolList(report, runtime.statePath));
+        if (report.servers_failed.length > 0) process.exitCode = EXIT_FAILURE;
+      } catch (error) {
+        ctx.fail(error);
+      } finally {
+        await runtime?.close();
+      }
+    });
+
+  for (const action of ['enable', 'disable'] as const) {
+    common(tools.command(`${action} <names...>`))
+      .description(`${action} tools by canonical name ({toolbox}__{server}__{tool}) or * glob`)
+      .option('--json', 'machine-readable output')
+      .action(async (names: string[], opts: { config?: string; stateFile?: string; json?: boolean }) => {
+        const statePath = stateFilePath({ ...opts, env: ctx.env, cwd: ctx.cwd });
+        const requested = names.flatMap((n) => splitList(n));
+        const protectedNames = requested.filter((n) => PROTECTED_TOOLS.includes(n));
+        const rest = requested.filter((n) => !PROTECTED_TOOLS.includes(n));
+        if (protectedNames.length > 0) ctx.log.warn(`${protectedNames.join(', ')}: the workbench's meta-tools are protected and cannot be ${action}d`);
+        if (rest.length === 0) {
+          process.exitCode = EXIT_FAILURE;
+          return;
+        }
+        try {
+          const knownNames = await knownNameCheck(opts, ctx);
+          const update = await updateToolState(statePath, action === 'enable' ? { enable: rest } : { disable: rest }, { log: ctx.log, knownNames });
+          report(ctx, statePath, update, opts.json === true);
+        } catch (error) {
+          ctx.fail(error);
+        }
+      });
+  }
+
+  common(tools.command('reset'))
+    .description('forget every enable/disable in the state file (all tools enabled again, config and --disabled-tools still apply)')
+    .option('--json', 'machine-readable output')
+    .action(async (opts: { config?: string; stateFile?: string; json?: boolean }) => {
+      const statePath = stateFilePath({ ...opts, env: ctx.env, cwd: ctx.cwd });
+      try {
+        report(ctx, statePath, await updateToolState(statePath, { reset: true }, { log: ctx.log }), opts.json === true);
+      } catch (error) {
+        ctx.fail(error);
+      }
+    });
+}
+
+/** Names are checked against the config (toolbox and server must exist) when one can be loaded; otherwise not at all. */
+async function knownNameCheck(opts: { config?: string }, ctx: CliContext): Promise<((name: string) => boolean) | undefined> {
+  try {
+    const { path } = resolveConfigPath({ flag: opts.config, env: ctx.env, cwd: ctx.cwd });
+    const config = await loadConfig(path, ctx.env);
+    const workbench = new Workbench({ config, env: ctx.env, log: quiet(ctx.log), version: VERSION });
+    return (name) => workbench.isKnownName(name);
+  } catch (error) {
+    ctx.log.debug(`names not checked against a config: ${errorMessage(error)}`);
+    return undefined;
+  }
+}
+
+function report(ctx: CliContext, statePath: string, update: ToolStateUpdate, json: boolean): void {
+  if (update.unknown.length > 0) ctx.log.warn(`not (yet) known in the config, kept anyway: ${update.unknown.join(', ')}`);
+  for (const { name, pattern } of update.stillDisabledBy) {
+    ctx.log.warn(`${name} stays disabled: "${pattern}" in the state file's disabled list still covers it (disabled always wins)`);
+  }
+  if (json) {
+    ctx.print(JSON.stringify({ state_file: statePath, ...update }, null, 2));
+    return;
+  }
+  const lines = [`${statePath}:`];
+  if (update.changed.enabled.length > 0) lines.push(`  enabled:  ${update.changed.enabled.join(', ')}`);
+  if (update.changed.disabled.length > 0) lines.push(`  disabled: ${update.changed.disabled.join(', ')}`);
+  if (update.changed.enabled.length === 0 && update.changed.disabled.length === 0) lines.push('  no change (already so)');
+  lines.push(`  now: enabled=${JSON.stringify(update.state.enabled)} disabled=${JSON.stringify(update.state.disabled)}`);
+  lines.push('  Running workbenches apply this within about a second.');
+  ctx.print(lines.join('\n'));
+}
+
+export function formatToolList(report: ToolStatusReport, statePath: string): string {
+  const width = Math.min(Math.max(0, ...report.tools.map((t) => t.name.length)), 70);
+  const lines = report.tools.map((t) =>
+    t.enabled ? `${t.name.padEnd(width)}  enabled` : `${t.name.padEnd(width)}  disabled (${t.disabled_by!.source}): ${t.disabled_by!.reason}`,
+  );
+  const enabled = report.tools.filter((t) => t.enabled).length;
+  lines.push('', `${report.tools.length} tools, ${enabled} enabled, ${report.tools.length - enabled} disabled. State file: ${statePath}`);
+  for (const failure of report.servers_failed) lines.push(`! ${failure.toolbox}/${failure.server} could not be connected: ${failure.error}`);
+  return lines.join('\n');
+}
+
+/** Shows "connecting N servers… (Xs)" on a terminal's stderr until stopped. */
+function startProgress(workbench: Workbench, toolbox: string | undefined): () => void {
+  const servers = workbench.toolboxConfigs().filter((t) => toolbox === undefined || t.name === toolbox).reduce((n, t) => n + t.servers.length, 0);
+  const started = Date.now();
+  const draw = (): void => void process.stderr.write(`\r\x1b[2Kconnecting ${servers} server(s)… ${((Date.now() - started) / 1000).toFixed(1)}s`);
+  draw();
+  const timer = setInterval(draw, 200);
+  return () => {
+    clearInterval(timer);
+    process.stderr.write('\r\x1b[2K');
+  };
+}
+
+/** Connection chatter (info) is noise for a listing; warnings and errors still show. */
+function quiet(log: CliContext['log']): CliContext['log'] {
+  return {
+    ...log,
+    info: () => {},
+    debug: () => {},
+    child: (scope: string) => quiet(log.child(scope)),
+  };
+}

@@ -1,0 +1,97 @@
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { updateToolState } from '../catalog/tool-state.js';
+import { isWorkbenchError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { PROTECTED_TOOLS } from './meta-tools.js';
+import { errorResult, type Workbench } from './workbench.js';
+
+/**
+ * Opt-in tools (`--management-tools`) that let the model see every tool with its status and change the persisted
+ * state. Off by default so the surface stays two tools.
+ */
+export const LIST_ALL_TOOLS = 'list_all_tools';
+export const ENABLE_TOOLS = 'enable_tools';
+
+export function managementToolDefinitions(toolboxNames: readonly string[]): Tool[] {
+  return [
+    {
+      name: LIST_ALL_TOOLS,
+      title: 'List all tools with their status',
+      description:
+        'List every tool of one toolbox (or all), enabled or not; for a disabled tool, which source disabled it ' +
+        '(config, cli or state) and the rule. Connects the servers it needs.',
+      inputSchema: {
+        type: 'object',
+        properties: {
+          toolbox: { type: 'string', description: 'Only this toolbox.', ...(toolboxNames.length > 0 ? { enum: [...toolboxNames] } : {}) },
+        },
+        additionalProperties: false,
+      },
+      annotations: { title: 'List all tools with their status', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    },
+    {
+      name: ENABLE_TOOLS,
+      title: 'Enable or disable tools',
+      description:
+        'Enable and/or disable tools by canonical name ({toolbox}__{server}__{tool}) or * glob, as one atomic change ' +
+        'persisted in the state file. Disabled always wins. The meta-tools themselves cannot be disabled.',
+      inputSchema: {
+        type: 'object',
+        properties: {
+          enable: { type: 'array', items: { type: 'string' }, description: 'Names or globs to enable.' },
+          disable: { type: 'array', items: { type: 'string' }, description: 'Names or globs to disable.' },
+        },
+        additionalProperties: false,
+      },
+      annotations: { title: 'Enable or disable tools', readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    },
+  ];
+}
+
+export async function listAllTools(workbench: Workbench, toolbox: string | undefined): Promise<CallToolResult> {
+  try {
+    const report = await workbench.listAllTools(toolbox);
+    return { content: [{ type: 'text', text: JSON.stringify(report) }], structuredContent: { ...report } };
+  } catch (error) {
+    if (isWorkbenchError(error)) return errorResult(error.toDisplayString(), error.code);
+    throw error;
+  }
+}
+
+export async function enableTools(
+  workbench: Workbench,
+  statePath: string,
+  log: Logger,
+  change: { enable: string[]; disable: string[] },
+): Promise<CallToolResult> {
+  const protectedNames = [...change.enable, ...change.disable].map((n) => n.trim()).filter((n) => PROTECTED_TOOLS.includes(n));
+  const enable = change.enable.filter((n) => !PROTECTED_TOOLS.includes(n.trim()));
+  const disable = change.disable.filter((n) => !PROTECTED_TOOLS.includes(n.trim()));
+  const notes: string[] = [];
+  if (protectedNames.length > 0) {
+    notes.push(`Ignored ${protectedNames.join(', ')}: the workbench's own meta-tools are protected and can never be disabled.`);
+  }
+  if (enable.length === 0 && disable.length === 0) {
+    return protectedNames.length > 0 ? errorResult(notes.join(' '), 'INVALID_NAME') : errorResult('Nothing to change: give "enable" and/or "disable" names.', 'INVALID_NAME');
+  }
+  try {
+    const update = await updateToolState(statePath, { enable, disable }, { log, knownNames: (n) => workbench.isKnownName(n) });
+    // Apply at once rather than waiting for the file watcher, so the reply and the next call agree.
+    workbench.setState(update.state);
+    if (update.unknown.length > 0) notes.push(`Not (yet) known, kept anyway: ${update.unknown.join(', ')}.`);
+    for (const { name, pattern } of update.stillDisabledBy) notes.push(`${name} stays disabled: "${pattern}" in the state file's disabled list still covers it.`);
+    if (update.movedAside) notes.push(`The state file was corrupt; it was moved to ${update.movedAside} and the change applied to the defaults.`);
+    const summary = {
+      state_file: statePath,
+      enabled: update.changed.enabled,
+      disabled: update.changed.disabled,
+      unknown: update.unknown,
+      state: update.state,
+      notes,
+    };
+    return { content: [{ type: 'text', text: JSON.stringify(summary) }], structuredContent: summary };
+  } catch (error) {
+    if (isWorkbenchError(error)) return errorResult(error.toDisplayString(), error.code);
+    throw error;
+  }
+}

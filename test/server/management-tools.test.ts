@@ -1,0 +1,228 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import type { OpenToolboxResult, ToolStatusReport } from '../../src/server/workbench.js';
+import { fixtureServer, node, paths, startWorkbench, tempDir, textOf, waitFor, workbenchErrorCode, type RunningWorkbench } from '../helpers/workbench-process.js';
+
+const config = {
+  toolboxes: {
+    tb: {
+      disabledTools: ['tb__fx__crash'],
+      mcpServers: {
+        fx: { ...fixtureServer(), disabledTools: ['throw_*'] },
+        narrow: { ...fixtureServer(), toolFilters: ['echo', 'add'] },
+      },
+    },
+  },
+};
+
+async function toolNames(wb: RunningWorkbench): Promise<string[]> {
+  const result = await wb.call('open_toolbox', { toolbox_name: 'tb' });
+  return (result.structuredContent as unknown as OpenToolboxResult).tools.map((t) => t.name);
+}
+
+async function statusOf(wb: RunningWorkbench): Promise<Map<string, ToolStatusReport['tools'][number]>> {
+  const result = await wb.call('list_all_tools', { toolbox: 'tb' });
+  assert.notEqual(result.isError, true, textOf(result));
+  return new Map((result.structuredContent as unknown as ToolStatusReport).tools.map((t) => [t.name, t]));
+}
+
+/** Runs the CLI to completion. */
+function cli(args: string[], env: Record<string, string> = {}): { code: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(node, [paths.cli, ...args], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: '/nonexistent-home', ...env }, timeout: 60_000 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+describe('visibility: config, --disabled-tools and the state file', () => {
+  it('applies toolFilters, disabledTools of server and toolbox, and --disabled-tools (trimmed), naming each source', async () => {
+    const wb = await startWorkbench(config, { args: ['--management-tools', '--disabled-tools', ' tb__fx__echo , ,tb__narrow__a*'] });
+    try {
+      const names = await toolNames(wb);
+      assert.deepEqual(names.filter((n) => n.startsWith('tb__narrow__')), ['tb__narrow__echo']);
+      for (const hidden of ['tb__fx__echo', 'tb__fx__crash', 'tb__fx__throw_jsonrpc', 'tb__narrow__add', 'tb__narrow__pid']) {
+        assert.equal(names.includes(hidden), false, `${hidden} is hidden`);
+      }
+      assert.ok(names.includes('tb__fx__add'));
+
+      const status = await statusOf(wb);
+      assert.equal(status.get('tb__fx__add')?.enabled, true);
+      assert.deepEqual(status.get('tb__fx__echo')?.disabled_by?.source, 'cli');
+      assert.deepEqual(status.get('tb__fx__crash')?.disabled_by?.source, 'config');
+      assert.deepEqual(status.get('tb__fx__throw_jsonrpc')?.disabled_by?.rule, 'throw_*');
+      assert.match(status.get('tb__narrow__pid')?.disabled_by?.reason ?? '', /toolFilters/);
+
+      const refused = await wb.useTool('tb', 'tb__fx__echo', { text: 'x' });
+      assert.equal(workbenchErrorCode(refused), 'TOOL_DISABLED');
+      assert.match(textOf(refused), /--disabled-tools "tb__fx__echo"/);
+    } finally {
+      await wb.close();
+    }
+  });
+
+  it('refuses a disabled tool before anything is started', async () => {
+    const wb = await startWorkbench(config, { args: ['--disabled-tools', 'tb__fx__pid'] });
+    try {
+      const refused = await wb.useTool('tb', 'tb__fx__pid', {});
+      assert.equal(workbenchErrorCode(refused), 'TOOL_DISABLED');
+      assert.deepEqual(await wb.descendants(), [], 'no server was started for a refused call');
+    } finally {
+      await wb.close();
+    }
+  });
+
+  it('treats a non-empty enabled list as an allowlist, and disabled always wins', async () => {
+    const { dir, cleanup } = await tempDir();
+    after(cleanup);
+    const stateFile = join(dir, 'state.json');
+    await writeFile(stateFile, JSON.stringify({ enabled: ['tb__fx__echo', 'tb__fx__add', 'tb__narrow__*'], disabled: ['tb__fx__add'] }));
+    const wb = await startWorkbench(config, { args: ['--state-file', stateFile, '--management-tools'] });
+    try {
+      assert.deepEqual((await toolNames(wb)).sort(), ['tb__fx__echo', 'tb__narrow__add', 'tb__narrow__echo']);
+      const status = await statusOf(wb);
+      assert.equal(status.get('tb__fx__add')?.disabled_by?.source, 'state');
+      assert.match(status.get('tb__fx__pid')?.disabled_by?.reason ?? '', /allowlist/);
+    } finally {
+      await wb.close();
+    }
+  });
+
+  it('keeps the management tools off by default', async () => {
+    const wb = await startWorkbench(config);
+    try {
+      assert.deepEqual((await wb.client.listTools()).tools.map((t) => t.name).sort(), ['open_toolbox', 'use_tool']);
+    } finally {
+      await wb.close();
+    }
+  });
+});
+
+describe('enable_tools and the state file', () => {
+  it('persists one atomic change, reports what changed and what was unknown, and protects the meta-tools', async () => {
+    const { dir, cleanup } = await tempDir();
+    after(cleanup);
+    const stateFile = join(dir, 'nested', 'tool-state.json');
+    const wb = await startWorkbench(config, { args: ['--state-file', stateFile, '--management-tools'] });
+    try {
+      assert.deepEqual(
+        (await wb.client.listTools()).tools.map((t) => t.name).sort(),
+        ['enable_tools', 'list_all_tools', 'open_toolbox', 'use_tool'],
+      );
+      await toolNames(wb);
+      const result = await wb.call('enable_tools', { disable: ['tb__fx__pid', ' tb__fx__pid ', 'tb__fx__nope', 'open_toolbox'] });
+      assert.notEqual(result.isError, true, textOf(result));
+      const summary = result.structuredContent as { disabled: string[]; unknown: string[]; notes: string[] };
+      assert.deepEqual(summary.disabled, ['tb__fx__pid', 'tb__fx__nope']);
+      assert.deepEqual(summary.unknown, ['tb__fx__nope']);
+      assert.match(summary.notes.join(' '), /open_toolbox.*protected/);
+      assert.equal(await readFile(stateFile, 'utf8'), `${JSON.stringify({ enabled: [], disabled: ['tb__fx__pid', 'tb__fx__nope'] }, null, 2)}\n`);
+      assert.equal(workbenchErrorCode(await wb.useTool('tb', 'tb__fx__pid', {})), 'TOOL_DISABLED');
+      assert.match(textOf(await wb.useTool('tb', 'tb__fx__pid', {})), /source: state/);
+
+      await wb.call('enable_tools', { enable: ['tb__fx__pid'] });
+      assert.notEqual((await wb.useTool('tb', 'tb__fx__pid', {})).isError, true);
+    } finally {
+      await wb.close();
+    }
+  });
+
+  it('reports an unwritable state file as an error result and keeps serving', async () => {
+    const { dir, cleanup } = await tempDir();
+    after(cleanup);
+    await writeFile(join(dir, 'not-a-dir'), 'a file where a directory should be');
+    const stateFile = join(dir, 'not-a-dir', 'tool-state.json');
+    const wb = await startWorkbench(config, { args: ['--state-file', stateFile, '--management-tools'] });
+    try {
+      const result = await wb.call('enable_tools', { disable: ['tb__fx__pid'] });
+      assert.equal(result.isError, true);
+      assert.equal(workbenchErrorCode(result), 'STATE_UNWRITABLE');
+      assert.match(textOf(result), /not-a-dir/);
+      assert.equal(textOf(await wb.useTool('tb', 'tb__fx__echo', { text: 'still serving' })), 'still serving');
+      assert.equal(await readFile(join(dir, 'not-a-dir'), 'utf8'), 'a file where a directory should be');
+    } finally {
+      await wb.close();
+    }
+  });
+
+  it('moves a corrupt state file aside at start-up, warns, and runs with the defaults', async () => {
+    const { dir, cleanup } = await tempDir();
+    after(cleanup);
+    const stateFile = join(dir, 'tool-state.json');
+    await writeFile(stateFile, '{ "disabled": [ "tb__fx__echo", ');
+    const wb = await startWorkbench(config, { args: ['--state-file', stateFile] });
+    try {
+      assert.ok((await toolNames(wb)).includes('tb__fx__pid'));
+      const files = await readdir(dir);
+      const aside = files.find((f) => f.startsWith('tool-state.json.corrupt-'));
+      assert.ok(aside, `corrupt file kept: ${files.join(', ')}`);
+      assert.equal(await readFile(join(dir, aside), 'utf8'), '{ "disabled": [ "tb__fx__echo", ');
+      assert.match(wb.stderr(), /corrupt/i);
+    } finally {
+      await wb.close();
+    }
+  });
+
+  it('follows `mcp-workbench tools disable` from another process without restart', async () => {
+    const { dir, cleanup } = await tempDir();
+    after(cleanup);
+    const stateFile = join(dir, 'tool-state.json');
+    const wb = await startWorkbench(config, { args: ['--state-file', stateFile] });
+    try {
+      assert.ok((await toolNames(wb)).includes('tb__fx__pid'));
+      const run = cli(['tools', 'disable', 'tb__fx__pid', '--state-file', stateFile, '--config', wb.configPath]);
+      assert.equal(run.code, 0, run.stderr);
+      assert.match(run.stdout, /disabled: tb__fx__pid/);
+      assert.ok(await waitFor(async () => !(await toolNames(wb)).includes('tb__fx__pid'), 5000), 'the running server applied the change');
+      assert.equal(workbenchErrorCode(await wb.useTool('tb', 'tb__fx__pid', {})), 'TOOL_DISABLED');
+
+      // A hand edit works too.
+      await writeFile(stateFile, JSON.stringify({ enabled: [], disabled: [] }, null, 2));
+      assert.ok(await waitFor(async () => (await toolNames(wb)).includes('tb__fx__pid'), 5000), 'the edit was applied');
+    } finally {
+      await wb.close();
+    }
+  });
+});
+
+describe('mcp-workbench tools', () => {
+  it('lists every tool with its status and source, and enables, disables and resets', async () => {
+    const { dir, cleanup } = await tempDir();
+    after(cleanup);
+    const configPath = join(dir, 'workbench-config.json');
+    await writeFile(configPath, JSON.stringify(config));
+    const stateFile = join(dir, 'state', 'tool-state.json');
+    await mkdir(join(dir, 'state'));
+    const env = { WORKBENCH_CONFIG: configPath, WORKBENCH_STATE_FILE: stateFile };
+
+    assert.equal(cli(['tools', 'disable', 'tb__fx__add', 'tb__fx__hang'], env).code, 0);
+    const listed = cli(['tools', 'list', '--json', '--disabled-tools', 'tb__fx__slow'], env);
+    assert.equal(listed.code, 0, listed.stderr);
+    const report = JSON.parse(listed.stdout) as ToolStatusReport & { state_file: string };
+    const byName = new Map(report.tools.map((t) => [t.name, t]));
+    assert.equal(report.state_file, stateFile);
+    assert.equal(byName.get('tb__fx__echo')?.enabled, true);
+    assert.equal(byName.get('tb__fx__add')?.disabled_by?.source, 'state');
+    assert.equal(byName.get('tb__fx__slow')?.disabled_by?.source, 'cli');
+    assert.equal(byName.get('tb__fx__crash')?.disabled_by?.source, 'config');
+
+    const text = cli(['tools', 'list', '--toolbox', 'tb'], env);
+    assert.match(text.stdout, /tb__fx__add\s+disabled \(state\)/);
+    assert.match(text.stdout, /tb__fx__echo\s+enabled/);
+
+    const unknown = cli(['tools', 'disable', 'nobox__x__y'], env);
+    assert.equal(unknown.code, 0);
+    assert.match(unknown.stderr, /not \(yet\) known.*nobox__x__y/);
+
+    const protectedName = cli(['tools', 'disable', 'use_tool'], env);
+    assert.equal(protectedName.code, 1);
+    assert.match(protectedName.stderr, /protected/);
+
+    const invalid = cli(['tools', 'disable', 'github'], env);
+    assert.equal(invalid.code, 1);
+    assert.match(invalid.stderr, /github__\*/);
+
+    assert.equal(cli(['tools', 'reset'], env).code, 0);
+    assert.deepEqual(JSON.parse(await readFile(stateFile, 'utf8')), { enabled: [], disabled: [] });
+  });
+});
