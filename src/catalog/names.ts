@@ -25,6 +25,3 @@ export function parseToolName(name: string): ToolNameParts | undefined {
   if (tool.length === 0) return undefined;
   return { toolbox: name.slice(0, first), server: name.slice(first + NAME_SEPARATOR.length, second), tool };
 }
-
-/** The rule for toolbox and server names (mirrored in workbench-config.schema.json). */
-export const SEGMENT_NAME_PATTERN = /^(?!_)(?!.*__)[A-Za-z0-9_-]+(?<!_)$/;

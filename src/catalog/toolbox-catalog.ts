@@ -1,4 +1,5 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { editDistance } from '../config/text.js';
 import { formatToolName, parseToolName } from './names.js';
 import type { Visibility, VisibilityPolicy } from './visibility.js';
 
@@ -109,7 +110,7 @@ export class ToolboxCatalog {
     const bareTarget = (parseToolName(name)?.tool ?? name).toLowerCase();
     return this.tools
       .map((t) => {
-        const d = Math.min(distance(target, t.name.toLowerCase()), distance(bareTarget, t.tool.name.toLowerCase()));
+        const d = Math.min(editDistance(target, t.name.toLowerCase()), editDistance(bareTarget, t.tool.name.toLowerCase()));
         const contains = t.name.toLowerCase().includes(bareTarget) ? -1 : 0;
         return { name: t.name, score: d + contains };
       })
@@ -126,19 +127,3 @@ function push<T>(map: Map<string, T[]>, key: string, value: T): void {
 }
 
 const loose = (name: string): string => name.replace(/-/g, '_');
-
-/** Levenshtein distance, two rows. */
-export function distance(a: string, b: string): number {
-  if (a === b) return 0;
-  let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
-  let curr = new Array<number>(b.length + 1);
-  for (let i = 1; i <= a.length; i++) {
-    curr[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      curr[j] = Math.min(prev[j]! + 1, curr[j - 1]! + 1, prev[j - 1]! + cost);
-    }
-    [prev, curr] = [curr, prev];
-  }
-  return prev[b.length]!;
-}

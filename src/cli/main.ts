@@ -4,7 +4,11 @@ import { isWorkbenchError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { EXIT_FAILURE, EXIT_USAGE, createCliContext, splitList } from './context.js';
 import { serve } from './serve.js';
+import { parsePositiveInt, serveHttp } from './serve-http.js';
+import { registerToolsCommand } from './tools.js';
 import { formatValidateReport, validateConfig } from './validate.js';
+import { registerMigrateCommand } from './migrate.js';
+import { registerDoctorCommand } from './doctor.js';
 
 /**
  * commander wiring and printing only. Exit codes: 0 success, 1 failure, 2 usage error.
@@ -38,29 +42,67 @@ const program = new Command()
 
 program
   .command('serve', { isDefault: true })
-  .description('run the workbench as an MCP server on stdio (the default command)')
+  .description('run the workbench as an MCP server on stdio (the default command), or over Streamable HTTP with --http')
   .option('-c, --config <file>', 'config file (default: $WORKBENCH_CONFIG, else ./workbench-config.json)')
   .addOption(new Option('--disabled-tools <names>', 'comma-separated canonical tool names or globs to hide').argParser(splitList))
+  .option('--state-file <file>', 'tool state file (default: $WORKBENCH_STATE_FILE, else ~/.mcp-workbench/tool-state.json)')
+  .option('--management-tools', 'also offer list_all_tools and enable_tools to the client')
+  .option('--http <[host:]port>', 'serve Streamable HTTP on /mcp instead of stdio (host defaults to 127.0.0.1; port 0 picks a free port)')
+  .option('--token <token>', 'bearer token every HTTP request must carry (default: $WORKBENCH_TOKEN, which is preferred: options show in ps)')
+  .addOption(new Option('--allow-origin <origins>', 'browser origins to allow besides localhost (repeatable or comma-separated)').argParser(splitList))
+  .addOption(new Option('--max-sessions <n>', 'most concurrent HTTP sessions (default 32)').argParser(parsePositiveInt))
+  .addOption(new Option('--session-idle-timeout <seconds>', 'close an HTTP session idle this long (default 1800)').argParser(parsePositiveInt))
   .allowUnknownOption()
   .allowExcessArguments()
-  .action(async (opts: { config?: string; disabledTools?: string[] }, cmd: Command) => {
-    warnUnknown(cmd.args);
-    try {
-      const code = await serve({
-        config: opts.config,
-        disabledTools: opts.disabledTools,
-        maxMessageBytes: maxMessageBytes(),
-        env,
-        cwd: ctx.cwd,
-        log,
-      });
-      // Children are gone; lingering handles (stdin) must not keep the process alive.
-      process.exit(code);
-    } catch (error) {
-      ctx.fail(error);
-      process.exit(EXIT_FAILURE);
-    }
-  });
+  .action(
+    async (
+      opts: {
+        config?: string;
+        disabledTools?: string[];
+        stateFile?: string;
+        managementTools?: boolean;
+        http?: string;
+        token?: string;
+        allowOrigin?: string[];
+        maxSessions?: number;
+        sessionIdleTimeout?: number;
+      },
+      cmd: Command,
+    ) => {
+      warnUnknown(cmd.args);
+      try {
+        const common = {
+          config: opts.config,
+          disabledTools: opts.disabledTools,
+          stateFile: opts.stateFile,
+          managementTools: opts.managementTools === true,
+          maxMessageBytes: maxMessageBytes(),
+          env,
+          cwd: ctx.cwd,
+          log,
+        };
+        if (opts.http === undefined && (opts.token !== undefined || opts.allowOrigin || opts.maxSessions || opts.sessionIdleTimeout)) {
+          log.warn('--token, --allow-origin, --max-sessions and --session-idle-timeout only apply with --http; ignoring them');
+        }
+        const code =
+          opts.http === undefined
+            ? await serve(common)
+            : await serveHttp({
+                ...common,
+                listen: opts.http,
+                token: opts.token,
+                allowOrigins: opts.allowOrigin,
+                maxSessions: opts.maxSessions,
+                sessionIdleSeconds: opts.sessionIdleTimeout,
+              });
+        // Children are gone; lingering handles (stdin) must not keep the process alive.
+        process.exit(code);
+      } catch (error) {
+        ctx.fail(error);
+        process.exit(EXIT_FAILURE);
+      }
+    },
+  );
 
 program
   .command('validate')
@@ -91,6 +133,11 @@ program
       ctx.fail(error);
     }
   });
+
+registerToolsCommand(program, ctx);
+
+registerMigrateCommand(program, ctx);
+registerDoctorCommand(program, ctx);
 
 try {
   await program.parseAsync(process.argv);

@@ -22,7 +22,7 @@ import type { ServerConfig, ToolboxConfig, WorkbenchConfig } from '../config/typ
 import { WorkbenchError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import { ChildProcessTransport, MESSAGE_TOO_LARGE_CODE } from './stdio-transport.js';
-import { createTransport } from './transports.js';
+import { createSseTransport, createTransport, describeUrl, legacySseStatus } from './transports.js';
 
 /** Defaults for the per-server limits; each can be overridden per server in the config. */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 60_000;
@@ -184,6 +184,8 @@ class ServerSlot {
   private quickFailures = 0;
   private retryAt = 0;
   private closed = false;
+  /** An `http` entry that answered like a legacy SSE server: it is connected over SSE from then on. */
+  private legacySse = false;
   private refreshTimer: NodeJS.Timeout | undefined;
   private refreshing: Promise<void> | undefined;
   private readonly log: Logger;
@@ -255,12 +257,17 @@ class ServerSlot {
       await new Promise((r) => setTimeout(r, wait));
     }
     const timeoutMs = this.config.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
-    const transport = createTransport(this.config, {
-      workbenchEnv: this.options.env,
-      maxMessageBytes: this.options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
-      log: this.log,
-    });
-    const client = this.createClient();
+    const remote = this.config.type === 'stdio' ? undefined : this.config;
+    // An `http` server already found to speak only legacy SSE goes straight to SSE on reconnects.
+    let transport =
+      remote && this.legacySse
+        ? createSseTransport(remote)
+        : createTransport(this.config, {
+            workbenchEnv: this.options.env,
+            maxMessageBytes: this.options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
+            log: this.log,
+          });
+    let client = this.createClient();
     this.starting.add(transport);
     let timedOut = false;
     const timer = setTimeout(() => {
@@ -269,7 +276,29 @@ class ServerSlot {
     }, timeoutMs);
     const started = Date.now();
     try {
-      await client.connect(transport);
+      try {
+        await client.connect(transport);
+      } catch (error) {
+        const status = legacySseStatus(error);
+        if (remote?.type !== 'http' || this.legacySse || timedOut || status === undefined) throw error;
+        // The MCP spec's backwards-compatibility path: a 4xx to the initialize POST means a legacy HTTP+SSE server.
+        // The SSE attempt gets a fresh Client: the failed one has already been closed by its connect().
+        this.legacySse = true;
+        this.log.info(`${describeUrl(remote.url)} answered HTTP ${status} to Streamable HTTP; using the legacy SSE transport`);
+        this.starting.delete(transport);
+        await transport.close().catch(() => {});
+        transport = createSseTransport(remote);
+        client = this.createClient();
+        this.starting.add(transport);
+        try {
+          await client.connect(transport);
+        } catch (sseError) {
+          this.legacySse = false;
+          throw new Error(`Streamable HTTP was refused (HTTP ${status}) and the legacy SSE transport failed too: ${errorMessage(sseError)}`, {
+            cause: sseError,
+          });
+        }
+      }
       const tools = await listAllTools(client);
       if (timedOut) throw new Error('timed out');
       if (this.closed) throw new WorkbenchError('CONNECT_FAILED', `${this.label}: the workbench is shutting down`);

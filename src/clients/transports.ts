@@ -1,8 +1,20 @@
 import { DEFAULT_INHERITED_ENV_VARS } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { ServerConfig, StdioServerConfig } from '../config/types.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  InitializeResultSchema,
+  isInitializeRequest,
+  isInitializedNotification,
+  isJSONRPCErrorResponse,
+  isJSONRPCRequest,
+  isJSONRPCResultResponse,
+  type JSONRPCMessage,
+  type JSONRPCRequest,
+  type MessageExtraInfo,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { RemoteServerConfig, ServerConfig, StdioServerConfig } from '../config/types.js';
+import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import { ChildProcessTransport } from './stdio-transport.js';
 
@@ -10,6 +22,10 @@ import { ChildProcessTransport } from './stdio-transport.js';
  * One place that turns a server entry into a transport. stdio children get the same safe default environment the
  * MCP SDK gives them (HOME, PATH, …, never shell functions) plus the entry's `env`, or the whole workbench
  * environment with `inheritEnv: true`.
+ *
+ * Remote (http/sse) transports send exactly the entry's `url` and `headers` from the config. Nothing else goes into
+ * them: no header, token or cookie of the workbench's own client can reach a downstream server, because nothing from
+ * an upstream request is ever passed here.
  */
 export function childEnvironment(server: StdioServerConfig, workbenchEnv: Record<string, string | undefined>): Record<string, string> {
   const env: Record<string, string> = {};
@@ -43,11 +59,179 @@ export function createTransport(server: ServerConfig, options: TransportOptions)
         log: options.log,
       });
     case 'http':
-      return new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: server.headers } });
+      return new RenewingHttpClientTransport(server, options.log);
     case 'sse':
-      return new SSEClientTransport(new URL(server.url), {
-        requestInit: { headers: server.headers },
-        eventSourceInit: { fetch: (url, init) => fetch(url, { ...init, headers: { ...server.headers, ...(init?.headers as Record<string, string> | undefined) } }) },
+      return createSseTransport(server);
+  }
+}
+
+/**
+ * The legacy HTTP+SSE transport for a remote entry: a `type: "sse"` server, or an `http` server that answered like a
+ * legacy one (see {@link legacySseStatus}). The SDK adds `requestInit.headers` to the event-stream GET and to
+ * every POST; it follows redirects only within the URL's origin, so configured credentials never go elsewhere.
+ */
+export function createSseTransport(server: RemoteServerConfig): Transport {
+  return new SSEClientTransport(new URL(server.url), { requestInit: { headers: { ...server.headers } } });
+}
+
+/**
+ * The HTTP status when a failed Streamable HTTP connect means "this is a legacy HTTP+SSE server": the initialize POST
+ * was answered with a 4xx (typically 404 or 405, as the MCP spec's backwards-compatibility section describes), else
+ * undefined. 401 and 403 are credential problems that SSE would not solve, so they are reported as they are.
+ */
+export function legacySseStatus(error: unknown): number | undefined {
+  if (!(error instanceof StreamableHTTPError)) return undefined;
+  const status = error.code;
+  return status !== undefined && status >= 400 && status < 500 && status !== 401 && status !== 403 ? status : undefined;
+}
+
+/** A URL for messages: scheme, host, port and path only (userinfo and query strings can carry secrets). */
+export function describeUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.protocol}//${parsed.host}${parsed.pathname}`;
+  } catch {
+    return '(invalid URL)';
+  }
+}
+
+/** How long a re-initialize after session expiry may take before the original request fails. */
+const RENEW_TIMEOUT_MS = 30_000;
+/** How long close() waits for the polite DELETE that ends the downstream session. */
+const TERMINATE_TIMEOUT_MS = 1_500;
+
+/**
+ * The SDK's Streamable HTTP client transport, plus recovery from session expiry: when a server answers 404 to a
+ * request that carried a session id (its session ended — restart, idle expiry), this transport re-initializes a new
+ * session on a fresh SDK transport, replaying the client's own `initialize` request and `notifications/initialized`,
+ * then sends the failed message once more. Concurrent requests that hit the same expiry share one re-initialize.
+ * The Client above never sees the switch; a second 404 on the retried message is its error.
+ */
+export class RenewingHttpClientTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void;
+
+  private inner: StreamableHTTPClientTransport;
+  private initializeRequest: JSONRPCRequest | undefined;
+  /** Bumped on every successful re-initialize, so requests that failed on an older session just retry. */
+  private generation = 0;
+  private renewing: Promise<void> | undefined;
+  private renewals = 0;
+  private closed = false;
+  private readonly url: URL;
+
+  constructor(
+    private readonly server: RemoteServerConfig,
+    private readonly log: Logger,
+  ) {
+    this.url = new URL(server.url);
+    this.inner = this.attach(this.createInner());
+  }
+
+  get sessionId(): string | undefined {
+    return this.inner.sessionId;
+  }
+
+  start(): Promise<void> {
+    return this.inner.start();
+  }
+
+  setProtocolVersion(version: string): void {
+    this.inner.setProtocolVersion(version);
+  }
+
+  async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    if (isJSONRPCRequest(message) && isInitializeRequest(message)) this.initializeRequest = message;
+    const generation = this.generation;
+    const hadSession = this.inner.sessionId !== undefined;
+    try {
+      await this.inner.send(message, options);
+    } catch (error) {
+      const expired = hadSession && error instanceof StreamableHTTPError && error.code === 404;
+      if (!expired || this.closed || this.initializeRequest === undefined || isInitializeRequest(message)) throw error;
+      await this.renew(generation);
+      // The re-initialize already told the new session it is initialized.
+      if (isInitializedNotification(message)) return;
+      await this.inner.send(message, options);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    // Ending the session lets the server free it at once; a server that does not answer quickly is not waited for.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.inner.terminateSession().catch(() => {}),
+      new Promise((resolve) => {
+        timer = setTimeout(resolve, TERMINATE_TIMEOUT_MS);
+      }),
+    ]);
+    clearTimeout(timer);
+    await this.inner.close();
+  }
+
+  private createInner(): StreamableHTTPClientTransport {
+    // A copy: the SDK must not share (or mutate) the config's header object.
+    return new StreamableHTTPClientTransport(this.url, { requestInit: { headers: { ...this.server.headers } } });
+  }
+
+  private attach(inner: StreamableHTTPClientTransport): StreamableHTTPClientTransport {
+    inner.onmessage = (message) => this.onmessage?.(message);
+    inner.onerror = (error) => this.onerror?.(error);
+    inner.onclose = () => {
+      if (inner === this.inner) this.onclose?.();
+    };
+    return inner;
+  }
+
+  private async renew(failedGeneration: number): Promise<void> {
+    if (this.generation === failedGeneration && this.renewing === undefined) {
+      this.renewing = this.reinitialize().finally(() => {
+        this.renewing = undefined;
       });
+    }
+    if (this.renewing) await this.renewing;
+  }
+
+  /** Replays the handshake on a fresh SDK transport and switches to it only once the new session is usable. */
+  private async reinitialize(): Promise<void> {
+    const initialize = this.initializeRequest!;
+    const fresh = this.createInner();
+    const id = `mcp-workbench-reinitialize-${++this.renewals}`;
+    let settle: { resolve: (result: unknown) => void; reject: (error: Error) => void } | undefined;
+    const answered = new Promise<unknown>((resolve, reject) => {
+      settle = { resolve, reject };
+    });
+    const timer = setTimeout(() => settle?.reject(new Error(`no answer to initialize within ${RENEW_TIMEOUT_MS} ms`)), RENEW_TIMEOUT_MS);
+    fresh.onmessage = (message) => {
+      if (isJSONRPCResultResponse(message) && message.id === id) settle?.resolve(message.result);
+      else if (isJSONRPCErrorResponse(message) && message.id === id) settle?.reject(new Error(message.error.message));
+      // Nothing else can arrive before the handshake completes; anything that does is dropped with the handshake.
+    };
+    fresh.onerror = (error) => this.onerror?.(error);
+    try {
+      await fresh.start();
+      await fresh.send({ ...initialize, id });
+      const result = InitializeResultSchema.parse(await answered);
+      fresh.setProtocolVersion(result.protocolVersion);
+      await fresh.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      if (this.closed) throw new Error('the connection was closed');
+    } catch (error) {
+      await fresh.close().catch(() => {});
+      throw new Error(`the server ended the session (HTTP 404) and a new one could not be initialized: ${errorMessage(error)}`, { cause: error });
+    } finally {
+      clearTimeout(timer);
+    }
+    const old = this.inner;
+    this.inner = this.attach(fresh);
+    this.generation++;
+    // The old session is gone on the server; only its local streams need ending (no DELETE).
+    old.onclose = undefined;
+    old.onmessage = undefined;
+    old.onerror = undefined;
+    void old.close().catch(() => {});
+    this.log.info(`the server at ${describeUrl(this.server.url)} ended the session (HTTP 404); re-initialized a new session`);
   }
 }

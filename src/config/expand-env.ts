@@ -1,5 +1,6 @@
 import { expand } from 'dotenv-expand';
 import { WorkbenchError } from '../errors.js';
+import { isRecord } from './text.js';
 
 /** An environment as passed in by the caller; `undefined` and absent both mean "unset". */
 export type EnvLike = Readonly<Record<string, string | undefined>>;
@@ -257,6 +258,3 @@ function missingVariablesError(missing: readonly MissingVariable[], source: stri
   );
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}

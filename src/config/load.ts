@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { WorkbenchError } from '../errors.js';
+import { NAME_RULE, editDistance, isRecord } from './text.js';
 import { expandConfigEnv, formatJsonPath, type EnvLike, type JsonPath } from './expand-env.js';
 import type { ServerConfig, ToolboxConfig, WorkbenchConfig } from './types.js';
 
@@ -296,9 +297,6 @@ function isHttpUrl(text: string): boolean {
   }
 }
 
-const NAME_RULE =
-  'names use letters, digits, "-" and single "_"; they never contain "__" and never start or end with "_"';
-
 function describeError(error: ErrorObject, path: JsonPath, raw: unknown, keys: Record<Level, readonly string[]>): string {
   const params = error.params as Record<string, unknown>;
   const last = path[path.length - 1];
@@ -422,23 +420,6 @@ function closest(key: string, candidates: readonly string[]): string | undefined
     if (best === undefined || distance < best.distance) best = { candidate, distance };
   }
   return best?.candidate;
-}
-
-/** Optimal string alignment distance (Levenshtein plus adjacent transpositions). */
-function editDistance(a: string, b: string): number {
-  const rows: number[][] = Array.from({ length: a.length + 1 }, (_, i) =>
-    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
-  );
-  const at = (i: number, j: number): number => rows[i]?.[j] ?? Number.POSITIVE_INFINITY;
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let value = Math.min(at(i - 1, j) + 1, at(i, j - 1) + 1, at(i - 1, j - 1) + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) value = Math.min(value, at(i - 2, j - 2) + 1);
-      rows[i]![j] = value;
-    }
-  }
-  return at(a.length, b.length);
 }
 
 /** Objects with fixed keys sit at depth 0 (top), 2 (toolboxes.<name>) and 4 (…mcpServers.<name>). */
@@ -808,6 +789,3 @@ function truncate(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}

@@ -1,0 +1,102 @@
+import { InvalidArgumentError } from 'commander';
+import { WorkbenchError, isWorkbenchError } from '../errors.js';
+import { isLoopbackHost, normalizeOrigin, parseListenAddress, startHttpServer } from '../server/http-server.js';
+import { VERSION } from '../version.js';
+import { EXIT_USAGE } from './context.js';
+import { createRuntime, untilShutdown, type RuntimeOptions } from './runtime.js';
+
+export interface ServeHttpOptions extends RuntimeOptions {
+  /** `--http [host:]port`. */
+  listen: string;
+  /** `--token`; when absent, `WORKBENCH_TOKEN` from `env`. */
+  token?: string;
+  /** `--allow-origin` values (already split on commas). */
+  allowOrigins?: string[];
+  maxSessions?: number;
+  /** Idle time after which a session is closed, in seconds. */
+  sessionIdleSeconds?: number;
+  maxBodyBytes?: number;
+}
+
+/** Below this length a token is easy to guess; it still works, with a warning. */
+const SHORT_TOKEN = 16;
+
+/**
+ * Runs the workbench as a Streamable HTTP server on `/mcp` until SIGINT/SIGTERM, then closes every session, the
+ * listener and every downstream process tree, and resolves with exit code 0. Usage problems (a bad address, a
+ * non-loopback host without a token, a bad origin) are reported on stderr and resolve with 2 before anything is
+ * loaded or bound. The actual endpoint is logged as `listening on http://HOST:PORT/mcp` (port 0 picks a free one).
+ */
+export async function serveHttp(options: ServeHttpOptions): Promise<number> {
+  const { log } = options;
+  let plan: { host: string; port: number; token: string | undefined; allowedOrigins: string[] };
+  try {
+    plan = planHttpServe(options);
+  } catch (error) {
+    if (!isWorkbenchError(error, 'USAGE')) throw error;
+    log.error(error.message);
+    return EXIT_USAGE;
+  }
+  if (plan.token === undefined) {
+    log.warn(`no token set: any local process can use this workbench over HTTP. Set WORKBENCH_TOKEN (or --token) to require one.`);
+  } else if (plan.token.length < SHORT_TOKEN) {
+    log.warn(`the token is shorter than ${SHORT_TOKEN} characters; use a long random one (e.g. \`openssl rand -hex 32\`)`);
+  }
+
+  const runtime = await createRuntime(options);
+  let http;
+  try {
+    http = await startHttpServer({
+      workbench: runtime.workbench,
+      version: VERSION,
+      host: plan.host,
+      port: plan.port,
+      token: plan.token,
+      allowedOrigins: plan.allowedOrigins,
+      maxSessions: options.maxSessions,
+      sessionIdleMs: options.sessionIdleSeconds === undefined ? undefined : options.sessionIdleSeconds * 1000,
+      maxBodyBytes: options.maxBodyBytes,
+      serverOptions: { management: options.managementTools ? { statePath: runtime.statePath, log } : undefined },
+      log,
+    });
+  } catch (error) {
+    await runtime.close();
+    if (isWorkbenchError(error, 'USAGE')) {
+      log.error(error.message);
+      return EXIT_USAGE;
+    }
+    throw error;
+  }
+  const server = http;
+  log.info(`listening on ${server.url}`);
+  log.info(
+    `serving ${runtime.config.toolboxes.length} toolbox(es) from ${runtime.config.source} over Streamable HTTP (version ${VERSION}); ${plan.token === undefined ? 'no token required (loopback only)' : 'bearer token required'}; servers start on first use`,
+  );
+  return untilShutdown(log, async () => {
+    await server.close();
+    await runtime.close();
+  });
+}
+
+/** Checks the address, token and origins; WorkbenchError USAGE for anything that must not start. */
+function planHttpServe(options: ServeHttpOptions): { host: string; port: number; token: string | undefined; allowedOrigins: string[] } {
+  const { host, port } = parseListenAddress(options.listen);
+  if (options.token !== undefined && options.token.trim() === '') throw new WorkbenchError('USAGE', '--token must not be empty');
+  const fromEnv = options.env.WORKBENCH_TOKEN;
+  const token = options.token ?? (fromEnv !== undefined && fromEnv.trim() !== '' ? fromEnv : undefined);
+  if (token === undefined && !isLoopbackHost(host)) {
+    throw new WorkbenchError(
+      'USAGE',
+      `refusing to serve on ${host} without a token: anyone who can reach it could run every configured server. Set WORKBENCH_TOKEN (or --token), or omit the host to bind to 127.0.0.1.`,
+    );
+  }
+  const allowedOrigins = (options.allowOrigins ?? []).map(normalizeOrigin);
+  return { host, port, token, allowedOrigins };
+}
+
+/** commander argParser for a whole number ≥ 1 (a usage error, exit 2, otherwise). */
+export function parsePositiveInt(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError('expected a whole number of at least 1');
+  return n;
+}

@@ -1,0 +1,406 @@
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createServer as createNodeServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { WorkbenchError, errorMessage } from '../errors.js';
+import type { Logger } from '../log.js';
+import { createServer, type CreateServerOptions } from './create-server.js';
+import type { Workbench } from './workbench.js';
+
+export const MCP_PATH = '/mcp';
+export const HEALTH_PATH = '/healthz';
+export const DEFAULT_HTTP_HOST = '127.0.0.1';
+export const DEFAULT_MAX_SESSIONS = 32;
+export const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
+export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
+
+export interface ListenAddress {
+  host: string;
+  port: number;
+}
+
+/**
+ * Parses `--http [host:]port`: `3000`, `127.0.0.1:3000`, `0.0.0.0:0`, `localhost:8080`, `[::1]:3000`. The host
+ * defaults to 127.0.0.1; port 0 picks a free port. Throws WorkbenchError USAGE for anything else.
+ */
+export function parseListenAddress(value: string): ListenAddress {
+  const text = value.trim();
+  const match = /^(?:(\[[0-9a-fA-F:.]+\]|[^:[\]\s]+):)?(\d{1,5})$/.exec(text);
+  const port = match ? Number(match[2]) : NaN;
+  if (!match || port > 65_535) {
+    throw new WorkbenchError(
+      'USAGE',
+      `--http expects [host:]port (e.g. 3000, 127.0.0.1:3000 or [::1]:3000), got "${value}"`,
+    );
+  }
+  const host = match[1] ? match[1].replace(/^\[(.*)\]$/, '$1') : DEFAULT_HTTP_HOST;
+  return { host, port };
+}
+
+/** localhost, 127.0.0.0/8 and ::1 (with or without brackets): addresses only this machine can reach. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.toLowerCase().replace(/^\[(.*)\]$/, '$1');
+  return h === 'localhost' || h === '::1' || h === '::ffff:127.0.0.1' || /^127(?:\.\d{1,3}){3}$/.test(h);
+}
+
+/** An `--allow-origin` value as browsers send it (scheme://host[:port]); WorkbenchError USAGE if it is not one. */
+export function normalizeOrigin(value: string): string {
+  try {
+    const url = new URL(value.trim());
+    if ((url.protocol === 'http:' || url.protocol === 'https:') && url.origin !== 'null') return url.origin;
+  } catch {
+    // reported below
+  }
+  throw new WorkbenchError('USAGE', `--allow-origin expects an origin like https://app.example.com, got "${value}"`);
+}
+
+export interface HttpServerOptions {
+  workbench: Workbench;
+  version: string;
+  host: string;
+  port: number;
+  /** Bearer token every /mcp request must carry. Required unless `host` is a loopback address. */
+  token?: string;
+  /** Origins allowed besides the loopback ones (http(s)://localhost, 127.0.0.1, [::1] on any port). */
+  allowedOrigins?: readonly string[];
+  maxSessions?: number;
+  /** A session with no request in progress for this long is closed. */
+  sessionIdleMs?: number;
+  maxBodyBytes?: number;
+  /** Passed to every session's createServer (e.g. the management tools). */
+  serverOptions?: CreateServerOptions;
+  log: Logger;
+}
+
+export interface WorkbenchHttpServer {
+  /** The MCP endpoint, e.g. http://127.0.0.1:3000/mcp. */
+  url: string;
+  host: string;
+  port: number;
+  sessionCount(): number;
+  /** Closes every session and the listener; resolves when all connections are gone. Downstream servers stay up. */
+  close(): Promise<void>;
+}
+
+interface Session {
+  id: string | undefined;
+  transport: StreamableHTTPServerTransport;
+  close: () => Promise<void>;
+  /** Requests of this session in progress (including open GET event streams). */
+  active: number;
+  lastSeen: number;
+  closed: boolean;
+}
+
+/**
+ * Serves the workbench over Streamable HTTP on `/mcp`, one MCP server (createServer) per session over the shared
+ * Workbench, plus `GET /healthz`. Every /mcp request passes, in this order and before any MCP handling: Host (on a
+ * loopback bind, against DNS rebinding), Origin, bearer token, method, session cap and body size. A refused request
+ * therefore never creates a session, spawns a server or connects anything.
+ *
+ * Throws WorkbenchError USAGE when asked to listen on a non-loopback address without a token; rejects with the
+ * listen error (EADDRINUSE, …) otherwise.
+ */
+export async function startHttpServer(options: HttpServerOptions): Promise<WorkbenchHttpServer> {
+  const { workbench, version, log } = options;
+  const token = options.token === undefined || options.token === '' ? undefined : options.token;
+  const loopbackBind = isLoopbackHost(options.host);
+  if (!token && !loopbackBind) {
+    throw new WorkbenchError('USAGE', `refusing to serve on ${options.host} without a token: set WORKBENCH_TOKEN (or --token), or bind to 127.0.0.1`);
+  }
+  const expectedDigest = token === undefined ? undefined : sha256(token);
+  const allowedOrigins = new Set((options.allowedOrigins ?? []).map(normalizeOrigin));
+  const maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
+  const idleMs = options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS;
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+
+  /** Every session, including ones whose initialize is still being handled. */
+  const all = new Set<Session>();
+  const byId = new Map<string, Session>();
+  let closing = false;
+
+  const closeSession = async (session: Session, why: string): Promise<void> => {
+    if (session.closed) return;
+    session.closed = true;
+    all.delete(session);
+    if (session.id !== undefined) byId.delete(session.id);
+    if (session.id !== undefined) log.info(`session ${shortId(session.id)} ${why} (${byId.size} open)`);
+    await session.close().catch((error: unknown) => log.debug(`closing a session: ${errorMessage(error)}`));
+  };
+
+  const originAllowed = (origin: string): boolean => {
+    if (allowedOrigins.has(origin)) return true;
+    try {
+      const url = new URL(origin);
+      if (url.protocol !== 'http:' && url.protocol !== 'https:') return false;
+      return allowedOrigins.has(url.origin) || isLoopbackHost(url.hostname);
+    } catch {
+      return false;
+    }
+  };
+
+  const authorized = (header: string | undefined): boolean => {
+    if (!expectedDigest) return true;
+    const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header ?? '');
+    // Digests have equal length whatever was sent, so the comparison takes the same time for every wrong token.
+    return match !== null && timingSafeEqual(sha256(match[1]!), expectedDigest);
+  };
+
+  const refuse = (req: IncomingMessage, res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void => {
+    log.info(`refused ${req.method ?? '?'} ${pathOf(req)} from ${req.socket.remoteAddress ?? '?'}: ${status} ${message}`);
+    sendJsonRpcError(res, status, message, headers);
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const path = pathOf(req);
+    if (loopbackBind && !hostHeaderIsLoopback(req.headers.host)) {
+      // A page on another site that re-points its DNS name at 127.0.0.1 (DNS rebinding) arrives with its own Host.
+      return refuse(req, res, 403, 'Forbidden: the Host header must name this machine (localhost, 127.0.0.1 or [::1])');
+    }
+    const origin = req.headers.origin;
+    if (origin !== undefined && !originAllowed(origin)) {
+      return refuse(req, res, 403, `Forbidden: origin ${origin} is not allowed (start the workbench with --allow-origin to allow it)`);
+    }
+    if (origin !== undefined) {
+      res.setHeader('Access-Control-Allow-Origin', origin);
+      res.setHeader('Vary', 'Origin');
+      res.setHeader('Access-Control-Expose-Headers', 'Mcp-Session-Id, WWW-Authenticate');
+    }
+
+    if (path === HEALTH_PATH) {
+      if (req.method !== 'GET' && req.method !== 'HEAD') return sendJsonRpcError(res, 405, 'Method not allowed', { Allow: 'GET, HEAD' });
+      return sendJson(res, 200, { status: 'ok', version, sessions: byId.size });
+    }
+    if (path !== MCP_PATH) return sendJsonRpcError(res, 404, `Not found: the MCP endpoint is ${MCP_PATH}`);
+
+    if (req.method === 'OPTIONS') {
+      // CORS preflight (browsers send no credentials here); the real request is checked in full.
+      res.writeHead(204, {
+        'Access-Control-Allow-Methods': 'GET, POST, DELETE',
+        'Access-Control-Allow-Headers': 'Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID',
+        'Access-Control-Max-Age': '600',
+      });
+      res.end();
+      return;
+    }
+    if (!authorized(req.headers.authorization)) {
+      const challenge = req.headers.authorization ? 'Bearer realm="mcp-workbench", error="invalid_token"' : 'Bearer realm="mcp-workbench"';
+      return refuse(req, res, 401, 'Unauthorized: send "Authorization: Bearer <token>" with the workbench token', { 'WWW-Authenticate': challenge });
+    }
+    if (req.method !== 'POST' && req.method !== 'GET' && req.method !== 'DELETE') {
+      return sendJsonRpcError(res, 405, 'Method not allowed', { Allow: 'GET, POST, DELETE, OPTIONS' });
+    }
+    if (closing) return sendJsonRpcError(res, 503, 'The workbench is shutting down', { Connection: 'close' });
+
+    const sessionHeader = req.headers['mcp-session-id'];
+    const sessionId = Array.isArray(sessionHeader) ? sessionHeader[0] : sessionHeader;
+    const existing = sessionId === undefined ? undefined : byId.get(sessionId);
+    if (sessionId !== undefined && !existing) {
+      // The spec's signal for "start a new session": clients re-initialize on 404.
+      return sendJsonRpcError(res, 404, 'Session not found', {}, -32001);
+    }
+    if (!existing && req.method !== 'POST') {
+      return sendJsonRpcError(res, 400, 'Bad Request: Mcp-Session-Id header is required');
+    }
+    if (!existing && all.size >= maxSessions) {
+      return refuse(req, res, 503, `Service Unavailable: the session limit (${maxSessions}) is reached; retry later`, { 'Retry-After': '30' });
+    }
+
+    let body: unknown;
+    if (req.method === 'POST') {
+      const read = await readBody(req, maxBodyBytes);
+      if (read === 'too-large') {
+        discardRest(req);
+        return refuse(req, res, 413, `Payload Too Large: request bodies are limited to ${maxBodyBytes} bytes`);
+      }
+      try {
+        body = JSON.parse(read);
+      } catch {
+        return sendJsonRpcError(res, 400, 'Parse error: Invalid JSON', {}, -32700);
+      }
+    }
+
+    if (existing) return serveRequest(existing, req, res, body);
+    const isInitialize = Array.isArray(body) ? body.some(isInitializeRequest) : isInitializeRequest(body);
+    if (!isInitialize) return sendJsonRpcError(res, 400, 'Bad Request: Mcp-Session-Id header is required');
+    // The cap is checked again: other requests may have opened sessions while this body was read.
+    if (all.size >= maxSessions) {
+      return refuse(req, res, 503, `Service Unavailable: the session limit (${maxSessions}) is reached; retry later`, { 'Retry-After': '30' });
+    }
+    const session = await openSession();
+    await serveRequest(session, req, res, body);
+    if (session.id === undefined) await closeSession(session, 'not initialized');
+  };
+
+  const openSession = async (): Promise<Session> => {
+    const { server, close } = createServer(workbench, version, options.serverOptions);
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => {
+        session.id = id;
+        byId.set(id, session);
+        log.info(`session ${shortId(id)} opened (${byId.size} open)`);
+      },
+    });
+    const session: Session = { id: undefined, transport, close, active: 0, lastSeen: Date.now(), closed: false };
+    all.add(session);
+    // DELETE from the client, or any transport close, ends this session's server and its workbench registration.
+    server.onclose = () => void closeSession(session, 'closed');
+    await server.connect(transport);
+    return session;
+  };
+
+  const serveRequest = async (session: Session, req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> => {
+    session.active++;
+    session.lastSeen = Date.now();
+    res.once('close', () => {
+      session.active--;
+      session.lastSeen = Date.now();
+    });
+    await session.transport.handleRequest(req, res, body);
+  };
+
+  const http = createNodeServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      log.error(`handling ${req.method ?? '?'} ${pathOf(req)}: ${errorMessage(error)}`);
+      if (!res.headersSent) sendJsonRpcError(res, 500, 'Internal error', {}, -32603);
+      else res.destroy();
+    });
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    http.once('error', reject);
+    http.listen(options.port, options.host, () => {
+      http.off('error', reject);
+      resolve();
+    });
+  });
+  http.on('error', (error) => log.error(`HTTP server: ${errorMessage(error)}`));
+  const address = http.address() as AddressInfo;
+
+  const sweeper = setInterval(
+    () => {
+      const now = Date.now();
+      for (const session of [...all]) {
+        if (session.active === 0 && now - session.lastSeen >= idleMs) void closeSession(session, `expired after ${Math.round(idleMs / 1000)} s idle`);
+      }
+    },
+    Math.min(60_000, Math.max(100, Math.floor(idleMs / 4))),
+  );
+  sweeper.unref();
+
+  const hostForUrl = address.family === 'IPv6' || address.address.includes(':') ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${hostForUrl}:${address.port}${MCP_PATH}`,
+    host: address.address,
+    port: address.port,
+    sessionCount: () => byId.size,
+    close: async () => {
+      closing = true;
+      clearInterval(sweeper);
+      const stopped = new Promise<void>((resolve) => http.close(() => resolve()));
+      await Promise.allSettled([...all].map((s) => closeSession(s, 'closed (shutting down)')));
+      // Event streams of clients that did not go away by themselves, and idle keep-alive sockets.
+      http.closeAllConnections();
+      await stopped;
+    },
+  };
+}
+
+function sha256(text: string): Buffer {
+  return createHash('sha256').update(text, 'utf8').digest();
+}
+
+function pathOf(req: IncomingMessage): string {
+  const raw = req.url ?? '/';
+  const end = raw.search(/[?#]/);
+  return end === -1 ? raw : raw.slice(0, end);
+}
+
+function hostHeaderIsLoopback(host: string | undefined): boolean {
+  if (host === undefined) return false;
+  try {
+    return isLoopbackHost(new URL(`http://${host}`).hostname);
+  } catch {
+    return false;
+  }
+}
+
+function shortId(id: string): string {
+  return id.slice(0, 8);
+}
+
+/** After a 413, how much more of the refused body is read (and dropped) so the client sees the answer. */
+const DISCARD_MAX_BYTES = 16 * 1024 * 1024;
+const DISCARD_MAX_MS = 10_000;
+
+/**
+ * Reads a request body as UTF-8, stopping as soon as it exceeds `limit` bytes (declared or streamed): the rest is
+ * never buffered.
+ */
+function readBody(req: IncomingMessage, limit: number): Promise<string | 'too-large'> {
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limit) return Promise.resolve('too-large');
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size > limit) {
+        cleanup();
+        chunks.length = 0;
+        resolve('too-large');
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = (): void => {
+      cleanup();
+      resolve(Buffer.concat(chunks).toString('utf8'));
+    };
+    const onError = (error: Error): void => {
+      cleanup();
+      reject(error);
+    };
+    const cleanup = (): void => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+  });
+}
+
+/**
+ * Drops the rest of a refused body. Closing at once would reset a client that is still sending, and it might never
+ * read the 413; a body that goes on past DISCARD_MAX_BYTES or DISCARD_MAX_MS gets its connection cut.
+ */
+function discardRest(req: IncomingMessage): void {
+  let dropped = 0;
+  const cut = (): void => {
+    clearTimeout(timer);
+    req.socket.destroy();
+  };
+  const timer = setTimeout(cut, DISCARD_MAX_MS);
+  timer.unref();
+  req.on('data', (chunk: Buffer) => {
+    dropped += chunk.length;
+    if (dropped > DISCARD_MAX_BYTES) cut();
+  });
+  req.once('end', () => clearTimeout(timer));
+  req.once('close', () => clearTimeout(timer));
+  req.resume();
+}
+
+function sendJson(res: ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}): void {
+  const body = JSON.stringify(value);
+  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(body)), ...headers });
+  res.end(body);
+}
+
+function sendJsonRpcError(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}, code = -32000): void {
+  sendJson(res, status, { jsonrpc: '2.0', error: { code, message }, id: null }, headers);
+}

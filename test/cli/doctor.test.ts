@@ -1,0 +1,289 @@
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { Ajv } from 'ajv';
+import { catalogProblems, type DoctorReport, type ServerReport } from '../../src/cli/doctor.js';
+import { isAlive } from '../../src/clients/process-tree.js';
+import { everythingServer, fixtureServer, node, paths, tempDir, waitFor } from '../helpers/workbench-process.js';
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the CLI to completion (async, so an HTTP server in this process can answer it). */
+function run(args: string[], options: { env?: Record<string, string> } = {}): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(node, [paths.cli, ...args], {
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/', ...options.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+function hasScript(): boolean {
+  return process.platform === 'linux' && spawnSync('script', ['--version'], { encoding: 'utf8' }).status === 0;
+}
+
+function server(report: DoctorReport, name: string): ServerReport {
+  const found = report.toolboxes.flatMap((t) => t.servers).find((s) => s.server === name);
+  assert.ok(found, `no report for server ${name}`);
+  return found;
+}
+
+describe('doctor', () => {
+  let dir: string;
+  let cleanup: (() => Promise<void>) | undefined;
+  after(() => cleanup?.());
+  before(async () => {
+    const temp = await tempDir('wb-doctor-');
+    cleanup = temp.cleanup;
+    dir = temp.dir;
+  });
+
+  async function config(name: string, document: unknown): Promise<string> {
+    const path = join(dir, name);
+    await writeFile(path, JSON.stringify(document, null, 2));
+    return path;
+  }
+
+  it('a healthy toolbox: exit 0, time and tool count per server, children and grandchildren gone after', async () => {
+    const pidFile = join(dir, 'healthy-grandchild.pid');
+    const file = await config('healthy.json', {
+      toolboxes: {
+        dev: {
+          mcpServers: {
+            fx: fixtureServer('--grandchild', pidFile),
+            more: fixtureServer('--tools', '3'),
+            everything: everythingServer(),
+          },
+        },
+      },
+    });
+    const result = await run(['doctor', '--config', file]);
+    assert.equal(result.code, 0, result.stdout + result.stderr);
+    assert.match(result.stdout, /\[ok\] {3}dev\/fx: connected in \d+ ms, \d+ tools/);
+    assert.match(result.stdout, /\[ok\] {3}dev\/everything: connected in \d+ ms, \d+ tools/);
+    assert.match(result.stdout, /3 of 3 servers connected\. 0 errors, 0 warnings\. Healthy\./);
+    const fx = Number(/dev\/fx: connected in \d+ ms, (\d+) tools/.exec(result.stdout)![1]);
+    const more = Number(/dev\/more: connected in \d+ ms, (\d+) tools/.exec(result.stdout)![1]);
+    assert.equal(more - fx, 3);
+    assert.doesNotMatch(result.stderr, /\r/, 'no progress line when stderr is not a terminal');
+    const grandchild = Number(await readFile(pidFile, 'utf8'));
+    assert.ok(await waitFor(() => !isAlive(grandchild), 5_000), `grandchild ${grandchild} outlived doctor`);
+  });
+
+  it('a broken toolbox: missing command, crashing and hanging servers → exit 1, each reason, nothing left running', async () => {
+    const crashPid = join(dir, 'crash-grandchild.pid');
+    const hangPid = join(dir, 'hang-grandchild.pid');
+    const file = await config('broken.json', {
+      toolboxes: {
+        ok: { mcpServers: { fx: fixtureServer() } },
+        broken: {
+          mcpServers: {
+            missing: { command: 'mcp-workbench-no-such-command' },
+            crash: fixtureServer('--crash-on-start', '3', '--grandchild', crashPid),
+            hang: { ...fixtureServer('--never-initialize', '--grandchild', hangPid), connectTimeoutMs: 1500 },
+          },
+        },
+      },
+    });
+    const result = await run(['doctor', '--config', file, '--toolbox', 'broken']);
+    assert.equal(result.code, 1, result.stdout + result.stderr);
+    assert.doesNotMatch(result.stdout, /ok\/fx/, '--toolbox checks only that toolbox');
+    assert.match(result.stdout, /\[FAIL\] broken\/missing: not connected — command not found/);
+    assert.match(result.stdout, /command "mcp-workbench-no-such-command" was not found/);
+    assert.match(result.stdout, /\[FAIL\] broken\/crash: not connected — exited with code 3/);
+    assert.match(result.stdout, /\| fixture: fatal startup error/);
+    assert.match(result.stdout, /\[FAIL\] broken\/hang: not connected — timed out after 1500 ms/);
+    assert.match(result.stdout, /0 of 3 servers connected, 3 failed\. 3 errors, 0 warnings\. Not healthy\./);
+    for (const pidFile of [crashPid, hangPid]) {
+      const pid = Number(await readFile(pidFile, 'utf8'));
+      assert.ok(await waitFor(() => !isAlive(pid), 5_000), `grandchild ${pid} (${pidFile}) outlived doctor`);
+    }
+  });
+
+  it('--json: a machine-readable report with the same findings', async () => {
+    const file = await config('json.json', {
+      toolboxes: {
+        dev: {
+          mcpServers: {
+            fx: fixtureServer(),
+            crash: fixtureServer('--crash-on-start', '3'),
+            hang: { ...fixtureServer('--never-initialize'), connectTimeoutMs: 60_000 },
+            missing: { command: 'mcp-workbench-no-such-command' },
+          },
+        },
+      },
+    });
+    const started = Date.now();
+    const result = await run(['doctor', '--config', file, '--json', '--timeout', '5000']);
+    assert.ok(Date.now() - started < 30_000, '--timeout applies, not the server\'s 60 s');
+    assert.equal(result.code, 1, result.stderr);
+    const report = JSON.parse(result.stdout) as DoctorReport;
+    assert.equal(report.ok, false);
+    assert.equal(report.config, file);
+    assert.equal(report.timeoutMs, 5000);
+    assert.deepEqual(report.summary, { servers: 4, connected: 1, failed: 3, errors: 3, warnings: 0 });
+    const fx = server(report, 'fx');
+    assert.equal(fx.connected, true);
+    assert.equal(typeof fx.connectMs, 'number');
+    assert.ok(fx.tools! > 10);
+    assert.equal(fx.timeoutMs, 5000);
+    assert.deepEqual(fx.problems, []);
+    const crash = server(report, 'crash').failure!;
+    assert.equal(crash.kind, 'exited');
+    assert.equal(crash.exitCode, 3);
+    assert.deepEqual(crash.stderr, ['fixture: fatal startup error']);
+    assert.equal(server(report, 'hang').failure!.kind, 'timeout');
+    assert.equal(server(report, 'hang').timeoutMs, 5000);
+    assert.match(server(report, 'hang').failure!.summary, /^timed out after 5000 ms$/);
+    assert.equal(server(report, 'missing').failure!.kind, 'command-not-found');
+  });
+
+  it('catalog problems: canonical names over 64 characters and stdout noise are warnings (exit 0); has__double is fine', async () => {
+    const toolbox = 'a-rather-long-toolbox-name-for-doctor';
+    const file = await config('catalog.json', {
+      toolboxes: {
+        [toolbox]: { mcpServers: { 'and-a-long-server-name-too': fixtureServer('--tools', '1000') } },
+        short: { mcpServers: { fx: fixtureServer(), noisy: fixtureServer('--garbage-stdout') } },
+      },
+    });
+    const result = await run(['doctor', '--config', file, '--json']);
+    assert.equal(result.code, 0, result.stderr);
+    const report = JSON.parse(result.stdout) as DoctorReport;
+    assert.equal(report.ok, true);
+    const long = server(report, 'and-a-long-server-name-too');
+    assert.ok(long.tools! >= 1000);
+    const tooLong = long.problems.find((p) => p.kind === 'canonical-name-too-long')!;
+    assert.equal(tooLong.severity, 'warning');
+    assert.equal(tooLong.items.length, long.tools);
+    assert.ok(tooLong.items.includes(`${toolbox}__and-a-long-server-name-too__gen_0999`));
+    assert.deepEqual(server(report, 'fx').problems, [], 'dotted.name, dash-name and has__double are acceptable names');
+    const noise = server(report, 'noisy').problems.find((p) => p.kind === 'stdout-noise')!;
+    assert.ok(noise.items.includes('"this is not json"'), JSON.stringify(noise.items));
+    const human = await run(['doctor', '--config', file]);
+    assert.equal(human.code, 0);
+    assert.match(human.stdout, new RegExp(`\\[warn\\] ${long.tools} × canonical names \\(\\{toolbox\\}__\\{server\\}__\\{tool\\}\\) longer than 64 characters`));
+    assert.match(human.stdout, /, and \d+ more/);
+  });
+
+  it('a live progress line on stderr when it is a terminal', { skip: !hasScript() && 'needs util-linux script(1) for a pseudo-terminal' }, async () => {
+    const file = await config('tty.json', { toolboxes: { dev: { mcpServers: { fx: fixtureServer(), crash: fixtureServer('--crash-on-start', '3') } } } });
+    const command = [node, paths.cli, 'doctor', '--config', file].map((arg) => `'${arg.replace(/'/g, `'\\''`)}'`).join(' ');
+    const result = spawnSync('script', ['-qec', command, '/dev/null'], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/', TERM: 'dumb' }, timeout: 60_000 });
+    assert.match(result.stdout, /\r\x1b\[2Kdoctor: 0\/2 checked \(0s\) — waiting for dev\/fx, dev\/crash/);
+    assert.match(result.stdout, /\r\x1b\[2Kdoctor: \d\/2 checked, 1 failed/);
+    assert.match(result.stdout, /\r\x1b\[2KConfig: /, 'the line is cleared before the report');
+  });
+
+  describe('remote servers', () => {
+    let http: Server;
+    let url: string;
+    let closedUrl: string;
+    before(async () => {
+      http = createServer((request, response) => {
+        request.resume();
+        response.writeHead(401, { 'content-type': 'text/plain' }).end('no token');
+      });
+      await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+      url = `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`;
+      const closed = createServer();
+      await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+      closedUrl = `http://127.0.0.1:${(closed.address() as AddressInfo).port}/mcp`;
+      await new Promise((resolve) => closed.close(resolve));
+    });
+    after(() => new Promise((resolve) => http.close(resolve)));
+
+    it('reports the HTTP status, or that nothing listens', async () => {
+      const file = await config('remote.json', {
+        toolboxes: {
+          web: {
+            mcpServers: {
+              denied: { type: 'http', url, headers: { Authorization: 'Bearer wrong' } },
+              legacy: { type: 'sse', url },
+              nobody: { type: 'http', url: closedUrl },
+            },
+          },
+        },
+      });
+      const result = await run(['doctor', '--config', file, '--json']);
+      assert.equal(result.code, 1, result.stderr);
+      const report = JSON.parse(result.stdout) as DoctorReport;
+      for (const name of ['denied', 'legacy']) {
+        const failure = server(report, name).failure!;
+        assert.equal(failure.kind, 'http-status', JSON.stringify(failure));
+        assert.equal(failure.httpStatus, 401);
+        assert.equal(failure.summary, 'HTTP 401 Unauthorized');
+      }
+      const nobody = server(report, 'nobody').failure!;
+      assert.equal(nobody.kind, 'unreachable', JSON.stringify(nobody));
+      assert.match(nobody.summary, /ECONNREFUSED/);
+    });
+  });
+
+  it('a config the loader refuses: exit 1 with its message; an unknown toolbox: exit 2', async () => {
+    const dynamic = new URL('../fixtures/configs/dynamic-mode.json', import.meta.url).pathname;
+    const refused = await run(['doctor', '--config', dynamic]);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /dynamic mode was removed in 0\.10\.0/);
+    const json = await run(['doctor', '--config', dynamic, '--json']);
+    assert.equal(json.code, 1);
+    assert.equal((JSON.parse(json.stdout) as { code: string }).code, 'CONFIG_DYNAMIC_MODE');
+    const file = await config('one.json', { toolboxes: { dev: { mcpServers: {} } } });
+    const unknown = await run(['doctor', '--config', file, '--toolbox', 'nope']);
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.stderr, /no toolbox "nope"; toolboxes: dev/);
+    assert.equal((await run(['doctor', '--config', file, '--timeout', 'soon'])).code, 2);
+    const empty = await run(['doctor', '--config', file]);
+    assert.equal(empty.code, 0);
+    assert.match(empty.stdout, /Toolbox "dev": no servers/);
+  });
+});
+
+describe('doctor catalog checks', () => {
+  const ajv = new Ajv({ strict: false, validateSchema: false, addUsedSchema: false });
+  const tool = (name: string, inputSchema: Record<string, unknown> = { type: 'object' }) => ({ name, inputSchema: inputSchema as { type: 'object' } });
+
+  it('duplicates are an error; names, lengths and schemas some clients reject are warnings', () => {
+    const problems = catalogProblems('tb', 'srv', [
+      tool('ok'),
+      tool('has__double'),
+      tool('dotted.name'),
+      tool('ok'),
+      tool('has space'),
+      tool('arr', { type: 'array' }),
+      tool('union', { type: 'object', anyOf: [{ required: ['a'] }, { required: ['b'] }] }),
+      tool('remote', { type: 'object', properties: { a: { $ref: 'https://example.test/schema.json' } } }),
+      tool('broken', { type: 'object', properties: { a: { type: 'no-such-type' } } }),
+      tool('x'.repeat(60)),
+    ], ajv);
+    const byKind = Object.fromEntries(problems.map((p) => [p.kind, p]));
+    assert.equal(byKind['duplicate-name']!.severity, 'error');
+    assert.deepEqual(byKind['duplicate-name']!.items, ['ok']);
+    assert.deepEqual(byKind['name-characters']!.items, ['has space']);
+    assert.deepEqual(byKind['schema-root-not-object']!.items, ['arr']);
+    assert.deepEqual(byKind['schema-root-combinator']!.items, ['union (anyOf)']);
+    assert.deepEqual(byKind['schema-external-ref']!.items, ['remote']);
+    assert.equal(byKind['schema-not-compilable']!.items.length, 1);
+    assert.match(byKind['schema-not-compilable']!.items[0]!, /^broken: /);
+    assert.deepEqual(byKind['canonical-name-too-long']!.items, [`tb__srv__${'x'.repeat(60)}`]);
+    for (const problem of problems) if (problem.kind !== 'duplicate-name') assert.equal(problem.severity, 'warning', problem.kind);
+    assert.deepEqual(catalogProblems('tb', 'srv', [tool('has__double'), tool('dotted.name'), tool('dash-name')], ajv), []);
+  });
+});

@@ -1,0 +1,141 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { OpenToolboxResult } from '../../src/server/workbench.js';
+import { startEverythingHttp, startRecordingProxy, type ChildHttpServer, type RecordingProxy } from '../helpers/http-servers.js';
+import { sampleArgs } from '../helpers/sample-args.js';
+import { startWorkbench, textOf, workbenchErrorCode, type RunningWorkbench } from '../helpers/workbench-process.js';
+
+async function open(wb: RunningWorkbench, toolbox: string): Promise<OpenToolboxResult> {
+  const result = (await wb.call('open_toolbox', { toolbox_name: toolbox })) as CallToolResult;
+  assert.notEqual(result.isError, true, textOf(result));
+  return result.structuredContent as unknown as OpenToolboxResult;
+}
+
+describe('remote downstream servers (Streamable HTTP and legacy SSE, on loopback)', () => {
+  let streamable: ChildHttpServer;
+  let sse: ChildHttpServer;
+
+  before(async () => {
+    [streamable, sse] = await Promise.all([startEverythingHttp('streamableHttp'), startEverythingHttp('sse')]);
+  });
+  after(async () => {
+    await Promise.allSettled([streamable?.close(), sse?.close()]);
+  });
+
+  it('uses a Streamable HTTP server and an SSE server through one toolbox, every listed tool callable', async () => {
+    const wb = await startWorkbench({
+      toolboxes: {
+        remote: {
+          description: 'server-everything over HTTP',
+          mcpServers: {
+            streamable: { type: 'http', url: `${streamable.origin}/mcp` },
+            legacy: { type: 'sse', url: `${sse.origin}/sse` },
+          },
+        },
+      },
+    });
+    try {
+      const catalog = await open(wb, 'remote');
+      assert.deepEqual(catalog.servers_failed, []);
+      assert.deepEqual([...catalog.servers_connected].sort(), ['legacy', 'streamable']);
+      for (const server of ['streamable', 'legacy']) {
+        const echo = await wb.useTool('remote', `remote__${server}__echo`, { message: `hello ${server}` });
+        assert.notEqual(echo.isError, true, textOf(echo));
+        assert.match(textOf(echo), new RegExp(`hello ${server}`));
+      }
+      for (const tool of catalog.tools) {
+        const args =
+          tool.original_name === 'trigger-long-running-operation' ? { duration: 0.2, steps: 2 } : sampleArgs(tool.inputSchema as never);
+        const result = await wb.useTool('remote', tool.name, args);
+        assert.equal(workbenchErrorCode(result), undefined, `${tool.name}: ${textOf(result)}`);
+      }
+      assert.deepEqual(await wb.descendants(), [], 'remote servers spawn nothing');
+    } finally {
+      await wb.close();
+    }
+  });
+
+  it('falls back to SSE (with a fresh client) for an http entry that points at a legacy SSE server, and says so once', async () => {
+    const wb = await startWorkbench({
+      toolboxes: { old: { mcpServers: { everything: { type: 'http', url: `${sse.origin}/sse` } } } },
+    });
+    try {
+      const catalog = await open(wb, 'old');
+      assert.deepEqual(catalog.servers_failed, []);
+      assert.ok(catalog.tools.some((t) => t.name === 'old__everything__echo'));
+      const echo = await wb.useTool('old', 'old__everything__echo', { message: 'via fallback' });
+      assert.match(textOf(echo), /via fallback/);
+      await open(wb, 'old');
+      const notes = wb.stderr().match(/using the legacy SSE transport/g) ?? [];
+      assert.equal(notes.length, 1, wb.stderr());
+      assert.match(wb.stderr(), /\[old\/everything\] http:\/\/127\.0\.0\.1:\d+\/sse answered HTTP 404 to Streamable HTTP/);
+    } finally {
+      await wb.close();
+    }
+  });
+
+  describe('configured headers', () => {
+    const secret = `s3cret-${Math.random().toString(36).slice(2)}-value`;
+    let httpProxy: RecordingProxy;
+    let sseProxy: RecordingProxy;
+    let wb: RunningWorkbench;
+
+    before(async () => {
+      [httpProxy, sseProxy] = await Promise.all([startRecordingProxy(streamable.origin), startRecordingProxy(sse.origin)]);
+      wb = await startWorkbench(
+        {
+          toolboxes: {
+            keyed: {
+              mcpServers: {
+                streamable: { type: 'http', url: `${httpProxy.origin}/mcp`, headers: { Authorization: 'Bearer ${REMOTE_TOKEN}', 'X-Api-Key': '${REMOTE_TOKEN}' } },
+                legacy: { type: 'sse', url: `${sseProxy.origin}/sse`, headers: { 'X-Api-Key': '${REMOTE_TOKEN}' } },
+              },
+            },
+          },
+        },
+        { env: { REMOTE_TOKEN: secret, WORKBENCH_LOG_LEVEL: 'debug' } },
+      );
+    });
+    after(async () => {
+      await wb?.close();
+      await Promise.allSettled([httpProxy?.close(), sseProxy?.close()]);
+    });
+
+    it('sends the env-expanded headers from the config with every request, and never logs their values', async () => {
+      await open(wb, 'keyed');
+      for (const server of ['streamable', 'legacy']) {
+        const echo = await wb.useTool('keyed', `keyed__${server}__echo`, { message: 'with headers' });
+        assert.match(textOf(echo), /with headers/);
+      }
+      assert.ok(httpProxy.requests.some((r) => r.method === 'POST') && httpProxy.requests.some((r) => r.method === 'GET'));
+      for (const r of httpProxy.requests) {
+        assert.equal(r.headers['x-api-key'], secret, `${r.method} ${r.path}`);
+        assert.equal(r.headers.authorization, `Bearer ${secret}`, `${r.method} ${r.path}`);
+      }
+      assert.ok(sseProxy.requests.some((r) => r.method === 'GET' && r.path === '/sse'), 'the event stream went through the proxy');
+      assert.ok(sseProxy.requests.some((r) => r.method === 'POST' && r.path.startsWith('/message')), 'messages went through the proxy');
+      for (const r of sseProxy.requests) {
+        assert.equal(r.headers['x-api-key'], secret, `${r.method} ${r.path}`);
+        assert.equal(r.headers.authorization, undefined, 'only configured headers are sent');
+      }
+      assert.ok(wb.stderr().includes('connected'), 'debug logging was on');
+      assert.ok(!wb.stderr().includes(secret), 'the header value never appears on stderr');
+    });
+
+    it('re-initializes when the server ends the session (HTTP 404) and retries the call once', async () => {
+      await open(wb, 'keyed');
+      const initializesBefore = httpProxy.requests.filter((r) => r.method === 'POST' && r.headers['mcp-session-id'] === undefined).length;
+      httpProxy.expireSessions();
+      const echo = await wb.useTool('keyed', 'keyed__streamable__echo', { message: 'after expiry' });
+      assert.notEqual(echo.isError, true, textOf(echo));
+      assert.match(textOf(echo), /after expiry/);
+      const initializesAfter = httpProxy.requests.filter((r) => r.method === 'POST' && r.headers['mcp-session-id'] === undefined).length;
+      assert.equal(initializesAfter, initializesBefore + 1, 'exactly one new session was initialized');
+      assert.match(wb.stderr(), /ended the session \(HTTP 404\); re-initialized a new session/);
+      const again = await wb.useTool('keyed', 'keyed__streamable__echo', { message: 'and later' });
+      assert.match(textOf(again), /and later/);
+      assert.ok(!wb.stderr().includes(secret));
+    });
+  });
+});

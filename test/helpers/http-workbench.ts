@@ -1,0 +1,123 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { listDescendants } from '../../src/clients/process-tree.js';
+import { stopChild } from './http-servers.js';
+import { node, paths, tempDir } from './workbench-process.js';
+
+export interface HttpSession {
+  client: Client;
+  transport: StreamableHTTPClientTransport;
+  /** Ends the session (DELETE) and closes the client. */
+  close(): Promise<void>;
+}
+
+/** The built workbench running `serve --http …` as a real process. */
+export interface HttpWorkbench {
+  /** The MCP endpoint it printed: http://127.0.0.1:PORT/mcp. */
+  url: string;
+  /** http://127.0.0.1:PORT */
+  origin: string;
+  pid: number;
+  process: ChildProcess;
+  stderr(): string;
+  stdout(): string;
+  descendants(): Promise<number[]>;
+  /** An SDK client over Streamable HTTP, with the given extra request headers (e.g. the token). */
+  connect(headers?: Record<string, string>): Promise<HttpSession>;
+  /** SIGTERM (SIGKILL after 10 s); resolves with the exit code once the process is gone; removes the temp dir. */
+  stop(): Promise<number | null>;
+}
+
+/**
+ * Starts `node dist/cli/main.js serve --config <tmp>/workbench-config.json ...args` and waits for its
+ * `listening on http://…/mcp` line. Rejects (with stderr and the exit code) if it exits first.
+ */
+export async function startHttpWorkbench(config: unknown, args: string[], env: Record<string, string> = {}): Promise<HttpWorkbench> {
+  const { dir, cleanup } = await tempDir('wb-http-');
+  const configPath = join(dir, 'workbench-config.json');
+  await writeFile(configPath, JSON.stringify(config, null, 2));
+  const child = spawn(node, [paths.cli, 'serve', '--config', configPath, ...args], {
+    // The state file lives in the temp dir: never the real home.
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? dir, WORKBENCH_STATE_FILE: join(dir, 'tool-state.json'), ...env },
+    cwd: dir,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  let stdout = '';
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+  const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+  let url: string;
+  try {
+    url = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`the workbench did not start listening:\n${stderr}`)), 20_000);
+      child.stderr!.on('data', () => {
+        const match = /listening on (http:\/\/\S+\/mcp)/.exec(stderr);
+        if (match) {
+          clearTimeout(timer);
+          resolve(match[1]!);
+        }
+      });
+      void exited.then(([code]) => {
+        clearTimeout(timer);
+        reject(Object.assign(new Error(`the workbench exited with ${code}:\n${stderr}`), { exitCode: code, stderr }));
+      });
+    });
+  } catch (error) {
+    await cleanup();
+    throw error;
+  }
+  const pid = child.pid!;
+  return {
+    url,
+    origin: new URL(url).origin,
+    pid,
+    process: child,
+    stderr: () => stderr,
+    stdout: () => stdout,
+    descendants: () => listDescendants(pid),
+    connect: async (headers = {}) => {
+      const client = new Client({ name: 'http-test', version: '1.0.0' }, { capabilities: {} });
+      const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
+      await client.connect(transport);
+      return {
+        client,
+        transport,
+        close: async () => {
+          await transport.terminateSession().catch(() => {});
+          await client.close();
+        },
+      };
+    },
+    stop: async () => {
+      // The workbench's own shutdown deadline is 8 s; SIGKILL only after that.
+      await stopChild(child, 10_000);
+      const [code] = await exited;
+      await cleanup();
+      return code;
+    },
+  };
+}
+
+/** Runs the CLI to completion (for start-up refusals); never sends any traffic. */
+export async function runWorkbench(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stderr: string; stdout: string }> {
+  const { dir, cleanup } = await tempDir('wb-http-');
+  const child = spawn(node, [paths.cli, ...args], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? dir, WORKBENCH_STATE_FILE: join(dir, 'tool-state.json'), ...env },
+    cwd: dir,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  let stdout = '';
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+  const [code] = (await once(child, 'exit')) as [number | null];
+  clearTimeout(timer);
+  await cleanup();
+  return { code, stderr, stdout };
+}

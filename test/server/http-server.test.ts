@@ -1,0 +1,295 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { request as httpRequest, type OutgoingHttpHeaders } from 'node:http';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
+import { isAlive } from '../../src/clients/process-tree.js';
+import type { OpenToolboxResult } from '../../src/server/workbench.js';
+import { runWorkbench, startHttpWorkbench, type HttpSession, type HttpWorkbench } from '../helpers/http-workbench.js';
+import { fixtureServer, tempDir, textOf, waitFor } from '../helpers/workbench-process.js';
+
+const TOKEN = `test-token-${randomBytes(16).toString('hex')}`;
+const auth = { Authorization: `Bearer ${TOKEN}` };
+const config = { toolboxes: { fx: { description: 'The fault-mode fixture', mcpServers: { f: fixtureServer() } } } };
+
+const INITIALIZE = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1.0.0' } },
+});
+const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+
+/** Rejection status of an SDK client connect (StreamableHTTPError carries the HTTP status). */
+async function connectStatus(wb: HttpWorkbench, headers: Record<string, string>): Promise<number | undefined> {
+  try {
+    const session = await wb.connect(headers);
+    await session.close();
+    return 200;
+  } catch (error) {
+    assert.ok(error instanceof StreamableHTTPError, `expected an HTTP error, got ${String(error)}`);
+    return error.code;
+  }
+}
+
+/**
+ * One raw HTTP request with node:http (so the Host header and streamed bodies are under the test's control).
+ * Resolves as soon as the response has arrived, even if the server stops reading the body early.
+ */
+function rawRequest(
+  url: string,
+  options: { method?: string; headers?: OutgoingHttpHeaders; body?: string | Buffer; chunks?: Buffer[] },
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+  return new Promise((resolve, reject) => {
+    let answered = false;
+    const req = httpRequest(url, { method: options.method ?? 'POST', headers: options.headers }, (res) => {
+      answered = true;
+      let body = '';
+      const done = (): void => resolve({ status: res.statusCode ?? 0, headers: res.headers, body });
+      res.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+      res.on('end', done);
+      res.on('error', done);
+    });
+    req.on('error', (error) => {
+      if (!answered) reject(error);
+    });
+    if (options.chunks) {
+      const write = (i: number): void => {
+        if (i >= options.chunks!.length) return void req.end();
+        if (req.destroyed) return;
+        req.write(options.chunks![i], () => write(i + 1));
+      };
+      write(0);
+    } else {
+      req.end(options.body);
+    }
+  });
+}
+
+async function health(wb: HttpWorkbench): Promise<{ status: string; version: string; sessions: number }> {
+  const res = await fetch(`${wb.origin}/healthz`);
+  assert.equal(res.status, 200);
+  return (await res.json()) as { status: string; version: string; sessions: number };
+}
+
+async function callTool(session: HttpSession, name: string, args: Record<string, unknown>, onprogress?: (p: Progress) => void): Promise<CallToolResult> {
+  return (await session.client.callTool({ name, arguments: args }, undefined, onprogress ? { onprogress } : undefined)) as CallToolResult;
+}
+
+function assertOwnProgress(progress: Progress[], total: number, who: string): void {
+  assert.ok(progress.length > 0, `${who} got progress`);
+  for (const p of progress) assert.equal(p.total, total, `${who} saw only its own progress: ${JSON.stringify(progress)}`);
+  const steps = progress.map((p) => p.progress);
+  assert.deepEqual(steps, [...new Set(steps)].sort((x, y) => x - y), `${who}: each step once, in order`);
+  assert.ok(steps.every((step) => step >= 1 && step <= total));
+}
+
+describe('serve --http (Streamable HTTP on /mcp)', () => {
+  let wb: HttpWorkbench;
+
+  before(async () => {
+    wb = await startHttpWorkbench(config, ['--http', '127.0.0.1:0', '--token', TOKEN, '--allow-origin', 'https://allowed.example']);
+  });
+  after(async () => {
+    await wb?.stop();
+  });
+
+  it('prints the actual URL, binds to loopback and writes nothing to stdout', () => {
+    assert.match(wb.url, /^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+    assert.notEqual(new URL(wb.url).port, '0');
+    assert.equal(wb.stdout(), '');
+    assert.ok(!wb.stderr().includes(TOKEN), 'the token is never logged');
+  });
+
+  it('refuses requests without a token or with a wrong one (401), before anything is spawned', async () => {
+    const raw = await rawRequest(wb.url, { headers: MCP_HEADERS, body: INITIALIZE });
+    assert.equal(raw.status, 401);
+    assert.match(String(raw.headers['www-authenticate']), /^Bearer /);
+
+    assert.equal(await connectStatus(wb, {}), 401);
+    assert.equal(await connectStatus(wb, { Authorization: 'Bearer wrong' }), 401);
+    assert.equal(await connectStatus(wb, { Authorization: `Bearer ${TOKEN.slice(0, -1)}x` }), 401, 'same length, one character off');
+    assert.equal(await connectStatus(wb, { Authorization: `Basic ${Buffer.from(`user:${TOKEN}`).toString('base64')}` }), 401);
+    const get = await rawRequest(wb.url, { method: 'GET', headers: { accept: 'text/event-stream', 'mcp-session-id': 'guess' } });
+    assert.equal(get.status, 401, 'GET and session guesses are checked too');
+    const del = await rawRequest(wb.url, { method: 'DELETE', headers: { 'mcp-session-id': 'guess' } });
+    assert.equal(del.status, 401);
+
+    assert.deepEqual(await wb.descendants(), [], 'no downstream process was started');
+    assert.equal((await health(wb)).sessions, 0, 'no session was created');
+  });
+
+  it('refuses foreign origins and foreign Host headers (403); --allow-origin and localhost origins are admitted', async () => {
+    assert.equal(await connectStatus(wb, { ...auth, Origin: 'https://evil.example' }), 403);
+    const nullOrigin = await rawRequest(wb.url, { headers: { ...MCP_HEADERS, ...auth, origin: 'null' }, body: INITIALIZE });
+    assert.equal(nullOrigin.status, 403);
+    const rebound = await rawRequest(wb.url, { headers: { ...MCP_HEADERS, ...auth, host: `evil.example:${new URL(wb.url).port}` }, body: INITIALIZE });
+    assert.equal(rebound.status, 403, 'a DNS-rebound name in Host is refused');
+    assert.equal((await health(wb)).sessions, 0);
+
+    assert.equal(await connectStatus(wb, { ...auth, Origin: 'https://allowed.example' }), 200);
+    assert.equal(await connectStatus(wb, { ...auth, Origin: 'http://localhost:5173' }), 200);
+    assert.equal(await connectStatus(wb, { ...auth, Origin: 'http://127.0.0.1:8080' }), 200);
+    const preflight = await rawRequest(wb.url, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://allowed.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization' },
+    });
+    assert.equal(preflight.status, 204);
+    assert.equal(preflight.headers['access-control-allow-origin'], 'https://allowed.example');
+    assert.match(String(preflight.headers['access-control-allow-headers']), /Authorization/);
+    assert.deepEqual(await wb.descendants(), []);
+  });
+
+  it('answers 413 to an oversized body, declared or streamed, and keeps serving', async () => {
+    const big = Buffer.alloc(5 * 1024 * 1024, 'x');
+    const declared = await rawRequest(wb.url, { headers: { ...MCP_HEADERS, ...auth, 'content-length': String(big.length) }, body: big });
+    assert.equal(declared.status, 413);
+    const chunks = Array.from({ length: 80 }, () => Buffer.alloc(64 * 1024, 'y'));
+    const streamed = await rawRequest(wb.url, { headers: { ...MCP_HEADERS, ...auth, 'transfer-encoding': 'chunked' }, chunks });
+    assert.equal(streamed.status, 413);
+    assert.equal((await health(wb)).sessions, 0);
+    assert.equal(await connectStatus(wb, auth), 200, 'the server still works');
+  });
+
+  it('serves /healthz without auth (status, version, session count only) and 404 elsewhere', async () => {
+    const body = await health(wb);
+    assert.deepEqual(Object.keys(body).sort(), ['sessions', 'status', 'version']);
+    assert.equal(body.status, 'ok');
+    assert.match(body.version, /^\d+\.\d+\.\d+/);
+    for (const path of ['/', '/mcp/extra', '/other']) {
+      const res = await fetch(`${wb.origin}${path}`, { headers: auth });
+      assert.equal(res.status, 404, path);
+    }
+    const unknownSession = await rawRequest(wb.url, { headers: { ...MCP_HEADERS, ...auth, 'mcp-session-id': 'no-such-session' }, body: INITIALIZE });
+    assert.equal(unknownSession.status, 404, 'an unknown session is 404 so clients re-initialize');
+  });
+
+  it('runs a full open_toolbox / use_tool round trip, and DELETE ends the session', async () => {
+    const session = await wb.connect(auth);
+    try {
+      const { tools } = await session.client.listTools();
+      assert.deepEqual(tools.map((t) => t.name).sort(), ['open_toolbox', 'use_tool']);
+      assert.match(session.client.getInstructions() ?? '', /- fx \(1 server\): The fault-mode fixture/);
+      const opened = await callTool(session, 'open_toolbox', { toolbox_name: 'fx' });
+      assert.notEqual(opened.isError, true, textOf(opened));
+      const catalog = opened.structuredContent as unknown as OpenToolboxResult;
+      assert.deepEqual(catalog.servers_connected, ['f']);
+      assert.ok(catalog.tools.some((t) => t.name === 'fx__f__echo'));
+      const echo = await callTool(session, 'use_tool', { toolbox_name: 'fx', tool_name: 'fx__f__echo', arguments: { text: 'over http' } });
+      assert.equal(textOf(echo), 'over http');
+      const sum = await callTool(session, 'use_tool', { toolbox_name: 'fx', tool_name: 'fx__f__add', arguments: { a: 2, b: 3 } });
+      assert.deepEqual(sum.structuredContent, { sum: 5 });
+      assert.equal((await health(wb)).sessions >= 1, true);
+    } finally {
+      const before = (await health(wb)).sessions;
+      await session.close();
+      assert.equal((await health(wb)).sessions, before - 1, 'DELETE closed the session');
+    }
+  });
+
+  it('keeps concurrent sessions apart (results and progress) while they share one downstream process', async () => {
+    const [a, b] = await Promise.all([wb.connect(auth), wb.connect(auth)]);
+    try {
+      await Promise.all([a, b].map((s) => callTool(s, 'open_toolbox', { toolbox_name: 'fx' })));
+      const progressA: Progress[] = [];
+      const progressB: Progress[] = [];
+      const slowA = callTool(a, 'use_tool', { toolbox_name: 'fx', tool_name: 'fx__f__slow', arguments: { ms: 600, steps: 3 } }, (p) => progressA.push(p));
+      const slowB = callTool(b, 'use_tool', { toolbox_name: 'fx', tool_name: 'fx__f__slow', arguments: { ms: 1000, steps: 5 } }, (p) => progressB.push(p));
+      const echoes = Array.from({ length: 20 }, (_, i) => {
+        const [session, who] = i % 2 ? [a, 'a'] : [b, 'b'];
+        return callTool(session, 'use_tool', { toolbox_name: 'fx', tool_name: 'fx__f__echo', arguments: { text: `${who}-${i}` } }).then((r) => ({ who, i, r }));
+      });
+      for (const { who, i, r } of await Promise.all(echoes)) assert.equal(textOf(r), `${who}-${i}`);
+      assert.equal(textOf(await slowA), 'done after 3 steps');
+      assert.equal(textOf(await slowB), 'done after 5 steps');
+      // Each session sees only its own call's progress (totals 3 vs 5), in order. Not every step is required: the
+      // SDK drops a progress notification that arrives in one read with its response, which a loaded machine can cause.
+      assertOwnProgress(progressA, 3, 'a');
+      assertOwnProgress(progressB, 5, 'b');
+
+      const pidA = (await callTool(a, 'use_tool', { toolbox_name: 'fx', tool_name: 'fx__f__pid' })).structuredContent?.pid;
+      const pidB = (await callTool(b, 'use_tool', { toolbox_name: 'fx', tool_name: 'fx__f__pid' })).structuredContent?.pid;
+      assert.equal(typeof pidA, 'number');
+      assert.equal(pidA, pidB, 'both sessions use the same downstream process');
+      assert.deepEqual(await wb.descendants(), [pidA], 'exactly one downstream process');
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+    assert.equal((await wb.descendants()).length, 1, 'closing sessions leaves the shared downstream connection up');
+  });
+
+  it('refuses a non-loopback address without a token (exit 2) and bad --http values, without binding', async () => {
+    const { dir, cleanup } = await tempDir();
+    try {
+      const cfg = join(dir, 'workbench-config.json');
+      await writeFile(cfg, JSON.stringify(config));
+      // 0.0.0.0 is only used to check the refusal: the process exits before it binds anything.
+      const open = await runWorkbench(['serve', '--http', '0.0.0.0:0', '--config', cfg]);
+      assert.equal(open.code, 2, open.stderr);
+      assert.match(open.stderr, /refusing to serve on 0\.0\.0\.0 without a token/);
+      assert.doesNotMatch(open.stderr, /listening on/);
+      const bad = await runWorkbench(['serve', '--http', 'not-a-port', '--config', cfg]);
+      assert.equal(bad.code, 2, bad.stderr);
+      assert.match(bad.stderr, /--http expects \[host:\]port/);
+      const badOrigin = await runWorkbench(['serve', '--http', '127.0.0.1:0', '--allow-origin', 'not an origin', '--config', cfg]);
+      assert.equal(badOrigin.code, 2, badOrigin.stderr);
+    } finally {
+      await cleanup();
+    }
+  });
+});
+
+describe('serve --http without a token, with a session cap and idle expiry', () => {
+  let wb: HttpWorkbench;
+
+  before(async () => {
+    wb = await startHttpWorkbench(config, ['--http', '0', '--max-sessions', '2', '--session-idle-timeout', '1']);
+  });
+  after(async () => {
+    await wb?.stop();
+  });
+
+  it('allows unauthenticated use on loopback, with a warning', async () => {
+    assert.match(wb.url, /^http:\/\/127\.0\.0\.1:\d+\/mcp$/, 'a bare port binds to 127.0.0.1');
+    assert.match(wb.stderr(), /no token set/);
+    const session = await wb.connect();
+    const echo = await callTool(session, 'use_tool', { toolbox_name: 'fx', tool_name: 'fx__f__echo', arguments: { text: 'no token' } });
+    assert.equal(textOf(echo), 'no token');
+    await session.close();
+  });
+
+  it('answers 503 when the session cap is reached and closes idle sessions', async () => {
+    const a = await wb.connect();
+    const b = await wb.connect();
+    try {
+      assert.equal(await connectStatus(wb, {}), 503);
+      const abandoned = a.transport.sessionId!;
+      // Gone without DELETE (a client that crashed): only the idle expiry frees its slot.
+      await a.client.close();
+      assert.ok(await waitFor(async () => (await health(wb)).sessions === 1, 10_000), 'the idle session expired');
+      assert.match(wb.stderr(), /expired after 1 s idle/);
+      const stale = await rawRequest(wb.url, { headers: { ...MCP_HEADERS, 'mcp-session-id': abandoned }, body: INITIALIZE });
+      assert.equal(stale.status, 404);
+      // b keeps its event stream open: connected clients do not expire.
+      await new Promise((r) => setTimeout(r, 1_500));
+      assert.deepEqual((await b.client.listTools()).tools.map((t) => t.name).sort(), ['open_toolbox', 'use_tool']);
+      assert.equal(await connectStatus(wb, {}), 200, 'a slot is free again');
+    } finally {
+      await Promise.allSettled([a.close(), b.close()]);
+    }
+  });
+
+  it('exits 0 on SIGTERM with every downstream process gone', async () => {
+    const session = await wb.connect();
+    await callTool(session, 'open_toolbox', { toolbox_name: 'fx' });
+    const children = await wb.descendants();
+    assert.equal(children.length, 1);
+    const code = await wb.stop();
+    assert.equal(code, 0, wb.stderr());
+    assert.ok(await waitFor(() => children.every((pid) => !isAlive(pid)), 5_000), 'no leftover children');
+    await session.client.close();
+  });
+});
