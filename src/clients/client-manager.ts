@@ -310,9 +310,12 @@ class ServerSlot {
       this.options.onToolsChanged?.(this.toolbox, this.config.name);
       return live;
     } catch (error) {
+      // Decide the cause before closing: ending a process tree takes a moment, and the connect timer must not fire
+      // meanwhile and turn "exited with code 3" into "timed out".
+      clearTimeout(timer);
+      const described = this.describeConnectError(error, transport, timedOut, timeoutMs);
       await transport.close().catch(() => {});
       this.noteFailure(0);
-      const described = this.describeConnectError(error, transport, timedOut, timeoutMs);
       this.log.warn(described.message);
       throw described;
     } finally {
@@ -413,14 +416,15 @@ class ServerSlot {
     if (timedOut) {
       return new WorkbenchError(
         'CONNECT_TIMEOUT',
-        `${this.label} did not complete the MCP handshake within ${timeoutMs} ms and was stopped. Check that it speaks MCP on stdio, or raise "connectTimeoutMs" for this server.`,
+        `${this.label} did not complete the MCP handshake within ${timeoutMs} ms and was stopped. ${this.config.type === 'stdio' ? 'Check that it speaks MCP on stdio' : 'Check that the URL is an MCP endpoint and reachable'}, or raise "connectTimeoutMs" for this server.`,
         { cause: error },
       );
     }
     if (transport instanceof ChildProcessTransport && (transport.exitInfo || /closed/i.test(errorMessage(error)))) {
       return new WorkbenchError('CONNECT_FAILED', `${this.label} failed to start: ${this.exitSummary(transport)}`, { cause: error });
     }
-    const where = this.config.type === 'stdio' ? '' : ` at ${this.config.url}`;
+    // Never the full URL: an expanded secret may sit in its query string.
+    const where = this.config.type === 'stdio' ? '' : ` at ${describeUrl(this.config.url)}`;
     return new WorkbenchError('CONNECT_FAILED', `${this.label}${where} could not be connected: ${errorMessage(error)}`, { cause: error });
   }
 

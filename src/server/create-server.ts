@@ -41,6 +41,8 @@ export function createServer(workbench: Workbench, version: string, options: Cre
     capabilities: () => server.getClientCapabilities(),
     request: (request, signal) =>
       server.request(request, ResultSchema, { signal, timeout: RELAY_TIMEOUT_MS, resetTimeoutOnProgress: true }),
+    // With the session id, the SDK applies this session's logging/setLevel (it keeps levels per session).
+    log: (params) => void server.sendLoggingMessage(params, server.transport?.sessionId).catch(() => {}),
   };
   const removeSession = workbench.addSession(session);
   server.setNotificationHandler(RootsListChangedNotificationSchema, () => workbench.manager.notifyRootsChanged());
@@ -69,10 +71,14 @@ export function createServer(workbench: Workbench, version: string, options: Cre
       if (toolArgs !== undefined && (typeof toolArgs !== 'object' || toolArgs === null || Array.isArray(toolArgs))) {
         throw new McpError(ErrorCode.InvalidParams, `${USE_TOOL}: "arguments" must be an object of the tool's arguments, got ${describe(toolArgs)}`);
       }
-      workbench.touchSession(session);
       const progressToken = extra._meta?.progressToken;
       return workbench.useTool(toolbox, toolName, toolArgs as Record<string, unknown> | undefined, {
         signal: extra.signal,
+        call: {
+          session,
+          request: (relayed, signal) =>
+            extra.sendRequest(relayed, ResultSchema, { signal, timeout: RELAY_TIMEOUT_MS, resetTimeoutOnProgress: true }),
+        },
         onprogress:
           progressToken === undefined
             ? undefined
@@ -97,14 +103,9 @@ export function createServer(workbench: Workbench, version: string, options: Cre
     throw new McpError(ErrorCode.InvalidParams, `Unknown tool "${name}". This server's tools are: ${toolNames.join(', ')}.`);
   });
 
-  const unsubscribe = workbench.onLog((params) => {
-    void server.sendLoggingMessage(params).catch(() => {});
-  });
-
   return {
     server,
     close: async () => {
-      unsubscribe();
       removeSession();
       await server.close();
     },

@@ -72,12 +72,28 @@ export interface OpenToolboxResult {
   tools: ToolEntry[];
 }
 
-export type LogListener = (params: LoggingMessageNotification['params']) => void;
 
-/** A connected client session that downstream servers' requests (sampling, elicitation, roots) can be relayed to. */
+/**
+ * A connected client session. Several can share one Workbench (HTTP); downstream servers are shared too, so their
+ * log messages and requests (sampling, elicitation, roots) are routed to the session whose call is in flight on that
+ * server, else to the session that used that server last, else to the most recently active session.
+ */
 export interface UpstreamSession {
   capabilities(): ClientCapabilities | undefined;
+  /** Sends a request to this session's client outside of any call. */
   request(request: { method: RelayedMethod; params?: Record<string, unknown> }, signal: AbortSignal): Promise<Result>;
+  /** Delivers a downstream log message (subject to the client's logging/setLevel). */
+  log(params: LoggingMessageNotification['params']): void;
+}
+
+/** The use_tool call being made, so requests from the server it calls travel back with it (the same HTTP stream). */
+export interface CallContext {
+  session: UpstreamSession;
+  request(request: { method: RelayedMethod; params?: Record<string, unknown> }, signal: AbortSignal): Promise<Result>;
+}
+
+export interface UseToolOptions extends CallOptions {
+  call?: CallContext;
 }
 
 const CAPABILITY_OF: Record<RelayedMethod, 'sampling' | 'elicitation' | 'roots'> = {
@@ -95,7 +111,7 @@ interface CachedCatalog {
 
 /**
  * The state shared by every client session: downstream connections, per-toolbox catalogs (rebuilt only when a
- * server's tools or the visibility inputs change), compiled argument validators, and log listeners. The MCP-facing
+ * server's tools or the visibility inputs change), compiled argument validators, and the client sessions. The MCP-facing
  * layer (`createServer`) is a thin adapter over this.
  */
 export class Workbench {
@@ -108,9 +124,10 @@ export class Workbench {
   private readonly catalogs = new Map<string, CachedCatalog>();
   private readonly validators = new WeakMap<Tool, ValidateFunction | null>();
   private readonly outputValidators = new WeakMap<Tool, ValidateFunction | null>();
-  private readonly logListeners = new Set<LogListener>();
-  /** Client sessions, most recently active last: relayed requests go to the session that used a tool last. */
+  /** Client sessions, most recently active last. */
   private sessions: UpstreamSession[] = [];
+  /** Per `toolbox/server`: the calls in flight on it, and the session that called it last. */
+  private readonly activity = new Map<string, { calls: Set<CallContext>; lastSession?: UpstreamSession }>();
   private ajv: Ajv | undefined;
 
   constructor(options: WorkbenchOptions) {
@@ -128,7 +145,7 @@ export class Workbench {
       onToolsChanged: (toolbox) => this.catalogs.delete(toolbox),
       onLogMessage: (toolbox, server, params) => {
         const logger = params.logger ? `${toolbox}/${server}/${params.logger}` : `${toolbox}/${server}`;
-        for (const listener of this.logListeners) listener({ ...params, logger });
+        for (const session of this.sessionsFor(toolbox, server, () => true)) session.log({ ...params, logger });
       },
       upstream: this.relay(),
     });
@@ -142,10 +159,40 @@ export class Workbench {
     };
   }
 
-  /** Marks a session as the one acting now, so requests from the servers it calls are relayed to it. */
-  touchSession(session: UpstreamSession): void {
+  /** Marks a session as the one acting now (most recently active last). */
+  private touchSession(session: UpstreamSession): void {
     if (this.sessions.at(-1) === session || !this.sessions.includes(session)) return;
     this.sessions = [...this.sessions.filter((s) => s !== session), session];
+  }
+
+  /**
+   * Sessions a message from `toolbox/server` belongs to: those with a call in flight on it; else the one that used it
+   * last; else the most recently active session. `accept` filters (e.g. by capability) at each step.
+   */
+  private sessionsFor(toolbox: string, server: string, accept: (s: UpstreamSession) => boolean): UpstreamSession[] {
+    const activity = this.activity.get(`${toolbox}/${server}`);
+    const inFlight = [...new Set([...(activity?.calls ?? [])].map((c) => c.session))].filter(accept);
+    if (inFlight.length > 0) return inFlight;
+    const last = activity?.lastSession;
+    if (last && this.sessions.includes(last) && accept(last)) return [last];
+    const recent = [...this.sessions].reverse().find(accept);
+    return recent ? [recent] : [];
+  }
+
+  /** Runs a forwarded call while recording it as in flight on its server. */
+  private async tracked<T>(toolbox: string, server: string, call: CallContext | undefined, run: () => Promise<T>): Promise<T> {
+    if (!call) return run();
+    const key = `${toolbox}/${server}`;
+    let activity = this.activity.get(key);
+    if (!activity) this.activity.set(key, (activity = { calls: new Set() }));
+    activity.calls.add(call);
+    activity.lastSession = call.session;
+    this.touchSession(call.session);
+    try {
+      return await run();
+    } finally {
+      activity.calls.delete(call);
+    }
   }
 
   private relay(): UpstreamRelay {
@@ -160,7 +207,12 @@ export class Workbench {
       },
       request: (toolbox, server, request, signal) => {
         const capability = CAPABILITY_OF[request.method];
-        const session = [...this.sessions].reverse().find((s) => s.capabilities()?.[capability]);
+        const supports = (s: UpstreamSession): boolean => s.capabilities()?.[capability] !== undefined;
+        // Prefer the newest in-flight call on that server: its reply stream is open and it is what asked.
+        const calls = [...(this.activity.get(`${toolbox}/${server}`)?.calls ?? [])].filter((c) => supports(c.session));
+        const call = calls.at(-1);
+        if (call) return call.request(request, signal);
+        const session = this.sessionsFor(toolbox, server, supports)[0];
         if (!session) {
           return Promise.reject(
             new McpError(ErrorCode.InvalidRequest, `the client connected to mcp-workbench does not support ${capability} (requested by ${toolbox}/${server})`),
@@ -169,12 +221,6 @@ export class Workbench {
         return session.request(request, signal);
       },
     };
-  }
-
-  /** Subscribe to downstream log messages (already marked with their toolbox/server); returns an unsubscribe. */
-  onLog(listener: LogListener): () => void {
-    this.logListeners.add(listener);
-    return () => this.logListeners.delete(listener);
   }
 
   /** Replace the state-file lists; catalogs are re-derived lazily on next use. */
@@ -228,7 +274,7 @@ export class Workbench {
    * the tool's inputSchema, forwards the call and returns the downstream result as it came. Every failure about
    * toolboxes and downstream tools comes back as an `isError` result that says what to do next.
    */
-  async useTool(toolboxName: string, toolName: string, args: Record<string, unknown> | undefined, options: CallOptions = {}): Promise<CallToolResult> {
+  async useTool(toolboxName: string, toolName: string, args: Record<string, unknown> | undefined, options: UseToolOptions = {}): Promise<CallToolResult> {
     const toolbox = this.toolboxes.get(toolboxName);
     if (!toolbox) {
       return errorResult(
@@ -296,7 +342,9 @@ export class Workbench {
 
     let result: CallToolResult;
     try {
-      result = await this.manager.callTool(toolboxName, entry.server, entry.tool.name, args, options);
+      result = await this.tracked(toolboxName, entry.server, options.call, () =>
+        this.manager.callTool(toolboxName, entry.server, entry.tool.name, args, options),
+      );
     } catch (error) {
       if (isWorkbenchError(error)) return errorResult(`${entry.name}: ${error.toDisplayString()}`, error.code);
       throw error;
@@ -355,7 +403,7 @@ export class Workbench {
   }
 
   async close(): Promise<void> {
-    this.logListeners.clear();
+    this.sessions = [];
     await this.manager.close();
   }
 
