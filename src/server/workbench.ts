@@ -145,7 +145,11 @@ export class Workbench {
       onToolsChanged: (toolbox) => this.catalogs.delete(toolbox),
       onLogMessage: (toolbox, server, params) => {
         const logger = params.logger ? `${toolbox}/${server}/${params.logger}` : `${toolbox}/${server}`;
-        for (const session of this.sessionsFor(toolbox, server, () => true)) session.log({ ...params, logger });
+        // An MCP log message carries no request id. When calls from several sessions are in flight on this shared
+        // server, nobody can tell whose it is: it stays in the workbench's own log rather than reach another client.
+        const sessions = this.sessionsFor(toolbox, server, () => true);
+        if (sessions.length === 1) sessions[0]!.log({ ...params, logger });
+        else if (sessions.length > 1) this.log.debug(`log message from ${logger} not forwarded: calls from ${sessions.length} sessions are in flight`);
       },
       upstream: this.relay(),
     });

@@ -5,7 +5,7 @@ import { request as httpRequest, type OutgoingHttpHeaders } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
+import { LoggingMessageNotificationSchema, type CallToolResult, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import { isAlive } from '../../src/clients/process-tree.js';
 import type { OpenToolboxResult } from '../../src/server/workbench.js';
 import { runWorkbench, startHttpWorkbench, type HttpSession, type HttpWorkbench } from '../helpers/http-workbench.js';
@@ -219,6 +219,32 @@ describe('serve --http (Streamable HTTP on /mcp)', () => {
       await Promise.all([a.close(), b.close()]);
     }
     assert.equal((await wb.descendants()).length, 1, 'closing sessions leaves the shared downstream connection up');
+  });
+
+  it('delivers a downstream log message only to the session whose call caused it', async () => {
+    const [a, b] = await Promise.all([wb.connect(auth), wb.connect(auth)]);
+    const seen: Record<'a' | 'b', string[]> = { a: [], b: [] };
+    for (const [session, who] of [[a, 'a'], [b, 'b']] as const) {
+      session.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void seen[who].push(JSON.stringify(n.params.data)));
+    }
+    try {
+      for (let i = 0; i < 6; i++) {
+        const [session, who] = i % 2 ? [a, 'a'] : [b, 'b'];
+        await callTool(session, 'use_tool', { toolbox_name: 'fx', tool_name: 'fx__f__log', arguments: { message: `log-from-${who}-${i}` } });
+      }
+      // While a's call is in flight on the shared server, b's log line cannot be attributed with certainty: it must
+      // still never reach a (it reaches b only if a's call was not in flight yet).
+      const slowA = callTool(a, 'use_tool', { toolbox_name: 'fx', tool_name: 'fx__f__slow', arguments: { ms: 800, steps: 2 } });
+      await new Promise((r) => setTimeout(r, 100));
+      await callTool(b, 'use_tool', { toolbox_name: 'fx', tool_name: 'fx__f__log', arguments: { message: 'overlap-from-b' } });
+      await slowA;
+      assert.ok(await waitFor(() => seen.a.length >= 3 && seen.b.length >= 3, 5000), `both got their logs: ${JSON.stringify(seen)}`);
+      assert.ok(seen.a.every((m) => m.includes('log-from-a-')), `a saw only its own: ${seen.a.join(', ')}`);
+      assert.equal(seen.b.filter((m) => m.includes('log-from-b-')).length, 3);
+      assert.ok(seen.b.every((m) => m.includes('-from-b')), `b saw only its own: ${seen.b.join(', ')}`);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
   });
 
   it('refuses a non-loopback address without a token (exit 2) and bad --http values, without binding', async () => {
