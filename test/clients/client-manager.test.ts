@@ -72,6 +72,20 @@ describe('downstream connections', () => {
     }
   });
 
+  it('backs off between restarts of a server that keeps crashing, and still recovers', async () => {
+    const wb = await startWorkbench({ toolboxes: { tb: { mcpServers: { flaky: fixtureServer() } } } });
+    try {
+      for (let i = 0; i < 3; i++) {
+        const crashed = await wb.useTool('tb', 'tb__flaky__crash', { code: 5 });
+        assert.equal(workbenchErrorCode(crashed), 'SERVER_EXITED');
+      }
+      assert.equal(textOf(await wb.useTool('tb', 'tb__flaky__echo', { text: 'back' })), 'back');
+      assert.match(wb.stderr(), /waiting \d+ ms before reconnecting \(it failed \d+ times in a row\)/);
+    } finally {
+      await wb.close();
+    }
+  });
+
   it('enforces the per-server call timeout, cancels downstream and stays usable', async () => {
     const { dir, cleanup } = await tempDir();
     after(cleanup);

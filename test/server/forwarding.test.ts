@@ -39,6 +39,22 @@ describe('progress and cancellation', () => {
     }
   });
 
+  it('lets progress reset the call timeout, while a silent call of the same length times out', async () => {
+    const wb = await startWorkbench({ toolboxes: { tb: { mcpServers: { fx: { ...fixtureServer(), timeoutMs: 700 } } } } });
+    try {
+      const args = { toolbox_name: 'tb', tool_name: 'tb__fx__slow', arguments: { ms: 2000, steps: 10 } };
+      const steps: Progress[] = [];
+      const withProgress = await wb.client.callTool({ name: 'use_tool', arguments: args }, undefined, { onprogress: (p) => steps.push(p) });
+      assert.equal(textOf(withProgress), 'done after 10 steps', 'progress every 200 ms kept a 700 ms timeout from firing');
+      assert.ok(steps.length >= 9);
+      const silent = await wb.client.callTool({ name: 'use_tool', arguments: args });
+      assert.equal(workbenchErrorCode(silent), 'CALL_TIMEOUT');
+      assert.match(textOf(silent), /within 700 ms/);
+    } finally {
+      await wb.close();
+    }
+  });
+
   it('cancels the downstream request when the client cancels use_tool', async () => {
     const { dir, cleanup } = await tempDir();
     after(cleanup);
