@@ -1,21 +1,11 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { node, paths, tempDir } from '../helpers/workbench-process.js';
+import { runCli, tempDir } from '../helpers/workbench-process.js';
 
-function run(args: string[], options: { env?: Record<string, string>; cwd?: string } = {}): { code: number | null; stdout: string; stderr: string } {
-  const result = spawnSync(node, [paths.cli, ...args], {
-    encoding: 'utf8',
-    cwd: options.cwd,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/', ...options.env },
-    input: '',
-    timeout: 30_000,
-  });
-  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
-}
+const run = runCli;
 
 describe('command line', () => {
   it('--version prints the package version', () => {

@@ -7,24 +7,9 @@ import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { fixtureServer, node, paths, tempDir, textOf } from '../helpers/workbench-process.js';
+import { fixtureServer, node, paths, runCli, tempDir, textOf } from '../helpers/workbench-process.js';
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function run(args: string[], options: { env?: Record<string, string>; cwd?: string } = {}): Run {
-  const result = spawnSync(node, [paths.cli, ...args], {
-    encoding: 'utf8',
-    cwd: options.cwd,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/', ...options.env },
-    input: '',
-    timeout: 30_000,
-  });
-  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
-}
+const run = runCli;
 
 const fixtureConfig = (name: string): string => new URL(`../fixtures/configs/${name}`, import.meta.url).pathname;
 

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -130,4 +131,22 @@ export async function fixtureEvents(file: string): Promise<{ event: string; pid:
     .split('\n')
     .filter((l) => l.trim())
     .map((l) => JSON.parse(l) as { event: string; pid: number });
+}
+
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `mcp-workbench …` (the built CLI) to completion with a minimal environment and empty stdin. */
+export function runCli(args: string[], options: { env?: Record<string, string>; cwd?: string } = {}): CliRun {
+  const result = spawnSync(node, [paths.cli, ...args], {
+    encoding: 'utf8',
+    cwd: options.cwd,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/', ...options.env },
+    input: '',
+    timeout: 60_000,
+  });
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
 }

@@ -44,10 +44,10 @@ describe('progress and cancellation', () => {
     try {
       const args = { toolbox_name: 'tb', tool_name: 'tb__fx__slow', arguments: { ms: 2000, steps: 10 } };
       const steps: Progress[] = [];
-      const withProgress = await wb.client.callTool({ name: 'use_tool', arguments: args }, undefined, { onprogress: (p) => steps.push(p) });
+      const withProgress = (await wb.client.callTool({ name: 'use_tool', arguments: args }, undefined, { onprogress: (p) => steps.push(p) })) as CallToolResult;
       assert.equal(textOf(withProgress), 'done after 10 steps', 'progress every 200 ms kept a 700 ms timeout from firing');
       assert.ok(steps.length >= 9);
-      const silent = await wb.client.callTool({ name: 'use_tool', arguments: args });
+      const silent = (await wb.client.callTool({ name: 'use_tool', arguments: args })) as CallToolResult;
       assert.equal(workbenchErrorCode(silent), 'CALL_TIMEOUT');
       assert.match(textOf(silent), /within 700 ms/);
     } finally {

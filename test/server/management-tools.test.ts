@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { OpenToolboxResult, ToolStatusReport } from '../../src/server/workbench.js';
-import { fixtureServer, node, paths, startWorkbench, tempDir, textOf, waitFor, workbenchErrorCode, type RunningWorkbench } from '../helpers/workbench-process.js';
+import { fixtureServer, runCli, startWorkbench, tempDir, textOf, waitFor, workbenchErrorCode, type RunningWorkbench } from '../helpers/workbench-process.js';
 
 const config = {
   toolboxes: {
@@ -29,11 +28,7 @@ async function statusOf(wb: RunningWorkbench): Promise<Map<string, ToolStatusRep
   return new Map((result.structuredContent as unknown as ToolStatusReport).tools.map((t) => [t.name, t]));
 }
 
-/** Runs the CLI to completion. */
-function cli(args: string[], env: Record<string, string> = {}): { code: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(node, [paths.cli, ...args], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: '/nonexistent-home', ...env }, timeout: 60_000 });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-}
+const cli = (args: string[], env: Record<string, string> = {}) => runCli(args, { env: { HOME: '/nonexistent-home', ...env } });
 
 describe('visibility: config, --disabled-tools and the state file', () => {
   it('applies toolFilters, disabledTools of server and toolbox, and --disabled-tools (trimmed), naming each source', async () => {
