@@ -36,8 +36,8 @@ export function fmtRate(perSecond: number): string {
 
 export function fmtBytes(bytes: number): string {
   if (!Number.isFinite(bytes)) return 'n/a';
-  if (bytes < 10 * 1024) return `${bytes.toLocaleString('en-US')} B`;
-  if (bytes < 10 * 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
+  if (Math.abs(bytes) < 10 * 1024) return `${bytes.toLocaleString('en-US')} B`;
+  if (Math.abs(bytes) < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
   return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 }
 

@@ -117,9 +117,9 @@ export async function openPhase(ctx: PhaseContext): Promise<Section> {
     });
     section.targets.push(target('open_toolbox of 4 servers ÷ slowest server alone', fmtRatio(r), '≤ 1.3×', r <= 1.3));
     section.notes.push(
-      `Start-up of these servers is CPU-bound (${fmtMs(cpuSum)} of CPU for the four); with ${cpus().length} cores, starting four at once cannot take less than about ` +
-        `${fmtMs(cpuSum / cpus().length)}, whoever starts them. Compare open_toolbox with "the four started directly at once" to see the workbench's own share; ` +
-        `the ratio to the sum (${fmtRatio(ratio(open, sum))}) shows the connects do run in parallel.`,
+      `Starting these servers is CPU-heavy (${fmtMs(cpuSum)} of CPU for the four, each measured alone) and the four compete for ${cpus().length} cores ` +
+        'when started together, whoever starts them. "The four started directly at once" is that floor on this machine; open_toolbox against it ' +
+        `is the workbench's own share. The ratio to the sum (${fmtRatio(ratio(open, sum))}) shows the connects run in parallel.`,
     );
     section.key = `open 4 servers ${fmtMs(open)} vs slowest alone (${slowest.name}) ${fmtMs(slowest.ms)} = ${fmtRatio(r)}; four at once directly ${fmtMs(both)}; sum ${fmtMs(sum)}`;
     return section;
