@@ -1,8 +1,6 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
-  CallToolResultSchema,
   CreateMessageRequestSchema,
   ElicitRequestSchema,
   ErrorCode,
@@ -21,6 +19,7 @@ import {
 import type { ServerConfig, ToolboxConfig, WorkbenchConfig } from '../config/types.js';
 import { WorkbenchError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
+import { CallChannel } from './call-channel.js';
 import { ChildProcessTransport, MESSAGE_TOO_LARGE_CODE } from './stdio-transport.js';
 import { createSseTransport, createTransport, describeUrl, legacySseStatus } from './transports.js';
 
@@ -78,6 +77,8 @@ export interface CallOptions {
 interface Live {
   client: Client;
   transport: Transport;
+  /** tools/call goes here, beside the Client (see CallChannel). */
+  calls: CallChannel;
   tools: Tool[];
   startedAt: number;
   dead: boolean;
@@ -220,19 +221,14 @@ class ServerSlot {
   async call(tool: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<CallToolResult> {
     const live = await this.ensure();
     const timeout = this.config.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
-    const requestOptions: RequestOptions = {
-      signal: options.signal,
-      timeout,
-      maxTotalTimeout: Math.max(timeout, DEFAULT_MAX_TOTAL_CALL_MS),
-      ...(options.onprogress ? { onprogress: options.onprogress, resetTimeoutOnProgress: true } : {}),
-    };
     try {
-      // request() rather than callTool(): the result is returned as it came; output-schema checks are ours to make.
-      return (await live.client.request(
-        { method: 'tools/call', params: { name: tool, ...(args === undefined ? {} : { arguments: args }) } },
-        CallToolResultSchema,
-        requestOptions,
-      )) as CallToolResult;
+      // The result is returned as it came; the output-schema check is the caller's to make.
+      return (await live.calls.call(tool, args, {
+        signal: options.signal,
+        onprogress: options.onprogress,
+        timeoutMs: timeout,
+        maxTotalMs: Math.max(timeout, DEFAULT_MAX_TOTAL_CALL_MS),
+      })) as CallToolResult;
     } catch (error) {
       throw this.describeCallError(error, live, tool, timeout, options.signal);
     }
@@ -244,6 +240,7 @@ class ServerSlot {
     const transports = [...this.starting];
     if (this.live) {
       this.live.dead = true;
+      this.live.calls.close(new McpError(ErrorCode.ConnectionClosed, 'the workbench is shutting down'));
       transports.push(this.live.transport);
     }
     await Promise.allSettled(transports.map((t) => t.close()));
@@ -302,7 +299,7 @@ class ServerSlot {
       const tools = await listAllTools(client);
       if (timedOut) throw new Error('timed out');
       if (this.closed) throw new WorkbenchError('CONNECT_FAILED', `${this.label}: the workbench is shutting down`);
-      const live: Live = { client, transport, tools, startedAt: Date.now(), dead: false };
+      const live: Live = { client, transport, calls: new CallChannel(transport), tools, startedAt: Date.now(), dead: false };
       this.live = live;
       client.onclose = () => this.onClosed(live);
       this.watch(live);
@@ -381,6 +378,7 @@ class ServerSlot {
   private onClosed(live: Live): void {
     if (live.dead) return;
     live.dead = true;
+    live.calls.close(new McpError(ErrorCode.ConnectionClosed, 'Connection closed'));
     if (this.live === live) this.live = undefined;
     if (this.closed) return;
     this.noteFailure(Date.now() - live.startedAt);
