@@ -1,5 +1,6 @@
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { createServer } from '../server/create-server.js';
+import { StdioServerLineTransport } from '../server/stdio-server-transport.js';
+import { attachUseToolLane } from '../server/use-tool-lane.js';
 import { VERSION } from '../version.js';
 import { createRuntime, untilShutdown, type RuntimeOptions } from './runtime.js';
 
@@ -11,15 +12,16 @@ export type ServeOptions = RuntimeOptions;
  */
 export async function serve(options: ServeOptions): Promise<number> {
   const runtime = await createRuntime(options);
-  const { server, close: closeServer } = createServer(runtime.workbench, VERSION, {
+  const { server, useTool, session, close: closeServer } = createServer(runtime.workbench, VERSION, {
     management: options.managementTools ? { statePath: runtime.statePath, log: options.log } : undefined,
   });
-  const transport = new StdioServerTransport(process.stdin, process.stdout);
+  const transport = new StdioServerLineTransport(process.stdin, process.stdout, options.maxMessageBytes);
+  attachUseToolLane(transport, useTool, session, options.log);
   const done = untilShutdown(
     options.log,
     () => Promise.allSettled([runtime.close(), closeServer()]),
     (trigger) => {
-      // The SDK's stdio server transport does not notice the client going away; a closed stdin means it has.
+      // A closed stdin means the client has gone (the transport reports it too; either way we stop once).
       process.stdin.once('end', () => trigger('stdin closed'));
       process.stdin.once('close', () => trigger('stdin closed'));
       transport.onclose = () => trigger('transport closed');

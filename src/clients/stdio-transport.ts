@@ -51,6 +51,7 @@ export class ChildProcessTransport implements Transport {
   private stderrTail = '';
   private exit: ExitInfo | undefined;
   private closed = false;
+  private corked = false;
   private noise = { windowStart: 0, logged: 0, suppressed: 0 };
 
   constructor(options: ChildProcessTransportOptions) {
@@ -115,6 +116,15 @@ export class ChildProcessTransport implements Transport {
     const stdin = this.child?.stdin;
     if (!stdin || this.closed || this.exit) return Promise.reject(new Error('Not connected: the server process has exited'));
     const line = JSON.stringify(message) + '\n';
+    // Messages sent in the same tick (many calls in flight) leave in one writev rather than one write each.
+    if (!this.corked) {
+      this.corked = true;
+      stdin.cork();
+      process.nextTick(() => {
+        this.corked = false;
+        stdin.uncork();
+      });
+    }
     return new Promise((resolve) => {
       if (stdin.write(line)) resolve();
       else stdin.once('drain', resolve);

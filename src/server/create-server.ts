@@ -7,12 +7,14 @@ import {
   ResultSchema,
   RootsListChangedNotificationSchema,
   type CallToolResult,
+  type ProgressToken,
+  type ServerNotification,
 } from '@modelcontextprotocol/sdk/types.js';
 import { isWorkbenchError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { ENABLE_TOOLS, LIST_ALL_TOOLS, enableTools, listAllTools, managementToolDefinitions } from './management-tools.js';
 import { OPEN_TOOLBOX, USE_TOOL, metaToolDefinitions } from './meta-tools.js';
-import { errorResult, type UpstreamSession, type Workbench } from './workbench.js';
+import { errorResult, type CallContext, type UpstreamSession, type Workbench } from './workbench.js';
 
 /** Relayed requests may wait for a human (elicitation) or a model (sampling): allow long, but not forever. */
 const RELAY_TIMEOUT_MS = 10 * 60_000;
@@ -27,7 +29,23 @@ export interface CreateServerOptions {
   management?: { statePath: string; log: Logger };
 }
 
-export function createServer(workbench: Workbench, version: string, options: CreateServerOptions = {}): { server: Server; close: () => Promise<void> } {
+/** What a use_tool request brings besides its arguments. */
+export interface UseToolCall {
+  signal: AbortSignal;
+  progressToken?: ProgressToken;
+  /** Sends a notification to the client (progress), tied to this request where the transport can. */
+  notify(notification: ServerNotification): Promise<void>;
+  /** Sends a request to the client (relayed sampling, elicitation, roots) on behalf of this call. */
+  request: CallContext['request'];
+}
+
+export type UseToolHandler = (args: Record<string, unknown>, call: UseToolCall) => Promise<CallToolResult>;
+
+export function createServer(
+  workbench: Workbench,
+  version: string,
+  options: CreateServerOptions = {},
+): { server: Server; useTool: UseToolHandler; session: UpstreamSession; close: () => Promise<void> } {
   const server = new Server(
     { name: 'mcp-workbench', title: 'MCP Workbench', version },
     { capabilities: { tools: {}, logging: {} }, instructions: workbench.instructions() },
@@ -47,6 +65,29 @@ export function createServer(workbench: Workbench, version: string, options: Cre
   const removeSession = workbench.addSession(session);
   server.setNotificationHandler(RootsListChangedNotificationSchema, () => workbench.manager.notifyRootsChanged());
 
+  /**
+   * use_tool for one request: parameters checked (McpError -32602 when malformed), then the workbench does the rest.
+   * Shared by the SDK request handler and the stdio fast lane, so both behave the same.
+   */
+  const useTool: UseToolHandler = (args, call) => {
+    const toolbox = requireString(args, 'toolbox_name', USE_TOOL);
+    const toolName = requireString(args, 'tool_name', USE_TOOL);
+    rejectUnknownParams(args, ['toolbox_name', 'tool_name', 'arguments'], USE_TOOL);
+    const toolArgs = args.arguments;
+    if (toolArgs !== undefined && (typeof toolArgs !== 'object' || toolArgs === null || Array.isArray(toolArgs))) {
+      throw new McpError(ErrorCode.InvalidParams, `${USE_TOOL}: "arguments" must be an object of the tool's arguments, got ${describe(toolArgs)}`);
+    }
+    const { progressToken } = call;
+    return workbench.useTool(toolbox, toolName, toolArgs as Record<string, unknown> | undefined, {
+      signal: call.signal,
+      call: { session, request: call.request },
+      onprogress:
+        progressToken === undefined
+          ? undefined
+          : (progress) => void call.notify({ method: 'notifications/progress', params: { ...progress, progressToken } }).catch(() => {}),
+    });
+  };
+
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
@@ -64,28 +105,12 @@ export function createServer(workbench: Workbench, version: string, options: Cre
       }
     }
     if (name === USE_TOOL) {
-      const toolbox = requireString(args, 'toolbox_name', name);
-      const toolName = requireString(args, 'tool_name', name);
-      rejectUnknownParams(args, ['toolbox_name', 'tool_name', 'arguments'], name);
-      const toolArgs = args.arguments;
-      if (toolArgs !== undefined && (typeof toolArgs !== 'object' || toolArgs === null || Array.isArray(toolArgs))) {
-        throw new McpError(ErrorCode.InvalidParams, `${USE_TOOL}: "arguments" must be an object of the tool's arguments, got ${describe(toolArgs)}`);
-      }
-      const progressToken = extra._meta?.progressToken;
-      return workbench.useTool(toolbox, toolName, toolArgs as Record<string, unknown> | undefined, {
+      return useTool(args, {
         signal: extra.signal,
-        call: {
-          session,
-          request: (relayed, signal) =>
-            extra.sendRequest(relayed, ResultSchema, { signal, timeout: RELAY_TIMEOUT_MS, resetTimeoutOnProgress: true }),
-        },
-        onprogress:
-          progressToken === undefined
-            ? undefined
-            : (progress) =>
-                void extra
-                  .sendNotification({ method: 'notifications/progress', params: { ...progress, progressToken } })
-                  .catch(() => {}),
+        progressToken: extra._meta?.progressToken,
+        notify: (notification) => extra.sendNotification(notification),
+        request: (relayed, signal) =>
+          extra.sendRequest(relayed, ResultSchema, { signal, timeout: RELAY_TIMEOUT_MS, resetTimeoutOnProgress: true }),
       });
     }
     if (management && name === LIST_ALL_TOOLS) {
@@ -105,6 +130,8 @@ export function createServer(workbench: Workbench, version: string, options: Cre
 
   return {
     server,
+    useTool,
+    session,
     close: async () => {
       removeSession();
       await server.close();

@@ -1,0 +1,139 @@
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+
+const NEWLINE = 0x0a;
+
+/**
+ * The server side of MCP over stdio, written for a proxy's hot path:
+ * - lines are split without re-copying the whole buffer for every chunk;
+ * - each message is JSON-parsed once and checked structurally (the SDK's request handlers parse their own params
+ *   anyway), instead of a full schema parse of every message;
+ * - `intercept` sees every message first and may take it (the use_tool fast lane);
+ * - the end of stdin closes the transport: the client has gone (the SDK's transport does not notice this).
+ */
+export class StdioServerLineTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+  /** Returning true consumes the message; the MCP server never sees it. */
+  intercept?: (message: JSONRPCMessage) => boolean;
+
+  private chunks: Buffer[] = [];
+  private buffered = 0;
+  private skipping = false;
+  private corked = false;
+  private started = false;
+  private closed = false;
+  private readonly onData = (chunk: Buffer): void => this.read(chunk);
+  private readonly onError = (error: Error): void => this.onerror?.(error);
+  private readonly onEnd = (): void => void this.close();
+
+  constructor(
+    private readonly stdin: NodeJS.ReadableStream,
+    private readonly stdout: NodeJS.WritableStream & { cork(): void; uncork(): void },
+    /** Larger client messages are dropped (and reported) instead of buffered. */
+    private readonly maxMessageBytes = 32 * 1024 * 1024,
+  ) {}
+
+  async start(): Promise<void> {
+    if (this.started) throw new Error('StdioServerLineTransport already started');
+    this.started = true;
+    this.stdin.on('data', this.onData);
+    this.stdin.on('error', this.onError);
+    this.stdin.once('end', this.onEnd);
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    const line = `${JSON.stringify(message)}\n`;
+    this.batch();
+    return new Promise((resolve) => {
+      if (this.stdout.write(line)) resolve();
+      else this.stdout.once('drain', resolve);
+    });
+  }
+
+  /**
+   * Replies produced in the same tick (many calls in flight) leave in one writev instead of one write each: with
+   * the rest of the path lean, write system calls are the largest cost per message. Nothing waits longer than the
+   * current tick.
+   */
+  private batch(): void {
+    if (this.corked) return;
+    this.corked = true;
+    this.stdout.cork();
+    process.nextTick(() => {
+      this.corked = false;
+      this.stdout.uncork();
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.stdin.off('data', this.onData);
+    this.stdin.off('error', this.onError);
+    this.stdin.off('end', this.onEnd);
+    this.chunks = [];
+    this.buffered = 0;
+    this.onclose?.();
+  }
+
+  private read(chunk: Buffer): void {
+    let start = 0;
+    while (start < chunk.length) {
+      const newline = chunk.indexOf(NEWLINE, start);
+      const end = newline === -1 ? chunk.length : newline;
+      if (!this.skipping && end > start) {
+        this.chunks.push(chunk.subarray(start, end));
+        this.buffered += end - start;
+        if (this.buffered > this.maxMessageBytes) {
+          this.chunks = [];
+          this.buffered = 0;
+          this.skipping = true;
+          this.onerror?.(new Error(`a message from the client was larger than ${this.maxMessageBytes} bytes and was dropped`));
+        }
+      }
+      if (newline === -1) break;
+      if (this.skipping) this.skipping = false;
+      else this.line();
+      start = newline + 1;
+    }
+  }
+
+  private line(): void {
+    const buffer = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.buffered);
+    this.chunks = [];
+    this.buffered = 0;
+    let text = buffer.toString('utf8');
+    if (text.endsWith('\r')) text = text.slice(0, -1);
+    if (text.trim().length === 0) return;
+    let message: unknown;
+    try {
+      message = JSON.parse(text);
+    } catch (error) {
+      this.onerror?.(new Error(`ignored a line from the client that is not JSON: ${(error as Error).message}`));
+      return;
+    }
+    if (!isJsonRpcMessage(message)) {
+      this.onerror?.(new Error('ignored a message from the client that is not JSON-RPC 2.0'));
+      return;
+    }
+    if (this.intercept?.(message)) return;
+    this.onmessage?.(message);
+  }
+}
+
+/** The structure the SDK's Protocol dispatches on: a request or notification (method), or a response (id + result/error). */
+function isJsonRpcMessage(value: unknown): value is JSONRPCMessage {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const m = value as Record<string, unknown>;
+  if (m.jsonrpc !== '2.0') return false;
+  const id = m.id;
+  const validId = typeof id === 'string' || (typeof id === 'number' && Number.isInteger(id));
+  if (typeof m.method === 'string') {
+    const params = m.params;
+    if (params !== undefined && (typeof params !== 'object' || params === null || Array.isArray(params))) return false;
+    return id === undefined || validId;
+  }
+  return validId && ((typeof m.result === 'object' && m.result !== null) || (typeof m.error === 'object' && m.error !== null));
+}

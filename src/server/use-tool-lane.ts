@@ -1,0 +1,66 @@
+import { ErrorCode, McpError, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import type { Logger } from '../log.js';
+import type { UseToolHandler } from './create-server.js';
+import { USE_TOOL } from './meta-tools.js';
+import type { StdioServerLineTransport } from './stdio-server-transport.js';
+import type { UpstreamSession } from './workbench.js';
+
+/**
+ * The stdio fast lane for `use_tool`: the request goes from the transport straight to the same handler the MCP
+ * server uses (parameter checks, name resolution, validation, forwarding), skipping only the SDK's generic request
+ * plumbing. Responses, JSON-RPC errors, progress and cancellation follow the protocol exactly as the SDK would:
+ * a malformed request gets -32602, a cancelled request gets no response.
+ * Every other message (initialize, tools/list, open_toolbox, management tools, task-augmented calls) goes to the
+ * MCP server unchanged.
+ */
+export function attachUseToolLane(transport: StdioServerLineTransport, useTool: UseToolHandler, session: UpstreamSession, log: Logger): void {
+  const inFlight = new Map<RequestId, AbortController>();
+
+  const respond = (message: Record<string, unknown>): void => {
+    void transport.send(message as JSONRPCMessage).catch((error: unknown) => log.debug(`could not answer the client: ${String(error)}`));
+  };
+
+  transport.intercept = (message) => {
+    const m = message as { id?: RequestId; method?: string; params?: Record<string, unknown> };
+    if (m.method === 'notifications/cancelled') {
+      const requestId = (m.params as { requestId?: RequestId } | undefined)?.requestId;
+      const controller = requestId === undefined ? undefined : inFlight.get(requestId);
+      if (!controller) return false;
+      controller.abort(m.params?.reason ?? 'cancelled by the client');
+      return true;
+    }
+    if (m.method !== 'tools/call' || m.id === undefined || m.params?.name !== USE_TOOL || m.params.task !== undefined) return false;
+    const id = m.id;
+    const params = m.params;
+    const args = params.arguments;
+    if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args))) return false; // the SDK reports it
+    const meta = params._meta as { progressToken?: string | number } | undefined;
+    const controller = new AbortController();
+    inFlight.set(id, controller);
+    let result;
+    try {
+      result = useTool((args ?? {}) as Record<string, unknown>, {
+        signal: controller.signal,
+        progressToken: meta?.progressToken,
+        notify: (notification) => transport.send({ jsonrpc: '2.0', ...notification } as JSONRPCMessage),
+        request: (request, signal) => session.request(request, signal),
+      });
+    } catch (error) {
+      result = Promise.reject(error);
+    }
+    result
+      .then(
+        (value) => {
+          if (!controller.signal.aborted) respond({ jsonrpc: '2.0', id, result: value });
+        },
+        (error: unknown) => {
+          if (controller.signal.aborted) return;
+          const code = error instanceof McpError ? error.code : ErrorCode.InternalError;
+          const text = error instanceof McpError ? error.message.replace(/^MCP error -?\d+: /, '') : error instanceof Error ? error.message : String(error);
+          respond({ jsonrpc: '2.0', id, error: { code, message: text } });
+        },
+      )
+      .finally(() => inFlight.delete(id));
+    return true;
+  };
+}
