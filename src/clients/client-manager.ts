@@ -30,7 +30,7 @@ export const DEFAULT_CALL_TIMEOUT_MS = 120_000;
 export const DEFAULT_MAX_TOTAL_CALL_MS = 15 * 60_000;
 /** Largest single message accepted from a downstream server. */
 export const DEFAULT_MAX_MESSAGE_BYTES = 32 * 1024 * 1024;
-/** Reconnect backoff after repeated quick crashes: 0, 0.5 s, 1 s, 2 s … capped here. */
+/** Reconnect backoff after repeated quick failures: 0, 0, 0.5 s, 1 s, 2 s … capped here. */
 const MAX_BACKOFF_MS = 10_000;
 /** A connection that lived this long before dying is treated as healthy: its crash starts the backoff afresh. */
 const HEALTHY_LIFETIME_MS = 30_000;
@@ -119,6 +119,16 @@ export class ClientManager {
     return result;
   }
 
+  /** Connects one server of a toolbox (sharing any connect in flight); resolves with the failure message, if any. */
+  async connectServer(toolbox: string, server: string): Promise<string | undefined> {
+    const slot = this.requireToolbox(toolbox).slots.get(server);
+    if (!slot) return `toolbox "${toolbox}" has no server "${server}"`;
+    return slot.ensure().then(
+      () => undefined,
+      (error: unknown) => errorMessage(error),
+    );
+  }
+
   /** The tool lists of the toolbox's currently connected servers, in config order. */
   serverTools(toolbox: string): { server: string; tools: Tool[] }[] {
     return [...this.requireToolbox(toolbox).slots.values()]
@@ -184,6 +194,8 @@ class ServerSlot {
   private readonly starting = new Set<Transport>();
   private quickFailures = 0;
   private retryAt = 0;
+  /** Why the last connect attempt failed, while no connect has succeeded since. */
+  private lastConnectError: WorkbenchError | undefined;
   private closed = false;
   /** An `http` entry that answered like a legacy SSE server: it is connected over SSE from then on. */
   private legacySse = false;
@@ -249,7 +261,13 @@ class ServerSlot {
   private async connect(): Promise<Live> {
     if (this.closed) throw new WorkbenchError('CONNECT_FAILED', `${this.label}: the workbench is shutting down`);
     const wait = this.retryAt - Date.now();
+    if (wait > 0 && this.lastConnectError) {
+      // A server that keeps failing to start must not stall every open_toolbox of its toolbox: answer at once.
+      const { code, message } = this.lastConnectError;
+      throw new WorkbenchError(code, `${message} (not retried yet: it failed ${this.quickFailures} times in a row; next attempt in ${Math.ceil(wait / 1000)} s)`);
+    }
     if (wait > 0) {
+      // A server that crashed after working: the caller wants it back, so wait out the backoff and reconnect.
       this.log.info(`waiting ${wait} ms before reconnecting (it failed ${this.quickFailures} times in a row)`);
       await new Promise((r) => setTimeout(r, wait));
     }
@@ -303,6 +321,7 @@ class ServerSlot {
       this.live = live;
       client.onclose = () => this.onClosed(live);
       this.watch(live);
+      this.lastConnectError = undefined;
       this.log.info(`connected in ${Date.now() - started} ms, ${tools.length} tools`);
       this.options.onToolsChanged?.(this.toolbox, this.config.name);
       return live;
@@ -313,6 +332,7 @@ class ServerSlot {
       const described = this.describeConnectError(error, transport, timedOut, timeoutMs);
       await transport.close().catch(() => {});
       this.noteFailure(0);
+      this.lastConnectError = described;
       this.log.warn(described.message);
       throw described;
     } finally {
@@ -388,7 +408,8 @@ class ServerSlot {
 
   private noteFailure(lifetimeMs: number): void {
     this.quickFailures = lifetimeMs >= HEALTHY_LIFETIME_MS ? 1 : this.quickFailures + 1;
-    const delay = this.quickFailures <= 1 ? 0 : Math.min(500 * 2 ** (this.quickFailures - 2), MAX_BACKOFF_MS);
+    // Two quick failures are retried at once (a one-off hiccup); from the third on: 0.5 s, 1 s, 2 s … up to the cap.
+    const delay = this.quickFailures <= 2 ? 0 : Math.min(500 * 2 ** (this.quickFailures - 3), MAX_BACKOFF_MS);
     this.retryAt = Date.now() + delay;
   }
 

@@ -302,12 +302,13 @@ export class Workbench {
 
     let catalog = this.cachedCatalog(toolboxName).catalog;
     let lookup = catalog.find(toolName);
-    if (!('found' in lookup)) {
+    // A bare or loose name is unique only if it is unique across the whole toolbox, not just the servers up so far.
+    const wholeToolboxNeeded = !knownServer && toolbox.servers.some((s) => !this.manager.isConnected(toolboxName, s.name));
+    if (!('found' in lookup) || wholeToolboxNeeded) {
       // Not known yet: connect what the name needs (just its server for a canonical name, else the whole toolbox).
       if (knownServer && !this.manager.isConnected(toolboxName, knownServer.name)) {
-        const opened = await this.manager.openToolbox(toolboxName).catch((e: unknown) => e);
-        const failure = isOpenResult(opened) ? opened.failed.find((f) => f.server === knownServer.name) : undefined;
-        if (failure) return errorResult(`Cannot call "${toolName}": ${failure.error}`, 'CONNECT_FAILED');
+        const failure = await this.manager.connectServer(toolboxName, knownServer.name);
+        if (failure) return errorResult(`Cannot call "${toolName}": ${failure}`, 'CONNECT_FAILED');
       } else if (!knownServer) {
         await this.manager.openToolbox(toolboxName);
       }
@@ -527,8 +528,4 @@ function describeParams(params: Record<string, unknown> | undefined): string {
   if (typeof params.additionalProperty === 'string') return ` ("${params.additionalProperty}")`;
   if (Array.isArray(params.allowedValues)) return ` (${params.allowedValues.map((v) => JSON.stringify(v)).join(', ')})`;
   return '';
-}
-
-function isOpenResult(value: unknown): value is { failed: { server: string; error: string }[] } {
-  return typeof value === 'object' && value !== null && Array.isArray((value as { failed?: unknown }).failed);
 }

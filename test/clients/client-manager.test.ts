@@ -31,6 +31,19 @@ describe('downstream connections', () => {
     }
   });
 
+  it('starts only the server a canonical name needs when use_tool comes before open_toolbox', async () => {
+    const wb = await startWorkbench({ toolboxes: { tb: { mcpServers: { a: fixtureServer(), b: fixtureServer(), c: fixtureServer() } } } });
+    try {
+      assert.equal(textOf(await wb.useTool('tb', 'tb__b__echo', { text: 'only b' })), 'only b');
+      assert.equal((await wb.descendants()).length, 1, 'one server started');
+      // A bare name may live on any server: the whole toolbox is opened to resolve it (here it is on all three).
+      assert.match(textOf(await wb.useTool('tb', 'x', {})), /ambiguous.*tb__a__x, tb__b__x, tb__c__x/);
+      assert.equal((await wb.descendants()).length, 3, 'a bare name opens the whole toolbox');
+    } finally {
+      await wb.close();
+    }
+  });
+
   it('reports a server that fails to start per server while the rest of the toolbox works, and retries it on the next open', async () => {
     const { dir, cleanup } = await tempDir();
     after(cleanup);
