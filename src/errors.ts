@@ -17,6 +17,7 @@ export type WorkbenchErrorCode =
   | 'CONNECT_TIMEOUT'
   | 'CALL_FAILED'
   | 'CALL_TIMEOUT'
+  | 'INVALID_OUTPUT'
   | 'SERVER_EXITED'
   | 'STATE_UNWRITABLE'
   | 'USAGE';

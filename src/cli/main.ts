@@ -17,10 +17,19 @@ import { registerDoctorCommand } from './doctor.js';
 const ctx = createCliContext();
 const { env, log } = ctx;
 
-/** Options an MCP host may pass that we do not know: warn on stderr, never fail the start. */
-function warnUnknown(args: readonly string[]): void {
-  const unknown = args.filter((a) => a.startsWith('-'));
-  if (unknown.length > 0) log.warn(`ignoring unknown option(s): ${unknown.join(' ')} (see mcp-workbench --help)`);
+/**
+ * Options an MCP host may pass that we do not know: warn on stderr, never fail the start. A leading word that is not
+ * an option is a mistyped command (`mcp-workbench valdate`), not something to serve through: that is a usage error.
+ */
+function checkLeftovers(args: readonly string[]): boolean {
+  const first = args[0];
+  if (first !== undefined && !first.startsWith('-')) {
+    log.error(`unknown command "${first}" (commands: serve, validate, tools, doctor, migrate; see mcp-workbench --help)`);
+    process.exitCode = EXIT_USAGE;
+    return false;
+  }
+  if (args.length > 0) log.warn(`ignoring unknown option(s): ${args.join(' ')} (see mcp-workbench --help)`);
+  return true;
 }
 
 /** WORKBENCH_MAX_MESSAGE_BYTES: a positive integer, else the built-in default (with a warning if it was set). */
@@ -69,7 +78,7 @@ program
       },
       cmd: Command,
     ) => {
-      warnUnknown(cmd.args);
+      if (!checkLeftovers(cmd.args)) return;
       try {
         const common = {
           config: opts.config,

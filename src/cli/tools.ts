@@ -1,11 +1,11 @@
 import { Command, Option } from 'commander';
 import { updateToolState, type ToolStateUpdate } from '../catalog/tool-state.js';
 import { loadConfig, resolveConfigPath } from '../config/load.js';
-import { errorMessage } from '../errors.js';
+import { errorMessage, isWorkbenchError } from '../errors.js';
 import { PROTECTED_TOOLS } from '../server/meta-tools.js';
 import { Workbench, type ToolStatusReport } from '../server/workbench.js';
 import { VERSION } from '../version.js';
-import { EXIT_FAILURE, splitList, type CliContext } from './context.js';
+import { EXIT_FAILURE, EXIT_USAGE, splitList, type CliContext } from './context.js';
 import { createRuntime, stateFilePath } from './runtime.js';
 
 /**
@@ -37,6 +37,8 @@ export function registerToolsCommand(program: Command, ctx: CliContext): void {
         if (report.servers_failed.length > 0) process.exitCode = EXIT_FAILURE;
       } catch (error) {
         ctx.fail(error);
+        // A toolbox that is not in the config is a usage error, as in `doctor --toolbox`.
+        if (isWorkbenchError(error, 'TOOLBOX_NOT_FOUND')) process.exitCode = EXIT_USAGE;
       } finally {
         await runtime?.close();
       }

@@ -29,6 +29,11 @@ interface Pending {
 
 const ID_PREFIX = 'wb-';
 
+/** The server answered, but not with a tools/call result (as opposed to answering with a JSON-RPC error). */
+export class MalformedResultError extends Error {
+  override name = 'MalformedResultError';
+}
+
 export class CallChannel {
   private next = 0;
   private readonly pending = new Map<string, Pending>();
@@ -119,7 +124,7 @@ export class CallChannel {
       } else if (typeof m.result === 'object' && m.result !== null && !Array.isArray(m.result)) {
         pending.resolve(m.result as Record<string, unknown>);
       } else {
-        pending.reject(new McpError(ErrorCode.InvalidRequest, 'the server answered tools/call with a result that is not an object'));
+        pending.reject(new MalformedResultError('the server answered tools/call with a result that is not an object'));
       }
       return true;
     }

@@ -1,3 +1,4 @@
+import { basename } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
@@ -5,7 +6,7 @@ import {
   ElicitRequestSchema,
   ErrorCode,
   ListRootsRequestSchema,
-  ListToolsResultSchema,
+  ResultSchema,
   LoggingMessageNotificationSchema,
   McpError,
   ToolListChangedNotificationSchema,
@@ -19,7 +20,7 @@ import {
 import type { ServerConfig, ToolboxConfig, WorkbenchConfig } from '../config/types.js';
 import { WorkbenchError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
-import { CallChannel } from './call-channel.js';
+import { CallChannel, MalformedResultError } from './call-channel.js';
 import { ChildProcessTransport, MESSAGE_TOO_LARGE_CODE } from './stdio-transport.js';
 import { createSseTransport, createTransport, describeUrl, legacySseStatus } from './transports.js';
 
@@ -36,6 +37,11 @@ const MAX_BACKOFF_MS = 10_000;
 const HEALTHY_LIFETIME_MS = 30_000;
 const LIST_CHANGED_DEBOUNCE_MS = 100;
 const MAX_TOOL_PAGES = 1000;
+/**
+ * The SDK's own request timeout (60 s by default) must never cut a connect short of `connectTimeoutMs`: ours fires
+ * first and explains itself; the SDK's is only a backstop.
+ */
+const CONNECT_GRACE_MS = 5_000;
 
 export interface ClientManagerOptions {
   config: WorkbenchConfig;
@@ -141,10 +147,6 @@ export class ClientManager {
     return this.toolboxes.get(toolbox)?.slots.get(server)?.tools !== undefined;
   }
 
-  serverConfig(toolbox: string, server: string): ServerConfig | undefined {
-    return this.toolboxes.get(toolbox)?.slots.get(server)?.config;
-  }
-
   /**
    * Forwards one tools/call. Resolves with the downstream result as it came; throws WorkbenchError
    * (CALL_TIMEOUT, SERVER_EXITED, CALL_FAILED, CONNECT_*) describing the server and tool.
@@ -158,13 +160,6 @@ export class ClientManager {
   /** Forwards the client's `notifications/roots/list_changed` to every connected server. */
   notifyRootsChanged(): void {
     for (const { slots } of this.toolboxes.values()) for (const slot of slots.values()) slot.notifyRootsChanged();
-  }
-
-  /** Pids of running stdio children (for diagnostics and tests). */
-  childPids(): number[] {
-    const pids: number[] = [];
-    for (const { slots } of this.toolboxes.values()) for (const slot of slots.values()) if (slot.pid !== undefined) pids.push(slot.pid);
-    return pids;
   }
 
   /** Ends every connection and child process tree; safe to call more than once. */
@@ -215,11 +210,6 @@ class ServerSlot {
 
   get tools(): Tool[] | undefined {
     return this.live && !this.live.dead ? this.live.tools : undefined;
-  }
-
-  get pid(): number | undefined {
-    const transport = this.live && !this.live.dead ? this.live.transport : undefined;
-    return transport instanceof ChildProcessTransport ? transport.pid : undefined;
   }
 
   ensure(): Promise<Live> {
@@ -292,7 +282,7 @@ class ServerSlot {
     const started = Date.now();
     try {
       try {
-        await client.connect(transport);
+        await client.connect(transport, { timeout: timeoutMs + CONNECT_GRACE_MS });
       } catch (error) {
         const status = legacySseStatus(error);
         if (remote?.type !== 'http' || this.legacySse || timedOut || status === undefined) throw error;
@@ -306,7 +296,7 @@ class ServerSlot {
         client = this.createClient();
         this.starting.add(transport);
         try {
-          await client.connect(transport);
+          await client.connect(transport, { timeout: timeoutMs + CONNECT_GRACE_MS });
         } catch (sseError) {
           this.legacySse = false;
           throw new Error(`Streamable HTTP was refused (HTTP ${status}) and the legacy SSE transport failed too: ${errorMessage(sseError)}`, {
@@ -314,7 +304,7 @@ class ServerSlot {
           });
         }
       }
-      const tools = await listAllTools(client);
+      const tools = await listAllTools(client, this.log, timeoutMs + CONNECT_GRACE_MS);
       if (timedOut) throw new Error('timed out');
       if (this.closed) throw new WorkbenchError('CONNECT_FAILED', `${this.label}: the workbench is shutting down`);
       const live: Live = { client, transport, calls: new CallChannel(transport), tools, startedAt: Date.now(), dead: false };
@@ -383,7 +373,7 @@ class ServerSlot {
     }
     this.refreshing = (async () => {
       try {
-        live.tools = await listAllTools(live.client);
+        live.tools = await listAllTools(live.client, this.log);
         this.log.info(`tool list changed: now ${live.tools.length} tools`);
         this.options.onToolsChanged?.(this.toolbox, this.config.name);
       } catch (error) {
@@ -400,6 +390,8 @@ class ServerSlot {
     live.dead = true;
     live.calls.close(new McpError(ErrorCode.ConnectionClosed, 'Connection closed'));
     if (this.live === live) this.live = undefined;
+    // The process may be gone but what it started may not: end its process group and known descendants too.
+    void live.transport.close().catch(() => {});
     if (this.closed) return;
     this.noteFailure(Date.now() - live.startedAt);
     this.log.warn(`connection lost: ${this.exitSummary(live.transport)}; it will be restarted on next use`);
@@ -428,7 +420,8 @@ class ServerSlot {
       const what = code === 'ENOENT' ? 'was not found' : 'is not executable';
       return new WorkbenchError(
         'CONNECT_FAILED',
-        `${this.label} could not start: command "${this.config.command}" ${what}. Install it or fix "command" in the config (PATH is searched; an absolute path always works).`,
+        // Only the program's base name: the command may have been expanded from a variable, and values are not shown.
+        `${this.label} could not start: command "${basename(this.config.command)}" ${what}. Install it or fix "command" of this server in the config (PATH is searched; an absolute path always works).`,
         { cause: error },
       );
     }
@@ -440,7 +433,11 @@ class ServerSlot {
       );
     }
     if (transport instanceof ChildProcessTransport && (transport.exitInfo || /closed/i.test(errorMessage(error)))) {
-      return new WorkbenchError('CONNECT_FAILED', `${this.label} failed to start: ${this.exitSummary(transport)}`, { cause: error });
+      return new WorkbenchError(
+        'CONNECT_FAILED',
+        `${this.label} failed to start: ${this.exitSummary(transport)}\nFix its command, args or env in the config (\`mcp-workbench doctor\` checks every server); it is tried again on next use.`,
+        { cause: error },
+      );
     }
     // Never the full URL: an expanded secret may sit in its query string.
     const where = this.config.type === 'stdio' ? '' : ` at ${describeUrl(this.config.url)}`;
@@ -455,6 +452,9 @@ class ServerSlot {
         `${what} failed: the server stopped during the call (${this.exitSummary(live.transport)}). It will be restarted on the next call; retry if the tool is safe to repeat.`,
         { cause: error },
       );
+    }
+    if (error instanceof MalformedResultError) {
+      return new WorkbenchError('INVALID_OUTPUT', `${what} failed: ${error.message}. Report this to the server's maintainers.`, { cause: error });
     }
     if (error instanceof McpError && error.code === ErrorCode.RequestTimeout && isLocalTimeout(error)) {
       return new WorkbenchError(
@@ -474,7 +474,7 @@ class ServerSlot {
     if (error instanceof McpError) {
       return new WorkbenchError(
         'CALL_FAILED',
-        `${what} returned an error (downstream JSON-RPC code ${error.code}): ${error.message.replace(/^MCP error -?\d+: /, '')}`,
+        `${what} returned an error (downstream JSON-RPC code ${error.code}): ${error.message.replace(/^MCP error -?\d+: /, '')}. Check the arguments against the tool's inputSchema (open_toolbox lists it), then retry.`,
         { cause: error },
       );
     }
@@ -488,18 +488,37 @@ function isLocalTimeout(error: McpError): boolean {
   return typeof data?.timeout === 'number';
 }
 
-/** Every page of tools/list (servers may paginate); none if the server has no tools capability. */
-async function listAllTools(client: Client): Promise<Tool[]> {
+/**
+ * Every page of tools/list (servers may paginate); none if the server has no tools capability. Parsed leniently:
+ * one malformed tool (no name, or an inputSchema that is not an object) is skipped with a warning instead of making
+ * the whole server unusable, and every other field is kept exactly as the server sent it.
+ */
+async function listAllTools(client: Client, log: Logger, timeout?: number): Promise<Tool[]> {
   if (!client.getServerCapabilities()?.tools) return [];
   const tools: Tool[] = [];
   let cursor: string | undefined;
   for (let page = 0; page < MAX_TOOL_PAGES; page++) {
-    const result = await client.request({ method: 'tools/list', params: cursor ? { cursor } : {} }, ListToolsResultSchema);
-    tools.push(...result.tools);
-    cursor = result.nextCursor;
+    const result = await client.request({ method: 'tools/list', params: cursor ? { cursor } : {} }, ResultSchema, timeout ? { timeout } : undefined);
+    if (!Array.isArray(result.tools)) throw new Error('the server answered tools/list without a "tools" array');
+    for (const tool of result.tools as unknown[]) {
+      const problem = toolProblem(tool);
+      if (problem) log.warn(`skipped a tool the server listed: ${problem}`);
+      else tools.push(tool as Tool);
+    }
+    cursor = typeof result.nextCursor === 'string' && result.nextCursor !== '' ? result.nextCursor : undefined;
     if (!cursor) break;
   }
   return tools;
+}
+
+function toolProblem(tool: unknown): string | undefined {
+  if (typeof tool !== 'object' || tool === null || Array.isArray(tool)) return 'an entry that is not an object';
+  const { name, inputSchema } = tool as { name?: unknown; inputSchema?: unknown };
+  if (typeof name !== 'string' || name === '') return 'an entry without a name';
+  if (typeof inputSchema !== 'object' || inputSchema === null || Array.isArray(inputSchema)) {
+    return `"${name}" has no inputSchema object`;
+  }
+  return undefined;
 }
 
 /** The last few non-empty lines of stderr, each shortened, for error messages. */

@@ -1,9 +1,9 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   CallToolRequestSchema,
+  RequestSchema,
   ErrorCode,
   ListToolsRequestSchema,
-  McpError,
   ResultSchema,
   RootsListChangedNotificationSchema,
   type CallToolResult,
@@ -15,6 +15,13 @@ import type { Logger } from '../log.js';
 import { ENABLE_TOOLS, LIST_ALL_TOOLS, enableTools, listAllTools, managementToolDefinitions } from './management-tools.js';
 import { OPEN_TOOLBOX, USE_TOOL, metaToolDefinitions } from './meta-tools.js';
 import { errorResult, type CallContext, type UpstreamSession, type Workbench } from './workbench.js';
+
+/**
+ * tools/call with its params unchecked: the SDK's strict schema would turn a malformed request into a -32603
+ * internal error with a schema dump before any handler runs; the SDK's tools/call wrapper still checks it and answers
+ * -32602, which is what DESIGN §4 asks for.
+ */
+const LooseCallToolRequestSchema = CallToolRequestSchema.extend({ params: RequestSchema.shape.params });
 
 /** Relayed requests may wait for a human (elicitation) or a model (sampling): allow long, but not forever. */
 const RELAY_TIMEOUT_MS = 10 * 60_000;
@@ -66,7 +73,7 @@ export function createServer(
   server.setNotificationHandler(RootsListChangedNotificationSchema, () => workbench.manager.notifyRootsChanged());
 
   /**
-   * use_tool for one request: parameters checked (McpError -32602 when malformed), then the workbench does the rest.
+   * use_tool for one request: parameters checked (a -32602 error when malformed), then the workbench does the rest.
    * Shared by the SDK request handler and the stdio fast lane, so both behave the same.
    */
   const useTool: UseToolHandler = (args, call) => {
@@ -75,7 +82,7 @@ export function createServer(
     rejectUnknownParams(args, ['toolbox_name', 'tool_name', 'arguments'], USE_TOOL);
     const toolArgs = args.arguments;
     if (toolArgs !== undefined && (typeof toolArgs !== 'object' || toolArgs === null || Array.isArray(toolArgs))) {
-      throw new McpError(ErrorCode.InvalidParams, `${USE_TOOL}: "arguments" must be an object of the tool's arguments, got ${describe(toolArgs)}`);
+      throw invalidParams(`${USE_TOOL}: "arguments" must be an object of the tool's arguments, got ${describe(toolArgs)}`);
     }
     const { progressToken } = call;
     return workbench.useTool(toolbox, toolName, toolArgs as Record<string, unknown> | undefined, {
@@ -90,9 +97,9 @@ export function createServer(
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
-    const { name } = request.params;
-    const args = (request.params.arguments ?? {}) as Record<string, unknown>;
+  server.setRequestHandler(LooseCallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    const name = request.params?.name as string;
+    const args = (request.params?.arguments ?? {}) as Record<string, unknown>;
     if (name === OPEN_TOOLBOX) {
       const toolbox = requireString(args, 'toolbox_name', name);
       rejectUnknownParams(args, ['toolbox_name'], name);
@@ -125,7 +132,7 @@ export function createServer(
         disable: optionalStrings(args, 'disable', name),
       });
     }
-    throw new McpError(ErrorCode.InvalidParams, `Unknown tool "${name}". This server's tools are: ${toolNames.join(', ')}.`);
+    throw invalidParams(`Unknown tool "${name}". This server's tools are: ${toolNames.join(', ')}.`);
   });
 
   return {
@@ -142,16 +149,24 @@ export function createServer(
 function requireString(args: Record<string, unknown>, key: string, tool: string): string {
   const value = args[key];
   if (typeof value !== 'string' || value.trim() === '') {
-    throw new McpError(ErrorCode.InvalidParams, `${tool}: "${key}" must be a non-empty string, got ${describe(value)}`);
+    throw invalidParams(`${tool}: "${key}" must be a non-empty string, got ${describe(value)}`);
   }
   return value.trim();
+}
+
+/**
+ * A JSON-RPC -32602 error whose message reaches the client as written (an McpError's message carries an
+ * "MCP error -32602:" prefix, which the client's SDK then adds a second time).
+ */
+export function invalidParams(message: string): Error & { code: number } {
+  return Object.assign(new Error(message), { code: ErrorCode.InvalidParams });
 }
 
 function optionalStrings(args: Record<string, unknown>, key: string, tool: string): string[] {
   const value = args[key];
   if (value === undefined) return [];
   if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) {
-    throw new McpError(ErrorCode.InvalidParams, `${tool}: "${key}" must be an array of tool names, got ${describe(value)}`);
+    throw invalidParams(`${tool}: "${key}" must be an array of tool names, got ${describe(value)}`);
   }
   return value as string[];
 }
@@ -159,8 +174,7 @@ function optionalStrings(args: Record<string, unknown>, key: string, tool: strin
 function rejectUnknownParams(args: Record<string, unknown>, allowed: readonly string[], tool: string): void {
   const unknown = Object.keys(args).filter((k) => !allowed.includes(k));
   if (unknown.length > 0) {
-    throw new McpError(
-      ErrorCode.InvalidParams,
+    throw invalidParams(
       `${tool}: unknown parameter${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')}; expected ${allowed.join(', ')}`,
     );
   }
@@ -170,5 +184,6 @@ function describe(value: unknown): string {
   if (value === undefined) return 'nothing';
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
-  return typeof value === 'string' ? 'an empty string' : `a ${typeof value}`;
+  if (typeof value === 'string') return value.trim() === '' ? 'an empty string' : 'a string';
+  return `a ${typeof value}`;
 }

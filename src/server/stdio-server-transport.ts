@@ -27,6 +27,12 @@ export class StdioServerLineTransport implements Transport {
   private readonly onData = (chunk: Buffer): void => this.read(chunk);
   private readonly onError = (error: Error): void => this.onerror?.(error);
   private readonly onEnd = (): void => void this.close();
+  // A client that goes away can break stdout before stdin ends (EPIPE): that is the end of the session too, never a
+  // crash that would leave the downstream processes behind.
+  private readonly onWriteError = (error: Error): void => {
+    this.onerror?.(error);
+    void this.close();
+  };
 
   constructor(
     private readonly stdin: NodeJS.ReadableStream,
@@ -41,9 +47,11 @@ export class StdioServerLineTransport implements Transport {
     this.stdin.on('data', this.onData);
     this.stdin.on('error', this.onError);
     this.stdin.once('end', this.onEnd);
+    this.stdout.on('error', this.onWriteError);
   }
 
   send(message: JSONRPCMessage): Promise<void> {
+    if (this.closed) return Promise.resolve();
     const line = `${JSON.stringify(message)}\n`;
     this.batch();
     return new Promise((resolve) => {

@@ -1,4 +1,4 @@
-import { ErrorCode, McpError, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../log.js';
 import type { UseToolHandler } from './create-server.js';
 import { USE_TOOL } from './meta-tools.js';
@@ -33,7 +33,10 @@ export function attachUseToolLane(transport: StdioServerLineTransport, useTool: 
     const id = m.id;
     const params = m.params;
     const args = params.arguments;
-    if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args))) return false; // the SDK reports it
+    if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args))) {
+      respond({ jsonrpc: '2.0', id, error: { code: ErrorCode.InvalidParams, message: `${USE_TOOL}: the tools/call "arguments" must be an object` } });
+      return true;
+    }
     const meta = params._meta as { progressToken?: string | number } | undefined;
     const controller = new AbortController();
     inFlight.set(id, controller);
@@ -55,9 +58,16 @@ export function attachUseToolLane(transport: StdioServerLineTransport, useTool: 
         },
         (error: unknown) => {
           if (controller.signal.aborted) return;
-          const code = error instanceof McpError ? error.code : ErrorCode.InternalError;
-          const text = error instanceof McpError ? error.message.replace(/^MCP error -?\d+: /, '') : error instanceof Error ? error.message : String(error);
-          respond({ jsonrpc: '2.0', id, error: { code, message: text } });
+          // The same answer the SDK's request handling gives for a thrown error: its code if it has one, else -32603.
+          const code = (error as { code?: unknown } | null)?.code;
+          respond({
+            jsonrpc: '2.0',
+            id,
+            error: {
+              code: typeof code === 'number' && Number.isSafeInteger(code) ? code : ErrorCode.InternalError,
+              message: error instanceof Error ? error.message : String(error),
+            },
+          });
         },
       )
       .finally(() => inFlight.delete(id));

@@ -324,6 +324,12 @@ export class Workbench {
         'TOOL_NOT_FOUND',
       );
     }
+    if ('notFound' in lookup && parts?.toolbox === toolboxName && !knownServer) {
+      return errorResult(
+        `Tool "${toolName}" names server "${parts.server}", which toolbox "${toolboxName}" does not have. Its servers: ${toolbox.servers.map((s) => s.name).join(', ')}. Call open_toolbox {"toolbox_name":"${toolboxName}"} to list the valid names.`,
+        'TOOL_NOT_FOUND',
+      );
+    }
     if ('notFound' in lookup) {
       const failed = toolbox.servers.filter((s) => !this.manager.isConnected(toolboxName, s.name)).map((s) => s.name);
       const hint = lookup.suggestions.length > 0 ? ` Closest names: ${lookup.suggestions.join(', ')}.` : '';
@@ -412,7 +418,16 @@ export class Workbench {
     await this.manager.close();
   }
 
-  private checkOutput(entry: CatalogTool, result: CallToolResult): CallToolResult {
+  private checkOutput(entry: CatalogTool, raw: CallToolResult): CallToolResult {
+    // The result arrives unparsed (see CallChannel): check the one thing every client relies on. A missing content
+    // list is what older servers send with structuredContent; clients read it as empty, and so do we.
+    if (raw.content !== undefined && !Array.isArray(raw.content)) {
+      return errorResult(
+        `${entry.name}: the server's result has a "content" that is not a list, so no client can read it. Report this to the server's maintainers.`,
+        'INVALID_OUTPUT',
+      );
+    }
+    const result = raw.content === undefined ? { ...raw, content: [] } : raw;
     if (result.isError || !entry.tool.outputSchema) return result;
     if (result.structuredContent === undefined) {
       return errorResult(

@@ -28,6 +28,13 @@ describe('command line', () => {
     assert.match(result.stderr, /unknown option/);
   });
 
+  it('exits 2 on a mistyped command instead of serving', () => {
+    const result = run(['valdate', '--config', fileOf('../../workbench-config.example.json')]);
+    assert.equal(result.code, 2);
+    assert.match(result.stderr, /unknown command "valdate"/);
+    assert.equal(result.stdout, '');
+  });
+
   it('validate: accepts the shipped example config', () => {
     const { code, stdout } = run(['validate', '--config', fileOf('../../workbench-config.example.json')], { env: { HOME: '/home/someone' } });
     assert.equal(code, 0, stdout);

@@ -72,6 +72,25 @@ describe('serve: shutdown leaves nothing behind', () => {
   }
 });
 
+describe('serve: a client that goes away abruptly', () => {
+  it('treats a broken stdout (EPIPE) as the end of the session: exit 0, nothing left running', async () => {
+    const { dir, cleanup } = await tempDir();
+    after(cleanup);
+    const pidFile = join(dir, 'grandchild.pid');
+    const { child, stdout } = await spawnServe({ toolboxes: { tb: { mcpServers: { parent: fixtureServer('--grandchild', pidFile) } } } });
+    await handshake(child, stdout);
+    send(child, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'open_toolbox', arguments: { toolbox_name: 'tb' } } });
+    assert.ok(await waitFor(() => stdout().includes('"id":2'), 10_000));
+    const grandchild = Number(await readFile(pidFile, 'utf8'));
+    child.stdout!.destroy();
+    // The next answer hits the closed pipe.
+    send(child, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'use_tool', arguments: { toolbox_name: 'tb', tool_name: 'tb__parent__echo', arguments: { text: 'x' } } } });
+    const exit = await exitOf(child);
+    assert.deepEqual(exit, { code: 0, signal: null });
+    assert.ok(await waitFor(() => !isAlive(grandchild), 3000), 'the grandchild was ended');
+  });
+});
+
 describe('serve: the protocol channel', () => {
   it('writes only MCP messages to stdout, even when a downstream server prints garbage', async () => {
     const { child, stdout, stderr } = await spawnServe({ toolboxes: { tb: { mcpServers: { noisy: fixtureServer('--garbage-stdout') } } } });
@@ -88,6 +107,27 @@ describe('serve: the protocol channel', () => {
     }
     assert.match(stdout(), /"text":"clean"/);
     assert.match(stderr(), /not JSON-RPC/, 'the noise was logged on stderr');
+  });
+
+  it('answers malformed tools/call requests with -32602, on the fast lane and off it', async () => {
+    const { child, stdout } = await spawnServe({ toolboxes: { tb: { mcpServers: { fx: fixtureServer() } } } });
+    await handshake(child, stdout);
+    send(child, { jsonrpc: '2.0', id: 11, method: 'tools/call', params: { name: 'use_tool', arguments: 'not an object' } });
+    send(child, { jsonrpc: '2.0', id: 12, method: 'tools/call', params: { name: 5 } });
+    send(child, { jsonrpc: '2.0', id: 13, method: 'tools/call', params: { name: 'open_toolbox', arguments: [1] } });
+    send(child, { jsonrpc: '2.0', id: 14, method: 'tools/call', params: { name: 'use_tool', arguments: { toolbox_name: 'tb', tool_name: 'x', arguments: 'str' } } });
+    assert.ok(await waitFor(() => ['"id":11', '"id":12', '"id":13', '"id":14'].every((id) => stdout().includes(id)), 10_000));
+    child.stdin!.end();
+    await exitOf(child);
+    const answers = stdout()
+      .split('\n')
+      .filter((l) => l)
+      .map((l) => JSON.parse(l) as { id?: number; error?: { code: number; message: string } });
+    for (const id of [11, 12, 13, 14]) {
+      const answer = answers.find((a) => a.id === id);
+      assert.equal(answer?.error?.code, -32602, `request ${id}: ${JSON.stringify(answer)}`);
+    }
+    assert.match(answers.find((a) => a.id === 14)!.error!.message, /"arguments" must be an object of the tool's arguments, got a string/);
   });
 
   it('warns about unknown options on stderr and still serves', async () => {

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
+import { readFile } from 'node:fs/promises';
 import { after, describe, it } from 'node:test';
+import { isAlive } from '../../src/clients/process-tree.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { fixtureEvents, fixtureServer, startWorkbench, tempDir, textOf, waitFor, workbenchErrorCode } from '../helpers/workbench-process.js';
 
@@ -94,6 +96,22 @@ describe('downstream connections', () => {
       }
       assert.equal(textOf(await wb.useTool('tb', 'tb__flaky__echo', { text: 'back' })), 'back');
       assert.match(wb.stderr(), /waiting \d+ ms before reconnecting \(it failed \d+ times in a row\)/);
+    } finally {
+      await wb.close();
+    }
+  });
+
+  it('ends what a crashed server left running, without waiting for shutdown', async () => {
+    const { dir, cleanup } = await tempDir();
+    after(cleanup);
+    const pidFile = join(dir, 'grandchild.pid');
+    const wb = await startWorkbench({ toolboxes: { tb: { mcpServers: { fx: fixtureServer('--grandchild', pidFile) } } } });
+    try {
+      await wb.useTool('tb', 'tb__fx__echo', { text: 'up' });
+      const grandchild = Number(await readFile(pidFile, 'utf8'));
+      assert.ok(isAlive(grandchild));
+      assert.equal(workbenchErrorCode(await wb.useTool('tb', 'tb__fx__crash', {})), 'SERVER_EXITED');
+      assert.ok(await waitFor(() => !isAlive(grandchild), 5000), 'the crashed server\'s helper process was ended');
     } finally {
       await wb.close();
     }

@@ -184,6 +184,12 @@ describe('use_tool name resolution and errors', () => {
     assert.match(textOf(result), /open_toolbox/);
   });
 
+  it('names the servers of the toolbox when a canonical name has an unknown server', async () => {
+    const result = await wb.useTool('faults', 'faults__three__echo', { text: 'x' });
+    assert.equal(workbenchErrorCode(result), 'TOOL_NOT_FOUND');
+    assert.match(textOf(result), /names server "three", which toolbox "faults" does not have\. Its servers: one, two/);
+  });
+
   it('lists the toolboxes for an unknown toolbox', async () => {
     for (const result of [await wb.useTool('nope', 'x'), await wb.call('open_toolbox', { toolbox_name: 'nope' })]) {
       assert.equal(result.isError, true);
