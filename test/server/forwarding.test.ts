@@ -10,6 +10,7 @@ import {
   type LoggingMessageNotification,
   type Progress,
 } from '@modelcontextprotocol/sdk/types.js';
+import type { OpenToolboxResult } from '../../src/server/workbench.js';
 import { everythingServer, fixtureEvents, fixtureServer, startWorkbench, tempDir, textOf, waitFor, workbenchErrorCode } from '../helpers/workbench-process.js';
 
 describe('progress and cancellation', () => {
@@ -161,6 +162,25 @@ describe('downstream notifications, catalogs and limits', () => {
       await wb.useTool('tb', 'tb__fx__add_tool', { name: 'fresh_tool' });
       assert.ok(await waitFor(async () => (await open()).includes('tb__fx__fresh_tool'), 5000), 'the new tool appears');
       assert.notEqual((await wb.useTool('tb', 'tb__fx__fresh_tool', {})).isError, true);
+    } finally {
+      await wb.close();
+    }
+  });
+
+  it('skips malformed catalog entries and refuses unreadable results, while the rest of the server works', async () => {
+    const wb = await startWorkbench({ toolboxes: { tb: { mcpServers: { odd: fixtureServer('--malformed') } } } });
+    try {
+      const catalog = (await wb.call('open_toolbox', { toolbox_name: 'tb' })).structuredContent as unknown as OpenToolboxResult;
+      assert.deepEqual(catalog.servers_failed, []);
+      const names = catalog.tools.map((t) => t.original_name);
+      assert.ok(names.includes('add') && !names.includes('no_schema'), names.join(', '));
+      assert.equal(catalog.tools.length, 17, 'only the two malformed entries were left out');
+      assert.match(wb.stderr(), /skipped a tool the server listed: an entry without a name/);
+      assert.match(wb.stderr(), /skipped a tool the server listed: "no_schema" has no inputSchema object/);
+      const bad = await wb.useTool('tb', 'tb__odd__echo', { text: 'x' });
+      assert.equal(workbenchErrorCode(bad), 'INVALID_OUTPUT');
+      assert.match(textOf(bad), /"content" that is not a list/);
+      assert.deepEqual((await wb.useTool('tb', 'tb__odd__add', { a: 1, b: 2 })).structuredContent, { sum: 3 });
     } finally {
       await wb.close();
     }
