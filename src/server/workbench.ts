@@ -294,14 +294,14 @@ export class Workbench {
       );
     }
     const knownServer = parts && parts.toolbox === toolboxName ? toolbox.servers.find((s) => s.name === parts.server) : undefined;
-    if (parts && knownServer) {
-      // Decided from the name alone: nothing is connected or counted for a disabled tool.
+    let catalog = this.cachedCatalog(toolboxName).catalog;
+    let lookup = catalog.find(toolName);
+    if (parts && knownServer && !('found' in lookup)) {
+      // Not in the catalog of enabled tools (which the policy built): decide from the name alone, before anything is
+      // connected or counted for a disabled tool.
       const visibility = this.policy.check(toolboxName, parts.server, parts.tool);
       if (!visibility.enabled) return errorResult(disabledMessage(toolName, visibility.reason, visibility.source), 'TOOL_DISABLED');
     }
-
-    let catalog = this.cachedCatalog(toolboxName).catalog;
-    let lookup = catalog.find(toolName);
     // A bare or loose name is unique only if it is unique across the whole toolbox, not just the servers up so far.
     const wholeToolboxNeeded = !knownServer && toolbox.servers.some((s) => !this.manager.isConnected(toolboxName, s.name));
     if (!('found' in lookup) || wholeToolboxNeeded) {
