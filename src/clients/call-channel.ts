@@ -1,5 +1,6 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError, type JSONRPCMessage, type Progress } from '@modelcontextprotocol/sdk/types.js';
+import type { Cancellation } from './cancellation.js';
 
 /**
  * `tools/call` requests sent straight over a connected transport, beside the SDK Client that owns it.
@@ -14,7 +15,7 @@ import { ErrorCode, McpError, type JSONRPCMessage, type Progress } from '@modelc
  * on timeout or abort; JSON-RPC errors surface as McpError; closing fails everything in flight.
  */
 export interface ChannelCallOptions {
-  signal?: AbortSignal;
+  cancellation?: Cancellation;
   onprogress?: (progress: Progress) => void;
   timeoutMs: number;
   maxTotalMs: number;
@@ -24,10 +25,16 @@ interface Pending {
   resolve(result: Record<string, unknown>): void;
   reject(error: unknown): void;
   onprogress?: (progress: Progress) => void;
-  resetTimer?: () => void;
+  cancellation?: Cancellation;
+  timeoutMs: number;
+  /** When the call times out unless progress moves it (never past `hardDeadline`). */
+  deadline: number;
+  hardDeadline: number;
 }
 
 const ID_PREFIX = 'wb-';
+/** How often deadlines are checked: a timeout fires at most this late. One sweep serves every call in flight. */
+const SWEEP_MS = 50;
 
 /** The server answered, but not with a tools/call result (as opposed to answering with a JSON-RPC error). */
 export class MalformedResultError extends Error {
@@ -38,6 +45,7 @@ export class CallChannel {
   private next = 0;
   private readonly pending = new Map<string, Pending>();
   private closedWith: unknown;
+  private sweeper: NodeJS.Timeout | undefined;
 
   constructor(private readonly transport: Transport) {
     // Installed after the Client connected, so the Client's own handler is the one we fall back to.
@@ -50,57 +58,34 @@ export class CallChannel {
   /** Sends tools/call and resolves with the result object as the server sent it. */
   call(name: string, args: Record<string, unknown> | undefined, options: ChannelCallOptions): Promise<Record<string, unknown>> {
     if (this.closedWith !== undefined) return Promise.reject(this.closedWith);
-    if (options.signal?.aborted) return Promise.reject(options.signal.reason);
+    const { cancellation } = options;
+    if (cancellation?.cancelled) return Promise.reject(cancellation.reason);
     const id = `${ID_PREFIX}${this.next++}`;
     const params: Record<string, unknown> = { name };
     if (args !== undefined) params.arguments = args;
     if (options.onprogress) params._meta = { progressToken: id };
 
     return new Promise<Record<string, unknown>>((resolve, reject) => {
-      const started = Date.now();
-      let timer: NodeJS.Timeout | undefined;
-      const cleanup = (): void => {
-        clearTimeout(timer);
-        this.pending.delete(id);
-        options.signal?.removeEventListener('abort', onAbort);
-      };
-      const cancel = (reason: string): void => {
-        void this.transport
-          .send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason } } as JSONRPCMessage)
-          .catch(() => {});
-      };
-      const onTimeout = (): void => {
-        cleanup();
-        cancel(`timed out after ${options.timeoutMs} ms`);
-        // The same shape the SDK uses for its own timeouts (data.timeout), so callers tell it from a server's -32001.
-        reject(new McpError(ErrorCode.RequestTimeout, 'Request timed out', { timeout: options.timeoutMs }));
-      };
-      const arm = (): void => {
-        clearTimeout(timer);
-        const left = options.maxTotalMs - (Date.now() - started);
-        timer = setTimeout(onTimeout, Math.max(0, Math.min(options.timeoutMs, left)));
-      };
-      const onAbort = (): void => {
-        cleanup();
-        cancel(String(options.signal?.reason ?? 'cancelled by the client'));
-        reject(options.signal?.reason ?? new Error('cancelled'));
-      };
-      options.signal?.addEventListener('abort', onAbort, { once: true });
-      arm();
-      this.pending.set(id, {
-        resolve: (result) => {
-          cleanup();
-          resolve(result);
-        },
-        reject: (error) => {
-          cleanup();
-          reject(error);
-        },
+      const now = Date.now();
+      const pending: Pending = {
+        resolve,
+        reject,
         onprogress: options.onprogress,
-        resetTimer: options.onprogress ? arm : undefined,
+        cancellation,
+        timeoutMs: options.timeoutMs,
+        deadline: now + Math.min(options.timeoutMs, options.maxTotalMs),
+        hardDeadline: now + options.maxTotalMs,
+      };
+      this.pending.set(id, pending);
+      this.sweep();
+      cancellation?.onCancel((reason) => {
+        if (this.settle(id)) {
+          this.cancel(id, String(reason ?? 'cancelled by the client'));
+          reject(reason ?? new Error('cancelled'));
+        }
       });
       this.transport.send({ jsonrpc: '2.0', id, method: 'tools/call', params } as JSONRPCMessage).catch((error: unknown) => {
-        this.pending.get(id)?.reject(error);
+        if (this.settle(id)) reject(error);
       });
     });
   }
@@ -108,7 +93,49 @@ export class CallChannel {
   /** Fails every call in flight (the connection is gone) and refuses new ones with the same error. */
   close(error: unknown): void {
     this.closedWith = error;
-    for (const pending of [...this.pending.values()]) pending.reject(error);
+    for (const id of [...this.pending.keys()]) {
+      const pending = this.settle(id);
+      pending?.reject(error);
+    }
+  }
+
+  /** Removes a call from the books (timers, cancellation listener); returns it if it was still in flight. */
+  private settle(id: string): Pending | undefined {
+    const pending = this.pending.get(id);
+    if (!pending) return undefined;
+    this.pending.delete(id);
+    pending.cancellation?.onCancel(undefined);
+    return pending;
+  }
+
+  private cancel(id: string, reason: string): void {
+    void this.transport
+      .send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason } } as JSONRPCMessage)
+      .catch(() => {});
+  }
+
+  /**
+   * One timer for every call in flight, rather than one timer per call (creating and clearing a timer per call was a
+   * measurable share of forwarding). It stops itself once nothing is in flight, so an idle workbench never wakes up.
+   */
+  private sweep(): void {
+    if (this.sweeper) return;
+    this.sweeper = setInterval(() => {
+      if (this.pending.size === 0) {
+        clearInterval(this.sweeper);
+        this.sweeper = undefined;
+        return;
+      }
+      const now = Date.now();
+      for (const [id, pending] of this.pending) {
+        if (now < pending.deadline) continue;
+        this.settle(id);
+        this.cancel(id, `timed out after ${pending.timeoutMs} ms`);
+        // The same shape the SDK uses for its own timeouts (data.timeout), so callers tell it from a server's -32001.
+        pending.reject(new McpError(ErrorCode.RequestTimeout, 'Request timed out', { timeout: pending.timeoutMs }));
+      }
+    }, SWEEP_MS);
+    this.sweeper.unref();
   }
 
   /** Settles our own responses and progress; everything else belongs to the Client. */
@@ -116,7 +143,7 @@ export class CallChannel {
     const m = message as { id?: unknown; method?: unknown; params?: { progressToken?: unknown }; result?: unknown; error?: { code?: unknown; message?: unknown; data?: unknown } };
     if (m.method === undefined) {
       if (typeof m.id !== 'string' || !m.id.startsWith(ID_PREFIX)) return false;
-      const pending = this.pending.get(m.id);
+      const pending = this.settle(m.id);
       if (!pending) return true; // answered after a timeout or cancel: drop it, as the SDK does
       if (m.error !== undefined) {
         const code = typeof m.error.code === 'number' ? m.error.code : ErrorCode.InternalError;
@@ -133,7 +160,8 @@ export class CallChannel {
       if (typeof token !== 'string' || !token.startsWith(ID_PREFIX)) return false;
       const pending = this.pending.get(token);
       if (pending?.onprogress) {
-        pending.resetTimer?.();
+        // Progress resets the timeout, never past the maximum total.
+        pending.deadline = Math.min(Date.now() + pending.timeoutMs, pending.hardDeadline);
         const { progressToken: _token, ...progress } = m.params as Progress & { progressToken: unknown };
         pending.onprogress(progress as Progress);
       }

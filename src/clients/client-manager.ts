@@ -21,6 +21,7 @@ import type { ServerConfig, ToolboxConfig, WorkbenchConfig } from '../config/typ
 import { WorkbenchError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import { CallChannel, MalformedResultError } from './call-channel.js';
+import type { Cancellation } from './cancellation.js';
 import { ChildProcessTransport, MESSAGE_TOO_LARGE_CODE } from './stdio-transport.js';
 import { createSseTransport, createTransport, describeUrl, legacySseStatus } from './transports.js';
 
@@ -76,7 +77,8 @@ export interface OpenResult {
 }
 
 export interface CallOptions {
-  signal?: AbortSignal;
+  /** Cancels the downstream call (notifications/cancelled) when the client cancels. */
+  cancellation?: Cancellation;
   onprogress?: (progress: Progress) => void;
 }
 
@@ -226,13 +228,13 @@ class ServerSlot {
     try {
       // The result is returned as it came; the output-schema check is the caller's to make.
       return (await live.calls.call(tool, args, {
-        signal: options.signal,
+        cancellation: options.cancellation,
         onprogress: options.onprogress,
         timeoutMs: timeout,
         maxTotalMs: Math.max(timeout, DEFAULT_MAX_TOTAL_CALL_MS),
       })) as CallToolResult;
     } catch (error) {
-      throw this.describeCallError(error, live, tool, timeout, options.signal);
+      throw this.describeCallError(error, live, tool, timeout, options.cancellation);
     }
   }
 
@@ -444,7 +446,7 @@ class ServerSlot {
     return new WorkbenchError('CONNECT_FAILED', `${this.label}${where} could not be connected: ${errorMessage(error)}`, { cause: error });
   }
 
-  private describeCallError(error: unknown, live: Live, tool: string, timeout: number, signal: AbortSignal | undefined): WorkbenchError {
+  private describeCallError(error: unknown, live: Live, tool: string, timeout: number, cancellation: Cancellation | undefined): WorkbenchError {
     const what = `tool "${tool}" on ${this.label}`;
     if (live.dead) {
       return new WorkbenchError(
@@ -463,7 +465,7 @@ class ServerSlot {
         { cause: error },
       );
     }
-    if (signal?.aborted) {
+    if (cancellation?.cancelled) {
       return new WorkbenchError('CALL_FAILED', `${what} was cancelled by the client`, { cause: error });
     }
     if (error instanceof McpError && error.code === MESSAGE_TOO_LARGE_CODE) {

@@ -11,6 +11,7 @@ import {
   type ServerNotification,
 } from '@modelcontextprotocol/sdk/types.js';
 import { isWorkbenchError } from '../errors.js';
+import { Cancellation } from '../clients/cancellation.js';
 import type { Logger } from '../log.js';
 import { ENABLE_TOOLS, LIST_ALL_TOOLS, enableTools, listAllTools, managementToolDefinitions } from './management-tools.js';
 import { OPEN_TOOLBOX, USE_TOOL, metaToolDefinitions } from './meta-tools.js';
@@ -38,7 +39,7 @@ export interface CreateServerOptions {
 
 /** What a use_tool request brings besides its arguments. */
 export interface UseToolCall {
-  signal: AbortSignal;
+  cancellation?: Cancellation;
   progressToken?: ProgressToken;
   /** Sends a notification to the client (progress), tied to this request where the transport can. */
   notify(notification: ServerNotification): Promise<void>;
@@ -86,7 +87,7 @@ export function createServer(
     }
     const { progressToken } = call;
     return workbench.useTool(toolbox, toolName, toolArgs as Record<string, unknown> | undefined, {
-      signal: call.signal,
+      cancellation: call.cancellation,
       call: { session, request: call.request },
       onprogress:
         progressToken === undefined
@@ -113,7 +114,7 @@ export function createServer(
     }
     if (name === USE_TOOL) {
       return useTool(args, {
-        signal: extra.signal,
+        cancellation: Cancellation.from(extra.signal),
         progressToken: extra._meta?.progressToken,
         notify: (notification) => extra.sendNotification(notification),
         request: (relayed, signal) =>

@@ -1,4 +1,5 @@
 import { ErrorCode, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { Cancellation } from '../clients/cancellation.js';
 import type { Logger } from '../log.js';
 import type { UseToolHandler } from './create-server.js';
 import { USE_TOOL } from './meta-tools.js';
@@ -14,7 +15,7 @@ import type { UpstreamSession } from './workbench.js';
  * MCP server unchanged.
  */
 export function attachUseToolLane(transport: StdioServerLineTransport, useTool: UseToolHandler, session: UpstreamSession, log: Logger): void {
-  const inFlight = new Map<RequestId, AbortController>();
+  const inFlight = new Map<RequestId, Cancellation>();
 
   const respond = (message: Record<string, unknown>): void => {
     void transport.send(message as JSONRPCMessage).catch((error: unknown) => log.debug(`could not answer the client: ${String(error)}`));
@@ -24,9 +25,9 @@ export function attachUseToolLane(transport: StdioServerLineTransport, useTool: 
     const m = message as { id?: RequestId; method?: string; params?: Record<string, unknown> };
     if (m.method === 'notifications/cancelled') {
       const requestId = (m.params as { requestId?: RequestId } | undefined)?.requestId;
-      const controller = requestId === undefined ? undefined : inFlight.get(requestId);
-      if (!controller) return false;
-      controller.abort(m.params?.reason ?? 'cancelled by the client');
+      const cancellation = requestId === undefined ? undefined : inFlight.get(requestId);
+      if (!cancellation) return false;
+      cancellation.cancel(m.params?.reason ?? 'cancelled by the client');
       return true;
     }
     if (m.method !== 'tools/call' || m.id === undefined || m.params?.name !== USE_TOOL || m.params.task !== undefined) return false;
@@ -38,12 +39,12 @@ export function attachUseToolLane(transport: StdioServerLineTransport, useTool: 
       return true;
     }
     const meta = params._meta as { progressToken?: string | number } | undefined;
-    const controller = new AbortController();
-    inFlight.set(id, controller);
+    const cancellation = new Cancellation();
+    inFlight.set(id, cancellation);
     let result;
     try {
       result = useTool((args ?? {}) as Record<string, unknown>, {
-        signal: controller.signal,
+        cancellation,
         progressToken: meta?.progressToken,
         notify: (notification) => transport.send({ jsonrpc: '2.0', ...notification } as JSONRPCMessage),
         request: (request, signal) => session.request(request, signal),
@@ -54,10 +55,10 @@ export function attachUseToolLane(transport: StdioServerLineTransport, useTool: 
     result
       .then(
         (value) => {
-          if (!controller.signal.aborted) respond({ jsonrpc: '2.0', id, result: value });
+          if (!cancellation.cancelled) respond({ jsonrpc: '2.0', id, result: value });
         },
         (error: unknown) => {
-          if (controller.signal.aborted) return;
+          if (cancellation.cancelled) return;
           // The same answer the SDK's request handling gives for a thrown error: its code if it has one, else -32603.
           const code = (error as { code?: unknown } | null)?.code;
           respond({
