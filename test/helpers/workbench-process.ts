@@ -28,6 +28,10 @@ export function everythingServer(): { command: string; args: string[] } {
   return { command: node, args: [paths.everything, 'stdio'] };
 }
 
+export function filesystemServer(root: string): { command: string; args: string[] } {
+  return { command: node, args: [paths.filesystem, root] };
+}
+
 export function memoryServer(memoryFile: string): { command: string; args: string[]; env: Record<string, string> } {
   return { command: node, args: [paths.memory], env: { MEMORY_FILE_PATH: memoryFile } };
 }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -7,9 +8,11 @@ import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/
 import type { OpenToolboxResult } from '../../src/server/workbench.js';
 import {
   everythingServer,
+  filesystemServer,
   fixtureServer,
   memoryServer,
   startWorkbench,
+  tempDir,
   textOf,
   workbenchErrorCode,
   type RunningWorkbench,
@@ -35,21 +38,24 @@ async function direct(server: { command: string; args: string[]; env?: Record<st
 
 describe('the fixed surface and reference servers', () => {
   let wb: RunningWorkbench;
-  let memoryFile: string;
+  let dataDir: { dir: string; cleanup: () => Promise<void> };
 
   before(async () => {
-    wb = await startWorkbench({ toolboxes: {} }).then(async (probe) => {
-      memoryFile = join(probe.dir, 'memory.jsonl');
-      await probe.close();
-      return startWorkbench({
-        toolboxes: {
-          demo: { description: 'Reference server with every feature', mcpServers: { everything: everythingServer() } },
-          notes: { description: 'Knowledge graph', mcpServers: { memory: memoryServer(memoryFile) } },
-        },
-      });
+    dataDir = await tempDir();
+    await mkdir(join(dataDir.dir, 'files'));
+    await writeFile(join(dataDir.dir, 'files', 'greeting.txt'), 'hello from the filesystem server\n');
+    wb = await startWorkbench({
+      toolboxes: {
+        demo: { description: 'Reference server with every feature', mcpServers: { everything: everythingServer() } },
+        notes: { description: 'Knowledge graph', mcpServers: { memory: memoryServer(join(dataDir.dir, 'memory.jsonl')) } },
+        files: { description: 'One directory', mcpServers: { filesystem: filesystemServer(join(dataDir.dir, 'files')) } },
+      },
     });
   });
-  after(() => wb.close());
+  after(async () => {
+    await wb.close();
+    await dataDir.cleanup();
+  });
 
   it('shows exactly open_toolbox and use_tool, with truthful annotations', async () => {
     const { tools } = await wb.client.listTools();
@@ -67,6 +73,7 @@ describe('the fixed surface and reference servers', () => {
     const instructions = wb.client.getInstructions() ?? '';
     assert.match(instructions, /- demo \(1 server\): Reference server with every feature/);
     assert.match(instructions, /- notes \(1 server\): Knowledge graph/);
+    assert.match(instructions, /- files \(1 server\): One directory/);
     assert.match(instructions, /open_toolbox/);
     assert.match(instructions, /use_tool/);
   });
@@ -111,8 +118,8 @@ describe('the fixed surface and reference servers', () => {
     }
   });
 
-  it('can call every tool open_toolbox returns, for both reference servers (round trip)', async () => {
-    for (const toolbox of ['demo', 'notes']) {
+  it('can call every tool open_toolbox returns, for every reference server (round trip)', async () => {
+    for (const toolbox of ['demo', 'notes', 'files']) {
       const catalog = await open(wb, toolbox);
       assert.ok(catalog.tools.length > 3, `${toolbox} has tools`);
       for (const tool of catalog.tools) {
@@ -122,6 +129,18 @@ describe('the fixed surface and reference servers', () => {
         // The call reached the server: whatever the tool answered, the workbench did not refuse it.
         assert.equal(workbenchErrorCode(result), undefined, `${tool.name}: ${textOf(result)}`);
       }
+    }
+  });
+
+  it('reads a real file through the filesystem server, exactly as a direct call does', async () => {
+    const args = { path: join(dataDir.dir, 'files', 'greeting.txt') };
+    const viaWorkbench = await wb.useTool('files', 'files__filesystem__read_text_file', args);
+    assert.match(textOf(viaWorkbench), /hello from the filesystem server/);
+    const baseline = await direct(filesystemServer(join(dataDir.dir, 'files')));
+    try {
+      assert.deepEqual(viaWorkbench, await baseline.callTool({ name: 'read_text_file', arguments: args }));
+    } finally {
+      await baseline.close();
     }
   });
 
