@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
 import { interleavedLatencies, latencies, throughput, type Call, type Throughput } from '../lib/load.js';
 import { callOk, useTool } from '../lib/mcp.js';
 import type { PhaseContext } from '../lib/phase.js';
@@ -6,6 +7,9 @@ import { closeAll, cpuMs, servers, startDirect, startWorkbench, type ServerEntry
 import { emptySection } from '../lib/phase.js';
 import { target, type Section } from '../lib/report.js';
 import { fmtMs, fmtRate, fmtRatio, median, quantile, ratio } from '../lib/stats.js';
+
+/** A proxy that only copies lines (bench/lib/null-proxy.mjs): what the extra process hop costs by itself. */
+const NULL_PROXY = fileURLToPath(new URL('../lib/null-proxy.mjs', import.meta.url));
 
 interface Plan {
   warmup: number;
@@ -16,9 +20,11 @@ interface Plan {
 }
 
 interface Measured {
-  latency: { direct: number[]; workbench: number[] };
+  latency: { direct: number[]; workbench: number[]; nullProxy: number[] };
   c1: { direct: Throughput[]; workbench: Throughput[] };
   c32: { direct: Throughput[]; workbench: Throughput[] };
+  /** Throughput at concurrency 32 through the minimal line-pipe proxy. */
+  c32NullProxy: Throughput[];
   /** CPU ms per call during the concurrency-32 rounds. */
   cpu: { directServer: number; viaServer: number; workbench: number };
   truncated: boolean;
@@ -36,22 +42,25 @@ async function compare(
   plan: Plan,
 ): Promise<Measured> {
   const direct = await startDirect(`direct ${tool}`, entry);
+  const nullProxy = await startDirect(`null proxy ${tool}`, { ...entry, command: process.execPath, args: [NULL_PROXY, entry.command, ...entry.args] });
   const wb = await startWorkbench(`workbench ${tool}`, { toolboxes: { bench: { mcpServers: { srv: entry } } } });
   await callOk(wb.client, 'open_toolbox', { toolbox_name: 'bench' });
   const canonical = `bench__srv__${tool}`;
   const callDirect: Call = () => callOk(direct.client, tool, args);
   const callWb: Call = () => useTool(wb.client, 'bench', canonical, args);
+  const callNull: Call = () => callOk(nullProxy.client, tool, args);
   const [serverPid] = await wb.descendants();
   if (serverPid === undefined) throw new Error('the workbench has no downstream child after open_toolbox');
 
   ctx.log(`  warm-up (${plan.warmup} calls each, then concurrent)`);
   await latencies(callDirect, plan.warmup, ctx.deadline);
   await latencies(callWb, plan.warmup, ctx.deadline);
+  await latencies(callNull, plan.warmup, ctx.deadline);
   await throughput(callDirect, plan.warmup, 32, ctx.deadline);
   await throughput(callWb, plan.warmup, 32, ctx.deadline);
 
   ctx.log(`  latency (${plan.latency} sequential calls each, ${plan.blocks} alternating blocks)`);
-  const lat = await interleavedLatencies({ direct: callDirect, workbench: callWb }, plan.latency, plan.blocks, ctx.deadline);
+  const lat = await interleavedLatencies({ direct: callDirect, workbench: callWb, nullProxy: callNull }, plan.latency, plan.blocks, ctx.deadline);
 
   const rounds = async (concurrency: number, spec: { rounds: number; calls: number }, cpu?: Measured['cpu']) => {
     const out = { direct: [] as Throughput[], workbench: [] as Throughput[] };
@@ -81,9 +90,13 @@ async function compare(
   ctx.log(`  throughput at concurrency 32 (${plan.c32.rounds} rounds of ${plan.c32.calls} calls each)`);
   const cpu = { directServer: Number.NaN, viaServer: Number.NaN, workbench: Number.NaN };
   const c32 = await rounds(32, plan.c32, cpu);
+  const c32NullProxy: Throughput[] = [];
+  for (let r = 0; r < plan.c32.rounds && performance.now() < ctx.deadline; r++) {
+    c32NullProxy.push(await throughput(callNull, plan.c32.calls, 32, ctx.deadline));
+  }
   const truncated = performance.now() >= ctx.deadline;
   await closeAll();
-  return { latency: lat, c1, c32, cpu, truncated };
+  return { latency: lat, c1, c32, c32NullProxy, cpu, truncated };
 }
 
 const medianRate = (list: Throughput[]): number => median(list.map((t) => t.perSecond));
@@ -119,6 +132,20 @@ function rows(m: Measured): string[][] {
       '',
       'from /proc/<pid>/stat (10 ms ticks)',
     ],
+    [
+      'latency p50 via a minimal line-pipe proxy',
+      fmtMs(p50d),
+      fmtMs(median(m.latency.nullProxy)),
+      fmtRatio(ratio(median(m.latency.nullProxy), p50d)),
+      `the floor for any stdio proxy in Node; workbench ÷ it: ${fmtRatio(ratio(p50w, median(m.latency.nullProxy)))}`,
+    ],
+    [
+      'throughput at concurrency 32 via the minimal proxy',
+      fmtRate(medianRate(m.c32.direct)),
+      fmtRate(medianRate(m.c32NullProxy)),
+      fmtRatio(ratio(medianRate(m.c32NullProxy), medianRate(m.c32.direct))),
+      `workbench ÷ it: ${fmtRatio(ratio(medianRate(m.c32.workbench), medianRate(m.c32NullProxy)))}`,
+    ],
   ];
 }
 
@@ -137,9 +164,14 @@ export async function echoPhase(ctx: PhaseContext): Promise<Section> {
   section.intro =
     '`use_tool {toolbox_name, tool_name: "bench__srv__echo", arguments: {message}}` through the workbench vs `tools/call echo` ' +
     'on the same server command started directly. Latency: sequential calls after a warm-up. Throughput: calls per second with 1 ' +
-    'and 32 calls in flight.';
+    'and 32 calls in flight. The last two rows put a proxy that only copies lines between the pipes in the same place: the cost ' +
+    'of the extra process hop itself on this machine, which no stdio proxy can go below.';
   section.tables.push({ head: HEAD, rows: rows(m) });
   const p50 = ratio(median(m.latency.workbench), median(m.latency.direct));
+  section.notes.push(
+    `The minimal line-pipe proxy alone is ${fmtRatio(ratio(median(m.latency.nullProxy), median(m.latency.direct)))} of direct at p50; the workbench is ` +
+      `${fmtRatio(ratio(median(m.latency.workbench), median(m.latency.nullProxy)))} of that floor.`,
+  );
   const c32 = ratio(medianRate(m.c32.workbench), medianRate(m.c32.direct));
   section.targets.push(target('echo p50 latency, workbench ÷ direct', fmtRatio(p50), '≤ 2.2×', p50 <= 2.2));
   section.targets.push(target('echo throughput at concurrency 32, workbench ÷ direct', fmtRatio(c32), '≥ 0.5×', c32 >= 0.5));
