@@ -151,6 +151,16 @@ function rows(m: Measured): string[][] {
 
 const HEAD = ['Metric', 'Direct', 'Through workbench', 'Workbench ÷ direct', 'Samples'];
 
+/** The table, the two headline ratios, the truncation note and the one-line key, as both call phases report them. */
+function report(section: Section, m: Measured, label: string): { p50: number; c32: number } {
+  section.tables.push({ head: HEAD, rows: rows(m) });
+  const p50 = ratio(median(m.latency.workbench), median(m.latency.direct));
+  const c32 = ratio(medianRate(m.c32.workbench), medianRate(m.c32.direct));
+  if (m.truncated) section.notes.push('The phase hit its time budget; loops were cut short (see sample counts).');
+  section.key = `${label} p50 ${fmtMs(median(m.latency.direct))} → ${fmtMs(median(m.latency.workbench))} (${fmtRatio(p50)}), c32 ${fmtRate(medianRate(m.c32.direct))} → ${fmtRate(medianRate(m.c32.workbench))} (${fmtRatio(c32)})`;
+  return { p50, c32 };
+}
+
 /** Issue 7 "call overhead": server-everything's echo through use_tool vs direct. */
 export async function echoPhase(ctx: PhaseContext): Promise<Section> {
   const section = emptySection('Call overhead: server-everything `echo`');
@@ -166,17 +176,13 @@ export async function echoPhase(ctx: PhaseContext): Promise<Section> {
     'on the same server command started directly. Latency: sequential calls after a warm-up. Throughput: calls per second with 1 ' +
     'and 32 calls in flight. The last two rows put a proxy that only copies lines between the pipes in the same place: the cost ' +
     'of the extra process hop itself on this machine, which no stdio proxy can go below.';
-  section.tables.push({ head: HEAD, rows: rows(m) });
-  const p50 = ratio(median(m.latency.workbench), median(m.latency.direct));
+  const { p50, c32 } = report(section, m, 'echo');
   section.notes.push(
     `The minimal line-pipe proxy alone is ${fmtRatio(ratio(median(m.latency.nullProxy), median(m.latency.direct)))} of direct at p50; the workbench is ` +
       `${fmtRatio(ratio(median(m.latency.workbench), median(m.latency.nullProxy)))} of that floor.`,
   );
-  const c32 = ratio(medianRate(m.c32.workbench), medianRate(m.c32.direct));
   section.targets.push(target('echo p50 latency, workbench ÷ direct', fmtRatio(p50), '≤ 2.2×', p50 <= 2.2));
   section.targets.push(target('echo throughput at concurrency 32, workbench ÷ direct', fmtRatio(c32), '≥ 0.5×', c32 >= 0.5));
-  if (m.truncated) section.notes.push('The phase hit its time budget; loops were cut short (see sample counts).');
-  section.key = `echo p50 ${fmtMs(median(m.latency.direct))} → ${fmtMs(median(m.latency.workbench))} (${fmtRatio(p50)}), c32 ${fmtRate(medianRate(m.c32.direct))} → ${fmtRate(medianRate(m.c32.workbench))} (${fmtRatio(c32)})`;
   return section;
 }
 
@@ -194,10 +200,6 @@ export async function bigResultPhase(ctx: PhaseContext): Promise<Section> {
   section.intro =
     'One text item of 1,048,576 characters per call (about 1 MiB of JSON on each stdio hop). Same method as above; no target in ' +
     'issue 7 beyond reporting it.';
-  section.tables.push({ head: HEAD, rows: rows(m) });
-  const p50 = ratio(median(m.latency.workbench), median(m.latency.direct));
-  const c32 = ratio(medianRate(m.c32.workbench), medianRate(m.c32.direct));
-  if (m.truncated) section.notes.push('The phase hit its time budget; loops were cut short (see sample counts).');
-  section.key = `1MiB p50 ${fmtMs(median(m.latency.direct))} → ${fmtMs(median(m.latency.workbench))} (${fmtRatio(p50)}), c32 ${fmtRate(medianRate(m.c32.direct))} → ${fmtRate(medianRate(m.c32.workbench))} (${fmtRatio(c32)})`;
+  report(section, m, '1MiB');
   return section;
 }

@@ -40,23 +40,15 @@ export async function startHttpWorkbench(config: unknown, args: string[], env: R
   const { dir, cleanup } = await tempDir('wb-http-');
   const configPath = join(dir, 'workbench-config.json');
   await writeFile(configPath, JSON.stringify(config, null, 2));
-  const child = spawn(node, [paths.cli, 'serve', '--config', configPath, ...args], {
-    // The state file lives in the temp dir: never the real home.
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? dir, WORKBENCH_STATE_FILE: join(dir, 'tool-state.json'), ...env },
-    cwd: dir,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  let stdout = '';
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+  const cli = spawnCli(['serve', '--config', configPath, ...args], dir, env);
+  const { child } = cli;
   const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
   let url: string;
   try {
     url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`the workbench did not start listening:\n${stderr}`)), 20_000);
+      const timer = setTimeout(() => reject(new Error(`the workbench did not start listening:\n${cli.stderr()}`)), 20_000);
       child.stderr!.on('data', () => {
-        const match = /listening on (http:\/\/\S+\/mcp)/.exec(stderr);
+        const match = /listening on (http:\/\/\S+\/mcp)/.exec(cli.stderr());
         if (match) {
           clearTimeout(timer);
           resolve(match[1]!);
@@ -64,7 +56,7 @@ export async function startHttpWorkbench(config: unknown, args: string[], env: R
       });
       void exited.then(([code]) => {
         clearTimeout(timer);
-        reject(Object.assign(new Error(`the workbench exited with ${code}:\n${stderr}`), { exitCode: code, stderr }));
+        reject(Object.assign(new Error(`the workbench exited with ${code}:\n${cli.stderr()}`), { exitCode: code, stderr: cli.stderr() }));
       });
     });
   } catch (error) {
@@ -77,8 +69,8 @@ export async function startHttpWorkbench(config: unknown, args: string[], env: R
     origin: new URL(url).origin,
     pid,
     process: child,
-    stderr: () => stderr,
-    stdout: () => stdout,
+    stderr: cli.stderr,
+    stdout: cli.stdout,
     descendants: () => listDescendants(pid),
     connect: async (headers = {}) => {
       const client = new Client({ name: 'http-test', version: '1.0.0' }, { capabilities: {} });
@@ -106,6 +98,16 @@ export async function startHttpWorkbench(config: unknown, args: string[], env: R
 /** Runs the CLI to completion (for start-up refusals); never sends any traffic. */
 export async function runWorkbench(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stderr: string; stdout: string }> {
   const { dir, cleanup } = await tempDir('wb-http-');
+  const { child, stderr, stdout } = spawnCli(args, dir, env);
+  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+  const [code] = (await once(child, 'exit')) as [number | null];
+  clearTimeout(timer);
+  await cleanup();
+  return { code, stderr: stderr(), stdout: stdout() };
+}
+
+/** `node dist/cli/main.js …args` in `dir`, with its state file there too (never the real home); output collected. */
+function spawnCli(args: string[], dir: string, env: Record<string, string>): { child: ChildProcess; stderr: () => string; stdout: () => string } {
   const child = spawn(node, [paths.cli, ...args], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? dir, WORKBENCH_STATE_FILE: join(dir, 'tool-state.json'), ...env },
     cwd: dir,
@@ -115,9 +117,5 @@ export async function runWorkbench(args: string[], env: Record<string, string> =
   let stdout = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
   child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-  const [code] = (await once(child, 'exit')) as [number | null];
-  clearTimeout(timer);
-  await cleanup();
-  return { code, stderr, stdout };
+  return { child, stderr: () => stderr, stdout: () => stdout };
 }
