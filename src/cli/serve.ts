@@ -16,7 +16,7 @@ export async function serve(options: ServeOptions): Promise<number> {
     management: options.managementTools ? { statePath: runtime.statePath, log: options.log } : undefined,
   });
   const transport = new StdioServerLineTransport(process.stdin, process.stdout, options.maxMessageBytes);
-  attachUseToolLane(transport, useTool, session, options.log);
+  attachUseToolLane(transport, useTool, session);
   const done = untilShutdown(
     options.log,
     () => Promise.allSettled([runtime.close(), closeServer()]),

@@ -19,6 +19,8 @@ export interface ChannelCallOptions {
   onprogress?: (progress: Progress) => void;
   timeoutMs: number;
   maxTotalMs: number;
+  /** Turns a failure (JSON-RPC error, timeout, closed connection) into the error the call rejects with. */
+  describeError?: (error: unknown) => unknown;
 }
 
 interface Pending {
@@ -47,7 +49,11 @@ export class CallChannel {
   private closedWith: unknown;
   private sweeper: NodeJS.Timeout | undefined;
 
-  constructor(private readonly transport: Transport) {
+  /** The transport's synchronous send, when it has one (stdio): no promise per forwarded call. */
+  private readonly write: ((message: JSONRPCMessage) => void) | undefined;
+
+  constructor(private readonly transport: Transport & { write?: (message: JSONRPCMessage) => void }) {
+    this.write = transport.write?.bind(transport);
     // Installed after the Client connected, so the Client's own handler is the one we fall back to.
     const inner = transport.onmessage;
     transport.onmessage = (message, extra) => {
@@ -57,9 +63,9 @@ export class CallChannel {
 
   /** Sends tools/call and resolves with the result object as the server sent it. */
   call(name: string, args: Record<string, unknown> | undefined, options: ChannelCallOptions): Promise<Record<string, unknown>> {
-    if (this.closedWith !== undefined) return Promise.reject(this.closedWith);
-    const { cancellation } = options;
-    if (cancellation?.cancelled) return Promise.reject(cancellation.reason);
+    const { cancellation, describeError } = options;
+    if (this.closedWith !== undefined) return Promise.reject(describeError ? describeError(this.closedWith) : this.closedWith);
+    if (cancellation?.cancelled) return Promise.reject(describeError ? describeError(cancellation.reason) : cancellation.reason);
     const id = `${ID_PREFIX}${this.next++}`;
     const params: Record<string, unknown> = { name };
     if (args !== undefined) params.arguments = args;
@@ -69,7 +75,7 @@ export class CallChannel {
       const now = Date.now();
       const pending: Pending = {
         resolve,
-        reject,
+        reject: describeError ? (error) => reject(describeError(error)) : reject,
         onprogress: options.onprogress,
         cancellation,
         timeoutMs: options.timeoutMs,
@@ -81,12 +87,21 @@ export class CallChannel {
       cancellation?.onCancel((reason) => {
         if (this.settle(id)) {
           this.cancel(id, String(reason ?? 'cancelled by the client'));
-          reject(reason ?? new Error('cancelled'));
+          pending.reject(reason ?? new Error('cancelled'));
         }
       });
-      this.transport.send({ jsonrpc: '2.0', id, method: 'tools/call', params } as JSONRPCMessage).catch((error: unknown) => {
-        if (this.settle(id)) reject(error);
-      });
+      const request = { jsonrpc: '2.0', id, method: 'tools/call', params } as JSONRPCMessage;
+      if (this.write) {
+        try {
+          this.write(request);
+        } catch (error) {
+          if (this.settle(id)) pending.reject(error);
+        }
+      } else {
+        this.transport.send(request).catch((error: unknown) => {
+          if (this.settle(id)) pending.reject(error);
+        });
+      }
     });
   }
 

@@ -153,9 +153,14 @@ export class ClientManager {
    * Forwards one tools/call. Resolves with the downstream result as it came; throws WorkbenchError
    * (CALL_TIMEOUT, SERVER_EXITED, CALL_FAILED, CONNECT_*) describing the server and tool.
    */
-  async callTool(toolbox: string, server: string, tool: string, args: Record<string, unknown> | undefined, options: CallOptions = {}): Promise<CallToolResult> {
-    const slot = this.requireToolbox(toolbox).slots.get(server);
-    if (!slot) throw new WorkbenchError('TOOL_NOT_FOUND', `toolbox "${toolbox}" has no server "${server}"`);
+  callTool(toolbox: string, server: string, tool: string, args: Record<string, unknown> | undefined, options: CallOptions = {}): Promise<CallToolResult> {
+    let slot: ServerSlot | undefined;
+    try {
+      slot = this.requireToolbox(toolbox).slots.get(server);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (!slot) return Promise.reject(new WorkbenchError('TOOL_NOT_FOUND', `toolbox "${toolbox}" has no server "${server}"`));
     return slot.call(tool, args, options);
   }
 
@@ -222,20 +227,23 @@ class ServerSlot {
     return this.pending;
   }
 
-  async call(tool: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<CallToolResult> {
-    const live = await this.ensure();
+  call(tool: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<CallToolResult> {
+    // Connected: straight to the channel, without a promise turn for the connect that is not needed.
+    const live = this.live;
+    if (live && !live.dead) return this.callOn(live, tool, args, options);
+    return this.ensure().then((connected) => this.callOn(connected, tool, args, options));
+  }
+
+  private callOn(live: Live, tool: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<CallToolResult> {
     const timeout = this.config.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
-    try {
-      // The result is returned as it came; the output-schema check is the caller's to make.
-      return (await live.calls.call(tool, args, {
-        cancellation: options.cancellation,
-        onprogress: options.onprogress,
-        timeoutMs: timeout,
-        maxTotalMs: Math.max(timeout, DEFAULT_MAX_TOTAL_CALL_MS),
-      })) as CallToolResult;
-    } catch (error) {
-      throw this.describeCallError(error, live, tool, timeout, options.cancellation);
-    }
+    // The result is returned as it came; the output-schema check is the caller's to make.
+    return live.calls.call(tool, args, {
+      cancellation: options.cancellation,
+      onprogress: options.onprogress,
+      timeoutMs: timeout,
+      maxTotalMs: Math.max(timeout, DEFAULT_MAX_TOTAL_CALL_MS),
+      describeError: (error) => this.describeCallError(error, live, tool, timeout, options.cancellation),
+    }) as Promise<CallToolResult>;
   }
 
   async close(): Promise<void> {

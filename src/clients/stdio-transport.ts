@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { LineWriter } from './line-writer.js';
 import { listDescendants, signal, terminateAll, waitForExit } from './process-tree.js';
 import type { Logger } from '../log.js';
 
@@ -51,7 +52,7 @@ export class ChildProcessTransport implements Transport {
   private stderrTail = '';
   private exit: ExitInfo | undefined;
   private closed = false;
-  private corked = false;
+  private out: LineWriter | undefined;
   private noise = { windowStart: 0, logged: 0, suppressed: 0 };
 
   constructor(options: ChildProcessTransportOptions) {
@@ -87,6 +88,7 @@ export class ChildProcessTransport implements Transport {
         windowsHide: true,
       });
       this.child = child;
+      this.out = new LineWriter(child.stdin!);
       let spawned = false;
       child.once('spawn', () => {
         spawned = true;
@@ -113,22 +115,18 @@ export class ChildProcessTransport implements Transport {
   }
 
   send(message: JSONRPCMessage): Promise<void> {
-    const stdin = this.child?.stdin;
-    if (!stdin || this.closed || this.exit) return Promise.reject(new Error('Not connected: the server process has exited'));
-    const line = JSON.stringify(message) + '\n';
-    // Messages sent in the same tick (many calls in flight) leave in one writev rather than one write each.
-    if (!this.corked) {
-      this.corked = true;
-      stdin.cork();
-      process.nextTick(() => {
-        this.corked = false;
-        stdin.uncork();
-      });
+    try {
+      this.write(message);
+    } catch (error) {
+      return Promise.reject(error);
     }
-    return new Promise((resolve) => {
-      if (stdin.write(line)) resolve();
-      else stdin.once('drain', resolve);
-    });
+    return this.out!.ready();
+  }
+
+  /** `send` without the promise (the call channel's hot path); throws when the server process is gone. */
+  write(message: JSONRPCMessage): void {
+    if (!this.out || this.closed || this.exit) throw new Error('Not connected: the server process has exited');
+    this.out.write(message);
   }
 
   /**

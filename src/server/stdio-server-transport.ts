@@ -1,5 +1,6 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { LineWriter } from '../clients/line-writer.js';
 
 const NEWLINE = 0x0a;
 
@@ -21,9 +22,9 @@ export class StdioServerLineTransport implements Transport {
   private chunks: Buffer[] = [];
   private buffered = 0;
   private skipping = false;
-  private corked = false;
   private started = false;
   private closed = false;
+  private readonly out: LineWriter;
   private readonly onData = (chunk: Buffer): void => this.read(chunk);
   private readonly onError = (error: Error): void => this.onerror?.(error);
   private readonly onEnd = (): void => void this.close();
@@ -36,10 +37,12 @@ export class StdioServerLineTransport implements Transport {
 
   constructor(
     private readonly stdin: NodeJS.ReadableStream,
-    private readonly stdout: NodeJS.WritableStream & { cork(): void; uncork(): void },
+    private readonly stdout: NodeJS.WritableStream,
     /** Larger client messages are dropped (and reported) instead of buffered. */
     private readonly maxMessageBytes = 32 * 1024 * 1024,
-  ) {}
+  ) {
+    this.out = new LineWriter(stdout);
+  }
 
   async start(): Promise<void> {
     if (this.started) throw new Error('StdioServerLineTransport already started');
@@ -52,27 +55,13 @@ export class StdioServerLineTransport implements Transport {
 
   send(message: JSONRPCMessage): Promise<void> {
     if (this.closed) return Promise.resolve();
-    const line = `${JSON.stringify(message)}\n`;
-    this.batch();
-    return new Promise((resolve) => {
-      if (this.stdout.write(line)) resolve();
-      else this.stdout.once('drain', resolve);
-    });
+    this.out.write(message);
+    return this.out.ready();
   }
 
-  /**
-   * Replies produced in the same tick (many calls in flight) leave in one writev instead of one write each: with
-   * the rest of the path lean, write system calls are the largest cost per message. Nothing waits longer than the
-   * current tick.
-   */
-  private batch(): void {
-    if (this.corked) return;
-    this.corked = true;
-    this.stdout.cork();
-    process.nextTick(() => {
-      this.corked = false;
-      this.stdout.uncork();
-    });
+  /** `send` without the promise, for the fast lane's replies and progress. */
+  write(message: JSONRPCMessage | Record<string, unknown>): void {
+    if (!this.closed) this.out.write(message);
   }
 
   async close(): Promise<void> {
@@ -112,14 +101,13 @@ export class StdioServerLineTransport implements Transport {
     const buffer = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.buffered);
     this.chunks = [];
     this.buffered = 0;
-    let text = buffer.toString('utf8');
-    if (text.endsWith('\r')) text = text.slice(0, -1);
-    if (text.trim().length === 0) return;
+    // JSON.parse accepts surrounding whitespace (and so a CRLF line end); a blank line is skipped quietly.
+    const text = buffer.toString('utf8');
     let message: unknown;
     try {
       message = JSON.parse(text);
     } catch (error) {
-      this.onerror?.(new Error(`ignored a line from the client that is not JSON: ${(error as Error).message}`));
+      if (text.trim().length > 0) this.onerror?.(new Error(`ignored a line from the client that is not JSON: ${(error as Error).message}`));
       return;
     }
     if (!isJsonRpcMessage(message)) {

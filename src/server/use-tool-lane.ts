@@ -1,6 +1,5 @@
 import { ErrorCode, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { Cancellation } from '../clients/cancellation.js';
-import type { Logger } from '../log.js';
 import type { UseToolHandler } from './create-server.js';
 import { USE_TOOL } from './meta-tools.js';
 import type { StdioServerLineTransport } from './stdio-server-transport.js';
@@ -14,12 +13,10 @@ import type { UpstreamSession } from './workbench.js';
  * Every other message (initialize, tools/list, open_toolbox, management tools, task-augmented calls) goes to the
  * MCP server unchanged.
  */
-export function attachUseToolLane(transport: StdioServerLineTransport, useTool: UseToolHandler, session: UpstreamSession, log: Logger): void {
+export function attachUseToolLane(transport: StdioServerLineTransport, useTool: UseToolHandler, session: UpstreamSession): void {
   const inFlight = new Map<RequestId, Cancellation>();
 
-  const respond = (message: Record<string, unknown>): void => {
-    void transport.send(message as JSONRPCMessage).catch((error: unknown) => log.debug(`could not answer the client: ${String(error)}`));
-  };
+  const respond = (message: Record<string, unknown>): void => transport.write(message);
 
   transport.intercept = (message) => {
     const m = message as { id?: RequestId; method?: string; params?: Record<string, unknown> };
@@ -52,26 +49,26 @@ export function attachUseToolLane(transport: StdioServerLineTransport, useTool: 
     } catch (error) {
       result = Promise.reject(error);
     }
-    result
-      .then(
-        (value) => {
-          if (!cancellation.cancelled) respond({ jsonrpc: '2.0', id, result: value });
-        },
-        (error: unknown) => {
-          if (cancellation.cancelled) return;
-          // The same answer the SDK's request handling gives for a thrown error: its code if it has one, else -32603.
-          const code = (error as { code?: unknown } | null)?.code;
-          respond({
-            jsonrpc: '2.0',
-            id,
-            error: {
-              code: typeof code === 'number' && Number.isSafeInteger(code) ? code : ErrorCode.InternalError,
-              message: error instanceof Error ? error.message : String(error),
-            },
-          });
-        },
-      )
-      .finally(() => inFlight.delete(id));
+    result.then(
+      (value) => {
+        inFlight.delete(id);
+        if (!cancellation.cancelled) respond({ jsonrpc: '2.0', id, result: value });
+      },
+      (error: unknown) => {
+        inFlight.delete(id);
+        if (cancellation.cancelled) return;
+        // The same answer the SDK's request handling gives for a thrown error: its code if it has one, else -32603.
+        const code = (error as { code?: unknown } | null)?.code;
+        respond({
+          jsonrpc: '2.0',
+          id,
+          error: {
+            code: typeof code === 'number' && Number.isSafeInteger(code) ? code : ErrorCode.InternalError,
+            message: error instanceof Error ? error.message : String(error),
+          },
+        });
+      },
+    );
     return true;
   };
 }

@@ -10,12 +10,12 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { ClientManager, type CallOptions, type RelayedMethod, type UpstreamRelay } from '../clients/client-manager.js';
-import type { ToolboxConfig, WorkbenchConfig } from '../config/types.js';
+import type { ServerConfig, ToolboxConfig, WorkbenchConfig } from '../config/types.js';
 import { WorkbenchError, errorMessage, isWorkbenchError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { compileGlob } from '../catalog/glob.js';
-import { formatToolName, parseToolName } from '../catalog/names.js';
-import { ToolboxCatalog, type CatalogTool } from '../catalog/toolbox-catalog.js';
+import { formatToolName, parseToolName, type ToolNameParts } from '../catalog/names.js';
+import { ToolboxCatalog, type CatalogTool, type ToolLookup } from '../catalog/toolbox-catalog.js';
 import { createVisibilityPolicy, type ToolState, type VisibilityPolicy } from '../catalog/visibility.js';
 
 // ajv-formats is CommonJS: under NodeNext the plugin function is its namespace's `default.default`.
@@ -183,20 +183,29 @@ export class Workbench {
     return recent ? [recent] : [];
   }
 
-  /** Runs a forwarded call while recording it as in flight on its server. */
-  private async tracked<T>(toolbox: string, server: string, call: CallContext | undefined, run: () => Promise<T>): Promise<T> {
+  /**
+   * Runs a forwarded call while recording it as in flight on its server. Returns the call's own promise (the
+   * bookkeeping hangs off it), so the hot path gains no promise turn.
+   */
+  private tracked<T>(toolbox: string, server: string, call: CallContext | undefined, run: () => Promise<T>): Promise<T> {
     if (!call) return run();
     const key = `${toolbox}/${server}`;
     let activity = this.activity.get(key);
     if (!activity) this.activity.set(key, (activity = { calls: new Set() }));
-    activity.calls.add(call);
+    const calls = activity.calls;
+    calls.add(call);
     activity.lastSession = call.session;
     this.touchSession(call.session);
+    const done = (): void => void calls.delete(call);
+    let promise: Promise<T>;
     try {
-      return await run();
-    } finally {
-      activity.calls.delete(call);
+      promise = run();
+    } catch (error) {
+      done();
+      return Promise.reject(error);
     }
+    promise.then(done, done);
+    return promise;
   }
 
   private relay(): UpstreamRelay {
@@ -278,31 +287,58 @@ export class Workbench {
    * the tool's inputSchema, forwards the call and returns the downstream result as it came. Every failure about
    * toolboxes and downstream tools comes back as an `isError` result that says what to do next.
    */
-  async useTool(toolboxName: string, toolName: string, args: Record<string, unknown> | undefined, options: UseToolOptions = {}): Promise<CallToolResult> {
+  useTool(toolboxName: string, toolName: string, args: Record<string, unknown> | undefined, options: UseToolOptions = {}): Promise<CallToolResult> {
+    try {
+      return this.useToolNow(toolboxName, toolName, args, options);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * The hot path (a known tool on a connected server) runs without an async frame of its own: the call's promise is
+   * the one returned. Anything that needs a connect first goes through {@link connectThenUse}.
+   */
+  private useToolNow(toolboxName: string, toolName: string, args: Record<string, unknown> | undefined, options: UseToolOptions): Promise<CallToolResult> {
     const toolbox = this.toolboxes.get(toolboxName);
     if (!toolbox) {
-      return errorResult(
+      return Promise.resolve(errorResult(
         `Unknown toolbox "${toolboxName}". Available toolboxes: ${this.toolboxNames()}. Call open_toolbox with one of them to see its tools.`,
         'TOOLBOX_NOT_FOUND',
-      );
+      ));
     }
     const parts = parseToolName(toolName);
     if (parts && parts.toolbox !== toolboxName && this.toolboxes.has(parts.toolbox)) {
-      return errorResult(
+      return Promise.resolve(errorResult(
         `Tool "${toolName}" belongs to toolbox "${parts.toolbox}", not "${toolboxName}". Call use_tool with toolbox_name "${parts.toolbox}".`,
         'TOOL_NOT_FOUND',
-      );
+      ));
     }
     const knownServer = parts && parts.toolbox === toolboxName ? toolbox.servers.find((s) => s.name === parts.server) : undefined;
-    let catalog = this.cachedCatalog(toolboxName).catalog;
-    let lookup = catalog.find(toolName);
+    const lookup = this.cachedCatalog(toolboxName).catalog.find(toolName);
+    // A bare or loose name is unique only if it is unique across the whole toolbox, not just the servers up so far.
+    const wholeToolboxNeeded = !knownServer && toolbox.servers.some((s) => !this.manager.isConnected(toolboxName, s.name));
+    if ('found' in lookup && !wholeToolboxNeeded) return this.forward(toolboxName, lookup.found, args, options);
+    return this.connectThenUse(toolbox, toolName, parts, knownServer, lookup, args, options);
+  }
+
+  /** `use_tool` for a name the catalog cannot answer yet: connects what the name needs, then resolves it again. */
+  private async connectThenUse(
+    toolbox: ToolboxConfig,
+    toolName: string,
+    parts: ToolNameParts | undefined,
+    knownServer: ServerConfig | undefined,
+    lookup: ToolLookup,
+    args: Record<string, unknown> | undefined,
+    options: UseToolOptions,
+  ): Promise<CallToolResult> {
+    const toolboxName = toolbox.name;
     if (parts && knownServer && !('found' in lookup)) {
       // Not in the catalog of enabled tools (which the policy built): decide from the name alone, before anything is
       // connected or counted for a disabled tool.
       const visibility = this.policy.check(toolboxName, parts.server, parts.tool);
       if (!visibility.enabled) return errorResult(disabledMessage(toolName, visibility.reason, visibility.source), 'TOOL_DISABLED');
     }
-    // A bare or loose name is unique only if it is unique across the whole toolbox, not just the servers up so far.
     const wholeToolboxNeeded = !knownServer && toolbox.servers.some((s) => !this.manager.isConnected(toolboxName, s.name));
     if (!('found' in lookup) || wholeToolboxNeeded) {
       // Not known yet: connect what the name needs (just its server for a canonical name, else the whole toolbox).
@@ -312,8 +348,7 @@ export class Workbench {
       } else if (!knownServer) {
         await this.manager.openToolbox(toolboxName);
       }
-      catalog = this.cachedCatalog(toolboxName).catalog;
-      lookup = catalog.find(toolName);
+      lookup = this.cachedCatalog(toolboxName).catalog.find(toolName);
     }
     if ('hidden' in lookup) {
       return errorResult(disabledMessage(lookup.hidden.name, lookup.hidden.visibility.reason, lookup.hidden.visibility.source), 'TOOL_DISABLED');
@@ -339,28 +374,30 @@ export class Workbench {
         'TOOL_NOT_FOUND',
       );
     }
-    const entry = lookup.found;
+    return this.forward(toolboxName, lookup.found, args, options);
+  }
 
+  /** Validates the arguments, forwards the call, and checks what came back. */
+  private forward(toolboxName: string, entry: CatalogTool, args: Record<string, unknown> | undefined, options: UseToolOptions): Promise<CallToolResult> {
     const validate = this.inputValidator(entry.tool);
     const input = args ?? {};
     if (validate && !validate(input)) {
       const problems = (validate.errors ?? []).map((e) => `${e.instancePath || '(arguments)'} ${e.message ?? 'is invalid'}${describeParams(e.params)}`);
-      return errorResult(
+      return Promise.resolve(errorResult(
         `Invalid arguments for "${entry.name}" (server "${entry.server}", tool "${entry.tool.name}"):\n${problems.map((p) => `- ${p}`).join('\n')}\nFix the arguments to match the tool's inputSchema (see open_toolbox).`,
         'INVALID_ARGUMENTS',
-      );
+      ));
     }
 
-    let result: CallToolResult;
-    try {
-      result = await this.tracked(toolboxName, entry.server, options.call, () =>
-        this.manager.callTool(toolboxName, entry.server, entry.tool.name, args, options),
-      );
-    } catch (error) {
-      if (isWorkbenchError(error)) return errorResult(`${entry.name}: ${error.toDisplayString()}`, error.code);
-      throw error;
-    }
-    return this.checkOutput(entry, result);
+    return this.tracked(toolboxName, entry.server, options.call, () =>
+      this.manager.callTool(toolboxName, entry.server, entry.tool.name, args, options),
+    ).then(
+      (result) => this.checkOutput(entry, result),
+      (error: unknown) => {
+        if (isWorkbenchError(error)) return errorResult(`${entry.name}: ${error.toDisplayString()}`, error.code);
+        throw error;
+      },
+    );
   }
 
   /**
