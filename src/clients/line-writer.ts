@@ -9,7 +9,8 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
  * Write errors (EPIPE when the reader went away) surface as the stream's 'error' event, which the owner handles.
  */
 export class LineWriter {
-  private parts: string[] = [];
+  /** What this tick has written so far (one string: cheaper than an array for the usual single message). */
+  private pending = '';
   private scheduled = false;
   /** Senders waiting for 'drain' (one listener for all of them). */
   private waiters: (() => void)[] | undefined;
@@ -18,7 +19,7 @@ export class LineWriter {
 
   /** Serialises the message and queues it for the end of this tick. */
   write(message: JSONRPCMessage | Record<string, unknown>): void {
-    this.parts.push(`${JSON.stringify(message)}\n`);
+    this.pending += `${JSON.stringify(message)}\n`;
     if (this.scheduled) return;
     this.scheduled = true;
     process.nextTick(this.flush);
@@ -46,9 +47,9 @@ export class LineWriter {
 
   private readonly flush = (): void => {
     this.scheduled = false;
-    const parts = this.parts;
-    if (parts.length === 0) return;
-    this.parts = [];
-    this.stream.write(parts.length === 1 ? parts[0]! : parts.join(''));
+    const text = this.pending;
+    if (text === '') return;
+    this.pending = '';
+    this.stream.write(text);
   };
 }

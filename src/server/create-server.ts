@@ -149,10 +149,9 @@ export function createServer(
 
 function requireString(args: Record<string, unknown>, key: string, tool: string): string {
   const value = args[key];
-  if (typeof value !== 'string' || value.trim() === '') {
-    throw invalidParams(`${tool}: "${key}" must be a non-empty string, got ${describe(value)}`);
-  }
-  return value.trim();
+  const trimmed = typeof value === 'string' ? value.trim() : '';
+  if (trimmed === '') throw invalidParams(`${tool}: "${key}" must be a non-empty string, got ${describe(value)}`);
+  return trimmed;
 }
 
 /**
@@ -173,12 +172,14 @@ function optionalStrings(args: Record<string, unknown>, key: string, tool: strin
 }
 
 function rejectUnknownParams(args: Record<string, unknown>, allowed: readonly string[], tool: string): void {
+  // Checked without building arrays: this runs on every use_tool.
+  let clean = true;
+  for (const key in args) if (!allowed.includes(key)) clean = false;
+  if (clean) return;
   const unknown = Object.keys(args).filter((k) => !allowed.includes(k));
-  if (unknown.length > 0) {
-    throw invalidParams(
-      `${tool}: unknown parameter${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')}; expected ${allowed.join(', ')}`,
-    );
-  }
+  throw invalidParams(
+    `${tool}: unknown parameter${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')}; expected ${allowed.join(', ')}`,
+  );
 }
 
 function describe(value: unknown): string {
