@@ -8,31 +8,39 @@ import { emptySection } from '../lib/phase.js';
 import { target, type Section } from '../lib/report.js';
 import { fmtMs, fmtRate, fmtRatio, median, quantile, ratio } from '../lib/stats.js';
 
-/** A proxy that only copies lines (bench/lib/null-proxy.mjs): what the extra process hop costs by itself. */
+/** Floors for a stdio proxy in Node (bench/lib/null-proxy.mjs): copying lines, and parsing + renaming + re-serialising. */
 const NULL_PROXY = fileURLToPath(new URL('../lib/null-proxy.mjs', import.meta.url));
 
 interface Plan {
+  /** Fresh sets of processes; each is measured alike and the figures pooled (see compare). */
+  sets: number;
   warmup: number;
+  /** Sequential calls per variant in each set. */
   latency: number;
   blocks: number;
   c1: { rounds: number; calls: number };
   c32: { rounds: number; calls: number };
 }
 
+type Variant = 'direct' | 'workbench' | 'lineProxy' | 'rewriteProxy';
+
 interface Measured {
-  latency: { direct: number[]; workbench: number[]; nullProxy: number[] };
+  latency: Record<Variant, number[]>;
+  /** Workbench p50 ÷ direct p50 in each set of fresh processes. */
+  setRatios: number[];
   c1: { direct: Throughput[]; workbench: Throughput[] };
-  c32: { direct: Throughput[]; workbench: Throughput[] };
-  /** Throughput at concurrency 32 through the minimal line-pipe proxy. */
-  c32NullProxy: Throughput[];
-  /** CPU ms per call during the concurrency-32 rounds. */
-  cpu: { directServer: number; viaServer: number; workbench: number };
+  c32: Record<Variant, Throughput[]>;
+  /** CPU ms and calls during the concurrency-32 rounds, summed over the sets. */
+  cpu: { directServer: number; directCalls: number; viaServer: number; workbench: number; workbenchCalls: number };
   truncated: boolean;
 }
 
 /**
- * Starts the server directly and behind a workbench, then measures both in alternating blocks: sequential latency,
- * throughput at concurrency 1 and 32, and the CPU each process spent per call during the concurrency-32 rounds.
+ * Starts the server directly, behind each floor proxy and behind a workbench, and measures them in alternating blocks:
+ * sequential latency, throughput at concurrency 1 and 32, and the CPU each process spent per call at concurrency 32.
+ * This is repeated on `plan.sets` fresh sets of processes and the samples pooled: how fast one process runs depends
+ * on where the scheduler places it and what it shares a core with, which differs from one start to the next by as
+ * much as the effect being measured (seen here: ±10% between two workbenches of the same build).
  */
 async function compare(
   ctx: PhaseContext,
@@ -41,62 +49,67 @@ async function compare(
   args: Record<string, unknown>,
   plan: Plan,
 ): Promise<Measured> {
-  const direct = await startDirect(`direct ${tool}`, entry);
-  const nullProxy = await startDirect(`null proxy ${tool}`, { ...entry, command: process.execPath, args: [NULL_PROXY, entry.command, ...entry.args] });
-  const wb = await startWorkbench(`workbench ${tool}`, { toolboxes: { bench: { mcpServers: { srv: entry } } } });
-  await callOk(wb.client, 'open_toolbox', { toolbox_name: 'bench' });
+  const m: Measured = {
+    latency: { direct: [], workbench: [], lineProxy: [], rewriteProxy: [] },
+    setRatios: [],
+    c1: { direct: [], workbench: [] },
+    c32: { direct: [], workbench: [], lineProxy: [], rewriteProxy: [] },
+    cpu: { directServer: 0, directCalls: 0, viaServer: 0, workbench: 0, workbenchCalls: 0 },
+    truncated: false,
+  };
   const canonical = `bench__srv__${tool}`;
-  const callDirect: Call = () => callOk(direct.client, tool, args);
-  const callWb: Call = () => useTool(wb.client, 'bench', canonical, args);
-  const callNull: Call = () => callOk(nullProxy.client, tool, args);
-  const [serverPid] = await wb.descendants();
-  if (serverPid === undefined) throw new Error('the workbench has no downstream child after open_toolbox');
+  for (let set = 0; set < plan.sets && performance.now() < ctx.deadline; set++) {
+    ctx.log(`  set ${set + 1} of ${plan.sets}: starting direct, line proxy, rewriting proxy and workbench`);
+    const direct = await startDirect(`direct ${tool}`, entry);
+    const lineProxy = await startDirect(`line proxy ${tool}`, { ...entry, command: process.execPath, args: [NULL_PROXY, entry.command, ...entry.args] });
+    const rewriteProxy = await startDirect(`rewriting proxy ${tool}`, {
+      ...entry,
+      command: process.execPath,
+      args: [NULL_PROXY, '--rewrite', entry.command, ...entry.args],
+    });
+    const wb = await startWorkbench(`workbench ${tool}`, { toolboxes: { bench: { mcpServers: { srv: entry } } } });
+    await callOk(wb.client, 'open_toolbox', { toolbox_name: 'bench' });
+    const call: Record<Variant, Call> = {
+      direct: () => callOk(direct.client, tool, args),
+      workbench: () => useTool(wb.client, 'bench', canonical, args),
+      lineProxy: () => callOk(lineProxy.client, tool, args),
+      rewriteProxy: () => useTool(rewriteProxy.client, 'bench', canonical, args),
+    };
+    const [serverPid] = await wb.descendants();
+    if (serverPid === undefined) throw new Error('the workbench has no downstream child after open_toolbox');
 
-  ctx.log(`  warm-up (${plan.warmup} calls each, then concurrent)`);
-  await latencies(callDirect, plan.warmup, ctx.deadline);
-  await latencies(callWb, plan.warmup, ctx.deadline);
-  await latencies(callNull, plan.warmup, ctx.deadline);
-  await throughput(callDirect, plan.warmup, 32, ctx.deadline);
-  await throughput(callWb, plan.warmup, 32, ctx.deadline);
+    for (const variant of Object.values(call)) {
+      await latencies(variant, plan.warmup, ctx.deadline);
+      await throughput(variant, plan.warmup, 32, ctx.deadline);
+    }
+    const lat = await interleavedLatencies(call, plan.latency, plan.blocks, ctx.deadline);
+    for (const key of Object.keys(lat) as Variant[]) m.latency[key].push(...lat[key]);
+    m.setRatios.push(ratio(median(lat.workbench), median(lat.direct)));
 
-  ctx.log(`  latency (${plan.latency} sequential calls each, ${plan.blocks} alternating blocks)`);
-  const lat = await interleavedLatencies({ direct: callDirect, workbench: callWb, nullProxy: callNull }, plan.latency, plan.blocks, ctx.deadline);
-
-  const rounds = async (concurrency: number, spec: { rounds: number; calls: number }, cpu?: Measured['cpu']) => {
-    const out = { direct: [] as Throughput[], workbench: [] as Throughput[] };
-    let cpuDirect = 0;
-    let cpuServer = 0;
-    let cpuWb = 0;
-    for (let r = 0; r < spec.rounds && performance.now() < ctx.deadline; r++) {
+    for (let r = 0; r < plan.c1.rounds && performance.now() < ctx.deadline; r++) {
+      m.c1.direct.push(await throughput(call.direct, plan.c1.calls, 1, ctx.deadline));
+      m.c1.workbench.push(await throughput(call.workbench, plan.c1.calls, 1, ctx.deadline));
+    }
+    for (let r = 0; r < plan.c32.rounds && performance.now() < ctx.deadline; r++) {
       const d0 = cpuMs(direct.pid);
-      out.direct.push(await throughput(callDirect, spec.calls, concurrency, ctx.deadline));
-      cpuDirect += cpuMs(direct.pid) - d0;
+      const d = await throughput(call.direct, plan.c32.calls, 32, ctx.deadline);
+      m.cpu.directServer += cpuMs(direct.pid) - d0;
+      m.cpu.directCalls += d.calls;
       const s0 = cpuMs(serverPid);
       const w0 = cpuMs(wb.pid);
-      out.workbench.push(await throughput(callWb, spec.calls, concurrency, ctx.deadline));
-      cpuServer += cpuMs(serverPid) - s0;
-      cpuWb += cpuMs(wb.pid) - w0;
+      const w = await throughput(call.workbench, plan.c32.calls, 32, ctx.deadline);
+      m.cpu.viaServer += cpuMs(serverPid) - s0;
+      m.cpu.workbench += cpuMs(wb.pid) - w0;
+      m.cpu.workbenchCalls += w.calls;
+      m.c32.direct.push(d);
+      m.c32.workbench.push(w);
+      m.c32.lineProxy.push(await throughput(call.lineProxy, plan.c32.calls, 32, ctx.deadline));
+      m.c32.rewriteProxy.push(await throughput(call.rewriteProxy, plan.c32.calls, 32, ctx.deadline));
     }
-    if (cpu) {
-      const sum = (list: Throughput[]) => list.reduce((a, t) => a + t.calls, 0);
-      cpu.directServer = cpuDirect / sum(out.direct);
-      cpu.viaServer = cpuServer / sum(out.workbench);
-      cpu.workbench = cpuWb / sum(out.workbench);
-    }
-    return out;
-  };
-  ctx.log(`  throughput at concurrency 1 (${plan.c1.rounds} rounds of ${plan.c1.calls} calls each)`);
-  const c1 = await rounds(1, plan.c1);
-  ctx.log(`  throughput at concurrency 32 (${plan.c32.rounds} rounds of ${plan.c32.calls} calls each)`);
-  const cpu = { directServer: Number.NaN, viaServer: Number.NaN, workbench: Number.NaN };
-  const c32 = await rounds(32, plan.c32, cpu);
-  const c32NullProxy: Throughput[] = [];
-  for (let r = 0; r < plan.c32.rounds && performance.now() < ctx.deadline; r++) {
-    c32NullProxy.push(await throughput(callNull, plan.c32.calls, 32, ctx.deadline));
+    await closeAll();
   }
-  const truncated = performance.now() >= ctx.deadline;
-  await closeAll();
-  return { latency: lat, c1, c32, c32NullProxy, cpu, truncated };
+  m.truncated = performance.now() >= ctx.deadline;
+  return m;
 }
 
 const medianRate = (list: Throughput[]): number => median(list.map((t) => t.perSecond));
@@ -108,8 +121,29 @@ function rows(m: Measured): string[][] {
   const p50w = median(m.latency.workbench);
   const p99d = quantile(m.latency.direct, 0.99);
   const p99w = quantile(m.latency.workbench, 0.99);
+  const floor = (label: string, variant: 'lineProxy' | 'rewriteProxy', what: string): string[][] => {
+    const p50 = median(m.latency[variant]);
+    const c32 = medianRate(m.c32[variant]);
+    return [
+      [`latency p50 via ${label}`, fmtMs(p50d), fmtMs(p50), fmtRatio(ratio(p50, p50d)), `${what}; workbench ÷ it: ${fmtRatio(ratio(p50w, p50))}`],
+      [
+        `throughput at concurrency 32 via ${label}`,
+        fmtRate(medianRate(m.c32.direct)),
+        fmtRate(c32),
+        fmtRatio(ratio(c32, medianRate(m.c32.direct))),
+        `workbench ÷ it: ${fmtRatio(ratio(medianRate(m.c32.workbench), c32))}`,
+      ],
+    ];
+  };
+  const setRatios = m.setRatios.map(fmtRatio).join(', ');
   return [
-    ['latency p50', fmtMs(p50d), fmtMs(p50w), fmtRatio(ratio(p50w, p50d)), `${m.latency.direct.length} / ${m.latency.workbench.length} calls`],
+    [
+      'latency p50',
+      fmtMs(p50d),
+      fmtMs(p50w),
+      fmtRatio(ratio(p50w, p50d)),
+      `${m.latency.direct.length} / ${m.latency.workbench.length} calls over ${m.setRatios.length} sets of fresh processes (per set: ${setRatios})`,
+    ],
     ['latency p99', fmtMs(p99d), fmtMs(p99w), fmtRatio(ratio(p99w, p99d)), ''],
     [
       'throughput, concurrency 1',
@@ -127,25 +161,13 @@ function rows(m: Measured): string[][] {
     ],
     [
       'CPU per call at concurrency 32',
-      `server ${us(m.cpu.directServer)}`,
-      `server ${us(m.cpu.viaServer)} + workbench ${us(m.cpu.workbench)}`,
+      `server ${us(m.cpu.directServer / m.cpu.directCalls)}`,
+      `server ${us(m.cpu.viaServer / m.cpu.workbenchCalls)} + workbench ${us(m.cpu.workbench / m.cpu.workbenchCalls)}`,
       '',
       'from /proc/<pid>/stat (10 ms ticks)',
     ],
-    [
-      'latency p50 via a minimal line-pipe proxy',
-      fmtMs(p50d),
-      fmtMs(median(m.latency.nullProxy)),
-      fmtRatio(ratio(median(m.latency.nullProxy), p50d)),
-      `the floor for any stdio proxy in Node; workbench ÷ it: ${fmtRatio(ratio(p50w, median(m.latency.nullProxy)))}`,
-    ],
-    [
-      'throughput at concurrency 32 via the minimal proxy',
-      fmtRate(medianRate(m.c32.direct)),
-      fmtRate(medianRate(m.c32NullProxy)),
-      fmtRatio(ratio(medianRate(m.c32NullProxy), medianRate(m.c32.direct))),
-      `workbench ÷ it: ${fmtRatio(ratio(medianRate(m.c32.workbench), medianRate(m.c32NullProxy)))}`,
-    ],
+    ...floor('a line-copying proxy', 'lineProxy', 'the extra process hop alone'),
+    ...floor('a minimal rewriting proxy', 'rewriteProxy', 'hop + parse, rename, re-serialise: the floor for a proxy that renames tools'),
   ];
 }
 
@@ -165,21 +187,26 @@ function report(section: Section, m: Measured, label: string): { p50: number; c3
 export async function echoPhase(ctx: PhaseContext): Promise<Section> {
   const section = emptySection('Call overhead: server-everything `echo`');
   const m = await compare(ctx, servers.everything(), 'echo', { message: 'hello, workbench' }, {
+    sets: 3,
     warmup: ctx.n(500, 50),
-    latency: ctx.n(2000, 200),
+    latency: ctx.n(700, 70),
     blocks: 4,
-    c1: { rounds: 3, calls: ctx.n(1000, 100) },
-    c32: { rounds: 3, calls: ctx.n(4000, 320) },
+    c1: { rounds: 1, calls: ctx.n(1000, 100) },
+    c32: { rounds: 1, calls: ctx.n(4000, 320) },
   });
   section.intro =
     '`use_tool {toolbox_name, tool_name: "bench__srv__echo", arguments: {message}}` through the workbench vs `tools/call echo` ' +
     'on the same server command started directly. Latency: sequential calls after a warm-up. Throughput: calls per second with 1 ' +
-    'and 32 calls in flight. The last two rows put a proxy that only copies lines between the pipes in the same place: the cost ' +
-    'of the extra process hop itself on this machine, which no stdio proxy can go below.';
+    'and 32 calls in flight. Everything is measured on 3 fresh sets of processes and pooled. The last four rows put two minimal ' +
+    'proxies (bench/lib/null-proxy.mjs) in the same place: one that only copies lines between the pipes (the cost of the extra ' +
+    'process hop itself on this machine) and one that also parses, renames and re-serialises every message, as any proxy that ' +
+    'gives tools new names must.';
   const { p50, c32 } = report(section, m, 'echo');
+  const p50Of = (variant: Variant): number => median(m.latency[variant]);
   section.notes.push(
-    `The minimal line-pipe proxy alone is ${fmtRatio(ratio(median(m.latency.nullProxy), median(m.latency.direct)))} of direct at p50; the workbench is ` +
-      `${fmtRatio(ratio(median(m.latency.workbench), median(m.latency.nullProxy)))} of that floor.`,
+    `At p50 the line-copying proxy alone is ${fmtRatio(ratio(p50Of('lineProxy'), p50Of('direct')))} of direct and the minimal rewriting proxy ` +
+      `${fmtRatio(ratio(p50Of('rewriteProxy'), p50Of('direct')))}; the workbench is ${fmtRatio(ratio(p50Of('workbench'), p50Of('rewriteProxy')))} ` +
+      'of the rewriting proxy. The sets differ from one another by about as much as the workbench differs from that floor.',
   );
   section.targets.push(target('echo p50 latency, workbench ÷ direct', fmtRatio(p50), '≤ 2.2×', p50 <= 2.2));
   section.targets.push(target('echo throughput at concurrency 32, workbench ÷ direct', fmtRatio(c32), '≥ 0.5×', c32 >= 0.5));
@@ -191,6 +218,7 @@ export async function bigResultPhase(ctx: PhaseContext): Promise<Section> {
   const section = emptySection('Call overhead: 1 MiB result (fixture `huge`)');
   const bytes = 1024 * 1024;
   const m = await compare(ctx, servers.fixture(), 'huge', { bytes }, {
+    sets: 1,
     warmup: ctx.n(20, 5),
     latency: ctx.n(200, 20),
     blocks: 4,
