@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { isOrphanWatchdog } from '../../src/clients/orphan-reaper.js';
 import { isAlive, listDescendants, signal } from '../../src/clients/process-tree.js';
 import { node, paths } from '../../test/helpers/workbench-process.js';
 
@@ -152,7 +153,7 @@ export async function startWorkbench(label: string, config: unknown, options: Wo
       descendants: async () => {
         const list = await listDescendants(base.pid).catch(() => [] as number[]);
         known = [...new Set([...known, ...list])];
-        return list;
+        return list.filter((pid) => !isOrphanWatchdog(pid));
       },
     });
   } catch (error) {

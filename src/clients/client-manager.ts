@@ -23,6 +23,7 @@ import type { Logger } from '../log.js';
 import { CallChannel, MalformedResultError } from './call-channel.js';
 import type { Cancellation } from './cancellation.js';
 import { ChildProcessTransport, MESSAGE_TOO_LARGE_CODE } from './stdio-transport.js';
+import { OrphanReaper, type GroupTracker } from './orphan-reaper.js';
 import { createSseTransport, createTransport, describeUrl, legacySseStatus } from './transports.js';
 
 /** Defaults for the per-server limits; each can be overridden per server in the config. */
@@ -100,11 +101,14 @@ interface Live {
 export class ClientManager {
   private readonly toolboxes = new Map<string, { config: ToolboxConfig; slots: Map<string, ServerSlot> }>();
   private closing = false;
+  /** Ends the children's process groups if this process dies without closing them. */
+  private readonly reaper: OrphanReaper;
 
   constructor(private readonly options: ClientManagerOptions) {
+    this.reaper = new OrphanReaper(options.log);
     for (const toolbox of options.config.toolboxes) {
       const slots = new Map<string, ServerSlot>();
-      for (const server of toolbox.servers) slots.set(server.name, new ServerSlot(toolbox.name, server, options));
+      for (const server of toolbox.servers) slots.set(server.name, new ServerSlot(toolbox.name, server, options, this.reaper));
       this.toolboxes.set(toolbox.name, { config: toolbox, slots });
     }
   }
@@ -174,6 +178,7 @@ export class ClientManager {
     this.closing = true;
     const slots = [...this.toolboxes.values()].flatMap(({ slots }) => [...slots.values()]);
     await Promise.allSettled(slots.map((slot) => slot.close()));
+    this.reaper.close();
   }
 
   private requireToolbox(name: string): { config: ToolboxConfig; slots: Map<string, ServerSlot> } {
@@ -210,6 +215,7 @@ class ServerSlot {
     private readonly toolbox: string,
     readonly config: ServerConfig,
     private readonly options: ClientManagerOptions,
+    private readonly groups: GroupTracker,
   ) {
     this.log = options.log.child(`${toolbox}/${config.name}`);
     this.label = `server "${config.name}" of toolbox "${toolbox}"`;
@@ -281,6 +287,7 @@ class ServerSlot {
             workbenchEnv: this.options.env,
             maxMessageBytes: this.options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
             log: this.log,
+            groups: this.groups,
           });
     let client = this.createClient();
     this.starting.add(transport);

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { LineWriter } from './line-writer.js';
+import type { GroupTracker } from './orphan-reaper.js';
 import { listDescendants, signal, terminateAll, waitForExit } from './process-tree.js';
 import type { Logger } from '../log.js';
 
@@ -25,6 +26,8 @@ export interface ChildProcessTransportOptions {
   /** How many bytes of the child's stderr to keep for error reports. */
   stderrTailBytes?: number;
   log: Logger;
+  /** Told of the child's process group while it lives, to end it if the workbench dies without closing it. */
+  groups?: GroupTracker;
 }
 
 export interface ExitInfo {
@@ -92,6 +95,7 @@ export class ChildProcessTransport implements Transport {
       let spawned = false;
       child.once('spawn', () => {
         spawned = true;
+        if (process.platform !== 'win32' && child.pid !== undefined) this.options.groups?.track(child.pid);
         resolve();
       });
       child.once('error', (error) => {
@@ -158,6 +162,7 @@ export class ChildProcessTransport implements Transport {
     }
     // Descendants that left the group (setsid, detached helpers).
     await terminateAll(descendants, 500);
+    this.options.groups?.untrack(pid);
     this.finish();
   }
 

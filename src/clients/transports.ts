@@ -16,6 +16,7 @@ import {
 import type { RemoteServerConfig, ServerConfig, StdioServerConfig } from '../config/types.js';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
+import type { GroupTracker } from './orphan-reaper.js';
 import { ChildProcessTransport } from './stdio-transport.js';
 
 /**
@@ -45,6 +46,8 @@ export interface TransportOptions {
   workbenchEnv: Record<string, string | undefined>;
   maxMessageBytes: number;
   log: Logger;
+  /** Process groups of stdio children are reported here (see OrphanReaper). */
+  groups?: GroupTracker;
 }
 
 export function createTransport(server: ServerConfig, options: TransportOptions): Transport {
@@ -57,6 +60,7 @@ export function createTransport(server: ServerConfig, options: TransportOptions)
         cwd: server.cwd,
         maxMessageBytes: options.maxMessageBytes,
         log: options.log,
+        groups: options.groups,
       });
     case 'http':
       return new RenewingHttpClientTransport(server, options.log);

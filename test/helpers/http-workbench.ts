@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { listDescendants } from '../../src/clients/process-tree.js';
+import { isOrphanWatchdog } from '../../src/clients/orphan-reaper.js';
 import { stopChild } from './http-servers.js';
 import { node, paths, tempDir } from './workbench-process.js';
 
@@ -71,7 +72,7 @@ export async function startHttpWorkbench(config: unknown, args: string[], env: R
     process: child,
     stderr: cli.stderr,
     stdout: cli.stdout,
-    descendants: () => listDescendants(pid),
+    descendants: async () => (await listDescendants(pid)).filter((child) => !isOrphanWatchdog(child)),
     connect: async (headers = {}) => {
       const client = new Client({ name: 'http-test', version: '1.0.0' }, { capabilities: {} });
       const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });

@@ -7,6 +7,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { isAlive, listDescendants } from '../../src/clients/process-tree.js';
+import { isOrphanWatchdog } from '../../src/clients/orphan-reaper.js';
 
 /** Absolute paths of the things the tests start. */
 export const paths = {
@@ -94,7 +95,7 @@ export async function startWorkbench(config: unknown, options: StartOptions = {}
     dir,
     configPath,
     stderr: () => stderr,
-    descendants: () => listDescendants(pid),
+    descendants: async () => (await listDescendants(pid)).filter((child) => !isOrphanWatchdog(child)),
     call: (name, args) => client.callTool({ name, arguments: args }) as Promise<CallToolResult>,
     useTool: (toolbox, tool, args) =>
       client.callTool({ name: 'use_tool', arguments: { toolbox_name: toolbox, tool_name: tool, ...(args ? { arguments: args } : {}) } }) as Promise<CallToolResult>,

@@ -1,0 +1,56 @@
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { isOrphanWatchdog } from '../../src/clients/orphan-reaper.js';
+import { isAlive, listDescendants } from '../../src/clients/process-tree.js';
+import { fixtureServer, startWorkbench, tempDir, waitFor } from '../helpers/workbench-process.js';
+
+describe('orphan watchdog', { skip: process.platform === 'win32' ? 'no process groups on Windows' : false }, () => {
+  it('ends servers that ignore a closed stdin, and their children, when the workbench is SIGKILLed', async () => {
+    const { dir, cleanup } = await tempDir();
+    after(cleanup);
+    const grandchildPidFile = join(dir, 'grandchild.pid');
+    const running = await startWorkbench({
+      toolboxes: {
+        tb: {
+          mcpServers: {
+            stubborn: fixtureServer('--ignore-stdin-close', '--grandchild', grandchildPidFile),
+            // Ignores SIGTERM too: only the watchdog's SIGKILL ends it.
+            deaf: fixtureServer('--ignore-stdin-close', '--ignore-sigterm'),
+          },
+        },
+      },
+    });
+    let survivors: number[] = [];
+    try {
+      const opened = await running.call('open_toolbox', { toolbox_name: 'tb' });
+      assert.notEqual(opened.isError, true);
+      const grandchild = Number((await readFile(grandchildPidFile, 'utf8')).trim());
+      const servers = await running.descendants();
+      assert.ok(servers.includes(grandchild), 'the grandchild is one of the workbench descendants');
+      assert.equal(servers.length, 3, 'two servers and one grandchild');
+
+      process.kill(running.pid, 'SIGKILL');
+      const gone = await waitFor(() => servers.every((pid) => !isAlive(pid)), 10_000);
+      survivors = servers.filter(isAlive);
+      assert.ok(gone, `still running after the workbench was killed: ${survivors.join(', ')}`);
+    } finally {
+      for (const pid of survivors) process.kill(pid, 'SIGKILL');
+      await running.close();
+    }
+  });
+
+  it('exits by itself after a normal shutdown, leaving nothing behind', async () => {
+    const running = await startWorkbench({ toolboxes: { tb: { mcpServers: { fx: fixtureServer() } } } });
+    let all: number[] = [];
+    try {
+      assert.notEqual((await running.call('open_toolbox', { toolbox_name: 'tb' })).isError, true);
+      all = await listDescendants(running.pid);
+      assert.equal(all.filter(isOrphanWatchdog).length, 1, 'one watchdog runs while a server does');
+    } finally {
+      await running.close();
+    }
+    assert.ok(await waitFor(() => all.every((pid) => !isAlive(pid)), 5000), 'the server and the watchdog are gone');
+  });
+});
