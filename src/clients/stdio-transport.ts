@@ -1,9 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import crossSpawn from 'cross-spawn';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { LineWriter } from './line-writer.js';
 import type { GroupTracker } from './orphan-reaper.js';
-import { listDescendants, signal, terminateAll, waitForExit } from './process-tree.js';
+import { isAlive, listDescendants, signal, terminateAll, waitForExit } from './process-tree.js';
 import type { Logger } from '../log.js';
 
 /**
@@ -80,7 +81,10 @@ export class ChildProcessTransport implements Transport {
     if (this.child) throw new Error('ChildProcessTransport already started');
     return new Promise((resolve, reject) => {
       const { command, args, env, cwd } = this.options;
-      const child = spawn(command, args, {
+      // On Windows, `npx`, `uvx` and other commands are .cmd shims that spawn() cannot start without a shell, and
+      // arguments need cmd.exe escaping: cross-spawn (the SDK's own stdio transport uses it) does both.
+      const start = process.platform === 'win32' ? crossSpawn : spawn;
+      const child = start(command, args, {
         env,
         cwd,
         stdio: ['pipe', 'pipe', 'pipe'],
@@ -152,8 +156,13 @@ export class ChildProcessTransport implements Transport {
       // Already closed.
     }
     if (!this.exit) await waitForExit([pid], 1000);
-    const groupSignal = (sig: NodeJS.Signals): boolean =>
-      process.platform !== 'win32' ? signal(-pid, sig) || signal(pid, sig) : signal(pid, sig);
+    if (process.platform === 'win32') {
+      // No process groups or POSIX signals: taskkill ends the tree (the .cmd shim and the server under it).
+      if (isAlive(pid)) await new Promise((resolve) => execFile('taskkill', ['/pid', String(pid), '/T', '/F'], { windowsHide: true }, resolve));
+      this.finish();
+      return;
+    }
+    const groupSignal = (sig: NodeJS.Signals): boolean => signal(-pid, sig) || signal(pid, sig);
     // The group may outlive its leader (helpers started by the server), so signal it even if the child exited.
     if (groupSignal('SIGTERM')) {
       const deadline = Date.now() + 1500;
