@@ -142,7 +142,7 @@ function rows(m: Measured): string[][] {
       fmtMs(p50d),
       fmtMs(p50w),
       fmtRatio(ratio(p50w, p50d)),
-      `${m.latency.direct.length} / ${m.latency.workbench.length} calls over ${m.setRatios.length} sets of fresh processes (per set: ${setRatios})`,
+      `${m.latency.direct.length} / ${m.latency.workbench.length} calls over ${m.setRatios.length === 1 ? 'one set' : `${m.setRatios.length} sets`} of fresh processes${m.setRatios.length > 1 ? ` (per set: ${setRatios})` : ''}`,
     ],
     ['latency p99', fmtMs(p99d), fmtMs(p99w), fmtRatio(ratio(p99w, p99d)), ''],
     [
