@@ -50,6 +50,7 @@ async function warmUp(call: Call, window: number, pid: number, deadline: number)
   const warmup = { samples: [] as number[], done: 0, floors: [] as number[], steady: false };
   while (warmup.floors.length < WARMUP_WINDOWS_MAX && performance.now() < deadline) {
     const slice = await sampled(call, window, pid, deadline);
+    if (slice.samples.length === 0) break; // out of time budget
     warmup.samples.push(...slice.samples);
     warmup.done += slice.done;
     warmup.floors.push(Math.min(...slice.samples));

@@ -432,7 +432,7 @@ class ServerSlot {
 
   private describeConnectError(error: unknown, transport: Transport, timedOut: boolean, timeoutMs: number): WorkbenchError {
     if (error instanceof WorkbenchError) return error;
-    const code = (error as NodeJS.ErrnoException | undefined)?.code;
+    const code = (error as NodeJS.ErrnoException | undefined)?.code ?? (transport instanceof ChildProcessTransport ? transport.startError?.code : undefined);
     if (this.config.type === 'stdio' && (code === 'ENOENT' || code === 'EACCES')) {
       const what = code === 'ENOENT' ? 'was not found' : 'is not executable';
       return new WorkbenchError(

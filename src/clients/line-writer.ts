@@ -45,7 +45,8 @@ export class LineWriter {
     return new Promise((resolve) => waiters.push(resolve));
   }
 
-  private readonly flush = (): void => {
+  /** Writes what this tick has queued now (before ending the stream, so nothing queued is lost). */
+  readonly flush = (): void => {
     this.scheduled = false;
     const text = this.pending;
     if (text === '') return;

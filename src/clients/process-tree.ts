@@ -46,11 +46,12 @@ async function parentMap(): Promise<Map<number, number>> {
   });
 }
 
-/** Every live descendant of `pid` (not including it), children before grandchildren. */
+/** Every live descendant of `pid` (not including it), children before grandchildren, each generation by pid. */
 export async function listDescendants(pid: number): Promise<number[]> {
   const parents = await parentMap();
   const children = new Map<number, number[]>();
-  for (const [child, parent] of parents) {
+  // /proc is read in parallel, so the map's order varies from call to call; sorting makes the answer stable.
+  for (const [child, parent] of [...parents].sort((a, b) => a[0] - b[0])) {
     const list = children.get(parent);
     if (list) list.push(child);
     else children.set(parent, [child]);

@@ -57,6 +57,7 @@ export class ChildProcessTransport implements Transport {
   private exit: ExitInfo | undefined;
   private closed = false;
   private out: LineWriter | undefined;
+  private spawnError: NodeJS.ErrnoException | undefined;
   private noise = { windowStart: 0, logged: 0, suppressed: 0 };
 
   constructor(options: ChildProcessTransportOptions) {
@@ -65,6 +66,11 @@ export class ChildProcessTransport implements Transport {
 
   get pid(): number | undefined {
     return this.child?.pid;
+  }
+
+  /** An error about starting the command that came after the process was spawned (cross-spawn's ENOENT on Windows). */
+  get startError(): NodeJS.ErrnoException | undefined {
+    return this.spawnError;
   }
 
   /** How the child ended, once it has. */
@@ -103,8 +109,10 @@ export class ChildProcessTransport implements Transport {
         resolve();
       });
       child.once('error', (error) => {
-        if (!spawned) reject(error);
-        else this.onerror?.(error);
+        if (!spawned) return reject(error);
+        // cross-spawn on Windows reports a command that cmd.exe could not find this way, after 'spawn'.
+        this.spawnError ??= error;
+        this.onerror?.(error);
       });
       child.stdout!.on('data', (chunk: Buffer) => this.onStdout(chunk));
       child.stderr!.on('data', (chunk: Buffer) => this.onStderr(chunk));
@@ -151,6 +159,8 @@ export class ChildProcessTransport implements Transport {
     // Snapshot descendants first: once the child exits they are re-parented and can no longer be found from it.
     const descendants = await listDescendants(pid).catch(() => [] as number[]);
     try {
+      // A message queued this tick (say, a cancellation) goes out before the end.
+      this.out?.flush();
       child.stdin?.end();
     } catch {
       // Already closed.

@@ -72,4 +72,16 @@ describe('LineWriter', () => {
     stream.destroy();
     await waiting;
   });
+
+  it('flush sends what is queued at once, so ending the stream right after loses nothing', async () => {
+    const { stream, chunks, release } = recordingStream(1 << 20);
+    const out = new LineWriter(stream);
+    out.write({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'wb-1' } });
+    out.flush();
+    stream.end();
+    release();
+    await tick();
+    assert.equal(chunks.length, 1);
+    assert.equal((JSON.parse(chunks[0]!) as { method: string }).method, 'notifications/cancelled');
+  });
 });

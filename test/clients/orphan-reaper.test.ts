@@ -41,6 +41,36 @@ describe('orphan watchdog', { skip: process.platform === 'win32' ? 'no process g
     }
   });
 
+  it('is replaced at once, with every live group, if it dies while the workbench runs', async () => {
+    const running = await startWorkbench({
+      toolboxes: {
+        one: { mcpServers: { a: fixtureServer('--ignore-stdin-close') } },
+        two: { mcpServers: { b: fixtureServer('--ignore-stdin-close') } },
+      },
+    });
+    let servers: number[] = [];
+    try {
+      assert.notEqual((await running.call('open_toolbox', { toolbox_name: 'one' })).isError, true);
+      const [first] = (await listDescendants(running.pid)).filter(isOrphanWatchdog);
+      assert.ok(first, 'a watchdog runs once a server does');
+      process.kill(first, 'SIGKILL');
+      const replaced = async (): Promise<boolean> => {
+        const now = (await listDescendants(running.pid)).filter(isOrphanWatchdog);
+        return now.length === 1 && now[0] !== first;
+      };
+      assert.ok(await waitFor(replaced, 5000), 'a new watchdog replaces the one that died');
+      // It must know the first server, and learn of the next one.
+      assert.notEqual((await running.call('open_toolbox', { toolbox_name: 'two' })).isError, true);
+      servers = await running.descendants();
+      assert.equal(servers.length, 2);
+      process.kill(running.pid, 'SIGKILL');
+      assert.ok(await waitFor(() => servers.every((pid) => !isAlive(pid)), 10_000), `still running: ${servers.filter(isAlive).join(', ')}`);
+    } finally {
+      for (const pid of servers.filter(isAlive)) process.kill(pid, 'SIGKILL');
+      await running.close();
+    }
+  });
+
   it('exits by itself after a normal shutdown, leaving nothing behind', async () => {
     const running = await startWorkbench({ toolboxes: { tb: { mcpServers: { fx: fixtureServer() } } } });
     let all: number[] = [];
