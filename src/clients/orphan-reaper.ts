@@ -2,20 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import type { Logger } from '../log.js';
 
-/**
- * A watchdog that ends the downstream process groups if the workbench dies without closing them (SIGKILL, the OOM
- * killer, a crash in native code). Each downstream server leads its own process group so that closing ends its whole
- * tree; the price is that a signal meant for the workbench never reaches them, and a server that does not exit when
- * its stdin closes would outlive the workbench. Node has no parent-death signal, so a tiny `sh` process holds a pipe
- * from the workbench: the workbench writes `+pgid` / `-pgid` as groups start and end, and when the pipe closes —
- * however the workbench ended — the shell sends SIGTERM to every group still listed, and SIGKILL to those still there
- * two seconds later. After a normal shutdown the list is empty and it just exits. Should the shell itself die while
- * servers run, another is started at once with the whole list (at most 5 a minute).
- *
- * The shell runs in its own process group and ignores INT, TERM and HUP, so whatever kills the workbench's group or
- * terminal leaves it to do its job. It is started with the first server and costs one `sh` (about a megabyte). Not
- * used on Windows, where children are not put in process groups of their own.
- */
+/** Told of each child process group while it lives (see OrphanReaper). */
 export interface GroupTracker {
   track(pgid: number): void;
   untrack(pgid: number): void;
@@ -46,7 +33,8 @@ while IFS= read -r line; do
 done
 [ -z "$groups" ] && exit 0
 for g in $groups; do kill -s TERM -- "-$g" 2>/dev/null; done
-# Up to 2 s for the groups to go; only those still there get SIGKILL (never a number that may have been reused).
+# Up to 2 s for the groups to go; only those still there get SIGKILL (a group that is gone is not signalled again,
+# so a reused number is never hit).
 tries=0
 while [ -n "$groups" ] && [ $tries -lt 10 ]; do
   sleep 0.2
@@ -59,6 +47,20 @@ for g in $groups; do kill -s KILL -- "-$g" 2>/dev/null; done
 exit 0
 `;
 
+/**
+ * A watchdog that ends the downstream process groups if the workbench dies without closing them (SIGKILL, the OOM
+ * killer, a crash in native code). Each downstream server leads its own process group so that closing ends its whole
+ * tree; the price is that a signal meant for the workbench never reaches them, and a server that does not exit when
+ * its stdin closes would outlive the workbench. Node has no parent-death signal, so a tiny `sh` process holds a pipe
+ * from the workbench: the workbench writes `+pgid` / `-pgid` as groups start and end, and when the pipe closes —
+ * however the workbench ended — the shell sends SIGTERM to every group still listed, and SIGKILL to those still there
+ * two seconds later. After a normal shutdown the list is empty and it just exits. Should the shell itself die while
+ * servers run, another is started at once with the whole list (at most 5 a minute).
+ *
+ * The shell runs in its own process group and ignores INT, TERM and HUP, so whatever kills the workbench's group or
+ * terminal leaves it to do its job. It is started with the first server and costs one `sh` (about a megabyte). Not
+ * used on Windows, where children are not put in process groups of their own.
+ */
 export class OrphanReaper implements GroupTracker {
   private shell: ChildProcess | undefined;
   private failed = false;
