@@ -16,6 +16,8 @@ const NULL_PROXY = fileURLToPath(new URL('../lib/null-proxy.mjs', import.meta.ur
 interface Plan {
   /** Fresh sets of processes; each is measured alike and the figures pooled (see compare). */
   sets: number;
+  /** Also measure latency with each call path pinned (bench/lib/placement.ts). */
+  pinned: boolean;
   warmup: number;
   /** Sequential calls per variant in each set. */
   latency: number;
@@ -94,7 +96,7 @@ async function compare(
     for (const key of Object.keys(lat) as Variant[]) m.latency[key].push(...lat[key]);
     m.setRatios.push(ratio(median(lat.workbench), median(lat.direct)));
 
-    if (canPin()) {
+    if (plan.pinned && canPin()) {
       // The same sequential calls with each path pinned (see bench/lib/placement.ts), the bench process first.
       const chains: Record<Variant, number[]> = {
         direct: [process.pid, direct.pid],
@@ -231,6 +233,7 @@ export async function echoPhase(ctx: PhaseContext): Promise<Section> {
   const section = emptySection('Call overhead: server-everything `echo`');
   const m = await compare(ctx, servers.everything(), 'echo', { message: 'hello, workbench' }, {
     sets: 3,
+    pinned: true,
     warmup: ctx.n(500, 50),
     latency: ctx.n(700, 70),
     blocks: 4,
@@ -281,6 +284,7 @@ export async function bigResultPhase(ctx: PhaseContext): Promise<Section> {
   const bytes = 1024 * 1024;
   const m = await compare(ctx, servers.fixture(), 'huge', { bytes }, {
     sets: 1,
+    pinned: false,
     warmup: ctx.n(20, 5),
     latency: ctx.n(200, 20),
     blocks: 4,
