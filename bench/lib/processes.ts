@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { isOrphanWatchdog } from '../../src/clients/orphan-reaper.js';
@@ -191,6 +192,9 @@ export function cpuMs(pid: number): number {
     return Number.NaN;
   }
 }
+
+/** The minimal proxies the bench measures beside the workbench (see the file's header). */
+export const NULL_PROXY = fileURLToPath(new URL('./null-proxy.mjs', import.meta.url));
 
 /** Server entries for the benchmarks (absolute paths, no npx, so start-up is the server's own). */
 export const servers = {

@@ -1,17 +1,14 @@
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import { interleavedLatencies, latencies, throughput, type Call, type Throughput } from '../lib/load.js';
 import { callOk, useTool } from '../lib/mcp.js';
 import type { PhaseContext } from '../lib/phase.js';
 import { PLACEMENTS, canPin, place, unpinAll, type Placement } from '../lib/placement.js';
-import { closeAll, cpuMs, servers, startDirect, startWorkbench, type ServerEntry } from '../lib/processes.js';
+import { NULL_PROXY, closeAll, cpuMs, servers, startDirect, startWorkbench, type ServerEntry } from '../lib/processes.js';
 import { listDescendants } from '../../src/clients/process-tree.js';
 import { emptySection } from '../lib/phase.js';
 import { target, type Section } from '../lib/report.js';
 import { fmtMs, fmtRate, fmtRatio, median, quantile, ratio } from '../lib/stats.js';
 
-/** Floors for a stdio proxy in Node (bench/lib/null-proxy.mjs): copying lines, and parsing + renaming + re-serialising. */
-const NULL_PROXY = fileURLToPath(new URL('../lib/null-proxy.mjs', import.meta.url));
 
 interface Plan {
   /** Fresh sets of processes; each is measured alike and the figures pooled (see compare). */

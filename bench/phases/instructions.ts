@@ -2,18 +2,16 @@ import { execFileSync } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { listDescendants, signal } from '../../src/clients/process-tree.js';
 import { paths } from '../../test/helpers/workbench-process.js';
 import { latencies } from '../lib/load.js';
 import { useTool } from '../lib/mcp.js';
 import type { PhaseContext } from '../lib/phase.js';
 import { emptySection } from '../lib/phase.js';
-import { servers, startDirect } from '../lib/processes.js';
+import { NULL_PROXY, servers, startDirect } from '../lib/processes.js';
 import type { Section } from '../lib/report.js';
 import { fmtRatio, ratio } from '../lib/stats.js';
 
-const NULL_PROXY = fileURLToPath(new URL('../lib/null-proxy.mjs', import.meta.url));
 
 /** Instructions one process ran over the measured calls: its main thread, and all its threads (JIT, GC helpers). */
 interface Count {

@@ -319,7 +319,7 @@ export class Workbench {
     // A bare or loose name is unique only if it is unique across the whole toolbox, not just the servers up so far.
     const wholeToolboxNeeded = !knownServer && toolbox.servers.some((s) => !this.manager.isConnected(toolboxName, s.name));
     if ('found' in lookup && !wholeToolboxNeeded) return this.forward(toolboxName, lookup.found, args, options);
-    return this.connectThenUse(toolbox, toolName, parts, knownServer, lookup, args, options);
+    return this.connectThenUse(toolbox, toolName, parts, knownServer, lookup, wholeToolboxNeeded, args, options);
   }
 
   /** `use_tool` for a name the catalog cannot answer yet: connects what the name needs, then resolves it again. */
@@ -329,6 +329,7 @@ export class Workbench {
     parts: ToolNameParts | undefined,
     knownServer: ServerConfig | undefined,
     lookup: ToolLookup,
+    wholeToolboxNeeded: boolean,
     args: Record<string, unknown> | undefined,
     options: UseToolOptions,
   ): Promise<CallToolResult> {
@@ -339,7 +340,6 @@ export class Workbench {
       const visibility = this.policy.check(toolboxName, parts.server, parts.tool);
       if (!visibility.enabled) return errorResult(disabledMessage(toolName, visibility.reason, visibility.source), 'TOOL_DISABLED');
     }
-    const wholeToolboxNeeded = !knownServer && toolbox.servers.some((s) => !this.manager.isConnected(toolboxName, s.name));
     if (!('found' in lookup) || wholeToolboxNeeded) {
       // Not known yet: connect what the name needs (just its server for a canonical name, else the whole toolbox).
       if (knownServer && !this.manager.isConnected(toolboxName, knownServer.name)) {
