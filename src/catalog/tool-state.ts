@@ -10,7 +10,8 @@ import { parseToolName } from './names.js';
 import type { ToolState } from './visibility.js';
 
 /**
- * The persisted enabled/disabled state (README, "Enabled and disabled tools"): where it lives, how it is read, changed and followed.
+ * The persisted enabled/disabled state (README, "Enabled and disabled tools"): where it lives, how it is read,
+ * changed and followed.
  *
  * Files next to the state file `tool-state.json`:
  * - `tool-state.json.lock/`           proper-lockfile's lock directory for read-modify-write (mtime = heartbeat)
@@ -212,7 +213,18 @@ async function acquireLock(path: string, options: LockAcquireOptions): Promise<(
     try {
       release = await lockfile.lock(path, lockOptions);
     } catch (error) {
-      if (errnoCode(error) !== 'ELOCKED') throw unwritable(path, `create the lock ${lockPath}`, error);
+      const code = errnoCode(error);
+      if (code === 'ENOTDIR') {
+        // proper-lockfile found a stale lock it cannot remove with rmdir: a lock *file*, as earlier versions made.
+        throw new WorkbenchError(
+          'STATE_UNWRITABLE',
+          `Cannot change the tool state file ${path}: its lock ${lockPath} is a file, as earlier versions of ` +
+            `mcp-workbench made it, and it has not changed for over ${Math.round(options.staleMs / 1000)} s. The ` +
+            `state was not changed. If no older mcp-workbench is running, delete ${lockPath} and retry.`,
+          { cause: error },
+        );
+      }
+      if (code !== 'ELOCKED') throw unwritable(path, `create the lock ${lockPath}`, error);
     }
     if (release) {
       const unlock = release;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, readlink, rm, symlink, unlink, writeFile } from 'node:fs/promises';
+import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, readlink, rm, symlink, unlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -354,6 +354,20 @@ describe('updateToolState', () => {
       } finally {
         await release();
       }
+    });
+
+    it('names a stale lock file left by an earlier version and says to delete it; the state is untouched', async () => {
+      const dir = await freshDir();
+      const path = join(dir, 'tool-state.json');
+      await write(path, { enabled: [], disabled: ['keep__me__x'] });
+      await writeFile(`${path}.lock`, '{"pid": 1}');
+      const old = new Date(Date.now() - 60_000);
+      await utimes(`${path}.lock`, old, old);
+      await assert.rejects(
+        updateToolState(path, { disable: ['a__b__c'] }, { log: capture().log }),
+        (e) => isWorkbenchError(e, 'STATE_UNWRITABLE') && e.message.includes(`delete ${path}.lock`),
+      );
+      assert.deepEqual(await json(path), { enabled: [], disabled: ['keep__me__x'] });
     });
   });
 
