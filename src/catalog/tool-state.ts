@@ -1,4 +1,4 @@
-import { lstat, mkdir, readFile, realpath, rename, stat } from 'node:fs/promises';
+import { lstat, mkdir, readFile, realpath, rename, rmdir, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import lockfile, { type LockOptions as LockOptionsOfLibrary } from 'proper-lockfile';
@@ -15,6 +15,7 @@ import type { ToolState } from './visibility.js';
  *
  * Files next to the state file `tool-state.json`:
  * - `tool-state.json.lock/`           proper-lockfile's lock directory for read-modify-write (mtime = heartbeat)
+ * - `tool-state.json.lock.break/`     short-lived lock serialising the breaking of a stale lock
  * - `tool-state.json.<hash>`          write-file-atomic's temp file while a write is in flight (removed on failure)
  * - `tool-state.json.corrupt-<time>`  a corrupt file moved aside, bytes untouched
  */
@@ -185,11 +186,17 @@ interface LockAcquireOptions {
 }
 
 /**
- * Takes the exclusive lock `<path>.lock` (proper-lockfile: a directory created atomically, its mtime refreshed while
- * held, broken by any process once older than `staleMs`) and returns its release. A holder that crashed leaves a
- * lock that stops being refreshed, so it is broken within `staleMs`; the default timeout is longer than that, so an
- * update after a crash waits instead of failing. Fails with STATE_UNWRITABLE when the lock cannot be created
- * (permissions) or is still held at the deadline.
+ * proper-lockfile's own stale check is switched off with this age: it lets two processes that saw the same stale lock
+ * both take it (moxystudio/node-proper-lockfile issue 121; a test here lost updates that way), so breaking is ours.
+ */
+const NEVER_STALE = 2 ** 31 - 1;
+
+/**
+ * Takes the exclusive lock `<path>.lock` and returns its release. proper-lockfile creates it (a directory: `mkdir` is
+ * atomic) and refreshes its mtime while it is held; a lock not refreshed for `staleMs` (its holder crashed or froze)
+ * is broken by {@link breakIfStale}. The default timeout is longer than the stale age, so an update after a crash
+ * waits instead of failing. Fails with STATE_UNWRITABLE when the lock cannot be created (permissions) or is still
+ * held at the deadline.
  */
 async function acquireLock(path: string, options: LockAcquireOptions): Promise<() => Promise<void>> {
   const lockPath = `${path}.lock`;
@@ -197,10 +204,11 @@ async function acquireLock(path: string, options: LockAcquireOptions): Promise<(
   let compromised = false;
   const lockOptions: LockOptionsOfLibrary = {
     realpath: false, // the caller passes the real target, which may not exist yet
-    stale: options.staleMs,
+    stale: NEVER_STALE,
+    update: Math.max(1_000, options.staleMs / 2),
     retries: 0, // retried below, against our deadline and with `ref`
     onCompromised: (error) => {
-      // The library's default throws from a timer; here it only means this holder stalled past the stale age.
+      // The library's default throws from a timer; here it means this holder froze past the stale age.
       compromised = true;
       options.log.warn(
         `The lock ${lockPath} was taken over by another process while this one held it (${reasonOf(error)}); ` +
@@ -213,18 +221,9 @@ async function acquireLock(path: string, options: LockAcquireOptions): Promise<(
     try {
       release = await lockfile.lock(path, lockOptions);
     } catch (error) {
-      const code = errnoCode(error);
-      if (code === 'ENOTDIR') {
-        // proper-lockfile found a stale lock it cannot remove with rmdir: a lock *file*, as earlier versions made.
-        throw new WorkbenchError(
-          'STATE_UNWRITABLE',
-          `Cannot change the tool state file ${path}: its lock ${lockPath} is a file, as earlier versions of ` +
-            `mcp-workbench made it, and it has not changed for over ${Math.round(options.staleMs / 1000)} s. The ` +
-            `state was not changed. If no older mcp-workbench is running, delete ${lockPath} and retry.`,
-          { cause: error },
-        );
-      }
-      if (code !== 'ELOCKED') throw unwritable(path, `create the lock ${lockPath}`, error);
+      // ENOENT other than from mkdir: the lock vanished between the library's own steps; just try again.
+      const vanished = errnoCode(error) === 'ENOENT' && (error as NodeJS.ErrnoException).syscall !== 'mkdir';
+      if (errnoCode(error) !== 'ELOCKED' && !vanished) throw unwritable(path, `create the lock ${lockPath}`, error);
     }
     if (release) {
       const unlock = release;
@@ -234,6 +233,13 @@ async function acquireLock(path: string, options: LockAcquireOptions): Promise<(
         });
       };
     }
+    let broke: boolean;
+    try {
+      broke = await breakIfStale(lockPath, options.staleMs, options.log);
+    } catch (error) {
+      throw unwritable(path, `remove the stale lock ${lockPath}`, error);
+    }
+    if (broke) continue;
     if (Date.now() >= deadline) {
       throw new WorkbenchError(
         'STATE_UNWRITABLE',
@@ -245,6 +251,45 @@ async function acquireLock(path: string, options: LockAcquireOptions): Promise<(
     // Random, slowly growing backoff so two contenders do not retry in lockstep.
     const wait = 2 + Math.random() * Math.min(48, 4 * (attempt + 1));
     await sleep(wait, undefined, { ref: options.ref });
+  }
+}
+
+/**
+ * Removes the lock if it has not been refreshed for `staleMs`; true when it did. Breakers serialise on a second
+ * lock (`<lock>.break`) and look again under it, so of two processes that saw the same stale lock, the second finds
+ * the fresh lock the first then took and leaves it alone. Also removes a stale lock *file*, as earlier versions
+ * made.
+ */
+async function breakIfStale(lockPath: string, staleMs: number, log: Logger): Promise<boolean> {
+  if (!(await isStale(lockPath, staleMs))) return false;
+  const breakPath = `${lockPath}.break`;
+  try {
+    await mkdir(breakPath);
+  } catch (error) {
+    if (errnoCode(error) !== 'EEXIST') throw error;
+    // A breaker that died mid-break would block everyone; its critical section is a few calls, so age is safe here.
+    if (await isStale(breakPath, staleMs)) await rmdir(breakPath).catch(() => {});
+    return false;
+  }
+  try {
+    if (!(await isStale(lockPath, staleMs))) return false;
+    await rmdir(lockPath).catch(async (error: unknown) => {
+      if (errnoCode(error) === 'ENOTDIR') await unlink(lockPath);
+      else if (errnoCode(error) !== 'ENOENT') throw error;
+    });
+    log.warn(`Removed the stale lock ${lockPath} (not refreshed for over ${Math.round(staleMs / 1000)} s: its holder crashed or froze).`);
+    return true;
+  } finally {
+    await rmdir(breakPath).catch(() => {});
+  }
+}
+
+async function isStale(path: string, staleMs: number): Promise<boolean> {
+  try {
+    return Date.now() - (await stat(path)).mtimeMs > staleMs;
+  } catch (error) {
+    if (errnoCode(error) === 'ENOENT') return false;
+    throw error;
   }
 }
 
