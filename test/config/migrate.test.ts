@@ -322,7 +322,8 @@ describe('saveConfigFile', () => {
     assert.equal((await import('node:fs')).statSync(path).mode & 0o777, 0o600);
     await assert.rejects(saveConfigFile(path, 'x', original, now), /changed while migrate was running/);
     await assert.rejects(saveConfigFile(path, 'x', undefined, now), /created by someone else/);
-    assert.deepEqual((await readdir(dir)).filter((f) => f.endsWith('.tmp')), []);
+    const files = ['workbench-config.json', 'workbench-config.json.bak-20250102T030405Z', 'workbench-config.json.bak-20250102T030405Z-2'];
+    assert.deepEqual((await readdir(dir)).sort(), files, 'no temp file left, no backup for a refused save');
     const created = join(dir, 'new.json');
     assert.deepEqual(await saveConfigFile(created, '{}\n', undefined, now), {});
     assert.equal(await readFile(created, 'utf8'), '{}\n');
