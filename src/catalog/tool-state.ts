@@ -1,9 +1,8 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-import { lstat, mkdir, open, readFile, realpath, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
-import { hostname } from 'node:os';
+import { lstat, mkdir, readFile, realpath, rename, rmdir, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isAlive } from '../clients/process-tree.js';
+import lockfile, { type LockOptions as LockOptionsOfLibrary } from 'proper-lockfile';
+import writeFileAtomic from 'write-file-atomic';
 import { WorkbenchError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { compileGlob } from './glob.js';
@@ -11,31 +10,35 @@ import { parseToolName } from './names.js';
 import type { ToolState } from './visibility.js';
 
 /**
- * The persisted enabled/disabled state (DESIGN §5): where it lives, how it is read, changed and followed.
+ * The persisted enabled/disabled state (README, "Enabled and disabled tools"): where it lives, how it is read,
+ * changed and followed.
  *
  * Files next to the state file `tool-state.json`:
- * - `tool-state.json.lock`            exclusive lock for read-modify-write (JSON: pid, host, token, since)
- * - `tool-state.json.lock.break`      short-lived lock serialising the breaking of a stale lock
- * - `.tool-state.json.<pid>.<rand>.tmp` the temp file of an atomic write (removed on failure)
+ * - `tool-state.json.lock/`           proper-lockfile's lock directory for read-modify-write (mtime = heartbeat)
+ * - `tool-state.json.lock.break/`     short-lived lock serialising the breaking of a stale lock
+ * - `tool-state.json.<hash>`          write-file-atomic's temp file while a write is in flight (removed on failure)
  * - `tool-state.json.corrupt-<time>`  a corrupt file moved aside, bytes untouched
- *
- * Written by hand rather than with write-file-atomic / proper-lockfile because dependencies are frozen for this
- * change; the behaviour follows theirs (temp + fsync + rename, stale detection by age), plus owner-pid liveness.
  */
 
-/** How long an update waits for another process's lock before failing. */
-export const DEFAULT_LOCK_TIMEOUT_MS = 5_000;
-/** Age after which a lock is broken even if its owner looks alive (an update holds it for milliseconds). */
-export const DEFAULT_LOCK_STALE_MS = 10_000;
+/**
+ * How long an update waits for another process's lock before failing: longer than the stale age, so a lock left
+ * by a crashed process is always broken before an update gives up.
+ */
+export const DEFAULT_LOCK_TIMEOUT_MS = 10_000;
+/**
+ * Age after which a lock is broken: a live holder refreshes its lock's mtime every half of this (and an update
+ * holds it for milliseconds), so only a crashed or frozen holder's lock gets this old.
+ */
+export const DEFAULT_LOCK_STALE_MS = 5_000;
 /** Watcher poll interval: well inside the "about a second" a running server has to follow a change. */
 export const DEFAULT_WATCH_INTERVAL_MS = 300;
 /** How long the watcher waits before re-reading a file that looked corrupt (an editor may be mid-save). */
 export const DEFAULT_WATCH_SETTLE_MS = 250;
 
 export interface LockOptions {
-  /** How long to wait for the lock before failing; default 5 s. */
+  /** How long to wait for the lock before failing; default 10 s. */
   lockTimeoutMs?: number;
-  /** A lock older than this is broken even if its owner looks alive; default 10 s. */
+  /** A lock not refreshed for this long is broken (its holder crashed or froze); default 5 s, at least 2 s. */
   lockStaleMs?: number;
 }
 
@@ -174,108 +177,6 @@ function unwritable(path: string, action: string, error: unknown): WorkbenchErro
 // ---------------------------------------------------------------------------------------------------------------
 // Lock
 
-interface LockOwner {
-  pid?: unknown;
-  host?: unknown;
-  token?: unknown;
-  since?: unknown;
-}
-
-interface LockSighting {
-  mtimeMs: number;
-  owner: LockOwner | undefined;
-}
-
-async function inspectLock(lockPath: string): Promise<LockSighting | undefined> {
-  try {
-    const [info, text] = await Promise.all([stat(lockPath), readFile(lockPath, 'utf8')]);
-    let owner: LockOwner | undefined;
-    try {
-      const parsed: unknown = JSON.parse(text);
-      if (typeof parsed === 'object' && parsed !== null) owner = parsed as LockOwner;
-    } catch {
-      // Empty or partial: the owner is between creating the file and writing its pid. Only age can judge it.
-    }
-    return { mtimeMs: info.mtimeMs, owner };
-  } catch (error) {
-    if (errnoCode(error) === 'ENOENT') return undefined;
-    throw error;
-  }
-}
-
-/** Why a lock may be broken, or undefined while it must be respected. */
-function staleReason(sighting: LockSighting, staleMs: number): string | undefined {
-  const age = Date.now() - sighting.mtimeMs;
-  if (age > staleMs) return `it is ${Math.round(age / 1000)} s old`;
-  const { pid, host } = sighting.owner ?? {};
-  // A pid only means something on the host that wrote it (the state file may be on a shared home directory).
-  if (typeof pid === 'number' && Number.isInteger(pid) && pid > 0 && host === hostname() && !isAlive(pid)) {
-    return `its owner (pid ${pid}) is no longer running`;
-  }
-  return undefined;
-}
-
-function describeOwner(owner: LockOwner | undefined): string {
-  if (!owner || typeof owner.pid !== 'number') return 'by an unknown process';
-  return `by pid ${owner.pid}${typeof owner.host === 'string' ? ` on ${owner.host}` : ''}${
-    typeof owner.since === 'string' ? ` since ${owner.since}` : ''
-  }`;
-}
-
-/** Creates `lockPath` exclusively with `content`; false when it already exists. */
-async function tryCreateExclusive(lockPath: string, content: string): Promise<boolean> {
-  let handle: FileHandle;
-  try {
-    handle = await open(lockPath, 'wx');
-  } catch (error) {
-    if (errnoCode(error) === 'EEXIST') return false;
-    throw error;
-  }
-  try {
-    await handle.writeFile(content);
-  } catch (error) {
-    await handle.close().catch(() => {});
-    await unlink(lockPath).catch(() => {});
-    throw error;
-  }
-  await handle.close();
-  return true;
-}
-
-/**
- * Removes the lock if it is stale; true when the caller should retry at once. Breakers serialise on a second lock
- * and re-inspect under it, so two processes that both saw the same stale lock cannot end up with one deleting the
- * fresh lock the other just created. (What remains is a live owner releasing an over-age lock in the instant
- * between our re-inspection and unlink; an update never holds the lock for seconds, so that needs a stalled owner.)
- */
-async function breakIfStale(lockPath: string, staleMs: number, log: Logger): Promise<boolean> {
-  const seen = await inspectLock(lockPath);
-  if (!seen) return true;
-  if (!staleReason(seen, staleMs)) return false;
-
-  const breakPath = `${lockPath}.break`;
-  const owner = JSON.stringify({ pid: process.pid, host: hostname(), since: new Date().toISOString() });
-  if (!(await tryCreateExclusive(breakPath, owner))) {
-    // A breaker that died mid-break would block everyone; its tiny critical section makes age a safe test here.
-    const breaker = await inspectLock(breakPath);
-    if (breaker && staleReason(breaker, staleMs)) await unlink(breakPath).catch(() => {});
-    return false;
-  }
-  try {
-    const again = await inspectLock(lockPath);
-    if (!again) return true;
-    const reason = staleReason(again, staleMs);
-    if (!reason) return false;
-    await unlink(lockPath).catch((error: unknown) => {
-      if (errnoCode(error) !== 'ENOENT') throw error;
-    });
-    log.warn(`Removed the stale lock ${lockPath} (held ${describeOwner(again.owner)}; ${reason}).`);
-    return true;
-  } finally {
-    await unlink(breakPath).catch(() => {});
-  }
-}
-
 interface LockAcquireOptions {
   timeoutMs: number;
   staleMs: number;
@@ -285,37 +186,66 @@ interface LockAcquireOptions {
 }
 
 /**
- * Takes the exclusive lock `<path>.lock` and returns its release. Fails with STATE_UNWRITABLE when the lock cannot
- * be created (permissions) or is still held by a live owner at the deadline.
+ * proper-lockfile's own stale check is switched off with this age: it lets two processes that saw the same stale lock
+ * both take it (moxystudio/node-proper-lockfile issue 121; a test here lost updates that way), so breaking is ours.
+ */
+const NEVER_STALE = 2 ** 31 - 1;
+
+/**
+ * Takes the exclusive lock `<path>.lock` and returns its release. proper-lockfile creates it (a directory: `mkdir` is
+ * atomic) and refreshes its mtime while it is held; a lock not refreshed for `staleMs` (its holder crashed or froze)
+ * is broken by {@link breakIfStale}. The default timeout is longer than the stale age, so an update after a crash
+ * waits instead of failing. Fails with STATE_UNWRITABLE when the lock cannot be created (permissions) or is still
+ * held at the deadline.
  */
 async function acquireLock(path: string, options: LockAcquireOptions): Promise<() => Promise<void>> {
   const lockPath = `${path}.lock`;
-  const token = randomUUID();
-  const content = JSON.stringify({ pid: process.pid, host: hostname(), token, since: new Date().toISOString() });
   const deadline = Date.now() + options.timeoutMs;
+  let compromised = false;
+  const lockOptions: LockOptionsOfLibrary = {
+    realpath: false, // the caller passes the real target, which may not exist yet
+    stale: NEVER_STALE,
+    update: Math.max(1_000, options.staleMs / 2),
+    retries: 0, // retried below, against our deadline and with `ref`
+    onCompromised: (error) => {
+      // The library's default throws from a timer; here it means this holder froze past the stale age.
+      compromised = true;
+      options.log.warn(
+        `The lock ${lockPath} was taken over by another process while this one held it (${reasonOf(error)}); ` +
+          `a concurrent change to the tool state may have been lost.`,
+      );
+    },
+  };
   for (let attempt = 0; ; attempt++) {
-    let created: boolean;
+    let release: (() => Promise<void>) | undefined;
     try {
-      created = await tryCreateExclusive(lockPath, content);
+      release = await lockfile.lock(path, lockOptions);
     } catch (error) {
-      throw unwritable(path, `create the lock ${lockPath}`, error);
+      // ENOENT other than from mkdir: the lock vanished between the library's own steps; just try again.
+      const vanished = errnoCode(error) === 'ENOENT' && (error as NodeJS.ErrnoException).syscall !== 'mkdir';
+      if (errnoCode(error) !== 'ELOCKED' && !vanished) throw unwritable(path, `create the lock ${lockPath}`, error);
     }
-    if (created) return () => releaseLock(lockPath, token, options.log);
-
+    if (release) {
+      const unlock = release;
+      return async () => {
+        await unlock().catch((error: unknown) => {
+          if (!compromised) options.log.warn(`Could not remove the lock ${lockPath}: ${reasonOf(error)}. Delete it if it stays.`);
+        });
+      };
+    }
     let broke: boolean;
     try {
       broke = await breakIfStale(lockPath, options.staleMs, options.log);
     } catch (error) {
-      throw unwritable(path, `inspect the lock ${lockPath}`, error);
+      throw unwritable(path, `remove the stale lock ${lockPath}`, error);
     }
     if (broke) continue;
     if (Date.now() >= deadline) {
-      const holder = await inspectLock(lockPath).catch(() => undefined);
       throw new WorkbenchError(
         'STATE_UNWRITABLE',
-        `Timed out after ${options.timeoutMs} ms waiting for the lock ${lockPath}, held ${describeOwner(holder?.owner)}. ` +
-          `The state was not changed. Another mcp-workbench process is probably changing the tool state: retry. ` +
-          `If no such process is running, delete ${lockPath}.`,
+        `Timed out after ${options.timeoutMs} ms waiting for the lock ${lockPath}. The state was not changed. ` +
+          `Another mcp-workbench process is probably changing the tool state: retry. If no such process is ` +
+          `running, delete ${lockPath}.`,
       );
     }
     // Random, slowly growing backoff so two contenders do not retry in lockstep.
@@ -324,18 +254,43 @@ async function acquireLock(path: string, options: LockAcquireOptions): Promise<(
   }
 }
 
-async function releaseLock(lockPath: string, token: string, log: Logger): Promise<void> {
-  const current = await inspectLock(lockPath).catch(() => undefined);
-  if (current?.owner?.token !== token) {
-    log.warn(
-      `The lock ${lockPath} was broken by another process while this one held it (it looked stale); ` +
-        `a concurrent change to the tool state may have been lost.`,
-    );
-    return;
+/**
+ * Removes the lock if it has not been refreshed for `staleMs`; true when it did. Breakers serialise on a second
+ * lock (`<lock>.break`) and look again under it, so of two processes that saw the same stale lock, the second finds
+ * the fresh lock the first then took and leaves it alone. Also removes a stale lock *file*, as earlier versions
+ * made.
+ */
+async function breakIfStale(lockPath: string, staleMs: number, log: Logger): Promise<boolean> {
+  if (!(await isStale(lockPath, staleMs))) return false;
+  const breakPath = `${lockPath}.break`;
+  try {
+    await mkdir(breakPath);
+  } catch (error) {
+    if (errnoCode(error) !== 'EEXIST') throw error;
+    // A breaker that died mid-break would block everyone; its critical section is a few calls, so age is safe here.
+    if (await isStale(breakPath, staleMs)) await rmdir(breakPath).catch(() => {});
+    return false;
   }
-  await unlink(lockPath).catch((error: unknown) => {
-    log.warn(`Could not remove the lock ${lockPath}: ${reasonOf(error)}. Delete it if it stays.`);
-  });
+  try {
+    if (!(await isStale(lockPath, staleMs))) return false;
+    await rmdir(lockPath).catch(async (error: unknown) => {
+      if (errnoCode(error) === 'ENOTDIR') await unlink(lockPath);
+      else if (errnoCode(error) !== 'ENOENT') throw error;
+    });
+    log.warn(`Removed the stale lock ${lockPath} (not refreshed for over ${Math.round(staleMs / 1000)} s: its holder crashed or froze).`);
+    return true;
+  } finally {
+    await rmdir(breakPath).catch(() => {});
+  }
+}
+
+async function isStale(path: string, staleMs: number): Promise<boolean> {
+  try {
+    return Date.now() - (await stat(path)).mtimeMs > staleMs;
+  } catch (error) {
+    if (errnoCode(error) === 'ENOENT') return false;
+    throw error;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -373,44 +328,6 @@ async function exists(path: string): Promise<boolean> {
     return true;
   } catch {
     return false;
-  }
-}
-
-/** temp file in the same directory (so rename is atomic) → write → fsync → close → rename → fsync directory. */
-async function writeAtomic(path: string, data: string): Promise<void> {
-  const dir = dirname(path);
-  const temp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
-  // Keep a private file private: the replacement gets the mode of the file it replaces.
-  const mode = await stat(path).then(
-    (s) => s.mode & 0o777,
-    () => 0o644,
-  );
-  let handle: FileHandle | undefined;
-  try {
-    handle = await open(temp, 'wx', mode);
-    await handle.writeFile(data, 'utf8');
-    await handle.sync();
-    await handle.close();
-    handle = undefined;
-    await rename(temp, path);
-  } catch (error) {
-    await handle?.close().catch(() => {});
-    await unlink(temp).catch(() => {});
-    throw error;
-  }
-  await fsyncDirectory(dir);
-}
-
-async function fsyncDirectory(dir: string): Promise<void> {
-  let handle: FileHandle | undefined;
-  try {
-    handle = await open(dir, 'r');
-    await handle.sync();
-  } catch {
-    // Windows cannot open a directory and some file systems reject fsync on one; the rename itself is done, only
-    // its durability across a power cut is left to the OS there.
-  } finally {
-    await handle?.close().catch(() => {});
   }
 }
 
@@ -571,7 +488,8 @@ export async function updateToolState(
 
     const applied = applyChange(previous, { enable, disable, reset: change.reset === true });
     try {
-      await writeAtomic(target, serialize(applied.state, extras));
+      // temp file beside it + fsync + rename; the replacement keeps the old file's mode and owner.
+      await writeFileAtomic(target, serialize(applied.state, extras));
     } catch (error) {
       throw unwritable(path, 'write the new content', error);
     }

@@ -1,4 +1,3 @@
-import { expand } from 'dotenv-expand';
 import { WorkbenchError } from '../errors.js';
 import { isRecord } from './text.js';
 
@@ -157,7 +156,7 @@ function tokenize(text: string): { pieces: Piece[]; keptLiteral: boolean } {
 /**
  * Parses a reference starting at `start` (which points at `${`), or returns undefined when the text there is not a
  * supported form. A default ends at the first `}` that does not close a nested reference; a default holding a bare
- * `{` or `}` is refused rather than guessed at (and dotenv-expand could not carry it either).
+ * `{` or `}` is refused rather than guessed at.
  */
 function parseReference(text: string, start: number): { reference: Reference; end: number } | undefined {
   const match = /^[A-Za-z_][A-Za-z0-9_]*/.exec(text.slice(start + 2));
@@ -201,11 +200,11 @@ function evaluate(pieces: readonly Piece[], env: EnvLike, missing: string[]): st
     const value = lookup(env, piece.name);
     if (piece.fallback === undefined) {
       if (value === undefined) missing.push(piece.name);
-      else out += substitute(piece.name, value, '');
+      else out += value;
     } else if (value !== undefined && value !== '') {
-      out += substitute(piece.name, value, '');
+      out += value;
     } else {
-      out += substitute(piece.name, '', evaluate(piece.fallback, env, missing));
+      out += evaluate(piece.fallback, env, missing);
     }
   }
   return out;
@@ -214,35 +213,6 @@ function evaluate(pieces: readonly Piece[], env: EnvLike, missing: string[]): st
 /** Own properties only, so names like `constructor` or `__proto__` never resolve to Object.prototype members. */
 function lookup(env: EnvLike, name: string): string | undefined {
   return Object.prototype.hasOwnProperty.call(env, name) ? env[name] : undefined;
-}
-
-/** A key that can never be a variable name (it contains `:`), so dotenv-expand's own lookups cannot collide with it. */
-const SPAN_KEY = 'workbench:span';
-
-/**
- * Resolves one `${name:-fallback}` span with dotenv-expand (a project requirement; v12 never executes anything).
- *
- * dotenv-expand does more than our contract, so it only ever sees a single span and a one-variable environment:
- * - it re-expands substituted text (`$VAR`, `${VAR}` inside a value or default) and turns `\$` into `$`, so every
- *   `$` in the value and the default is escaped as `\$`, which it skips and then unescapes;
- * - it substitutes with `String.prototype.replace`, where `$$`, `$&`, `` $` `` and `$'` in the replacement are
- *   patterns, so the escape is `\$$`, which `replace` turns into `\$`;
- * - it writes its result into the processEnv it is given, so it gets a fresh object, never the caller's env.
- * An unset variable is passed as empty: both take the fallback under `:-`, and an own property shadows
- * Object.prototype members in its lookup. `${name}` is sent as `${name:-}` because dotenv-expand splits an
- * operator-less expression on the string "null" (`"${MY_null_VAR}".split(null)`).
- */
-function substitute(name: string, value: string, fallback: string): string {
-  const parsed: Record<string, string> = { [SPAN_KEY]: `\${${name}:-${protect(fallback)}}` };
-  const processEnv: Record<string, string> = { [name]: protect(value) };
-  expand({ parsed, processEnv });
-  const result = parsed[SPAN_KEY];
-  if (result === undefined) throw new Error('dotenv-expand returned no value for a span');
-  return result;
-}
-
-function protect(text: string): string {
-  return text.replace(/\$/g, () => '\\$$');
 }
 
 function missingVariablesError(missing: readonly MissingVariable[], source: string | undefined): WorkbenchError {

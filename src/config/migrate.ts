@@ -1,23 +1,10 @@
-import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { constants, copyFile, link, open, readFile, rename, stat, unlink } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { constants, copyFile, open, readFile, unlink } from 'node:fs/promises';
+import writeFileAtomic from 'write-file-atomic';
 import { WorkbenchError } from '../errors.js';
 import { expandString, formatJsonPath } from './expand-env.js';
 import { CLIENT_LABELS, sanitizeName, uniqueName, type ImportedServers } from './import-client.js';
-import {
-  applyEdits,
-  detectIndent,
-  insertMembersEdit,
-  memberAt,
-  nodeAt,
-  parseJsonTree,
-  removeMembersEdits,
-  renameKeyEdit,
-  serialise,
-  type JsonNode,
-  type TextEdit,
-} from './json-edit.js';
+import { formattingOf, indentUnit, insertMember, removeMember, renameKey } from './json-edit.js';
 import { parseConfig, parseConfigJson } from './load.js';
 import type { WorkbenchConfig } from './types.js';
 import { NAME_PATTERN, NAME_RULE, editDistance, isRecord } from './text.js';
@@ -108,7 +95,7 @@ export function importIntoConfigText(text: string | undefined, source: string, i
       notes: [...imported.notes],
     };
     if (target.schema !== undefined) plan.notes.push(`"$schema" points to ${target.schema}, so editors can complete and check the file`);
-    return finish('', document, plan, source, `${serialise(document, '  ')}\n`, about);
+    return finish('', document, plan, source, `${JSON.stringify(document, null, 2)}\n`, about);
   }
 
   const document = parseConfigJson(text, source);
@@ -318,41 +305,28 @@ function finish(text: string, document: unknown, plan: Plan, source: string, fre
 function applyPlan(text: string, document: unknown, ops: readonly Op[]): string {
   if (ops.length === 0) return text;
   const bom = text.startsWith('\uFEFF') ? '\uFEFF' : '';
-  const body = bom ? text.slice(1) : text;
-  const unit = detectIndent(body);
+  let body = bom ? text.slice(1) : text;
+  const formatting = formattingOf(body);
   const expected = applyToValue(document, ops);
-  const tree = parseJsonTree(body);
-  if (tree) {
-    const edited = bom + applyEdits(body, editsFor(body, tree, ops, unit));
-    // The text edit must give exactly the document the plan describes (keys in the same order too).
-    if (JSON.stringify(JSON.parse(edited.slice(bom.length))) === JSON.stringify(expected)) return edited;
+  // Deepest first, so no path runs through a key renamed before it; an insert into an object precedes its rename.
+  const depth = (op: Op): number => op.path.length + (op.op === 'insert' ? 1 : 0);
+  for (const op of [...ops].sort((a, b) => depth(b) - depth(a))) {
+    if (op.op === 'rename') body = renameKey(body, op.path, op.to);
+    else if (op.op === 'remove') body = removeMember(body, op.path);
+    else for (const [key, value] of op.entries) body = insertMember(body, op.path, key, value, formatting);
   }
-  return `${bom}${serialise(expected, unit)}${body.endsWith('\n') ? '\n' : ''}`;
+  // The text edit must give exactly the document the plan describes (keys in the same order too).
+  if (sameJson(body, expected)) return bom + body;
+  const original = bom ? text.slice(1) : text;
+  return `${bom}${JSON.stringify(expected, null, indentUnit(formatting))}${original.endsWith('\n') ? '\n' : ''}`;
 }
 
-function editsFor(text: string, tree: JsonNode, ops: readonly Op[], unit: string): TextEdit[] {
-  const edits: TextEdit[] = [];
-  const removals = new Map<string, { path: string[]; keys: Set<string> }>();
-  for (const op of ops) {
-    if (op.op === 'rename') {
-      const member = memberAt(tree, op.path);
-      if (member) edits.push(renameKeyEdit(member, op.to));
-    } else if (op.op === 'remove') {
-      const parent = op.path.slice(0, -1);
-      const id = JSON.stringify(parent);
-      const entry = removals.get(id) ?? { path: parent, keys: new Set<string>() };
-      entry.keys.add(op.path[op.path.length - 1]!);
-      removals.set(id, entry);
-    } else {
-      const object = nodeAt(tree, op.path);
-      if (object?.kind === 'object') edits.push(insertMembersEdit(text, object, op.entries, unit));
-    }
+function sameJson(text: string, expected: unknown): boolean {
+  try {
+    return JSON.stringify(JSON.parse(text)) === JSON.stringify(expected);
+  } catch {
+    return false;
   }
-  for (const { path, keys } of removals.values()) {
-    const object = nodeAt(tree, path);
-    if (object?.kind === 'object') edits.push(...removeMembersEdits(object, keys));
-  }
-  return edits;
 }
 
 /** The plan applied to a copy of the document: deepest paths first, so renames of parents come after. */
@@ -441,10 +415,10 @@ export async function readConfigFile(path: string): Promise<ConfigFile | undefin
 }
 
 /**
- * Saves `text` to `path` atomically (temp file in the same directory, fsync, rename). When `original` is given the
- * file must still hold exactly those bytes (else nothing is written: someone edited it meanwhile); they are first
- * copied to `<path>.bak-<timestamp>` (a new name, never an existing backup) and the new file keeps the old one's
- * permissions. Without `original` the file must not exist yet; it is created, never overwritten.
+ * Saves `text` to `path` atomically (write-file-atomic: temp file beside it, fsync, rename; the new file keeps the
+ * old one's mode and owner). When `original` is given the file must still hold exactly those bytes (else nothing is
+ * written: someone edited it meanwhile); they are first copied to `<path>.bak-<timestamp>` (a new name, never an
+ * existing backup). Without `original` the file must not exist yet; it is created, never overwritten.
  *
  * @returns the backup's path, when one was made.
  * @throws WorkbenchError `CONFIG_UNREADABLE` (the file changed, appeared, or cannot be written — with the reason).
@@ -453,36 +427,27 @@ export async function saveConfigFile(path: string, text: string, original: Buffe
   const fail = (reason: string, cause?: unknown): never => {
     throw new WorkbenchError('CONFIG_UNREADABLE', `Did not write ${path}: ${reason}.`, { cause });
   };
-  let mode = 0o644;
   let backup: string | undefined;
   if (original) {
     const current = await readFile(path).catch((error: unknown) => fail('it can no longer be read', error));
     if (!current.equals(original)) fail('it changed while migrate was running; run migrate again');
-    mode = (await stat(path)).mode & 0o777;
     backup = await makeBackup(path, now).catch((error: unknown) => fail(`the backup could not be made (${(error as Error).message})`, error));
+  } else {
+    // Claim the name first: an exclusive create fails if the file appeared meanwhile, where a rename would replace it.
+    await open(path, 'wx').then(
+      (handle) => handle.close(),
+      (error: unknown) => {
+        const exists = (error as NodeJS.ErrnoException).code === 'EEXIST';
+        fail(exists ? 'the file was created by someone else meanwhile' : (error as Error).message, error);
+      },
+    );
   }
-  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   try {
-    const handle = await open(temp, 'wx', mode);
-    try {
-      await handle.writeFile(text, 'utf8');
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    if (original) {
-      await rename(temp, path);
-    } else {
-      // link() fails if the file appeared meanwhile, where rename() would replace it.
-      await link(temp, path);
-      await unlink(temp);
-    }
+    await writeFileAtomic(path, text);
   } catch (error) {
-    await unlink(temp).catch(() => {});
-    const code = (error as NodeJS.ErrnoException).code;
-    fail(code === 'EEXIST' ? 'the file was created by someone else meanwhile' : (error as Error).message, error);
+    if (!original) await unlink(path).catch(() => {}); // our own empty claim, never someone else's file
+    fail((error as Error).message, error);
   }
-  await fsyncDirectory(dirname(path));
   return backup === undefined ? {} : { backup };
 }
 
@@ -497,19 +462,6 @@ async function makeBackup(path: string, now: Date): Promise<string> {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || n >= 1000) throw error;
     }
-  }
-}
-
-async function fsyncDirectory(dir: string): Promise<void> {
-  try {
-    const handle = await open(dir, 'r');
-    try {
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-  } catch {
-    // Some platforms cannot fsync a directory; the rename is done either way.
   }
 }
 

@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
-import { execFile, spawn, spawnSync } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, readlink, rm, symlink, unlink, utimes, writeFile } from 'node:fs/promises';
-import { hostname, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
+import lockfile from 'proper-lockfile';
 import {
   readToolState,
   resolveStatePath,
@@ -298,39 +299,43 @@ describe('updateToolState', () => {
   });
 
   describe('lock', () => {
-    const lockFor = (path: string, owner: object): Promise<void> => writeFile(`${path}.lock`, JSON.stringify(owner));
+    // The lock is proper-lockfile's, so any process using that library on the same path is a fellow holder.
+    const holdLock = (path: string): Promise<() => Promise<void>> => lockfile.lock(path, { realpath: false });
 
-    it('breaks a lock whose owner process is gone', async () => {
+    it('breaks the lock of a process that was killed while holding it, and the update succeeds', async () => {
       const dir = await freshDir();
       const path = join(dir, 'tool-state.json');
-      const dead = spawnSync(process.execPath, ['-e', '']).pid;
-      assert.ok(dead);
-      await lockFor(path, { pid: dead, host: hostname(), token: 'dead', since: new Date().toISOString() });
-      const { log, warnings } = capture();
-      const result = await updateToolState(path, { disable: ['a__b__c'] }, { log, lockTimeoutMs: 10_000 });
-      assert.deepEqual(result.state.disabled, ['a__b__c']);
-      assert.ok(warnings().some((w) => w.includes(`${path}.lock`) && w.includes(`pid ${dead}`)), warnings().join(''));
+      await write(path, { enabled: [], disabled: ['keep__me__x'] });
+      const holder = spawn(
+        process.execPath,
+        ['-e', `require('proper-lockfile').lock(${JSON.stringify(path)}, { realpath: false }).then(() => console.log('locked')); setInterval(() => {}, 1000);`],
+        { cwd: projectRoot, stdio: ['ignore', 'pipe', 'inherit'] },
+      );
+      await new Promise<void>((resolve, reject) => {
+        holder.stdout.on('data', (d: Buffer) => d.toString().includes('locked') && resolve());
+        holder.on('exit', (code) => reject(new Error(`lock holder exited early (${code})`)));
+      });
+      const exited = new Promise((r) => holder.once('exit', r));
+      holder.kill('SIGKILL');
+      await exited;
+      assert.ok((await readdir(dir)).includes('tool-state.json.lock'), 'the killed holder left its lock behind');
+      const result = await updateToolState(path, { disable: ['a__b__c'] }, { log: capture().log, lockStaleMs: 2_000 });
+      assert.deepEqual(result.state.disabled, ['keep__me__x', 'a__b__c']);
       assert.deepEqual(await readdir(dir), ['tool-state.json'], 'the lock was released');
-    });
-
-    it('breaks a lock older than the stale age even if its owner is alive', async () => {
-      const dir = await freshDir();
-      const path = join(dir, 'tool-state.json');
-      await lockFor(path, { pid: process.pid, host: hostname(), token: 'old', since: '2000-01-01T00:00:00.000Z' });
-      const old = new Date(Date.now() - 60_000);
-      await utimes(`${path}.lock`, old, old);
-      const result = await updateToolState(path, { disable: ['a__b__c'] }, { log: capture().log, lockTimeoutMs: 10_000 });
-      assert.deepEqual(result.state.disabled, ['a__b__c']);
-      assert.deepEqual(await readdir(dir), ['tool-state.json']);
     });
 
     it('waits for a live lock and proceeds once it is released', async () => {
       const dir = await freshDir();
       const path = join(dir, 'tool-state.json');
-      await lockFor(path, { pid: process.pid, host: hostname(), token: 'live' });
-      const released = new Promise<void>((r) => setTimeout(r, 200)).then(() => unlink(`${path}.lock`));
+      const release = await holdLock(path);
+      let released = false;
+      const releasing = new Promise<void>((r) => setTimeout(r, 200)).then(async () => {
+        released = true;
+        await release();
+      });
       const result = await updateToolState(path, { disable: ['a__b__c'] }, { log: capture().log, lockTimeoutMs: 10_000 });
-      await released;
+      assert.ok(released, 'the update waited for the holder');
+      await releasing;
       assert.deepEqual(result.state.disabled, ['a__b__c']);
     });
 
@@ -338,17 +343,48 @@ describe('updateToolState', () => {
       const dir = await freshDir();
       const path = join(dir, 'tool-state.json');
       await write(path, { enabled: [], disabled: ['keep__me__x'] });
-      await lockFor(path, { pid: process.pid, host: hostname(), token: 'live' });
-      await assert.rejects(
-        updateToolState(path, { disable: ['a__b__c'] }, { log: capture().log, lockTimeoutMs: 300 }),
-        (e) =>
-          isWorkbenchError(e, 'STATE_UNWRITABLE') &&
-          e.message.includes(`${path}.lock`) &&
-          e.message.includes(`pid ${process.pid}`) &&
-          /delete/.test(e.message),
-      );
-      assert.deepEqual(await json(path), { enabled: [], disabled: ['keep__me__x'] });
-      assert.ok((await readdir(dir)).includes('tool-state.json.lock'), "someone else's live lock is never removed");
+      const release = await holdLock(path);
+      try {
+        await assert.rejects(
+          updateToolState(path, { disable: ['a__b__c'] }, { log: capture().log, lockTimeoutMs: 300 }),
+          (e) => isWorkbenchError(e, 'STATE_UNWRITABLE') && e.message.includes(`${path}.lock`) && /delete/.test(e.message),
+        );
+        assert.deepEqual(await json(path), { enabled: [], disabled: ['keep__me__x'] });
+        assert.ok((await readdir(dir)).includes('tool-state.json.lock'), "someone else's live lock is never removed");
+      } finally {
+        await release();
+      }
+    });
+
+    it('removes a stale lock file left by an earlier version, and the update succeeds', async () => {
+      const dir = await freshDir();
+      const path = join(dir, 'tool-state.json');
+      await write(path, { enabled: [], disabled: ['keep__me__x'] });
+      await writeFile(`${path}.lock`, '{"pid": 1}');
+      const old = new Date(Date.now() - 60_000);
+      await utimes(`${path}.lock`, old, old);
+      const { log, warnings } = capture();
+      const result = await updateToolState(path, { disable: ['a__b__c'] }, { log });
+      assert.deepEqual(result.state.disabled, ['keep__me__x', 'a__b__c']);
+      assert.ok(warnings().some((w) => w.includes(`${path}.lock`)), warnings().join(''));
+      assert.deepEqual(await readdir(dir), ['tool-state.json']);
+    });
+
+    it('loses no update when many updates race to break the same stale lock', async () => {
+      // Each round: a stale lock (a crashed holder's) and 20 updates at once, all of which see it stale. Breaking it
+      // without care lets one updater remove the fresh lock another just took, and both write.
+      for (let round = 0; round < 10; round++) {
+        const dir = await freshDir();
+        const path = join(dir, 'tool-state.json');
+        await mkdir(`${path}.lock`);
+        const old = new Date(Date.now() - 60_000);
+        await utimes(`${path}.lock`, old, old);
+        const names = Array.from({ length: 20 }, (_, i) => `tb__race__t${i}`);
+        await Promise.all(names.map((name) => updateToolState(path, { disable: [name] }, { log: capture().log })));
+        const state = (await json(path)) as ToolState;
+        assert.deepEqual([...state.disabled].sort(), [...names].sort(), `round ${round}`);
+        assert.deepEqual(await readdir(dir), ['tool-state.json'], 'no lock left behind');
+      }
     });
   });
 

@@ -99,7 +99,7 @@ describe('expandString', () => {
     }
   });
 
-  it('handles names containing "null" (dotenv-expand splits operator-less expressions on it)', () => {
+  it('handles names containing "null"', () => {
     assert.equal(expandOne('${MY_null_VAR}', { MY_null_VAR: 'ok' }), 'ok');
     assert.equal(expandOne('${nullable:-d}', {}), 'd');
   });

@@ -4,7 +4,7 @@ import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { importClientServers, sanitizeName, type ClientKind } from '../../src/config/import-client.js';
-import { applyEdits, insertMembersEdit, parseJsonTree, removeMembersEdits, serialise } from '../../src/config/json-edit.js';
+import { formattingOf, insertMember, removeMember, renameKey } from '../../src/config/json-edit.js';
 import { parseConfig } from '../../src/config/load.js';
 import { configVariables, importIntoConfigText, migrateConfigText, saveConfigFile } from '../../src/config/migrate.js';
 import { unifiedDiff } from '../../src/config/text-diff.js';
@@ -256,23 +256,35 @@ describe('importIntoConfigText', () => {
 });
 
 describe('json-edit and diff helpers', () => {
-  it('removes runs of members and inserts members, leaving valid JSON', () => {
-    const text = '{\n  "a": 1,\n  "b": 2,\n  "c": 3,\n  "d": { "x": [1, 2] }\n}';
-    const tree = parseJsonTree(text)!;
-    assert.ok(tree.kind === 'object');
-    for (const keys of [['a'], ['b', 'c'], ['d'], ['c', 'd'], ['a', 'b', 'c', 'd'], ['a', 'c']]) {
-      const edited = applyEdits(text, removeMembersEdits(tree, new Set(keys)));
-      assert.deepEqual(Object.keys(JSON.parse(edited) as object), ['a', 'b', 'c', 'd'].filter((k) => !keys.includes(k)), keys.join());
+  const text = '{\n  "a": 1,\n  "b": 2,\n  "c": 3,\n  "d": { "x": [1, 2] }\n}';
+
+  it('removes any run of members, leaving the other lines byte for byte', () => {
+    for (const keys of [['a'], ['b', 'c'], ['d'], ['c', 'd'], ['a', 'c'], ['a', 'b', 'c', 'd']]) {
+      const edited = keys.reduce((t, key) => removeMember(t, [key]), text);
+      const kept = ['a', 'b', 'c', 'd'].filter((k) => !keys.includes(k));
+      assert.deepEqual(Object.keys(JSON.parse(edited) as object), kept, keys.join());
+      const lines = text.split('\n').filter((line) => kept.some((k) => line.startsWith(`  "${k}"`)));
+      for (const line of lines) assert.ok(edited.includes(line.replace(/,$/, '')), `${keys.join()}: ${line}`);
     }
-    const inserted = applyEdits(text, [insertMembersEdit(text, tree, [['e', { f: ['g'] }]], '  ')]);
-    assert.equal(inserted, '{\n  "a": 1,\n  "b": 2,\n  "c": 3,\n  "d": { "x": [1, 2] },\n  "e": {\n    "f": ["g"]\n  }\n}');
+    assert.equal(removeMember(text, ['a']), '{\n  "b": 2,\n  "c": 3,\n  "d": { "x": [1, 2] }\n}');
+    assert.equal(removeMember(text, ['d']), '{\n  "a": 1,\n  "b": 2,\n  "c": 3\n}');
+    assert.equal(removeMember(text, ['nope']), text);
+  });
+
+  it('renames a key in place and inserts members laid out like the file, without touching their neighbours', () => {
+    assert.equal(renameKey(text, ['d'], 'e'), text.replace('"d"', '"e"'));
+    assert.equal(
+      insertMember(text, [], 'e', { f: ['g'] }, formattingOf(text)),
+      '{\n  "a": 1,\n  "b": 2,\n  "c": 3,\n  "d": { "x": [1, 2] },\n  "e": {\n    "f": [\n      "g"\n    ]\n  }\n}',
+    );
     const empty = '{\n  "t": {}\n}';
-    const emptyTree = parseJsonTree(empty)!;
-    const inner = emptyTree.kind === 'object' ? emptyTree.members[0]!.value : emptyTree;
-    assert.ok(inner.kind === 'object');
-    assert.equal(applyEdits(empty, [insertMembersEdit(empty, inner, [['k', 1]], '  ')]), '{\n  "t": {\n    "k": 1\n  }\n}');
-    assert.equal(parseJsonTree('{"a":1,"a":2}'), undefined);
-    assert.equal(serialise({ args: ['-y', 'x'], env: {} }, '  '), '{\n  "args": ["-y", "x"],\n  "env": {}\n}');
+    assert.equal(insertMember(empty, ['t'], 'k', 1, formattingOf(empty)), '{\n  "t": {\n    "k": 1\n  }\n}');
+    const tabbed = '{\n\t"t": {\n\t\t"a": 1\n\t}\n}';
+    assert.equal(insertMember(tabbed, ['t'], 'k', { x: 1 }, formattingOf(tabbed)), '{\n\t"t": {\n\t\t"a": 1,\n\t\t"k": {\n\t\t\t"x": 1\n\t\t}\n\t}\n}');
+    const oneLine = '{ "t": { "a": 1 } }';
+    const inserted = insertMember(oneLine, ['t'], 'k', 2, formattingOf(oneLine));
+    assert.ok(!inserted.includes('\n'), inserted);
+    assert.deepEqual(JSON.parse(inserted), { t: { a: 1, k: 2 } });
   });
 
   it('unifiedDiff numbers hunks like diff -u', () => {
@@ -285,6 +297,11 @@ describe('json-edit and diff helpers', () => {
     );
     assert.equal(unifiedDiff('x\n', 'x\n', 'a', 'b'), '');
     assert.equal(unifiedDiff('', 'a\nb\n', '/dev/null', 'b'), '--- /dev/null\n+++ b\n@@ -0,0 +1,2 @@\n+a\n+b\n');
+  });
+
+  it('unifiedDiff shows a change of the trailing newline as a changed last line, marked', () => {
+    assert.equal(unifiedDiff('x\ny\n', 'x\ny', 'a', 'b'), '--- a\n+++ b\n@@ -1,2 +1,2 @@\n x\n-y\n+y\n\\ No newline at end of file\n');
+    assert.equal(unifiedDiff('{}', '{}\n', 'a', 'b'), '--- a\n+++ b\n@@ -1,1 +1,1 @@\n-{}\n\\ No newline at end of file\n+{}\n');
   });
 });
 
@@ -305,7 +322,8 @@ describe('saveConfigFile', () => {
     assert.equal((await import('node:fs')).statSync(path).mode & 0o777, 0o600);
     await assert.rejects(saveConfigFile(path, 'x', original, now), /changed while migrate was running/);
     await assert.rejects(saveConfigFile(path, 'x', undefined, now), /created by someone else/);
-    assert.deepEqual((await readdir(dir)).filter((f) => f.endsWith('.tmp')), []);
+    const files = ['workbench-config.json', 'workbench-config.json.bak-20250102T030405Z', 'workbench-config.json.bak-20250102T030405Z-2'];
+    assert.deepEqual((await readdir(dir)).sort(), files, 'no temp file left, no backup for a refused save');
     const created = join(dir, 'new.json');
     assert.deepEqual(await saveConfigFile(created, '{}\n', undefined, now), {});
     assert.equal(await readFile(created, 'utf8'), '{}\n');
