@@ -99,8 +99,10 @@ interface Live {
  * ends every child and its descendants.
  */
 export class ClientManager {
-  private readonly toolboxes = new Map<string, { config: ToolboxConfig; slots: Map<string, ServerSlot> }>();
+  private toolboxes = new Map<string, { config: ToolboxConfig; slots: Map<string, ServerSlot> }>();
   private closing = false;
+  /** Servers dropped by a reload, finishing their calls in flight before they close. */
+  private readonly retiring = new Set<Promise<void>>();
   /** Ends the children's process groups if this process dies without closing them. */
   private readonly reaper: OrphanReaper;
 
@@ -173,11 +175,44 @@ export class ClientManager {
     for (const { slots } of this.toolboxes.values()) for (const slot of slots.values()) slot.notifyRootsChanged();
   }
 
+  /**
+   * Switches to a new config without a restart. A server whose launch settings (see {@link launchKey}) are unchanged
+   * keeps its connection; a changed one is replaced by a fresh slot that connects on next use; the old connection
+   * and those of removed servers and toolboxes close once their calls in flight have finished. Returns the
+   * `toolbox/server` labels that were replaced or removed.
+   */
+  reload(config: WorkbenchConfig): { replaced: string[]; removed: string[] } {
+    const next = new Map<string, { config: ToolboxConfig; slots: Map<string, ServerSlot> }>();
+    for (const toolbox of config.toolboxes) {
+      const previous = this.toolboxes.get(toolbox.name)?.slots;
+      const slots = new Map<string, ServerSlot>();
+      for (const server of toolbox.servers) {
+        const kept = previous?.get(server.name);
+        const reuse = kept !== undefined && launchKey(kept.config) === launchKey(server);
+        slots.set(server.name, reuse ? kept : new ServerSlot(toolbox.name, server, this.options, this.reaper));
+      }
+      next.set(toolbox.name, { config: toolbox, slots });
+    }
+    const outcome = { replaced: [] as string[], removed: [] as string[] };
+    for (const [toolboxName, { slots }] of this.toolboxes) {
+      for (const [serverName, slot] of slots) {
+        const successor = next.get(toolboxName)?.slots.get(serverName);
+        if (successor === slot) continue;
+        (successor ? outcome.replaced : outcome.removed).push(`${toolboxName}/${serverName}`);
+        const retired = slot.retire();
+        this.retiring.add(retired);
+        void retired.finally(() => this.retiring.delete(retired));
+      }
+    }
+    this.toolboxes = next;
+    return outcome;
+  }
+
   /** Ends every connection and child process tree; safe to call more than once. */
   async close(): Promise<void> {
     this.closing = true;
     const slots = [...this.toolboxes.values()].flatMap(({ slots }) => [...slots.values()]);
-    await Promise.allSettled(slots.map((slot) => slot.close()));
+    await Promise.allSettled([...slots.map((slot) => slot.close()), ...this.retiring]);
     this.reaper.close();
   }
 
@@ -191,6 +226,12 @@ export class ClientManager {
     }
     return toolbox;
   }
+}
+
+/** The settings that decide how a server is started and called; any change means a new connection. */
+function launchKey(config: ServerConfig): string {
+  const { name: _name, disabledTools: _disabled, toolFilters: _filters, toolOverrides: _overrides, ...launch } = config;
+  return JSON.stringify(launch);
 }
 
 /** One configured server: its live connection (if any), the single in-flight connect, and crash bookkeeping. */
@@ -210,6 +251,12 @@ class ServerSlot {
   private refreshing: Promise<void> | undefined;
   private readonly log: Logger;
   private readonly label: string;
+  /** Calls forwarded and not yet settled, so a retired slot can let them finish before it closes. */
+  private inFlight = 0;
+  private drained: (() => void) | undefined;
+  private readonly settled = (): void => {
+    if (--this.inFlight === 0) this.drained?.();
+  };
 
   constructor(
     private readonly toolbox: string,
@@ -236,8 +283,17 @@ class ServerSlot {
   call(tool: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<CallToolResult> {
     // Connected: straight to the channel, without a promise turn for the connect that is not needed.
     const live = this.live;
-    if (live && !live.dead) return this.callOn(live, tool, args, options);
-    return this.ensure().then((connected) => this.callOn(connected, tool, args, options));
+    const promise =
+      live && !live.dead ? this.callOn(live, tool, args, options) : this.ensure().then((connected) => this.callOn(connected, tool, args, options));
+    this.inFlight++;
+    promise.then(this.settled, this.settled);
+    return promise;
+  }
+
+  /** Closes this slot once its calls in flight have settled (a reload removed or replaced it). */
+  async retire(): Promise<void> {
+    if (this.inFlight > 0) await new Promise<void>((resolve) => (this.drained = resolve));
+    await this.close();
   }
 
   private callOn(live: Live, tool: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<CallToolResult> {
