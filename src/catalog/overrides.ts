@@ -21,9 +21,9 @@ export function createOverrideResolver(config: WorkbenchConfig): OverrideResolve
   const project = compile(config.project?.toolOverrides ?? []);
   const perServer = new Map<string, { server: CompiledRule[]; toolbox: CompiledRule[] }>();
   for (const toolbox of config.toolboxes) {
-    const toolboxRules = compile(toolbox.toolOverrides);
+    const toolboxRules = compile(toolbox.toolOverrides ?? []);
     for (const server of toolbox.servers) {
-      perServer.set(`${toolbox.name}/${server.name}`, { server: compile(server.toolOverrides), toolbox: toolboxRules });
+      perServer.set(`${toolbox.name}/${server.name}`, { server: compile(server.toolOverrides ?? []), toolbox: toolboxRules });
     }
   }
   const none = perServer.size === 0 || ([...perServer.values()].every((s) => s.server.length + s.toolbox.length === 0) && project.length === 0);

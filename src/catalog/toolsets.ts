@@ -18,7 +18,7 @@ export interface ResolvedToolset {
 }
 
 export function resolveToolsets(config: WorkbenchConfig): Map<string, ResolvedToolset> {
-  return new Map(config.toolsets.map((toolset) => [toolset.name, resolveToolset(toolset, config.toolboxes)]));
+  return new Map((config.toolsets ?? []).map((toolset) => [toolset.name, resolveToolset(toolset, config.toolboxes)]));
 }
 
 function resolveToolset(toolset: ToolsetConfig, toolboxes: readonly ToolboxConfig[]): ResolvedToolset {

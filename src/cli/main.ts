@@ -56,6 +56,8 @@ program
   .addOption(new Option('--disabled-tools <names>', 'comma-separated canonical tool names or globs to hide').argParser(splitList))
   .option('--state-file <file>', 'tool state file (default: $WORKBENCH_STATE_FILE, else ~/.mcp-workbench/tool-state.json)')
   .option('--management-tools', 'also offer list_all_tools and enable_tools to the client')
+  .addOption(new Option('--toolset <names>', 'limit the session to the tools of these toolsets (comma-separated or repeated)').argParser(splitList))
+  .option('--project <dir>', 'directory of the project file .mcp-workbench.json (default: the start directory)')
   .option('--http <[host:]port>', 'serve Streamable HTTP on /mcp instead of stdio (host defaults to 127.0.0.1; port 0 picks a free port)')
   .option('--token <token>', 'bearer token every HTTP request must carry (default: $WORKBENCH_TOKEN, which is preferred: options show in ps)')
   .addOption(new Option('--allow-origin <origins>', 'browser origins to allow besides localhost (repeatable or comma-separated)').argParser(splitList))
@@ -70,6 +72,8 @@ program
         disabledTools?: string[];
         stateFile?: string;
         managementTools?: boolean;
+        toolset?: string[];
+        project?: string;
         http?: string;
         token?: string;
         allowOrigin?: string[];
@@ -85,6 +89,9 @@ program
           disabledTools: opts.disabledTools,
           stateFile: opts.stateFile,
           managementTools: opts.managementTools === true,
+          toolsets: opts.toolset,
+          project: opts.project,
+          watchConfig: true,
           maxMessageBytes: maxMessageBytes(),
           env,
           cwd: ctx.cwd,

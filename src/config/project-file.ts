@@ -95,7 +95,7 @@ export function applyProject(config: WorkbenchConfig, project: ProjectConfig | u
   const replaced = new Set(project.toolsets.map((t) => t.name));
   return {
     ...config,
-    toolsets: [...config.toolsets.filter((t) => !replaced.has(t.name)), ...project.toolsets],
+    toolsets: [...(config.toolsets ?? []).filter((t) => !replaced.has(t.name)), ...project.toolsets],
     project,
   };
 }

@@ -13,8 +13,11 @@ export interface ServerCommon {
   timeoutMs?: number;
   /** Connect (spawn + initialize + first tools/list) timeout in milliseconds, if configured. */
   connectTimeoutMs?: number;
-  /** What `open_toolbox` shows instead of the server's own text, per downstream name, canonical name or glob. */
-  toolOverrides: ToolOverrideRule[];
+  /**
+   * What `open_toolbox` shows instead of the server's own text, per downstream name, canonical name or glob.
+   * Always set by the loader; optional so configs built in code need not spell it out.
+   */
+  toolOverrides?: ToolOverrideRule[];
 }
 
 /** `toolOverrides` entry: fields shown instead of (or, for the suffix and annotations, on top of) the server's. */
@@ -78,8 +81,8 @@ export interface ToolboxConfig {
   name: string;
   description: string;
   disabledTools: string[];
-  /** Overrides keyed by canonical names or globs (applied after the servers' own). */
-  toolOverrides: ToolOverrideRule[];
+  /** Overrides keyed by canonical names or globs (applied after the servers' own). Always set by the loader. */
+  toolOverrides?: ToolOverrideRule[];
   /** Servers in config order. */
   servers: ServerConfig[];
 }
@@ -89,8 +92,8 @@ export interface WorkbenchConfig {
   source: string;
   /** Toolboxes in config order. */
   toolboxes: ToolboxConfig[];
-  /** Toolsets in file order: the config's, then the project file's. */
-  toolsets: ToolsetConfig[];
+  /** Toolsets in file order: the config's, then the project file's. Always set by the loader. */
+  toolsets?: ToolsetConfig[];
   /** The project file in effect, if one was found. */
   project?: ProjectConfig;
   /** Non-fatal findings (deprecations) that the caller should show on stderr. */
