@@ -170,7 +170,7 @@ async function checkServer(config: WorkbenchConfig, toolbox: ToolboxConfig, serv
   const timeoutMs = options.timeoutMs ?? server.connectTimeoutMs ?? DEFAULT_DOCTOR_TIMEOUT_MS;
   const logged: string[] = [];
   const manager = new ClientManager({
-    config: { source: config.source, toolboxes: [{ ...toolbox, servers: [{ ...server, connectTimeoutMs: timeoutMs }] }], toolsets: [], warnings: [] },
+    config: { source: config.source, toolboxes: [{ ...toolbox, servers: [{ ...server, connectTimeoutMs: timeoutMs }] }], warnings: [] },
     env: options.env,
     log: capturingLogger(logged),
     clientInfo: { name: 'mcp-workbench-doctor', version: VERSION },
