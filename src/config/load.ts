@@ -121,7 +121,7 @@ export function parseConfig(raw: unknown, source: string, env: EnvLike): Workben
   for (const toolbox of toolboxes) {
     if (toolbox.servers.length === 0) warnings.push(`Toolbox "${toolbox.name}" has no servers.`);
   }
-  return { source, toolboxes, toolsets: normaliseToolsets(document.toolsets, 'config'), warnings };
+  return { source, toolboxes, ...(document.toolsets && { toolsets: normaliseToolsets(document.toolsets, 'config') }), warnings };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -161,7 +161,7 @@ function normaliseToolbox(name: string, raw: RawToolbox): ToolboxConfig {
     name,
     description: raw.description ?? '',
     disabledTools: [...(raw.disabledTools ?? [])],
-    toolOverrides: normaliseOverrides(raw.toolOverrides),
+    ...(raw.toolOverrides && { toolOverrides: normaliseOverrides(raw.toolOverrides) }),
     servers: Object.entries(raw.mcpServers).map(([serverName, server]) => normaliseServer(serverName, server)),
   };
 }
@@ -170,7 +170,7 @@ function normaliseServer(name: string, raw: RawServer): ServerConfig {
   const common = {
     name,
     disabledTools: [...(raw.disabledTools ?? [])],
-    toolOverrides: normaliseOverrides(raw.toolOverrides),
+    ...(raw.toolOverrides && { toolOverrides: normaliseOverrides(raw.toolOverrides) }),
     ...(raw.toolFilters !== undefined && { toolFilters: [...raw.toolFilters] }),
     ...(raw.timeoutMs !== undefined && { timeoutMs: raw.timeoutMs }),
     ...(raw.connectTimeoutMs !== undefined && { connectTimeoutMs: raw.connectTimeoutMs }),

@@ -15,7 +15,7 @@ export interface ServerCommon {
   connectTimeoutMs?: number;
   /**
    * What `open_toolbox` shows instead of the server's own text, per downstream name, canonical name or glob.
-   * Always set by the loader; optional so configs built in code need not spell it out.
+   * Absent means none.
    */
   toolOverrides?: ToolOverrideRule[];
 }
@@ -81,7 +81,7 @@ export interface ToolboxConfig {
   name: string;
   description: string;
   disabledTools: string[];
-  /** Overrides keyed by canonical names or globs (applied after the servers' own). Always set by the loader. */
+  /** Overrides keyed by canonical names or globs (applied after the servers' own). Absent means none. */
   toolOverrides?: ToolOverrideRule[];
   /** Servers in config order. */
   servers: ServerConfig[];
@@ -92,7 +92,7 @@ export interface WorkbenchConfig {
   source: string;
   /** Toolboxes in config order. */
   toolboxes: ToolboxConfig[];
-  /** Toolsets in file order: the config's, then the project file's. Always set by the loader. */
+  /** Toolsets in file order: the config's, then the project file's. Absent means none. */
   toolsets?: ToolsetConfig[];
   /** The project file in effect, if one was found. */
   project?: ProjectConfig;
