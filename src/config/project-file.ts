@@ -167,8 +167,9 @@ function describe(error: ErrorObject, path: JsonPath, keys: CompiledSchema['keys
       }
       const level = path.length === 0 ? 'top' : path[path.length - 2] === 'toolOverrides' ? 'override' : 'toolset';
       const suggestion = closest(key, keys[level]);
+      // As in the config: an unknown key is reported on the object that holds it.
       return {
-        path: at,
+        path,
         message: suggestion
           ? `unknown key "${key}"; did you mean "${suggestion}"?`
           : `unknown key "${key}" (allowed here: ${keys[level].join(', ')}; keys starting with "_" or "$" are comments)`,
