@@ -124,10 +124,11 @@ program
   .command('validate')
   .description('check the config (schema, names, environment variables) without starting anything')
   .option('-c, --config <file>', 'config file (default: $WORKBENCH_CONFIG, else ./workbench-config.json)')
+  .option('--project <dir>', 'directory of the project file .mcp-workbench.json (default: the current directory)')
   .option('--json', 'print the result as JSON (secrets are not printed)')
-  .action(async (opts: { config?: string; json?: boolean }) => {
+  .action(async (opts: { config?: string; project?: string; json?: boolean }) => {
     try {
-      const report = await validateConfig({ config: opts.config, env, cwd: ctx.cwd });
+      const report = await validateConfig({ config: opts.config, project: opts.project, env, cwd: ctx.cwd });
       for (const warning of report.config.warnings) log.warn(warning);
       if (opts.json) {
         const summary = {
@@ -135,6 +136,8 @@ program
           valid: true,
           warnings: report.config.warnings,
           toolboxes: report.config.toolboxes.map((t) => ({ name: t.name, servers: t.servers.map((s) => ({ name: s.name, type: s.type })) })),
+          toolsets: (report.config.toolsets ?? []).map((t) => ({ name: t.name, tools: t.tools, origin: t.origin })),
+          ...(report.config.project && { project: report.config.project.source }),
         };
         ctx.print(JSON.stringify(summary, null, 2));
       } else {

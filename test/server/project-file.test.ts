@@ -96,6 +96,10 @@ describe('a project file that tries to add servers or commands', () => {
     assert.match(listed.stderr, /never add servers or commands/);
     for (const key of ['mcpServers', 'toolboxes', 'command', 'args']) assert.match(listed.stderr, new RegExp(`${key}: `));
 
+    const validated = runCli(['validate', '--config', configPath], { cwd: join(data.dir, 'repo'), env: env() });
+    assert.equal(validated.code, 1);
+    assert.match(validated.stderr, /never add servers or commands/);
+
     const served = runCli(['serve', '--config', configPath, '--project', join(data.dir, 'repo')], { cwd: data.dir, env: env() });
     assert.equal(served.code, 1);
     assert.match(served.stderr, /never add servers or commands/);
