@@ -3,7 +3,7 @@ import { readToolState, resolveStatePath, watchToolState } from '../catalog/tool
 import { loadConfig, resolveConfigPath } from '../config/load.js';
 import { applyProject, loadProjectFile, resolveProjectPath } from '../config/project-file.js';
 import type { WorkbenchConfig } from '../config/types.js';
-import { watchConfigFiles } from '../config/watch.js';
+import { snapshotFiles, watchConfigFiles } from '../config/watch.js';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import { Workbench } from '../server/workbench.js';
@@ -45,6 +45,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const { path } = resolveConfigPath({ flag: options.config, env: options.env, cwd: options.cwd });
   const projectPath = resolveProjectPath({ flag: options.project, cwd: options.cwd });
   const load = async (): Promise<WorkbenchConfig> => applyProject(await loadConfig(path, options.env), await loadProjectFile(projectPath));
+  const watched = [path, projectPath.path];
+  const baseline = options.watchConfig ? await snapshotFiles(watched) : '';
   const config = await load();
   for (const warning of config.warnings) options.log.warn(warning);
   if (config.project) options.log.info(`project file ${config.project.source} applies`);
@@ -68,7 +70,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   // A running server follows edits of its config and project file; an invalid edit leaves the previous one serving.
   const configWatcher = options.watchConfig
     ? watchConfigFiles({
-        files: [path, projectPath.path],
+        files: watched,
+        baseline,
         log: options.log,
         apply: async () => {
           const next = await load();

@@ -14,6 +14,11 @@ export interface WatchConfigFilesOptions {
    * Called at most once at a time.
    */
   apply(): Promise<void>;
+  /**
+   * The files' content the running config was loaded from ({@link snapshotFiles} taken before loading). The watcher
+   * compares against it once at start, so an edit made while the workbench was starting is not missed.
+   */
+  baseline: string;
   /** Reports a failed {@link WatchConfigFilesOptions.apply}. */
   onInvalid(error: unknown): void;
   log: Logger;
@@ -40,21 +45,13 @@ export function watchConfigFiles(options: WatchConfigFilesOptions): { close(): v
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let again = false;
-  let lastSeen: string | undefined;
   const watchers: FSWatcher[] = [];
 
-  const snapshot = async (): Promise<string> => {
-    const texts = await Promise.all(options.files.map((file) => readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => `\0${error.code ?? 'error'}`)));
-    return JSON.stringify(texts);
-  };
   // The content the running config came from; a change event that leaves the bytes as they were does nothing.
-  const baseline = snapshot().then((s) => {
-    lastSeen ??= s;
-  });
+  let lastSeen = options.baseline;
 
   const run = async (): Promise<void> => {
-    await baseline;
-    const now = await snapshot();
+    const now = await snapshotFiles(options.files);
     if (closed || now === lastSeen) return;
     lastSeen = now;
     try {
@@ -102,6 +99,9 @@ export function watchConfigFiles(options: WatchConfigFilesOptions): { close(): v
     }
   }
 
+  // Anything that changed between the caller's snapshot and now.
+  schedule();
+
   return {
     close() {
       closed = true;
@@ -109,4 +109,10 @@ export function watchConfigFiles(options: WatchConfigFilesOptions): { close(): v
       for (const watcher of watchers) watcher.close();
     },
   };
+}
+
+/** The files' current content as one comparable string (a missing or unreadable file counts as its error code). */
+export async function snapshotFiles(files: readonly string[]): Promise<string> {
+  const texts = await Promise.all(files.map((file) => readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => `\0${error.code ?? 'error'}`)));
+  return JSON.stringify(texts);
 }
