@@ -1,4 +1,5 @@
 import type { ToolboxConfig, ToolsetConfig, WorkbenchConfig } from '../config/types.js';
+import { WorkbenchError } from '../errors.js';
 import { compileGlob, type NameMatcher } from './glob.js';
 import { NAME_SEPARATOR } from './names.js';
 
@@ -19,6 +20,25 @@ export interface ResolvedToolset {
 
 export function resolveToolsets(config: WorkbenchConfig): Map<string, ResolvedToolset> {
   return new Map((config.toolsets ?? []).map((toolset) => [toolset.name, resolveToolset(toolset, config.toolboxes)]));
+}
+
+/**
+ * `--toolset`: the toolsets a session is limited to, as the visibility policy takes them.
+ *
+ * @throws WorkbenchError `CONFIG_INVALID` naming each toolset the config does not define (at start, or after an
+ *   edit removed it: that edit is then refused).
+ */
+export function sessionToolsetFilter(config: WorkbenchConfig, names: readonly string[]): { name: string; includes(canonical: string): boolean }[] {
+  const resolved = resolveToolsets(config);
+  const missing = names.filter((name) => !resolved.has(name));
+  if (missing.length > 0) {
+    const known = (config.toolsets ?? []).map((t) => t.name).join(', ') || '(none)';
+    throw new WorkbenchError(
+      'CONFIG_INVALID',
+      `--toolset names ${missing.map((n) => `"${n}"`).join(', ')}, which ${config.source} does not define (toolsets: ${known}). Define it under "toolsets" or change --toolset.`,
+    );
+  }
+  return names.map((name) => ({ name, includes: resolved.get(name)!.includes }));
 }
 
 function resolveToolset(toolset: ToolsetConfig, toolboxes: readonly ToolboxConfig[]): ResolvedToolset {

@@ -2,6 +2,8 @@ import type { ToolboxCatalog } from '../catalog/toolbox-catalog.js';
 import type { ResolvedToolset } from '../catalog/toolsets.js';
 import { parseToolName } from '../catalog/names.js';
 import { editDistance } from '../config/text.js';
+import { compileGlob } from '../catalog/glob.js';
+import type { ToolStatus, ToolStatusReport } from './workbench.js';
 
 /**
  * A toolset name used where a toolbox name goes: `open_toolbox` lists just the toolset's tools (connecting only the
@@ -94,4 +96,24 @@ export async function routeToolsetCall<Entry extends { name: string }>(
     error: `Tool "${toolName}" is not in toolset "${name}".${hint} Call open_toolbox {"toolbox_name":"${name}"} to list its tools.`,
     code: 'TOOL_NOT_FOUND',
   };
+}
+
+/**
+ * What a toolset resolves to (`tools list --toolset`): connects the servers it needs, then every tool it holds with its
+ * status (`statuses` gives a toolbox's), sorted by name, and the patterns that matched no tool of those servers.
+ */
+export async function describeToolset<Entry extends { name: string }>(
+  host: ToolsetHost<Entry>,
+  toolset: ResolvedToolset,
+  statuses: (toolbox: string) => ToolStatus[],
+): Promise<ToolStatusReport & { unmatched: string[] }> {
+  const opened = await openToolset(host, toolset);
+  const servers_failed = opened.failed.map((failure) => {
+    const [toolbox, server] = failure.server.split('/') as [string, string];
+    return { toolbox, server, error: failure.error };
+  });
+  const all = [...new Set(toolset.servers.map((s) => s.toolbox))].flatMap(statuses);
+  const tools = all.filter((s) => toolset.includes(s.name)).sort((a, b) => a.name.localeCompare(b.name));
+  const unmatched = toolset.config.tools.filter((pattern) => !all.some((s) => compileGlob(pattern)(s.name)));
+  return { tools, servers_failed, unmatched };
 }

@@ -18,8 +18,9 @@ import { formatToolName, parseToolName, type ToolNameParts } from '../catalog/na
 import { ToolboxCatalog, type CatalogTool, type ToolLookup } from '../catalog/toolbox-catalog.js';
 import { createVisibilityPolicy, type ToolState, type VisibilityPolicy } from '../catalog/visibility.js';
 import { createOverrideResolver, overriddenText, type OverrideResolver } from '../catalog/overrides.js';
-import { resolveToolsets, type ResolvedToolset } from '../catalog/toolsets.js';
-import { openToolset, routeToolsetCall, type ToolsetHost } from './toolset-routes.js';
+import { resolveToolsets, sessionToolsetFilter, type ResolvedToolset } from '../catalog/toolsets.js';
+import { describeToolset, openToolset, routeToolsetCall, type ToolsetHost } from './toolset-routes.js';
+import { toolStatuses } from './tool-status.js';
 
 // ajv-formats is CommonJS: under NodeNext the plugin function is its namespace's `default.default`.
 const addFormats = addFormatsModule.default;
@@ -318,34 +319,11 @@ export class Workbench {
     if (!toolset) {
       throw new WorkbenchError('TOOLBOX_NOT_FOUND', `Unknown toolset "${name}". Toolsets: ${(this.current.toolsets ?? []).map((t) => t.name).join(', ') || '(none configured)'}.`);
     }
-    const opened = await openToolset(this.toolsetHost(), toolset);
-    const report: ToolStatusReport & { unmatched: string[] } = { tools: [], servers_failed: [], unmatched: [] };
-    for (const failure of opened.failed) {
-      const [toolbox, server] = failure.server.split('/') as [string, string];
-      report.servers_failed.push({ toolbox, server, error: failure.error });
-    }
-    const toolboxes = new Set(toolset.servers.map((s) => s.toolbox));
-    const all = [...toolboxes].flatMap((t) => this.statusOf(t)).filter((s) => toolset.includes(s.name));
-    report.tools = all.sort((a, b) => a.name.localeCompare(b.name));
-    const loaded = [...toolboxes].flatMap((t) => this.statusOf(t).map((s) => s.name));
-    report.unmatched = toolset.config.tools.filter((pattern) => !loaded.some(compileGlob(pattern)));
-    return report;
+    return describeToolset(this.toolsetHost(), toolset, (toolbox) => this.statusOf(toolbox));
   }
 
   private createPolicy(config: WorkbenchConfig): VisibilityPolicy {
-    let sessionToolsets: { name: string; includes(canonical: string): boolean }[] | undefined;
-    if (this.sessionToolsets) {
-      const resolved = resolveToolsets(config);
-      const missing = this.sessionToolsets.filter((name) => !resolved.has(name));
-      if (missing.length > 0) {
-        const known = (config.toolsets ?? []).map((t) => t.name).join(', ') || '(none)';
-        throw new WorkbenchError(
-          'CONFIG_INVALID',
-          `--toolset names ${missing.map((n) => `"${n}"`).join(', ')}, which ${config.source} does not define (toolsets: ${known}). Define it under "toolsets" or change --toolset.`,
-        );
-      }
-      sessionToolsets = this.sessionToolsets.map((name) => ({ name, includes: resolved.get(name)!.includes }));
-    }
+    const sessionToolsets = this.sessionToolsets && sessionToolsetFilter(config, this.sessionToolsets);
     return createVisibilityPolicy({ config, cliDisabled: this.cliDisabled, state: this.state, sessionToolsets });
   }
 
@@ -554,23 +532,8 @@ export class Workbench {
     return report;
   }
 
-  /** Every loaded tool of a toolbox with its status, its server's own description, and any override. */
   private statusOf(toolbox: string): ToolStatus[] {
-    const { catalog } = this.cachedCatalog(toolbox);
-    const all = [...catalog.tools.map((t) => ({ t, status: undefined })), ...catalog.hidden.map((t) => ({ t, status: t.visibility }))];
-    return all.map(({ t, status }) => {
-      const override = this.overrides(t.toolbox, t.server, t.tool.name);
-      return {
-        name: t.name,
-        toolbox: t.toolbox,
-        server: t.server,
-        original_name: t.tool.name,
-        enabled: status === undefined,
-        ...(status ? { disabled_by: { source: status.source, rule: status.rule, reason: status.reason } } : {}),
-        ...(t.tool.description !== undefined ? { description: t.tool.description } : {}),
-        ...(override ? { override: overriddenText(t.tool, override) } : {}),
-      };
-    });
+    return toolStatuses(this.cachedCatalog(toolbox).catalog, this.overrides);
   }
 
   /**
