@@ -102,7 +102,7 @@ export class ClientManager {
   private toolboxes = new Map<string, { config: ToolboxConfig; slots: Map<string, ServerSlot> }>();
   private closing = false;
   /** Servers dropped by a reload, finishing their calls in flight before they close. */
-  private readonly retiring = new Set<Promise<void>>();
+  private readonly retiring = new Set<ServerSlot>();
   /** Ends the children's process groups if this process dies without closing them. */
   private readonly reaper: OrphanReaper;
 
@@ -199,9 +199,8 @@ export class ClientManager {
         const successor = next.get(toolboxName)?.slots.get(serverName);
         if (successor === slot) continue;
         (successor ? outcome.replaced : outcome.removed).push(`${toolboxName}/${serverName}`);
-        const retired = slot.retire();
-        this.retiring.add(retired);
-        void retired.finally(() => this.retiring.delete(retired));
+        this.retiring.add(slot);
+        void slot.retire().finally(() => this.retiring.delete(slot));
       }
     }
     this.toolboxes = next;
@@ -212,7 +211,8 @@ export class ClientManager {
   async close(): Promise<void> {
     this.closing = true;
     const slots = [...this.toolboxes.values()].flatMap(({ slots }) => [...slots.values()]);
-    await Promise.allSettled([...slots.map((slot) => slot.close()), ...this.retiring]);
+    // Shutting down does not wait for the calls of retired servers: they end with everything else.
+    await Promise.allSettled([...slots, ...this.retiring].map((slot) => slot.close()));
     this.reaper.close();
   }
 
@@ -293,7 +293,8 @@ class ServerSlot {
   /** Closes this slot once its calls in flight have settled (a reload removed or replaced it). */
   async retire(): Promise<void> {
     if (this.inFlight > 0) await new Promise<void>((resolve) => (this.drained = resolve));
-    await this.close();
+    // The whole manager may have closed it meanwhile (shutdown).
+    if (!this.closed) await this.close();
   }
 
   private callOn(live: Live, tool: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<CallToolResult> {
