@@ -183,3 +183,22 @@ describe('live reload of the project file', () => {
     assert.equal(workbenchErrorCode(await wb.useTool('fx', 'fx__fixture__echo', { text: 'x' })), 'TOOL_DISABLED', 'previous rules still apply');
   });
 });
+
+describe('live reload with serve --toolset', () => {
+  it('refuses an edit that removes the toolset the session is limited to, and keeps serving', async () => {
+    const config = {
+      toolboxes: { fx: { mcpServers: { fixture: fixtureServer() } } },
+      toolsets: { quick: { tools: ['fx__fixture__echo'] } },
+    };
+    const wb = await startOver('stdio', config, ['--toolset', 'quick']);
+    try {
+      await writeFile(wb.configPath, JSON.stringify({ toolboxes: config.toolboxes }));
+      assert.ok(await waitFor(() => /config change not applied/.test(wb.stderr()), WITHIN), wb.stderr());
+      assert.match(wb.stderr(), /--toolset names "quick"/);
+      assert.equal(textOf(await wb.useTool('quick', 'echo', { text: 'kept' })), 'kept');
+      assert.equal(workbenchErrorCode(await wb.useTool('fx', 'fx__fixture__add', { a: 1, b: 2 })), 'TOOL_DISABLED', 'still limited');
+    } finally {
+      await wb.close();
+    }
+  });
+});
