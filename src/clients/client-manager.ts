@@ -1,4 +1,5 @@
 import { basename } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
@@ -38,6 +39,8 @@ const MAX_BACKOFF_MS = 10_000;
 /** A connection that lived this long before dying is treated as healthy: its crash starts the backoff afresh. */
 const HEALTHY_LIFETIME_MS = 30_000;
 const LIST_CHANGED_DEBOUNCE_MS = 100;
+/** How often a server retired by a reload checks whether its last calls have finished. */
+const RETIRE_POLL_MS = 100;
 const MAX_TOOL_PAGES = 1000;
 /**
  * The SDK's own request timeout (60 s by default) must never cut a connect short of `connectTimeoutMs`: ours fires
@@ -251,12 +254,6 @@ class ServerSlot {
   private refreshing: Promise<void> | undefined;
   private readonly log: Logger;
   private readonly label: string;
-  /** Calls forwarded and not yet settled, so a retired slot can let them finish before it closes. */
-  private inFlight = 0;
-  private drained: (() => void) | undefined;
-  private readonly settled = (): void => {
-    if (--this.inFlight === 0) this.drained?.();
-  };
 
   constructor(
     private readonly toolbox: string,
@@ -283,16 +280,18 @@ class ServerSlot {
   call(tool: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<CallToolResult> {
     // Connected: straight to the channel, without a promise turn for the connect that is not needed.
     const live = this.live;
-    const promise =
-      live && !live.dead ? this.callOn(live, tool, args, options) : this.ensure().then((connected) => this.callOn(connected, tool, args, options));
-    this.inFlight++;
-    promise.then(this.settled, this.settled);
-    return promise;
+    if (live && !live.dead) return this.callOn(live, tool, args, options);
+    return this.ensure().then((connected) => this.callOn(connected, tool, args, options));
   }
 
-  /** Closes this slot once its calls in flight have settled (a reload removed or replaced it). */
+  /**
+   * Closes this slot once its calls in flight have settled (a reload removed or replaced it). Polled rather than
+   * counted per call, so the call path pays nothing for it; a connect in flight is waited for first, as the calls
+   * queued on it start right after.
+   */
   async retire(): Promise<void> {
-    if (this.inFlight > 0) await new Promise<void>((resolve) => (this.drained = resolve));
+    await this.pending?.catch(() => {});
+    while (!this.closed && (this.live?.calls.inFlight ?? 0) > 0) await sleep(RETIRE_POLL_MS, undefined, { ref: false });
     // The whole manager may have closed it meanwhile (shutdown).
     if (!this.closed) await this.close();
   }
