@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { Ajv } from 'ajv';
 import { parseConfig } from '../../src/config/load.js';
 import { PROJECT_FILE, applyProject, loadProjectFile, parseProjectFile, resolveProjectPath } from '../../src/config/project-file.js';
 import { WorkbenchError, type WorkbenchErrorCode } from '../../src/errors.js';
@@ -155,5 +156,33 @@ describe('loadProjectFile', () => {
     const error = await rejection(loadProjectFile(resolveProjectPath({ cwd: dir })), 'CONFIG_PARSE');
     assert.match(error.message, /\.mcp-workbench\.json/);
     assert.match(error.message, /line 1/);
+  });
+});
+
+describe('mcp-workbench-project.schema.json', () => {
+  const read = async (name: string): Promise<Record<string, unknown>> =>
+    JSON.parse(await readFile(new URL(`../../${name}`, import.meta.url), 'utf8')) as Record<string, unknown>;
+
+  it('compiles without ajv strict-mode warnings, documents every key, and is shipped', async () => {
+    const schema = await read('mcp-workbench-project.schema.json');
+    const warnings: unknown[] = [];
+    const logger = { log: () => {}, warn: (...args: unknown[]) => warnings.push(args), error: (...args: unknown[]) => warnings.push(args) };
+    new Ajv({ allErrors: true, logger }).compile(schema);
+    assert.deepEqual(warnings, []);
+    const properties = schema.properties as Record<string, { description?: string }>;
+    assert.deepEqual(Object.keys(properties), ['$schema', 'disabledTools', 'toolsets', 'toolOverrides', 'catalogBudget']);
+    for (const [key, property] of Object.entries(properties)) assert.ok(property.description, `${key} has a description`);
+    const pkg = await read('package.json');
+    assert.ok((pkg.files as string[]).includes('mcp-workbench-project.schema.json'));
+  });
+
+  it('describes toolsets and overrides exactly as the config schema does', async () => {
+    type Definitions = Record<string, { properties: Record<string, { type?: unknown; properties?: unknown }> }>;
+    const project = (await read('mcp-workbench-project.schema.json')).definitions as Definitions;
+    const config = (await read('workbench-config.schema.json')).definitions as Definitions;
+    for (const name of ['toolset', 'toolOverride']) {
+      assert.deepEqual(Object.keys(project[name]!.properties), Object.keys(config[name]!.properties), name);
+      assert.deepEqual(project[name]!.properties.annotations, config[name]!.properties.annotations, `${name} annotations`);
+    }
   });
 });
