@@ -23,6 +23,19 @@ export function resolveToolsets(config: WorkbenchConfig): Map<string, ResolvedTo
 }
 
 /**
+ * One warning per toolset entry that can match no tool because it names no configured toolbox and server (a typo,
+ * or a toolbox that was removed). Entries that reach a server but match none of its tools are found only once it is
+ * connected: `tools list --toolset NAME` reports those.
+ */
+export function toolsetWarnings(config: WorkbenchConfig): string[] {
+  return [...resolveToolsets(config).values()].flatMap((toolset) =>
+    toolset.unreachable.map(
+      (pattern) => `toolset "${toolset.config.name}": "${pattern}" names no configured toolbox and server, so it matches nothing (tool names are {toolbox}__{server}__{tool})`,
+    ),
+  );
+}
+
+/**
  * `--toolset`: the toolsets a session is limited to, as the visibility policy takes them.
  *
  * @throws WorkbenchError `CONFIG_INVALID` naming each toolset the config does not define (at start, or after an

@@ -6,6 +6,7 @@ import { EXIT_FAILURE, EXIT_USAGE, createCliContext, splitList } from './context
 import { serve } from './serve.js';
 import { parsePositiveInt, serveHttp } from './serve-http.js';
 import { registerToolsCommand } from './tools.js';
+import { toolsetWarnings } from '../catalog/toolsets.js';
 import { formatValidateReport, validateConfig } from './validate.js';
 import { registerMigrateCommand } from './migrate.js';
 import { registerDoctorCommand } from './doctor.js';
@@ -129,12 +130,12 @@ program
   .action(async (opts: { config?: string; project?: string; json?: boolean }) => {
     try {
       const report = await validateConfig({ config: opts.config, project: opts.project, env, cwd: ctx.cwd });
-      for (const warning of report.config.warnings) log.warn(warning);
+      for (const warning of [...report.config.warnings, ...toolsetWarnings(report.config)]) log.warn(warning);
       if (opts.json) {
         const summary = {
           path: report.path,
           valid: true,
-          warnings: report.config.warnings,
+          warnings: [...report.config.warnings, ...toolsetWarnings(report.config)],
           toolboxes: report.config.toolboxes.map((t) => ({ name: t.name, servers: t.servers.map((s) => ({ name: s.name, type: s.type })) })),
           toolsets: (report.config.toolsets ?? []).map((t) => ({ name: t.name, tools: t.tools, origin: t.origin })),
           ...(report.config.project && { project: report.config.project.source }),

@@ -4,6 +4,7 @@ import { loadConfig, resolveConfigPath } from '../config/load.js';
 import { applyProject, loadProjectFile, resolveProjectPath } from '../config/project-file.js';
 import type { WorkbenchConfig } from '../config/types.js';
 import { snapshotFiles, watchConfigFiles } from '../config/watch.js';
+import { toolsetWarnings } from '../catalog/toolsets.js';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import { Workbench } from '../server/workbench.js';
@@ -48,7 +49,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const watched = [path, projectPath.path];
   const baseline = options.watchConfig ? await snapshotFiles(watched) : '';
   const config = await load();
-  for (const warning of config.warnings) options.log.warn(warning);
+  for (const warning of [...config.warnings, ...toolsetWarnings(config)]) options.log.warn(warning);
   if (config.project) options.log.info(`project file ${config.project.source} applies`);
   const statePath = stateFilePath(options);
   const state = await readToolState(statePath, options.log);
@@ -76,7 +77,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         apply: async () => {
           const next = await load();
           const { replaced, removed } = workbench.reload(next);
-          for (const warning of next.warnings) options.log.warn(warning);
+          for (const warning of [...next.warnings, ...toolsetWarnings(next)]) options.log.warn(warning);
           const changes = [
             replaced.length > 0 ? `restarting on next use: ${replaced.join(', ')}` : '',
             removed.length > 0 ? `closing: ${removed.join(', ')}` : '',

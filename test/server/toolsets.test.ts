@@ -152,6 +152,13 @@ describe('toolsets from the command line', () => {
     assert.match(run.stderr, /nowhere__x__y/);
   });
 
+  it('validate warns, without connecting anything, about an entry that names no configured toolbox and server', () => {
+    const run = runCli(['validate', '--config', configPath], { cwd: data.dir });
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stderr, /nowhere__x__y/);
+    assert.doesNotMatch(run.stderr, /fx__fixture__ecko/, 'that one reaches a server: only a connected catalog can tell');
+  });
+
   it('serve --toolset with a name the config does not define fails at start, naming it', () => {
     const run = runCli(['serve', '--config', configPath, '--toolset', 'nosuch'], { cwd: data.dir });
     assert.equal(run.code, 1);
