@@ -13,7 +13,6 @@ import type { ToolStatus, ToolStatusReport } from './workbench.js';
 export interface ToolsetHost<Entry extends { name: string }> {
   /** Connects one server (sharing any connect in flight); resolves with the failure message, if any. */
   connect(toolbox: string, server: string): Promise<string | undefined>;
-  isConnected(toolbox: string, server: string): boolean;
   /** The toolbox's current catalog and its open_toolbox entries (overrides applied). */
   catalog(toolbox: string): { catalog: ToolboxCatalog; entries: readonly Entry[] };
 }

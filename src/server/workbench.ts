@@ -330,7 +330,6 @@ export class Workbench {
   private toolsetHost(): ToolsetHost<ToolEntry> {
     return {
       connect: (toolbox, server) => this.manager.connectServer(toolbox, server),
-      isConnected: (toolbox, server) => this.manager.isConnected(toolbox, server),
       catalog: (toolbox) => this.cachedCatalog(toolbox),
     };
   }
