@@ -7,7 +7,7 @@ import { formatToolName } from './names.js';
  * can refuse a disabled tool before anything is connected. Results are memoised per canonical name; build a new
  * policy when the inputs (config, CLI flags, state) change rather than re-evaluating per call.
  */
-export type DisabledSource = 'config' | 'cli' | 'state';
+export type DisabledSource = 'config' | 'project' | 'cli' | 'toolset' | 'state';
 
 export type Visibility =
   | { enabled: true }
@@ -24,6 +24,8 @@ export interface VisibilityInputs {
   cliDisabled?: readonly string[];
   /** The persisted state file's lists, if any. */
   state?: ToolState;
+  /** `--toolset`: only tools of these toolsets are visible (already resolved against the config). */
+  sessionToolsets?: readonly { name: string; includes(canonical: string): boolean }[];
 }
 
 export interface VisibilityPolicy {
@@ -52,7 +54,9 @@ export function createVisibilityPolicy(inputs: VisibilityInputs): VisibilityPoli
       });
     }
   }
+  const project = rules(inputs.config.project?.disabledTools);
   const cli = rules(inputs.cliDisabled);
+  const sessionToolsets = inputs.sessionToolsets;
   const stateDisabled = rules(inputs.state?.disabled);
   const stateEnabled = rules(inputs.state?.enabled);
   const memo = new Map<string, Visibility>();
@@ -76,9 +80,22 @@ export function createVisibilityPolicy(inputs: VisibilityInputs): VisibilityPoli
         reason: `disabled by "${configRule.pattern}" in disabledTools of the config`,
       };
     }
+    const projectRule = find(project, canonical);
+    if (projectRule) {
+      return {
+        enabled: false,
+        source: 'project',
+        rule: projectRule.pattern,
+        reason: `disabled by "${projectRule.pattern}" in disabledTools of the project file ${inputs.config.project?.source ?? ''}`.trimEnd(),
+      };
+    }
     const cliRule = find(cli, canonical);
     if (cliRule) {
       return { enabled: false, source: 'cli', rule: cliRule.pattern, reason: `disabled by --disabled-tools "${cliRule.pattern}"` };
+    }
+    if (sessionToolsets && !sessionToolsets.some((t) => t.includes(canonical))) {
+      const names = sessionToolsets.map((t) => t.name).join(', ');
+      return { enabled: false, source: 'toolset', rule: names, reason: `not in the toolset(s) this session is limited to (--toolset ${names})` };
     }
     const stateRule = find(stateDisabled, canonical);
     if (stateRule) {

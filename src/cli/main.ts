@@ -6,6 +6,7 @@ import { EXIT_FAILURE, EXIT_USAGE, createCliContext, splitList } from './context
 import { serve } from './serve.js';
 import { parsePositiveInt, serveHttp } from './serve-http.js';
 import { registerToolsCommand } from './tools.js';
+import { toolsetWarnings } from '../catalog/toolsets.js';
 import { formatValidateReport, validateConfig } from './validate.js';
 import { registerMigrateCommand } from './migrate.js';
 import { registerDoctorCommand } from './doctor.js';
@@ -56,6 +57,8 @@ program
   .addOption(new Option('--disabled-tools <names>', 'comma-separated canonical tool names or globs to hide').argParser(splitList))
   .option('--state-file <file>', 'tool state file (default: $WORKBENCH_STATE_FILE, else ~/.mcp-workbench/tool-state.json)')
   .option('--management-tools', 'also offer list_all_tools and enable_tools to the client')
+  .addOption(new Option('--toolset <names>', 'limit the session to the tools of these toolsets (comma-separated or repeated)').argParser(splitList))
+  .option('--project <dir>', 'directory of the project file .mcp-workbench.json (default: the start directory)')
   .option('--http <[host:]port>', 'serve Streamable HTTP on /mcp instead of stdio (host defaults to 127.0.0.1; port 0 picks a free port)')
   .option('--token <token>', 'bearer token every HTTP request must carry (default: $WORKBENCH_TOKEN, which is preferred: options show in ps)')
   .addOption(new Option('--allow-origin <origins>', 'browser origins to allow besides localhost (repeatable or comma-separated)').argParser(splitList))
@@ -70,6 +73,8 @@ program
         disabledTools?: string[];
         stateFile?: string;
         managementTools?: boolean;
+        toolset?: string[];
+        project?: string;
         http?: string;
         token?: string;
         allowOrigin?: string[];
@@ -85,6 +90,9 @@ program
           disabledTools: opts.disabledTools,
           stateFile: opts.stateFile,
           managementTools: opts.managementTools === true,
+          toolsets: opts.toolset,
+          project: opts.project,
+          watchConfig: true,
           maxMessageBytes: maxMessageBytes(),
           env,
           cwd: ctx.cwd,
@@ -117,17 +125,20 @@ program
   .command('validate')
   .description('check the config (schema, names, environment variables) without starting anything')
   .option('-c, --config <file>', 'config file (default: $WORKBENCH_CONFIG, else ./workbench-config.json)')
+  .option('--project <dir>', 'directory of the project file .mcp-workbench.json (default: the current directory)')
   .option('--json', 'print the result as JSON (secrets are not printed)')
-  .action(async (opts: { config?: string; json?: boolean }) => {
+  .action(async (opts: { config?: string; project?: string; json?: boolean }) => {
     try {
-      const report = await validateConfig({ config: opts.config, env, cwd: ctx.cwd });
-      for (const warning of report.config.warnings) log.warn(warning);
+      const report = await validateConfig({ config: opts.config, project: opts.project, env, cwd: ctx.cwd });
+      for (const warning of [...report.config.warnings, ...toolsetWarnings(report.config)]) log.warn(warning);
       if (opts.json) {
         const summary = {
           path: report.path,
           valid: true,
-          warnings: report.config.warnings,
+          warnings: [...report.config.warnings, ...toolsetWarnings(report.config)],
           toolboxes: report.config.toolboxes.map((t) => ({ name: t.name, servers: t.servers.map((s) => ({ name: s.name, type: s.type })) })),
+          toolsets: (report.config.toolsets ?? []).map((t) => ({ name: t.name, tools: t.tools, origin: t.origin })),
+          ...(report.config.project && { project: report.config.project.source }),
         };
         ctx.print(JSON.stringify(summary, null, 2));
       } else {

@@ -1,7 +1,11 @@
 import { homedir } from 'node:os';
 import { readToolState, resolveStatePath, watchToolState } from '../catalog/tool-state.js';
 import { loadConfig, resolveConfigPath } from '../config/load.js';
+import { applyProject, loadProjectFile, resolveProjectPath } from '../config/project-file.js';
 import type { WorkbenchConfig } from '../config/types.js';
+import { snapshotFiles, watchConfigFiles } from '../config/watch.js';
+import { toolsetWarnings } from '../catalog/toolsets.js';
+import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import { Workbench } from '../server/workbench.js';
 import { VERSION } from '../version.js';
@@ -14,6 +18,12 @@ export interface RuntimeOptions {
   stateFile?: string;
   /** Offer list_all_tools and enable_tools. */
   managementTools?: boolean;
+  /** `--project DIR`: where `.mcp-workbench.json` is; else the start directory `cwd`. */
+  project?: string;
+  /** `--toolset`: limit the session to these toolsets. */
+  toolsets?: string[];
+  /** Follow edits of the config and project files (serving); one-shot commands leave it off. */
+  watchConfig?: boolean;
   maxMessageBytes?: number;
   env: Record<string, string | undefined>;
   cwd: string;
@@ -34,8 +44,13 @@ export interface Runtime {
  */
 export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const { path } = resolveConfigPath({ flag: options.config, env: options.env, cwd: options.cwd });
-  const config = await loadConfig(path, options.env);
-  for (const warning of config.warnings) options.log.warn(warning);
+  const projectPath = resolveProjectPath({ flag: options.project, cwd: options.cwd });
+  const load = async (): Promise<WorkbenchConfig> => applyProject(await loadConfig(path, options.env), await loadProjectFile(projectPath));
+  const watched = [path, projectPath.path];
+  const baseline = options.watchConfig ? await snapshotFiles(watched) : '';
+  const config = await load();
+  for (const warning of [...config.warnings, ...toolsetWarnings(config)]) options.log.warn(warning);
+  if (config.project) options.log.info(`project file ${config.project.source} applies`);
   const statePath = stateFilePath(options);
   const state = await readToolState(statePath, options.log);
   const workbench = new Workbench({
@@ -46,17 +61,40 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     cliDisabled: options.disabledTools,
     maxMessageBytes: options.maxMessageBytes,
     state,
+    ...(options.toolsets && options.toolsets.length > 0 && { sessionToolsets: options.toolsets }),
   });
   // A running server follows changes from `tools enable|disable`, another workbench or an editor.
   const watcher = watchToolState(statePath, (next) => {
     options.log.info(`tool state changed in ${statePath}: ${next.enabled.length} enabled, ${next.disabled.length} disabled pattern(s)`);
     workbench.setState(next);
   }, options.log, { initial: state });
+  // A running server follows edits of its config and project file; an invalid edit leaves the previous one serving.
+  const configWatcher = options.watchConfig
+    ? watchConfigFiles({
+        files: watched,
+        baseline,
+        log: options.log,
+        apply: async () => {
+          const next = await load();
+          const { replaced, removed } = workbench.reload(next);
+          for (const warning of [...next.warnings, ...toolsetWarnings(next)]) options.log.warn(warning);
+          const changes = [
+            replaced.length > 0 ? `restarting on next use: ${replaced.join(', ')}` : '',
+            removed.length > 0 ? `closing: ${removed.join(', ')}` : '',
+          ].filter(Boolean);
+          options.log.info(
+            `config reloaded from ${path}${next.project ? ` and ${next.project.source}` : ''}: ${next.toolboxes.length} toolbox(es), ${(next.toolsets ?? []).length} toolset(s)${changes.length > 0 ? `; ${changes.join('; ')}` : ''}`,
+          );
+        },
+        onInvalid: (error) => options.log.error(`config change not applied, the previous config keeps serving: ${errorMessage(error)}`),
+      })
+    : undefined;
   return {
     config,
     workbench,
     statePath,
     close: async () => {
+      configWatcher?.close();
       watcher.close();
       await workbench.close();
     },

@@ -23,16 +23,24 @@ export function registerToolsCommand(program: Command, ctx: CliContext): void {
   common(tools.command('list'))
     .description('connect the servers and show every tool: enabled or disabled, and by which source')
     .option('-t, --toolbox <name>', 'only this toolbox')
+    .option('--toolset <name>', 'only what this toolset resolves to (a pattern that matches nothing is warned about)')
+    .option('--project <dir>', 'directory of the project file .mcp-workbench.json (default: the current directory)')
     .option('--json', 'machine-readable output')
     .addOption(new Option('--disabled-tools <names>', 'as for serve: comma-separated names or globs').argParser(splitList))
-    .action(async (opts: { config?: string; stateFile?: string; toolbox?: string; json?: boolean; disabledTools?: string[] }) => {
+    .action(async (opts: { config?: string; stateFile?: string; toolbox?: string; toolset?: string; project?: string; json?: boolean; disabledTools?: string[] }) => {
       // Connecting logs per server; keep stderr for the progress line and real problems.
       const log = ctx.log;
       let runtime: Awaited<ReturnType<typeof createRuntime>> | undefined;
       try {
         runtime = await createRuntime({ ...opts, env: ctx.env, cwd: ctx.cwd, log: quiet(log) });
         const progress = ctx.stderrIsTTY ? startProgress(runtime.workbench, opts.toolbox) : undefined;
-        const report = await runtime.workbench.listAllTools(opts.toolbox).finally(() => progress?.());
+        const workbench = runtime.workbench;
+        const report: ToolStatusReport & { unmatched?: string[] } = await (
+          opts.toolset !== undefined ? workbench.describeToolset(opts.toolset) : workbench.listAllTools(opts.toolbox)
+        ).finally(() => progress?.());
+        for (const pattern of report.unmatched ?? []) {
+          log.warn(`toolset "${opts.toolset}": "${pattern}" matches no tool of the connected servers (check the toolbox, server and tool names)`);
+        }
         ctx.print(opts.json ? JSON.stringify({ state_file: runtime.statePath, ...report }, null, 2) : formatToolList(report, runtime.statePath));
         if (report.servers_failed.length > 0) process.exitCode = EXIT_FAILURE;
       } catch (error) {

@@ -1,4 +1,5 @@
 import { loadConfig, resolveConfigPath } from '../config/load.js';
+import { applyProject, loadProjectFile, resolveProjectPath } from '../config/project-file.js';
 import type { WorkbenchConfig } from '../config/types.js';
 
 export interface ValidateReport {
@@ -6,10 +7,15 @@ export interface ValidateReport {
   config: WorkbenchConfig;
 }
 
-/** Loads and checks the config exactly as `serve` would; throws the loader's WorkbenchError when it is invalid. */
-export async function validateConfig(options: { config?: string; env: Record<string, string | undefined>; cwd: string }): Promise<ValidateReport> {
+/**
+ * Loads and checks the config and the project file (`.mcp-workbench.json` in `cwd`, or `--project DIR`) exactly as
+ * `serve` would; throws the loader's WorkbenchError when either is invalid.
+ */
+export async function validateConfig(options: { config?: string; project?: string; env: Record<string, string | undefined>; cwd: string }): Promise<ValidateReport> {
   const { path } = resolveConfigPath({ flag: options.config, env: options.env, cwd: options.cwd });
-  return { path, config: await loadConfig(path, options.env) };
+  const config = await loadConfig(path, options.env);
+  const project = await loadProjectFile(resolveProjectPath({ flag: options.project, cwd: options.cwd }));
+  return { path, config: applyProject(config, project) };
 }
 
 export function formatValidateReport(report: ValidateReport): string {
@@ -19,5 +25,7 @@ export function formatValidateReport(report: ValidateReport): string {
   for (const toolbox of config.toolboxes) {
     lines.push(`  ${toolbox.name}: ${toolbox.servers.map((s) => `${s.name} (${s.type})`).join(', ') || '(no servers)'}`);
   }
+  for (const toolset of config.toolsets ?? []) lines.push(`  ${toolset.name} (toolset${toolset.origin === 'project' ? ' from the project file' : ''}): ${toolset.tools.join(', ')}`);
+  if (config.project) lines.push(`  project file: ${config.project.source} (valid)`);
   return lines.join('\n');
 }

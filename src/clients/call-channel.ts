@@ -61,6 +61,11 @@ export class CallChannel {
     };
   }
 
+  /** Calls sent and not yet answered, timed out or cancelled. */
+  get inFlight(): number {
+    return this.pending.size;
+  }
+
   /** Sends tools/call and resolves with the result object as the server sent it. */
   call(name: string, args: Record<string, unknown> | undefined, options: ChannelCallOptions): Promise<Record<string, unknown>> {
     const { cancellation, describeError } = options;

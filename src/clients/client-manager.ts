@@ -1,4 +1,5 @@
 import { basename } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
@@ -38,6 +39,8 @@ const MAX_BACKOFF_MS = 10_000;
 /** A connection that lived this long before dying is treated as healthy: its crash starts the backoff afresh. */
 const HEALTHY_LIFETIME_MS = 30_000;
 const LIST_CHANGED_DEBOUNCE_MS = 100;
+/** How often a server retired by a reload checks whether its last calls have finished. */
+const RETIRE_POLL_MS = 100;
 const MAX_TOOL_PAGES = 1000;
 /**
  * The SDK's own request timeout (60 s by default) must never cut a connect short of `connectTimeoutMs`: ours fires
@@ -99,8 +102,10 @@ interface Live {
  * ends every child and its descendants.
  */
 export class ClientManager {
-  private readonly toolboxes = new Map<string, { config: ToolboxConfig; slots: Map<string, ServerSlot> }>();
+  private toolboxes = new Map<string, { config: ToolboxConfig; slots: Map<string, ServerSlot> }>();
   private closing = false;
+  /** Servers dropped by a reload, finishing their calls in flight before they close. */
+  private readonly retiring = new Set<ServerSlot>();
   /** Ends the children's process groups if this process dies without closing them. */
   private readonly reaper: OrphanReaper;
 
@@ -173,11 +178,44 @@ export class ClientManager {
     for (const { slots } of this.toolboxes.values()) for (const slot of slots.values()) slot.notifyRootsChanged();
   }
 
+  /**
+   * Switches to a new config without a restart. A server whose launch settings (see {@link launchKey}) are unchanged
+   * keeps its connection; a changed one is replaced by a fresh slot that connects on next use; the old connection
+   * and those of removed servers and toolboxes close once their calls in flight have finished. Returns the
+   * `toolbox/server` labels that were replaced or removed.
+   */
+  reload(config: WorkbenchConfig): { replaced: string[]; removed: string[] } {
+    const next = new Map<string, { config: ToolboxConfig; slots: Map<string, ServerSlot> }>();
+    for (const toolbox of config.toolboxes) {
+      const previous = this.toolboxes.get(toolbox.name)?.slots;
+      const slots = new Map<string, ServerSlot>();
+      for (const server of toolbox.servers) {
+        const kept = previous?.get(server.name);
+        const reuse = kept !== undefined && launchKey(kept.config) === launchKey(server);
+        slots.set(server.name, reuse ? kept : new ServerSlot(toolbox.name, server, this.options, this.reaper));
+      }
+      next.set(toolbox.name, { config: toolbox, slots });
+    }
+    const outcome = { replaced: [] as string[], removed: [] as string[] };
+    for (const [toolboxName, { slots }] of this.toolboxes) {
+      for (const [serverName, slot] of slots) {
+        const successor = next.get(toolboxName)?.slots.get(serverName);
+        if (successor === slot) continue;
+        (successor ? outcome.replaced : outcome.removed).push(`${toolboxName}/${serverName}`);
+        this.retiring.add(slot);
+        void slot.retire().finally(() => this.retiring.delete(slot));
+      }
+    }
+    this.toolboxes = next;
+    return outcome;
+  }
+
   /** Ends every connection and child process tree; safe to call more than once. */
   async close(): Promise<void> {
     this.closing = true;
     const slots = [...this.toolboxes.values()].flatMap(({ slots }) => [...slots.values()]);
-    await Promise.allSettled(slots.map((slot) => slot.close()));
+    // Shutting down does not wait for the calls of retired servers: they end with everything else.
+    await Promise.allSettled([...slots, ...this.retiring].map((slot) => slot.close()));
     this.reaper.close();
   }
 
@@ -191,6 +229,12 @@ export class ClientManager {
     }
     return toolbox;
   }
+}
+
+/** The settings that decide how a server is started and called; any change means a new connection. */
+function launchKey(config: ServerConfig): string {
+  const { name: _name, disabledTools: _disabled, toolFilters: _filters, toolOverrides: _overrides, ...launch } = config;
+  return JSON.stringify(launch);
 }
 
 /** One configured server: its live connection (if any), the single in-flight connect, and crash bookkeeping. */
@@ -238,6 +282,18 @@ class ServerSlot {
     const live = this.live;
     if (live && !live.dead) return this.callOn(live, tool, args, options);
     return this.ensure().then((connected) => this.callOn(connected, tool, args, options));
+  }
+
+  /**
+   * Closes this slot once its calls in flight have settled (a reload removed or replaced it). Polled rather than
+   * counted per call, so the call path pays nothing for it; a connect in flight is waited for first, as the calls
+   * queued on it start right after.
+   */
+  async retire(): Promise<void> {
+    await this.pending?.catch(() => {});
+    while (!this.closed && (this.live?.calls.inFlight ?? 0) > 0) await sleep(RETIRE_POLL_MS, undefined, { ref: false });
+    // The whole manager may have closed it meanwhile (shutdown).
+    if (!this.closed) await this.close();
   }
 
   private callOn(live: Live, tool: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<CallToolResult> {

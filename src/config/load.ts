@@ -6,6 +6,7 @@ import { WorkbenchError } from '../errors.js';
 import { NAME_RULE, editDistance, isRecord } from './text.js';
 import { expandConfigEnv, formatJsonPath, type EnvLike, type JsonPath } from './expand-env.js';
 import type { ServerConfig, ToolboxConfig, WorkbenchConfig } from './types.js';
+import { clashMessage, normaliseOverrides, normaliseToolsets, toolsetNameClashes, type RawToolOverride, type RawToolset } from './catalog-settings.js';
 
 export const DEFAULT_CONFIG_FILE = 'workbench-config.json';
 
@@ -92,6 +93,11 @@ export function parseConfig(raw: unknown, source: string, env: EnvLike): Workben
   if (isRecord(raw) && raw.toolMode === 'dynamic') throw dynamicModeError(source);
 
   const problems = findProblems(raw);
+  if (isRecord(raw) && isRecord(raw.toolboxes)) {
+    for (const name of toolsetNameClashes(raw.toolsets, new Set(Object.keys(raw.toolboxes)))) {
+      problems.push({ path: ['toolsets', name], message: clashMessage(name, '') });
+    }
+  }
   if (problems.length > 0) throw invalidError(source, problems);
 
   const warnings: string[] = [];
@@ -115,7 +121,7 @@ export function parseConfig(raw: unknown, source: string, env: EnvLike): Workben
   for (const toolbox of toolboxes) {
     if (toolbox.servers.length === 0) warnings.push(`Toolbox "${toolbox.name}" has no servers.`);
   }
-  return { source, toolboxes, warnings };
+  return { source, toolboxes, ...(document.toolsets && { toolsets: normaliseToolsets(document.toolsets, 'config') }), warnings };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -135,16 +141,19 @@ interface RawServer {
   disabledTools?: string[];
   timeoutMs?: number;
   connectTimeoutMs?: number;
+  toolOverrides?: Record<string, RawToolOverride>;
 }
 
 interface RawToolbox {
   description?: string;
   mcpServers: Record<string, RawServer>;
   disabledTools?: string[];
+  toolOverrides?: Record<string, RawToolOverride>;
 }
 
 interface RawConfig {
   toolboxes: Record<string, RawToolbox>;
+  toolsets?: Record<string, RawToolset>;
 }
 
 function normaliseToolbox(name: string, raw: RawToolbox): ToolboxConfig {
@@ -152,6 +161,7 @@ function normaliseToolbox(name: string, raw: RawToolbox): ToolboxConfig {
     name,
     description: raw.description ?? '',
     disabledTools: [...(raw.disabledTools ?? [])],
+    ...(raw.toolOverrides && { toolOverrides: normaliseOverrides(raw.toolOverrides) }),
     servers: Object.entries(raw.mcpServers).map(([serverName, server]) => normaliseServer(serverName, server)),
   };
 }
@@ -160,6 +170,7 @@ function normaliseServer(name: string, raw: RawServer): ServerConfig {
   const common = {
     name,
     disabledTools: [...(raw.disabledTools ?? [])],
+    ...(raw.toolOverrides && { toolOverrides: normaliseOverrides(raw.toolOverrides) }),
     ...(raw.toolFilters !== undefined && { toolFilters: [...raw.toolFilters] }),
     ...(raw.timeoutMs !== undefined && { timeoutMs: raw.timeoutMs }),
     ...(raw.connectTimeoutMs !== undefined && { connectTimeoutMs: raw.connectTimeoutMs }),
@@ -198,7 +209,7 @@ interface CompiledSchema {
   keys: Record<Level, readonly string[]>;
 }
 
-type Level = 'top' | 'toolbox' | 'server';
+type Level = 'top' | 'toolbox' | 'server' | 'toolset' | 'override';
 
 let compiledSchema: CompiledSchema | undefined;
 
@@ -209,7 +220,7 @@ function schema(): CompiledSchema {
   const url = new URL('../../workbench-config.schema.json', import.meta.url);
   const document = JSON.parse(readFileSync(url, 'utf8')) as {
     properties: Record<string, unknown>;
-    definitions: { toolbox: { properties: Record<string, unknown> }; server: { properties: Record<string, unknown> } };
+    definitions: Record<'toolbox' | 'server' | 'toolset' | 'toolOverride', { properties: Record<string, unknown> }>;
   };
   const ajv = new Ajv({ allErrors: true });
   compiledSchema = {
@@ -218,6 +229,8 @@ function schema(): CompiledSchema {
       top: Object.keys(document.properties),
       toolbox: Object.keys(document.definitions.toolbox.properties),
       server: Object.keys(document.definitions.server.properties),
+      toolset: Object.keys(document.definitions.toolset.properties),
+      override: Object.keys(document.definitions.toolOverride.properties),
     },
   };
   return compiledSchema;
@@ -309,7 +322,8 @@ function describeError(error: ErrorObject, path: JsonPath, raw: unknown, keys: R
       return `missing required key "${String(params.missingProperty)}"`;
     case 'propertyNames': {
       const name = String(params.propertyName);
-      const kind = path[path.length - 1] === 'toolboxes' ? 'toolbox' : 'server';
+      const holder = path[path.length - 1];
+      const kind = holder === 'toolboxes' ? 'toolbox' : holder === 'toolsets' ? 'toolset' : 'server';
       return nameMessage(kind, name);
     }
     case 'type':
@@ -365,7 +379,7 @@ function typeMessage(expected: string, path: JsonPath, value: unknown): string {
   return `must be ${described}`;
 }
 
-function nameMessage(kind: 'toolbox' | 'server', name: string): string {
+function nameMessage(kind: 'toolbox' | 'server' | 'toolset', name: string): string {
   const reasons: string[] = [];
   const badChars = [...new Set([...name].filter((c) => !/[A-Za-z0-9_-]/.test(c)))];
   if (name === '') reasons.push('is empty');
@@ -384,6 +398,8 @@ const LEVEL_NAMES: Record<Level, string> = {
   top: 'at the top level',
   toolbox: 'in a toolbox',
   server: 'in a server',
+  toolset: 'in a toolset',
+  override: 'in a tool override',
 };
 
 function unknownKeyMessage(key: string, level: Level, keys: Record<Level, readonly string[]>): string {
@@ -406,7 +422,7 @@ function unknownKeyMessage(key: string, level: Level, keys: Record<Level, readon
 }
 
 /** The allowed key a typo most likely meant: case-insensitive edit distance, or one name containing the other. */
-function closest(key: string, candidates: readonly string[]): string | undefined {
+export function closest(key: string, candidates: readonly string[]): string | undefined {
   const wanted = key.toLowerCase().replace(/[_-]/g, '');
   let best: { candidate: string; distance: number } | undefined;
   for (const candidate of candidates) {
@@ -422,9 +438,14 @@ function closest(key: string, candidates: readonly string[]): string | undefined
   return best?.candidate;
 }
 
-/** Objects with fixed keys sit at depth 0 (top), 2 (toolboxes.<name>) and 4 (…mcpServers.<name>). */
+/**
+ * Objects with fixed keys sit at depth 0 (top), 2 (toolboxes.<name>, toolsets.<name>), 4 (…mcpServers.<name>) and
+ * under any toolOverrides.<pattern>.
+ */
 function levelOf(path: JsonPath): Level {
   if (path.length === 0) return 'top';
+  if (path[path.length - 2] === 'toolOverrides') return 'override';
+  if (path[0] === 'toolsets') return 'toolset';
   return path.length <= 3 ? 'toolbox' : 'server';
 }
 

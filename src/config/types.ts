@@ -13,6 +13,48 @@ export interface ServerCommon {
   timeoutMs?: number;
   /** Connect (spawn + initialize + first tools/list) timeout in milliseconds, if configured. */
   connectTimeoutMs?: number;
+  /**
+   * What `open_toolbox` shows instead of the server's own text, per downstream name, canonical name or glob.
+   * Absent means none.
+   */
+  toolOverrides?: ToolOverrideRule[];
+}
+
+/** `toolOverrides` entry: fields shown instead of (or, for the suffix and annotations, on top of) the server's. */
+export interface ToolOverride {
+  title?: string;
+  description?: string;
+  /** Appended to the (possibly overridden) description, after a space. */
+  descriptionSuffix?: string;
+  /** Merged key by key over the server's annotations. */
+  annotations?: Record<string, unknown>;
+}
+
+export interface ToolOverrideRule extends ToolOverride {
+  /** The tool name or `*` glob the override is keyed by. */
+  pattern: string;
+}
+
+/** A named set of tools across toolboxes that works wherever a toolbox name does. */
+export interface ToolsetConfig {
+  name: string;
+  description: string;
+  /** Canonical names or `*` globs, in file order. */
+  tools: string[];
+  /** Where it was defined: the config or the project file. */
+  origin: 'config' | 'project';
+}
+
+/** The per-project file (`.mcp-workbench.json`): it may only narrow and describe, never add servers. */
+export interface ProjectConfig {
+  /** Absolute path of the file. */
+  source: string;
+  disabledTools: string[];
+  toolsets: ToolsetConfig[];
+  /** Canonical names or globs. */
+  toolOverrides: ToolOverrideRule[];
+  /** Character budget for open_toolbox answers, carried for the catalog-budget feature. */
+  catalogBudget?: number;
 }
 
 export interface StdioServerConfig extends ServerCommon {
@@ -39,6 +81,8 @@ export interface ToolboxConfig {
   name: string;
   description: string;
   disabledTools: string[];
+  /** Overrides keyed by canonical names or globs (applied after the servers' own). Absent means none. */
+  toolOverrides?: ToolOverrideRule[];
   /** Servers in config order. */
   servers: ServerConfig[];
 }
@@ -48,6 +92,10 @@ export interface WorkbenchConfig {
   source: string;
   /** Toolboxes in config order. */
   toolboxes: ToolboxConfig[];
+  /** Toolsets in file order: the config's, then the project file's. Absent means none. */
+  toolsets?: ToolsetConfig[];
+  /** The project file in effect, if one was found. */
+  project?: ProjectConfig;
   /** Non-fatal findings (deprecations) that the caller should show on stderr. */
   warnings: string[];
 }

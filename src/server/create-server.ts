@@ -9,6 +9,7 @@ import {
   type CallToolResult,
   type ProgressToken,
   type ServerNotification,
+  type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { isWorkbenchError } from '../errors.js';
 import { Cancellation } from '../clients/cancellation.js';
@@ -56,12 +57,21 @@ export function createServer(
 ): { server: Server; useTool: UseToolHandler; session: UpstreamSession; close: () => Promise<void> } {
   const server = new Server(
     { name: 'mcp-workbench', title: 'MCP Workbench', version },
-    { capabilities: { tools: {}, logging: {} }, instructions: workbench.instructions() },
+    { capabilities: { tools: { listChanged: true }, logging: {} }, instructions: workbench.instructions() },
   );
-  const toolboxNames = workbench.toolboxConfigs().map((t) => t.name);
   const management = options.management;
-  const tools = [...metaToolDefinitions(toolboxNames), ...(management ? managementToolDefinitions(toolboxNames) : [])];
+  // The meta-tools' enums carry the current toolbox and toolset names: `initialize` instructions cannot change after
+  // a config reload, but the tool list can, and the client is told to fetch it again.
+  const definitions = (): Tool[] => [
+    ...metaToolDefinitions(workbench.catalogNames()),
+    ...(management ? managementToolDefinitions(workbench.toolboxConfigs().map((t) => t.name)) : []),
+  ];
+  let tools = definitions();
   const toolNames = tools.map((t) => t.name);
+  const stopFollowing = workbench.onCatalogChanged(() => {
+    tools = definitions();
+    if (server.transport) void server.sendToolListChanged().catch(() => {});
+  });
 
   const session: UpstreamSession = {
     capabilities: () => server.getClientCapabilities(),
@@ -141,6 +151,7 @@ export function createServer(
     useTool,
     session,
     close: async () => {
+      stopFollowing();
       removeSession();
       await server.close();
     },

@@ -19,7 +19,7 @@ export function managementToolDefinitions(toolboxNames: readonly string[]): Tool
       title: 'List all tools with their status',
       description:
         'List every tool of one toolbox (or all), enabled or not; for a disabled tool, which source disabled it ' +
-        '(config, cli or state) and the rule. Connects the servers it needs.',
+        '(config, project, cli, toolset or state) and the rule. Connects the servers it needs.',
       inputSchema: {
         type: 'object',
         properties: {

@@ -10,7 +10,7 @@ export const PROTECTED_TOOLS: readonly string[] = [OPEN_TOOLBOX, USE_TOOL, 'list
 export function metaToolDefinitions(toolboxNames: readonly string[]): Tool[] {
   const toolboxProperty = {
     type: 'string',
-    description: 'Name of the toolbox, as listed in the server instructions.',
+    description: 'Name of a toolbox or toolset, as listed in the server instructions (a toolset works wherever a toolbox does).',
     ...(toolboxNames.length > 0 ? { enum: [...toolboxNames] } : {}),
   };
   return [

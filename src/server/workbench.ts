@@ -17,6 +17,10 @@ import { compileGlob } from '../catalog/glob.js';
 import { formatToolName, parseToolName, type ToolNameParts } from '../catalog/names.js';
 import { ToolboxCatalog, type CatalogTool, type ToolLookup } from '../catalog/toolbox-catalog.js';
 import { createVisibilityPolicy, type ToolState, type VisibilityPolicy } from '../catalog/visibility.js';
+import { createOverrideResolver, overriddenText, type OverrideResolver } from '../catalog/overrides.js';
+import { resolveToolsets, sessionToolsetFilter, type ResolvedToolset } from '../catalog/toolsets.js';
+import { describeToolset, openToolset, routeToolsetCall, type ToolsetHost } from './toolset-routes.js';
+import { toolStatuses } from './tool-status.js';
 
 // ajv-formats is CommonJS: under NodeNext the plugin function is its namespace's `default.default`.
 const addFormats = addFormatsModule.default;
@@ -32,6 +36,8 @@ export interface WorkbenchOptions {
   state?: ToolState;
   /** Largest single message accepted from a downstream server (default DEFAULT_MAX_MESSAGE_BYTES). */
   maxMessageBytes?: number;
+  /** `--toolset`: limit every session to the tools of these toolsets. */
+  sessionToolsets?: readonly string[];
 }
 
 /** One tool as `open_toolbox` presents it. */
@@ -54,8 +60,12 @@ export interface ToolStatus {
   server: string;
   original_name: string;
   enabled: boolean;
-  /** Present when disabled: which source (config, cli, state), the rule that applied, and a sentence. */
+  /** Present when disabled: which source (config, project, cli, toolset, state), the rule that applied, and a sentence. */
   disabled_by?: { source: string; rule: string; reason: string };
+  /** The server's own description, as it sent it. */
+  description?: string;
+  /** What open_toolbox shows instead, when toolOverrides apply. */
+  override?: { title?: string; description: string; annotations?: Tool['annotations'] };
 }
 
 export interface ToolStatusReport {
@@ -116,8 +126,13 @@ interface CachedCatalog {
  */
 export class Workbench {
   readonly manager: ClientManager;
-  readonly config: WorkbenchConfig;
-  private readonly toolboxes: Map<string, ToolboxConfig>;
+  private current: WorkbenchConfig;
+  private toolboxes: Map<string, ToolboxConfig>;
+  private toolsets: Map<string, ResolvedToolset>;
+  private overrides: OverrideResolver;
+  private state: ToolState | undefined;
+  private readonly sessionToolsets: readonly string[] | undefined;
+  private readonly catalogListeners = new Set<() => void>();
   private readonly log: Logger;
   private readonly cliDisabled: readonly string[];
   private policy: VisibilityPolicy;
@@ -131,11 +146,15 @@ export class Workbench {
   private ajv: Ajv | undefined;
 
   constructor(options: WorkbenchOptions) {
-    this.config = options.config;
+    this.current = options.config;
     this.log = options.log;
     this.cliDisabled = options.cliDisabled ?? [];
+    this.state = options.state;
+    this.sessionToolsets = options.sessionToolsets;
     this.toolboxes = new Map(options.config.toolboxes.map((t) => [t.name, t]));
-    this.policy = createVisibilityPolicy({ config: options.config, cliDisabled: this.cliDisabled, state: options.state });
+    this.toolsets = resolveToolsets(options.config);
+    this.overrides = createOverrideResolver(options.config);
+    this.policy = this.createPolicy(options.config);
     this.manager = new ClientManager({
       config: options.config,
       env: options.env,
@@ -236,14 +255,83 @@ export class Workbench {
     };
   }
 
+  /** The config in effect (it changes on {@link reload}). */
+  get config(): WorkbenchConfig {
+    return this.current;
+  }
+
   /** Replace the state-file lists; catalogs are re-derived lazily on next use. */
   setState(state: ToolState | undefined): void {
-    this.policy = createVisibilityPolicy({ config: this.config, cliDisabled: this.cliDisabled, state });
+    this.state = state;
+    this.policy = this.createPolicy(this.current);
     this.catalogs.clear();
   }
 
+  /**
+   * Switches to a new config without a restart: new toolboxes and toolsets are usable at once, removed ones close
+   * their servers after their calls in flight, a server whose launch settings changed restarts on next use, and
+   * descriptions and overrides apply to the next open_toolbox. Listeners (the client sessions) are told so they can
+   * send `notifications/tools/list_changed`.
+   *
+   * @throws WorkbenchError `CONFIG_INVALID` when the config no longer defines a toolset this session is limited to
+   *   (`--toolset`); nothing changes then.
+   */
+  reload(config: WorkbenchConfig): { replaced: string[]; removed: string[] } {
+    const policy = this.createPolicy(config);
+    this.current = config;
+    this.toolboxes = new Map(config.toolboxes.map((t) => [t.name, t]));
+    this.toolsets = resolveToolsets(config);
+    this.overrides = createOverrideResolver(config);
+    this.policy = policy;
+    this.catalogs.clear();
+    const outcome = this.manager.reload(config);
+    for (const listener of this.catalogListeners) {
+      try {
+        listener();
+      } catch (error) {
+        this.log.warn(`a session could not be told about the config change: ${errorMessage(error)}`);
+      }
+    }
+    return outcome;
+  }
+
+  /** Called after every {@link reload}; returns an unsubscribe function. */
+  onCatalogChanged(listener: () => void): () => void {
+    this.catalogListeners.add(listener);
+    return () => void this.catalogListeners.delete(listener);
+  }
+
   toolboxConfigs(): ToolboxConfig[] {
-    return this.config.toolboxes;
+    return this.current.toolboxes;
+  }
+
+  /** Every name open_toolbox and use_tool accept as `toolbox_name`: toolboxes, then toolsets. */
+  catalogNames(): string[] {
+    return [...this.current.toolboxes.map((t) => t.name), ...(this.current.toolsets ?? []).map((t) => t.name)];
+  }
+
+  /**
+   * What a toolset resolves to (for `tools list --toolset`): connects the servers it needs and returns each tool it
+   * holds with its status, plus the patterns that matched no tool at all.
+   */
+  async describeToolset(name: string): Promise<ToolStatusReport & { unmatched: string[] }> {
+    const toolset = this.toolsets.get(name);
+    if (!toolset) {
+      throw new WorkbenchError('TOOLBOX_NOT_FOUND', `Unknown toolset "${name}". Toolsets: ${(this.current.toolsets ?? []).map((t) => t.name).join(', ') || '(none configured)'}.`);
+    }
+    return describeToolset(this.toolsetHost(), toolset, (toolbox) => this.statusOf(toolbox));
+  }
+
+  private createPolicy(config: WorkbenchConfig): VisibilityPolicy {
+    const sessionToolsets = this.sessionToolsets && sessionToolsetFilter(config, this.sessionToolsets);
+    return createVisibilityPolicy({ config, cliDisabled: this.cliDisabled, state: this.state, sessionToolsets });
+  }
+
+  private toolsetHost(): ToolsetHost<ToolEntry> {
+    return {
+      connect: (toolbox, server) => this.manager.connectServer(toolbox, server),
+      catalog: (toolbox) => this.cachedCatalog(toolbox),
+    };
   }
 
   /** Human- and model-readable guidance for the `initialize` result. */
@@ -258,11 +346,29 @@ export class Workbench {
       const servers = `${t.servers.length} server${t.servers.length === 1 ? '' : 's'}`;
       lines.push(`- ${t.name} (${servers})${t.description ? `: ${t.description}` : ''}`);
     }
+    if ((this.config.toolsets ?? []).length > 0) {
+      lines.push(`Toolsets (named sets of tools across toolboxes; use a toolset name as toolbox_name in open_toolbox and use_tool):`);
+      for (const t of this.config.toolsets ?? []) lines.push(`- ${t.name} (toolset)${t.description ? `: ${t.description}` : ''}`);
+    }
+    if (this.sessionToolsets) lines.push(`This session is limited to the tools of toolset(s): ${this.sessionToolsets.join(', ')}.`);
+    lines.push(`The list of toolboxes and toolsets can change while you work (the config is followed live); the toolbox_name parameter of open_toolbox always lists the current names.`);
     return lines.join('\n');
   }
 
   /** Connects the toolbox (each server at most once at a time) and returns its catalog of enabled tools. */
   async openToolbox(name: string): Promise<{ result: OpenToolboxResult; text: string }> {
+    const toolset = this.toolboxes.has(name) ? undefined : this.toolsets.get(name);
+    if (toolset) {
+      const opened = await openToolset(this.toolsetHost(), toolset);
+      const result: OpenToolboxResult = {
+        toolbox: name,
+        description: toolset.config.description,
+        servers_connected: opened.connected,
+        servers_failed: opened.failed,
+        tools: opened.tools,
+      };
+      return { result, text: JSON.stringify(result) };
+    }
     const toolbox = this.requireToolbox(name);
     const opened = await this.manager.openToolbox(name);
     const cached = this.cachedCatalog(name);
@@ -302,6 +408,8 @@ export class Workbench {
   private useToolNow(toolboxName: string, toolName: string, args: Record<string, unknown> | undefined, options: UseToolOptions): Promise<CallToolResult> {
     const toolbox = this.toolboxes.get(toolboxName);
     if (!toolbox) {
+      const toolset = this.toolsets.get(toolboxName);
+      if (toolset) return this.useToolsetTool(toolset, toolName, args, options);
       return Promise.resolve(errorResult(
         `Unknown toolbox "${toolboxName}". Available toolboxes: ${this.toolboxNames()}. Call open_toolbox with one of them to see its tools.`,
         'TOOLBOX_NOT_FOUND',
@@ -320,6 +428,13 @@ export class Workbench {
     const wholeToolboxNeeded = !knownServer && toolbox.servers.some((s) => !this.manager.isConnected(toolboxName, s.name));
     if ('found' in lookup && !wholeToolboxNeeded) return this.forward(toolboxName, lookup.found, args, options);
     return this.connectThenUse(toolbox, toolName, parts, knownServer, lookup, wholeToolboxNeeded, args, options);
+  }
+
+  /** `use_tool` with a toolset name: the tool is routed to the toolbox that owns it, under its canonical name. */
+  private async useToolsetTool(toolset: ResolvedToolset, toolName: string, args: Record<string, unknown> | undefined, options: UseToolOptions): Promise<CallToolResult> {
+    const route = await routeToolsetCall(this.toolsetHost(), toolset, toolName, new Set(this.toolboxes.keys()));
+    if ('error' in route) return errorResult(route.error, route.code);
+    return this.useToolNow(route.toolbox, route.toolName, args, options);
   }
 
   /** `use_tool` for a name the catalog cannot answer yet: connects what the name needs, then resolves it again. */
@@ -410,24 +525,14 @@ export class Workbench {
     const report: ToolStatusReport = { tools: [], servers_failed: [] };
     for (const { name, result } of opened) {
       for (const failure of result.failed) report.servers_failed.push({ toolbox: name, ...failure });
-      const { catalog } = this.cachedCatalog(name);
-      const all = [
-        ...catalog.tools.map((t) => ({ t, status: undefined })),
-        ...catalog.hidden.map((t) => ({ t, status: t.visibility })),
-      ];
-      for (const { t, status } of all) {
-        report.tools.push({
-          name: t.name,
-          toolbox: t.toolbox,
-          server: t.server,
-          original_name: t.tool.name,
-          enabled: status === undefined,
-          ...(status ? { disabled_by: { source: status.source, rule: status.rule, reason: status.reason } } : {}),
-        });
-      }
+      report.tools.push(...this.statusOf(name));
     }
     report.tools.sort((a, b) => a.name.localeCompare(b.name));
     return report;
+  }
+
+  private statusOf(toolbox: string): ToolStatus[] {
+    return toolStatuses(this.cachedCatalog(toolbox).catalog, this.overrides);
   }
 
   /**
@@ -492,7 +597,7 @@ export class Workbench {
     let cached = this.catalogs.get(toolbox);
     if (!cached) {
       const catalog = new ToolboxCatalog(toolbox, this.manager.serverTools(toolbox), this.policy);
-      const entries = catalog.tools.map(toEntry);
+      const entries = catalog.tools.map((t) => toEntry(t, this.overrides));
       cached = { catalog, entries, entriesJson: JSON.stringify(entries) };
       this.catalogs.set(toolbox, cached);
     }
@@ -533,7 +638,7 @@ export class Workbench {
   }
 
   private toolboxNames(): string {
-    return this.config.toolboxes.map((t) => t.name).join(', ') || '(none configured)';
+    return this.catalogNames().join(', ') || '(none configured)';
   }
 }
 
@@ -543,18 +648,18 @@ function createAjv(): Ajv {
   return ajv;
 }
 
-function toEntry(t: CatalogTool): ToolEntry {
-  const title = t.tool.title ?? t.tool.annotations?.title;
+function toEntry(t: CatalogTool, overrides: OverrideResolver): ToolEntry {
+  const { title, description, annotations } = overriddenText(t.tool, overrides(t.toolbox, t.server, t.tool.name));
   return {
     name: t.name,
     toolbox_name: t.toolbox,
     source_server: t.server,
     original_name: t.tool.name,
     ...(title !== undefined ? { title } : {}),
-    description: `[${t.toolbox}/${t.server}] ${t.tool.description ?? ''}`.trimEnd(),
+    description: `[${t.toolbox}/${t.server}] ${description}`.trimEnd(),
     inputSchema: t.tool.inputSchema,
     ...(t.tool.outputSchema !== undefined ? { outputSchema: t.tool.outputSchema } : {}),
-    ...(t.tool.annotations !== undefined ? { annotations: t.tool.annotations } : {}),
+    ...(annotations !== undefined ? { annotations } : {}),
   };
 }
 
@@ -571,7 +676,11 @@ function disabledMessage(name: string, reason: string, source: string): string {
       ? `Enable it with \`mcp-workbench tools enable ${name}\` (or enable_tools).`
       : source === 'cli'
         ? 'Remove it from the --disabled-tools option of the workbench to enable it.'
-        : 'Change the workbench config to enable it.';
+        : source === 'project'
+          ? 'The project file (.mcp-workbench.json) hides it for this project; change that file to enable it.'
+          : source === 'toolset'
+            ? 'This session is limited by --toolset; use a tool of those toolsets, or start the workbench without --toolset.'
+            : 'Change the workbench config to enable it.';
   return `Tool "${name}" is disabled: ${reason} (source: ${source}). ${how}`;
 }
 

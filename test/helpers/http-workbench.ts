@@ -24,6 +24,9 @@ export interface HttpWorkbench {
   origin: string;
   pid: number;
   process: ChildProcess;
+  /** The temp dir it runs in (its start directory) and its config file there. */
+  dir: string;
+  configPath: string;
   stderr(): string;
   stdout(): string;
   descendants(): Promise<number[]>;
@@ -70,6 +73,8 @@ export async function startHttpWorkbench(config: unknown, args: string[], env: R
     origin: new URL(url).origin,
     pid,
     process: child,
+    dir,
+    configPath,
     stderr: cli.stderr,
     stdout: cli.stdout,
     descendants: async () => (await listDescendants(pid)).filter((child) => !isOrphanWatchdog(child)),

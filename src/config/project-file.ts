@@ -1,0 +1,214 @@
+import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { WorkbenchError } from '../errors.js';
+import { clashMessage, normaliseOverrides, normaliseToolsets, toolsetNameClashes, type RawToolOverride, type RawToolset } from './catalog-settings.js';
+import { formatJsonPath, type JsonPath } from './expand-env.js';
+import { closest, parseConfigJson } from './load.js';
+import { NAME_RULE, isRecord } from './text.js';
+import type { ProjectConfig, WorkbenchConfig } from './types.js';
+
+export const PROJECT_FILE = '.mcp-workbench.json';
+
+/**
+ * Keys that would make the workbench start or reach something. A project file comes with a cloned repository, so
+ * none of them is ever accepted there, wherever it appears.
+ */
+const LAUNCH_KEYS = new Set([
+  'toolboxes', 'mcpServers', 'servers', 'command', 'args', 'env', 'cwd', 'inheritEnv', 'url', 'headers', 'type', 'transport',
+]);
+
+export interface ResolvedProjectPath {
+  /** Absolute path of `.mcp-workbench.json`. */
+  path: string;
+  /** True when given with `--project` (then a missing file is an error, not "no project"). */
+  explicit: boolean;
+}
+
+/** `--project DIR` (relative to `cwd`), else the start directory `cwd`. Never touches the file system. */
+export function resolveProjectPath(opts: { flag?: string; cwd: string }): ResolvedProjectPath {
+  const explicit = opts.flag !== undefined && opts.flag !== '';
+  return { path: join(resolve(opts.cwd, explicit ? opts.flag! : '.'), PROJECT_FILE), explicit };
+}
+
+/**
+ * Reads and validates the project file. Resolves `undefined` when it does not exist and was not asked for
+ * explicitly. The text is parsed by the same function as the main config (so it follows the same JSON rules).
+ *
+ * @throws WorkbenchError
+ *   - `CONFIG_NOT_FOUND` when `--project` named a directory without the file;
+ *   - `CONFIG_UNREADABLE` / `CONFIG_PARSE` as for the config;
+ *   - `CONFIG_INVALID` listing every problem with its JSON path, including any key that would add servers or
+ *     commands (a project file can never do that).
+ */
+export async function loadProjectFile(resolved: ResolvedProjectPath): Promise<ProjectConfig | undefined> {
+  let text: string;
+  try {
+    text = await readFile(resolved.path, 'utf8');
+  } catch (error) {
+    const code = isRecord(error) ? error.code : undefined;
+    if ((code === 'ENOENT' || code === 'ENOTDIR') && !resolved.explicit) return undefined;
+    if (code === 'ENOENT' || code === 'ENOTDIR') {
+      throw new WorkbenchError('CONFIG_NOT_FOUND', `Project file not found: ${resolved.path} (from --project). Create it, or drop --project.`, { cause: error });
+    }
+    throw new WorkbenchError('CONFIG_UNREADABLE', `Cannot read project file ${resolved.path}: ${error instanceof Error ? error.message : String(error)}.`, { cause: error });
+  }
+  return parseProjectFile(parseConfigJson(text, resolved.path), resolved.path);
+}
+
+/** Validates an already parsed project document (see {@link loadProjectFile}); `raw` is not modified. */
+export function parseProjectFile(raw: unknown, source: string): ProjectConfig {
+  const problems = findProblems(raw);
+  if (problems.length > 0) throw invalidError(source, problems);
+  const document = raw as {
+    disabledTools?: string[];
+    toolsets?: Record<string, RawToolset>;
+    toolOverrides?: Record<string, RawToolOverride>;
+    catalogBudget?: number;
+  };
+  return {
+    source,
+    disabledTools: [...(document.disabledTools ?? [])],
+    toolsets: normaliseToolsets(document.toolsets, 'project'),
+    toolOverrides: normaliseOverrides(document.toolOverrides),
+    ...(document.catalogBudget !== undefined && { catalogBudget: document.catalogBudget }),
+  };
+}
+
+/**
+ * The config with the project file in effect: its toolsets are added (replacing a config toolset of the same name),
+ * its disabledTools and toolOverrides travel in `project` for the visibility policy and the catalog.
+ *
+ * @throws WorkbenchError `CONFIG_INVALID` when a project toolset has the name of a configured toolbox.
+ */
+export function applyProject(config: WorkbenchConfig, project: ProjectConfig | undefined): WorkbenchConfig {
+  if (!project) return config;
+  const toolboxNames = new Set(config.toolboxes.map((t) => t.name));
+  const clashes = toolsetNameClashes(Object.fromEntries(project.toolsets.map((t) => [t.name, t])), toolboxNames);
+  if (clashes.length > 0) {
+    throw invalidError(
+      project.source,
+      clashes.map((name) => ({ path: ['toolsets', name], message: clashMessage(name, ` in ${config.source}`) })),
+    );
+  }
+  const replaced = new Set(project.toolsets.map((t) => t.name));
+  return {
+    ...config,
+    toolsets: [...(config.toolsets ?? []).filter((t) => !replaced.has(t.name)), ...project.toolsets],
+    project,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+interface Problem {
+  path: JsonPath;
+  message: string;
+}
+
+interface CompiledSchema {
+  validate: ValidateFunction;
+  keys: { top: string[]; toolset: string[]; override: string[] };
+}
+
+let compiled: CompiledSchema | undefined;
+
+function schema(): CompiledSchema {
+  if (compiled) return compiled;
+  // From src/config (tsx) and dist/config (built) alike, the schema sits two levels up, at the package root.
+  const url = new URL('../../mcp-workbench-project.schema.json', import.meta.url);
+  const document = JSON.parse(readFileSync(url, 'utf8')) as {
+    properties: Record<string, unknown>;
+    definitions: Record<'toolset' | 'toolOverride', { properties: Record<string, unknown> }>;
+  };
+  compiled = {
+    validate: new Ajv({ allErrors: true }).compile(document),
+    keys: {
+      top: Object.keys(document.properties),
+      toolset: Object.keys(document.definitions.toolset.properties),
+      override: Object.keys(document.definitions.toolOverride.properties),
+    },
+  };
+  return compiled;
+}
+
+function findProblems(raw: unknown): Problem[] {
+  const { validate, keys } = schema();
+  if (validate(raw)) return [];
+  const problems: Problem[] = [];
+  const seen = new Set<string>();
+  for (const error of validate.errors ?? []) {
+    if (error.propertyName !== undefined) continue; // propertyNames reports each bad name twice; keep the outer one
+    const path = pointerToPath(error.instancePath);
+    const problem = describe(error, path, keys);
+    const key = `${formatJsonPath(problem.path)}\n${problem.message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    problems.push(problem);
+  }
+  return problems;
+}
+
+function describe(error: ErrorObject, path: JsonPath, keys: CompiledSchema['keys']): Problem {
+  const params = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'additionalProperties': {
+      const key = String(params.additionalProperty);
+      const at = [...path, key];
+      if (LAUNCH_KEYS.has(key)) {
+        return {
+          path: at,
+          message:
+            `"${key}" is not allowed in a project file: a project file can never add servers or commands (a cloned ` +
+            'repository must not make the workbench run anything). Define servers in your own workbench config; the ' +
+            'project file may only contain disabledTools, toolsets, toolOverrides and catalogBudget',
+        };
+      }
+      const level = path.length === 0 ? 'top' : path[path.length - 2] === 'toolOverrides' ? 'override' : 'toolset';
+      const suggestion = closest(key, keys[level]);
+      // As in the config: an unknown key is reported on the object that holds it.
+      return {
+        path,
+        message: suggestion
+          ? `unknown key "${key}"; did you mean "${suggestion}"?`
+          : `unknown key "${key}" (allowed here: ${keys[level].join(', ')}; keys starting with "_" or "$" are comments)`,
+      };
+    }
+    case 'propertyNames': {
+      const name = String(params.propertyName);
+      return { path: [...path, name], message: `invalid toolset name ${JSON.stringify(name)} (${NAME_RULE})` };
+    }
+    case 'required':
+      return { path, message: `missing required key "${String(params.missingProperty)}"` };
+    case 'minimum':
+    case 'type':
+      if (path[path.length - 1] === 'catalogBudget') return { path, message: 'must be a positive integer (characters)' };
+      if (error.keyword === 'type') return { path, message: `must be ${article(String(params.type))}` };
+      return { path, message: error.message ?? 'is out of range' };
+    case 'minLength':
+      return { path, message: 'must not be empty' };
+    default:
+      return { path, message: error.message ?? `fails "${error.keyword}"` };
+  }
+}
+
+function article(type: string): string {
+  return ({ object: 'an object', array: 'an array', integer: 'an integer', boolean: 'true or false' } as Record<string, string>)[type] ?? `a ${type}`;
+}
+
+function pointerToPath(pointer: string): JsonPath {
+  if (pointer === '') return [];
+  return pointer
+    .slice(1)
+    .split('/')
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .map((s) => (/^\d+$/.test(s) ? Number(s) : s));
+}
+
+function invalidError(source: string, problems: readonly Problem[]): WorkbenchError {
+  const count = problems.length === 1 ? '1 problem' : `${problems.length} problems`;
+  return new WorkbenchError('CONFIG_INVALID', `${source} is not a valid project file (${count}):`, {
+    details: problems.map((p) => `${formatJsonPath(p.path)}: ${p.message}`),
+  });
+}

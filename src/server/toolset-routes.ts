@@ -1,0 +1,118 @@
+import type { ToolboxCatalog } from '../catalog/toolbox-catalog.js';
+import type { ResolvedToolset } from '../catalog/toolsets.js';
+import { parseToolName } from '../catalog/names.js';
+import { editDistance } from '../config/text.js';
+import { compileGlob } from '../catalog/glob.js';
+import type { ToolStatus, ToolStatusReport } from './workbench.js';
+
+/**
+ * A toolset name used where a toolbox name goes: `open_toolbox` lists just the toolset's tools (connecting only the
+ * servers its patterns can reach) and `use_tool` routes each name to the toolbox that owns it. Names stay canonical,
+ * so a tool is called the same way through its toolbox or through any toolset that holds it.
+ */
+export interface ToolsetHost<Entry extends { name: string }> {
+  /** Connects one server (sharing any connect in flight); resolves with the failure message, if any. */
+  connect(toolbox: string, server: string): Promise<string | undefined>;
+  /** The toolbox's current catalog and its open_toolbox entries (overrides applied). */
+  catalog(toolbox: string): { catalog: ToolboxCatalog; entries: readonly Entry[] };
+}
+
+export interface OpenedToolset<Entry> {
+  /** `toolbox/server` labels. */
+  connected: string[];
+  failed: { server: string; error: string }[];
+  tools: Entry[];
+}
+
+/** Connects the servers the toolset needs (in parallel) and returns its enabled tools, in config order. */
+export async function openToolset<Entry extends { name: string }>(host: ToolsetHost<Entry>, toolset: ResolvedToolset): Promise<OpenedToolset<Entry>> {
+  const outcomes = await Promise.all(
+    toolset.servers.map(async ({ toolbox, server }) => ({ label: `${toolbox}/${server}`, failure: await host.connect(toolbox, server) })),
+  );
+  const opened: OpenedToolset<Entry> = { connected: [], failed: [], tools: [] };
+  for (const { label, failure } of outcomes) {
+    if (failure === undefined) opened.connected.push(label);
+    else opened.failed.push({ server: label, error: failure });
+  }
+  for (const toolbox of new Set(toolset.servers.map((s) => s.toolbox))) {
+    opened.tools.push(...host.catalog(toolbox).entries.filter((entry) => toolset.includes(entry.name)));
+  }
+  return opened;
+}
+
+export type ToolsetRoute = { toolbox: string; toolName: string } | { error: string; code: 'TOOL_NOT_FOUND' };
+
+/**
+ * Which toolbox a `use_tool` name given with a toolset belongs to. A canonical name of the toolset is routed at once
+ * (the toolbox path then refuses a disabled tool before anything connects); a bare or loose name is looked up among
+ * the toolset's tools once its servers are connected, and must be unique there.
+ */
+export async function routeToolsetCall<Entry extends { name: string }>(
+  host: ToolsetHost<Entry>,
+  toolset: ResolvedToolset,
+  toolName: string,
+  toolboxNames: ReadonlySet<string>,
+): Promise<ToolsetRoute> {
+  const name = toolset.config.name;
+  const parts = parseToolName(toolName);
+  if (parts && toolboxNames.has(parts.toolbox) && toolset.includes(toolName)) return { toolbox: parts.toolbox, toolName };
+
+  await openToolset(host, toolset);
+  const candidates: { name: string; bare: string; hidden: boolean }[] = [];
+  for (const toolbox of new Set(toolset.servers.map((s) => s.toolbox))) {
+    const { catalog } = host.catalog(toolbox);
+    for (const t of catalog.tools) if (toolset.includes(t.name)) candidates.push({ name: t.name, bare: t.tool.name, hidden: false });
+    for (const t of catalog.hidden) if (toolset.includes(t.name)) candidates.push({ name: t.name, bare: t.tool.name, hidden: true });
+  }
+  const loose = (s: string): string => s.replace(/-/g, '_');
+  const wanted = parts?.tool ?? toolName;
+  for (const match of [
+    (c: (typeof candidates)[number]) => c.name === toolName,
+    (c: (typeof candidates)[number]) => loose(c.name) === loose(toolName),
+    (c: (typeof candidates)[number]) => !parts && c.bare === toolName,
+    (c: (typeof candidates)[number]) => !parts && loose(c.bare) === loose(toolName),
+  ]) {
+    const found = candidates.filter(match);
+    // Enabled tools first: a hidden tool only answers (with "disabled") when it is the one meant.
+    const enabled = found.filter((c) => !c.hidden);
+    const pick = enabled.length > 0 ? enabled : found;
+    if (pick.length === 1) return { toolbox: parseToolName(pick[0]!.name)!.toolbox, toolName: pick[0]!.name };
+    if (pick.length > 1) {
+      return {
+        error: `Tool name "${toolName}" is ambiguous in toolset "${name}": it matches ${pick.map((c) => c.name).join(', ')}. Use the full name.`,
+        code: 'TOOL_NOT_FOUND',
+      };
+    }
+  }
+  const closest = candidates
+    .filter((c) => !c.hidden)
+    .map((c) => ({ name: c.name, d: Math.min(editDistance(toolName, c.name), editDistance(wanted, c.bare)) }))
+    .sort((a, b) => a.d - b.d || a.name.localeCompare(b.name))
+    .slice(0, 5)
+    .map((c) => c.name);
+  const hint = closest.length > 0 ? ` Closest names: ${closest.join(', ')}.` : '';
+  return {
+    error: `Tool "${toolName}" is not in toolset "${name}".${hint} Call open_toolbox {"toolbox_name":"${name}"} to list its tools.`,
+    code: 'TOOL_NOT_FOUND',
+  };
+}
+
+/**
+ * What a toolset resolves to (`tools list --toolset`): connects the servers it needs, then every tool it holds with its
+ * status (`statuses` gives a toolbox's), sorted by name, and the patterns that matched no tool of those servers.
+ */
+export async function describeToolset<Entry extends { name: string }>(
+  host: ToolsetHost<Entry>,
+  toolset: ResolvedToolset,
+  statuses: (toolbox: string) => ToolStatus[],
+): Promise<ToolStatusReport & { unmatched: string[] }> {
+  const opened = await openToolset(host, toolset);
+  const servers_failed = opened.failed.map((failure) => {
+    const [toolbox, server] = failure.server.split('/') as [string, string];
+    return { toolbox, server, error: failure.error };
+  });
+  const all = [...new Set(toolset.servers.map((s) => s.toolbox))].flatMap(statuses);
+  const tools = all.filter((s) => toolset.includes(s.name)).sort((a, b) => a.name.localeCompare(b.name));
+  const unmatched = toolset.config.tools.filter((pattern) => !all.some((s) => compileGlob(pattern)(s.name)));
+  return { tools, servers_failed, unmatched };
+}

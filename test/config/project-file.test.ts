@@ -1,0 +1,188 @@
+import assert from 'node:assert/strict';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { Ajv } from 'ajv';
+import { parseConfig } from '../../src/config/load.js';
+import { PROJECT_FILE, applyProject, loadProjectFile, parseProjectFile, resolveProjectPath } from '../../src/config/project-file.js';
+import { WorkbenchError, type WorkbenchErrorCode } from '../../src/errors.js';
+import { tempDir } from '../helpers/workbench-process.js';
+
+function failure(fn: () => unknown, code: WorkbenchErrorCode): WorkbenchError {
+  try {
+    fn();
+  } catch (error) {
+    assert.ok(error instanceof WorkbenchError, `expected a WorkbenchError, got ${String(error)}`);
+    assert.equal(error.code, code, error.toDisplayString());
+    return error;
+  }
+  assert.fail(`expected ${code}`);
+}
+
+async function rejection(promise: Promise<unknown>, code: WorkbenchErrorCode): Promise<WorkbenchError> {
+  try {
+    await promise;
+  } catch (error) {
+    assert.ok(error instanceof WorkbenchError, `expected a WorkbenchError, got ${String(error)}`);
+    assert.equal(error.code, code, error.toDisplayString());
+    return error;
+  }
+  assert.fail(`expected ${code}`);
+}
+
+const SOURCE = '/repo/.mcp-workbench.json';
+
+describe('parseProjectFile', () => {
+  it('normalises disabledTools, toolsets, toolOverrides and catalogBudget; comment keys are ignored', () => {
+    const project = parseProjectFile(
+      {
+        $schema: './mcp-workbench-project.schema.json',
+        _comment: 'checked in',
+        disabledTools: ['dev__db__drop_*'],
+        toolsets: { review: { description: 'Code review', tools: ['dev__git__*'], _note: 'x' } },
+        toolOverrides: { 'dev__db__query': { descriptionSuffix: 'Read replica only.', annotations: { readOnlyHint: true } } },
+        catalogBudget: 8000,
+      },
+      SOURCE,
+    );
+    assert.deepEqual(project, {
+      source: SOURCE,
+      disabledTools: ['dev__db__drop_*'],
+      toolsets: [{ name: 'review', description: 'Code review', tools: ['dev__git__*'], origin: 'project' }],
+      toolOverrides: [{ pattern: 'dev__db__query', descriptionSuffix: 'Read replica only.', annotations: { readOnlyHint: true } }],
+      catalogBudget: 8000,
+    });
+  });
+
+  it('refuses every key that would add a server or a command, saying a project file never can, all at once with paths', () => {
+    const error = failure(
+      () =>
+        parseProjectFile(
+          {
+            mcpServers: { evil: { command: 'sh' } },
+            toolboxes: { dev: {} },
+            command: 'sh',
+            url: 'https://evil.test/mcp',
+            toolsets: { quick: { tools: ['a__b__c'], env: { X: '1' } } },
+          },
+          SOURCE,
+        ),
+      'CONFIG_INVALID',
+    );
+    assert.match(error.message, /\.mcp-workbench\.json/);
+    const byPath = new Map(error.details.map((d) => [d.slice(0, d.indexOf(': ')), d]));
+    assert.deepEqual([...byPath.keys()].sort(), ['command', 'mcpServers', 'toolboxes', 'toolsets.quick.env', 'url']);
+    for (const detail of error.details) assert.match(detail, /never add servers or commands/);
+  });
+
+  it('reports typos with a suggestion, bad toolset names, and a budget that is not a positive integer', () => {
+    const error = failure(
+      () =>
+        parseProjectFile(
+          {
+            disabledTool: ['x'],
+            toolsets: { 'bad__name': { tools: [] }, ok: { tool: ['x'] } },
+            toolOverrides: { x: { descripton: 'y' } },
+            catalogBudget: 0,
+          },
+          SOURCE,
+        ),
+      'CONFIG_INVALID',
+    );
+    const text = error.details.join('\n');
+    assert.match(text, /^\(root\): unknown key "disabledTool"; did you mean "disabledTools"\?$/m);
+    assert.match(text, /^toolsets\.bad__name: invalid toolset name/m);
+    assert.match(text, /^toolsets\.ok: unknown key "tool"; did you mean "tools"\?$/m);
+    assert.match(text, /^toolsets\.ok: missing required key "tools"$/m);
+    assert.match(text, /^toolOverrides\.x: unknown key "descripton"; did you mean "description"\?$/m);
+    assert.match(text, /^catalogBudget: must be a positive integer/m);
+    const fractional = failure(() => parseProjectFile({ catalogBudget: 1.5 }, SOURCE), 'CONFIG_INVALID');
+    assert.match(fractional.details.join('\n'), /^catalogBudget: must be a positive integer/m);
+  });
+});
+
+describe('applyProject', () => {
+  const config = parseConfig(
+    { toolboxes: { dev: { mcpServers: { s: { command: 'x' } } } }, toolsets: { quick: { tools: ['dev__s__a'] }, keep: { tools: ['dev__s__b'] } } },
+    '/home/ada/workbench-config.json',
+    {},
+  );
+
+  it('adds the project toolsets (replacing a config toolset of the same name) and carries the project', () => {
+    const project = parseProjectFile({ toolsets: { quick: { tools: ['dev__s__c'] } }, disabledTools: ['dev__s__d'] }, SOURCE);
+    const merged = applyProject(config, project);
+    assert.deepEqual(
+      merged.toolsets?.map((t) => [t.name, t.tools, t.origin]),
+      [
+        ['keep', ['dev__s__b'], 'config'],
+        ['quick', ['dev__s__c'], 'project'],
+      ],
+    );
+    assert.equal(merged.project, project);
+    assert.equal(merged.toolboxes, config.toolboxes, 'servers come only from the config');
+  });
+
+  it('refuses a project toolset named like a toolbox', () => {
+    const project = parseProjectFile({ toolsets: { dev: { tools: ['dev__s__a'] } } }, SOURCE);
+    const error = failure(() => applyProject(config, project), 'CONFIG_INVALID');
+    assert.match(error.details.join('\n'), /^toolsets\.dev: toolset "dev" has the name of a toolbox/m);
+  });
+});
+
+describe('loadProjectFile', () => {
+  let data: { dir: string; cleanup: () => Promise<void> };
+  before(async () => {
+    data = await tempDir();
+  });
+  after(() => data.cleanup());
+
+  it('finds .mcp-workbench.json in the start directory, or in --project DIR relative to it', async () => {
+    assert.deepEqual(resolveProjectPath({ cwd: '/repo' }), { path: `/repo/${PROJECT_FILE}`, explicit: false });
+    assert.deepEqual(resolveProjectPath({ cwd: '/repo', flag: '../other' }), { path: `/other/${PROJECT_FILE}`, explicit: true });
+  });
+
+  it('is absent without a file, unless --project asked for one', async () => {
+    const empty = join(data.dir, 'empty');
+    await mkdir(empty);
+    assert.equal(await loadProjectFile(resolveProjectPath({ cwd: empty })), undefined);
+    const error = await rejection(loadProjectFile(resolveProjectPath({ cwd: data.dir, flag: 'empty' })), 'CONFIG_NOT_FOUND');
+    assert.match(error.message, /--project/);
+  });
+
+  it('parses the text with the config\'s own JSON parser (same errors, with the file and position)', async () => {
+    const dir = join(data.dir, 'broken');
+    await mkdir(dir);
+    await writeFile(join(dir, PROJECT_FILE), '{ "disabledTools": ["a",] }');
+    const error = await rejection(loadProjectFile(resolveProjectPath({ cwd: dir })), 'CONFIG_PARSE');
+    assert.match(error.message, /\.mcp-workbench\.json/);
+    assert.match(error.message, /line 1/);
+  });
+});
+
+describe('mcp-workbench-project.schema.json', () => {
+  const read = async (name: string): Promise<Record<string, unknown>> =>
+    JSON.parse(await readFile(new URL(`../../${name}`, import.meta.url), 'utf8')) as Record<string, unknown>;
+
+  it('compiles without ajv strict-mode warnings, documents every key, and is shipped', async () => {
+    const schema = await read('mcp-workbench-project.schema.json');
+    const warnings: unknown[] = [];
+    const logger = { log: () => {}, warn: (...args: unknown[]) => warnings.push(args), error: (...args: unknown[]) => warnings.push(args) };
+    new Ajv({ allErrors: true, logger }).compile(schema);
+    assert.deepEqual(warnings, []);
+    const properties = schema.properties as Record<string, { description?: string }>;
+    assert.deepEqual(Object.keys(properties), ['$schema', 'disabledTools', 'toolsets', 'toolOverrides', 'catalogBudget']);
+    for (const [key, property] of Object.entries(properties)) assert.ok(property.description, `${key} has a description`);
+    const pkg = await read('package.json');
+    assert.ok((pkg.files as string[]).includes('mcp-workbench-project.schema.json'));
+  });
+
+  it('describes toolsets and overrides exactly as the config schema does', async () => {
+    type Definitions = Record<string, { properties: Record<string, { type?: unknown; properties?: unknown }> }>;
+    const project = (await read('mcp-workbench-project.schema.json')).definitions as Definitions;
+    const config = (await read('workbench-config.schema.json')).definitions as Definitions;
+    for (const name of ['toolset', 'toolOverride']) {
+      assert.deepEqual(Object.keys(project[name]!.properties), Object.keys(config[name]!.properties), name);
+      assert.deepEqual(project[name]!.properties.annotations, config[name]!.properties.annotations, `${name} annotations`);
+    }
+  });
+});
