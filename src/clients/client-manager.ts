@@ -18,13 +18,15 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { ServerConfig, ToolboxConfig, WorkbenchConfig } from '../config/types.js';
-import { WorkbenchError, errorMessage } from '../errors.js';
+import { WorkbenchError, errorMessage, type ServerFailure, type WorkbenchErrorCode } from '../errors.js';
 import type { Logger } from '../log.js';
 import { CallChannel, MalformedResultError } from './call-channel.js';
 import type { Cancellation } from './cancellation.js';
 import { ChildProcessTransport, MESSAGE_TOO_LARGE_CODE } from './stdio-transport.js';
 import { OrphanReaper, type GroupTracker } from './orphan-reaper.js';
 import { createSseTransport, createTransport, describeUrl, legacySseStatus } from './transports.js';
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { SseError } from '@modelcontextprotocol/sdk/client/sse.js';
 
 /** Defaults for the per-server limits; each can be overridden per server in the config. */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 60_000;
@@ -58,6 +60,13 @@ export interface ClientManagerOptions {
   onLogMessage?: (toolbox: string, server: string, params: LoggingMessageNotification['params']) => void;
   /** Where server → client requests (sampling, elicitation, roots) from downstream servers are relayed. */
   upstream?: UpstreamRelay;
+  /**
+   * Where the connections of `shared: true` servers come from (one per server for every session, see
+   * {@link SharedServers}). Without it every server gets a connection of this manager's own.
+   */
+  shared?: SharedServers;
+  /** Process-group tracking shared with other managers; without it the manager runs an orphan reaper of its own. */
+  groups?: GroupTracker;
 }
 
 /** Requests a downstream server may make of its client, which the workbench relays to its own client. */
@@ -72,15 +81,25 @@ export interface UpstreamRelay {
   request(toolbox: string, server: string, request: { method: RelayedMethod; params?: Record<string, unknown> }, signal: AbortSignal): Promise<Result>;
 }
 
+/** A server that could not be connected: the message, its code, and what happened as fields. */
+export interface FailedServer {
+  server: string;
+  error: string;
+  code: WorkbenchErrorCode;
+  failure?: ServerFailure;
+}
+
 export interface OpenResult {
   connected: string[];
-  failed: { server: string; error: string }[];
+  failed: FailedServer[];
 }
 
 export interface CallOptions {
   /** Cancels the downstream call (notifications/cancelled) when the client cancels. */
   cancellation?: Cancellation;
   onprogress?: (progress: Progress) => void;
+  /** The client's `_meta` for the call, sent on as it came (its progress token mapped, see CallChannel). */
+  meta?: Record<string, unknown>;
 }
 
 interface Live {
@@ -100,15 +119,22 @@ interface Live {
  */
 export class ClientManager {
   private readonly toolboxes = new Map<string, { config: ToolboxConfig; slots: Map<string, ServerSlot> }>();
+  /** The slots this manager owns and closes (not those of shared servers). */
+  private readonly own: ServerSlot[] = [];
   private closing = false;
-  /** Ends the children's process groups if this process dies without closing them. */
-  private readonly reaper: OrphanReaper;
+  /** Ends the children's process groups if this process dies without closing them (unless given `groups`). */
+  private readonly reaper: OrphanReaper | undefined;
 
   constructor(private readonly options: ClientManagerOptions) {
-    this.reaper = new OrphanReaper(options.log);
+    this.reaper = options.groups ? undefined : new OrphanReaper(options.log);
+    const groups = options.groups ?? this.reaper!;
     for (const toolbox of options.config.toolboxes) {
       const slots = new Map<string, ServerSlot>();
-      for (const server of toolbox.servers) slots.set(server.name, new ServerSlot(toolbox.name, server, options, this.reaper));
+      for (const server of toolbox.servers) {
+        let slot = server.shared ? options.shared?.slot(toolbox.name, server) : undefined;
+        if (!slot) this.own.push((slot = new ServerSlot(toolbox.name, server, options, groups)));
+        slots.set(server.name, slot);
+      }
       this.toolboxes.set(toolbox.name, { config: toolbox, slots });
     }
   }
@@ -126,18 +152,18 @@ export class ClientManager {
     settled.forEach((outcome, i) => {
       const server = slots[i]!.config.name;
       if (outcome.status === 'fulfilled') result.connected.push(server);
-      else result.failed.push({ server, error: errorMessage(outcome.reason) });
+      else result.failed.push(failedServer(server, outcome.reason));
     });
     return result;
   }
 
-  /** Connects one server of a toolbox (sharing any connect in flight); resolves with the failure message, if any. */
-  async connectServer(toolbox: string, server: string): Promise<string | undefined> {
+  /** Connects one server of a toolbox (sharing any connect in flight); resolves with the failure, if any. */
+  async connectServer(toolbox: string, server: string): Promise<WorkbenchError | undefined> {
     const slot = this.requireToolbox(toolbox).slots.get(server);
-    if (!slot) return `toolbox "${toolbox}" has no server "${server}"`;
+    if (!slot) return new WorkbenchError('TOOL_NOT_FOUND', `toolbox "${toolbox}" has no server "${server}"`);
     return slot.ensure().then(
       () => undefined,
-      (error: unknown) => errorMessage(error),
+      (error: unknown) => (error instanceof WorkbenchError ? error : new WorkbenchError('CONNECT_FAILED', errorMessage(error), { cause: error })),
     );
   }
 
@@ -173,23 +199,47 @@ export class ClientManager {
     for (const { slots } of this.toolboxes.values()) for (const slot of slots.values()) slot.notifyRootsChanged();
   }
 
-  /** Ends every connection and child process tree; safe to call more than once. */
+  /** Ends every connection and child process tree it owns (shared servers stay up); safe to call more than once. */
   async close(): Promise<void> {
     this.closing = true;
-    const slots = [...this.toolboxes.values()].flatMap(({ slots }) => [...slots.values()]);
-    await Promise.allSettled(slots.map((slot) => slot.close()));
-    this.reaper.close();
+    await Promise.allSettled(this.own.map((slot) => slot.close()));
+    this.reaper?.close();
   }
 
   private requireToolbox(name: string): { config: ToolboxConfig; slots: Map<string, ServerSlot> } {
+    if (this.closing) throw new WorkbenchError('SHUTTING_DOWN', 'the workbench is shutting down (or this client session ended); start a new session to call tools');
     const toolbox = this.toolboxes.get(name);
-    if (!toolbox || this.closing) {
-      throw new WorkbenchError(
-        'TOOLBOX_NOT_FOUND',
-        this.closing ? 'the workbench is shutting down' : `unknown toolbox "${name}"; toolboxes: ${this.toolboxNames().join(', ') || '(none configured)'}`,
-      );
+    if (!toolbox) {
+      throw new WorkbenchError('TOOLBOX_NOT_FOUND', `unknown toolbox "${name}"; toolboxes: ${this.toolboxNames().join(', ') || '(none configured)'}`);
     }
     return toolbox;
+  }
+}
+
+/**
+ * One connection per `shared: true` server for every session's ClientManager (HTTP serving). Its relay and log
+ * routing are the ones given here, not a session's: see the README's "Serving over HTTP" for who gets what.
+ */
+export class SharedServers {
+  private readonly slots = new Map<string, ServerSlot>();
+  private readonly reaper: OrphanReaper | undefined;
+  private readonly groups: GroupTracker;
+
+  constructor(private readonly options: ClientManagerOptions) {
+    this.reaper = options.groups ? undefined : new OrphanReaper(options.log);
+    this.groups = options.groups ?? this.reaper!;
+  }
+
+  slot(toolbox: string, server: ServerConfig): ServerSlot {
+    const key = `${toolbox}/${server.name}`;
+    let slot = this.slots.get(key);
+    if (!slot) this.slots.set(key, (slot = new ServerSlot(toolbox, server, this.options, this.groups)));
+    return slot;
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.slots.values()].map((slot) => slot.close()));
+    this.reaper?.close();
   }
 }
 
@@ -246,6 +296,7 @@ class ServerSlot {
     return live.calls.call(tool, args, {
       cancellation: options.cancellation,
       onprogress: options.onprogress,
+      meta: options.meta,
       timeoutMs: timeout,
       maxTotalMs: Math.max(timeout, DEFAULT_MAX_TOTAL_CALL_MS),
       describeError: (error) => this.describeCallError(error, live, tool, timeout, options.cancellation),
@@ -265,12 +316,14 @@ class ServerSlot {
   }
 
   private async connect(): Promise<Live> {
-    if (this.closed) throw new WorkbenchError('CONNECT_FAILED', `${this.label}: the workbench is shutting down`);
+    if (this.closed) throw shuttingDown(this.label);
     const wait = this.retryAt - Date.now();
     if (wait > 0 && this.lastConnectError) {
       // A server that keeps failing to start must not stall every open_toolbox of its toolbox: answer at once.
-      const { code, message } = this.lastConnectError;
-      throw new WorkbenchError(code, `${message} (not retried yet: it failed ${this.quickFailures} times in a row; next attempt in ${Math.ceil(wait / 1000)} s)`);
+      const { code, message, failure } = this.lastConnectError;
+      throw new WorkbenchError(code, `${message} (not retried yet: it failed ${this.quickFailures} times in a row; next attempt in ${Math.ceil(wait / 1000)} s)`, {
+        failure,
+      });
     }
     if (wait > 0) {
       // A server that crashed after working: the caller wants it back, so wait out the backoff and reconnect.
@@ -323,7 +376,7 @@ class ServerSlot {
       }
       const tools = await listAllTools(client, this.log, timeoutMs + CONNECT_GRACE_MS);
       if (timedOut) throw new Error('timed out');
-      if (this.closed) throw new WorkbenchError('CONNECT_FAILED', `${this.label}: the workbench is shutting down`);
+      if (this.closed) throw shuttingDown(this.label);
       const live: Live = { client, transport, calls: new CallChannel(transport), tools, startedAt: Date.now(), dead: false };
       this.live = live;
       client.onclose = () => this.onClosed(live);
@@ -411,7 +464,7 @@ class ServerSlot {
     void live.transport.close().catch(() => {});
     if (this.closed) return;
     this.noteFailure(Date.now() - live.startedAt);
-    this.log.warn(`connection lost: ${this.exitSummary(live.transport)}; it will be restarted on next use`);
+    this.log.warn(`connection lost: ${summary(this.endOf(live.transport))}; it will be restarted on next use`);
     this.options.onToolsChanged?.(this.toolbox, this.config.name);
   }
 
@@ -422,12 +475,15 @@ class ServerSlot {
     this.retryAt = Date.now() + delay;
   }
 
-  private exitSummary(transport: Transport): string {
-    if (!(transport instanceof ChildProcessTransport)) return 'the remote connection closed';
+  /** What is known about how a connection ended, as fields. */
+  private endOf(transport: Transport): ServerFailure {
+    if (!(transport instanceof ChildProcessTransport)) return { kind: 'closed' };
     const exit = transport.exitInfo;
-    const how = !exit ? 'the process closed its output' : exit.signal ? `the process was killed by ${exit.signal}` : `the process exited with code ${exit.code}`;
     const tail = stderrTail(transport.stderr);
-    return tail ? `${how}; last stderr:\n${tail}` : `${how} (nothing on stderr)`;
+    const stderr = tail ? { stderrTail: tail } : {};
+    if (!exit) return { kind: 'closed', ...stderr };
+    if (exit.signal) return { kind: 'killed', signal: exit.signal, ...stderr };
+    return { kind: 'exited', ...(exit.code !== null ? { exitCode: exit.code } : {}), ...stderr };
   }
 
   private describeConnectError(error: unknown, transport: Transport, timedOut: boolean, timeoutMs: number): WorkbenchError {
@@ -439,35 +495,43 @@ class ServerSlot {
         'CONNECT_FAILED',
         // Only the program's base name: the command may have been expanded from a variable, and values are not shown.
         `${this.label} could not start: command "${basename(this.config.command)}" ${what}. Install it or fix "command" of this server in the config (PATH is searched; an absolute path always works).`,
-        { cause: error },
+        { cause: error, failure: { kind: code === 'ENOENT' ? 'command-not-found' : 'command-not-executable' } },
       );
     }
     if (timedOut) {
       return new WorkbenchError(
         'CONNECT_TIMEOUT',
         `${this.label} did not complete the MCP handshake within ${timeoutMs} ms and was stopped. ${this.config.type === 'stdio' ? 'Check that it speaks MCP on stdio' : 'Check that the URL is an MCP endpoint and reachable'}, or raise "connectTimeoutMs" for this server.`,
-        { cause: error },
+        { cause: error, failure: { kind: 'handshake-timeout', timeoutMs, ...stderrOf(transport) } },
       );
     }
-    if (transport instanceof ChildProcessTransport && (transport.exitInfo || /closed/i.test(errorMessage(error)))) {
+    if (transport instanceof ChildProcessTransport) {
+      // Whatever the SDK reported (connection closed, write after exit), a stdio server that failed its handshake is
+      // explained by how its process ended.
+      const failure = this.endOf(transport);
       return new WorkbenchError(
         'CONNECT_FAILED',
-        `${this.label} failed to start: ${this.exitSummary(transport)}\nFix its command, args or env in the config (\`mcp-workbench doctor\` checks every server); it is tried again on next use.`,
-        { cause: error },
+        `${this.label} failed to start: ${summary(failure)}\nFix its command, args or env in the config (\`mcp-workbench doctor\` checks every server); it is tried again on next use.`,
+        { cause: error, failure },
       );
     }
     // Never the full URL: an expanded secret may sit in its query string.
     const where = this.config.type === 'stdio' ? '' : ` at ${describeUrl(this.config.url)}`;
-    return new WorkbenchError('CONNECT_FAILED', `${this.label}${where} could not be connected: ${errorMessage(error)}`, { cause: error });
+    const status = httpStatusOf(error);
+    const failure: ServerFailure = status !== undefined ? { kind: 'http-status', httpStatus: status } : { kind: 'unreachable' };
+    return new WorkbenchError('CONNECT_FAILED', `${this.label}${where} could not be connected: ${errorMessage(error)}`, { cause: error, failure });
   }
 
   private describeCallError(error: unknown, live: Live, tool: string, timeout: number, cancellation: Cancellation | undefined): WorkbenchError {
     const what = `tool "${tool}" on ${this.label}`;
-    if (live.dead) {
+    // A child that has exited is known at once (its exit event), before the connection is reported closed.
+    const exited = live.transport instanceof ChildProcessTransport && live.transport.exitInfo !== undefined;
+    if (live.dead || exited) {
+      const failure = this.endOf(live.transport);
       return new WorkbenchError(
         'SERVER_EXITED',
-        `${what} failed: the server stopped during the call (${this.exitSummary(live.transport)}). It will be restarted on the next call; retry if the tool is safe to repeat.`,
-        { cause: error },
+        `${what} failed: the server stopped (${summary(failure)}). It will be restarted on the next call; retry if the tool is safe to repeat.`,
+        { cause: error, failure },
       );
     }
     if (error instanceof MalformedResultError) {
@@ -481,10 +545,10 @@ class ServerSlot {
       );
     }
     if (cancellation?.cancelled) {
-      return new WorkbenchError('CALL_FAILED', `${what} was cancelled by the client`, { cause: error });
+      return new WorkbenchError('CALL_CANCELLED', `${what} was cancelled by the client`, { cause: error });
     }
     if (error instanceof McpError && error.code === MESSAGE_TOO_LARGE_CODE) {
-      return new WorkbenchError('CALL_FAILED', `${what} failed: ${error.message.replace(/^MCP error -?\d+: /, '')}. Ask for less output (narrower arguments).`, {
+      return new WorkbenchError('MESSAGE_TOO_LARGE', `${what} failed: ${error.message.replace(/^MCP error -?\d+: /, '')}. Ask for less output (narrower arguments).`, {
         cause: error,
       });
     }
@@ -497,6 +561,46 @@ class ServerSlot {
     }
     return new WorkbenchError('CALL_FAILED', `${what} failed: ${errorMessage(error)}`, { cause: error });
   }
+}
+
+function shuttingDown(label: string): WorkbenchError {
+  return new WorkbenchError('SHUTTING_DOWN', `${label}: the workbench is shutting down (or this client session ended)`, {
+    failure: { kind: 'shutting-down' },
+  });
+}
+
+function stderrOf(transport: Transport): { stderrTail?: string } {
+  const tail = transport instanceof ChildProcessTransport ? stderrTail(transport.stderr) : '';
+  return tail ? { stderrTail: tail } : {};
+}
+
+/** The HTTP status a remote transport reported, from the SDK's typed errors (never from message text). */
+function httpStatusOf(error: unknown): number | undefined {
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if ((e instanceof StreamableHTTPError || e instanceof SseError) && typeof e.code === 'number' && e.code >= 100 && e.code < 600) return e.code;
+  }
+  return undefined;
+}
+
+/** One sentence for a failure, for messages (the fields stay available to callers). */
+export function summary(failure: ServerFailure): string {
+  const how =
+    failure.kind === 'killed'
+      ? `the process was killed by ${failure.signal}`
+      : failure.kind === 'exited'
+        ? `the process exited with code ${failure.exitCode ?? 'unknown'}`
+        : failure.kind === 'closed'
+          ? 'the connection closed'
+          : failure.kind;
+  return failure.stderrTail ? `${how}; last stderr:\n${failure.stderrTail}` : `${how} (nothing on stderr)`;
+}
+
+/** The entry of open_toolbox's servers_failed (and of list_all_tools) for a failed connect. */
+export function failedServer(server: string, error: unknown): FailedServer {
+  if (error instanceof WorkbenchError) {
+    return { server, error: errorMessage(error), code: error.code, ...(error.failure ? { failure: error.failure } : {}) };
+  }
+  return { server, error: errorMessage(error), code: 'CONNECT_FAILED' };
 }
 
 /** The SDK marks its own timeouts with `data.timeout`; a downstream -32001 error is not ours. */

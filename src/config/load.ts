@@ -135,6 +135,7 @@ interface RawServer {
   disabledTools?: string[];
   timeoutMs?: number;
   connectTimeoutMs?: number;
+  shared?: boolean;
 }
 
 interface RawToolbox {
@@ -163,6 +164,7 @@ function normaliseServer(name: string, raw: RawServer): ServerConfig {
     ...(raw.toolFilters !== undefined && { toolFilters: [...raw.toolFilters] }),
     ...(raw.timeoutMs !== undefined && { timeoutMs: raw.timeoutMs }),
     ...(raw.connectTimeoutMs !== undefined && { connectTimeoutMs: raw.connectTimeoutMs }),
+    shared: raw.shared ?? false,
   };
   const type = raw.type ?? raw.transport ?? 'stdio';
   if (type === 'stdio') {

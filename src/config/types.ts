@@ -13,6 +13,11 @@ export interface ServerCommon {
   timeoutMs?: number;
   /** Connect (spawn + initialize + first tools/list) timeout in milliseconds, if configured. */
   connectTimeoutMs?: number;
+  /**
+   * HTTP serving: one connection for every client session instead of one per session (README "Serving over
+   * HTTP"). Over stdio there is only one session, so it changes nothing.
+   */
+  shared: boolean;
 }
 
 export interface StdioServerConfig extends ServerCommon {

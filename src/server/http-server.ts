@@ -5,7 +5,10 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { WorkbenchError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
+import { ID_SEARCH_BYTES, findMessageId } from '../clients/message-id.js';
 import { createServer, type CreateServerOptions } from './create-server.js';
+import { isJsonRpcMessage } from './stdio-server-transport.js';
+import { PARSE_ERROR_JSON, PARSE_ERROR_JSON_RPC, jsonRpcError, tooLargeError } from './tool-call-pipeline.js';
 import type { Workbench } from './workbench.js';
 
 export const MCP_PATH = '/mcp';
@@ -209,15 +212,21 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Workb
 
     let body: unknown;
     if (req.method === 'POST') {
+      // The same answers as over stdio (see tool-call-pipeline): a body over the limit names the request's id when
+      // its first or last bytes show it; a body that is not JSON, or not JSON-RPC, gets -32700.
       const read = await readBody(req, maxBodyBytes);
-      if (read === 'too-large') {
+      if (typeof read !== 'string') {
         discardRest(req);
-        return refuse(req, res, 413, `Payload Too Large: request bodies are limited to ${maxBodyBytes} bytes`);
+        log.info(`refused POST ${pathOf(req)} from ${req.socket.remoteAddress ?? '?'}: 413 body over ${maxBodyBytes} bytes`);
+        return sendJson(res, 413, tooLargeError(findMessageId(read.head, '') ?? null, maxBodyBytes));
       }
       try {
         body = JSON.parse(read);
       } catch {
-        return sendJsonRpcError(res, 400, 'Parse error: Invalid JSON', {}, -32700);
+        return sendJson(res, 400, jsonRpcError(null, -32700, PARSE_ERROR_JSON));
+      }
+      if (Array.isArray(body) ? !body.every(isJsonRpcMessage) : !isJsonRpcMessage(body)) {
+        return sendJson(res, 400, jsonRpcError(null, -32700, PARSE_ERROR_JSON_RPC));
       }
     }
 
@@ -234,7 +243,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Workb
   };
 
   const openSession = async (): Promise<Session> => {
-    const { server, close } = createServer(workbench, version, options.serverOptions);
+    const { server, connect, close } = createServer(workbench, version, { ...options.serverOptions, isolated: true });
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
@@ -247,7 +256,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Workb
     all.add(session);
     // DELETE from the client, or any transport close, ends this session's server and its workbench registration.
     server.onclose = () => void closeSession(session, 'closed');
-    await server.connect(transport);
+    await connect(transport);
     return session;
   };
 
@@ -339,23 +348,26 @@ const DISCARD_MAX_MS = 10_000;
  * Reads a request body as UTF-8, stopping as soon as it exceeds `limit` bytes (declared or streamed): the rest is
  * never buffered.
  */
-function readBody(req: IncomingMessage, limit: number): Promise<string | 'too-large'> {
+function readBody(req: IncomingMessage, limit: number): Promise<string | { tooLarge: true; head: string }> {
   const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > limit) return Promise.resolve('too-large');
+  // Declared too large: only the first bytes are read, to find the id for the answer.
+  const declaredTooLarge = Number.isFinite(declared) && declared > limit;
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    const tooLarge = (): void => {
+      cleanup();
+      const head = Buffer.concat(chunks).toString('latin1', 0, ID_SEARCH_BYTES);
+      chunks.length = 0;
+      resolve({ tooLarge: true, head });
+    };
     const onData = (chunk: Buffer): void => {
       size += chunk.length;
-      if (size > limit) {
-        cleanup();
-        chunks.length = 0;
-        resolve('too-large');
-        return;
-      }
-      chunks.push(chunk);
+      if (size <= limit || size - chunk.length < ID_SEARCH_BYTES) chunks.push(chunk);
+      if (size > limit || (declaredTooLarge && size >= ID_SEARCH_BYTES)) tooLarge();
     };
     const onEnd = (): void => {
+      if (declaredTooLarge) return tooLarge();
       cleanup();
       resolve(Buffer.concat(chunks).toString('utf8'));
     };

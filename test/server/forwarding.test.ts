@@ -196,7 +196,7 @@ describe('downstream notifications, catalogs and limits', () => {
       assert.equal(textOf(fine).length, 512 * 1024);
       const big = (await wb.useTool('tb', 'tb__fx__huge', { bytes: 3 * 1024 * 1024 })) as CallToolResult;
       assert.equal(big.isError, true);
-      assert.equal(workbenchErrorCode(big), 'CALL_FAILED');
+      assert.equal(workbenchErrorCode(big), 'MESSAGE_TOO_LARGE');
       assert.match(textOf(big), /larger than the workbench's 1048576-byte limit/);
       assert.equal(textOf(await wb.useTool('tb', 'tb__fx__echo', { text: 'still here' })), 'still here');
     } finally {
