@@ -60,7 +60,7 @@ export interface ServerFailure {
   /** The handshake timeout that was exceeded (kind "handshake-timeout"). */
   timeoutMs?: number;
   /** The last lines the process wrote to stderr. */
-  stderrTail?: string;
+  stderrTail?: string[];
 }
 
 export class WorkbenchError extends Error {

@@ -56,6 +56,8 @@ export interface ClientManagerOptions {
   maxMessageBytes?: number;
   /** Called after a server's tool list changed (connected, refreshed, or lost). */
   onToolsChanged?: (toolbox: string, server: string) => void;
+  /** Lines a stdio server wrote to stdout that are not JSON-RPC (instead of warnings in the log). */
+  onStdoutNoise?: (toolbox: string, server: string, line: string) => void;
   /** Downstream `notifications/message`, to be forwarded upstream. */
   onLogMessage?: (toolbox: string, server: string, params: LoggingMessageNotification['params']) => void;
   /** Where server → client requests (sampling, elicitation, roots) from downstream servers are relayed. */
@@ -341,6 +343,7 @@ class ServerSlot {
             maxMessageBytes: this.options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
             log: this.log,
             groups: this.groups,
+            onNoise: this.options.onStdoutNoise && ((line) => this.options.onStdoutNoise!(this.toolbox, this.config.name, line)),
           });
     let client = this.createClient();
     this.starting.add(transport);
@@ -479,8 +482,7 @@ class ServerSlot {
   private endOf(transport: Transport): ServerFailure {
     if (!(transport instanceof ChildProcessTransport)) return { kind: 'closed' };
     const exit = transport.exitInfo;
-    const tail = stderrTail(transport.stderr);
-    const stderr = tail ? { stderrTail: tail } : {};
+    const stderr = stderrOf(transport);
     if (!exit) return { kind: 'closed', ...stderr };
     if (exit.signal) return { kind: 'killed', signal: exit.signal, ...stderr };
     return { kind: 'exited', ...(exit.code !== null ? { exitCode: exit.code } : {}), ...stderr };
@@ -569,9 +571,9 @@ function shuttingDown(label: string): WorkbenchError {
   });
 }
 
-function stderrOf(transport: Transport): { stderrTail?: string } {
-  const tail = transport instanceof ChildProcessTransport ? stderrTail(transport.stderr) : '';
-  return tail ? { stderrTail: tail } : {};
+function stderrOf(transport: Transport): { stderrTail?: string[] } {
+  const tail = transport instanceof ChildProcessTransport ? lastLines(transport.stderr) : [];
+  return tail.length > 0 ? { stderrTail: tail } : {};
 }
 
 /** The HTTP status a remote transport reported, from the SDK's typed errors (never from message text). */
@@ -592,7 +594,7 @@ export function summary(failure: ServerFailure): string {
         : failure.kind === 'closed'
           ? 'the connection closed'
           : failure.kind;
-  return failure.stderrTail ? `${how}; last stderr:\n${failure.stderrTail}` : `${how} (nothing on stderr)`;
+  return failure.stderrTail ? `${how}; last stderr:\n${failure.stderrTail.map((l) => `  | ${l}`).join('\n')}` : `${how} (nothing on stderr)`;
 }
 
 /** The entry of open_toolbox's servers_failed (and of list_all_tools) for a failed connect. */
@@ -642,13 +644,12 @@ function toolProblem(tool: unknown): string | undefined {
   return undefined;
 }
 
-/** The last few non-empty lines of stderr, each shortened, for error messages. */
-export function stderrTail(stderr: string, lines = 8): string {
+/** The last few non-empty lines of stderr, each shortened. */
+export function lastLines(stderr: string, lines = 8): string[] {
   return stderr
     .split('\n')
     .map((l) => l.trimEnd())
     .filter((l) => l.length > 0)
     .slice(-lines)
-    .map((l) => `  | ${l.length > 300 ? `${l.slice(0, 300)}…` : l}`)
-    .join('\n');
+    .map((l) => (l.length > 300 ? `${l.slice(0, 300)}…` : l));
 }

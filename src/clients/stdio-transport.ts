@@ -30,6 +30,8 @@ export interface ChildProcessTransportOptions {
   log: Logger;
   /** Told of the child's process group while it lives, to end it if the workbench dies without closing it. */
   groups?: GroupTracker;
+  /** Gets every stdout line that is not JSON-RPC (shortened) instead of the rate-limited warnings in the log. */
+  onNoise?: (line: string) => void;
 }
 
 export interface ExitInfo {
@@ -271,6 +273,11 @@ export class ChildProcessTransport implements Transport {
   }
 
   private noiseOnStdout(line: Buffer): void {
+    if (this.options.onNoise) {
+      const shown = line.toString('utf8', 0, Math.min(line.length, 200)).replace(/[\x00-\x1f\x7f]/g, ' ');
+      this.options.onNoise(`${shown}${line.length > 200 ? '…' : ''}`);
+      return;
+    }
     const now = Date.now();
     if (now - this.noise.windowStart > 60_000) {
       if (this.noise.suppressed > 0) {

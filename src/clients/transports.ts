@@ -48,6 +48,8 @@ export interface TransportOptions {
   log: Logger;
   /** Process groups of stdio children are reported here (see OrphanReaper). */
   groups?: GroupTracker;
+  /** Non-JSON-RPC lines on a stdio server's stdout (see ChildProcessTransport). */
+  onNoise?: (line: string) => void;
 }
 
 export function createTransport(server: ServerConfig, options: TransportOptions): Transport {
@@ -61,6 +63,7 @@ export function createTransport(server: ServerConfig, options: TransportOptions)
         maxMessageBytes: options.maxMessageBytes,
         log: options.log,
         groups: options.groups,
+        onNoise: options.onNoise,
       });
     case 'http':
       return new RenewingHttpClientTransport(server, options.log);
