@@ -505,7 +505,7 @@ describe('loadConfig', () => {
         ['empty', []],
       ],
     );
-    assert.deepEqual(loaded.toolboxes[0]?.servers[0], { name: 'b', type: 'sse', url: 'https://b.test/sse', headers: {}, disabledTools: [] });
+    assert.deepEqual(loaded.toolboxes[0]?.servers[0], { name: 'b', type: 'sse', url: 'https://b.test/sse', headers: {}, shared: false, disabledTools: [] });
     const second = loaded.toolboxes[0]?.servers[1];
     assert.equal(second?.type === 'stdio' && second.inheritEnv, true);
     assert.deepEqual(loaded.toolboxes[1], {
@@ -520,6 +520,7 @@ describe('loadConfig', () => {
           args: [],
           env: {},
           inheritEnv: false,
+          shared: false,
           disabledTools: [],
           toolFilters: ['read_*'],
           timeoutMs: 5000,
