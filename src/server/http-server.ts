@@ -216,9 +216,9 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Workb
       // its first or last bytes show it; a body that is not JSON, or not JSON-RPC, gets -32700.
       const read = await readBody(req, maxBodyBytes);
       if (typeof read !== 'string') {
-        discardRest(req);
+        if (!req.complete) discardRest(req);
         log.info(`refused POST ${pathOf(req)} from ${req.socket.remoteAddress ?? '?'}: 413 body over ${maxBodyBytes} bytes`);
-        return sendJson(res, 413, tooLargeError(findMessageId(read.head, '') ?? null, maxBodyBytes));
+        return sendJson(res, 413, tooLargeError(findMessageId(read.head, read.tail) ?? null, maxBodyBytes));
       }
       try {
         body = JSON.parse(read);
@@ -348,26 +348,39 @@ const DISCARD_MAX_MS = 10_000;
  * Reads a request body as UTF-8, stopping as soon as it exceeds `limit` bytes (declared or streamed): the rest is
  * never buffered.
  */
-function readBody(req: IncomingMessage, limit: number): Promise<string | { tooLarge: true; head: string }> {
-  const declared = Number(req.headers['content-length']);
-  // Declared too large: only the first bytes are read, to find the id for the answer.
-  const declaredTooLarge = Number.isFinite(declared) && declared > limit;
+function readBody(req: IncomingMessage, limit: number): Promise<string | { tooLarge: true; head: string; tail: string }> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    const tooLarge = (): void => {
+    let head: string | undefined;
+    let tail = '';
+    const finishTooLarge = (): void => {
       cleanup();
-      const head = Buffer.concat(chunks).toString('latin1', 0, ID_SEARCH_BYTES);
-      chunks.length = 0;
-      resolve({ tooLarge: true, head });
+      resolve({ tooLarge: true, head: head!, tail });
     };
     const onData = (chunk: Buffer): void => {
       size += chunk.length;
-      if (size <= limit || size - chunk.length < ID_SEARCH_BYTES) chunks.push(chunk);
-      if (size > limit || (declaredTooLarge && size >= ID_SEARCH_BYTES)) tooLarge();
+      if (head === undefined && size <= limit) {
+        chunks.push(chunk);
+        return;
+      }
+      if (head === undefined) {
+        // Over the limit: from here only both ends are kept, to find the request's id for the answer.
+        const seen = Buffer.concat([...chunks, chunk]);
+        head = seen.toString('latin1', 0, ID_SEARCH_BYTES);
+        chunks.length = 0;
+        tail = seen.toString('latin1', Math.max(0, seen.length - ID_SEARCH_BYTES));
+      } else {
+        tail = (tail + chunk.toString('latin1', Math.max(0, chunk.length - ID_SEARCH_BYTES))).slice(-ID_SEARCH_BYTES);
+      }
+      // A body that goes on and on is answered from its head alone (the rest is discarded or cut, see discardRest).
+      if (size > limit + DISCARD_MAX_BYTES) {
+        tail = '';
+        finishTooLarge();
+      }
     };
     const onEnd = (): void => {
-      if (declaredTooLarge) return tooLarge();
+      if (head !== undefined) return finishTooLarge();
       cleanup();
       resolve(Buffer.concat(chunks).toString('utf8'));
     };
