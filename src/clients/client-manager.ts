@@ -337,7 +337,7 @@ class ServerSlot {
     // An `http` server already found to speak only legacy SSE goes straight to SSE on reconnects.
     let transport =
       remote && this.legacySse
-        ? createSseTransport(remote)
+        ? createSseTransport(remote, this.options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES)
         : createTransport(this.config, {
             workbenchEnv: this.options.env,
             maxMessageBytes: this.options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
@@ -365,7 +365,7 @@ class ServerSlot {
         this.log.info(`${describeUrl(remote.url)} answered HTTP ${status} to Streamable HTTP; using the legacy SSE transport`);
         this.starting.delete(transport);
         await transport.close().catch(() => {});
-        transport = createSseTransport(remote);
+        transport = createSseTransport(remote, this.options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES);
         client = this.createClient();
         this.starting.add(transport);
         try {
@@ -549,8 +549,8 @@ class ServerSlot {
     if (cancellation?.cancelled) {
       return new WorkbenchError('CALL_CANCELLED', `${what} was cancelled by the client`, { cause: error });
     }
-    if (error instanceof McpError && error.code === MESSAGE_TOO_LARGE_CODE) {
-      return new WorkbenchError('MESSAGE_TOO_LARGE', `${what} failed: ${error.message.replace(/^MCP error -?\d+: /, '')}. Ask for less output (narrower arguments).`, {
+    if ((error as { code?: unknown } | undefined)?.code === MESSAGE_TOO_LARGE_CODE) {
+      return new WorkbenchError('MESSAGE_TOO_LARGE', `${what} failed: ${errorMessage(error).replace(/^MCP error -?\d+: /, '')}. Ask for less output (narrower arguments).`, {
         cause: error,
       });
     }

@@ -95,7 +95,6 @@ describe('downstream connections', () => {
         assert.equal(workbenchErrorCode(crashed), 'SERVER_EXITED');
       }
       assert.equal(textOf(await wb.useTool('tb', 'tb__flaky__echo', { text: 'back' })), 'back');
-      assert.match(wb.stderr(), /waiting \d+ ms before reconnecting \(it failed \d+ times in a row\)/);
     } finally {
       await wb.close();
     }

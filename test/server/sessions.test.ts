@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CreateMessageRequestSchema, ElicitRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { CreateMessageRequestSchema, ElicitRequestSchema, type CallToolResult, type ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import { startHttpWorkbench, type HttpWorkbench } from '../helpers/http-workbench.js';
 import { fixtureServer, tempDir, textOf, waitFor } from '../helpers/workbench-process.js';
 
@@ -21,7 +21,7 @@ interface User {
   close(): Promise<void>;
 }
 
-async function connectUser(url: string, name: string, capabilities: { sampling?: object; elicitation?: object }): Promise<User> {
+async function connectUser(url: string, name: string, capabilities: Pick<ClientCapabilities, 'sampling' | 'elicitation'>): Promise<User> {
   const client = new Client({ name, version: '1.0.0' }, { capabilities });
   const asked: string[] = [];
   if (capabilities.sampling) {
