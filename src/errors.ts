@@ -27,8 +27,6 @@ export type WorkbenchErrorCode =
   | 'MESSAGE_TOO_LARGE'
   | 'INVALID_OUTPUT'
   | 'SERVER_EXITED'
-  /** A server-to-client request (sampling, elicitation, roots) that could not be routed to one client session. */
-  | 'RELAY_REFUSED'
   | 'STATE_UNREADABLE'
   | 'STATE_UNWRITABLE'
   /** The workbench (or the client session) is closing; nothing new is started. */

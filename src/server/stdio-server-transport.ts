@@ -11,7 +11,7 @@ const NEWLINE = 0x0a;
  * - lines are split without re-copying the whole buffer for every chunk;
  * - each message is JSON-parsed once and checked structurally (the SDK's request handlers parse their own params
  *   anyway), instead of a full schema parse of every message;
- * - `intercept` sees every message first and may take it (the use_tool fast lane);
+ * - `intercept` sees every message first and may take it (the tool-call pipeline, as a framing shortcut);
  * - the end of stdin closes the transport: the client has gone (the SDK's transport does not notice this).
  */
 export class StdioServerLineTransport implements Transport {
@@ -62,7 +62,7 @@ export class StdioServerLineTransport implements Transport {
     return this.out.ready();
   }
 
-  /** `send` without the promise, for the fast lane's replies and progress. */
+  /** `send` without the promise, for the tool-call pipeline's replies and progress. */
   write(message: JSONRPCMessage | Record<string, unknown>): void {
     if (!this.closed) this.out.write(message);
   }
