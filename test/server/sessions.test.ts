@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CreateMessageRequestSchema, ElicitRequestSchema, type CallToolResult, type ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
+import { CreateMessageRequestSchema, ElicitRequestSchema, LoggingMessageNotificationSchema, type CallToolResult, type ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import { startHttpWorkbench, type HttpWorkbench } from '../helpers/http-workbench.js';
 import { fixtureServer, tempDir, textOf, waitFor } from '../helpers/workbench-process.js';
 
@@ -151,6 +151,23 @@ describe('HTTP sessions never see each other', () => {
       assert.deepEqual(b.asked, []);
       abort.abort();
       await hanging;
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  it("sends a log message to the session whose call caused it, on its own server and on a shared one", async () => {
+    const [a, b] = await Promise.all([connectUser(wb.url, 'a', {}), connectUser(wb.url, 'b', {})]);
+    const seen: Record<'a' | 'b', string[]> = { a: [], b: [] };
+    a.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void seen.a.push(String(n.params.data)));
+    b.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void seen.b.push(String(n.params.data)));
+    try {
+      await a.use('browser', 'log', { message: 'own-a' });
+      await b.use('stateless', 'log', { message: 'shared-b' });
+      await a.use('stateless', 'log', { message: 'shared-a' });
+      assert.ok(await waitFor(() => seen.a.length >= 2 && seen.b.length >= 1, 5_000), JSON.stringify(seen));
+      assert.deepEqual(seen.a.sort(), ['own-a', 'shared-a']);
+      assert.deepEqual(seen.b, ['shared-b']);
     } finally {
       await Promise.all([a.close(), b.close()]);
     }
