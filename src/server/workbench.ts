@@ -1,16 +1,9 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import {
-  ErrorCode,
-  McpError,
-  type CallToolResult,
-  type ClientCapabilities,
-  type LoggingMessageNotification,
-  type Result,
-  type Tool,
-} from '@modelcontextprotocol/sdk/types.js';
-import { ClientManager, SharedServers, type CallOptions, type FailedServer, type RelayedMethod, type UpstreamRelay } from '../clients/client-manager.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { ClientManager, SharedServers, type CallOptions, type FailedServer } from '../clients/client-manager.js';
 import { OrphanReaper } from '../clients/orphan-reaper.js';
+import { scopeRelay, sharedLogRouter, sharedRelay, type CallContext, type RoutingBooks, type UpstreamSession } from './session-routing.js';
 import type { ServerConfig, ToolboxConfig, WorkbenchConfig } from '../config/types.js';
 import { WorkbenchError, errorMessage, isWorkbenchError, type ServerFailure, type WorkbenchErrorCode } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -75,25 +68,7 @@ export interface OpenToolboxResult {
 }
 
 
-/**
- * A connected client session. Over stdio there is one; over HTTP each session has its own downstream connections
- * (its {@link SessionScope}), so what those servers log or ask (sampling, elicitation, roots) goes to that session
- * only. A `shared: true` server serves every session: its requests go to the one session with calls in flight on it,
- * and are refused when that is not exactly one — never guessed.
- */
-export interface UpstreamSession {
-  capabilities(): ClientCapabilities | undefined;
-  /** Sends a request to this session's client outside of any call. */
-  request(request: { method: RelayedMethod; params?: Record<string, unknown> }, signal: AbortSignal): Promise<Result>;
-  /** Delivers a downstream log message (subject to the client's logging/setLevel). */
-  log(params: LoggingMessageNotification['params']): void;
-}
-
-/** The use_tool call being made, so requests from the server it calls travel back with it (the same HTTP stream). */
-export interface CallContext {
-  session: UpstreamSession;
-  request(request: { method: RelayedMethod; params?: Record<string, unknown> }, signal: AbortSignal): Promise<Result>;
-}
+export type { CallContext, UpstreamSession } from './session-routing.js';
 
 export interface UseToolOptions extends CallOptions {
   call?: CallContext;
@@ -110,19 +85,10 @@ export interface SessionScope {
   close(): Promise<void>;
 }
 
-/** Routing books of one ClientManager: its calls in flight per server, and the session it answers to (if one). */
-interface Scope extends SessionScope {
+/** One ClientManager with its routing books (see RoutingBooks) and the catalogs built from its servers. */
+interface Scope extends SessionScope, RoutingBooks {
   readonly catalogs: Map<string, CachedCatalog>;
-  /** Calls in flight per `toolbox/server`. */
-  readonly activity: Map<string, Set<CallContext>>;
-  upstream: UpstreamSession | undefined;
 }
-
-const CAPABILITY_OF: Record<RelayedMethod, 'sampling' | 'elicitation' | 'roots'> = {
-  'sampling/createMessage': 'sampling',
-  'elicitation/create': 'elicitation',
-  'roots/list': 'roots',
-};
 
 interface CachedCatalog {
   catalog: ToolboxCatalog;
@@ -201,7 +167,7 @@ export class Workbench {
         const logger = params.logger ? `${toolbox}/${server}/${params.logger}` : `${toolbox}/${server}`;
         books.upstream?.log({ ...params, logger });
       },
-      upstream: this.scopeRelay(books),
+      upstream: scopeRelay(books),
       ...(pool ? { shared: pool.shared, groups: pool.reaper } : {}),
     });
     const scope: Scope = Object.assign(books, {
@@ -232,52 +198,10 @@ export class Workbench {
       onToolsChanged: (toolbox) => {
         for (const scope of this.scopes) scope.catalogs.delete(toolbox);
       },
-      onLogMessage: (toolbox, server, params) => {
-        const logger = params.logger ? `${toolbox}/${server}/${params.logger}` : `${toolbox}/${server}`;
-        // An MCP log message carries no request id: it goes to a session only when that session's calls are the only
-        // ones in flight on the server. Otherwise it stays in the workbench's own log rather than reach another user.
-        const sessions = sessionsInFlight(activity.get(`${toolbox}/${server}`));
-        if (sessions.length === 1) sessions[0]!.log({ ...params, logger });
-        else this.log.debug(`log message from ${logger} not forwarded: ${sessions.length} sessions have calls in flight on this shared server`);
-      },
-      upstream: {
-        // Declared to a shared server: what every open session supports (the intersection), since any of them may be
-        // the one whose call leads to a request.
-        capabilities: () => intersectCapabilities([...this.scopes].flatMap((s) => (s.upstream ? [s.upstream.capabilities() ?? {}] : []))),
-        request: (toolbox, server, request, signal) => {
-          const where = `shared server "${server}" of toolbox "${toolbox}"`;
-          const calls = [...(activity.get(`${toolbox}/${server}`) ?? [])];
-          const sessions = sessionsInFlight(activity.get(`${toolbox}/${server}`));
-          if (sessions.length !== 1) {
-            const why =
-              sessions.length === 0
-                ? 'no client call is in flight on it, so no session can be told apart as the one asking'
-                : `calls from ${sessions.length} client sessions are in flight on it, and a request does not say which call caused it`;
-            this.log.warn(`refused ${request.method} from ${where}: ${why}`);
-            return Promise.reject(
-              new McpError(ErrorCode.InvalidRequest, `mcp-workbench refused ${request.method} from ${where}: ${why}. Servers that ask their client for something should not be "shared".`),
-            );
-          }
-          return requestOf(calls.filter((c) => c.session === sessions[0]), sessions[0]!, request, signal, CAPABILITY_OF[request.method], `${toolbox}/${server}`);
-        },
-      },
+      onLogMessage: sharedLogRouter(activity, this.log),
+      upstream: sharedRelay(activity, () => [...this.scopes].flatMap((s) => (s.upstream ? [s.upstream.capabilities() ?? {}] : [])), this.log),
     });
     return (this.pool = { shared, reaper, activity });
-  }
-
-  /** Requests from a scope's own servers: to the scope's session, on the stream of its newest call there if any. */
-  private scopeRelay(scope: Omit<Scope, 'manager' | 'close'>): UpstreamRelay {
-    return {
-      capabilities: () => pickRelayable(scope.upstream?.capabilities() ?? {}),
-      request: (toolbox, server, request, signal) => {
-        const session = scope.upstream;
-        const capability = CAPABILITY_OF[request.method];
-        if (!session) {
-          return Promise.reject(new McpError(ErrorCode.InvalidRequest, `no client session is connected to relay ${capability} (requested by ${toolbox}/${server})`));
-        }
-        return requestOf([...(scope.activity.get(`${toolbox}/${server}`) ?? [])], session, request, signal, capability, `${toolbox}/${server}`);
-      },
-    };
   }
 
   /**
@@ -665,47 +589,4 @@ function describeParams(params: Record<string, unknown> | undefined): string {
   if (typeof params.additionalProperty === 'string') return ` ("${params.additionalProperty}")`;
   if (Array.isArray(params.allowedValues)) return ` (${params.allowedValues.map((v) => JSON.stringify(v)).join(', ')})`;
   return '';
-}
-
-/** The sessions that have calls in flight, each once. */
-function sessionsInFlight(calls: Set<CallContext> | undefined): UpstreamSession[] {
-  if (!calls || calls.size === 0) return [];
-  return [...new Set([...calls].map((c) => c.session))];
-}
-
-/**
- * Sends a relayed request to `session`: on the stream of its newest call in `calls` (over HTTP that is the reply stream
- * the client is reading), else on the session itself. Refused when the client does not support the capability.
- */
-function requestOf(
-  calls: CallContext[],
-  session: UpstreamSession,
-  request: { method: RelayedMethod; params?: Record<string, unknown> },
-  signal: AbortSignal,
-  capability: 'sampling' | 'elicitation' | 'roots',
-  from: string,
-): Promise<Result> {
-  if (session.capabilities()?.[capability] === undefined) {
-    return Promise.reject(new McpError(ErrorCode.InvalidRequest, `the client connected to mcp-workbench does not support ${capability} (requested by ${from})`));
-  }
-  const call = calls.filter((c) => c.session === session).at(-1);
-  return call ? call.request(request, signal) : session.request(request, signal);
-}
-
-function pickRelayable(caps: ClientCapabilities): Pick<ClientCapabilities, 'sampling' | 'elicitation' | 'roots'> {
-  return {
-    ...(caps.sampling ? { sampling: caps.sampling } : {}),
-    ...(caps.elicitation ? { elicitation: caps.elicitation } : {}),
-    ...(caps.roots ? { roots: caps.roots } : {}),
-  };
-}
-
-/** The relayable capabilities every one of the given clients has (none when there are no clients). */
-function intersectCapabilities(all: ClientCapabilities[]): Pick<ClientCapabilities, 'sampling' | 'elicitation' | 'roots'> {
-  if (all.length === 0) return {};
-  const picked = pickRelayable(all[0]!);
-  for (const key of ['sampling', 'elicitation', 'roots'] as const) {
-    if (all.some((caps) => caps[key] === undefined)) delete picked[key];
-  }
-  return picked;
 }
