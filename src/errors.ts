@@ -5,6 +5,8 @@
 export type WorkbenchErrorCode =
   | 'CONFIG_NOT_FOUND'
   | 'CONFIG_UNREADABLE'
+  /** A config file (or a backup of it) could not be written, e.g. by `migrate`. */
+  | 'CONFIG_UNWRITABLE'
   | 'CONFIG_PARSE'
   | 'CONFIG_INVALID'
   | 'CONFIG_DYNAMIC_MODE'
@@ -13,25 +15,69 @@ export type WorkbenchErrorCode =
   | 'TOOL_NOT_FOUND'
   | 'TOOL_DISABLED'
   | 'INVALID_NAME'
+  /** Tool arguments that do not match the tool's inputSchema. */
+  | 'INVALID_ARGUMENTS'
   | 'CONNECT_FAILED'
   | 'CONNECT_TIMEOUT'
   | 'CALL_FAILED'
+  /** The client cancelled the call. */
+  | 'CALL_CANCELLED'
   | 'CALL_TIMEOUT'
+  /** A downstream message was larger than the workbench's limit and was dropped. */
+  | 'MESSAGE_TOO_LARGE'
   | 'INVALID_OUTPUT'
   | 'SERVER_EXITED'
+  | 'STATE_UNREADABLE'
   | 'STATE_UNWRITABLE'
+  /** The workbench (or the client session) is closing; nothing new is started. */
+  | 'SHUTTING_DOWN'
   | 'USAGE';
+
+/**
+ * What is known about why a downstream server could not be connected or stopped answering, as fields (never parsed
+ * back out of a message): `open_toolbox`'s servers_failed, use_tool errors and `doctor` all read these.
+ */
+export interface ServerFailure {
+  kind:
+    | 'command-not-found'
+    | 'command-not-executable'
+    | 'exited'
+    | 'killed'
+    | 'closed'
+    | 'handshake-timeout'
+    | 'http-status'
+    | 'unreachable'
+    | 'shutting-down'
+    | 'other';
+  /** The process's exit code (kind "exited"). */
+  exitCode?: number;
+  /** The signal that ended the process (kind "killed"). */
+  signal?: string;
+  /** The HTTP status a remote server answered with (kind "http-status"). */
+  httpStatus?: number;
+  /** The handshake timeout that was exceeded (kind "handshake-timeout"). */
+  timeoutMs?: number;
+  /** The last lines the process wrote to stderr. */
+  stderrTail?: string[];
+}
 
 export class WorkbenchError extends Error {
   readonly code: WorkbenchErrorCode;
   /** One line per individual problem when the error aggregates several (e.g. every schema violation). */
   readonly details: readonly string[];
+  /** For failures of a downstream server: what happened to it, as fields. */
+  readonly failure: ServerFailure | undefined;
 
-  constructor(code: WorkbenchErrorCode, message: string, options: { cause?: unknown; details?: readonly string[] } = {}) {
+  constructor(
+    code: WorkbenchErrorCode,
+    message: string,
+    options: { cause?: unknown; details?: readonly string[]; failure?: ServerFailure } = {},
+  ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'WorkbenchError';
     this.code = code;
     this.details = options.details ?? [];
+    this.failure = options.failure;
   }
 
   /** The message followed by its details, one per line, as printed to a user. */

@@ -28,7 +28,7 @@ export function lookupNs(count: number, iterations: number): { canonical: number
         name: 'big',
         description: '',
         disabledTools: [],
-        servers: [{ name: 'fx', type: 'stdio', command: 'node', args: [], env: {}, inheritEnv: false, disabledTools: [] }],
+        servers: [{ name: 'fx', type: 'stdio', command: 'node', args: [], env: {}, inheritEnv: false, shared: false, disabledTools: [] }],
       },
     ],
   };

@@ -121,7 +121,7 @@ async function readSnapshot(path: string): Promise<Snapshot> {
     const code = errnoCode(error);
     if (code === 'ENOENT' || code === 'ENOTDIR') return { kind: 'missing' };
     throw new WorkbenchError(
-      'STATE_UNWRITABLE',
+      'STATE_UNREADABLE',
       `Cannot read the tool state file ${path}: ${reasonOf(error)}. Fix its permissions, or point --state-file / ` +
         `WORKBENCH_STATE_FILE at another file.`,
       { cause: error },
@@ -378,7 +378,7 @@ async function recoverCorrupt(path: string, log: Logger, lock: LockAcquireOption
  * so and the defaults are still returned. Unknown extra keys are warned about and ignored. List entries come back
  * trimmed, without blanks or duplicates.
  *
- * @throws WorkbenchError `STATE_UNWRITABLE` when the file exists but cannot be read (e.g. EACCES, or it is a
+ * @throws WorkbenchError `STATE_UNREADABLE` when the file exists but cannot be read (e.g. EACCES, or it is a
  *   directory): returning the defaults then could silently re-enable tools the user disabled.
  */
 export async function readToolState(path: string, log: Logger, options: LockOptions = {}): Promise<ToolState> {

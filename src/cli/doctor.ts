@@ -4,7 +4,7 @@ import addFormatsModule from 'ajv-formats';
 import { InvalidArgumentError, type Command } from 'commander';
 import { LATEST_PROTOCOL_VERSION, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { formatToolName } from '../catalog/names.js';
-import { ClientManager } from '../clients/client-manager.js';
+import { ClientManager, type FailedServer } from '../clients/client-manager.js';
 import { loadConfig, resolveConfigPath } from '../config/load.js';
 import type { RemoteServerConfig, ServerConfig, ToolboxConfig, WorkbenchConfig } from '../config/types.js';
 import { WorkbenchError, errorMessage, isWorkbenchError } from '../errors.js';
@@ -33,7 +33,7 @@ const NAME_CHARACTERS = /^[A-Za-z0-9_.-]+$/;
 
 export type FailureKind = 'command-not-found' | 'exited' | 'timeout' | 'http-status' | 'unreachable' | 'interrupted' | 'error';
 
-export interface ServerFailure {
+export interface DoctorFailure {
   kind: FailureKind;
   /** Short form for one line: "exited with code 3", "HTTP 401 Unauthorized", … */
   summary: string;
@@ -74,7 +74,7 @@ export interface ServerReport {
   connectMs: number;
   timeoutMs: number;
   tools?: number;
-  failure?: ServerFailure;
+  failure?: DoctorFailure;
   problems: CatalogProblem[];
 }
 
@@ -169,7 +169,9 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
 async function checkServer(config: WorkbenchConfig, toolbox: ToolboxConfig, server: ServerConfig, options: DoctorOptions, ajv: Ajv): Promise<ServerReport> {
   const timeoutMs = options.timeoutMs ?? server.connectTimeoutMs ?? DEFAULT_DOCTOR_TIMEOUT_MS;
   const logged: string[] = [];
+  const noise: string[] = [];
   const manager = new ClientManager({
+    onStdoutNoise: (_toolbox, _server, line) => void noise.push(line),
     config: { source: config.source, toolboxes: [{ ...toolbox, servers: [{ ...server, connectTimeoutMs: timeoutMs }] }], warnings: [] },
     env: options.env,
     log: capturingLogger(logged),
@@ -182,17 +184,18 @@ async function checkServer(config: WorkbenchConfig, toolbox: ToolboxConfig, serv
   try {
     const result = await manager.openToolbox(toolbox.name);
     const connectMs = Math.round(performance.now() - started);
-    const failedWith = result.failed[0]?.error;
-    if (failedWith !== undefined && options.signal?.aborted) {
+    const failed = result.failed[0];
+    const failedWith = failed?.error;
+    if (failed !== undefined && options.signal?.aborted) {
       return { ...base, connected: false, connectMs, failure: { kind: 'interrupted', summary: 'interrupted', message: 'the check was stopped (SIGINT/SIGTERM) before the server connected' }, problems: [] };
     }
-    if (failedWith !== undefined) {
-      const failure = classifyFailure(failedWith, server);
+    if (failed !== undefined) {
+      const failure = classifyFailure(failed);
       if (server.type !== 'stdio' && (failure.kind === 'error' || failure.kind === 'http-status')) await probeRemote(server, timeoutMs, failure);
-      return { ...base, connected: false, connectMs, failure, problems: logProblems(logged, failedWith) };
+      return { ...base, connected: false, connectMs, failure, problems: logProblems(logged, noise, failedWith) };
     }
     const tools = manager.serverTools(toolbox.name)[0]?.tools ?? [];
-    return { ...base, connected: true, connectMs, tools: tools.length, problems: [...catalogProblems(toolbox.name, server.name, tools, ajv), ...logProblems(logged)] };
+    return { ...base, connected: true, connectMs, tools: tools.length, problems: [...catalogProblems(toolbox.name, server.name, tools, ajv), ...logProblems(logged, noise)] };
   } catch (error) {
     const message = errorMessage(error);
     return { ...base, connected: false, connectMs: Math.round(performance.now() - started), failure: { kind: 'error', summary: 'error', message }, problems: [] };
@@ -268,52 +271,38 @@ function hasExternalRef(schema: unknown, depth = 0): boolean {
   return false;
 }
 
-/** How the stdio transport logs a line on stdout that is not JSON-RPC (the quoted line follows). */
-const NOISE_LINE = /^ignored a line on stdout that is not JSON-RPC[^:]*: /;
-
 /** Warnings the connection logged (besides the connect failure itself, which is the report's `failure`). */
-function logProblems(logged: readonly string[], failure?: string): CatalogProblem[] {
-  const noise = logged.filter((line) => NOISE_LINE.test(line) || /non-JSON-RPC lines on stdout/.test(line));
-  const other = logged.filter((line) => !noise.includes(line) && line !== failure);
+function logProblems(logged: readonly string[], noise: readonly string[], failure?: string): CatalogProblem[] {
+  const other = logged.filter((line) => line !== failure);
   const problems: CatalogProblem[] = [];
-  if (noise.length > 0) {
-    problems.push({ kind: 'stdout-noise', severity: 'warning', message: PROBLEM_TEXT['stdout-noise'], items: noise.map((line) => line.replace(NOISE_LINE, '')) });
-  }
+  if (noise.length > 0) problems.push({ kind: 'stdout-noise', severity: 'warning', message: PROBLEM_TEXT['stdout-noise'], items: [...noise] });
   if (other.length > 0) problems.push({ kind: 'server-warning', severity: 'warning', message: PROBLEM_TEXT['server-warning'], items: other });
   return problems;
 }
 
-/**
- * Sorts a connect error from the ClientManager into a kind, from its message (which already says what happened and
- * what to do; the manager reports failures as text).
- */
-export function classifyFailure(message: string, server: ServerConfig): ServerFailure {
-  if (/ could not start: command .* (was not found|is not executable)/.test(message)) {
-    return { kind: 'command-not-found', summary: /is not executable/.test(message) ? 'command is not executable' : 'command not found', message };
+/** Turns the ClientManager's typed connect failure into the report's, reading its fields (never its message). */
+export function classifyFailure(failed: FailedServer): DoctorFailure {
+  const message = failed.error;
+  const f = failed.failure;
+  const stderr = f?.stderrTail && f.stderrTail.length > 0 ? { stderr: [...f.stderrTail] } : {};
+  switch (f?.kind) {
+    case 'command-not-found':
+      return { kind: 'command-not-found', summary: 'command not found', message };
+    case 'command-not-executable':
+      return { kind: 'command-not-found', summary: 'command is not executable', message };
+    case 'handshake-timeout':
+      return { kind: 'timeout', summary: `timed out after ${f.timeoutMs} ms`, message, ...stderr };
+    case 'exited':
+      return { kind: 'exited', summary: `exited with code ${f.exitCode ?? 'unknown'}`, message, ...(f.exitCode !== undefined && { exitCode: f.exitCode }), ...stderr };
+    case 'killed':
+      return { kind: 'exited', summary: `killed by ${f.signal}`, message, ...(f.signal !== undefined && { signal: f.signal }), ...stderr };
+    case 'closed':
+      return { kind: 'exited', summary: 'closed its output', message, ...stderr };
+    case 'http-status':
+      return { kind: 'http-status', summary: `HTTP ${f.httpStatus}`, message, ...(f.httpStatus !== undefined && { httpStatus: f.httpStatus }) };
+    default:
+      return { kind: 'error', summary: 'error', message };
   }
-  if (/did not complete the MCP handshake within (\d+) ms/.test(message)) {
-    const ms = /within (\d+) ms/.exec(message)![1];
-    return { kind: 'timeout', summary: `timed out after ${ms} ms`, message };
-  }
-  const stderr = message
-    .split('\n')
-    .filter((line) => line.startsWith('  | '))
-    .map((line) => line.slice(4));
-  const code = /exited with code (-?\d+)/.exec(message);
-  const signal = /killed by (SIG[A-Z0-9]+)/.exec(message);
-  if (server.type === 'stdio' && (code || signal || /closed its output/.test(message))) {
-    return {
-      kind: 'exited',
-      summary: code ? `exited with code ${code[1]}` : signal ? `killed by ${signal[1]}` : 'closed its output',
-      message,
-      ...(code && { exitCode: Number(code[1]) }),
-      ...(signal && { signal: signal[1] }),
-      ...(stderr.length > 0 && { stderr }),
-    };
-  }
-  const status = /\bHTTP (\d{3})\b/.exec(message);
-  if (status) return { kind: 'http-status', summary: `HTTP ${status[1]}`, message, httpStatus: Number(status[1]) };
-  return { kind: 'error', summary: 'error', message };
 }
 
 /**
@@ -321,7 +310,7 @@ export function classifyFailure(message: string, server: ServerConfig): ServerFa
  * plain request tells: an initialize POST (http) or an event-stream GET (sse) with the configured headers. A
  * session the probe happens to open is ended at once.
  */
-async function probeRemote(server: RemoteServerConfig, timeoutMs: number, failure: ServerFailure): Promise<void> {
+async function probeRemote(server: RemoteServerConfig, timeoutMs: number, failure: DoctorFailure): Promise<void> {
   const signal = AbortSignal.timeout(Math.min(timeoutMs, 10_000));
   try {
     const response =

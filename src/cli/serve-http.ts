@@ -55,7 +55,8 @@ export async function serveHttp(options: ServeHttpOptions): Promise<number> {
       allowedOrigins: plan.allowedOrigins,
       maxSessions: options.maxSessions,
       sessionIdleMs: options.sessionIdleSeconds === undefined ? undefined : options.sessionIdleSeconds * 1000,
-      maxBodyBytes: options.maxBodyBytes,
+      // One limit for client messages on both transports (WORKBENCH_MAX_MESSAGE_BYTES) unless given its own.
+      maxBodyBytes: options.maxBodyBytes ?? options.maxMessageBytes,
       serverOptions: { management: options.managementTools ? { statePath: runtime.statePath, log } : undefined },
       log,
     });

@@ -1,6 +1,5 @@
 import { createServer } from '../server/create-server.js';
 import { StdioServerLineTransport } from '../server/stdio-server-transport.js';
-import { attachUseToolLane } from '../server/use-tool-lane.js';
 import { VERSION } from '../version.js';
 import { createRuntime, untilShutdown, type RuntimeOptions } from './runtime.js';
 
@@ -12,11 +11,10 @@ export type ServeOptions = RuntimeOptions;
  */
 export async function serve(options: ServeOptions): Promise<number> {
   const runtime = await createRuntime(options);
-  const { server, useTool, session, close: closeServer } = createServer(runtime.workbench, VERSION, {
+  const { connect, close: closeServer } = createServer(runtime.workbench, VERSION, {
     management: options.managementTools ? { statePath: runtime.statePath, log: options.log } : undefined,
   });
   const transport = new StdioServerLineTransport(process.stdin, process.stdout, options.maxMessageBytes);
-  attachUseToolLane(transport, useTool, session);
   const done = untilShutdown(
     options.log,
     () => Promise.allSettled([runtime.close(), closeServer()]),
@@ -27,7 +25,7 @@ export async function serve(options: ServeOptions): Promise<number> {
       transport.onclose = () => trigger('transport closed');
     },
   );
-  await server.connect(transport);
+  await connect(transport);
   options.log.info(
     `serving ${runtime.config.toolboxes.length} toolbox(es) from ${runtime.config.source} on stdio (version ${VERSION}); servers start on first use`,
   );

@@ -17,6 +17,11 @@ import type { Cancellation } from './cancellation.js';
 export interface ChannelCallOptions {
   cancellation?: Cancellation;
   onprogress?: (progress: Progress) => void;
+  /**
+   * The client's `_meta` for this call (trace context and any other keys), sent on as it came; its progressToken is
+   * replaced by the channel's own when `onprogress` is set, and dropped otherwise.
+   */
+  meta?: Record<string, unknown>;
   timeoutMs: number;
   maxTotalMs: number;
   /** Turns a failure (JSON-RPC error, timeout, closed connection) into the error the call rejects with. */
@@ -28,6 +33,8 @@ interface Pending {
   reject(error: unknown): void;
   onprogress?: (progress: Progress) => void;
   cancellation?: Cancellation;
+  /** Listening on `cancellation`, removed when the call settles. */
+  onCancel?: (reason: unknown) => void;
   timeoutMs: number;
   /** When the call times out unless progress moves it (never past `hardDeadline`). */
   deadline: number;
@@ -74,7 +81,9 @@ export class CallChannel {
     const id = `${ID_PREFIX}${this.next++}`;
     const params: Record<string, unknown> = { name };
     if (args !== undefined) params.arguments = args;
-    if (options.onprogress) params._meta = { progressToken: id };
+    const meta = options.meta;
+    if (meta !== undefined) params._meta = downstreamMeta(meta, options.onprogress ? id : undefined);
+    else if (options.onprogress) params._meta = { progressToken: id };
 
     return new Promise<Record<string, unknown>>((resolve, reject) => {
       const now = Date.now();
@@ -89,12 +98,15 @@ export class CallChannel {
       };
       this.pending.set(id, pending);
       this.sweep();
-      cancellation?.onCancel((reason) => {
-        if (this.settle(id)) {
-          this.cancel(id, String(reason ?? 'cancelled by the client'));
-          pending.reject(reason ?? new Error('cancelled'));
-        }
-      });
+      if (cancellation) {
+        pending.onCancel = (reason) => {
+          if (this.settle(id)) {
+            this.cancel(id, String(reason ?? 'cancelled by the client'));
+            pending.reject(reason ?? new Error('cancelled'));
+          }
+        };
+        cancellation.onCancel(pending.onCancel);
+      }
       const request = { jsonrpc: '2.0', id, method: 'tools/call', params } as JSONRPCMessage;
       if (this.write) {
         try {
@@ -124,7 +136,7 @@ export class CallChannel {
     const pending = this.pending.get(id);
     if (!pending) return undefined;
     this.pending.delete(id);
-    pending.cancellation?.onCancel(undefined);
+    if (pending.onCancel) pending.cancellation?.offCancel(pending.onCancel);
     return pending;
   }
 
@@ -189,4 +201,12 @@ export class CallChannel {
     }
     return false;
   }
+}
+
+/** The client's `_meta` with the progress token swapped for the channel's (or removed); every other key as sent. */
+function downstreamMeta(meta: Record<string, unknown>, progressToken: string | undefined): Record<string, unknown> | undefined {
+  const { progressToken: _client, ...rest } = meta;
+  if (progressToken !== undefined) rest.progressToken = progressToken;
+  for (const _key in rest) return rest;
+  return undefined;
 }

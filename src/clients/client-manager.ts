@@ -19,13 +19,14 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { ServerConfig, ToolboxConfig, WorkbenchConfig } from '../config/types.js';
-import { WorkbenchError, errorMessage } from '../errors.js';
+import { WorkbenchError, errorMessage, type ServerFailure } from '../errors.js';
 import type { Logger } from '../log.js';
 import { CallChannel, MalformedResultError } from './call-channel.js';
 import type { Cancellation } from './cancellation.js';
 import { ChildProcessTransport, MESSAGE_TOO_LARGE_CODE } from './stdio-transport.js';
 import { OrphanReaper, type GroupTracker } from './orphan-reaper.js';
 import { createSseTransport, createTransport, describeUrl, legacySseStatus } from './transports.js';
+import { failedServer, httpStatusOf, shuttingDown, stderrOf, summary, type FailedServer } from './server-failure.js';
 
 /** Defaults for the per-server limits; each can be overridden per server in the config. */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 60_000;
@@ -57,10 +58,19 @@ export interface ClientManagerOptions {
   maxMessageBytes?: number;
   /** Called after a server's tool list changed (connected, refreshed, or lost). */
   onToolsChanged?: (toolbox: string, server: string) => void;
+  /** Lines a stdio server wrote to stdout that are not JSON-RPC (instead of warnings in the log). */
+  onStdoutNoise?: (toolbox: string, server: string, line: string) => void;
   /** Downstream `notifications/message`, to be forwarded upstream. */
   onLogMessage?: (toolbox: string, server: string, params: LoggingMessageNotification['params']) => void;
   /** Where server → client requests (sampling, elicitation, roots) from downstream servers are relayed. */
   upstream?: UpstreamRelay;
+  /**
+   * Where the connections of `shared: true` servers come from (one per server for every session, see
+   * {@link SharedServers}). Without it every server gets a connection of this manager's own.
+   */
+  shared?: SharedServers;
+  /** Process-group tracking shared with other managers; without it the manager runs an orphan reaper of its own. */
+  groups?: GroupTracker;
 }
 
 /** Requests a downstream server may make of its client, which the workbench relays to its own client. */
@@ -75,15 +85,19 @@ export interface UpstreamRelay {
   request(toolbox: string, server: string, request: { method: RelayedMethod; params?: Record<string, unknown> }, signal: AbortSignal): Promise<Result>;
 }
 
+export type { FailedServer } from './server-failure.js';
+
 export interface OpenResult {
   connected: string[];
-  failed: { server: string; error: string }[];
+  failed: FailedServer[];
 }
 
 export interface CallOptions {
   /** Cancels the downstream call (notifications/cancelled) when the client cancels. */
   cancellation?: Cancellation;
   onprogress?: (progress: Progress) => void;
+  /** The client's `_meta` for the call, sent on as it came (its progress token mapped, see CallChannel). */
+  meta?: Record<string, unknown>;
 }
 
 interface Live {
@@ -103,17 +117,25 @@ interface Live {
  */
 export class ClientManager {
   private toolboxes = new Map<string, { config: ToolboxConfig; slots: Map<string, ServerSlot> }>();
+  /** The slots this manager owns and closes (not those of shared servers). */
+  private own = new Set<ServerSlot>();
   private closing = false;
   /** Servers dropped by a reload, finishing their calls in flight before they close. */
   private readonly retiring = new Set<ServerSlot>();
-  /** Ends the children's process groups if this process dies without closing them. */
-  private readonly reaper: OrphanReaper;
+  /** Ends the children's process groups if this process dies without closing them (unless given `groups`). */
+  private readonly reaper: OrphanReaper | undefined;
+  private readonly groups: GroupTracker;
 
   constructor(private readonly options: ClientManagerOptions) {
-    this.reaper = new OrphanReaper(options.log);
+    this.reaper = options.groups ? undefined : new OrphanReaper(options.log);
+    const groups = (this.groups = options.groups ?? this.reaper!);
     for (const toolbox of options.config.toolboxes) {
       const slots = new Map<string, ServerSlot>();
-      for (const server of toolbox.servers) slots.set(server.name, new ServerSlot(toolbox.name, server, options, this.reaper));
+      for (const server of toolbox.servers) {
+        let slot = server.shared ? options.shared?.slot(toolbox.name, server) : undefined;
+        if (!slot) this.own.add((slot = new ServerSlot(toolbox.name, server, options, groups)));
+        slots.set(server.name, slot);
+      }
       this.toolboxes.set(toolbox.name, { config: toolbox, slots });
     }
   }
@@ -131,18 +153,18 @@ export class ClientManager {
     settled.forEach((outcome, i) => {
       const server = slots[i]!.config.name;
       if (outcome.status === 'fulfilled') result.connected.push(server);
-      else result.failed.push({ server, error: errorMessage(outcome.reason) });
+      else result.failed.push(failedServer(server, outcome.reason));
     });
     return result;
   }
 
-  /** Connects one server of a toolbox (sharing any connect in flight); resolves with the failure message, if any. */
-  async connectServer(toolbox: string, server: string): Promise<string | undefined> {
+  /** Connects one server of a toolbox (sharing any connect in flight); resolves with the failure, if any. */
+  async connectServer(toolbox: string, server: string): Promise<WorkbenchError | undefined> {
     const slot = this.requireToolbox(toolbox).slots.get(server);
-    if (!slot) return `toolbox "${toolbox}" has no server "${server}"`;
+    if (!slot) return new WorkbenchError('TOOL_NOT_FOUND', `toolbox "${toolbox}" has no server "${server}"`);
     return slot.ensure().then(
       () => undefined,
-      (error: unknown) => errorMessage(error),
+      (error: unknown) => (error instanceof WorkbenchError ? error : new WorkbenchError('CONNECT_FAILED', errorMessage(error), { cause: error })),
     );
   }
 
@@ -181,18 +203,25 @@ export class ClientManager {
   /**
    * Switches to a new config without a restart. A server whose launch settings (see {@link launchKey}) are unchanged
    * keeps its connection; a changed one is replaced by a fresh slot that connects on next use; the old connection
-   * and those of removed servers and toolboxes close once their calls in flight have finished. Returns the
-   * `toolbox/server` labels that were replaced or removed.
+   * and those of removed servers and toolboxes close once their calls in flight have finished. Shared servers are
+   * taken from (and retired by) their {@link SharedServers}. Returns the `toolbox/server` labels that were replaced or
+   * removed.
    */
   reload(config: WorkbenchConfig): { replaced: string[]; removed: string[] } {
     const next = new Map<string, { config: ToolboxConfig; slots: Map<string, ServerSlot> }>();
+    const own = new Set<ServerSlot>();
     for (const toolbox of config.toolboxes) {
       const previous = this.toolboxes.get(toolbox.name)?.slots;
       const slots = new Map<string, ServerSlot>();
       for (const server of toolbox.servers) {
-        const kept = previous?.get(server.name);
-        const reuse = kept !== undefined && launchKey(kept.config) === launchKey(server);
-        slots.set(server.name, reuse ? kept : new ServerSlot(toolbox.name, server, this.options, this.reaper));
+        let slot = server.shared ? this.options.shared?.slot(toolbox.name, server) : undefined;
+        if (!slot) {
+          const kept = previous?.get(server.name);
+          const reuse = kept !== undefined && this.own.has(kept) && launchKey(kept.config) === launchKey(server);
+          slot = reuse ? kept : new ServerSlot(toolbox.name, server, this.options, this.groups);
+          own.add(slot);
+        }
+        slots.set(server.name, slot);
       }
       next.set(toolbox.name, { config: toolbox, slots });
     }
@@ -202,39 +231,84 @@ export class ClientManager {
         const successor = next.get(toolboxName)?.slots.get(serverName);
         if (successor === slot) continue;
         (successor ? outcome.replaced : outcome.removed).push(`${toolboxName}/${serverName}`);
+        if (!this.own.has(slot)) continue; // a shared server: its SharedServers retires it
         this.retiring.add(slot);
         void slot.retire().finally(() => this.retiring.delete(slot));
       }
     }
     this.toolboxes = next;
+    this.own = own;
     return outcome;
   }
 
-  /** Ends every connection and child process tree; safe to call more than once. */
+  /** Ends every connection and child process tree it owns (shared servers stay up); safe to call more than once. */
   async close(): Promise<void> {
     this.closing = true;
-    const slots = [...this.toolboxes.values()].flatMap(({ slots }) => [...slots.values()]);
     // Shutting down does not wait for the calls of retired servers: they end with everything else.
-    await Promise.allSettled([...slots, ...this.retiring].map((slot) => slot.close()));
-    this.reaper.close();
+    await Promise.allSettled([...this.own, ...this.retiring].map((slot) => slot.close()));
+    this.reaper?.close();
   }
 
   private requireToolbox(name: string): { config: ToolboxConfig; slots: Map<string, ServerSlot> } {
+    if (this.closing) throw new WorkbenchError('SHUTTING_DOWN', 'the workbench is shutting down (or this client session ended); start a new session to call tools');
     const toolbox = this.toolboxes.get(name);
-    if (!toolbox || this.closing) {
-      throw new WorkbenchError(
-        'TOOLBOX_NOT_FOUND',
-        this.closing ? 'the workbench is shutting down' : `unknown toolbox "${name}"; toolboxes: ${this.toolboxNames().join(', ') || '(none configured)'}`,
-      );
+    if (!toolbox) {
+      throw new WorkbenchError('TOOLBOX_NOT_FOUND', `unknown toolbox "${name}"; toolboxes: ${this.toolboxNames().join(', ') || '(none configured)'}`);
     }
     return toolbox;
   }
 }
 
 /** The settings that decide how a server is started and called; any change means a new connection. */
-function launchKey(config: ServerConfig): string {
+export function launchKey(config: ServerConfig): string {
   const { name: _name, disabledTools: _disabled, toolFilters: _filters, toolOverrides: _overrides, ...launch } = config;
   return JSON.stringify(launch);
+}
+
+/**
+ * One connection per `shared: true` server for every session's ClientManager (HTTP serving). Its relay and log
+ * routing are the ones given here, not a session's: see the README's "Serving over HTTP" for who gets what.
+ */
+export class SharedServers {
+  private readonly slots = new Map<string, ServerSlot>();
+  private readonly retiring = new Set<ServerSlot>();
+  private readonly reaper: OrphanReaper | undefined;
+  private readonly groups: GroupTracker;
+
+  constructor(private readonly options: ClientManagerOptions) {
+    this.reaper = options.groups ? undefined : new OrphanReaper(options.log);
+    this.groups = options.groups ?? this.reaper!;
+  }
+
+  /** The one slot of a shared server; a server whose launch settings changed (a reload) gets a new one. */
+  slot(toolbox: string, server: ServerConfig): ServerSlot {
+    const key = `${toolbox}/${server.name}`;
+    let slot = this.slots.get(key);
+    if (slot && launchKey(slot.config) !== launchKey(server)) {
+      const old = slot;
+      this.retiring.add(old);
+      void old.retire().finally(() => this.retiring.delete(old));
+      slot = undefined;
+    }
+    if (!slot) this.slots.set(key, (slot = new ServerSlot(toolbox, server, this.options, this.groups)));
+    return slot;
+  }
+
+  /** After a reload: retires the shared servers the new config no longer has, once their calls have finished. */
+  reload(config: WorkbenchConfig): void {
+    const keep = new Set(config.toolboxes.flatMap((t) => t.servers.filter((s) => s.shared).map((s) => `${t.name}/${s.name}`)));
+    for (const [key, slot] of this.slots) {
+      if (keep.has(key)) continue;
+      this.slots.delete(key);
+      this.retiring.add(slot);
+      void slot.retire().finally(() => this.retiring.delete(slot));
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.slots.values(), ...this.retiring].map((slot) => slot.close()));
+    this.reaper?.close();
+  }
 }
 
 /** One configured server: its live connection (if any), the single in-flight connect, and crash bookkeeping. */
@@ -302,6 +376,7 @@ class ServerSlot {
     return live.calls.call(tool, args, {
       cancellation: options.cancellation,
       onprogress: options.onprogress,
+      meta: options.meta,
       timeoutMs: timeout,
       maxTotalMs: Math.max(timeout, DEFAULT_MAX_TOTAL_CALL_MS),
       describeError: (error) => this.describeCallError(error, live, tool, timeout, options.cancellation),
@@ -321,12 +396,14 @@ class ServerSlot {
   }
 
   private async connect(): Promise<Live> {
-    if (this.closed) throw new WorkbenchError('CONNECT_FAILED', `${this.label}: the workbench is shutting down`);
+    if (this.closed) throw shuttingDown(this.label);
     const wait = this.retryAt - Date.now();
     if (wait > 0 && this.lastConnectError) {
       // A server that keeps failing to start must not stall every open_toolbox of its toolbox: answer at once.
-      const { code, message } = this.lastConnectError;
-      throw new WorkbenchError(code, `${message} (not retried yet: it failed ${this.quickFailures} times in a row; next attempt in ${Math.ceil(wait / 1000)} s)`);
+      const { code, message, failure } = this.lastConnectError;
+      throw new WorkbenchError(code, `${message} (not retried yet: it failed ${this.quickFailures} times in a row; next attempt in ${Math.ceil(wait / 1000)} s)`, {
+        failure,
+      });
     }
     if (wait > 0) {
       // A server that crashed after working: the caller wants it back, so wait out the backoff and reconnect.
@@ -338,12 +415,13 @@ class ServerSlot {
     // An `http` server already found to speak only legacy SSE goes straight to SSE on reconnects.
     let transport =
       remote && this.legacySse
-        ? createSseTransport(remote)
+        ? createSseTransport(remote, this.options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES)
         : createTransport(this.config, {
             workbenchEnv: this.options.env,
             maxMessageBytes: this.options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
             log: this.log,
             groups: this.groups,
+            onNoise: this.options.onStdoutNoise && ((line) => this.options.onStdoutNoise!(this.toolbox, this.config.name, line)),
           });
     let client = this.createClient();
     this.starting.add(transport);
@@ -365,7 +443,7 @@ class ServerSlot {
         this.log.info(`${describeUrl(remote.url)} answered HTTP ${status} to Streamable HTTP; using the legacy SSE transport`);
         this.starting.delete(transport);
         await transport.close().catch(() => {});
-        transport = createSseTransport(remote);
+        transport = createSseTransport(remote, this.options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES);
         client = this.createClient();
         this.starting.add(transport);
         try {
@@ -379,7 +457,7 @@ class ServerSlot {
       }
       const tools = await listAllTools(client, this.log, timeoutMs + CONNECT_GRACE_MS);
       if (timedOut) throw new Error('timed out');
-      if (this.closed) throw new WorkbenchError('CONNECT_FAILED', `${this.label}: the workbench is shutting down`);
+      if (this.closed) throw shuttingDown(this.label);
       const live: Live = { client, transport, calls: new CallChannel(transport), tools, startedAt: Date.now(), dead: false };
       this.live = live;
       client.onclose = () => this.onClosed(live);
@@ -467,7 +545,7 @@ class ServerSlot {
     void live.transport.close().catch(() => {});
     if (this.closed) return;
     this.noteFailure(Date.now() - live.startedAt);
-    this.log.warn(`connection lost: ${this.exitSummary(live.transport)}; it will be restarted on next use`);
+    this.log.warn(`connection lost: ${summary(this.endOf(live.transport))}; it will be restarted on next use`);
     this.options.onToolsChanged?.(this.toolbox, this.config.name);
   }
 
@@ -478,12 +556,14 @@ class ServerSlot {
     this.retryAt = Date.now() + delay;
   }
 
-  private exitSummary(transport: Transport): string {
-    if (!(transport instanceof ChildProcessTransport)) return 'the remote connection closed';
+  /** What is known about how a connection ended, as fields. */
+  private endOf(transport: Transport): ServerFailure {
+    if (!(transport instanceof ChildProcessTransport)) return { kind: 'closed' };
     const exit = transport.exitInfo;
-    const how = !exit ? 'the process closed its output' : exit.signal ? `the process was killed by ${exit.signal}` : `the process exited with code ${exit.code}`;
-    const tail = stderrTail(transport.stderr);
-    return tail ? `${how}; last stderr:\n${tail}` : `${how} (nothing on stderr)`;
+    const stderr = stderrOf(transport);
+    if (!exit) return { kind: 'closed', ...stderr };
+    if (exit.signal) return { kind: 'killed', signal: exit.signal, ...stderr };
+    return { kind: 'exited', ...(exit.code !== null ? { exitCode: exit.code } : {}), ...stderr };
   }
 
   private describeConnectError(error: unknown, transport: Transport, timedOut: boolean, timeoutMs: number): WorkbenchError {
@@ -495,35 +575,43 @@ class ServerSlot {
         'CONNECT_FAILED',
         // Only the program's base name: the command may have been expanded from a variable, and values are not shown.
         `${this.label} could not start: command "${basename(this.config.command)}" ${what}. Install it or fix "command" of this server in the config (PATH is searched; an absolute path always works).`,
-        { cause: error },
+        { cause: error, failure: { kind: code === 'ENOENT' ? 'command-not-found' : 'command-not-executable' } },
       );
     }
     if (timedOut) {
       return new WorkbenchError(
         'CONNECT_TIMEOUT',
         `${this.label} did not complete the MCP handshake within ${timeoutMs} ms and was stopped. ${this.config.type === 'stdio' ? 'Check that it speaks MCP on stdio' : 'Check that the URL is an MCP endpoint and reachable'}, or raise "connectTimeoutMs" for this server.`,
-        { cause: error },
+        { cause: error, failure: { kind: 'handshake-timeout', timeoutMs, ...stderrOf(transport) } },
       );
     }
-    if (transport instanceof ChildProcessTransport && (transport.exitInfo || /closed/i.test(errorMessage(error)))) {
+    if (transport instanceof ChildProcessTransport) {
+      // Whatever the SDK reported (connection closed, write after exit), a stdio server that failed its handshake is
+      // explained by how its process ended.
+      const failure = this.endOf(transport);
       return new WorkbenchError(
         'CONNECT_FAILED',
-        `${this.label} failed to start: ${this.exitSummary(transport)}\nFix its command, args or env in the config (\`mcp-workbench doctor\` checks every server); it is tried again on next use.`,
-        { cause: error },
+        `${this.label} failed to start: ${summary(failure)}\nFix its command, args or env in the config (\`mcp-workbench doctor\` checks every server); it is tried again on next use.`,
+        { cause: error, failure },
       );
     }
     // Never the full URL: an expanded secret may sit in its query string.
     const where = this.config.type === 'stdio' ? '' : ` at ${describeUrl(this.config.url)}`;
-    return new WorkbenchError('CONNECT_FAILED', `${this.label}${where} could not be connected: ${errorMessage(error)}`, { cause: error });
+    const status = httpStatusOf(error);
+    const failure: ServerFailure = status !== undefined ? { kind: 'http-status', httpStatus: status } : { kind: 'unreachable' };
+    return new WorkbenchError('CONNECT_FAILED', `${this.label}${where} could not be connected: ${errorMessage(error)}`, { cause: error, failure });
   }
 
   private describeCallError(error: unknown, live: Live, tool: string, timeout: number, cancellation: Cancellation | undefined): WorkbenchError {
     const what = `tool "${tool}" on ${this.label}`;
-    if (live.dead) {
+    // A child that has exited is known at once (its exit event), before the connection is reported closed.
+    const exited = live.transport instanceof ChildProcessTransport && live.transport.exitInfo !== undefined;
+    if (live.dead || exited) {
+      const failure = this.endOf(live.transport);
       return new WorkbenchError(
         'SERVER_EXITED',
-        `${what} failed: the server stopped during the call (${this.exitSummary(live.transport)}). It will be restarted on the next call; retry if the tool is safe to repeat.`,
-        { cause: error },
+        `${what} failed: the server stopped (${summary(failure)}). It will be restarted on the next call; retry if the tool is safe to repeat.`,
+        { cause: error, failure },
       );
     }
     if (error instanceof MalformedResultError) {
@@ -537,10 +625,10 @@ class ServerSlot {
       );
     }
     if (cancellation?.cancelled) {
-      return new WorkbenchError('CALL_FAILED', `${what} was cancelled by the client`, { cause: error });
+      return new WorkbenchError('CALL_CANCELLED', `${what} was cancelled by the client`, { cause: error });
     }
-    if (error instanceof McpError && error.code === MESSAGE_TOO_LARGE_CODE) {
-      return new WorkbenchError('CALL_FAILED', `${what} failed: ${error.message.replace(/^MCP error -?\d+: /, '')}. Ask for less output (narrower arguments).`, {
+    if ((error as { code?: unknown } | undefined)?.code === MESSAGE_TOO_LARGE_CODE) {
+      return new WorkbenchError('MESSAGE_TOO_LARGE', `${what} failed: ${errorMessage(error).replace(/^MCP error -?\d+: /, '')}. Ask for less output (narrower arguments).`, {
         cause: error,
       });
     }
@@ -592,15 +680,4 @@ function toolProblem(tool: unknown): string | undefined {
     return `"${name}" has no inputSchema object`;
   }
   return undefined;
-}
-
-/** The last few non-empty lines of stderr, each shortened, for error messages. */
-export function stderrTail(stderr: string, lines = 8): string {
-  return stderr
-    .split('\n')
-    .map((l) => l.trimEnd())
-    .filter((l) => l.length > 0)
-    .slice(-lines)
-    .map((l) => `  | ${l.length > 300 ? `${l.slice(0, 300)}…` : l}`)
-    .join('\n');
 }

@@ -3,6 +3,7 @@ import crossSpawn from 'cross-spawn';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { LineWriter } from './line-writer.js';
+import { ID_SEARCH_BYTES, findMessageId } from './message-id.js';
 import type { GroupTracker } from './orphan-reaper.js';
 import { isAlive, listDescendants, signal, terminateAll, waitForExit } from './process-tree.js';
 import type { Logger } from '../log.js';
@@ -29,6 +30,8 @@ export interface ChildProcessTransportOptions {
   log: Logger;
   /** Told of the child's process group while it lives, to end it if the workbench dies without closing it. */
   groups?: GroupTracker;
+  /** Gets every stdout line that is not JSON-RPC (shortened) instead of the rate-limited warnings in the log. */
+  onNoise?: (line: string) => void;
 }
 
 export interface ExitInfo {
@@ -51,8 +54,8 @@ export class ChildProcessTransport implements Transport {
   private readonly options: ChildProcessTransportOptions;
   private chunks: Buffer[] = [];
   private buffered = 0;
-  /** While skipping an oversized line: the last bytes seen, to recover the response id at its end. */
-  private skipping: { tail: string; bytes: number } | undefined;
+  /** While skipping an oversized line: its first and last bytes, to recover the response id wherever it sits. */
+  private skipping: { head: string; tail: string; bytes: number } | undefined;
   private stderrTail = '';
   private exit: ExitInfo | undefined;
   private closed = false;
@@ -207,11 +210,15 @@ export class ChildProcessTransport implements Transport {
       const piece = chunk.subarray(start, end);
       if (this.skipping) {
         this.skipping.bytes += piece.length;
-        this.skipping.tail = (this.skipping.tail + piece.toString('latin1')).slice(-256);
+        this.skipping.tail = (this.skipping.tail + piece.subarray(-ID_SEARCH_BYTES).toString('latin1')).slice(-ID_SEARCH_BYTES);
       } else if (this.buffered + piece.length > this.options.maxMessageBytes) {
-        // Too big to ever deliver: stop buffering now, keep only the tail to find the id of the response.
-        const head = Buffer.concat([...this.chunks, piece]);
-        this.skipping = { tail: head.subarray(-256).toString('latin1'), bytes: head.length };
+        // Too big to ever deliver: stop buffering now, keep only both ends to find the id of the response.
+        const seen = Buffer.concat([...this.chunks, piece]);
+        this.skipping = {
+          head: seen.subarray(0, ID_SEARCH_BYTES).toString('latin1'),
+          tail: seen.subarray(-ID_SEARCH_BYTES).toString('latin1'),
+          bytes: seen.length,
+        };
         this.chunks = [];
         this.buffered = 0;
       } else if (piece.length > 0) {
@@ -226,9 +233,9 @@ export class ChildProcessTransport implements Transport {
 
   private endOfLine(): void {
     if (this.skipping) {
-      const { tail, bytes } = this.skipping;
+      const { head, tail, bytes } = this.skipping;
       this.skipping = undefined;
-      this.rejectOversized(tail, bytes);
+      this.rejectOversized(head, tail, bytes);
       return;
     }
     const line = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.buffered);
@@ -250,12 +257,11 @@ export class ChildProcessTransport implements Transport {
   }
 
   /** Turns a dropped oversized response into a JSON-RPC error for its request, so the caller is not left waiting. */
-  private rejectOversized(tail: string, bytes: number): void {
+  private rejectOversized(head: string, tail: string, bytes: number): void {
     const limit = this.options.maxMessageBytes;
-    const match = /"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")\s*\}\s*\r?$/.exec(tail);
+    const id = findMessageId(head, tail);
     this.options.log.warn(`dropped a ${bytes}-byte message from the server: larger than the ${limit}-byte limit`);
-    if (!match) return;
-    const id = JSON.parse(match[1]!) as string | number;
+    if (id === undefined) return;
     this.onmessage?.({
       jsonrpc: '2.0',
       id,
@@ -267,6 +273,11 @@ export class ChildProcessTransport implements Transport {
   }
 
   private noiseOnStdout(line: Buffer): void {
+    if (this.options.onNoise) {
+      const shown = line.toString('utf8', 0, Math.min(line.length, 200)).replace(/[\x00-\x1f\x7f]/g, ' ');
+      this.options.onNoise(`${shown}${line.length > 200 ? '…' : ''}`);
+      return;
+    }
     const now = Date.now();
     if (now - this.noise.windowStart > 60_000) {
       if (this.noise.suppressed > 0) {

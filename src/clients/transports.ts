@@ -17,6 +17,7 @@ import type { RemoteServerConfig, ServerConfig, StdioServerConfig } from '../con
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { GroupTracker } from './orphan-reaper.js';
+import { limitedFetch } from './limited-fetch.js';
 import { ChildProcessTransport } from './stdio-transport.js';
 
 /**
@@ -48,6 +49,8 @@ export interface TransportOptions {
   log: Logger;
   /** Process groups of stdio children are reported here (see OrphanReaper). */
   groups?: GroupTracker;
+  /** Non-JSON-RPC lines on a stdio server's stdout (see ChildProcessTransport). */
+  onNoise?: (line: string) => void;
 }
 
 export function createTransport(server: ServerConfig, options: TransportOptions): Transport {
@@ -61,11 +64,12 @@ export function createTransport(server: ServerConfig, options: TransportOptions)
         maxMessageBytes: options.maxMessageBytes,
         log: options.log,
         groups: options.groups,
+        onNoise: options.onNoise,
       });
     case 'http':
-      return new RenewingHttpClientTransport(server, options.log);
+      return new RenewingHttpClientTransport(server, options.log, options.maxMessageBytes);
     case 'sse':
-      return createSseTransport(server);
+      return createSseTransport(server, options.maxMessageBytes);
   }
 }
 
@@ -74,8 +78,8 @@ export function createTransport(server: ServerConfig, options: TransportOptions)
  * legacy one (see {@link legacySseStatus}). The SDK adds `requestInit.headers` to the event-stream GET and to
  * every POST; it follows redirects only within the URL's origin, so configured credentials never go elsewhere.
  */
-export function createSseTransport(server: RemoteServerConfig): Transport {
-  return new SSEClientTransport(new URL(server.url), { requestInit: { headers: { ...server.headers } } });
+export function createSseTransport(server: RemoteServerConfig, maxMessageBytes: number): Transport {
+  return new SSEClientTransport(new URL(server.url), { requestInit: { headers: { ...server.headers } }, fetch: limitedFetch(maxMessageBytes) });
 }
 
 /**
@@ -128,6 +132,7 @@ export class RenewingHttpClientTransport implements Transport {
   constructor(
     private readonly server: RemoteServerConfig,
     private readonly log: Logger,
+    private readonly maxMessageBytes: number,
   ) {
     this.url = new URL(server.url);
     this.inner = this.attach(this.createInner());
@@ -178,7 +183,7 @@ export class RenewingHttpClientTransport implements Transport {
 
   private createInner(): StreamableHTTPClientTransport {
     // A copy: the SDK must not share (or mutate) the config's header object.
-    return new StreamableHTTPClientTransport(this.url, { requestInit: { headers: { ...this.server.headers } } });
+    return new StreamableHTTPClientTransport(this.url, { requestInit: { headers: { ...this.server.headers } }, fetch: limitedFetch(this.maxMessageBytes) });
   }
 
   private attach(inner: StreamableHTTPClientTransport): StreamableHTTPClientTransport {

@@ -142,6 +142,7 @@ interface RawServer {
   timeoutMs?: number;
   connectTimeoutMs?: number;
   toolOverrides?: Record<string, RawToolOverride>;
+  shared?: boolean;
 }
 
 interface RawToolbox {
@@ -174,6 +175,7 @@ function normaliseServer(name: string, raw: RawServer): ServerConfig {
     ...(raw.toolFilters !== undefined && { toolFilters: [...raw.toolFilters] }),
     ...(raw.timeoutMs !== undefined && { timeoutMs: raw.timeoutMs }),
     ...(raw.connectTimeoutMs !== undefined && { connectTimeoutMs: raw.connectTimeoutMs }),
+    shared: raw.shared ?? false,
   };
   const type = raw.type ?? raw.transport ?? 'stdio';
   if (type === 'stdio') {

@@ -421,11 +421,11 @@ export async function readConfigFile(path: string): Promise<ConfigFile | undefin
  * existing backup). Without `original` the file must not exist yet; it is created, never overwritten.
  *
  * @returns the backup's path, when one was made.
- * @throws WorkbenchError `CONFIG_UNREADABLE` (the file changed, appeared, or cannot be written — with the reason).
+ * @throws WorkbenchError `CONFIG_UNWRITABLE` (the file changed, appeared, or cannot be written — with the reason).
  */
 export async function saveConfigFile(path: string, text: string, original: Buffer | undefined, now = new Date()): Promise<{ backup?: string }> {
   const fail = (reason: string, cause?: unknown): never => {
-    throw new WorkbenchError('CONFIG_UNREADABLE', `Did not write ${path}: ${reason}.`, { cause });
+    throw new WorkbenchError('CONFIG_UNWRITABLE', `Did not write ${path}: ${reason}.`, { cause });
   };
   let backup: string | undefined;
   if (original) {

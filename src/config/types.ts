@@ -18,6 +18,11 @@ export interface ServerCommon {
    * Absent means none.
    */
   toolOverrides?: ToolOverrideRule[];
+  /**
+   * HTTP serving: one connection for every client session instead of one per session (README "Serving over
+   * HTTP"). Over stdio there is only one session, so it changes nothing.
+   */
+  shared: boolean;
 }
 
 /** `toolOverrides` entry: fields shown instead of (or, for the suffix and annotations, on top of) the server's. */

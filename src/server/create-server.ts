@@ -7,16 +7,17 @@ import {
   ResultSchema,
   RootsListChangedNotificationSchema,
   type CallToolResult,
-  type ProgressToken,
-  type ServerNotification,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { isWorkbenchError } from '../errors.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { Cancellation } from '../clients/cancellation.js';
+import { StdioServerLineTransport } from './stdio-server-transport.js';
+import { createToolCallPipeline, type ToolCallHandlers } from './tool-call-pipeline.js';
 import type { Logger } from '../log.js';
 import { ENABLE_TOOLS, LIST_ALL_TOOLS, enableTools, listAllTools, managementToolDefinitions } from './management-tools.js';
 import { OPEN_TOOLBOX, USE_TOOL, metaToolDefinitions } from './meta-tools.js';
-import { errorResult, type CallContext, type UpstreamSession, type Workbench } from './workbench.js';
+import { errorResult, type UpstreamSession, type Workbench } from './workbench.js';
 
 /**
  * tools/call with its params unchecked: the SDK's strict schema would turn a malformed request into a -32603
@@ -36,25 +37,24 @@ const RELAY_TIMEOUT_MS = 10 * 60_000;
 export interface CreateServerOptions {
   /** Offer list_all_tools and enable_tools, persisting changes to this state file. */
   management?: { statePath: string; log: Logger };
+  /**
+   * Give this session downstream connections of its own (HTTP: sessions never see each other's servers). Without
+   * it the session uses the workbench's own connections (stdio: the only session).
+   */
+  isolated?: boolean;
 }
 
-/** What a use_tool request brings besides its arguments. */
-export interface UseToolCall {
-  cancellation?: Cancellation;
-  progressToken?: ProgressToken;
-  /** Sends a notification to the client (progress), tied to this request where the transport can. */
-  notify(notification: ServerNotification): Promise<void>;
-  /** Sends a request to the client (relayed sampling, elicitation, roots) on behalf of this call. */
-  request: CallContext['request'];
+export interface WorkbenchServer {
+  server: Server;
+  /**
+   * Connects the MCP server to a transport and puts the tool-call pipeline in front of it: over stdio as the
+   * transport's intercept (a framing shortcut), on any other transport around its message handler.
+   */
+  connect(transport: Transport): Promise<void>;
+  close(): Promise<void>;
 }
 
-export type UseToolHandler = (args: Record<string, unknown>, call: UseToolCall) => Promise<CallToolResult>;
-
-export function createServer(
-  workbench: Workbench,
-  version: string,
-  options: CreateServerOptions = {},
-): { server: Server; useTool: UseToolHandler; session: UpstreamSession; close: () => Promise<void> } {
+export function createServer(workbench: Workbench, version: string, options: CreateServerOptions = {}): WorkbenchServer {
   const server = new Server(
     { name: 'mcp-workbench', title: 'MCP Workbench', version },
     { capabilities: { tools: { listChanged: true }, logging: {} }, instructions: workbench.instructions() },
@@ -80,61 +80,66 @@ export function createServer(
     // With the session id, the SDK applies this session's logging/setLevel (it keeps levels per session).
     log: (params) => void server.sendLoggingMessage(params, server.transport?.sessionId).catch(() => {}),
   };
-  const removeSession = workbench.addSession(session);
-  server.setNotificationHandler(RootsListChangedNotificationSchema, () => workbench.manager.notifyRootsChanged());
+  const scope = workbench.openSession(session, { isolated: options.isolated === true });
+  server.setNotificationHandler(RootsListChangedNotificationSchema, () => scope.manager.notifyRootsChanged());
 
-  /**
-   * use_tool for one request: parameters checked (a -32602 error when malformed), then the workbench does the rest.
-   * Shared by the SDK request handler and the stdio fast lane, so both behave the same.
-   */
-  const useTool: UseToolHandler = (args, call) => {
-    const toolbox = requireString(args, 'toolbox_name', USE_TOOL);
-    const toolName = requireString(args, 'tool_name', USE_TOOL);
-    rejectUnknownParams(args, ['toolbox_name', 'tool_name', 'arguments'], USE_TOOL);
-    const toolArgs = args.arguments;
-    if (toolArgs !== undefined && (typeof toolArgs !== 'object' || toolArgs === null || Array.isArray(toolArgs))) {
-      throw invalidParams(`${USE_TOOL}: "arguments" must be an object of the tool's arguments, got ${describe(toolArgs)}`);
-    }
-    const { progressToken } = call;
-    return workbench.useTool(toolbox, toolName, toolArgs as Record<string, unknown> | undefined, {
-      cancellation: call.cancellation,
-      call: { session, request: call.request },
-      onprogress:
-        progressToken === undefined
-          ? undefined
-          : (progress) => void call.notify({ method: 'notifications/progress', params: { ...progress, progressToken } }).catch(() => {}),
-    });
-  };
-
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
-
-  server.setRequestHandler(LooseCallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
-    const name = request.params?.name as string;
-    const args = (request.params?.arguments ?? {}) as Record<string, unknown>;
-    if (name === OPEN_TOOLBOX) {
-      const toolbox = requireString(args, 'toolbox_name', name);
-      rejectUnknownParams(args, ['toolbox_name'], name);
+  const handlers: ToolCallHandlers = {
+    /** use_tool: parameters checked (a -32602 error when malformed), then the workbench does the rest. */
+    useTool: (args, call) => {
+      const toolbox = requireString(args, 'toolbox_name', USE_TOOL);
+      const toolName = requireString(args, 'tool_name', USE_TOOL);
+      rejectUnknownParams(args, ['toolbox_name', 'tool_name', 'arguments'], USE_TOOL);
+      const toolArgs = args.arguments;
+      if (toolArgs !== undefined && (typeof toolArgs !== 'object' || toolArgs === null || Array.isArray(toolArgs))) {
+        throw invalidParams(`${USE_TOOL}: "arguments" must be an object of the tool's arguments, got ${describe(toolArgs)}`);
+      }
+      const { progressToken } = call;
+      return workbench.useTool(toolbox, toolName, toolArgs as Record<string, unknown> | undefined, {
+        scope,
+        cancellation: call.cancellation,
+        meta: call.meta,
+        call: { session, request: call.request },
+        onprogress:
+          progressToken === undefined
+            ? undefined
+            : (progress) => call.notify({ method: 'notifications/progress', params: { ...progress, progressToken } }),
+      });
+    },
+    openToolbox: async (args) => {
+      const toolbox = requireString(args, 'toolbox_name', OPEN_TOOLBOX);
+      rejectUnknownParams(args, ['toolbox_name'], OPEN_TOOLBOX);
       try {
-        const { result, text } = await workbench.openToolbox(toolbox);
+        const { result, text } = await workbench.openToolbox(toolbox, scope);
         return { content: [{ type: 'text', text }], structuredContent: result as unknown as Record<string, unknown> };
       } catch (error) {
         if (isWorkbenchError(error)) return errorResult(`${error.toDisplayString()} Call open_toolbox with one of them.`, error.code);
         throw error;
       }
-    }
+    },
+    relay: (request, signal, relatedRequestId) =>
+      server.request(request, ResultSchema, { signal, timeout: RELAY_TIMEOUT_MS, resetTimeoutOnProgress: true, relatedRequestId }),
+  };
+
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
+
+  // What the pipeline does not take: management tools, unknown tool names, task-augmented calls.
+  server.setRequestHandler(LooseCallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    const name = request.params?.name as string;
+    const args = (request.params?.arguments ?? {}) as Record<string, unknown>;
+    if (name === OPEN_TOOLBOX) return handlers.openToolbox(args);
     if (name === USE_TOOL) {
-      return useTool(args, {
-        cancellation: Cancellation.from(extra.signal),
+      return handlers.useTool(args, {
+        cancellation: Cancellation.from(extra.signal) ?? new Cancellation(),
         progressToken: extra._meta?.progressToken,
-        notify: (notification) => extra.sendNotification(notification),
-        request: (relayed, signal) =>
-          extra.sendRequest(relayed, ResultSchema, { signal, timeout: RELAY_TIMEOUT_MS, resetTimeoutOnProgress: true }),
+        meta: request.params?._meta as Record<string, unknown> | undefined,
+        notify: (notification) => void extra.sendNotification(notification).catch(() => {}),
+        request: (relayed, signal) => extra.sendRequest(relayed, ResultSchema, { signal, timeout: RELAY_TIMEOUT_MS, resetTimeoutOnProgress: true }),
       });
     }
     if (management && name === LIST_ALL_TOOLS) {
       rejectUnknownParams(args, ['toolbox'], name);
       const toolbox = args.toolbox === undefined ? undefined : requireString(args, 'toolbox', name);
-      return listAllTools(workbench, toolbox);
+      return listAllTools(workbench, toolbox, scope);
     }
     if (management && name === ENABLE_TOOLS) {
       rejectUnknownParams(args, ['enable', 'disable'], name);
@@ -148,11 +153,23 @@ export function createServer(
 
   return {
     server,
-    useTool,
-    session,
+    connect: async (transport) => {
+      if (transport instanceof StdioServerLineTransport) {
+        const pipeline = createToolCallPipeline(handlers, transport);
+        transport.intercept = (message) => pipeline.take(message);
+        await server.connect(transport);
+        return;
+      }
+      await server.connect(transport);
+      const pipeline = createToolCallPipeline(handlers, transport);
+      const inner = transport.onmessage;
+      transport.onmessage = (message, extra) => {
+        if (!pipeline.take(message)) inner?.(message, extra);
+      };
+    },
     close: async () => {
       stopFollowing();
-      removeSession();
+      await scope.close();
       await server.close();
     },
   };

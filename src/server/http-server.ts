@@ -5,7 +5,10 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { WorkbenchError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
+import { ID_SEARCH_BYTES, findMessageId } from '../clients/message-id.js';
 import { createServer, type CreateServerOptions } from './create-server.js';
+import { isJsonRpcMessage } from './stdio-server-transport.js';
+import { PARSE_ERROR_JSON, PARSE_ERROR_JSON_RPC, jsonRpcError, tooLargeError } from './tool-call-pipeline.js';
 import type { Workbench } from './workbench.js';
 
 export const MCP_PATH = '/mcp';
@@ -209,15 +212,21 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Workb
 
     let body: unknown;
     if (req.method === 'POST') {
+      // The same answers as over stdio (see tool-call-pipeline): a body over the limit names the request's id when
+      // its first or last bytes show it; a body that is not JSON, or not JSON-RPC, gets -32700.
       const read = await readBody(req, maxBodyBytes);
-      if (read === 'too-large') {
-        discardRest(req);
-        return refuse(req, res, 413, `Payload Too Large: request bodies are limited to ${maxBodyBytes} bytes`);
+      if (typeof read !== 'string') {
+        if (!req.complete) discardRest(req);
+        log.info(`refused POST ${pathOf(req)} from ${req.socket.remoteAddress ?? '?'}: 413 body over ${maxBodyBytes} bytes`);
+        return sendJson(res, 413, tooLargeError(findMessageId(read.head, read.tail) ?? null, maxBodyBytes));
       }
       try {
         body = JSON.parse(read);
       } catch {
-        return sendJsonRpcError(res, 400, 'Parse error: Invalid JSON', {}, -32700);
+        return sendJson(res, 400, jsonRpcError(null, -32700, PARSE_ERROR_JSON));
+      }
+      if (Array.isArray(body) ? !body.every(isJsonRpcMessage) : !isJsonRpcMessage(body)) {
+        return sendJson(res, 400, jsonRpcError(null, -32700, PARSE_ERROR_JSON_RPC));
       }
     }
 
@@ -234,7 +243,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Workb
   };
 
   const openSession = async (): Promise<Session> => {
-    const { server, close } = createServer(workbench, version, options.serverOptions);
+    const { server, connect, close } = createServer(workbench, version, { ...options.serverOptions, isolated: true });
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
@@ -247,7 +256,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Workb
     all.add(session);
     // DELETE from the client, or any transport close, ends this session's server and its workbench registration.
     server.onclose = () => void closeSession(session, 'closed');
-    await server.connect(transport);
+    await connect(transport);
     return session;
   };
 
@@ -339,23 +348,39 @@ const DISCARD_MAX_MS = 10_000;
  * Reads a request body as UTF-8, stopping as soon as it exceeds `limit` bytes (declared or streamed): the rest is
  * never buffered.
  */
-function readBody(req: IncomingMessage, limit: number): Promise<string | 'too-large'> {
-  const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > limit) return Promise.resolve('too-large');
+function readBody(req: IncomingMessage, limit: number): Promise<string | { tooLarge: true; head: string; tail: string }> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    let head: string | undefined;
+    let tail = '';
+    const finishTooLarge = (): void => {
+      cleanup();
+      resolve({ tooLarge: true, head: head!, tail });
+    };
     const onData = (chunk: Buffer): void => {
       size += chunk.length;
-      if (size > limit) {
-        cleanup();
-        chunks.length = 0;
-        resolve('too-large');
+      if (head === undefined && size <= limit) {
+        chunks.push(chunk);
         return;
       }
-      chunks.push(chunk);
+      if (head === undefined) {
+        // Over the limit: from here only both ends are kept, to find the request's id for the answer.
+        const seen = Buffer.concat([...chunks, chunk]);
+        head = seen.toString('latin1', 0, ID_SEARCH_BYTES);
+        chunks.length = 0;
+        tail = seen.toString('latin1', Math.max(0, seen.length - ID_SEARCH_BYTES));
+      } else {
+        tail = (tail + chunk.toString('latin1', Math.max(0, chunk.length - ID_SEARCH_BYTES))).slice(-ID_SEARCH_BYTES);
+      }
+      // A body that goes on and on is answered from its head alone (the rest is discarded or cut, see discardRest).
+      if (size > limit + DISCARD_MAX_BYTES) {
+        tail = '';
+        finishTooLarge();
+      }
     };
     const onEnd = (): void => {
+      if (head !== undefined) return finishTooLarge();
       cleanup();
       resolve(Buffer.concat(chunks).toString('utf8'));
     };

@@ -3,7 +3,7 @@ import { updateToolState } from '../catalog/tool-state.js';
 import { isWorkbenchError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { PROTECTED_TOOLS } from './meta-tools.js';
-import { errorResult, type Workbench } from './workbench.js';
+import { errorResult, type SessionScope, type Workbench } from './workbench.js';
 
 /**
  * Opt-in tools (`--management-tools`) that let the model see every tool with its status and change the persisted
@@ -48,9 +48,9 @@ export function managementToolDefinitions(toolboxNames: readonly string[]): Tool
   ];
 }
 
-export async function listAllTools(workbench: Workbench, toolbox: string | undefined): Promise<CallToolResult> {
+export async function listAllTools(workbench: Workbench, toolbox: string | undefined, session?: SessionScope): Promise<CallToolResult> {
   try {
-    const report = await workbench.listAllTools(toolbox);
+    const report = await workbench.listAllTools(toolbox, session);
     return { content: [{ type: 'text', text: JSON.stringify(report) }], structuredContent: { ...report } };
   } catch (error) {
     if (isWorkbenchError(error)) return errorResult(error.toDisplayString(), error.code);

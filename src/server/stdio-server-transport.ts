@@ -1,6 +1,8 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { LineWriter } from '../clients/line-writer.js';
+import { ID_SEARCH_BYTES, findMessageId } from '../clients/message-id.js';
+import { PARSE_ERROR_JSON, PARSE_ERROR_JSON_RPC, jsonRpcError, tooLargeError } from './tool-call-pipeline.js';
 
 const NEWLINE = 0x0a;
 
@@ -9,7 +11,7 @@ const NEWLINE = 0x0a;
  * - lines are split without re-copying the whole buffer for every chunk;
  * - each message is JSON-parsed once and checked structurally (the SDK's request handlers parse their own params
  *   anyway), instead of a full schema parse of every message;
- * - `intercept` sees every message first and may take it (the use_tool fast lane);
+ * - `intercept` sees every message first and may take it (the tool-call pipeline, as a framing shortcut);
  * - the end of stdin closes the transport: the client has gone (the SDK's transport does not notice this).
  */
 export class StdioServerLineTransport implements Transport {
@@ -21,7 +23,8 @@ export class StdioServerLineTransport implements Transport {
 
   private chunks: Buffer[] = [];
   private buffered = 0;
-  private skipping = false;
+  /** While skipping an oversized message: its first and last bytes, to find its id for the answer. */
+  private skipping: { head: string; tail: string } | undefined;
   private started = false;
   private closed = false;
   private readonly out: LineWriter;
@@ -38,7 +41,7 @@ export class StdioServerLineTransport implements Transport {
   constructor(
     private readonly stdin: NodeJS.ReadableStream,
     private readonly stdout: NodeJS.WritableStream,
-    /** Larger client messages are dropped (and reported) instead of buffered. */
+    /** Larger client messages are not buffered: they are answered with an error (with their id when it is found). */
     private readonly maxMessageBytes = 32 * 1024 * 1024,
   ) {
     this.out = new LineWriter(stdout);
@@ -59,7 +62,7 @@ export class StdioServerLineTransport implements Transport {
     return this.out.ready();
   }
 
-  /** `send` without the promise, for the fast lane's replies and progress. */
+  /** `send` without the promise, for the tool-call pipeline's replies and progress. */
   write(message: JSONRPCMessage | Record<string, unknown>): void {
     if (!this.closed) this.out.write(message);
   }
@@ -80,21 +83,32 @@ export class StdioServerLineTransport implements Transport {
     while (start < chunk.length) {
       const newline = chunk.indexOf(NEWLINE, start);
       const end = newline === -1 ? chunk.length : newline;
-      if (!this.skipping && end > start) {
+      if (this.skipping) {
+        if (end > start) this.skipping.tail = (this.skipping.tail + chunk.toString('latin1', Math.max(start, end - ID_SEARCH_BYTES), end)).slice(-ID_SEARCH_BYTES);
+      } else if (end > start) {
         this.chunks.push(chunk.subarray(start, end));
         this.buffered += end - start;
         if (this.buffered > this.maxMessageBytes) {
+          const seen = Buffer.concat(this.chunks, this.buffered);
+          this.skipping = { head: seen.toString('latin1', 0, ID_SEARCH_BYTES), tail: seen.toString('latin1', seen.length - ID_SEARCH_BYTES) };
           this.chunks = [];
           this.buffered = 0;
-          this.skipping = true;
-          this.onerror?.(new Error(`a message from the client was larger than ${this.maxMessageBytes} bytes and was dropped`));
         }
       }
       if (newline === -1) break;
-      if (this.skipping) this.skipping = false;
+      if (this.skipping) this.tooLarge();
       else this.line();
       start = newline + 1;
     }
+  }
+
+  /** The end of an oversized message: answered like HTTP's 413, with the request's id when it can be found. */
+  private tooLarge(): void {
+    const { head, tail } = this.skipping!;
+    this.skipping = undefined;
+    const id = findMessageId(head, tail);
+    this.onerror?.(new Error(`a message from the client was larger than ${this.maxMessageBytes} bytes and was refused`));
+    this.write(tooLargeError(id ?? null, this.maxMessageBytes));
   }
 
   private line(): void {
@@ -107,11 +121,16 @@ export class StdioServerLineTransport implements Transport {
     try {
       message = JSON.parse(text);
     } catch (error) {
-      if (text.trim().length > 0) this.onerror?.(new Error(`ignored a line from the client that is not JSON: ${(error as Error).message}`));
+      // A blank line is skipped quietly; anything else gets the answer HTTP gives to a body that is not JSON.
+      if (text.trim().length > 0) {
+        this.onerror?.(new Error(`a line from the client is not JSON: ${(error as Error).message}`));
+        this.write(jsonRpcError(null, -32700, PARSE_ERROR_JSON));
+      }
       return;
     }
     if (!isJsonRpcMessage(message)) {
-      this.onerror?.(new Error('ignored a message from the client that is not JSON-RPC 2.0'));
+      this.onerror?.(new Error('a message from the client is not JSON-RPC 2.0'));
+      this.write(jsonRpcError(null, -32700, PARSE_ERROR_JSON_RPC));
       return;
     }
     if (this.intercept?.(message)) return;
@@ -120,7 +139,7 @@ export class StdioServerLineTransport implements Transport {
 }
 
 /** The structure the SDK's Protocol dispatches on: a request or notification (method), or a response (id + result/error). */
-function isJsonRpcMessage(value: unknown): value is JSONRPCMessage {
+export function isJsonRpcMessage(value: unknown): value is JSONRPCMessage {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
   const m = value as Record<string, unknown>;
   if (m.jsonrpc !== '2.0') return false;

@@ -4,6 +4,8 @@ import { parseToolName } from '../catalog/names.js';
 import { editDistance } from '../config/text.js';
 import { compileGlob } from '../catalog/glob.js';
 import type { ToolStatus, ToolStatusReport } from './workbench.js';
+import type { WorkbenchError } from '../errors.js';
+import { failedServer, type FailedServer } from '../clients/server-failure.js';
 
 /**
  * A toolset name used where a toolbox name goes: `open_toolbox` lists just the toolset's tools (connecting only the
@@ -11,8 +13,8 @@ import type { ToolStatus, ToolStatusReport } from './workbench.js';
  * so a tool is called the same way through its toolbox or through any toolset that holds it.
  */
 export interface ToolsetHost<Entry extends { name: string }> {
-  /** Connects one server (sharing any connect in flight); resolves with the failure message, if any. */
-  connect(toolbox: string, server: string): Promise<string | undefined>;
+  /** Connects one server (sharing any connect in flight); resolves with the failure, if any. */
+  connect(toolbox: string, server: string): Promise<WorkbenchError | undefined>;
   /** The toolbox's current catalog and its open_toolbox entries (overrides applied). */
   catalog(toolbox: string): { catalog: ToolboxCatalog; entries: readonly Entry[] };
 }
@@ -20,7 +22,7 @@ export interface ToolsetHost<Entry extends { name: string }> {
 export interface OpenedToolset<Entry> {
   /** `toolbox/server` labels. */
   connected: string[];
-  failed: { server: string; error: string }[];
+  failed: FailedServer[];
   tools: Entry[];
 }
 
@@ -32,7 +34,7 @@ export async function openToolset<Entry extends { name: string }>(host: ToolsetH
   const opened: OpenedToolset<Entry> = { connected: [], failed: [], tools: [] };
   for (const { label, failure } of outcomes) {
     if (failure === undefined) opened.connected.push(label);
-    else opened.failed.push({ server: label, error: failure });
+    else opened.failed.push(failedServer(label, failure));
   }
   for (const toolbox of new Set(toolset.servers.map((s) => s.toolbox))) {
     opened.tools.push(...host.catalog(toolbox).entries.filter((entry) => toolset.includes(entry.name)));
@@ -109,7 +111,7 @@ export async function describeToolset<Entry extends { name: string }>(
   const opened = await openToolset(host, toolset);
   const servers_failed = opened.failed.map((failure) => {
     const [toolbox, server] = failure.server.split('/') as [string, string];
-    return { toolbox, server, error: failure.error };
+    return { ...failure, toolbox, server };
   });
   const all = [...new Set(toolset.servers.map((s) => s.toolbox))].flatMap(statuses);
   const tools = all.filter((s) => toolset.includes(s.name)).sort((a, b) => a.name.localeCompare(b.name));

@@ -1,17 +1,11 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import {
-  ErrorCode,
-  McpError,
-  type CallToolResult,
-  type ClientCapabilities,
-  type LoggingMessageNotification,
-  type Result,
-  type Tool,
-} from '@modelcontextprotocol/sdk/types.js';
-import { ClientManager, type CallOptions, type RelayedMethod, type UpstreamRelay } from '../clients/client-manager.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { ClientManager, SharedServers, type CallOptions, type FailedServer } from '../clients/client-manager.js';
+import { OrphanReaper } from '../clients/orphan-reaper.js';
+import { scopeRelay, sharedLogRouter, sharedRelay, type CallContext, type RoutingBooks, type UpstreamSession } from './session-routing.js';
 import type { ServerConfig, ToolboxConfig, WorkbenchConfig } from '../config/types.js';
-import { WorkbenchError, errorMessage, isWorkbenchError } from '../errors.js';
+import { WorkbenchError, errorMessage, isWorkbenchError, type ServerFailure, type WorkbenchErrorCode } from '../errors.js';
 import type { Logger } from '../log.js';
 import { compileGlob } from '../catalog/glob.js';
 import { formatToolName, parseToolName, type ToolNameParts } from '../catalog/names.js';
@@ -71,46 +65,40 @@ export interface ToolStatus {
 export interface ToolStatusReport {
   tools: ToolStatus[];
   /** Servers that could not be connected, so their tools could not be listed. */
-  servers_failed: { toolbox: string; server: string; error: string }[];
+  servers_failed: ({ toolbox: string } & FailedServer)[];
 }
 
 export interface OpenToolboxResult {
   toolbox: string;
   description: string;
   servers_connected: string[];
-  servers_failed: { server: string; error: string }[];
+  /** Each with the message, its code, and what happened as fields (`failure`: kind, exit code, signal, HTTP status…). */
+  servers_failed: FailedServer[];
   tools: ToolEntry[];
 }
 
 
-/**
- * A connected client session. Several can share one Workbench (HTTP); downstream servers are shared too, so their
- * log messages and requests (sampling, elicitation, roots) are routed to the session whose call is in flight on that
- * server, else to the session that used that server last, else to the most recently active session.
- */
-export interface UpstreamSession {
-  capabilities(): ClientCapabilities | undefined;
-  /** Sends a request to this session's client outside of any call. */
-  request(request: { method: RelayedMethod; params?: Record<string, unknown> }, signal: AbortSignal): Promise<Result>;
-  /** Delivers a downstream log message (subject to the client's logging/setLevel). */
-  log(params: LoggingMessageNotification['params']): void;
-}
-
-/** The use_tool call being made, so requests from the server it calls travel back with it (the same HTTP stream). */
-export interface CallContext {
-  session: UpstreamSession;
-  request(request: { method: RelayedMethod; params?: Record<string, unknown> }, signal: AbortSignal): Promise<Result>;
-}
+export type { CallContext, UpstreamSession } from './session-routing.js';
 
 export interface UseToolOptions extends CallOptions {
   call?: CallContext;
+  /** The session's downstream connections and catalogs (see {@link Workbench.openSession}); default: the workbench's own. */
+  scope?: SessionScope;
 }
 
-const CAPABILITY_OF: Record<RelayedMethod, 'sampling' | 'elicitation' | 'roots'> = {
-  'sampling/createMessage': 'sampling',
-  'elicitation/create': 'elicitation',
-  'roots/list': 'roots',
-};
+/**
+ * One client session's view of the workbench: its downstream connections (its own for every server unless `shared`)
+ * and the catalogs built from them. Obtained from {@link Workbench.openSession}; `close()` ends its servers.
+ */
+export interface SessionScope {
+  readonly manager: ClientManager;
+  close(): Promise<void>;
+}
+
+/** One ClientManager with its routing books (see RoutingBooks) and the catalogs built from its servers. */
+interface Scope extends SessionScope, RoutingBooks {
+  readonly catalogs: Map<string, CachedCatalog>;
+}
 
 interface CachedCatalog {
   catalog: ToolboxCatalog;
@@ -125,6 +113,7 @@ interface CachedCatalog {
  * layer (`createServer`) is a thin adapter over this.
  */
 export class Workbench {
+  /** The workbench's own connections: the one session over stdio, and the CLI's (tools, doctor). */
   readonly manager: ClientManager;
   private current: WorkbenchConfig;
   private toolboxes: Map<string, ToolboxConfig>;
@@ -135,17 +124,21 @@ export class Workbench {
   private readonly catalogListeners = new Set<() => void>();
   private readonly log: Logger;
   private readonly cliDisabled: readonly string[];
+  private readonly options: WorkbenchOptions;
   private policy: VisibilityPolicy;
-  private readonly catalogs = new Map<string, CachedCatalog>();
+  private readonly root: Scope;
+  /** Every scope, the root's included: a change of tools or state reaches all their catalogs. */
+  private readonly scopes = new Set<Scope>();
+  /** Made on the first isolated session: the `shared: true` servers, and one orphan reaper for all sessions. */
+  private pool: { shared: SharedServers; reaper: OrphanReaper; activity: Map<string, Set<CallContext>> } | undefined;
+  /** `toolbox/server` of every `shared: true` server. */
+  private sharedKeys: Set<string>;
   private readonly validators = new WeakMap<Tool, ValidateFunction | null>();
   private readonly outputValidators = new WeakMap<Tool, ValidateFunction | null>();
-  /** Client sessions, most recently active last. */
-  private sessions: UpstreamSession[] = [];
-  /** Per `toolbox/server`: the calls in flight on it, and the session that called it last. */
-  private readonly activity = new Map<string, { calls: Set<CallContext>; lastSession?: UpstreamSession }>();
   private ajv: Ajv | undefined;
 
   constructor(options: WorkbenchOptions) {
+    this.options = options;
     this.current = options.config;
     this.log = options.log;
     this.cliDisabled = options.cliDisabled ?? [];
@@ -155,67 +148,95 @@ export class Workbench {
     this.toolsets = resolveToolsets(options.config);
     this.overrides = createOverrideResolver(options.config);
     this.policy = this.createPolicy(options.config);
-    this.manager = new ClientManager({
-      config: options.config,
+    this.sharedKeys = sharedKeysOf(options.config);
+    this.root = this.createScope(undefined);
+    this.manager = this.root.manager;
+  }
+
+  /**
+   * Opens a client session. Not isolated (stdio: the only session), it uses the workbench's own connections.
+   * Isolated (HTTP), it gets connections of its own for every server that is not `shared`, started on first use and
+   * ended by `close()`; requests and log messages of those servers go to this session only.
+   */
+  openSession(upstream: UpstreamSession, options: { isolated: boolean }): SessionScope {
+    if (!options.isolated) {
+      this.root.upstream = upstream;
+      return {
+        manager: this.root.manager,
+        close: async () => {
+          if (this.root.upstream === upstream) this.root.upstream = undefined;
+        },
+      };
+    }
+    return this.createScope(upstream);
+  }
+
+  private createScope(upstream: UpstreamSession | undefined): Scope {
+    const options = this.options;
+    const pool = upstream ? this.sharedPool() : undefined;
+    const books: Omit<Scope, 'manager' | 'close'> = { catalogs: new Map(), activity: new Map(), upstream };
+    const manager = new ClientManager({
+      config: this.current,
       env: options.env,
       log: options.log,
       clientInfo: { name: 'mcp-workbench', version: options.version },
       maxMessageBytes: options.maxMessageBytes,
-      onToolsChanged: (toolbox) => this.catalogs.delete(toolbox),
+      onToolsChanged: (toolbox) => books.catalogs.delete(toolbox),
       onLogMessage: (toolbox, server, params) => {
         const logger = params.logger ? `${toolbox}/${server}/${params.logger}` : `${toolbox}/${server}`;
-        // An MCP log message carries no request id. When calls from several sessions are in flight on this shared
-        // server, nobody can tell whose it is: it stays in the workbench's own log rather than reach another client.
-        const sessions = this.sessionsFor(toolbox, server, () => true);
-        if (sessions.length === 1) sessions[0]!.log({ ...params, logger });
-        else if (sessions.length > 1) this.log.debug(`log message from ${logger} not forwarded: calls from ${sessions.length} sessions are in flight`);
+        books.upstream?.log({ ...params, logger });
       },
-      upstream: this.relay(),
+      upstream: scopeRelay(books),
+      ...(pool ? { shared: pool.shared, groups: pool.reaper } : {}),
     });
+    const scope: Scope = Object.assign(books, {
+      manager,
+      close: async (): Promise<void> => {
+        this.scopes.delete(scope);
+        books.upstream = undefined;
+        await manager.close();
+      },
+    });
+    this.scopes.add(scope);
+    return scope;
   }
 
-  /** Registers a client session for relayed requests; returns an unregister function. */
-  addSession(session: UpstreamSession): () => void {
-    this.sessions.push(session);
-    return () => {
-      this.sessions = this.sessions.filter((s) => s !== session);
-    };
-  }
-
-  /** Marks a session as the one acting now (most recently active last). */
-  private touchSession(session: UpstreamSession): void {
-    if (this.sessions.at(-1) === session || !this.sessions.includes(session)) return;
-    this.sessions = [...this.sessions.filter((s) => s !== session), session];
+  /** The `shared: true` servers of isolated sessions, made once. */
+  private sharedPool(): NonNullable<Workbench['pool']> {
+    if (this.pool) return this.pool;
+    const options = this.options;
+    const reaper = new OrphanReaper(options.log);
+    const activity = new Map<string, Set<CallContext>>();
+    const shared = new SharedServers({
+      config: this.current,
+      env: options.env,
+      log: options.log,
+      clientInfo: { name: 'mcp-workbench', version: options.version },
+      maxMessageBytes: options.maxMessageBytes,
+      groups: reaper,
+      onToolsChanged: (toolbox) => {
+        for (const scope of this.scopes) scope.catalogs.delete(toolbox);
+      },
+      onLogMessage: sharedLogRouter(activity, this.log),
+      upstream: sharedRelay(activity, () => [...this.scopes].flatMap((s) => (s.upstream ? [s.upstream.capabilities() ?? {}] : [])), this.log),
+    });
+    return (this.pool = { shared, reaper, activity });
   }
 
   /**
-   * Sessions a message from `toolbox/server` belongs to: those with a call in flight on it; else the one that used it
-   * last; else the most recently active session. `accept` filters (e.g. by capability) at each step.
+   * Runs a forwarded call while recording it as in flight on its server (in the books of whoever routes that server's
+   * requests: the scope, or the shared pool). Returns the call's own promise (the bookkeeping hangs off it), so the
+   * hot path gains no promise turn.
    */
-  private sessionsFor(toolbox: string, server: string, accept: (s: UpstreamSession) => boolean): UpstreamSession[] {
-    const activity = this.activity.get(`${toolbox}/${server}`);
-    const inFlight = [...new Set([...(activity?.calls ?? [])].map((c) => c.session))].filter(accept);
-    if (inFlight.length > 0) return inFlight;
-    const last = activity?.lastSession;
-    if (last && this.sessions.includes(last) && accept(last)) return [last];
-    const recent = [...this.sessions].reverse().find(accept);
-    return recent ? [recent] : [];
-  }
-
-  /**
-   * Runs a forwarded call while recording it as in flight on its server. Returns the call's own promise (the
-   * bookkeeping hangs off it), so the hot path gains no promise turn.
-   */
-  private tracked<T>(toolbox: string, server: string, call: CallContext | undefined, run: () => Promise<T>): Promise<T> {
+  private tracked<T>(scope: Scope, toolbox: string, server: string, call: CallContext | undefined, run: () => Promise<T>): Promise<T> {
     if (!call) return run();
     const key = `${toolbox}/${server}`;
-    let activity = this.activity.get(key);
-    if (!activity) this.activity.set(key, (activity = { calls: new Set() }));
-    const calls = activity.calls;
-    calls.add(call);
-    activity.lastSession = call.session;
-    this.touchSession(call.session);
-    const done = (): void => void calls.delete(call);
+    const books = scope !== this.root && this.pool && this.sharedKeys.has(key) ? this.pool.activity : scope.activity;
+    let calls = books.get(key);
+    if (!calls) books.set(key, (calls = new Set()));
+    const inFlight = calls;
+    inFlight.add(call);
+    const done = (): void => void inFlight.delete(call);
     let promise: Promise<T>;
     try {
       promise = run();
@@ -227,34 +248,6 @@ export class Workbench {
     return promise;
   }
 
-  private relay(): UpstreamRelay {
-    return {
-      capabilities: () => {
-        const caps = this.sessions.at(-1)?.capabilities() ?? {};
-        return {
-          ...(caps.sampling ? { sampling: caps.sampling } : {}),
-          ...(caps.elicitation ? { elicitation: caps.elicitation } : {}),
-          ...(caps.roots ? { roots: caps.roots } : {}),
-        };
-      },
-      request: (toolbox, server, request, signal) => {
-        const capability = CAPABILITY_OF[request.method];
-        const supports = (s: UpstreamSession): boolean => s.capabilities()?.[capability] !== undefined;
-        // Prefer the newest in-flight call on that server: its reply stream is open and it is what asked.
-        const calls = [...(this.activity.get(`${toolbox}/${server}`)?.calls ?? [])].filter((c) => supports(c.session));
-        const call = calls.at(-1);
-        if (call) return call.request(request, signal);
-        const session = this.sessionsFor(toolbox, server, supports)[0];
-        if (!session) {
-          return Promise.reject(
-            new McpError(ErrorCode.InvalidRequest, `the client connected to mcp-workbench does not support ${capability} (requested by ${toolbox}/${server})`),
-          );
-        }
-        return session.request(request, signal);
-      },
-    };
-  }
-
   /** The config in effect (it changes on {@link reload}). */
   get config(): WorkbenchConfig {
     return this.current;
@@ -264,7 +257,7 @@ export class Workbench {
   setState(state: ToolState | undefined): void {
     this.state = state;
     this.policy = this.createPolicy(this.current);
-    this.catalogs.clear();
+    for (const scope of this.scopes) scope.catalogs.clear();
   }
 
   /**
@@ -283,8 +276,14 @@ export class Workbench {
     this.toolsets = resolveToolsets(config);
     this.overrides = createOverrideResolver(config);
     this.policy = policy;
-    this.catalogs.clear();
-    const outcome = this.manager.reload(config);
+    this.sharedKeys = sharedKeysOf(config);
+    this.pool?.shared.reload(config);
+    let outcome = { replaced: [] as string[], removed: [] as string[] };
+    for (const scope of this.scopes) {
+      scope.catalogs.clear();
+      const changed = scope.manager.reload(config);
+      if (scope === this.root) outcome = changed;
+    }
     for (const listener of this.catalogListeners) {
       try {
         listener();
@@ -319,7 +318,7 @@ export class Workbench {
     if (!toolset) {
       throw new WorkbenchError('TOOLBOX_NOT_FOUND', `Unknown toolset "${name}". Toolsets: ${(this.current.toolsets ?? []).map((t) => t.name).join(', ') || '(none configured)'}.`);
     }
-    return describeToolset(this.toolsetHost(), toolset, (toolbox) => this.statusOf(toolbox));
+    return describeToolset(this.toolsetHost(this.root), toolset, (toolbox) => this.statusOf(this.root, toolbox));
   }
 
   private createPolicy(config: WorkbenchConfig): VisibilityPolicy {
@@ -327,10 +326,10 @@ export class Workbench {
     return createVisibilityPolicy({ config, cliDisabled: this.cliDisabled, state: this.state, sessionToolsets });
   }
 
-  private toolsetHost(): ToolsetHost<ToolEntry> {
+  private toolsetHost(scope: Scope): ToolsetHost<ToolEntry> {
     return {
-      connect: (toolbox, server) => this.manager.connectServer(toolbox, server),
-      catalog: (toolbox) => this.cachedCatalog(toolbox),
+      connect: (toolbox, server) => scope.manager.connectServer(toolbox, server),
+      catalog: (toolbox) => this.cachedCatalog(scope, toolbox),
     };
   }
 
@@ -356,10 +355,10 @@ export class Workbench {
   }
 
   /** Connects the toolbox (each server at most once at a time) and returns its catalog of enabled tools. */
-  async openToolbox(name: string): Promise<{ result: OpenToolboxResult; text: string }> {
+  async openToolbox(name: string, session?: SessionScope): Promise<{ result: OpenToolboxResult; text: string }> {
     const toolset = this.toolboxes.has(name) ? undefined : this.toolsets.get(name);
     if (toolset) {
-      const opened = await openToolset(this.toolsetHost(), toolset);
+      const opened = await openToolset(this.toolsetHost(this.scopeOf(session)), toolset);
       const result: OpenToolboxResult = {
         toolbox: name,
         description: toolset.config.description,
@@ -370,8 +369,9 @@ export class Workbench {
       return { result, text: JSON.stringify(result) };
     }
     const toolbox = this.requireToolbox(name);
-    const opened = await this.manager.openToolbox(name);
-    const cached = this.cachedCatalog(name);
+    const scope = this.scopeOf(session);
+    const opened = await scope.manager.openToolbox(name);
+    const cached = this.cachedCatalog(scope, name);
     const result: OpenToolboxResult = {
       toolbox: name,
       description: toolbox.description,
@@ -406,6 +406,8 @@ export class Workbench {
    * the one returned. Anything that needs a connect first goes through {@link connectThenUse}.
    */
   private useToolNow(toolboxName: string, toolName: string, args: Record<string, unknown> | undefined, options: UseToolOptions): Promise<CallToolResult> {
+    const scope = this.scopeOf(options.scope);
+    const manager = scope.manager;
     const toolbox = this.toolboxes.get(toolboxName);
     if (!toolbox) {
       const toolset = this.toolsets.get(toolboxName);
@@ -423,22 +425,23 @@ export class Workbench {
       ));
     }
     const knownServer = parts && parts.toolbox === toolboxName ? toolbox.servers.find((s) => s.name === parts.server) : undefined;
-    const lookup = this.cachedCatalog(toolboxName).catalog.find(toolName);
+    const lookup = this.cachedCatalog(scope, toolboxName).catalog.find(toolName);
     // A bare or loose name is unique only if it is unique across the whole toolbox, not just the servers up so far.
-    const wholeToolboxNeeded = !knownServer && toolbox.servers.some((s) => !this.manager.isConnected(toolboxName, s.name));
-    if ('found' in lookup && !wholeToolboxNeeded) return this.forward(toolboxName, lookup.found, args, options);
-    return this.connectThenUse(toolbox, toolName, parts, knownServer, lookup, wholeToolboxNeeded, args, options);
+    const wholeToolboxNeeded = !knownServer && toolbox.servers.some((s) => !manager.isConnected(toolboxName, s.name));
+    if ('found' in lookup && !wholeToolboxNeeded) return this.forward(scope, toolbox, lookup.found, args, options);
+    return this.connectThenUse(scope, toolbox, toolName, parts, knownServer, lookup, wholeToolboxNeeded, args, options);
   }
 
   /** `use_tool` with a toolset name: the tool is routed to the toolbox that owns it, under its canonical name. */
   private async useToolsetTool(toolset: ResolvedToolset, toolName: string, args: Record<string, unknown> | undefined, options: UseToolOptions): Promise<CallToolResult> {
-    const route = await routeToolsetCall(this.toolsetHost(), toolset, toolName, new Set(this.toolboxes.keys()));
+    const route = await routeToolsetCall(this.toolsetHost(this.scopeOf(options.scope)), toolset, toolName, new Set(this.toolboxes.keys()));
     if ('error' in route) return errorResult(route.error, route.code);
     return this.useToolNow(route.toolbox, route.toolName, args, options);
   }
 
   /** `use_tool` for a name the catalog cannot answer yet: connects what the name needs, then resolves it again. */
   private async connectThenUse(
+    scope: Scope,
     toolbox: ToolboxConfig,
     toolName: string,
     parts: ToolNameParts | undefined,
@@ -457,13 +460,13 @@ export class Workbench {
     }
     if (!('found' in lookup) || wholeToolboxNeeded) {
       // Not known yet: connect what the name needs (just its server for a canonical name, else the whole toolbox).
-      if (knownServer && !this.manager.isConnected(toolboxName, knownServer.name)) {
-        const failure = await this.manager.connectServer(toolboxName, knownServer.name);
-        if (failure) return errorResult(`Cannot call "${toolName}": ${failure}`, 'CONNECT_FAILED');
+      if (knownServer && !scope.manager.isConnected(toolboxName, knownServer.name)) {
+        const failure = await scope.manager.connectServer(toolboxName, knownServer.name);
+        if (failure) return errorResult(`Cannot call "${toolName}": ${failure.toDisplayString()}`, failure.code, failure.failure);
       } else if (!knownServer) {
-        await this.manager.openToolbox(toolboxName);
+        await scope.manager.openToolbox(toolboxName);
       }
-      lookup = this.cachedCatalog(toolboxName).catalog.find(toolName);
+      lookup = this.cachedCatalog(scope, toolboxName).catalog.find(toolName);
     }
     if ('hidden' in lookup) {
       return errorResult(disabledMessage(lookup.hidden.name, lookup.hidden.visibility.reason, lookup.hidden.visibility.source), 'TOOL_DISABLED');
@@ -481,7 +484,7 @@ export class Workbench {
       );
     }
     if ('notFound' in lookup) {
-      const failed = toolbox.servers.filter((s) => !this.manager.isConnected(toolboxName, s.name)).map((s) => s.name);
+      const failed = toolbox.servers.filter((s) => !scope.manager.isConnected(toolboxName, s.name)).map((s) => s.name);
       const hint = lookup.suggestions.length > 0 ? ` Closest names: ${lookup.suggestions.join(', ')}.` : '';
       const down = failed.length > 0 ? ` Not connected (their tools are unavailable): ${failed.join(', ')}.` : '';
       return errorResult(
@@ -489,11 +492,12 @@ export class Workbench {
         'TOOL_NOT_FOUND',
       );
     }
-    return this.forward(toolboxName, lookup.found, args, options);
+    return this.forward(scope, toolbox, lookup.found, args, options);
   }
 
   /** Validates the arguments, forwards the call, and checks what came back. */
-  private forward(toolboxName: string, entry: CatalogTool, args: Record<string, unknown> | undefined, options: UseToolOptions): Promise<CallToolResult> {
+  private forward(scope: Scope, toolbox: ToolboxConfig, entry: CatalogTool, args: Record<string, unknown> | undefined, options: UseToolOptions): Promise<CallToolResult> {
+    const toolboxName = toolbox.name;
     const validate = this.inputValidator(entry.tool);
     const input = args ?? {};
     if (validate && !validate(input)) {
@@ -504,12 +508,12 @@ export class Workbench {
       ));
     }
 
-    return this.tracked(toolboxName, entry.server, options.call, () =>
-      this.manager.callTool(toolboxName, entry.server, entry.tool.name, args, options),
+    return this.tracked(scope, toolboxName, entry.server, options.call, () =>
+      scope.manager.callTool(toolboxName, entry.server, entry.tool.name, args, options),
     ).then(
       (result) => this.checkOutput(entry, result),
       (error: unknown) => {
-        if (isWorkbenchError(error)) return errorResult(`${entry.name}: ${error.toDisplayString()}`, error.code);
+        if (isWorkbenchError(error)) return errorResult(`${entry.name}: ${error.toDisplayString()}`, error.code, error.failure);
         throw error;
       },
     );
@@ -519,20 +523,21 @@ export class Workbench {
    * Every tool of the given toolbox (or of all toolboxes), enabled or not, with the source that disabled it.
    * Connects what it must; servers that fail are reported, not thrown.
    */
-  async listAllTools(toolbox?: string): Promise<ToolStatusReport> {
+  async listAllTools(toolbox?: string, session?: SessionScope): Promise<ToolStatusReport> {
+    const scope = this.scopeOf(session);
     const names = toolbox === undefined ? this.config.toolboxes.map((t) => t.name) : [this.requireToolbox(toolbox).name];
-    const opened = await Promise.all(names.map(async (name) => ({ name, result: await this.manager.openToolbox(name) })));
+    const opened = await Promise.all(names.map(async (name) => ({ name, result: await scope.manager.openToolbox(name) })));
     const report: ToolStatusReport = { tools: [], servers_failed: [] };
     for (const { name, result } of opened) {
       for (const failure of result.failed) report.servers_failed.push({ toolbox: name, ...failure });
-      report.tools.push(...this.statusOf(name));
+      report.tools.push(...this.statusOf(scope, name));
     }
     report.tools.sort((a, b) => a.name.localeCompare(b.name));
     return report;
   }
 
-  private statusOf(toolbox: string): ToolStatus[] {
-    return toolStatuses(this.cachedCatalog(toolbox).catalog, this.overrides);
+  private statusOf(scope: Scope, toolbox: string): ToolStatus[] {
+    return toolStatuses(this.cachedCatalog(scope, toolbox).catalog, this.overrides);
   }
 
   /**
@@ -556,8 +561,9 @@ export class Workbench {
   }
 
   async close(): Promise<void> {
-    this.sessions = [];
-    await this.manager.close();
+    const scopes = [...this.scopes];
+    await Promise.allSettled([...scopes.map((s) => s.close()), this.pool?.shared.close()]);
+    this.pool?.reaper.close();
   }
 
   private checkOutput(entry: CatalogTool, raw: CallToolResult): CallToolResult {
@@ -593,15 +599,20 @@ export class Workbench {
     return result;
   }
 
-  private cachedCatalog(toolbox: string): CachedCatalog {
-    let cached = this.catalogs.get(toolbox);
+  private cachedCatalog(scope: Scope, toolbox: string): CachedCatalog {
+    let cached = scope.catalogs.get(toolbox);
     if (!cached) {
-      const catalog = new ToolboxCatalog(toolbox, this.manager.serverTools(toolbox), this.policy);
+      const catalog = new ToolboxCatalog(toolbox, scope.manager.serverTools(toolbox), this.policy);
       const entries = catalog.tools.map((t) => toEntry(t, this.overrides));
       cached = { catalog, entries, entriesJson: JSON.stringify(entries) };
-      this.catalogs.set(toolbox, cached);
+      scope.catalogs.set(toolbox, cached);
     }
     return cached;
+  }
+
+  /** The scope of a session (the workbench's own for none, or for a session that is not isolated). */
+  private scopeOf(session: SessionScope | undefined): Scope {
+    return session !== undefined && this.scopes.has(session as Scope) ? (session as Scope) : this.root;
   }
 
   private inputValidator(tool: Tool): ValidateFunction | null {
@@ -642,6 +653,11 @@ export class Workbench {
   }
 }
 
+/** `toolbox/server` of every `shared: true` server. */
+function sharedKeysOf(config: WorkbenchConfig): Set<string> {
+  return new Set(config.toolboxes.flatMap((t) => t.servers.filter((s) => s.shared).map((s) => `${t.name}/${s.name}`)));
+}
+
 function createAjv(): Ajv {
   const ajv = new Ajv({ allErrors: true, strict: false, validateSchema: false, addUsedSchema: false });
   addFormats(ajv);
@@ -666,8 +682,12 @@ function toEntry(t: CatalogTool, overrides: OverrideResolver): ToolEntry {
 /** `_meta` key marking results the workbench produced itself (as opposed to a downstream tool's own error). */
 export const ERROR_META_KEY = 'mcp-workbench/error';
 
-export function errorResult(text: string, code = 'WORKBENCH_ERROR'): CallToolResult {
-  return { isError: true, content: [{ type: 'text', text }], _meta: { [ERROR_META_KEY]: { code } } };
+/**
+ * A failure of a proxied call as the client sees it: an `isError` result whose `_meta["mcp-workbench/error"]` carries
+ * the code and, for a server that failed, what happened to it as fields (kind, exit code, signal, HTTP status…).
+ */
+export function errorResult(text: string, code: WorkbenchErrorCode, failure?: ServerFailure): CallToolResult {
+  return { isError: true, content: [{ type: 'text', text }], _meta: { [ERROR_META_KEY]: failure ? { code, failure } : { code } } };
 }
 
 function disabledMessage(name: string, reason: string, source: string): string {

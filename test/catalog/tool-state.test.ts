@@ -129,10 +129,10 @@ describe('readToolState', () => {
     assert.match(warnings()[0]!, /"futureKey"/);
   });
 
-  it('fails with STATE_UNWRITABLE when the path exists but cannot be read as a file', async () => {
+  it('fails with STATE_UNREADABLE when the path exists but cannot be read as a file', async () => {
     const path = join(await freshDir(), 'tool-state.json');
     await mkdir(path);
-    await assert.rejects(readToolState(path, capture().log), (e) => isWorkbenchError(e, 'STATE_UNWRITABLE') && e.message.includes(path));
+    await assert.rejects(readToolState(path, capture().log), (e) => isWorkbenchError(e, 'STATE_UNREADABLE') && e.message.includes(path));
   });
 });
 

@@ -68,9 +68,13 @@ describe('LineWriter', () => {
     const out = new LineWriter(stream);
     out.write({ jsonrpc: '2.0', id: 1, result: { text: 'x'.repeat(100) } });
     await tick();
-    const waiting = out.ready();
+    let released = false;
+    const waiting = out.ready().then(() => (released = true));
+    await tick();
+    assert.equal(released, false, 'the sender waits while the stream is full');
     stream.destroy();
-    await waiting;
+    assert.equal(await Promise.race([waiting.then(() => 'released'), new Promise((r) => setTimeout(r, 5_000)).then(() => 'still waiting')]), 'released');
+    assert.equal(stream.listenerCount('drain'), 0, 'no listener is left behind');
   });
 
   it('flush sends what is queued at once, so ending the stream right after loses nothing', async () => {

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -109,6 +110,7 @@ describe('loadConfig', () => {
               args: ['-y', '@modelcontextprotocol/server-filesystem', '/work/project'],
               env: {},
               inheritEnv: false,
+              shared: false,
               disabledTools: [],
             },
             {
@@ -118,6 +120,7 @@ describe('loadConfig', () => {
               args: ['-y', '@modelcontextprotocol/server-memory'],
               env: { MEMORY_FILE_PATH: '/home/ada/.mcp/memory.jsonl' },
               inheritEnv: false,
+              shared: false,
               disabledTools: ['delete_*'],
             },
             {
@@ -125,6 +128,7 @@ describe('loadConfig', () => {
               type: 'http',
               url: 'https://example.test/mcp',
               headers: { Authorization: 'Bearer tok-123' },
+              shared: false,
               disabledTools: [],
             },
           ],
@@ -161,31 +165,34 @@ describe('loadConfig', () => {
       t.skip('needs POSIX permissions');
       return;
     }
+    // root reads any file through its DAC capabilities: the load then runs in a child that is still root (so it
+    // reads the repository wherever it is) but without them, which needs setpriv(1).
+    const setpriv = uid === 0 ? ['/usr/bin/setpriv', '/bin/setpriv'].find((p) => existsSync(p)) : undefined;
+    if (uid === 0 && !setpriv) {
+      t.skip('running as root: root reads every file, and setpriv(1) is not installed to drop that capability');
+      return;
+    }
     const path = join(dir, 'locked.json');
     await writeFile(path, '{"toolboxes":{}}');
     await chmod(path, 0o000);
-    await chmod(dir, 0o755);
     let code: string;
     let message: string;
     if (uid !== 0) {
       ({ code, message } = await rejection(loadConfig(path, {}), 'CONFIG_UNREADABLE'));
     } else {
-      // root reads any file, so the load runs in a child process as "nobody".
       const script =
         `import { loadConfig } from ${JSON.stringify(new URL('../../src/config/load.ts', import.meta.url).href)};` +
         `try { await loadConfig(${JSON.stringify(path)}, {}); } catch (e) {` +
         ` process.stdout.write(JSON.stringify({ code: e.code, message: e.message })); }`;
-      const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
-        uid: 65534,
-        gid: 65534,
-        encoding: 'utf8',
-        cwd: fileURLToPath(new URL('../..', import.meta.url)),
-      });
+      const child = spawnSync(
+        setpriv!,
+        ['--inh-caps=-all', '--bounding-set=-dac_override,-dac_read_search', '--', process.execPath, '--import', 'tsx', '--input-type=module', '-e', script],
+        { encoding: 'utf8', cwd: fileURLToPath(new URL('../..', import.meta.url)) },
+      );
       assert.equal(child.status, 0, child.stderr);
       ({ code, message } = JSON.parse(child.stdout) as { code: string; message: string });
     }
     assert.equal(code, 'CONFIG_UNREADABLE');
-    assert.match(message, /permission denied/);
     assert.ok(message.includes(path));
   });
 
@@ -306,7 +313,7 @@ describe('loadConfig', () => {
       'toolboxes.dev.mcpServers.s: unknown key "disabled_tools"; did you mean "disabledTools"?',
       'toolboxes.dev.mcpServers.s: unknown key "environment"; did you mean "env"?',
       'toolboxes.dev.mcpServers.s: unknown key "autoApprove" (allowed in a server: type, transport, command, args, ' +
-        'env, cwd, inheritEnv, url, headers, toolFilters, disabledTools, toolOverrides, timeoutMs, connectTimeoutMs; keys starting ' +
+        'env, cwd, inheritEnv, url, headers, toolFilters, disabledTools, toolOverrides, timeoutMs, connectTimeoutMs, shared; keys starting ' +
         'with "_" or "$" are comments)',
     ]);
   });
@@ -447,6 +454,7 @@ describe('loadConfig', () => {
       env: {},
       cwd: '/tmp',
       inheritEnv: false,
+      shared: false,
       disabledTools: [],
     });
   });
@@ -497,7 +505,7 @@ describe('loadConfig', () => {
         ['empty', []],
       ],
     );
-    assert.deepEqual(loaded.toolboxes[0]?.servers[0], { name: 'b', type: 'sse', url: 'https://b.test/sse', headers: {}, disabledTools: [] });
+    assert.deepEqual(loaded.toolboxes[0]?.servers[0], { name: 'b', type: 'sse', url: 'https://b.test/sse', headers: {}, shared: false, disabledTools: [] });
     const second = loaded.toolboxes[0]?.servers[1];
     assert.equal(second?.type === 'stdio' && second.inheritEnv, true);
     assert.deepEqual(loaded.toolboxes[1], {
@@ -512,6 +520,7 @@ describe('loadConfig', () => {
           args: [],
           env: {},
           inheritEnv: false,
+          shared: false,
           disabledTools: [],
           toolFilters: ['read_*'],
           timeoutMs: 5000,

@@ -320,8 +320,8 @@ describe('saveConfigFile', () => {
     assert.equal(await readFile(`${path}.bak-20250102T030405Z`, 'utf8'), 'an older backup');
     assert.equal(await readFile(path, 'utf8'), '{ "toolboxes": {} }\n');
     assert.equal((await import('node:fs')).statSync(path).mode & 0o777, 0o600);
-    await assert.rejects(saveConfigFile(path, 'x', original, now), /changed while migrate was running/);
-    await assert.rejects(saveConfigFile(path, 'x', undefined, now), /created by someone else/);
+    await assert.rejects(saveConfigFile(path, 'x', original, now), (e: unknown) => isWorkbenchError(e, 'CONFIG_UNWRITABLE') && e.message.includes(path));
+    await assert.rejects(saveConfigFile(path, 'x', undefined, now), (e: unknown) => isWorkbenchError(e, 'CONFIG_UNWRITABLE') && e.message.includes(path));
     const files = ['workbench-config.json', 'workbench-config.json.bak-20250102T030405Z', 'workbench-config.json.bak-20250102T030405Z-2'];
     assert.deepEqual((await readdir(dir)).sort(), files, 'no temp file left, no backup for a refused save');
     const created = join(dir, 'new.json');

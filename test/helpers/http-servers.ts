@@ -25,9 +25,9 @@ export interface ChildHttpServer {
  * Starts `server-everything streamableHttp|sse` on a free loopback port (its endpoints: /mcp, or /sse + /message).
  * The preload binds it to 127.0.0.1 and reports the port it got.
  */
-export async function startEverythingHttp(mode: 'streamableHttp' | 'sse'): Promise<ChildHttpServer> {
+export async function startEverythingHttp(mode: 'streamableHttp' | 'sse', env: Record<string, string> = {}): Promise<ChildHttpServer> {
   const child = spawn(node, ['--import', preload, paths.everything, mode], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', PORT: '0' },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

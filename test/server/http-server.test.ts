@@ -190,7 +190,7 @@ describe('serve --http (Streamable HTTP on /mcp)', () => {
     }
   });
 
-  it('keeps concurrent sessions apart (results and progress) while they share one downstream process', async () => {
+  it('keeps concurrent sessions apart (results and progress), each with its own downstream process', async () => {
     const [a, b] = await Promise.all([wb.connect(auth), wb.connect(auth)]);
     try {
       await Promise.all([a, b].map((s) => callTool(s, 'open_toolbox', { toolbox_name: 'fx' })));
@@ -213,12 +213,12 @@ describe('serve --http (Streamable HTTP on /mcp)', () => {
       const pidA = (await callTool(a, 'use_tool', { toolbox_name: 'fx', tool_name: 'fx__f__pid' })).structuredContent?.pid;
       const pidB = (await callTool(b, 'use_tool', { toolbox_name: 'fx', tool_name: 'fx__f__pid' })).structuredContent?.pid;
       assert.equal(typeof pidA, 'number');
-      assert.equal(pidA, pidB, 'both sessions use the same downstream process');
-      assert.deepEqual(await wb.descendants(), [pidA], 'exactly one downstream process');
+      assert.notEqual(pidA, pidB, 'each session has its own downstream process');
+      assert.deepEqual((await wb.descendants()).sort(), [pidA, pidB].sort());
     } finally {
       await Promise.all([a.close(), b.close()]);
     }
-    assert.equal((await wb.descendants()).length, 1, 'closing sessions leaves the shared downstream connection up');
+    assert.ok(await waitFor(async () => (await wb.descendants()).length === 0, 10_000), 'closing the sessions ends their downstream processes');
   });
 
   it('delivers a downstream log message only to the session whose call caused it', async () => {
@@ -241,6 +241,8 @@ describe('serve --http (Streamable HTTP on /mcp)', () => {
       assert.ok(await waitFor(() => seen.a.length >= 3 && seen.b.length >= 3, 5000), `both got their logs: ${JSON.stringify(seen)}`);
       assert.ok(seen.a.every((m) => m.includes('log-from-a-')), `a saw only its own: ${seen.a.join(', ')}`);
       assert.equal(seen.b.filter((m) => m.includes('log-from-b-')).length, 3);
+      // b's own server: its log line is b's even while a's call is in flight (on a's own server).
+      assert.ok(await waitFor(() => seen.b.some((m) => m.includes('overlap-from-b')), 5000), `b got its overlapping log: ${seen.b.join(', ')}`);
       assert.ok(seen.b.every((m) => m.includes('-from-b')), `b saw only its own: ${seen.b.join(', ')}`);
     } finally {
       await Promise.all([a.close(), b.close()]);
@@ -296,7 +298,6 @@ describe('serve --http without a token, with a session cap and idle expiry', () 
       // Gone without DELETE (a client that crashed): only the idle expiry frees its slot.
       await a.client.close();
       assert.ok(await waitFor(async () => (await health(wb)).sessions === 1, 10_000), 'the idle session expired');
-      assert.match(wb.stderr(), /expired after 1 s idle/);
       const stale = await rawRequest(wb.url, { headers: { ...MCP_HEADERS, 'mcp-session-id': abandoned }, body: INITIALIZE });
       assert.equal(stale.status, 404);
       // b keeps its event stream open: connected clients do not expire.

@@ -1,0 +1,139 @@
+import { ErrorCode, McpError, type ClientCapabilities, type LoggingMessageNotification, type Result } from '@modelcontextprotocol/sdk/types.js';
+import type { ClientManagerOptions, RelayedMethod, UpstreamRelay } from '../clients/client-manager.js';
+import type { Logger } from '../log.js';
+
+/**
+ * Who gets what a downstream server sends or asks (log messages; sampling, elicitation and roots requests). A server of
+ * a session's own answers to that session only; a `shared` server to the one session with calls in flight on it, and
+ * a request it makes when that is not exactly one session is refused, never guessed (README "Serving over HTTP").
+ */
+/**
+ * A connected client session. Over stdio there is one; over HTTP each session has its own downstream connections
+ * (its {@link SessionScope}), so what those servers log or ask (sampling, elicitation, roots) goes to that session
+ * only. A `shared: true` server serves every session: its requests go to the one session with calls in flight on it,
+ * and are refused when that is not exactly one — never guessed.
+ */
+export interface UpstreamSession {
+  capabilities(): ClientCapabilities | undefined;
+  /** Sends a request to this session's client outside of any call. */
+  request(request: { method: RelayedMethod; params?: Record<string, unknown> }, signal: AbortSignal): Promise<Result>;
+  /** Delivers a downstream log message (subject to the client's logging/setLevel). */
+  log(params: LoggingMessageNotification['params']): void;
+}
+
+/** The use_tool call being made, so requests from the server it calls travel back with it (the same HTTP stream). */
+export interface CallContext {
+  session: UpstreamSession;
+  request(request: { method: RelayedMethod; params?: Record<string, unknown> }, signal: AbortSignal): Promise<Result>;
+}
+
+/** The routing books of one ClientManager: the session it answers to (none yet, or gone), and calls in flight. */
+export interface RoutingBooks {
+  upstream: UpstreamSession | undefined;
+  /** Calls in flight per `toolbox/server`. */
+  readonly activity: Map<string, Set<CallContext>>;
+}
+
+const CAPABILITY_OF: Record<RelayedMethod, 'sampling' | 'elicitation' | 'roots'> = {
+  'sampling/createMessage': 'sampling',
+  'elicitation/create': 'elicitation',
+  'roots/list': 'roots',
+};
+
+/** Requests from a scope's own servers: to the scope's session, on the stream of its newest call there if any. */
+export function scopeRelay(scope: RoutingBooks): UpstreamRelay {
+  return {
+    capabilities: () => pickRelayable(scope.upstream?.capabilities() ?? {}),
+    request: (toolbox, server, request, signal) => {
+      const session = scope.upstream;
+      const capability = CAPABILITY_OF[request.method];
+      if (!session) {
+        return Promise.reject(new McpError(ErrorCode.InvalidRequest, `no client session is connected to relay ${capability} (requested by ${toolbox}/${server})`));
+      }
+      return requestOf([...(scope.activity.get(`${toolbox}/${server}`) ?? [])], session, request, signal, capability, `${toolbox}/${server}`);
+    },
+  };
+}
+
+/**
+ * Log messages of a shared server: to a session only when its calls are the only ones in flight on the server (an MCP
+ * log message carries no request id); otherwise they stay in the workbench's own log rather than reach another user.
+ */
+export function sharedLogRouter(activity: Map<string, Set<CallContext>>, log: Logger): ClientManagerOptions['onLogMessage'] {
+  return (toolbox, server, params) => {
+    const logger = params.logger ? `${toolbox}/${server}/${params.logger}` : `${toolbox}/${server}`;
+    const sessions = sessionsInFlight(activity.get(`${toolbox}/${server}`));
+    if (sessions.length === 1) sessions[0]!.log({ ...params, logger });
+    else log.debug(`log message from ${logger} not forwarded: ${sessions.length} sessions have calls in flight on this shared server`);
+  };
+}
+
+/**
+ * Requests of a shared server: to the one session with calls in flight on it; refused (never guessed) when there are
+ * none or several. Declared capabilities: the intersection of the open sessions' (any of them may be the one whose
+ * call leads to a request), taken when the server connects.
+ */
+export function sharedRelay(activity: Map<string, Set<CallContext>>, sessionCapabilities: () => ClientCapabilities[], log: Logger): UpstreamRelay {
+  return {
+    capabilities: () => intersectCapabilities(sessionCapabilities()),
+    request: (toolbox, server, request, signal) => {
+      const where = `shared server "${server}" of toolbox "${toolbox}"`;
+      const calls = [...(activity.get(`${toolbox}/${server}`) ?? [])];
+      const sessions = sessionsInFlight(activity.get(`${toolbox}/${server}`));
+      if (sessions.length !== 1) {
+        const why =
+          sessions.length === 0
+            ? 'no client call is in flight on it, so no session can be told apart as the one asking'
+            : `calls from ${sessions.length} client sessions are in flight on it, and a request does not say which call caused it`;
+        log.warn(`refused ${request.method} from ${where}: ${why}`);
+        return Promise.reject(
+          new McpError(ErrorCode.InvalidRequest, `mcp-workbench refused ${request.method} from ${where}: ${why}. Servers that ask their client for something should not be "shared".`),
+        );
+      }
+      return requestOf(calls, sessions[0]!, request, signal, CAPABILITY_OF[request.method], `${toolbox}/${server}`);
+    },
+  };
+}
+
+/** The sessions that have calls in flight, each once. */
+function sessionsInFlight(calls: Set<CallContext> | undefined): UpstreamSession[] {
+  if (!calls || calls.size === 0) return [];
+  return [...new Set([...calls].map((c) => c.session))];
+}
+
+/**
+ * Sends a relayed request to `session`: on the stream of its newest call in `calls` (over HTTP that is the reply stream
+ * the client is reading), else on the session itself. Refused when the client does not support the capability.
+ */
+function requestOf(
+  calls: CallContext[],
+  session: UpstreamSession,
+  request: { method: RelayedMethod; params?: Record<string, unknown> },
+  signal: AbortSignal,
+  capability: 'sampling' | 'elicitation' | 'roots',
+  from: string,
+): Promise<Result> {
+  if (session.capabilities()?.[capability] === undefined) {
+    return Promise.reject(new McpError(ErrorCode.InvalidRequest, `the client connected to mcp-workbench does not support ${capability} (requested by ${from})`));
+  }
+  const call = calls.filter((c) => c.session === session).at(-1);
+  return call ? call.request(request, signal) : session.request(request, signal);
+}
+
+function pickRelayable(caps: ClientCapabilities): Pick<ClientCapabilities, 'sampling' | 'elicitation' | 'roots'> {
+  return {
+    ...(caps.sampling ? { sampling: caps.sampling } : {}),
+    ...(caps.elicitation ? { elicitation: caps.elicitation } : {}),
+    ...(caps.roots ? { roots: caps.roots } : {}),
+  };
+}
+
+/** The relayable capabilities every one of the given clients has (none when there are no clients). */
+function intersectCapabilities(all: ClientCapabilities[]): Pick<ClientCapabilities, 'sampling' | 'elicitation' | 'roots'> {
+  if (all.length === 0) return {};
+  const picked = pickRelayable(all[0]!);
+  for (const key of ['sampling', 'elicitation', 'roots'] as const) {
+    if (all.some((caps) => caps[key] === undefined)) delete picked[key];
+  }
+  return picked;
+}

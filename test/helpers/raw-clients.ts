@@ -1,0 +1,111 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { node, paths, tempDir } from './workbench-process.js';
+
+/**
+ * JSON-RPC over the wire without an SDK client in between, so tests see exactly the bytes the workbench sends: one
+ * message is written as given (even if it is not JSON), and the lines or SSE events that come back are kept as text.
+ */
+export interface RawWire {
+  /** Sends `body` (a string as is, anything else as JSON) and returns the messages answering it, as JSON text. */
+  exchange(body: unknown, until: (messages: string[]) => boolean): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+const INITIALIZE = {
+  jsonrpc: '2.0',
+  id: 'init',
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+};
+
+/** `serve` on stdio as a real process, initialized. */
+export async function rawStdio(config: unknown, env: Record<string, string> = {}): Promise<RawWire> {
+  const { dir, cleanup } = await tempDir('wb-raw-');
+  const configPath = join(dir, 'workbench-config.json');
+  await writeFile(configPath, JSON.stringify(config));
+  const child: ChildProcess = spawn(node, [paths.cli, 'serve', '--config', configPath], {
+    env: { PATH: process.env.PATH ?? '', HOME: dir, WORKBENCH_STATE_FILE: join(dir, 'tool-state.json'), ...env },
+    cwd: dir,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  child.stderr!.resume();
+  const lines: string[] = [];
+  let waiter: (() => void) | undefined;
+  let partial = '';
+  child.stdout!.on('data', (chunk: Buffer) => {
+    partial += chunk.toString('utf8');
+    let newline: number;
+    while ((newline = partial.indexOf('\n')) >= 0) {
+      lines.push(partial.slice(0, newline));
+      partial = partial.slice(newline + 1);
+    }
+    waiter?.();
+  });
+  const exchange = async (body: unknown, until: (messages: string[]) => boolean): Promise<string[]> => {
+    const start = lines.length;
+    child.stdin!.write(`${typeof body === 'string' ? body : JSON.stringify(body)}\n`);
+    const deadline = Date.now() + 20_000;
+    while (!until(lines.slice(start))) {
+      if (Date.now() > deadline) throw new Error(`no answer over stdio to ${String(body).slice(0, 200)}; got ${lines.slice(start).join('\n')}`);
+      await new Promise<void>((resolve) => {
+        waiter = resolve;
+        setTimeout(resolve, 200);
+      });
+    }
+    return lines.slice(start);
+  };
+  await exchange(INITIALIZE, (m) => m.length > 0);
+  child.stdin!.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
+  return {
+    exchange,
+    close: async () => {
+      child.stdin!.end();
+      await new Promise((resolve) => child.once('exit', resolve));
+      await cleanup();
+    },
+  };
+}
+
+/** One POST per message to a running `serve --http`, in one initialized session; SSE or JSON answers as text. */
+export async function rawHttp(url: string, headers: Record<string, string> = {}): Promise<RawWire & { sessionId: string; post(body: unknown, signal?: AbortSignal): Promise<{ status: number; messages: string[] }> }> {
+  let sessionId = '';
+  const post = async (body: unknown, signal?: AbortSignal): Promise<{ status: number; messages: string[] }> => {
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-06-18',
+        ...(sessionId ? { 'mcp-session-id': sessionId } : {}),
+        ...headers,
+      },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+      signal,
+    });
+    const text = await response.text();
+    const type = response.headers.get('content-type') ?? '';
+    const messages = type.includes('text/event-stream')
+      ? text
+          .split('\n')
+          .filter((line) => line.startsWith('data: '))
+          .map((line) => line.slice(6))
+          .filter((data) => data.length > 0)
+      : text.length > 0
+        ? [text]
+        : [];
+    sessionId ||= response.headers.get('mcp-session-id') ?? '';
+    return { status: response.status, messages };
+  };
+  await post(INITIALIZE);
+  await post({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  return {
+    sessionId,
+    post,
+    exchange: async (body) => (await post(body)).messages,
+    close: async () => {
+      await fetch(url, { method: 'DELETE', headers: { 'mcp-session-id': sessionId, ...headers } }).catch(() => {});
+    },
+  };
+}
