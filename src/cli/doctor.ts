@@ -9,6 +9,7 @@ import { loadConfig, resolveConfigPath } from '../config/load.js';
 import type { RemoteServerConfig, ServerConfig, ToolboxConfig, WorkbenchConfig } from '../config/types.js';
 import { WorkbenchError, errorMessage, isWorkbenchError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { createRedactor, redactDeep } from '../shared/redact.js';
 import { VERSION } from '../version.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type CliContext } from './context.js';
 
@@ -155,14 +156,18 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
     errors: reports.filter((r) => !r.connected).length + problems.filter((p) => p.severity === 'error').length,
     warnings: problems.filter((p) => p.severity === 'warning').length,
   };
-  return {
-    config: path,
-    ok: summary.errors === 0 && options.signal?.aborted !== true,
-    timeoutMs: options.timeoutMs ?? null,
-    interrupted: options.signal?.aborted === true,
-    toolboxes: byToolbox,
-    summary,
-  };
+  // Every string of the report passes the redaction rule once more: a probe's error text can repeat the URL.
+  return redactDeep(
+    {
+      config: path,
+      ok: summary.errors === 0 && options.signal?.aborted !== true,
+      timeoutMs: options.timeoutMs ?? null,
+      interrupted: options.signal?.aborted === true,
+      toolboxes: byToolbox,
+      summary,
+    },
+    createRedactor(config.secrets),
+  );
 }
 
 /** One server on its own ClientManager (so its timing and timeout are its own); always closed before returning. */
@@ -170,7 +175,12 @@ async function checkServer(config: WorkbenchConfig, toolbox: ToolboxConfig, serv
   const timeoutMs = options.timeoutMs ?? server.connectTimeoutMs ?? DEFAULT_DOCTOR_TIMEOUT_MS;
   const logged: string[] = [];
   const manager = new ClientManager({
-    config: { source: config.source, toolboxes: [{ ...toolbox, servers: [{ ...server, connectTimeoutMs: timeoutMs }] }], warnings: [] },
+    config: {
+      source: config.source,
+      toolboxes: [{ ...toolbox, servers: [{ ...server, connectTimeoutMs: timeoutMs }] }],
+      warnings: [],
+      secrets: config.secrets,
+    },
     env: options.env,
     log: capturingLogger(logged),
     clientInfo: { name: 'mcp-workbench-doctor', version: VERSION },

@@ -4,6 +4,7 @@ import { loadConfig, resolveConfigPath } from '../config/load.js';
 import { errorMessage, isWorkbenchError } from '../errors.js';
 import { PROTECTED_TOOLS } from '../server/meta-tools.js';
 import { Workbench, type ToolStatusReport } from '../server/workbench.js';
+import { createRedactor, redactDeep } from '../shared/redact.js';
 import { VERSION } from '../version.js';
 import { EXIT_FAILURE, EXIT_USAGE, splitList, type CliContext } from './context.js';
 import { createRuntime, stateFilePath } from './runtime.js';
@@ -32,7 +33,8 @@ export function registerToolsCommand(program: Command, ctx: CliContext): void {
       try {
         runtime = await createRuntime({ ...opts, env: ctx.env, cwd: ctx.cwd, log: quiet(log) });
         const progress = ctx.stderrIsTTY ? startProgress(runtime.workbench, opts.toolbox) : undefined;
-        const report = await runtime.workbench.listAllTools(opts.toolbox).finally(() => progress?.());
+        const listed = await runtime.workbench.listAllTools(opts.toolbox).finally(() => progress?.());
+        const report = redactDeep(listed, createRedactor(runtime.config.secrets));
         ctx.print(opts.json ? JSON.stringify({ state_file: runtime.statePath, ...report }, null, 2) : formatToolList(report, runtime.statePath));
         if (report.servers_failed.length > 0) process.exitCode = EXIT_FAILURE;
       } catch (error) {

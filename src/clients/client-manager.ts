@@ -19,7 +19,8 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { ServerConfig, ToolboxConfig, WorkbenchConfig } from '../config/types.js';
 import { WorkbenchError, errorMessage } from '../errors.js';
-import type { Logger } from '../log.js';
+import { redactingLogger, type Logger } from '../log.js';
+import { createRedactor, type Redact } from '../shared/redact.js';
 import { CallChannel, MalformedResultError } from './call-channel.js';
 import type { Cancellation } from './cancellation.js';
 import { ChildProcessTransport, MESSAGE_TOO_LARGE_CODE } from './stdio-transport.js';
@@ -106,9 +107,11 @@ export class ClientManager {
 
   constructor(private readonly options: ClientManagerOptions) {
     this.reaper = new OrphanReaper(options.log);
+    // Every message about a server (results, logs, doctor) passes through this: URLs, headers and env values hidden.
+    const redact = createRedactor(options.config.secrets);
     for (const toolbox of options.config.toolboxes) {
       const slots = new Map<string, ServerSlot>();
-      for (const server of toolbox.servers) slots.set(server.name, new ServerSlot(toolbox.name, server, options, this.reaper));
+      for (const server of toolbox.servers) slots.set(server.name, new ServerSlot(toolbox.name, server, options, this.reaper, redact));
       this.toolboxes.set(toolbox.name, { config: toolbox, slots });
     }
   }
@@ -216,8 +219,9 @@ class ServerSlot {
     readonly config: ServerConfig,
     private readonly options: ClientManagerOptions,
     private readonly groups: GroupTracker,
+    private readonly redact: Redact,
   ) {
-    this.log = options.log.child(`${toolbox}/${config.name}`);
+    this.log = redactingLogger(options.log.child(`${toolbox}/${config.name}`), redact);
     this.label = `server "${config.name}" of toolbox "${toolbox}"`;
   }
 
@@ -248,7 +252,7 @@ class ServerSlot {
       onprogress: options.onprogress,
       timeoutMs: timeout,
       maxTotalMs: Math.max(timeout, DEFAULT_MAX_TOTAL_CALL_MS),
-      describeError: (error) => this.describeCallError(error, live, tool, timeout, options.cancellation),
+      describeError: (error) => this.redactError(this.describeCallError(error, live, tool, timeout, options.cancellation)),
     }) as Promise<CallToolResult>;
   }
 
@@ -336,7 +340,7 @@ class ServerSlot {
       // Decide the cause before closing: ending a process tree takes a moment, and the connect timer must not fire
       // meanwhile and turn "exited with code 3" into "timed out".
       clearTimeout(timer);
-      const described = this.describeConnectError(error, transport, timedOut, timeoutMs);
+      const described = this.redactError(this.describeConnectError(error, transport, timedOut, timeoutMs));
       await transport.close().catch(() => {});
       this.noteFailure(0);
       this.lastConnectError = described;
@@ -428,6 +432,14 @@ class ServerSlot {
     const how = !exit ? 'the process closed its output' : exit.signal ? `the process was killed by ${exit.signal}` : `the process exited with code ${exit.code}`;
     const tail = stderrTail(transport.stderr);
     return tail ? `${how}; last stderr:\n${tail}` : `${how} (nothing on stderr)`;
+  }
+
+  /** The same error with its message and details redacted (a wrapped fetch error repeats the whole URL). */
+  private redactError(error: WorkbenchError): WorkbenchError {
+    const message = this.redact(error.message);
+    const details = error.details.map(this.redact);
+    if (message === error.message && details.every((d, i) => d === error.details[i])) return error;
+    return new WorkbenchError(error.code, message, { cause: error.cause, details });
   }
 
   private describeConnectError(error: unknown, transport: Transport, timedOut: boolean, timeoutMs: number): WorkbenchError {

@@ -1,5 +1,6 @@
 import { expand } from 'dotenv-expand';
 import { WorkbenchError } from '../errors.js';
+import type { Secret } from '../shared/redact.js';
 import { isRecord } from './text.js';
 
 /** An environment as passed in by the caller; `undefined` and absent both mean "unset". */
@@ -36,6 +37,8 @@ export interface ExpandResult {
   config: unknown;
   /** Paths (never values) of strings holding a `${` that is not a supported form and was kept literally. */
   warnings: string[];
+  /** Every value substituted from `env`, labelled `${NAME}`: what output must never show (see shared/redact). */
+  secrets: Secret[];
 }
 
 /**
@@ -58,9 +61,11 @@ export function expandConfigEnv(raw: unknown, env: EnvLike, options: { source?: 
   const config = structuredClone(raw);
   const missing: MissingVariable[] = [];
   const warnings: string[] = [];
+  const secrets: Secret[] = [];
 
   const expandAt = (text: string, path: JsonPath): string => {
     const result = expandString(text, env);
+    for (const { name, value } of result.substituted) secrets.push({ value, label: `\${${name}}` });
     for (const name of result.missing) missing.push({ name, path: formatJsonPath(path) });
     if (result.keptLiteral) {
       warnings.push(
@@ -97,7 +102,7 @@ export function expandConfigEnv(raw: unknown, env: EnvLike, options: { source?: 
   }
 
   if (missing.length > 0) throw missingVariablesError(missing, options.source);
-  return { config, warnings };
+  return { config, warnings, secrets };
 }
 
 /** The outcome of expanding one string. */
@@ -107,6 +112,8 @@ export interface ExpandStringResult {
   missing: string[];
   /** True when the text holds a `${` that is not a supported form (it was left as is). */
   keptLiteral: boolean;
+  /** Each variable whose value went into `value`, with that value. */
+  substituted: { name: string; value: string }[];
 }
 
 /**
@@ -116,7 +123,8 @@ export interface ExpandStringResult {
 export function expandString(text: string, env: EnvLike): ExpandStringResult {
   const { pieces, keptLiteral } = tokenize(text);
   const missing: string[] = [];
-  return { value: evaluate(pieces, env, missing), missing, keptLiteral };
+  const substituted: { name: string; value: string }[] = [];
+  return { value: evaluate(pieces, env, missing, substituted), missing, keptLiteral, substituted };
 }
 
 type Piece = string | Reference;
@@ -191,7 +199,7 @@ function parseReference(text: string, start: number): { reference: Reference; en
   return undefined;
 }
 
-function evaluate(pieces: readonly Piece[], env: EnvLike, missing: string[]): string {
+function evaluate(pieces: readonly Piece[], env: EnvLike, missing: string[], substituted: { name: string; value: string }[]): string {
   let out = '';
   for (const piece of pieces) {
     if (typeof piece === 'string') {
@@ -201,11 +209,15 @@ function evaluate(pieces: readonly Piece[], env: EnvLike, missing: string[]): st
     const value = lookup(env, piece.name);
     if (piece.fallback === undefined) {
       if (value === undefined) missing.push(piece.name);
-      else out += substitute(piece.name, value, '');
+      else {
+        substituted.push({ name: piece.name, value });
+        out += substitute(piece.name, value, '');
+      }
     } else if (value !== undefined && value !== '') {
+      substituted.push({ name: piece.name, value });
       out += substitute(piece.name, value, '');
     } else {
-      out += substitute(piece.name, '', evaluate(piece.fallback, env, missing));
+      out += substitute(piece.name, '', evaluate(piece.fallback, env, missing, substituted));
     }
   }
   return out;
