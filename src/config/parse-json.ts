@@ -134,10 +134,23 @@ function syntaxError(text: string): JsonSyntaxError {
     // see findDuplicateKeys
   }
   // JSON.parse refused the text; should jsonc-parser find nothing wrong, the end of the text is the best position.
-  const offset = Math.min(first?.offset ?? text.length, text.length);
+  const offset = first ? pinpoint(text, first.code, first.offset) : text.length;
   const reason = first ? describeCode(first.code, text, offset, inside) : 'Not valid JSON';
   const { line, column, lineText } = lineAndColumn(text, offset);
   return new JsonSyntaxError(reason, offset, line, column, lineText, syntaxHint(text, offset));
+}
+
+/** jsonc-parser reports string errors at the string's start; point at the offending character inside it. */
+function pinpoint(text: string, code: ParseErrorCode, offset: number): number {
+  const at = Math.min(offset, text.length);
+  if (code !== ParseErrorCode.InvalidCharacter && code !== ParseErrorCode.InvalidEscapeCharacter && code !== ParseErrorCode.InvalidUnicode) return at;
+  for (let i = at + 1; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (code === ParseErrorCode.InvalidCharacter ? c < 0x20 : text[i] === '\\' && (code === ParseErrorCode.InvalidUnicode ? text[i + 1] === 'u' : !'"\\/bfnrtu'.includes(text[i + 1] ?? ''))) return i;
+    if (text[i] === '\\') i++;
+    else if (text[i] === '"') break;
+  }
+  return at;
 }
 
 function describeCode(code: ParseErrorCode, text: string, offset: number, inside: '{' | '[' | undefined): string {
@@ -170,7 +183,7 @@ function describeCode(code: ParseErrorCode, text: string, offset: number, inside
     case ParseErrorCode.InvalidEscapeCharacter:
       return 'Invalid escape in string';
     case ParseErrorCode.InvalidCharacter:
-      return 'Bad control character in string literal (write it escaped, e.g. \\t or \\n)';
+      return 'Bad control character in string literal';
     case ParseErrorCode.InvalidSymbol:
     default:
       return offset >= text.length ? 'Unexpected end of input' : `Unexpected token ${quoteChar(ch)}`;
@@ -213,6 +226,7 @@ function syntaxHint(text: string, position: number): string {
   if (position >= text.length) return ' (the file ends early: a closing "}", "]" or quote may be missing)';
   if (ch === '/') return ' (JSON has no comments; use a key starting with "_" instead, e.g. "_comment")';
   if (ch === "'") return ' (JSON strings use double quotes)';
+  if (ch !== undefined && ch < ' ' && ch !== '\n' && ch !== '\r') return ' (write it escaped, e.g. \\t or \\n)';
   if (ch === '}' || ch === ']') {
     const previous = text.slice(0, position).trimEnd().slice(-1);
     if (previous === ',') return ' (JSON does not allow a trailing comma)';
