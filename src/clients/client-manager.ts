@@ -20,6 +20,7 @@ import {
 import type { ServerConfig, ToolboxConfig, WorkbenchConfig } from '../config/types.js';
 import { WorkbenchError, errorMessage } from '../errors.js';
 import { redactingLogger, type Logger } from '../log.js';
+import { quoteClientText } from '../shared/client-text.js';
 import { createRedactor, type Redact } from '../shared/redact.js';
 import { CallChannel, MalformedResultError } from './call-channel.js';
 import type { Cancellation } from './cancellation.js';
@@ -189,7 +190,7 @@ export class ClientManager {
     if (!toolbox || this.closing) {
       throw new WorkbenchError(
         'TOOLBOX_NOT_FOUND',
-        this.closing ? 'the workbench is shutting down' : `unknown toolbox "${name}"; toolboxes: ${this.toolboxNames().join(', ') || '(none configured)'}`,
+        this.closing ? 'the workbench is shutting down' : `unknown toolbox ${quoteClientText(name)}; toolboxes: ${this.toolboxNames().join(', ') || '(none configured)'}`,
       );
     }
     return toolbox;

@@ -12,6 +12,7 @@ import {
 import { ClientManager, type CallOptions, type RelayedMethod, type UpstreamRelay } from '../clients/client-manager.js';
 import type { ServerConfig, ToolboxConfig, WorkbenchConfig } from '../config/types.js';
 import { WorkbenchError, errorMessage, isWorkbenchError } from '../errors.js';
+import { quoteClientText } from '../shared/client-text.js';
 import type { Logger } from '../log.js';
 import { compileGlob } from '../catalog/glob.js';
 import { formatToolName, parseToolName, type ToolNameParts } from '../catalog/names.js';
@@ -303,14 +304,14 @@ export class Workbench {
     const toolbox = this.toolboxes.get(toolboxName);
     if (!toolbox) {
       return Promise.resolve(errorResult(
-        `Unknown toolbox "${toolboxName}". Available toolboxes: ${this.toolboxNames()}. Call open_toolbox with one of them to see its tools.`,
+        `Unknown toolbox ${quoteClientText(toolboxName)}. Available toolboxes: ${this.toolboxNames()}. Call open_toolbox with one of them to see its tools.`,
         'TOOLBOX_NOT_FOUND',
       ));
     }
     const parts = parseToolName(toolName);
     if (parts && parts.toolbox !== toolboxName && this.toolboxes.has(parts.toolbox)) {
       return Promise.resolve(errorResult(
-        `Tool "${toolName}" belongs to toolbox "${parts.toolbox}", not "${toolboxName}". Call use_tool with toolbox_name "${parts.toolbox}".`,
+        `Tool ${quoteClientText(toolName)} belongs to toolbox "${parts.toolbox}", not "${toolboxName}". Call use_tool with toolbox_name "${parts.toolbox}".`,
         'TOOL_NOT_FOUND',
       ));
     }
@@ -344,7 +345,7 @@ export class Workbench {
       // Not known yet: connect what the name needs (just its server for a canonical name, else the whole toolbox).
       if (knownServer && !this.manager.isConnected(toolboxName, knownServer.name)) {
         const failure = await this.manager.connectServer(toolboxName, knownServer.name);
-        if (failure) return errorResult(`Cannot call "${toolName}": ${failure}`, 'CONNECT_FAILED');
+        if (failure) return errorResult(`Cannot call ${quoteClientText(toolName)}: ${failure}`, 'CONNECT_FAILED');
       } else if (!knownServer) {
         await this.manager.openToolbox(toolboxName);
       }
@@ -355,13 +356,13 @@ export class Workbench {
     }
     if ('ambiguous' in lookup) {
       return errorResult(
-        `Tool name "${toolName}" is ambiguous in toolbox "${toolboxName}": it matches ${lookup.ambiguous.map((t) => t.name).join(', ')}. Use the full name.`,
+        `Tool name ${quoteClientText(toolName)} is ambiguous in toolbox "${toolboxName}": it matches ${lookup.ambiguous.map((t) => t.name).join(', ')}. Use the full name.`,
         'TOOL_NOT_FOUND',
       );
     }
     if ('notFound' in lookup && parts?.toolbox === toolboxName && !knownServer) {
       return errorResult(
-        `Tool "${toolName}" names server "${parts.server}", which toolbox "${toolboxName}" does not have. Its servers: ${toolbox.servers.map((s) => s.name).join(', ')}. Call open_toolbox {"toolbox_name":"${toolboxName}"} to list the valid names.`,
+        `Tool ${quoteClientText(toolName)} names server "${parts.server}", which toolbox "${toolboxName}" does not have. Its servers: ${toolbox.servers.map((s) => s.name).join(', ')}. Call open_toolbox {"toolbox_name":"${toolboxName}"} to list the valid names.`,
         'TOOL_NOT_FOUND',
       );
     }
@@ -370,7 +371,7 @@ export class Workbench {
       const hint = lookup.suggestions.length > 0 ? ` Closest names: ${lookup.suggestions.join(', ')}.` : '';
       const down = failed.length > 0 ? ` Not connected (their tools are unavailable): ${failed.join(', ')}.` : '';
       return errorResult(
-        `Unknown tool "${toolName}" in toolbox "${toolboxName}".${hint}${down} Call open_toolbox {"toolbox_name":"${toolboxName}"} to list the valid names.`,
+        `Unknown tool ${quoteClientText(toolName)} in toolbox "${toolboxName}".${hint}${down} Call open_toolbox {"toolbox_name":"${toolboxName}"} to list the valid names.`,
         'TOOL_NOT_FOUND',
       );
     }
@@ -527,7 +528,7 @@ export class Workbench {
   private requireToolbox(name: string): ToolboxConfig {
     const toolbox = this.toolboxes.get(name);
     if (!toolbox) {
-      throw new WorkbenchError('TOOLBOX_NOT_FOUND', `Unknown toolbox "${name}". Available toolboxes: ${this.toolboxNames()}.`);
+      throw new WorkbenchError('TOOLBOX_NOT_FOUND', `Unknown toolbox ${quoteClientText(name)}. Available toolboxes: ${this.toolboxNames()}.`);
     }
     return toolbox;
   }
