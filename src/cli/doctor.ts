@@ -201,8 +201,11 @@ async function checkServer(config: WorkbenchConfig, toolbox: ToolboxConfig, serv
       if (server.type !== 'stdio' && (failure.kind === 'error' || failure.kind === 'http-status')) await probeRemote(server, timeoutMs, failure);
       return { ...base, connected: false, connectMs, failure, problems: logProblems(logged, failedWith) };
     }
-    const tools = manager.serverTools(toolbox.name)[0]?.tools ?? [];
-    return { ...base, connected: true, connectMs, tools: tools.length, problems: [...catalogProblems(toolbox.name, server.name, tools, ajv), ...logProblems(logged)] };
+    const listed = manager.serverTools(toolbox.name)[0];
+    const tools = listed?.tools ?? [];
+    // Names listed twice are kept once by the manager; put them back so the catalog check reports them as errors.
+    const asListed = [...tools, ...(listed?.duplicates ?? []).flatMap((name) => tools.filter((t) => t.name === name))];
+    return { ...base, connected: true, connectMs, tools: tools.length, problems: [...catalogProblems(toolbox.name, server.name, asListed, ajv), ...logProblems(logged)] };
   } catch (error) {
     const message = errorMessage(error);
     return { ...base, connected: false, connectMs: Math.round(performance.now() - started), failure: { kind: 'error', summary: 'error', message }, problems: [] };

@@ -91,6 +91,8 @@ interface Live {
   /** tools/call goes here, beside the Client (see CallChannel). */
   calls: CallChannel;
   tools: Tool[];
+  /** Names the server listed more than once (each kept once in `tools`). */
+  duplicates: string[];
   startedAt: number;
   dead: boolean;
 }
@@ -146,10 +148,10 @@ export class ClientManager {
   }
 
   /** The tool lists of the toolbox's currently connected servers, in config order. */
-  serverTools(toolbox: string): { server: string; tools: Tool[] }[] {
+  serverTools(toolbox: string): { server: string; tools: Tool[]; duplicates: string[] }[] {
     return [...this.requireToolbox(toolbox).slots.values()]
       .filter((slot) => slot.tools !== undefined)
-      .map((slot) => ({ server: slot.config.name, tools: slot.tools! }));
+      .map((slot) => ({ server: slot.config.name, tools: slot.tools!, duplicates: slot.duplicates }));
   }
 
   /** Whether a server is currently connected (used to decide if a toolbox needs opening). */
@@ -228,6 +230,10 @@ class ServerSlot {
 
   get tools(): Tool[] | undefined {
     return this.live && !this.live.dead ? this.live.tools : undefined;
+  }
+
+  get duplicates(): string[] {
+    return this.live && !this.live.dead ? this.live.duplicates : [];
   }
 
   ensure(): Promise<Live> {
@@ -326,10 +332,10 @@ class ServerSlot {
           });
         }
       }
-      const tools = await listAllTools(client, this.log, timeoutMs + CONNECT_GRACE_MS);
+      const { tools, duplicates } = await listAllTools(client, this.log, this.label, timeoutMs + CONNECT_GRACE_MS);
       if (timedOut) throw new Error('timed out');
       if (this.closed) throw new WorkbenchError('CONNECT_FAILED', `${this.label}: the workbench is shutting down`);
-      const live: Live = { client, transport, calls: new CallChannel(transport), tools, startedAt: Date.now(), dead: false };
+      const live: Live = { client, transport, calls: new CallChannel(transport), tools, duplicates, startedAt: Date.now(), dead: false };
       this.live = live;
       client.onclose = () => this.onClosed(live);
       this.watch(live);
@@ -395,7 +401,7 @@ class ServerSlot {
     }
     this.refreshing = (async () => {
       try {
-        live.tools = await listAllTools(live.client, this.log);
+        ({ tools: live.tools, duplicates: live.duplicates } = await listAllTools(live.client, this.log, this.label));
         this.log.info(`tool list changed: now ${live.tools.length} tools`);
         this.options.onToolsChanged?.(this.toolbox, this.config.name);
       } catch (error) {
@@ -523,22 +529,55 @@ function isLocalTimeout(error: McpError): boolean {
  * one malformed tool (no name, or an inputSchema that is not an object) is skipped with a warning instead of making
  * the whole server unusable, and every other field is kept exactly as the server sent it.
  */
-async function listAllTools(client: Client, log: Logger, timeout?: number): Promise<Tool[]> {
-  if (!client.getServerCapabilities()?.tools) return [];
+async function listAllTools(client: Client, log: Logger, label: string, timeout?: number): Promise<ToolList> {
+  if (!client.getServerCapabilities()?.tools) return { tools: [], duplicates: [] };
   const tools: Tool[] = [];
+  const names = new Set<string>();
+  const duplicates = new Set<string>();
+  const cursors = new Set<string>();
   let cursor: string | undefined;
-  for (let page = 0; page < MAX_TOOL_PAGES; page++) {
+  let page = 0;
+  for (; page < MAX_TOOL_PAGES; page++) {
     const result = await client.request({ method: 'tools/list', params: cursor ? { cursor } : {} }, ResultSchema, timeout ? { timeout } : undefined);
     if (!Array.isArray(result.tools)) throw new Error('the server answered tools/list without a "tools" array');
     for (const tool of result.tools as unknown[]) {
       const problem = toolProblem(tool);
       if (problem) log.warn(`skipped a tool the server listed: ${problem}`);
-      else tools.push(tool as Tool);
+      else if (names.has((tool as Tool).name)) duplicates.add((tool as Tool).name);
+      else {
+        names.add((tool as Tool).name);
+        tools.push(tool as Tool);
+      }
     }
     cursor = typeof result.nextCursor === 'string' && result.nextCursor !== '' ? result.nextCursor : undefined;
     if (!cursor) break;
+    // A paginator that hands out a cursor it already gave would go round forever: stop at once and say so.
+    if (cursors.has(cursor)) {
+      log.warn(
+        `${label} answered tools/list with a cursor it had already given (${quoteClientText(cursor, 40)}, page ${page + 1}); ` +
+          `stopped reading its tool list there, with ${tools.length} distinct tools. Report this to the server's maintainers.`,
+      );
+      break;
+    }
+    cursors.add(cursor);
   }
-  return tools;
+  if (page === MAX_TOOL_PAGES) {
+    log.warn(`${label} listed more than ${MAX_TOOL_PAGES} pages of tools; stopped reading there, with ${tools.length} distinct tools.`);
+  }
+  if (duplicates.size > 0) {
+    const shown = [...duplicates].slice(0, 5).map((n) => quoteClientText(n, 64)).join(', ');
+    log.warn(
+      `${label} listed ${duplicates.size} tool name(s) more than once (${shown}${duplicates.size > 5 ? ', …' : ''}); each is counted ` +
+        'once and only its first entry is used. Report this to the server\'s maintainers.',
+    );
+  }
+  return { tools, duplicates: [...duplicates] };
+}
+
+/** A server's catalog: distinct tools in listed order, and the names it listed more than once. */
+interface ToolList {
+  tools: Tool[];
+  duplicates: string[];
 }
 
 function toolProblem(tool: unknown): string | undefined {
