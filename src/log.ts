@@ -54,3 +54,17 @@ export const silentLogger: Logger = {
     return silentLogger;
   },
 };
+
+/**
+ * A logger that passes every message through `redact` (see shared/redact) before `log` sees it; children too. For
+ * the loggers of downstream connections, whose messages can repeat URLs, headers and values from the config.
+ */
+export function redactingLogger(log: Logger, redact: (text: string) => string): Logger {
+  return {
+    debug: (m) => log.debug(redact(m)),
+    info: (m) => log.info(redact(m)),
+    warn: (m) => log.warn(redact(m)),
+    error: (m) => log.error(redact(m)),
+    child: (scope) => redactingLogger(log.child(scope), redact),
+  };
+}

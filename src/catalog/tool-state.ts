@@ -3,6 +3,8 @@ import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import lockfile, { type LockOptions as LockOptionsOfLibrary } from 'proper-lockfile';
 import writeFileAtomic from 'write-file-atomic';
+import { formatJsonPath } from '../config/expand-env.js';
+import { parseJsonText } from '../config/parse-json.js';
 import { WorkbenchError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { compileGlob } from './glob.js';
@@ -90,7 +92,12 @@ function parseState(bytes: Buffer): Snapshot {
   const text = bytes.toString('utf8').replace(/^\uFEFF/, '');
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    const document = parseJsonText(text);
+    value = document.value;
+    // The same rule as the config: a key written twice is an error, never "the last one wins" in silence.
+    if (document.duplicateKeys.length > 0) {
+      return { kind: 'corrupt', reason: `key written twice: ${document.duplicateKeys.map(formatJsonPath).join(', ')}`, bytes };
+    }
   } catch (error) {
     return { kind: 'corrupt', reason: `invalid JSON (${(error as Error).message})`, bytes };
   }
@@ -569,9 +576,11 @@ export interface WatchToolStateOptions extends LockOptions {
  * Follows the state file and calls `onChange` with the new state whenever its parsed content changes, whether it
  * was changed by another workbench process, `tools enable|disable`, or a text editor; typically within
  * `intervalMs` (+ a read). Works when the file or its directory does not exist yet, and across atomic renames.
- * Deleting the file means defaults. A corrupt file is re-read once after `settleMs` (an editor may be mid-save)
- * and, if it is still corrupt with the same bytes, moved aside with a warning (as in `readToolState`) and the
- * defaults are reported. An unreadable file is warned about once and the last state is kept.
+ * Deleting the file means defaults (once it is still missing after `settleMs`: an editor may save by renaming).
+ * Fail-safe: a file that turns corrupt while this runs (a half-saved edit, a key written twice) is re-read once after
+ * `settleMs`; if it is still corrupt, the last good state stays in force and a warning names the file, the problem
+ * and the fix. The file is left in place (the user is editing it) and read again when it changes. An unreadable file
+ * (EACCES, …) likewise keeps the last state. No read error ever re-enables a tool.
  * Never throws and never keeps the process alive; `close()` stops polling (no `onChange` after it returns).
  *
  * Polling rather than `fs.watch`: `fs.watch` on the file is lost when an atomic rename replaces the inode, watching
@@ -586,7 +595,6 @@ export function watchToolState(
 ): { close(): void } {
   const intervalMs = options.intervalMs ?? DEFAULT_WATCH_INTERVAL_MS;
   const settleMs = options.settleMs ?? DEFAULT_WATCH_SETTLE_MS;
-  const lock = lockOptions(options, log, false);
   let closed = false;
   let timer: NodeJS.Timeout | undefined;
   let lastSignature: string | undefined;
@@ -604,7 +612,7 @@ export function watchToolState(
     }
   };
 
-  const readState = async (): Promise<{ state: ToolState; extras: Extras } | 'retry' | 'unreadable'> => {
+  const readState = async (): Promise<{ state: ToolState; extras: Extras } | { corrupt: string } | 'retry' | 'unreadable'> => {
     let snapshot: Snapshot;
     try {
       snapshot = await readSnapshot(path);
@@ -612,13 +620,15 @@ export function watchToolState(
       log.warn(`${reasonOf(error)} Keeping the previous tool state.`);
       return 'unreadable';
     }
-    if (snapshot.kind === 'missing') return { state: defaults(), extras: [] };
     if (snapshot.kind === 'valid') return snapshot;
+    // Missing or corrupt may be an editor's save in progress: look again before acting on it.
     await sleep(settleMs, undefined, { ref: false });
     if (closed) return 'retry';
     const again = await readSnapshot(path).catch(() => undefined);
-    if (!again || again.kind !== 'corrupt' || !again.bytes.equals(snapshot.bytes)) return 'retry';
-    return { state: await recoverCorrupt(path, log, lock), extras: [] };
+    if (!again || again.kind !== snapshot.kind) return 'retry';
+    if (again.kind === 'missing') return { state: defaults(), extras: [] };
+    if (again.kind !== 'corrupt' || snapshot.kind !== 'corrupt' || !again.bytes.equals(snapshot.bytes)) return 'retry';
+    return { corrupt: again.reason };
   };
 
   const poll = async (): Promise<void> => {
@@ -628,6 +638,16 @@ export function watchToolState(
     if (closed || result === 'retry') return; // the file is still changing: look again on the next poll
     lastSignature = signature;
     if (result === 'unreadable') return;
+    if ('corrupt' in result) {
+      // Fail-safe: whatever the last good file disabled stays disabled until the file is fixed.
+      const kept = lastKey === undefined ? 'the state it had at start-up' : 'the last good tool state read from it';
+      log.warn(
+        `Tool state file ${path} is corrupt (${result.corrupt}); keeping ${kept} in force, so nothing it disabled is ` +
+          'enabled. Fix the file (it must be JSON like {"enabled": [], "disabled": []}, each key once), or run ' +
+          '`mcp-workbench tools reset` to start over; the change is picked up as soon as the file is valid.',
+      );
+      return;
+    }
 
     const extrasKey = result.extras.map(([k]) => k).join('\0');
     if (lastExtras !== undefined && extrasKey !== lastExtras) warnExtras(path, result.extras, log);

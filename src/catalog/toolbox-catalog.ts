@@ -1,5 +1,5 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import { editDistance } from '../config/text.js';
+import { boundedEditDistance } from '../config/text.js';
 import { formatToolName, parseToolName } from './names.js';
 import type { Visibility, VisibilityPolicy } from './visibility.js';
 
@@ -104,21 +104,37 @@ export class ToolboxCatalog {
     return { notFound: true, suggestions: this.closest(name, 5) };
   }
 
-  /** Canonical names closest to `name` (by edit distance on the canonical and the bare name). */
+  /**
+   * Canonical names closest to `name`: within a small edit distance of the canonical or the bare name, or containing
+   * the bare name. Bounded in cost whatever the client sent: the name is cut to {@link MAX_SUGGESTION_INPUT}
+   * characters, candidates whose length alone rules them out are skipped, and the edit distance is computed only near
+   * the diagonal up to the allowed distance (see boundedEditDistance) — at most a few thousand steps per tool.
+   */
   closest(name: string, count: number): string[] {
-    const target = name.toLowerCase();
-    const bareTarget = (parseToolName(name)?.tool ?? name).toLowerCase();
-    return this.tools
-      .map((t) => {
-        const d = Math.min(editDistance(target, t.name.toLowerCase()), editDistance(bareTarget, t.tool.name.toLowerCase()));
-        const contains = t.name.toLowerCase().includes(bareTarget) ? -1 : 0;
-        return { name: t.name, score: d + contains };
-      })
+    const target = name.slice(0, MAX_SUGGESTION_INPUT).toLowerCase();
+    const bareTarget = (parseToolName(target)?.tool ?? target).toLowerCase();
+    const max = Math.min(MAX_SUGGESTION_DISTANCE, Math.max(2, Math.floor(bareTarget.length / 3)));
+    const lowered = (this.lowered ??= this.tools.map((t) => ({ name: t.name, canonical: t.name.toLowerCase(), bare: t.tool.name.toLowerCase() })));
+    const scored: { name: string; score: number }[] = [];
+    for (const t of lowered) {
+      const d = Math.min(boundedEditDistance(target, t.canonical, max), boundedEditDistance(bareTarget, t.bare, max));
+      const contains = bareTarget.length >= 3 && t.canonical.includes(bareTarget);
+      if (d > max && !contains) continue;
+      scored.push({ name: t.name, score: Math.min(d, max + 1) - (contains ? 1 : 0) });
+    }
+    return scored
       .sort((a, b) => a.score - b.score || a.name.localeCompare(b.name))
       .slice(0, count)
       .map((x) => x.name);
   }
+
+  private lowered: { name: string; canonical: string; bare: string }[] | undefined;
 }
+
+/** How much of a client's name is compared for suggestions. */
+const MAX_SUGGESTION_INPUT = 64;
+/** The largest edit distance still offered as a suggestion. */
+const MAX_SUGGESTION_DISTANCE = 6;
 
 function push<T>(map: Map<string, T[]>, key: string, value: T): void {
   const list = map.get(key);

@@ -9,6 +9,7 @@ import { loadConfig, resolveConfigPath } from '../config/load.js';
 import type { RemoteServerConfig, ServerConfig, ToolboxConfig, WorkbenchConfig } from '../config/types.js';
 import { WorkbenchError, errorMessage, isWorkbenchError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { createRedactor, redactDeep } from '../shared/redact.js';
 import { VERSION } from '../version.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type CliContext } from './context.js';
 
@@ -155,14 +156,18 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
     errors: reports.filter((r) => !r.connected).length + problems.filter((p) => p.severity === 'error').length,
     warnings: problems.filter((p) => p.severity === 'warning').length,
   };
-  return {
-    config: path,
-    ok: summary.errors === 0 && options.signal?.aborted !== true,
-    timeoutMs: options.timeoutMs ?? null,
-    interrupted: options.signal?.aborted === true,
-    toolboxes: byToolbox,
-    summary,
-  };
+  // Every string of the report passes the redaction rule once more: a probe's error text can repeat the URL.
+  return redactDeep(
+    {
+      config: path,
+      ok: summary.errors === 0 && options.signal?.aborted !== true,
+      timeoutMs: options.timeoutMs ?? null,
+      interrupted: options.signal?.aborted === true,
+      toolboxes: byToolbox,
+      summary,
+    },
+    createRedactor(config.secrets),
+  );
 }
 
 /** One server on its own ClientManager (so its timing and timeout are its own); always closed before returning. */
@@ -172,7 +177,12 @@ async function checkServer(config: WorkbenchConfig, toolbox: ToolboxConfig, serv
   const noise: string[] = [];
   const manager = new ClientManager({
     onStdoutNoise: (_toolbox, _server, line) => void noise.push(line),
-    config: { source: config.source, toolboxes: [{ ...toolbox, servers: [{ ...server, connectTimeoutMs: timeoutMs }] }], warnings: [] },
+    config: {
+      source: config.source,
+      toolboxes: [{ ...toolbox, servers: [{ ...server, connectTimeoutMs: timeoutMs }] }],
+      warnings: [],
+      secrets: config.secrets,
+    },
     env: options.env,
     log: capturingLogger(logged),
     clientInfo: { name: 'mcp-workbench-doctor', version: VERSION },
@@ -194,8 +204,11 @@ async function checkServer(config: WorkbenchConfig, toolbox: ToolboxConfig, serv
       if (server.type !== 'stdio' && (failure.kind === 'error' || failure.kind === 'http-status')) await probeRemote(server, timeoutMs, failure);
       return { ...base, connected: false, connectMs, failure, problems: logProblems(logged, noise, failedWith) };
     }
-    const tools = manager.serverTools(toolbox.name)[0]?.tools ?? [];
-    return { ...base, connected: true, connectMs, tools: tools.length, problems: [...catalogProblems(toolbox.name, server.name, tools, ajv), ...logProblems(logged, noise)] };
+    const listed = manager.serverTools(toolbox.name)[0];
+    const tools = listed?.tools ?? [];
+    // Names listed twice are kept once by the manager; put them back so the catalog check reports them as errors.
+    const asListed = [...tools, ...(listed?.duplicates ?? []).flatMap((name) => tools.filter((t) => t.name === name))];
+    return { ...base, connected: true, connectMs, tools: tools.length, problems: [...catalogProblems(toolbox.name, server.name, asListed, ajv), ...logProblems(logged, noise)] };
   } catch (error) {
     const message = errorMessage(error);
     return { ...base, connected: false, connectMs: Math.round(performance.now() - started), failure: { kind: 'error', summary: 'error', message }, problems: [] };

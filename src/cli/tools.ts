@@ -4,6 +4,7 @@ import { loadConfig, resolveConfigPath } from '../config/load.js';
 import { errorMessage, isWorkbenchError } from '../errors.js';
 import { PROTECTED_TOOLS } from '../server/meta-tools.js';
 import { Workbench, type ToolStatusReport } from '../server/workbench.js';
+import { createRedactor, redactDeep } from '../shared/redact.js';
 import { VERSION } from '../version.js';
 import { EXIT_FAILURE, EXIT_USAGE, splitList, type CliContext } from './context.js';
 import { createRuntime, stateFilePath } from './runtime.js';
@@ -35,9 +36,10 @@ export function registerToolsCommand(program: Command, ctx: CliContext): void {
         runtime = await createRuntime({ ...opts, env: ctx.env, cwd: ctx.cwd, log: quiet(log) });
         const progress = ctx.stderrIsTTY ? startProgress(runtime.workbench, opts.toolbox) : undefined;
         const workbench = runtime.workbench;
-        const report: ToolStatusReport & { unmatched?: string[] } = await (
+        const listed: ToolStatusReport & { unmatched?: string[] } = await (
           opts.toolset !== undefined ? workbench.describeToolset(opts.toolset) : workbench.listAllTools(opts.toolbox)
         ).finally(() => progress?.());
+        const report = redactDeep(listed, createRedactor(runtime.config.secrets));
         for (const pattern of report.unmatched ?? []) {
           log.warn(`toolset "${opts.toolset}": "${pattern}" matches no tool of the connected servers (check the toolbox, server and tool names)`);
         }

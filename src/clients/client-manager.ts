@@ -20,7 +20,9 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { ServerConfig, ToolboxConfig, WorkbenchConfig } from '../config/types.js';
 import { WorkbenchError, errorMessage, type ServerFailure } from '../errors.js';
-import type { Logger } from '../log.js';
+import { redactingLogger, type Logger } from '../log.js';
+import { quoteClientText } from '../shared/client-text.js';
+import { createRedactor, type Redact } from '../shared/redact.js';
 import { CallChannel, MalformedResultError } from './call-channel.js';
 import type { Cancellation } from './cancellation.js';
 import { ChildProcessTransport, MESSAGE_TOO_LARGE_CODE } from './stdio-transport.js';
@@ -106,6 +108,8 @@ interface Live {
   /** tools/call goes here, beside the Client (see CallChannel). */
   calls: CallChannel;
   tools: Tool[];
+  /** Names the server listed more than once (each kept once in `tools`). */
+  duplicates: string[];
   startedAt: number;
   dead: boolean;
 }
@@ -125,15 +129,18 @@ export class ClientManager {
   /** Ends the children's process groups if this process dies without closing them (unless given `groups`). */
   private readonly reaper: OrphanReaper | undefined;
   private readonly groups: GroupTracker;
+  private redact: Redact;
 
   constructor(private readonly options: ClientManagerOptions) {
     this.reaper = options.groups ? undefined : new OrphanReaper(options.log);
     const groups = (this.groups = options.groups ?? this.reaper!);
+    // Every message about a server (results, logs, doctor) passes through this: URLs, headers and env values hidden.
+    const redact = (this.redact = createRedactor(options.config.secrets));
     for (const toolbox of options.config.toolboxes) {
       const slots = new Map<string, ServerSlot>();
       for (const server of toolbox.servers) {
         let slot = server.shared ? options.shared?.slot(toolbox.name, server) : undefined;
-        if (!slot) this.own.add((slot = new ServerSlot(toolbox.name, server, options, groups)));
+        if (!slot) this.own.add((slot = new ServerSlot(toolbox.name, server, options, groups, redact)));
         slots.set(server.name, slot);
       }
       this.toolboxes.set(toolbox.name, { config: toolbox, slots });
@@ -169,10 +176,10 @@ export class ClientManager {
   }
 
   /** The tool lists of the toolbox's currently connected servers, in config order. */
-  serverTools(toolbox: string): { server: string; tools: Tool[] }[] {
+  serverTools(toolbox: string): { server: string; tools: Tool[]; duplicates: string[] }[] {
     return [...this.requireToolbox(toolbox).slots.values()]
       .filter((slot) => slot.tools !== undefined)
-      .map((slot) => ({ server: slot.config.name, tools: slot.tools! }));
+      .map((slot) => ({ server: slot.config.name, tools: slot.tools!, duplicates: slot.duplicates }));
   }
 
   /** Whether a server is currently connected (used to decide if a toolbox needs opening). */
@@ -208,6 +215,7 @@ export class ClientManager {
    * removed.
    */
   reload(config: WorkbenchConfig): { replaced: string[]; removed: string[] } {
+    this.redact = createRedactor(config.secrets);
     const next = new Map<string, { config: ToolboxConfig; slots: Map<string, ServerSlot> }>();
     const own = new Set<ServerSlot>();
     for (const toolbox of config.toolboxes) {
@@ -218,7 +226,7 @@ export class ClientManager {
         if (!slot) {
           const kept = previous?.get(server.name);
           const reuse = kept !== undefined && this.own.has(kept) && launchKey(kept.config) === launchKey(server);
-          slot = reuse ? kept : new ServerSlot(toolbox.name, server, this.options, this.groups);
+          slot = reuse ? kept : new ServerSlot(toolbox.name, server, this.options, this.groups, this.redact);
           own.add(slot);
         }
         slots.set(server.name, slot);
@@ -253,7 +261,7 @@ export class ClientManager {
     if (this.closing) throw new WorkbenchError('SHUTTING_DOWN', 'the workbench is shutting down (or this client session ended); start a new session to call tools');
     const toolbox = this.toolboxes.get(name);
     if (!toolbox) {
-      throw new WorkbenchError('TOOLBOX_NOT_FOUND', `unknown toolbox "${name}"; toolboxes: ${this.toolboxNames().join(', ') || '(none configured)'}`);
+      throw new WorkbenchError('TOOLBOX_NOT_FOUND', `unknown toolbox ${quoteClientText(name)}; toolboxes: ${this.toolboxNames().join(', ') || '(none configured)'}`);
     }
     return toolbox;
   }
@@ -274,10 +282,12 @@ export class SharedServers {
   private readonly retiring = new Set<ServerSlot>();
   private readonly reaper: OrphanReaper | undefined;
   private readonly groups: GroupTracker;
+  private readonly redact: Redact;
 
   constructor(private readonly options: ClientManagerOptions) {
     this.reaper = options.groups ? undefined : new OrphanReaper(options.log);
     this.groups = options.groups ?? this.reaper!;
+    this.redact = createRedactor(options.config.secrets);
   }
 
   /** The one slot of a shared server; a server whose launch settings changed (a reload) gets a new one. */
@@ -290,7 +300,7 @@ export class SharedServers {
       void old.retire().finally(() => this.retiring.delete(old));
       slot = undefined;
     }
-    if (!slot) this.slots.set(key, (slot = new ServerSlot(toolbox, server, this.options, this.groups)));
+    if (!slot) this.slots.set(key, (slot = new ServerSlot(toolbox, server, this.options, this.groups, this.redact)));
     return slot;
   }
 
@@ -334,13 +344,18 @@ class ServerSlot {
     readonly config: ServerConfig,
     private readonly options: ClientManagerOptions,
     private readonly groups: GroupTracker,
+    private readonly redact: Redact,
   ) {
-    this.log = options.log.child(`${toolbox}/${config.name}`);
+    this.log = redactingLogger(options.log.child(`${toolbox}/${config.name}`), redact);
     this.label = `server "${config.name}" of toolbox "${toolbox}"`;
   }
 
   get tools(): Tool[] | undefined {
     return this.live && !this.live.dead ? this.live.tools : undefined;
+  }
+
+  get duplicates(): string[] {
+    return this.live && !this.live.dead ? this.live.duplicates : [];
   }
 
   ensure(): Promise<Live> {
@@ -379,7 +394,7 @@ class ServerSlot {
       meta: options.meta,
       timeoutMs: timeout,
       maxTotalMs: Math.max(timeout, DEFAULT_MAX_TOTAL_CALL_MS),
-      describeError: (error) => this.describeCallError(error, live, tool, timeout, options.cancellation),
+      describeError: (error) => this.redactError(this.describeCallError(error, live, tool, timeout, options.cancellation)),
     }) as Promise<CallToolResult>;
   }
 
@@ -455,10 +470,10 @@ class ServerSlot {
           });
         }
       }
-      const tools = await listAllTools(client, this.log, timeoutMs + CONNECT_GRACE_MS);
+      const { tools, duplicates } = await listAllTools(client, this.log, this.label, timeoutMs + CONNECT_GRACE_MS);
       if (timedOut) throw new Error('timed out');
       if (this.closed) throw shuttingDown(this.label);
-      const live: Live = { client, transport, calls: new CallChannel(transport), tools, startedAt: Date.now(), dead: false };
+      const live: Live = { client, transport, calls: new CallChannel(transport), tools, duplicates, startedAt: Date.now(), dead: false };
       this.live = live;
       client.onclose = () => this.onClosed(live);
       this.watch(live);
@@ -470,7 +485,7 @@ class ServerSlot {
       // Decide the cause before closing: ending a process tree takes a moment, and the connect timer must not fire
       // meanwhile and turn "exited with code 3" into "timed out".
       clearTimeout(timer);
-      const described = this.describeConnectError(error, transport, timedOut, timeoutMs);
+      const described = this.redactError(this.describeConnectError(error, transport, timedOut, timeoutMs));
       await transport.close().catch(() => {});
       this.noteFailure(0);
       this.lastConnectError = described;
@@ -524,7 +539,7 @@ class ServerSlot {
     }
     this.refreshing = (async () => {
       try {
-        live.tools = await listAllTools(live.client, this.log);
+        ({ tools: live.tools, duplicates: live.duplicates } = await listAllTools(live.client, this.log, this.label));
         this.log.info(`tool list changed: now ${live.tools.length} tools`);
         this.options.onToolsChanged?.(this.toolbox, this.config.name);
       } catch (error) {
@@ -564,6 +579,14 @@ class ServerSlot {
     if (!exit) return { kind: 'closed', ...stderr };
     if (exit.signal) return { kind: 'killed', signal: exit.signal, ...stderr };
     return { kind: 'exited', ...(exit.code !== null ? { exitCode: exit.code } : {}), ...stderr };
+  }
+
+  /** The same error with its message and details redacted (a wrapped fetch error repeats the whole URL). */
+  private redactError(error: WorkbenchError): WorkbenchError {
+    const message = this.redact(error.message);
+    const details = error.details.map(this.redact);
+    if (message === error.message && details.every((d, i) => d === error.details[i])) return error;
+    return new WorkbenchError(error.code, message, { cause: error.cause, details });
   }
 
   private describeConnectError(error: unknown, transport: Transport, timedOut: boolean, timeoutMs: number): WorkbenchError {
@@ -654,22 +677,55 @@ function isLocalTimeout(error: McpError): boolean {
  * one malformed tool (no name, or an inputSchema that is not an object) is skipped with a warning instead of making
  * the whole server unusable, and every other field is kept exactly as the server sent it.
  */
-async function listAllTools(client: Client, log: Logger, timeout?: number): Promise<Tool[]> {
-  if (!client.getServerCapabilities()?.tools) return [];
+async function listAllTools(client: Client, log: Logger, label: string, timeout?: number): Promise<ToolList> {
+  if (!client.getServerCapabilities()?.tools) return { tools: [], duplicates: [] };
   const tools: Tool[] = [];
+  const names = new Set<string>();
+  const duplicates = new Set<string>();
+  const cursors = new Set<string>();
   let cursor: string | undefined;
-  for (let page = 0; page < MAX_TOOL_PAGES; page++) {
+  let page = 0;
+  for (; page < MAX_TOOL_PAGES; page++) {
     const result = await client.request({ method: 'tools/list', params: cursor ? { cursor } : {} }, ResultSchema, timeout ? { timeout } : undefined);
     if (!Array.isArray(result.tools)) throw new Error('the server answered tools/list without a "tools" array');
     for (const tool of result.tools as unknown[]) {
       const problem = toolProblem(tool);
       if (problem) log.warn(`skipped a tool the server listed: ${problem}`);
-      else tools.push(tool as Tool);
+      else if (names.has((tool as Tool).name)) duplicates.add((tool as Tool).name);
+      else {
+        names.add((tool as Tool).name);
+        tools.push(tool as Tool);
+      }
     }
     cursor = typeof result.nextCursor === 'string' && result.nextCursor !== '' ? result.nextCursor : undefined;
     if (!cursor) break;
+    // A paginator that hands out a cursor it already gave would go round forever: stop at once and say so.
+    if (cursors.has(cursor)) {
+      log.warn(
+        `${label} answered tools/list with a cursor it had already given (${quoteClientText(cursor, 40)}, page ${page + 1}); ` +
+          `stopped reading its tool list there, with ${tools.length} distinct tools. Report this to the server's maintainers.`,
+      );
+      break;
+    }
+    cursors.add(cursor);
   }
-  return tools;
+  if (page === MAX_TOOL_PAGES) {
+    log.warn(`${label} listed more than ${MAX_TOOL_PAGES} pages of tools; stopped reading there, with ${tools.length} distinct tools.`);
+  }
+  if (duplicates.size > 0) {
+    const shown = [...duplicates].slice(0, 5).map((n) => quoteClientText(n, 64)).join(', ');
+    log.warn(
+      `${label} listed ${duplicates.size} tool name(s) more than once (${shown}${duplicates.size > 5 ? ', …' : ''}); each is counted ` +
+        'once and only its first entry is used. Report this to the server\'s maintainers.',
+    );
+  }
+  return { tools, duplicates: [...duplicates] };
+}
+
+/** A server's catalog: distinct tools in listed order, and the names it listed more than once. */
+interface ToolList {
+  tools: Tool[];
+  duplicates: string[];
 }
 
 function toolProblem(tool: unknown): string | undefined {

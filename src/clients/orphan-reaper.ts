@@ -1,12 +1,16 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import type { Logger } from '../log.js';
+import { processTable } from './process-tree.js';
 
 /** Told of each child process group while it lives (see OrphanReaper). */
 export interface GroupTracker {
   track(pgid: number): void;
   untrack(pgid: number): void;
 }
+
+/** How often the process table is read for descendants that left their group, while servers run. */
+const SCAN_INTERVAL_MS = 2_000;
 
 /** The watchdog's $0, so `ps` shows what it is. */
 export const WATCHDOG_NAME = 'mcp-workbench-watchdog';
@@ -20,30 +24,53 @@ export function isOrphanWatchdog(pid: number): boolean {
   }
 }
 
-const SCRIPT = `
+/** The watchdog shell script (exported for tests that drive it directly). */
+export const WATCHDOG_SCRIPT = `
 trap '' INT TERM HUP
 groups=''
+# Single processes that left their group, as pid:start (start = field 22 of /proc/<pid>/stat).
+pids=''
+start_of() {
+  _l=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+  _r=\${_l##*) }
+  set -- $_r
+  shift 19
+  echo "$1"
+}
+# Only a process whose start time is still the one recorded: a pid reused by an unrelated process is never hit.
+same() { [ "$(start_of "\${1%%:*}")" = "\${1#*:}" ]; }
 while IFS= read -r line; do
   case $line in
     +*) groups="$groups \${line#+}" ;;
     -*) id=\${line#-}; rest=''
         for g in $groups; do [ "$g" = "$id" ] || rest="$rest $g"; done
         groups=$rest ;;
+    p*) pids="$pids \${line#p}" ;;
+    x*) id=\${line#x}; rest=''
+        for e in $pids; do [ "\${e%%:*}" = "$id" ] || rest="$rest $e"; done
+        pids=$rest ;;
   esac
 done
-[ -z "$groups" ] && exit 0
+[ -z "$groups" ] && [ -z "$pids" ] && exit 0
 for g in $groups; do kill -s TERM -- "-$g" 2>/dev/null; done
+rest=''
+for e in $pids; do same "$e" && kill -s TERM "\${e%%:*}" 2>/dev/null && rest="$rest $e"; done
+pids=$rest
 # Up to 2 s for the groups to go; only those still there get SIGKILL (a group that is gone is not signalled again,
 # so a reused number is never hit).
 tries=0
-while [ -n "$groups" ] && [ $tries -lt 10 ]; do
+while [ -n "$groups$pids" ] && [ $tries -lt 10 ]; do
   sleep 0.2
   rest=''
   for g in $groups; do kill -s 0 -- "-$g" 2>/dev/null && rest="$rest $g"; done
   groups=$rest
+  rest=''
+  for e in $pids; do same "$e" && rest="$rest $e"; done
+  pids=$rest
   tries=$((tries + 1))
 done
 for g in $groups; do kill -s KILL -- "-$g" 2>/dev/null; done
+for e in $pids; do same "$e" && kill -s KILL "\${e%%:*}" 2>/dev/null; done
 exit 0
 `;
 
@@ -69,6 +96,10 @@ export class OrphanReaper implements GroupTracker {
   private readonly groups = new Set<number>();
   /** When the shell was restarted lately (a shell that keeps dying is given up on). */
   private restarts: number[] = [];
+  /** Descendants that left their server's group (setsid), by pid: their start time and the group they came from. */
+  private readonly strays = new Map<number, { start: string; group: number }>();
+  private scanTimer: NodeJS.Timeout | undefined;
+  private scanning = false;
 
   constructor(private readonly log: Logger) {}
 
@@ -76,18 +107,91 @@ export class OrphanReaper implements GroupTracker {
     if (!Number.isSafeInteger(pgid) || pgid <= 1) return;
     this.groups.add(pgid);
     this.send(`+${pgid}`);
+    this.startScanning();
   }
 
   untrack(pgid: number): void {
     if (!this.groups.delete(pgid)) return;
     this.send(`-${pgid}`);
+    // The group's close has ended its strays too (see ChildProcessTransport.close); the watchdog forgets them.
+    for (const [pid, stray] of this.strays) {
+      if (stray.group !== pgid) continue;
+      this.strays.delete(pid);
+      this.send(`x${pid}`);
+    }
+    if (this.groups.size === 0) this.stopScanning();
   }
 
   /** Ends the watchdog after a normal shutdown (every group already closed and untracked). */
   close(): void {
     this.closed = true;
+    this.stopScanning();
     this.shell?.stdin?.end();
     this.shell = undefined;
+  }
+
+  /**
+   * While servers run (Linux), the process table is read every {@link SCAN_INTERVAL_MS}: a descendant of a server
+   * that is in a process group of its own (it called setsid, as daemons do) would escape the group signals, so its
+   * pid and start time go to the watchdog, which ends it too — only if its start time still matches, so a pid
+   * reused by an unrelated process is never signalled. A process that detaches and loses its parent between two
+   * scans is not seen.
+   */
+  private startScanning(): void {
+    if (this.scanTimer || process.platform !== 'linux' || this.closed) return;
+    const tick = (): void => {
+      void this.scan().finally(() => {
+        if (this.scanTimer === undefined) return;
+        this.scanTimer = setTimeout(tick, SCAN_INTERVAL_MS);
+        this.scanTimer.unref();
+      });
+    };
+    this.scanTimer = setTimeout(tick, 0);
+    this.scanTimer.unref();
+  }
+
+  private stopScanning(): void {
+    clearTimeout(this.scanTimer);
+    this.scanTimer = undefined;
+  }
+
+  private async scan(): Promise<void> {
+    if (this.scanning || this.groups.size === 0) return;
+    this.scanning = true;
+    try {
+      const table = await processTable();
+      const children = new Map<number, number[]>();
+      for (const [pid, entry] of table) {
+        const list = children.get(entry.ppid);
+        if (list) list.push(pid);
+        else children.set(entry.ppid, [pid]);
+      }
+      for (const group of [...this.groups]) {
+        // The group leader is the server process itself (it was started as the leader of its own group).
+        const queue = [group];
+        while (queue.length > 0) {
+          const pid = queue.shift()!;
+          for (const child of children.get(pid) ?? []) {
+            queue.push(child);
+            const entry = table.get(child)!;
+            if (this.groups.has(entry.pgid) || this.strays.get(child)?.start === entry.start) continue;
+            this.strays.set(child, { start: entry.start, group });
+            this.log.debug(`watchdog: process ${child} left the process group of its server; it is ended with it`);
+            this.send(`p${child}:${entry.start}`);
+          }
+        }
+      }
+      // Forget strays that are gone, or whose pid now names another process.
+      for (const [pid, stray] of this.strays) {
+        if (table.get(pid)?.start === stray.start) continue;
+        this.strays.delete(pid);
+        this.send(`x${pid}`);
+      }
+    } catch {
+      // An unreadable process table only means nothing new is learned this time.
+    } finally {
+      this.scanning = false;
+    }
   }
 
   private send(line: string): void {
@@ -100,7 +204,7 @@ export class OrphanReaper implements GroupTracker {
   private start(): void {
     let shell: ChildProcess;
     try {
-      shell = spawn('/bin/sh', ['-c', SCRIPT, WATCHDOG_NAME], { stdio: ['pipe', 'ignore', 'ignore'], detached: true });
+      shell = spawn('/bin/sh', ['-c', WATCHDOG_SCRIPT, WATCHDOG_NAME], { stdio: ['pipe', 'ignore', 'ignore'], detached: true });
     } catch (error) {
       this.giveUp(error);
       return;
@@ -121,7 +225,8 @@ export class OrphanReaper implements GroupTracker {
     // Neither the shell nor its pipe keeps the workbench alive; the pipe closing is the signal.
     shell.unref();
     (shell.stdin as { unref?: () => void } | null)?.unref?.();
-    if (this.groups.size > 0) shell.stdin?.write([...this.groups].map((g) => `+${g}\n`).join(''));
+    const known = [...[...this.groups].map((g) => `+${g}\n`), ...[...this.strays].map(([pid, s]) => `p${pid}:${s.start}\n`)];
+    if (known.length > 0) shell.stdin?.write(known.join(''));
   }
 
   private restart(): void {

@@ -11,25 +11,7 @@ import { readdir, readFile } from 'node:fs/promises';
 async function parentMap(): Promise<Map<number, number>> {
   const map = new Map<number, number>();
   if (process.platform === 'linux') {
-    let entries: string[] = [];
-    try {
-      entries = await readdir('/proc');
-    } catch {
-      return map;
-    }
-    await Promise.all(
-      entries.map(async (entry) => {
-        if (!/^\d+$/.test(entry)) return;
-        try {
-          const stat = await readFile(`/proc/${entry}/stat`, 'utf8');
-          // The command name (field 2) is in parentheses and may contain spaces or ')' itself; ppid follows the last ')'.
-          const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-          map.set(Number(entry), Number(rest[1]));
-        } catch {
-          // The process ended while we were reading: it is nobody's descendant any more.
-        }
-      }),
-    );
+    for (const [pid, entry] of await processTable()) map.set(pid, entry.ppid);
     return map;
   }
   if (process.platform === 'win32') return map;
@@ -44,6 +26,44 @@ async function parentMap(): Promise<Map<number, number>> {
       resolve(map);
     });
   });
+}
+
+/** One process as the Linux process table shows it. */
+export interface ProcessEntry {
+  ppid: number;
+  /** Process group id. */
+  pgid: number;
+  /** Start time in clock ticks since boot (field 22 of /proc/<pid>/stat): with the pid, it names one process. */
+  start: string;
+}
+
+/**
+ * Every process with its parent, group and start time, from /proc (Linux only; empty elsewhere or when /proc cannot
+ * be read). A pid with the same start time is the same process: that is how a reused pid is told apart.
+ */
+export async function processTable(): Promise<Map<number, ProcessEntry>> {
+  const table = new Map<number, ProcessEntry>();
+  if (process.platform !== 'linux') return table;
+  let entries: string[] = [];
+  try {
+    entries = await readdir('/proc');
+  } catch {
+    return table;
+  }
+  await Promise.all(
+    entries.map(async (entry) => {
+      if (!/^\d+$/.test(entry)) return;
+      try {
+        const stat = await readFile(`/proc/${entry}/stat`, 'utf8');
+        // The command name (field 2) is in parentheses and may contain spaces or ')' itself; field 3 follows the last ')'.
+        const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        table.set(Number(entry), { ppid: Number(rest[1]), pgid: Number(rest[2]), start: rest[19] ?? '' });
+      } catch {
+        // The process ended while we were reading: it is nobody's descendant any more.
+      }
+    }),
+  );
+  return table;
 }
 
 /** Every live descendant of `pid` (not including it), children before grandchildren, each generation by pid. */

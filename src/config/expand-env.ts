@@ -1,4 +1,5 @@
 import { WorkbenchError } from '../errors.js';
+import type { Secret } from '../shared/redact.js';
 import { isRecord } from './text.js';
 
 /** An environment as passed in by the caller; `undefined` and absent both mean "unset". */
@@ -35,6 +36,8 @@ export interface ExpandResult {
   config: unknown;
   /** Paths (never values) of strings holding a `${` that is not a supported form and was kept literally. */
   warnings: string[];
+  /** Every value substituted from `env`, labelled `${NAME}`: what output must never show (see shared/redact). */
+  secrets: Secret[];
 }
 
 /**
@@ -57,9 +60,11 @@ export function expandConfigEnv(raw: unknown, env: EnvLike, options: { source?: 
   const config = structuredClone(raw);
   const missing: MissingVariable[] = [];
   const warnings: string[] = [];
+  const secrets: Secret[] = [];
 
   const expandAt = (text: string, path: JsonPath): string => {
     const result = expandString(text, env);
+    for (const { name, value } of result.substituted) secrets.push({ value, label: `\${${name}}` });
     for (const name of result.missing) missing.push({ name, path: formatJsonPath(path) });
     if (result.keptLiteral) {
       warnings.push(
@@ -96,7 +101,7 @@ export function expandConfigEnv(raw: unknown, env: EnvLike, options: { source?: 
   }
 
   if (missing.length > 0) throw missingVariablesError(missing, options.source);
-  return { config, warnings };
+  return { config, warnings, secrets };
 }
 
 /** The outcome of expanding one string. */
@@ -106,6 +111,8 @@ export interface ExpandStringResult {
   missing: string[];
   /** True when the text holds a `${` that is not a supported form (it was left as is). */
   keptLiteral: boolean;
+  /** Each variable whose value went into `value`, with that value. */
+  substituted: { name: string; value: string }[];
 }
 
 /**
@@ -115,7 +122,8 @@ export interface ExpandStringResult {
 export function expandString(text: string, env: EnvLike): ExpandStringResult {
   const { pieces, keptLiteral } = tokenize(text);
   const missing: string[] = [];
-  return { value: evaluate(pieces, env, missing), missing, keptLiteral };
+  const substituted: { name: string; value: string }[] = [];
+  return { value: evaluate(pieces, env, missing, substituted), missing, keptLiteral, substituted };
 }
 
 type Piece = string | Reference;
@@ -190,7 +198,7 @@ function parseReference(text: string, start: number): { reference: Reference; en
   return undefined;
 }
 
-function evaluate(pieces: readonly Piece[], env: EnvLike, missing: string[]): string {
+function evaluate(pieces: readonly Piece[], env: EnvLike, missing: string[], substituted: { name: string; value: string }[]): string {
   let out = '';
   for (const piece of pieces) {
     if (typeof piece === 'string') {
@@ -200,11 +208,15 @@ function evaluate(pieces: readonly Piece[], env: EnvLike, missing: string[]): st
     const value = lookup(env, piece.name);
     if (piece.fallback === undefined) {
       if (value === undefined) missing.push(piece.name);
-      else out += value;
+      else {
+        substituted.push({ name: piece.name, value });
+        out += value;
+      }
     } else if (value !== undefined && value !== '') {
+      substituted.push({ name: piece.name, value });
       out += value;
     } else {
-      out += evaluate(piece.fallback, env, missing);
+      out += evaluate(piece.fallback, env, missing, substituted);
     }
   }
   return out;

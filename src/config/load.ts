@@ -4,7 +4,9 @@ import { resolve } from 'node:path';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { WorkbenchError } from '../errors.js';
 import { NAME_RULE, editDistance, isRecord } from './text.js';
+import { headerSecrets, urlCredentials, urlSecrets, type Secret } from '../shared/redact.js';
 import { expandConfigEnv, formatJsonPath, type EnvLike, type JsonPath } from './expand-env.js';
+import { duplicateKeyMessage, parseJsonDocument } from './parse-json.js';
 import type { ServerConfig, ToolboxConfig, WorkbenchConfig } from './types.js';
 import { clashMessage, normaliseOverrides, normaliseToolsets, toolsetNameClashes, type RawToolOverride, type RawToolset } from './catalog-settings.js';
 
@@ -58,7 +60,8 @@ export async function loadConfig(path: string, env: EnvLike): Promise<WorkbenchC
   } catch (error) {
     throw readError(path, error);
   }
-  return parseConfig(parseConfigJson(text, path), path, env);
+  const document = parseJsonDocument(text, path);
+  return parseConfig(document.value, path, env, { duplicateKeys: document.duplicateKeys });
 }
 
 /**
@@ -69,12 +72,7 @@ export async function loadConfig(path: string, env: EnvLike): Promise<WorkbenchC
  *   with a caret; hints are added for comments, trailing commas and single quotes.
  */
 export function parseConfigJson(text: string, source: string): unknown {
-  const body = text.startsWith('\uFEFF') ? text.slice(1) : text;
-  try {
-    return JSON.parse(body);
-  } catch (error) {
-    throw parseError(body, source, error);
-  }
+  return parseJsonDocument(text, source).value;
 }
 
 /**
@@ -89,10 +87,11 @@ export function parseConfigJson(text: string, source: string): unknown {
  *   - `ENV_MISSING` listing every unset variable without a default, with its path.
  *   No message ever contains an expanded value.
  */
-export function parseConfig(raw: unknown, source: string, env: EnvLike): WorkbenchConfig {
+export function parseConfig(raw: unknown, source: string, env: EnvLike, options: ParseConfigOptions = {}): WorkbenchConfig {
   if (isRecord(raw) && raw.toolMode === 'dynamic') throw dynamicModeError(source);
 
-  const problems = findProblems(raw);
+  const duplicates = (options.duplicateKeys ?? []).map((path): Problem => ({ path, message: duplicateKeyMessage() }));
+  const problems: Problem[] = duplicates.length > 0 ? inDocumentOrder([...duplicates, ...findProblems(raw)], raw) : findProblems(raw);
   if (isRecord(raw) && isRecord(raw.toolboxes)) {
     for (const name of toolsetNameClashes(raw.toolsets, new Set(Object.keys(raw.toolboxes)))) {
       problems.push({ path: ['toolsets', name], message: clashMessage(name, '') });
@@ -121,7 +120,53 @@ export function parseConfig(raw: unknown, source: string, env: EnvLike): Workben
   for (const toolbox of toolboxes) {
     if (toolbox.servers.length === 0) warnings.push(`Toolbox "${toolbox.name}" has no servers.`);
   }
-  return { source, toolboxes, ...(document.toolsets && { toolsets: normaliseToolsets(document.toolsets, 'config') }), warnings };
+  warnings.push(...credentialWarnings(toolboxes));
+  return {
+    source,
+    toolboxes,
+    ...(document.toolsets && { toolsets: normaliseToolsets(document.toolsets, 'config') }),
+    warnings,
+    secrets: [...expanded.secrets, ...configuredSecrets(toolboxes)],
+  };
+}
+
+export interface ParseConfigOptions {
+  /** Keys written twice in the document (from {@link parseJsonDocument}); each is reported as a problem. */
+  duplicateKeys?: readonly JsonPath[];
+}
+
+/** What every remote entry holds that output must never show: URL credentials and header values. */
+function configuredSecrets(toolboxes: readonly ToolboxConfig[]): Secret[] {
+  const secrets: Secret[] = [];
+  for (const server of toolboxes.flatMap((t) => t.servers)) {
+    if (server.type === 'stdio') continue;
+    secrets.push(...urlSecrets(server.url));
+    for (const [name, value] of Object.entries(server.headers)) secrets.push(...headerSecrets(name, value));
+  }
+  return secrets;
+}
+
+/** A warning per URL that carries credentials (user info, secret-looking query parameters); never their values. */
+function credentialWarnings(toolboxes: readonly ToolboxConfig[]): string[] {
+  const warnings: string[] = [];
+  for (const toolbox of toolboxes) {
+    for (const server of toolbox.servers) {
+      if (server.type === 'stdio') continue;
+      const found = urlCredentials(server.url);
+      const what = [
+        ...(found.userInfo ? ['user info (user:password@)'] : []),
+        ...found.params.map((name) => `query parameter ${JSON.stringify(name)}`),
+      ];
+      if (what.length === 0) continue;
+      warnings.push(
+        `${formatJsonPath(['toolboxes', toolbox.name, 'mcpServers', server.name, 'url'])}: the URL carries credentials ` +
+          `(${what.join(', ')}). URLs end up in logs, proxies and error messages; put the credential in "headers" ` +
+          'with ${VAR} instead, e.g. "headers": { "Authorization": "Bearer ${API_TOKEN}" }. The workbench hides it in ' +
+          'its own output, but the server and anything between may not.',
+      );
+    }
+  }
+  return warnings;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -611,197 +656,6 @@ function readError(path: string, error: unknown): WorkbenchError {
   const reason =
     (code !== undefined ? reasons[code] : undefined) ?? (error instanceof Error ? error.message : String(error));
   return new WorkbenchError('CONFIG_UNREADABLE', `Cannot read config file ${path}: ${reason}.`, { cause: error });
-}
-
-function parseError(text: string, source: string, error: unknown): WorkbenchError {
-  if (text.trim() === '') {
-    return new WorkbenchError(
-      'CONFIG_PARSE',
-      `Cannot parse ${source}: the file is empty. A config needs at least { "toolboxes": {} } ` +
-        '(workbench-config.example.json shows the format).',
-      { cause: error },
-    );
-  }
-  const message = error instanceof Error ? error.message : String(error);
-  const position = errorPosition(text, message);
-  const reason = message
-    .replace(/ \(line \d+ column \d+\)/, '')
-    .replace(/ in JSON at position \d+/, '')
-    .replace(/, (?:\.\.\.)?".*is not valid JSON$/s, '')
-    .replace(/^Unexpected end of JSON input$/, 'Unexpected end of input');
-  const { line, column, lineText } = lineAndColumn(text, position);
-  const hint = syntaxHint(text, position);
-  return new WorkbenchError(
-    'CONFIG_PARSE',
-    `Cannot parse ${source}: ${reason} at line ${line}, column ${column}${hint}.\n${excerpt(line, column, lineText)}`,
-    { cause: error },
-  );
-}
-
-/**
- * V8 puts "at position N" in most JSON.parse messages (newer versions add "(line L column C)"), but not in
- * "Unexpected token 'x', "…" is not valid JSON"; then the position is found by scanning the text.
- */
-function errorPosition(text: string, message: string): number {
-  const position = /at position (\d+)/.exec(message);
-  if (position) return Math.min(Number(position[1]), text.length);
-  const lineColumn = /\(line (\d+) column (\d+)\)/.exec(message);
-  if (lineColumn) {
-    const lines = text.split('\n').slice(0, Number(lineColumn[1]) - 1);
-    return Math.min(lines.reduce((sum, l) => sum + l.length + 1, 0) + Number(lineColumn[2]) - 1, text.length);
-  }
-  if (/Unexpected end of JSON input/.test(message)) return text.length;
-  return findJsonErrorIndex(text) ?? text.length;
-}
-
-function lineAndColumn(text: string, position: number): { line: number; column: number; lineText: string } {
-  const before = text.slice(0, position);
-  const line = before.split('\n').length;
-  const lineStart = before.lastIndexOf('\n') + 1;
-  const lineEnd = text.indexOf('\n', lineStart);
-  const lineText = text.slice(lineStart, lineEnd === -1 ? text.length : lineEnd).replace(/\r$/, '');
-  return { line, column: position - lineStart + 1, lineText };
-}
-
-/** The offending line with a caret under the column; long lines are cut to a window around it. */
-function excerpt(line: number, column: number, lineText: string): string {
-  const width = 100;
-  let shown = lineText.replace(/\t/g, ' ');
-  let caretAt = column - 1;
-  if (shown.length > width) {
-    const start = Math.max(0, Math.min(caretAt - width / 2, shown.length - width));
-    shown = `${start > 0 ? '…' : ''}${shown.slice(start, start + width)}${start + width < shown.length ? '…' : ''}`;
-    caretAt = caretAt - start + (start > 0 ? 1 : 0);
-  }
-  const gutter = String(line);
-  return `  ${gutter} | ${shown}\n  ${' '.repeat(gutter.length)} | ${' '.repeat(Math.max(0, caretAt))}^`;
-}
-
-function syntaxHint(text: string, position: number): string {
-  const ch = text[position];
-  if (position >= text.length) return ' (the file ends early: a closing "}", "]" or quote may be missing)';
-  if (ch === '/') return ' (JSON has no comments; use a key starting with "_" instead, e.g. "_comment")';
-  if (ch === "'") return ' (JSON strings use double quotes)';
-  if (ch === '}' || ch === ']') {
-    const previous = text.slice(0, position).trimEnd().slice(-1);
-    if (previous === ',') return ' (JSON does not allow a trailing comma)';
-  }
-  return '';
-}
-
-/** Index of the first character where `text` stops being valid JSON, or undefined if it is valid. */
-function findJsonErrorIndex(text: string): number | undefined {
-  let i = 0;
-  const stop = (): never => {
-    throw new JsonStop(i);
-  };
-  const whitespace = (): void => {
-    while (i < text.length && ' \t\n\r'.includes(text[i] ?? '')) i++;
-  };
-  const digits = (): void => {
-    const start = i;
-    while (i < text.length && /[0-9]/.test(text[i] ?? '')) i++;
-    if (i === start) stop();
-  };
-  const string = (): void => {
-    i++;
-    for (;;) {
-      const ch = text[i];
-      if (ch === undefined || ch < ' ') stop();
-      if (ch === '"') {
-        i++;
-        return;
-      }
-      if (ch === '\\') {
-        const next = text[i + 1] ?? '';
-        if (next === 'u') {
-          for (let k = 2; k < 6; k++) {
-            if (!/[0-9a-fA-F]/.test(text[i + k] ?? '')) {
-              i += k;
-              stop();
-            }
-          }
-          i += 6;
-        } else if ('"\\/bfnrt'.includes(next) && next !== '') {
-          i += 2;
-        } else {
-          i++;
-          stop();
-        }
-        continue;
-      }
-      i++;
-    }
-  };
-  const value = (): void => {
-    whitespace();
-    const ch = text[i];
-    if (ch === '{' || ch === '[') {
-      const close = ch === '{' ? '}' : ']';
-      i++;
-      whitespace();
-      if (text[i] === close) {
-        i++;
-        return;
-      }
-      for (;;) {
-        if (close === '}') {
-          whitespace();
-          if (text[i] !== '"') stop();
-          string();
-          whitespace();
-          if (text[i] !== ':') stop();
-          i++;
-        }
-        value();
-        whitespace();
-        if (text[i] === ',') {
-          i++;
-          continue;
-        }
-        if (text[i] === close) {
-          i++;
-          return;
-        }
-        stop();
-      }
-    }
-    if (ch === '"') return string();
-    if (ch === '-' || (ch !== undefined && ch >= '0' && ch <= '9')) {
-      if (text[i] === '-') i++;
-      if (text[i] === '0') i++;
-      else digits();
-      if (text[i] === '.') {
-        i++;
-        digits();
-      }
-      if (text[i] === 'e' || text[i] === 'E') {
-        i++;
-        if (text[i] === '+' || text[i] === '-') i++;
-        digits();
-      }
-      return;
-    }
-    for (const literal of ['true', 'false', 'null']) {
-      if (text.startsWith(literal, i)) {
-        i += literal.length;
-        return;
-      }
-    }
-    stop();
-  };
-  try {
-    value();
-    whitespace();
-    return i < text.length ? i : undefined;
-  } catch (error) {
-    if (error instanceof JsonStop) return error.at;
-    return undefined; // e.g. a stack overflow on absurd nesting: no position rather than a crash
-  }
-}
-
-class JsonStop {
-  constructor(readonly at: number) {}
 }
 
 function shellQuote(text: string): string {

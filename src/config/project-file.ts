@@ -5,7 +5,8 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { WorkbenchError } from '../errors.js';
 import { clashMessage, normaliseOverrides, normaliseToolsets, toolsetNameClashes, type RawToolOverride, type RawToolset } from './catalog-settings.js';
 import { formatJsonPath, type JsonPath } from './expand-env.js';
-import { closest, parseConfigJson } from './load.js';
+import { closest } from './load.js';
+import { duplicateKeyMessage, parseJsonDocument } from './parse-json.js';
 import { NAME_RULE, isRecord } from './text.js';
 import type { ProjectConfig, WorkbenchConfig } from './types.js';
 
@@ -54,12 +55,16 @@ export async function loadProjectFile(resolved: ResolvedProjectPath): Promise<Pr
     }
     throw new WorkbenchError('CONFIG_UNREADABLE', `Cannot read project file ${resolved.path}: ${error instanceof Error ? error.message : String(error)}.`, { cause: error });
   }
-  return parseProjectFile(parseConfigJson(text, resolved.path), resolved.path);
+  const document = parseJsonDocument(text, resolved.path);
+  return parseProjectFile(document.value, resolved.path, document.duplicateKeys);
 }
 
-/** Validates an already parsed project document (see {@link loadProjectFile}); `raw` is not modified. */
-export function parseProjectFile(raw: unknown, source: string): ProjectConfig {
-  const problems = findProblems(raw);
+/**
+ * Validates an already parsed project document (see {@link loadProjectFile}); `raw` is not modified. Keys written
+ * twice (`duplicateKeys`, from the parser) are problems, as in the config.
+ */
+export function parseProjectFile(raw: unknown, source: string, duplicateKeys: readonly JsonPath[] = []): ProjectConfig {
+  const problems = [...duplicateKeys.map((path): Problem => ({ path: [...path], message: duplicateKeyMessage() })), ...findProblems(raw)];
   if (problems.length > 0) throw invalidError(source, problems);
   const document = raw as {
     disabledTools?: string[];

@@ -28,6 +28,39 @@ export function editDistance(a: string, b: string): number {
   return prev[b.length]!;
 }
 
+/**
+ * {@link editDistance} when it is at most `max`, else `max + 1`, in O(max × length) time and without work for pairs
+ * whose lengths alone differ by more than `max`: only cells within `max` of the diagonal are computed, and the scan
+ * stops once a whole row exceeds `max`. For suggestions, whose cost must not grow with what a client sends.
+ */
+export function boundedEditDistance(a: string, b: string, max: number): number {
+  if (a === b) return 0;
+  if (Math.abs(a.length - b.length) > max) return max + 1;
+  const over = max + 1;
+  const width = b.length + 1;
+  let before = new Array<number>(width).fill(over);
+  let prev = new Array<number>(width).fill(over);
+  let curr = new Array<number>(width).fill(over);
+  for (let j = 0; j <= Math.min(b.length, max); j++) prev[j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    const from = Math.max(1, i - max);
+    const to = Math.min(b.length, i + max);
+    curr.fill(over);
+    if (i <= max) curr[0] = i;
+    let rowMin = curr[0]!;
+    for (let j = from; j <= to; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let value = Math.min(prev[j]! + 1, curr[j - 1]! + 1, prev[j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) value = Math.min(value, before[j - 2]! + 1);
+      curr[j] = Math.min(value, over);
+      if (curr[j]! < rowMin) rowMin = curr[j]!;
+    }
+    if (rowMin > max) return over;
+    [before, prev, curr] = [prev, curr, before];
+  }
+  return Math.min(prev[b.length]!, over);
+}
+
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -1,3 +1,5 @@
+import type { Secret } from '../shared/redact.js';
+
 /**
  * The validated, env-expanded configuration the rest of the workbench works from. Produced only by `loadConfig`
  * (or `parseConfig`); every optional field of the file has been normalised here so consumers never re-apply defaults.
@@ -103,4 +105,9 @@ export interface WorkbenchConfig {
   project?: ProjectConfig;
   /** Non-fatal findings (deprecations) that the caller should show on stderr. */
   warnings: string[];
+  /**
+   * Values that output must never show (URL credentials, header values, everything substituted from `${VAR}`),
+   * for `createRedactor` in shared/redact. Absent for configs built in memory.
+   */
+  secrets?: readonly Secret[];
 }

@@ -15,6 +15,7 @@ import { Cancellation } from '../clients/cancellation.js';
 import { StdioServerLineTransport } from './stdio-server-transport.js';
 import { createToolCallPipeline, type ToolCallHandlers } from './tool-call-pipeline.js';
 import type { Logger } from '../log.js';
+import { nameProblem, quoteClientText } from '../shared/client-text.js';
 import { ENABLE_TOOLS, LIST_ALL_TOOLS, enableTools, listAllTools, managementToolDefinitions } from './management-tools.js';
 import { OPEN_TOOLBOX, USE_TOOL, metaToolDefinitions } from './meta-tools.js';
 import { errorResult, type UpstreamSession, type Workbench } from './workbench.js';
@@ -25,6 +26,9 @@ import { errorResult, type UpstreamSession, type Workbench } from './workbench.j
  * -32602, which is what DESIGN §4 asks for.
  */
 const LooseCallToolRequestSchema = CallToolRequestSchema.extend({ params: RequestSchema.shape.params });
+
+/** enable_tools: names per list and call (a glob covers many tools). */
+const MAX_NAMES_PER_CALL = 1000;
 
 /** Relayed requests may wait for a human (elicitation) or a model (sampling): allow long, but not forever. */
 const RELAY_TIMEOUT_MS = 10 * 60_000;
@@ -148,7 +152,7 @@ export function createServer(workbench: Workbench, version: string, options: Cre
         disable: optionalStrings(args, 'disable', name),
       });
     }
-    throw invalidParams(`Unknown tool "${name}". This server's tools are: ${toolNames.join(', ')}.`);
+    throw invalidParams(`Unknown tool ${quoteClientText(String(name))}. This server's tools are: ${toolNames.join(', ')}.`);
   });
 
   return {
@@ -175,8 +179,17 @@ export function createServer(workbench: Workbench, version: string, options: Cre
   };
 }
 
+/**
+ * A name parameter (`toolbox_name`, `tool_name`, `toolbox`): a non-empty string of at most 256 characters without
+ * control characters, checked before any lookup so a hostile name costs nothing and is never echoed whole.
+ * On use_tool's hot path: for a normal name this is a type check, a length check and one pass over its characters.
+ */
 function requireString(args: Record<string, unknown>, key: string, tool: string): string {
   const value = args[key];
+  if (typeof value === 'string') {
+    const problem = nameProblem(value);
+    if (problem !== undefined) throw invalidParams(`${tool}: "${key}" ${problem}`);
+  }
   const trimmed = typeof value === 'string' ? value.trim() : '';
   if (trimmed === '') throw invalidParams(`${tool}: "${key}" must be a non-empty string, got ${describe(value)}`);
   return trimmed;
@@ -196,6 +209,13 @@ function optionalStrings(args: Record<string, unknown>, key: string, tool: strin
   if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) {
     throw invalidParams(`${tool}: "${key}" must be an array of tool names, got ${describe(value)}`);
   }
+  if (value.length > MAX_NAMES_PER_CALL) {
+    throw invalidParams(`${tool}: "${key}" has ${value.length} names; at most ${MAX_NAMES_PER_CALL} per call (use a * glob for many)`);
+  }
+  for (const [index, name] of (value as string[]).entries()) {
+    const problem = nameProblem(name);
+    if (problem !== undefined) throw invalidParams(`${tool}: "${key}"[${index}] ${problem}`);
+  }
   return value as string[];
 }
 
@@ -205,9 +225,9 @@ function rejectUnknownParams(args: Record<string, unknown>, allowed: readonly st
   for (const key in args) if (!allowed.includes(key)) clean = false;
   if (clean) return;
   const unknown = Object.keys(args).filter((k) => !allowed.includes(k));
-  throw invalidParams(
-    `${tool}: unknown parameter${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')}; expected ${allowed.join(', ')}`,
-  );
+  // Keys are the client's: quoted, escaped and cut, and only the first few named.
+  const shown = unknown.slice(0, 5).map((k) => quoteClientText(k)).join(', ') + (unknown.length > 5 ? ` and ${unknown.length - 5} more` : '');
+  throw invalidParams(`${tool}: unknown parameter${unknown.length > 1 ? 's' : ''} ${shown}; expected ${allowed.join(', ')}`);
 }
 
 function describe(value: unknown): string {

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { WorkbenchError, errorMessage } from '../errors.js';
+import { quoteClientText } from '../shared/client-text.js';
 import type { Logger } from '../log.js';
 import { ID_SEARCH_BYTES, findMessageId } from '../clients/message-id.js';
 import { createServer, type CreateServerOptions } from './create-server.js';
@@ -151,7 +152,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Workb
   };
 
   const refuse = (req: IncomingMessage, res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void => {
-    log.info(`refused ${req.method ?? '?'} ${pathOf(req)} from ${req.socket.remoteAddress ?? '?'}: ${status} ${message}`);
+    log.info(`refused ${req.method ?? '?'} ${quoteClientText(pathOf(req))} from ${req.socket.remoteAddress ?? '?'}: ${status} ${message}`);
     sendJsonRpcError(res, status, message, headers);
   };
 
@@ -163,7 +164,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Workb
     }
     const origin = req.headers.origin;
     if (origin !== undefined && !originAllowed(origin)) {
-      return refuse(req, res, 403, `Forbidden: origin ${origin} is not allowed (start the workbench with --allow-origin to allow it)`);
+      return refuse(req, res, 403, `Forbidden: origin ${quoteClientText(origin)} is not allowed (start the workbench with --allow-origin to allow it)`);
     }
     if (origin !== undefined) {
       res.setHeader('Access-Control-Allow-Origin', origin);

@@ -2,6 +2,7 @@ import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { updateToolState } from '../catalog/tool-state.js';
 import { isWorkbenchError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { quoteClientText } from '../shared/client-text.js';
 import { PROTECTED_TOOLS } from './meta-tools.js';
 import { errorResult, type SessionScope, type Workbench } from './workbench.js';
 
@@ -69,7 +70,7 @@ export async function enableTools(
   const disable = change.disable.filter((n) => !PROTECTED_TOOLS.includes(n.trim()));
   const notes: string[] = [];
   if (protectedNames.length > 0) {
-    notes.push(`Ignored ${protectedNames.join(', ')}: the workbench's own meta-tools are protected and can never be disabled.`);
+    notes.push(`Ignored ${quoteAll(protectedNames)}: the workbench's own meta-tools are protected and can never be disabled.`);
   }
   if (enable.length === 0 && disable.length === 0) {
     return protectedNames.length > 0 ? errorResult(notes.join(' '), 'INVALID_NAME') : errorResult('Nothing to change: give "enable" and/or "disable" names.', 'INVALID_NAME');
@@ -78,8 +79,10 @@ export async function enableTools(
     const update = await updateToolState(statePath, { enable, disable }, { log, knownNames: (n) => workbench.isKnownName(n) });
     // Apply at once rather than waiting for the file watcher, so the reply and the next call agree.
     workbench.setState(update.state);
-    if (update.unknown.length > 0) notes.push(`Not (yet) known, kept anyway: ${update.unknown.join(', ')}.`);
-    for (const { name, pattern } of update.stillDisabledBy) notes.push(`${name} stays disabled: "${pattern}" in the state file's disabled list still covers it.`);
+    if (update.unknown.length > 0) notes.push(`Not (yet) known, kept anyway: ${quoteAll(update.unknown)}.`);
+    for (const { name, pattern } of update.stillDisabledBy) {
+      notes.push(`${quoteClientText(name)} stays disabled: ${quoteClientText(pattern)} in the state file's disabled list still covers it.`);
+    }
     if (update.movedAside) notes.push(`The state file was corrupt; it was moved to ${update.movedAside} and the change applied to the defaults.`);
     const summary = {
       state_file: statePath,
@@ -94,4 +97,10 @@ export async function enableTools(
     if (isWorkbenchError(error)) return errorResult(error.toDisplayString(), error.code);
     throw error;
   }
+}
+
+/** Client-given names in a note: each quoted and escaped, at most 10 named. */
+function quoteAll(names: readonly string[]): string {
+  const shown = names.slice(0, 10).map((n) => quoteClientText(n)).join(', ');
+  return names.length > 10 ? `${shown} and ${names.length - 10} more` : shown;
 }

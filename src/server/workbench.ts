@@ -6,6 +6,7 @@ import { OrphanReaper } from '../clients/orphan-reaper.js';
 import { scopeRelay, sharedLogRouter, sharedRelay, type CallContext, type RoutingBooks, type UpstreamSession } from './session-routing.js';
 import type { ServerConfig, ToolboxConfig, WorkbenchConfig } from '../config/types.js';
 import { WorkbenchError, errorMessage, isWorkbenchError, type ServerFailure, type WorkbenchErrorCode } from '../errors.js';
+import { quoteClientText } from '../shared/client-text.js';
 import type { Logger } from '../log.js';
 import { compileGlob } from '../catalog/glob.js';
 import { formatToolName, parseToolName, type ToolNameParts } from '../catalog/names.js';
@@ -413,14 +414,14 @@ export class Workbench {
       const toolset = this.toolsets.get(toolboxName);
       if (toolset) return this.useToolsetTool(toolset, toolName, args, options);
       return Promise.resolve(errorResult(
-        `Unknown toolbox "${toolboxName}". Available toolboxes: ${this.toolboxNames()}. Call open_toolbox with one of them to see its tools.`,
+        `Unknown toolbox ${quoteClientText(toolboxName)}. Available toolboxes: ${this.toolboxNames()}. Call open_toolbox with one of them to see its tools.`,
         'TOOLBOX_NOT_FOUND',
       ));
     }
     const parts = parseToolName(toolName);
     if (parts && parts.toolbox !== toolboxName && this.toolboxes.has(parts.toolbox)) {
       return Promise.resolve(errorResult(
-        `Tool "${toolName}" belongs to toolbox "${parts.toolbox}", not "${toolboxName}". Call use_tool with toolbox_name "${parts.toolbox}".`,
+        `Tool ${quoteClientText(toolName)} belongs to toolbox "${parts.toolbox}", not "${toolboxName}". Call use_tool with toolbox_name "${parts.toolbox}".`,
         'TOOL_NOT_FOUND',
       ));
     }
@@ -462,7 +463,7 @@ export class Workbench {
       // Not known yet: connect what the name needs (just its server for a canonical name, else the whole toolbox).
       if (knownServer && !scope.manager.isConnected(toolboxName, knownServer.name)) {
         const failure = await scope.manager.connectServer(toolboxName, knownServer.name);
-        if (failure) return errorResult(`Cannot call "${toolName}": ${failure.toDisplayString()}`, failure.code, failure.failure);
+        if (failure) return errorResult(`Cannot call ${quoteClientText(toolName)}: ${failure.toDisplayString()}`, failure.code, failure.failure);
       } else if (!knownServer) {
         await scope.manager.openToolbox(toolboxName);
       }
@@ -473,13 +474,13 @@ export class Workbench {
     }
     if ('ambiguous' in lookup) {
       return errorResult(
-        `Tool name "${toolName}" is ambiguous in toolbox "${toolboxName}": it matches ${lookup.ambiguous.map((t) => t.name).join(', ')}. Use the full name.`,
+        `Tool name ${quoteClientText(toolName)} is ambiguous in toolbox "${toolboxName}": it matches ${lookup.ambiguous.map((t) => t.name).join(', ')}. Use the full name.`,
         'TOOL_NOT_FOUND',
       );
     }
     if ('notFound' in lookup && parts?.toolbox === toolboxName && !knownServer) {
       return errorResult(
-        `Tool "${toolName}" names server "${parts.server}", which toolbox "${toolboxName}" does not have. Its servers: ${toolbox.servers.map((s) => s.name).join(', ')}. Call open_toolbox {"toolbox_name":"${toolboxName}"} to list the valid names.`,
+        `Tool ${quoteClientText(toolName)} names server "${parts.server}", which toolbox "${toolboxName}" does not have. Its servers: ${toolbox.servers.map((s) => s.name).join(', ')}. Call open_toolbox {"toolbox_name":"${toolboxName}"} to list the valid names.`,
         'TOOL_NOT_FOUND',
       );
     }
@@ -488,7 +489,7 @@ export class Workbench {
       const hint = lookup.suggestions.length > 0 ? ` Closest names: ${lookup.suggestions.join(', ')}.` : '';
       const down = failed.length > 0 ? ` Not connected (their tools are unavailable): ${failed.join(', ')}.` : '';
       return errorResult(
-        `Unknown tool "${toolName}" in toolbox "${toolboxName}".${hint}${down} Call open_toolbox {"toolbox_name":"${toolboxName}"} to list the valid names.`,
+        `Unknown tool ${quoteClientText(toolName)} in toolbox "${toolboxName}".${hint}${down} Call open_toolbox {"toolbox_name":"${toolboxName}"} to list the valid names.`,
         'TOOL_NOT_FOUND',
       );
     }
@@ -643,7 +644,7 @@ export class Workbench {
   private requireToolbox(name: string): ToolboxConfig {
     const toolbox = this.toolboxes.get(name);
     if (!toolbox) {
-      throw new WorkbenchError('TOOLBOX_NOT_FOUND', `Unknown toolbox "${name}". Available toolboxes: ${this.toolboxNames()}.`);
+      throw new WorkbenchError('TOOLBOX_NOT_FOUND', `Unknown toolbox ${quoteClientText(name)}. Available toolboxes: ${this.toolboxNames()}.`);
     }
     return toolbox;
   }

@@ -484,7 +484,7 @@ describe('watchToolState', () => {
     }
   });
 
-  it('moves a file that stays corrupt aside, warns, and reports the defaults', async () => {
+  it('keeps the last good state in force when the file turns corrupt, warns naming it, and leaves it in place', async () => {
     const dir = await freshDir();
     const path = join(dir, 'tool-state.json');
     await write(path, { enabled: [], disabled: ['a__b__c'] });
@@ -492,13 +492,19 @@ describe('watchToolState', () => {
     const { log, warnings } = capture();
     const watcher = watchToolState(path, (s) => seen.push(s), log, { intervalMs: 50, settleMs: 100, initial: { enabled: [], disabled: ['a__b__c'] } });
     try {
-      await writeFile(path, 'not json');
-      await waitFor('the defaults', () => seen.length > 0);
-      assert.deepEqual(seen, [{ enabled: [], disabled: [] }]);
-      const aside = (await readdir(dir)).filter((f) => f.startsWith('tool-state.json.corrupt-'));
-      assert.equal(aside.length, 1);
-      assert.equal(await readFile(join(dir, aside[0]!), 'utf8'), 'not json');
-      assert.ok(warnings().some((w) => w.includes(path) && w.includes(aside[0]!)));
+      for (const broken of ['not json', '{"enabled": [], "disabled": ["a__b__c"], "disabled": []}']) {
+        const before = warnings().length;
+        await writeFile(path, broken);
+        await waitFor('the warning', () => warnings().length > before);
+        assert.ok(warnings()[before]!.includes(path), 'the warning names the file');
+        assert.deepEqual(await readdir(dir), ['tool-state.json'], 'nothing is moved aside while the user edits');
+      }
+      assert.match(warnings()[1]!, /disabled/, 'the duplicate key is named');
+      assert.deepEqual(seen, [], 'no state was reported: the last good one stays in force');
+      // Fixed: the new content applies.
+      await writeFile(path, '{"enabled": [], "disabled": ["d__e__f"]}');
+      await waitFor('the fixed state', () => seen.length > 0);
+      assert.deepEqual(seen, [{ enabled: [], disabled: ['d__e__f'] }]);
     } finally {
       watcher.close();
     }

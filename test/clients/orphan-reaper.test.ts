@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { isOrphanWatchdog } from '../../src/clients/orphan-reaper.js';
+import { WATCHDOG_SCRIPT, isOrphanWatchdog } from '../../src/clients/orphan-reaper.js';
 import { isAlive, listDescendants } from '../../src/clients/process-tree.js';
 import { fixtureServer, startWorkbench, tempDir, waitFor } from '../helpers/workbench-process.js';
 
@@ -38,6 +38,48 @@ describe('orphan watchdog', { skip: process.platform === 'win32' ? 'no process g
     } finally {
       for (const pid of survivors) process.kill(pid, 'SIGKILL');
       await running.close();
+    }
+  });
+
+  it('also ends a descendant that left its process group (setsid) when the workbench is SIGKILLed', { skip: process.platform !== 'linux' ? 'reads /proc' : false }, async () => {
+    const { dir, cleanup } = await tempDir();
+    after(cleanup);
+    const strayPidFile = join(dir, 'stray.pid');
+    const running = await startWorkbench(
+      { toolboxes: { tb: { mcpServers: { daemonizing: fixtureServer('--ignore-stdin-close', '--setsid-grandchild', strayPidFile) } } } },
+      { env: { WORKBENCH_LOG_LEVEL: 'debug' } },
+    );
+    let all: number[] = [];
+    try {
+      assert.notEqual((await running.call('open_toolbox', { toolbox_name: 'tb' })).isError, true);
+      assert.ok(await waitFor(async () => (await readFile(strayPidFile, 'utf8').catch(() => '')) !== '', 10_000));
+      const stray = Number(await readFile(strayPidFile, 'utf8'));
+      all = await running.descendants();
+      assert.ok(all.includes(stray), 'the stray is a descendant while its parent lives');
+      // The workbench learns strays while it runs; wait until it has (the debug line names the pid).
+      assert.ok(await waitFor(() => running.stderr().includes(`process ${stray} left the process group`), 15_000), running.stderr());
+
+      process.kill(running.pid, 'SIGKILL');
+      assert.ok(await waitFor(() => all.every((pid) => !isAlive(pid)), 10_000), `still running: ${all.filter(isAlive).join(', ')}`);
+    } finally {
+      for (const pid of all.filter(isAlive)) process.kill(pid, 'SIGKILL');
+      await running.close();
+    }
+  });
+
+  it('never signals a process that reused a stray\'s pid', { skip: process.platform !== 'linux' ? 'reads /proc' : false }, async () => {
+    // The watchdog checks the recorded start time: a live process (this test's own) listed with another start time
+    // must survive the watchdog's end.
+    const { spawn } = await import('node:child_process');
+    const bystander = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+    const watchdog = spawn('/bin/sh', ['-c', WATCHDOG_SCRIPT, 'mcp-workbench-watchdog'], { stdio: ['pipe', 'ignore', 'ignore'] });
+    try {
+      watchdog.stdin.write(`p${bystander.pid}:1\n`);
+      watchdog.stdin.end();
+      await new Promise((resolve) => watchdog.once('exit', resolve));
+      assert.ok(isAlive(bystander.pid!), 'a pid whose start time does not match is left alone');
+    } finally {
+      bystander.kill('SIGKILL');
     }
   });
 

@@ -62,7 +62,14 @@ describe('expandString', () => {
   it('allows ${...} inside a default, evaluated only when the default is used', () => {
     assert.equal(expandOne('${U:-${B}/x}', { B: 'b' }), 'b/x');
     assert.equal(expandOne('${U:-${E:-${B}}}', { B: 'b', E: '' }), 'b');
-    assert.deepEqual(expandString('${A:-${NOPE}}', { A: 'a' }), { value: 'a', missing: [], keptLiteral: false });
+    assert.deepEqual(expandString('${A:-${NOPE}}', { A: 'a' }), {
+      value: 'a',
+      missing: [],
+      keptLiteral: false,
+      substituted: [{ name: 'A', value: 'a' }],
+    });
+    // What was substituted is what output must hide: the variable's value, not a default written in the config.
+    assert.deepEqual(expandString('${NOPE:-plain}-${B}', { B: 'bee' }).substituted, [{ name: 'B', value: 'bee' }]);
     assert.deepEqual(expandString('${U:-${NOPE}}', {}).missing, ['NOPE']);
   });
 

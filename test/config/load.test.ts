@@ -93,7 +93,12 @@ describe('loadConfig', () => {
 
   it('loads the DESIGN.md §2 example, expanded and normalised', async () => {
     const path = fixture('design-example.json');
-    const loaded = await loadConfig(path, designEnv);
+    const { secrets, ...loaded } = await loadConfig(path, designEnv);
+    // Everything output must hide: each value that came from a variable, and the configured header.
+    assert.deepEqual(
+      secrets?.map((s) => s.label),
+      ['${PROJECT_ROOT}', '${HOME}', '${REMOTE_TOKEN}', 'header Authorization', 'header Authorization'],
+    );
     assert.deepEqual(loaded, {
       source: path,
       warnings: [],
@@ -211,7 +216,7 @@ describe('loadConfig', () => {
       ['{\r\n  "toolboxes": x\r\n}', /Unexpected token 'x' at line 2, column 16\./],
       ["{'toolboxes': {}}", /line 1, column 2 \(JSON strings use double quotes\)/],
       ['{"toolboxes": {', /at line 1, column 16 \(the file ends early/],
-      ['{"toolboxes": {"a": "b', /Unterminated string in JSON|line 1, column 23 \(the file ends early/],
+      ['{"toolboxes": {"a": "b', /Unterminated string at line 1, column 21/],
       ['{"toolboxes": "a\tb"}', /Bad control character in string literal at line 1, column 17/],
       ['{"toolboxes": {}} x', /line 1, column 19/],
     ];

@@ -157,6 +157,14 @@ describe('loadProjectFile', () => {
     assert.match(error.message, /\.mcp-workbench\.json/);
     assert.match(error.message, /line 1/);
   });
+
+  it('reports a key written twice with its JSON path, like the config (the last one would silently win)', async () => {
+    const dir = join(data.dir, 'twice');
+    await mkdir(dir);
+    await writeFile(join(dir, PROJECT_FILE), '{ "disabledTools": ["*delete*"], "toolsets": {}, "disabledTools": [] }');
+    const error = await rejection(loadProjectFile(resolveProjectPath({ cwd: dir })), 'CONFIG_INVALID');
+    assert.ok(error.details.some((d) => d.startsWith('disabledTools:')), error.toDisplayString());
+  });
 });
 
 describe('mcp-workbench-project.schema.json', () => {

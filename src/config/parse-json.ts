@@ -1,0 +1,235 @@
+import { ParseErrorCode, visit } from 'jsonc-parser';
+import { WorkbenchError, type WorkbenchErrorCode } from '../errors.js';
+import { formatJsonPath, type JsonPath } from './expand-env.js';
+
+/**
+ * Strict JSON for every file a user writes (the config, the state file, the project file): the value comes from
+ * `JSON.parse` (exact JSON semantics: a `__proto__` key stays data), and jsonc-parser reads the same text once more
+ * for what `JSON.parse` cannot give — the position of a syntax error, and keys written twice in one object
+ * (`JSON.parse` silently keeps the last one).
+ */
+export interface JsonDocument {
+  value: unknown;
+  /** Every key that appears more than once in its object, as the path of the key (reported once per object). */
+  duplicateKeys: JsonPath[];
+}
+
+/** Where and why a text is not JSON. */
+export class JsonSyntaxError extends Error {
+  constructor(
+    readonly reason: string,
+    /** 0-based offset into the text (after a byte-order mark is removed). */
+    readonly offset: number,
+    readonly line: number,
+    readonly column: number,
+    readonly lineText: string,
+    /** A hint such as " (JSON has no comments; …)", or ''. */
+    readonly hint: string,
+  ) {
+    super(`${reason} at line ${line}, column ${column}${hint}`);
+    this.name = 'JsonSyntaxError';
+  }
+}
+
+/**
+ * Parses JSON text (a leading byte-order mark is ignored) and finds duplicate keys.
+ *
+ * @throws JsonSyntaxError with the reason, 1-based line and column, the offending line and a hint.
+ */
+export function parseJsonText(text: string): JsonDocument {
+  const body = text.startsWith('\uFEFF') ? text.slice(1) : text;
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch {
+    throw syntaxError(body);
+  }
+  return { value, duplicateKeys: findDuplicateKeys(body) };
+}
+
+/**
+ * {@link parseJsonText} for a file the workbench loads: a syntax error becomes a WorkbenchError (`code`, default
+ * `CONFIG_PARSE`) naming `source`, the line and column, with an excerpt of the line and a caret.
+ */
+export function parseJsonDocument(text: string, source: string, code: WorkbenchErrorCode = 'CONFIG_PARSE'): JsonDocument {
+  const body = text.startsWith('\uFEFF') ? text.slice(1) : text;
+  if (body.trim() === '') {
+    throw new WorkbenchError(
+      code,
+      `Cannot parse ${source}: the file is empty. A config needs at least { "toolboxes": {} } ` +
+        '(workbench-config.example.json shows the format).',
+    );
+  }
+  try {
+    return parseJsonText(body);
+  } catch (error) {
+    if (!(error instanceof JsonSyntaxError)) throw error;
+    throw new WorkbenchError(code, `Cannot parse ${source}: ${error.message}.\n${excerpt(error.line, error.column, error.lineText)}`, {
+      cause: error,
+    });
+  }
+}
+
+/** The problem text for a duplicate key, as every file reports it: `<path>: key written twice …`. */
+export function duplicateKeyMessage(): string {
+  return 'this key is written more than once in the same object; JSON keeps only the last one, so remove or merge the others';
+}
+
+/** `toolboxes.dev` and the like, for a list of duplicate key paths. */
+export function describeDuplicateKeys(paths: readonly JsonPath[]): string[] {
+  return paths.map((path) => `${formatJsonPath(path)}: ${duplicateKeyMessage()}`);
+}
+
+function findDuplicateKeys(text: string): JsonPath[] {
+  const found: JsonPath[] = [];
+  const objects: { keys: Set<string>; reported: Set<string> }[] = [];
+  try {
+    visit(
+      text,
+      {
+        onObjectBegin: () => void objects.push({ keys: new Set(), reported: new Set() }),
+        onObjectEnd: () => void objects.pop(),
+        onObjectProperty: (property, _offset, _length, _line, _column, pathSupplier) => {
+          const object = objects[objects.length - 1];
+          if (!object) return;
+          if (!object.keys.has(property)) {
+            object.keys.add(property);
+            return;
+          }
+          if (object.reported.has(property)) return;
+          object.reported.add(property);
+          found.push([...pathSupplier(), property]);
+        },
+      },
+      { disallowComments: true, allowTrailingComma: false },
+    );
+  } catch {
+    // Absurd nesting can exhaust the stack of the recursive parser: JSON.parse accepted it, so report nothing.
+  }
+  return found;
+}
+
+function syntaxError(text: string): JsonSyntaxError {
+  let first: { code: ParseErrorCode; offset: number } | undefined;
+  /** Whether the innermost open container at the error is an object or an array. */
+  const open: ('{' | '[')[] = [];
+  let inside: '{' | '[' | undefined;
+  try {
+    visit(
+      text,
+      {
+        onObjectBegin: () => void open.push('{'),
+        onObjectEnd: () => void open.pop(),
+        onArrayBegin: () => void open.push('['),
+        onArrayEnd: () => void open.pop(),
+        onError: (code, offset) => {
+          if (first) return;
+          first = { code, offset };
+          inside = open[open.length - 1];
+        },
+      },
+      { disallowComments: true, allowTrailingComma: false, allowEmptyContent: false },
+    );
+  } catch {
+    // see findDuplicateKeys
+  }
+  // JSON.parse refused the text; should jsonc-parser find nothing wrong, the end of the text is the best position.
+  const offset = first ? pinpoint(text, first.code, first.offset) : text.length;
+  const reason = first ? describeCode(first.code, text, offset, inside) : 'Not valid JSON';
+  const { line, column, lineText } = lineAndColumn(text, offset);
+  return new JsonSyntaxError(reason, offset, line, column, lineText, syntaxHint(text, offset));
+}
+
+/** jsonc-parser reports string errors at the string's start; point at the offending character inside it. */
+function pinpoint(text: string, code: ParseErrorCode, offset: number): number {
+  const at = Math.min(offset, text.length);
+  if (code !== ParseErrorCode.InvalidCharacter && code !== ParseErrorCode.InvalidEscapeCharacter && code !== ParseErrorCode.InvalidUnicode) return at;
+  for (let i = at + 1; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (code === ParseErrorCode.InvalidCharacter ? c < 0x20 : text[i] === '\\' && (code === ParseErrorCode.InvalidUnicode ? text[i + 1] === 'u' : !'"\\/bfnrtu'.includes(text[i + 1] ?? ''))) return i;
+    if (text[i] === '\\') i++;
+    else if (text[i] === '"') break;
+  }
+  return at;
+}
+
+function describeCode(code: ParseErrorCode, text: string, offset: number, inside: '{' | '[' | undefined): string {
+  const ch = text[offset];
+  switch (code) {
+    case ParseErrorCode.CommaExpected:
+      return inside === '[' ? "Expected ',' or ']' after array element" : "Expected ',' or '}' after property value";
+    case ParseErrorCode.CloseBraceExpected:
+      return "Expected ',' or '}' after property value";
+    case ParseErrorCode.CloseBracketExpected:
+      return "Expected ',' or ']' after array element";
+    case ParseErrorCode.ColonExpected:
+      return "Expected ':' after property name";
+    case ParseErrorCode.PropertyNameExpected:
+      return 'Expected a property name in double quotes';
+    case ParseErrorCode.ValueExpected:
+      return offset >= text.length ? 'Unexpected end of input' : `Unexpected token ${quoteChar(ch)}`;
+    case ParseErrorCode.EndOfFileExpected:
+      return 'Unexpected text after the end of the JSON value';
+    case ParseErrorCode.InvalidCommentToken:
+    case ParseErrorCode.UnexpectedEndOfComment:
+      return 'Unexpected comment';
+    case ParseErrorCode.UnexpectedEndOfString:
+      return 'Unterminated string';
+    case ParseErrorCode.UnexpectedEndOfNumber:
+    case ParseErrorCode.InvalidNumberFormat:
+      return 'Invalid number';
+    case ParseErrorCode.InvalidUnicode:
+      return 'Invalid \\u escape in string';
+    case ParseErrorCode.InvalidEscapeCharacter:
+      return 'Invalid escape in string';
+    case ParseErrorCode.InvalidCharacter:
+      return 'Bad control character in string literal';
+    case ParseErrorCode.InvalidSymbol:
+    default:
+      return offset >= text.length ? 'Unexpected end of input' : `Unexpected token ${quoteChar(ch)}`;
+  }
+}
+
+function quoteChar(ch: string | undefined): string {
+  if (ch === undefined) return 'end of input';
+  return `'${JSON.stringify(ch).slice(1, -1)}'`;
+}
+
+function lineAndColumn(text: string, position: number): { line: number; column: number; lineText: string } {
+  let line = 1;
+  let lineStart = 0;
+  for (let i = text.indexOf('\n'); i >= 0 && i < position; i = text.indexOf('\n', i + 1)) {
+    line++;
+    lineStart = i + 1;
+  }
+  const lineEnd = text.indexOf('\n', lineStart);
+  const lineText = text.slice(lineStart, lineEnd === -1 ? text.length : lineEnd).replace(/\r$/, '');
+  return { line, column: position - lineStart + 1, lineText };
+}
+
+/** The offending line with a caret under the column; long lines are cut to a window around it. */
+function excerpt(line: number, column: number, lineText: string): string {
+  const width = 100;
+  let shown = lineText.replace(/\t/g, ' ');
+  let caretAt = column - 1;
+  if (shown.length > width) {
+    const start = Math.max(0, Math.min(caretAt - width / 2, shown.length - width));
+    shown = `${start > 0 ? '…' : ''}${shown.slice(start, start + width)}${start + width < shown.length ? '…' : ''}`;
+    caretAt = caretAt - start + (start > 0 ? 1 : 0);
+  }
+  const gutter = String(line);
+  return `  ${gutter} | ${shown}\n  ${' '.repeat(gutter.length)} | ${' '.repeat(Math.max(0, caretAt))}^`;
+}
+
+function syntaxHint(text: string, position: number): string {
+  const ch = text[position];
+  if (position >= text.length) return ' (the file ends early: a closing "}", "]" or quote may be missing)';
+  if (ch === '/') return ' (JSON has no comments; use a key starting with "_" instead, e.g. "_comment")';
+  if (ch === "'") return ' (JSON strings use double quotes)';
+  if (ch !== undefined && ch < ' ' && ch !== '\n' && ch !== '\r') return ' (write it escaped, e.g. \\t or \\n)';
+  if (ch === '}' || ch === ']') {
+    const previous = text.slice(0, position).trimEnd().slice(-1);
+    if (previous === ',') return ' (JSON does not allow a trailing comma)';
+  }
+  return '';
+}

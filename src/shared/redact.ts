@@ -1,0 +1,163 @@
+/**
+ * The one redaction rule for everything the workbench prints or returns (tool results, logs, `doctor`, `tools list`,
+ * `validate`, JSON output). Hidden are: the user info of any URL, the values of query parameters whose names look
+ * secret, configured header values, and every value that came from an environment variable. Each is replaced by a
+ * marker saying what was hidden, e.g. `[redacted: password]`, `[redacted: token]` or `[redacted: ${API_TOKEN}]`,
+ * so a message stays readable and says where to look.
+ */
+
+/** A value that must never be shown, and what the marker calls it. */
+export interface Secret {
+  value: string;
+  /** Shown in the marker: `password`, `header Authorization`, `${VAR}`, … */
+  label: string;
+}
+
+/**
+ * Values shorter than this are not searched for in free text (a 2-character value would redact unrelated text all
+ * over a message); they are still hidden where they sit structurally (URL user info, secret query parameters).
+ */
+export const MIN_SECRET_LENGTH = 4;
+
+/** Query parameter names that look like they carry a credential (matched anywhere in the lower-cased name). */
+const SECRET_PARAM_PARTS = ['token', 'key', 'secret', 'passw', 'pwd', 'sig', 'auth', 'credential', 'session', 'cookie', 'code', 'jwt', 'bearer'];
+
+export function marker(label: string): string {
+  return `[redacted: ${label}]`;
+}
+
+/** Whether a query parameter of this name is treated as a secret. */
+export function isSecretParam(name: string): boolean {
+  const lower = name.toLowerCase();
+  return SECRET_PARAM_PARTS.some((part) => lower.includes(part));
+}
+
+/** What in a URL is a credential: its user info and the names of secret-looking query parameters. Never values. */
+export function urlCredentials(url: string): { userInfo: boolean; params: string[] } {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return { userInfo: false, params: [] };
+  }
+  const params = [...new Set([...parsed.searchParams.keys()].filter(isSecretParam))];
+  return { userInfo: parsed.username !== '' || parsed.password !== '', params };
+}
+
+/**
+ * The secrets a URL holds, decoded and as written (percent-encoded), each labelled: user name and password of the
+ * user info, and the values of secret-looking query parameters.
+ */
+export function urlSecrets(url: string): Secret[] {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return [];
+  }
+  const found: Secret[] = [];
+  const add = (raw: string, label: string): void => {
+    if (raw === '') return;
+    found.push({ value: raw, label });
+    try {
+      const decoded = decodeURIComponent(raw);
+      if (decoded !== raw) found.push({ value: decoded, label });
+    } catch {
+      // not valid percent-encoding: the raw form is enough
+    }
+  };
+  add(parsed.username, 'user name');
+  add(parsed.password, 'password');
+  for (const [name, value] of parsed.searchParams) {
+    if (!isSecretParam(name) || value === '') continue;
+    found.push({ value, label: name });
+    const encoded = encodeURIComponent(value);
+    if (encoded !== value) found.push({ value: encoded, label: name });
+  }
+  return found;
+}
+
+/** A header value, and its credential alone when it has a scheme (`Bearer abc…` → `abc…`). */
+export function headerSecrets(name: string, value: string): Secret[] {
+  const label = `header ${name}`;
+  const found: Secret[] = [{ value, label }];
+  const credential = /^[A-Za-z][A-Za-z0-9-]*\s+(\S.*)$/.exec(value)?.[1];
+  if (credential) found.push({ value: credential, label });
+  return found;
+}
+
+// Any scheme://… up to whitespace, a quote or a bracket; linear, and only run on error and log text.
+const URL_IN_TEXT = /\b[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s"'<>()[\]{}]+/g;
+const AUTH_SCHEME_IN_TEXT = /\b(Bearer|Basic|Token)\s+[A-Za-z0-9._~+/=-]{8,}/g;
+
+/**
+ * Hides the user info and secret query parameter values of one URL, keeping everything else as written:
+ * `https://u:p@host/mcp?token=t&x=1` → `https://[redacted: user info]@host/mcp?token=[redacted: token]&x=1`.
+ * Text that is not a URL is returned unchanged.
+ */
+export function redactUrl(url: string): string {
+  const schemeEnd = url.indexOf('://');
+  if (schemeEnd < 0) return url;
+  const authorityStart = schemeEnd + 3;
+  let rest = url.slice(authorityStart);
+  const authorityEnd = rest.search(/[/?#]/);
+  const authority = authorityEnd < 0 ? rest : rest.slice(0, authorityEnd);
+  const at = authority.lastIndexOf('@');
+  let out = url.slice(0, authorityStart);
+  if (at >= 0) {
+    out += `${marker('user info')}@${authority.slice(at + 1)}`;
+  } else {
+    out += authority;
+  }
+  rest = authorityEnd < 0 ? '' : rest.slice(authorityEnd);
+  const queryStart = rest.indexOf('?');
+  if (queryStart < 0) return out + rest;
+  const hashStart = rest.indexOf('#', queryStart);
+  const query = rest.slice(queryStart + 1, hashStart < 0 ? undefined : hashStart);
+  const pairs = query.split('&').map((pair) => {
+    const eq = pair.indexOf('=');
+    const rawName = eq < 0 ? pair : pair.slice(0, eq);
+    let name = rawName;
+    try {
+      name = decodeURIComponent(rawName.replace(/\+/g, ' '));
+    } catch {
+      // keep as written
+    }
+    return eq >= 0 && isSecretParam(name) && eq < pair.length - 1 ? `${rawName}=${marker(name)}` : pair;
+  });
+  return `${out}${rest.slice(0, queryStart)}?${pairs.join('&')}${hashStart < 0 ? '' : rest.slice(hashStart)}`;
+}
+
+export type Redact = (text: string) => string;
+
+/**
+ * A function that redacts text by the rule above: the credentials of any URL in the text, then every known secret
+ * (longest first, so a value containing another is hidden whole), then `Bearer …`/`Basic …` credentials.
+ * Text without any of them is returned as is (the same string), cheaply.
+ */
+export function createRedactor(secrets: readonly Secret[] = []): Redact {
+  const known = [...new Map(secrets.filter((s) => s.value.length >= MIN_SECRET_LENGTH).map((s) => [s.value, s])).values()].sort(
+    (a, b) => b.value.length - a.value.length,
+  );
+  return (text: string): string => {
+    let out = text;
+    // URLs first, so their user info is hidden whole (user name and password under one marker).
+    if (out.includes('://')) out = out.replace(URL_IN_TEXT, (url) => redactUrl(url));
+    for (const secret of known) if (out.includes(secret.value)) out = out.split(secret.value).join(marker(secret.label));
+    if (/Bearer|Basic|Token/.test(out)) out = out.replace(AUTH_SCHEME_IN_TEXT, (_m, scheme: string) => `${scheme} ${marker('credential')}`);
+    return out;
+  };
+}
+
+/** Applies `redact` to every string inside a JSON-like value (a report about to be printed); returns a copy. */
+export function redactDeep<T>(value: T, redact: Redact): T {
+  const walk = (node: unknown): unknown => {
+    if (typeof node === 'string') return redact(node);
+    if (Array.isArray(node)) return node.map(walk);
+    if (typeof node === 'object' && node !== null) {
+      return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, walk(v)]));
+    }
+    return node;
+  };
+  return walk(value) as T;
+}

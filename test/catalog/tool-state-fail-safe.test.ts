@@ -1,0 +1,65 @@
+import assert from 'node:assert/strict';
+import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fixtureServer, startWorkbench, textOf, waitFor, workbenchErrorCode, type RunningWorkbench } from '../helpers/workbench-process.js';
+
+const count = (text: string, part: string): number => text.split(part).length - 1;
+
+describe('a state file that breaks while the workbench runs never re-enables a tool', () => {
+  let running: RunningWorkbench;
+  let statePath: string;
+
+  before(async () => {
+    running = await startWorkbench({ toolboxes: { tb: { mcpServers: { fx: fixtureServer() } } } });
+    statePath = join(running.dir, 'tool-state.json');
+    await writeFile(statePath, JSON.stringify({ enabled: [], disabled: ['tb__fx__echo'] }));
+    const applied = await waitFor(async () => workbenchErrorCode(await running.useTool('tb', 'tb__fx__echo', { text: 'x' })) === 'TOOL_DISABLED', 10_000);
+    assert.ok(applied, 'the state file disabled the tool');
+  });
+  after(() => running.close());
+
+  /** Changes the file, waits until the workbench has reacted (a new warning naming it), then checks the tool. */
+  const breakAndCheck = async (label: string, change: () => Promise<void>, warningPart: string): Promise<void> => {
+    const before = count(running.stderr(), warningPart);
+    await change();
+    assert.ok(await waitFor(() => count(running.stderr(), warningPart) > before, 10_000), `${label}: a warning names the file:\n${running.stderr()}`);
+    const result = await running.useTool('tb', 'tb__fx__echo', { text: 'x' });
+    assert.equal(workbenchErrorCode(result), 'TOOL_DISABLED', `${label}: still disabled, got ${textOf(result)}`);
+    const opened = await running.call('open_toolbox', { toolbox_name: 'tb' });
+    const names = (opened.structuredContent as { tools: { name: string }[] }).tools.map((t) => t.name);
+    assert.ok(!names.includes('tb__fx__echo'), `${label}: open_toolbox does not list it`);
+  };
+
+  it('a half-saved file: the last good state stays, the file stays where it is', async () => {
+    await breakAndCheck('half-saved', () => writeFile(statePath, '{"enabled": [], "disab'), `${statePath} is corrupt`);
+    assert.ok((await readdir(running.dir)).includes('tool-state.json'), 'not moved aside while running');
+    assert.match(running.stderr(), /keeping .* in force/);
+  });
+
+  it('a key written twice (the last would enable everything): refused the same way', async () => {
+    await breakAndCheck(
+      'duplicate key',
+      () => writeFile(statePath, '{"enabled": [], "disabled": ["tb__fx__echo"], "disabled": []}'),
+      `${statePath} is corrupt (key written twice: disabled)`,
+    );
+  });
+
+  it('a file that cannot be read (here: replaced by a directory, as EACCES would for a non-root user)', async () => {
+    await breakAndCheck(
+      'unreadable',
+      async () => {
+        await rm(statePath, { force: true });
+        await mkdir(statePath);
+      },
+      `Cannot read the tool state file ${statePath}`,
+    );
+    await rm(statePath, { recursive: true, force: true });
+  });
+
+  it('once the file is valid again, its content applies', async () => {
+    await writeFile(statePath, JSON.stringify({ enabled: [], disabled: [] }));
+    const enabled = await waitFor(async () => (await running.useTool('tb', 'tb__fx__echo', { text: 'x' })).isError !== true, 10_000);
+    assert.ok(enabled, 'the fixed file enabled the tool again');
+  });
+});

@@ -1,0 +1,201 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { createRedactor, redactUrl } from '../../src/shared/redact.js';
+import { startHttpWorkbench } from '../helpers/http-workbench.js';
+import { node, paths, startWorkbench, tempDir, workbenchErrorCode } from '../helpers/workbench-process.js';
+
+/** Values planted in the config through ${VAR}, plus one written literally in a URL. None may ever be printed. */
+const ENV = {
+  WB_PASS: 'pa55-Word-XYZ',
+  WB_TOKEN: 'tok-ABCDEF-123',
+  WB_KEY: 'key-QWERTY-789',
+  WB_BEARER: 'bearer-ZXCV-456',
+  WB_STDIO: 'stdio-secret-987',
+};
+const LITERAL_SIG = 'plainsig123';
+const SECRETS = [...Object.values(ENV), LITERAL_SIG, encodeURIComponent(ENV.WB_PASS)];
+
+function assertNoSecret(channel: string, text: string): void {
+  for (const secret of SECRETS) assert.ok(!text.includes(secret), `${channel} shows the secret ${secret}:\n${text}`);
+}
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the CLI to completion without blocking this process (the echo server below must keep answering). */
+function run(args: string[], env: Record<string, string>): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(node, [paths.cli, ...args], {
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+describe('secrets are never printed or returned', () => {
+  let echo: Server;
+  let config: unknown;
+  let dir: string;
+  let configPath: string;
+  let cleanup: () => Promise<void>;
+
+  before(async () => {
+    // Answers every request with 500 and a body that repeats the URL and the Authorization header, as careless
+    // servers and proxies do: the workbench must not pass that on.
+    echo = createServer((req, res) => {
+      res.writeHead(500, { 'content-type': 'text/plain' });
+      res.end(`cannot serve ${req.url} for ${req.headers.authorization ?? 'nobody'}`);
+    });
+    await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
+    const port = (echo.address() as AddressInfo).port;
+    config = {
+      toolboxes: {
+        tb: {
+          mcpServers: {
+            userinfo: { type: 'http', url: `http://wbuser:\${WB_PASS}@127.0.0.1:${port}/mcp?token=\${WB_TOKEN}&sig=${LITERAL_SIG}` },
+            echoing: {
+              type: 'http',
+              url: `http://127.0.0.1:${port}/mcp?api_key=\${WB_KEY}`,
+              headers: { Authorization: 'Bearer ${WB_BEARER}' },
+            },
+            // A child that prints its secret to stderr and dies: the stderr tail is part of the error.
+            stdio: {
+              command: node,
+              args: ['-e', "console.error('my secret is', process.env.SECRET_X); process.exit(3)"],
+              env: { SECRET_X: '${WB_STDIO}' },
+            },
+          },
+        },
+      },
+    };
+    ({ dir, cleanup } = await tempDir());
+    configPath = join(dir, 'workbench-config.json');
+    await writeFile(configPath, JSON.stringify(config));
+  });
+
+  after(async () => {
+    await new Promise((resolve) => echo.close(resolve));
+    await cleanup();
+  });
+
+  const checkResults = (channel: string, opened: CallToolResult, used: CallToolResult[]): void => {
+    assert.notEqual(opened.isError, true);
+    const structured = opened.structuredContent as { servers_failed: { server: string; error: string }[] };
+    assert.deepEqual(structured.servers_failed.map((f) => f.server).sort(), ['echoing', 'stdio', 'userinfo']);
+    assertNoSecret(`${channel} open_toolbox structuredContent`, JSON.stringify(opened.structuredContent));
+    assertNoSecret(`${channel} open_toolbox text`, JSON.stringify(opened.content));
+    assert.match(JSON.stringify(opened.structuredContent), /\[redacted: /, 'the failure says what was hidden');
+    for (const result of used) {
+      assert.equal(workbenchErrorCode(result), 'CONNECT_FAILED');
+      assertNoSecret(`${channel} use_tool result`, JSON.stringify(result));
+    }
+  };
+
+  it('over stdio: open_toolbox, use_tool and stderr', async () => {
+    const running = await startWorkbench(config, { env: ENV });
+    try {
+      const opened = await running.call('open_toolbox', { toolbox_name: 'tb' });
+      const used = await Promise.all(['userinfo', 'echoing', 'stdio'].map((server) => running.useTool('tb', `tb__${server}__anything`)));
+      checkResults('stdio', opened, used);
+      assertNoSecret('stderr', running.stderr());
+      assert.match(running.stderr(), /could not be connected|failed to start/, 'the failures were logged');
+    } finally {
+      await running.close();
+    }
+  });
+
+  it('over HTTP: open_toolbox, use_tool and stderr', async () => {
+    const token = 'http-token-for-the-redaction-test';
+    const wb = await startHttpWorkbench(config, ['--http', '127.0.0.1:0'], { ...ENV, WORKBENCH_TOKEN: token });
+    try {
+      const session = await wb.connect({ authorization: `Bearer ${token}` });
+      try {
+        const call = (name: string, args: Record<string, unknown>): Promise<CallToolResult> =>
+          session.client.callTool({ name, arguments: args }) as Promise<CallToolResult>;
+        const opened = await call('open_toolbox', { toolbox_name: 'tb' });
+        const used = await Promise.all(
+          ['userinfo', 'echoing', 'stdio'].map((server) => call('use_tool', { toolbox_name: 'tb', tool_name: `tb__${server}__anything` })),
+        );
+        checkResults('http', opened, used);
+      } finally {
+        await session.close();
+      }
+    } finally {
+      await wb.stop();
+    }
+    assertNoSecret('stderr (http)', wb.stderr());
+    assertNoSecret('stdout (http)', wb.stdout());
+  });
+
+  it('doctor (text and --json), tools list (text and --json) and validate (text and --json)', async () => {
+    const env = { ...ENV, WORKBENCH_STATE_FILE: join(dir, 'tool-state.json') };
+    const runs: [string, string[]][] = [
+      ['doctor', ['doctor', '--config', configPath, '--timeout', '10000']],
+      ['doctor --json', ['doctor', '--config', configPath, '--timeout', '10000', '--json']],
+      ['tools list', ['tools', 'list', '--config', configPath]],
+      ['tools list --json', ['tools', 'list', '--config', configPath, '--json']],
+      ['validate', ['validate', '--config', configPath]],
+      ['validate --json', ['validate', '--config', configPath, '--json']],
+    ];
+    const results = await Promise.all(runs.map(([, args]) => run(args, env)));
+    runs.forEach(([label], i) => {
+      const { stdout, stderr } = results[i]!;
+      assertNoSecret(`${label} stdout`, stdout);
+      assertNoSecret(`${label} stderr`, stderr);
+    });
+    const [doctor, doctorJson, list, listJson, validate, validateJson] = results;
+    assert.equal(doctor!.code, 1);
+    assert.match(doctor!.stdout, /\[redacted: /);
+    const report = JSON.parse(doctorJson!.stdout) as { summary: { failed: number } };
+    assert.equal(report.summary.failed, 3);
+    assert.match(list!.stdout, /tb\/userinfo/);
+    assert.equal((JSON.parse(listJson!.stdout) as { servers_failed: unknown[] }).servers_failed.length, 3);
+    // validate warns about credentials in a URL and says to use headers with ${VAR}.
+    assert.equal(validate!.code, 0);
+    assert.match(validate!.stderr, /toolboxes\.tb\.mcpServers\.userinfo\.url: .*credentials.*"headers".*\$\{/);
+    assert.match(validate!.stderr, /toolboxes\.tb\.mcpServers\.echoing\.url: .*"api_key"/);
+    const summary = JSON.parse(validateJson!.stdout) as { warnings: string[] };
+    assert.ok(summary.warnings.some((w) => w.includes('mcpServers.userinfo.url')));
+  });
+});
+
+describe('the redaction rule', () => {
+  it('hides URL user info and secret-looking query parameters, keeping the rest of the URL', () => {
+    assert.equal(
+      redactUrl('https://u:p@host.example:8443/mcp?x=1&access_token=abc&Signature=def#frag'),
+      'https://[redacted: user info]@host.example:8443/mcp?x=1&access_token=[redacted: access_token]&Signature=[redacted: Signature]#frag',
+    );
+    assert.equal(redactUrl('https://host.example/mcp'), 'https://host.example/mcp');
+  });
+
+  it('hides known values (longest first), URLs inside text, and bearer credentials', () => {
+    const redact = createRedactor([
+      { value: 'abcd', label: '${SHORT}' },
+      { value: 'abcdefgh', label: '${LONG}' },
+      { value: 'xyz', label: '${TOO_SHORT_TO_SEARCH}' },
+    ]);
+    assert.equal(redact('v=abcdefgh w=abcd'), 'v=[redacted: ${LONG}] w=[redacted: ${SHORT}]');
+    assert.equal(redact('xyz stays'), 'xyz stays');
+    assert.equal(redact('fetch http://a:b@h/p?key=k failed'), 'fetch http://[redacted: user info]@h/p?key=[redacted: key] failed');
+    assert.equal(redact('sent Authorization: Bearer eyJhbGciOi.J9x'), 'sent Authorization: Bearer [redacted: credential]');
+  });
+});
