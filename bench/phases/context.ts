@@ -77,7 +77,7 @@ export async function contextPhase(ctx: PhaseContext): Promise<Section> {
     });
     section.targets.push(target('workbench tools/list size', fmtBytes(listBytes), '≤ 2 KiB (2,048 B)', listBytes <= 2048));
     section.notes.push(
-      'open_toolbox returns the catalog twice, as compact JSON text and as structuredContent (DESIGN §4); a client shows the model one of them, so the text size is the context cost.',
+      'open_toolbox returns the catalog twice, as compact JSON text and as structuredContent (README, "Tool names and calls"); a client shows the model one of them, so the text size is the context cost.',
     );
     section.key = `tools/list ${listBytes} B (direct 4 servers ${fourBytes} B), instructions ${instructionsBytes} B, open dev ${opened[0]?.text ?? NaN} B`;
     return section;

@@ -23,7 +23,7 @@ import { errorResult, type UpstreamSession, type Workbench } from './workbench.j
 /**
  * tools/call with its params unchecked: the SDK's strict schema would turn a malformed request into a -32603
  * internal error with a schema dump before any handler runs; the SDK's tools/call wrapper still checks it and answers
- * -32602, which is what DESIGN §4 asks for.
+ * -32602, as the README's "Errors" paragraph promises.
  */
 const LooseCallToolRequestSchema = CallToolRequestSchema.extend({ params: RequestSchema.shape.params });
 

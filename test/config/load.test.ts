@@ -91,7 +91,7 @@ describe('loadConfig', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('loads the DESIGN.md §2 example, expanded and normalised', async () => {
+  it('loads the README's example config, expanded and normalised', async () => {
     const path = fixture('design-example.json');
     const { secrets, ...loaded } = await loadConfig(path, designEnv);
     // Everything output must hide: each value that came from a variable, and the configured header.
@@ -559,7 +559,7 @@ describe('loadConfig', () => {
 });
 
 describe('workbench-config.schema.json', () => {
-  it('compiles without ajv strict-mode warnings and accepts the DESIGN.md example as written', async () => {
+  it('compiles without ajv strict-mode warnings and accepts the README's example config as written', async () => {
     const schemaText = await readFile(new URL('../../workbench-config.schema.json', import.meta.url), 'utf8');
     const warnings: unknown[] = [];
     const logger = { log: () => {}, warn: (...args: unknown[]) => warnings.push(args), error: (...args: unknown[]) => warnings.push(args) };
