@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { Command, CommanderError, Option } from 'commander';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { isWorkbenchError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { EXIT_FAILURE, EXIT_USAGE, createCliContext, splitList } from './context.js';
@@ -42,6 +42,15 @@ function maxMessageBytes(): number | undefined {
   return undefined;
 }
 
+/** `--catalog-budget`: the same bounds as the config's catalogBudget (see workbench-config.schema.json). */
+function parseCatalogBudget(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < 1000 || n > 10_000_000) {
+    throw new InvalidArgumentError(`expected a whole number of characters from 1000 to 10000000, got "${value}"`);
+  }
+  return n;
+}
+
 const program = new Command()
   .name('mcp-workbench')
   .description('An MCP server that puts many MCP servers behind two tools: open_toolbox and use_tool.')
@@ -56,6 +65,8 @@ program
   .addOption(new Option('--disabled-tools <names>', 'comma-separated canonical tool names or globs to hide').argParser(splitList))
   .option('--state-file <file>', 'tool state file (default: $WORKBENCH_STATE_FILE, else ~/.mcp-workbench/tool-state.json)')
   .option('--management-tools', 'also offer list_all_tools and enable_tools to the client')
+  .addOption(new Option('--catalog-budget <chars>', 'most characters an open_toolbox answer may take (default: config catalogBudget, else 20000)').argParser(parseCatalogBudget))
+  .option('--no-catalog-cache', 'do not read or write the catalog cache ($MCP_WORKBENCH_CACHE_DIR, else $XDG_CACHE_HOME/mcp-workbench, else ~/.cache/mcp-workbench)')
   .option('--http <[host:]port>', 'serve Streamable HTTP on /mcp instead of stdio (host defaults to 127.0.0.1; port 0 picks a free port)')
   .option('--token <token>', 'bearer token every HTTP request must carry (default: $WORKBENCH_TOKEN, which is preferred: options show in ps)')
   .addOption(new Option('--allow-origin <origins>', 'browser origins to allow besides localhost (repeatable or comma-separated)').argParser(splitList))
@@ -70,6 +81,8 @@ program
         disabledTools?: string[];
         stateFile?: string;
         managementTools?: boolean;
+        catalogBudget?: number;
+        catalogCache?: boolean;
         http?: string;
         token?: string;
         allowOrigin?: string[];
@@ -85,6 +98,8 @@ program
           disabledTools: opts.disabledTools,
           stateFile: opts.stateFile,
           managementTools: opts.managementTools === true,
+          catalogBudget: opts.catalogBudget,
+          catalogCache: opts.catalogCache,
           maxMessageBytes: maxMessageBytes(),
           env,
           cwd: ctx.cwd,

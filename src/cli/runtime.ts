@@ -1,4 +1,5 @@
 import { homedir } from 'node:os';
+import { CatalogCache, catalogCacheDir } from '../catalog/catalog-cache.js';
 import { readToolState, resolveStatePath, watchToolState } from '../catalog/tool-state.js';
 import { loadConfig, resolveConfigPath } from '../config/load.js';
 import type { WorkbenchConfig } from '../config/types.js';
@@ -15,6 +16,10 @@ export interface RuntimeOptions {
   /** Offer list_all_tools and enable_tools. */
   managementTools?: boolean;
   maxMessageBytes?: number;
+  /** `--catalog-budget` (characters). */
+  catalogBudget?: number;
+  /** `--no-catalog-cache` sets this to false. */
+  catalogCache?: boolean;
   env: Record<string, string | undefined>;
   cwd: string;
   log: Logger;
@@ -45,6 +50,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     version: VERSION,
     cliDisabled: options.disabledTools,
     maxMessageBytes: options.maxMessageBytes,
+    catalogBudget: options.catalogBudget,
+    catalogCache: options.catalogCache === false ? undefined : new CatalogCache(catalogCacheDir(options.env, options.env.HOME || homedir()), options.log),
     state,
   });
   // A running server follows changes from `tools enable|disable`, another workbench or an editor.

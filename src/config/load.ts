@@ -115,7 +115,7 @@ export function parseConfig(raw: unknown, source: string, env: EnvLike): Workben
   for (const toolbox of toolboxes) {
     if (toolbox.servers.length === 0) warnings.push(`Toolbox "${toolbox.name}" has no servers.`);
   }
-  return { source, toolboxes, warnings };
+  return { source, toolboxes, ...(document.catalogBudget !== undefined && { catalogBudget: document.catalogBudget }), warnings };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -141,10 +141,12 @@ interface RawToolbox {
   description?: string;
   mcpServers: Record<string, RawServer>;
   disabledTools?: string[];
+  catalogBudget?: number;
 }
 
 interface RawConfig {
   toolboxes: Record<string, RawToolbox>;
+  catalogBudget?: number;
 }
 
 function normaliseToolbox(name: string, raw: RawToolbox): ToolboxConfig {
@@ -152,6 +154,7 @@ function normaliseToolbox(name: string, raw: RawToolbox): ToolboxConfig {
     name,
     description: raw.description ?? '',
     disabledTools: [...(raw.disabledTools ?? [])],
+    ...(raw.catalogBudget !== undefined && { catalogBudget: raw.catalogBudget }),
     servers: Object.entries(raw.mcpServers).map(([serverName, server]) => normaliseServer(serverName, server)),
   };
 }

@@ -39,6 +39,8 @@ export interface ToolboxConfig {
   name: string;
   description: string;
   disabledTools: string[];
+  /** Characters an open_toolbox answer about this toolbox may take, if configured. */
+  catalogBudget?: number;
   /** Servers in config order. */
   servers: ServerConfig[];
 }
@@ -48,6 +50,8 @@ export interface WorkbenchConfig {
   source: string;
   /** Toolboxes in config order. */
   toolboxes: ToolboxConfig[];
+  /** Default `catalogBudget` for every toolbox, if configured. */
+  catalogBudget?: number;
   /** Non-fatal findings (deprecations) that the caller should show on stderr. */
   warnings: string[];
 }

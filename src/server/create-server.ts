@@ -15,6 +15,7 @@ import { Cancellation } from '../clients/cancellation.js';
 import type { Logger } from '../log.js';
 import { ENABLE_TOOLS, LIST_ALL_TOOLS, enableTools, listAllTools, managementToolDefinitions } from './management-tools.js';
 import { OPEN_TOOLBOX, USE_TOOL, metaToolDefinitions } from './meta-tools.js';
+import { parseOpenToolboxArgs } from './open-toolbox-params.js';
 import { errorResult, type CallContext, type UpstreamSession, type Workbench } from './workbench.js';
 
 /**
@@ -102,10 +103,10 @@ export function createServer(
     const name = request.params?.name as string;
     const args = (request.params?.arguments ?? {}) as Record<string, unknown>;
     if (name === OPEN_TOOLBOX) {
-      const toolbox = requireString(args, 'toolbox_name', name);
-      rejectUnknownParams(args, ['toolbox_name'], name);
+      const request = parseOpenToolboxArgs(args);
+      if (typeof request === 'string') throw invalidParams(request);
       try {
-        const { result, text } = await workbench.openToolbox(toolbox);
+        const { result, text } = await workbench.openToolbox(request);
         return { content: [{ type: 'text', text }], structuredContent: result as unknown as Record<string, unknown> };
       } catch (error) {
         if (isWorkbenchError(error)) return errorResult(`${error.toDisplayString()} Call open_toolbox with one of them.`, error.code);

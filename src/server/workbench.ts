@@ -17,6 +17,9 @@ import { compileGlob } from '../catalog/glob.js';
 import { formatToolName, parseToolName, type ToolNameParts } from '../catalog/names.js';
 import { ToolboxCatalog, type CatalogTool, type ToolLookup } from '../catalog/toolbox-catalog.js';
 import { createVisibilityPolicy, type ToolState, type VisibilityPolicy } from '../catalog/visibility.js';
+import type { CatalogCache } from '../catalog/catalog-cache.js';
+import type { BudgetedAnswer } from '../catalog/catalog-index.js';
+import { Discovery, type OpenToolboxRequest } from './open-toolbox.js';
 
 // ajv-formats is CommonJS: under NodeNext the plugin function is its namespace's `default.default`.
 const addFormats = addFormatsModule.default;
@@ -32,6 +35,10 @@ export interface WorkbenchOptions {
   state?: ToolState;
   /** Largest single message accepted from a downstream server (default DEFAULT_MAX_MESSAGE_BYTES). */
   maxMessageBytes?: number;
+  /** Where servers' last tool lists are kept; no cache when undefined. */
+  catalogCache?: CatalogCache;
+  /** `--catalog-budget` (characters). */
+  catalogBudget?: number;
 }
 
 /** One tool as `open_toolbox` presents it. */
@@ -63,15 +70,6 @@ export interface ToolStatusReport {
   /** Servers that could not be connected, so their tools could not be listed. */
   servers_failed: { toolbox: string; server: string; error: string }[];
 }
-
-export interface OpenToolboxResult {
-  toolbox: string;
-  description: string;
-  servers_connected: string[];
-  servers_failed: { server: string; error: string }[];
-  tools: ToolEntry[];
-}
-
 
 /**
  * A connected client session. Several can share one Workbench (HTTP); downstream servers are shared too, so their
@@ -105,8 +103,6 @@ const CAPABILITY_OF: Record<RelayedMethod, 'sampling' | 'elicitation' | 'roots'>
 interface CachedCatalog {
   catalog: ToolboxCatalog;
   entries: ToolEntry[];
-  /** `entries` serialised once, reused in every open_toolbox text reply until the catalog changes. */
-  entriesJson: string;
 }
 
 /**
@@ -129,6 +125,7 @@ export class Workbench {
   /** Per `toolbox/server`: the calls in flight on it, and the session that called it last. */
   private readonly activity = new Map<string, { calls: Set<CallContext>; lastSession?: UpstreamSession }>();
   private ajv: Ajv | undefined;
+  private readonly discovery: Discovery;
 
   constructor(options: WorkbenchOptions) {
     this.config = options.config;
@@ -142,7 +139,10 @@ export class Workbench {
       log: options.log,
       clientInfo: { name: 'mcp-workbench', version: options.version },
       maxMessageBytes: options.maxMessageBytes,
-      onToolsChanged: (toolbox) => this.catalogs.delete(toolbox),
+      onToolsChanged: (toolbox, server) => {
+        this.catalogs.delete(toolbox);
+        this.discovery.toolsChanged(toolbox, server);
+      },
       onLogMessage: (toolbox, server, params) => {
         const logger = params.logger ? `${toolbox}/${server}/${params.logger}` : `${toolbox}/${server}`;
         // An MCP log message carries no request id. When calls from several sessions are in flight on this shared
@@ -152,6 +152,16 @@ export class Workbench {
         else if (sessions.length > 1) this.log.debug(`log message from ${logger} not forwarded: calls from ${sessions.length} sessions are in flight`);
       },
       upstream: this.relay(),
+    });
+    this.discovery = new Discovery({
+      config: options.config,
+      manager: this.manager,
+      log: options.log,
+      policy: () => this.policy,
+      liveCatalog: (toolbox) => this.cachedCatalog(toolbox),
+      toEntry,
+      cache: options.catalogCache,
+      budget: options.catalogBudget,
     });
   }
 
@@ -250,7 +260,7 @@ export class Workbench {
   instructions(): string {
     const lines = [
       `MCP Workbench gives access to ${this.config.toolboxes.length} toolbox(es) of MCP tools through two tools:`,
-      `1. open_toolbox {toolbox_name}: connects the toolbox's servers and returns its tools with their full input schemas.`,
+      `1. open_toolbox {toolbox_name}: connects the toolbox's servers and returns its tools with their full input schemas, or, when they exceed ${this.discovery.budget()} characters, a compact index of every tool. Pass tools:[names] for the schemas of just those, or query:"words" (with or without toolbox_name) to search for the best matches.`,
       `2. use_tool {toolbox_name, tool_name, arguments}: calls one of those tools. Use the tool name exactly as open_toolbox returned it ({toolbox}__{server}__{tool}) and arguments that match its inputSchema.`,
       `Open a toolbox before using its tools. Toolboxes:`,
     ];
@@ -261,25 +271,12 @@ export class Workbench {
     return lines.join('\n');
   }
 
-  /** Connects the toolbox (each server at most once at a time) and returns its catalog of enabled tools. */
-  async openToolbox(name: string): Promise<{ result: OpenToolboxResult; text: string }> {
-    const toolbox = this.requireToolbox(name);
-    const opened = await this.manager.openToolbox(name);
-    const cached = this.cachedCatalog(name);
-    const result: OpenToolboxResult = {
-      toolbox: name,
-      description: toolbox.description,
-      servers_connected: opened.connected,
-      servers_failed: opened.failed,
-      tools: cached.entries,
-    };
-    const head = JSON.stringify({
-      toolbox: name,
-      description: toolbox.description,
-      servers_connected: opened.connected,
-      servers_failed: opened.failed,
-    });
-    return { result, text: `${head.slice(0, -1)},"tools":${cached.entriesJson}}` };
+  /**
+   * `open_toolbox`: the catalog under the context budget, full entries for named tools, or search results (see
+   * Discovery). Throws TOOLBOX_NOT_FOUND for an unknown toolbox.
+   */
+  openToolbox(request: OpenToolboxRequest): Promise<BudgetedAnswer> {
+    return this.discovery.open(request);
   }
 
   /**
@@ -384,7 +381,7 @@ export class Workbench {
     if (validate && !validate(input)) {
       const problems = (validate.errors ?? []).map((e) => `${e.instancePath || '(arguments)'} ${e.message ?? 'is invalid'}${describeParams(e.params)}`);
       return Promise.resolve(errorResult(
-        `Invalid arguments for "${entry.name}" (server "${entry.server}", tool "${entry.tool.name}"):\n${problems.map((p) => `- ${p}`).join('\n')}\nFix the arguments to match the tool's inputSchema (see open_toolbox).`,
+        `Invalid arguments for "${entry.name}" (server "${entry.server}", tool "${entry.tool.name}"):\n${problems.map((p) => `- ${p}`).join('\n')}\nFix the arguments to match the tool's inputSchema: ${JSON.stringify(entry.tool.inputSchema)}`,
         'INVALID_ARGUMENTS',
       ));
     }
@@ -493,7 +490,7 @@ export class Workbench {
     if (!cached) {
       const catalog = new ToolboxCatalog(toolbox, this.manager.serverTools(toolbox), this.policy);
       const entries = catalog.tools.map(toEntry);
-      cached = { catalog, entries, entriesJson: JSON.stringify(entries) };
+      cached = { catalog, entries };
       this.catalogs.set(toolbox, cached);
     }
     return cached;

@@ -79,7 +79,7 @@ export async function startWorkbench(config: unknown, options: StartOptions = {}
     command: node,
     args: [paths.cli, 'serve', '--config', configPath, ...(options.args ?? [])],
     // The state file lives in the test's temp dir unless a test says otherwise: never the real home.
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? dir, WORKBENCH_STATE_FILE: join(dir, 'tool-state.json'), ...options.env },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? dir, WORKBENCH_STATE_FILE: join(dir, 'tool-state.json'), MCP_WORKBENCH_CACHE_DIR: join(dir, 'catalog-cache'), ...options.env },
     stderr: 'pipe',
     cwd: dir,
   });
