@@ -24,6 +24,12 @@ export interface IndexEntry {
   signature?: string;
 }
 
+/** The densest index form: a server's tools by downstream name (canonical name: `{toolbox}__{server}__{name}`). */
+export interface IndexGroup {
+  source_server: string;
+  names: string[];
+}
+
 export type Detail = 'full' | 'index' | 'mixed';
 
 /** The head of an answer: everything but `detail` and `tools`. */
@@ -36,7 +42,7 @@ export interface AnswerHead {
 
 export interface Answer extends AnswerHead {
   detail: Detail;
-  tools: (FullEntry | IndexEntry)[];
+  tools: (FullEntry | IndexEntry | IndexGroup)[];
   /** How to get more (schemas, the next page): one sentence for the model. */
   hint?: string;
   /** Present when names alone overflow the budget: pass it back as `cursor` for the next page. */
@@ -53,7 +59,11 @@ export interface BudgetedAnswer {
 
 const INDEX_HINT =
   'This is a compact index (the full catalog exceeds the context budget): call open_toolbox with tools:[names] for their input schemas, or with query:"words" to search.';
-const PAGE_HINT = 'Tool names only, one page at a time: call open_toolbox again with this cursor for the next page, with tools:[names] for schemas, or with query to search.';
+const NAMES_HINT = 'Tool names only (the catalog exceeds the context budget): call open_toolbox with tools:[names] for their input schemas, or with query:"words" to search.';
+const GROUPED_HINT =
+  'Tool names only, by server (the catalog exceeds the context budget); a tool\'s full name is {toolbox}__{server}__{name}. Call open_toolbox with tools:[names] for their input schemas, or with query:"words" to search.';
+const PAGE_HINT =
+  'Tool names only, by server, one page at a time; a tool\'s full name is {toolbox}__{server}__{name}. Call open_toolbox again with this cursor for the next page, with tools:[names] for input schemas, or with query:"words" to search.';
 
 /** Summary caps tried in turn (characters); `0` drops the summary. Signatures are shortened, then dropped, after. */
 const SUMMARY_CAPS = [160, 100, 60, 40, 24, 0];
@@ -180,24 +190,46 @@ function* indexLevels(): Generator<{ summary: number; signature: number }> {
   for (const signature of SIGNATURE_CAPS) yield { summary: 0, signature };
 }
 
-/** Names only, from `start`, as many as fit; a `next_cursor` when more remain. */
+/**
+ * Names only, from `start`: first as canonical-name entries; when those overflow, as each server's bare tool names
+ * (the densest form: `{toolbox}__{server}__{name}` is the canonical name); when even those overflow, as many as fit
+ * with a `next_cursor`.
+ */
 function page(head: AnswerHead, rest: readonly FullEntry[], start: number, budget: number): BudgetedAnswer {
-  const names = rest.map((e) => ({ name: e.name, source_server: e.source_server }));
-  const whole = render({ ...head, detail: 'index', tools: names, hint: PAGE_HINT });
+  if (start === 0) {
+    const names = rest.map((e) => ({ name: e.name, source_server: e.source_server }));
+    const answer = render({ ...head, detail: 'index', tools: names, hint: NAMES_HINT });
+    if (answer.text.length <= budget) return answer;
+  }
+  const grouped = (count: number, cursor?: string): BudgetedAnswer =>
+    render({ ...head, detail: 'index', tools: groupByServer(rest.slice(0, count)), hint: cursor ? PAGE_HINT : GROUPED_HINT, ...(cursor ? { next_cursor: cursor } : {}) });
+  const whole = grouped(rest.length);
   if (whole.text.length <= budget) return whole;
-  // Room for the head, the hint and a cursor, then entries until the budget is spent.
-  const skeleton = render({ ...head, detail: 'index', tools: [], hint: PAGE_HINT, next_cursor: String(start + rest.length) }).text.length;
-  let used = skeleton;
+  // Room for the head, the hint and a cursor, then names until the budget is spent (a group costs its header too).
+  let used = grouped(0, String(start + rest.length)).text.length;
   let count = 0;
-  for (const n of names) {
-    const cost = JSON.stringify(n).length + (count > 0 ? 1 : 0);
+  let server: string | undefined;
+  for (const e of rest) {
+    const cost = JSON.stringify(e.original_name).length + 1 + (e.source_server !== server ? JSON.stringify(e.source_server).length + 30 : 0);
     if (count > 0 && used + cost > budget) break;
     used += cost;
+    server = e.source_server;
     count++;
   }
-  const tools = names.slice(0, count);
-  const more = count < names.length;
-  return render({ ...head, detail: 'index', tools, hint: PAGE_HINT, ...(more ? { next_cursor: String(start + count) } : {}) });
+  let answer = count < rest.length ? grouped(count, String(start + count)) : grouped(count);
+  while (answer.text.length > budget && count > 1) answer = grouped(--count, String(start + count)); // never over, whatever the estimate
+  return answer;
+}
+
+/** Consecutive tools of one server as `{ source_server, names }` with their downstream names. */
+function groupByServer(entries: readonly FullEntry[]): IndexGroup[] {
+  const groups: IndexGroup[] = [];
+  for (const e of entries) {
+    const last = groups.at(-1);
+    if (last?.source_server === e.source_server) last.names.push(e.original_name);
+    else groups.push({ source_server: e.source_server, names: [e.original_name] });
+  }
+  return groups;
 }
 
 /** The answer with its fields in the documented order, and its text. */

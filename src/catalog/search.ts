@@ -48,7 +48,7 @@ export function searchIndex(entries: readonly FullEntry[]): SearchIndex {
 /**
  * The best `limit` matches of `query` across the given indexes, best first: a BM25-like lexical score over name
  * parts (snake, kebab, camel and dotted names are split), title, description, and parameter names and descriptions,
- * with light stemming, plus a bonus when every query word is in the tool's name. Ties go to the name in code-point
+ * with light stemming, plus a bonus when every query word is in the tool's name. Ties go to the shorter name, then to code-point
  * order, so the same query over the same tools always answers the same. Tools that match no query word are left out.
  */
 export function searchTools(indexes: readonly SearchIndex[], query: string, limit: number): FullEntry[] {
@@ -78,7 +78,13 @@ export function searchTools(indexes: readonly SearchIndex[], query: string, limi
       scored.push({ entry: doc.entry, score });
     }
   }
-  scored.sort((a, b) => b.score - a.score || (a.entry.name < b.entry.name ? -1 : a.entry.name > b.entry.name ? 1 : 0));
+  // Equal scores: the plainer (shorter) name first, then code-point order.
+  scored.sort(
+    (a, b) =>
+      b.score - a.score ||
+      a.entry.original_name.length - b.entry.original_name.length ||
+      (a.entry.name < b.entry.name ? -1 : a.entry.name > b.entry.name ? 1 : 0),
+  );
   return scored.slice(0, limit).map((s) => s.entry);
 }
 

@@ -18,7 +18,7 @@ import { formatToolName, parseToolName, type ToolNameParts } from '../catalog/na
 import { ToolboxCatalog, type CatalogTool, type ToolLookup } from '../catalog/toolbox-catalog.js';
 import { createVisibilityPolicy, type ToolState, type VisibilityPolicy } from '../catalog/visibility.js';
 import type { CatalogCache } from '../catalog/catalog-cache.js';
-import type { BudgetedAnswer } from '../catalog/catalog-index.js';
+import type { Answer, BudgetedAnswer } from '../catalog/catalog-index.js';
 import { Discovery, type OpenToolboxRequest } from './open-toolbox.js';
 
 // ajv-formats is CommonJS: under NodeNext the plugin function is its namespace's `default.default`.
@@ -70,6 +70,9 @@ export interface ToolStatusReport {
   /** Servers that could not be connected, so their tools could not be listed. */
   servers_failed: { toolbox: string; server: string; error: string }[];
 }
+
+/** What `open_toolbox` answers when `detail` is `"full"` (README: "open_toolbox"); other answers are `Answer`s. */
+export type OpenToolboxResult = Omit<Answer, 'tools'> & { tools: ToolEntry[] };
 
 /**
  * A connected client session. Several can share one Workbench (HTTP); downstream servers are shared too, so their
