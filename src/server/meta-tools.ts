@@ -22,22 +22,21 @@ export function metaToolDefinitions(toolboxNames: readonly string[]): Tool[] {
       name: OPEN_TOOLBOX,
       title: 'Open toolbox',
       description:
-        'List a toolbox\'s tools (connecting its servers): full input schemas when they fit the context budget, else a ' +
-        'compact index naming every tool. tools:[names] gives the schemas of just those; query searches (all toolboxes ' +
-        'when toolbox_name is left out). Tool names are {toolbox}__{server}__{tool}; call them with use_tool.',
+        'List a toolbox\'s tools with input schemas, or a compact index of all when too many; tools:[names] gives their ' +
+        'schemas; query searches (every toolbox without toolbox_name). Call use_tool with the names returned.',
       inputSchema: {
         type: 'object',
         properties: {
-          toolbox_name: { ...toolboxProperty, description: 'Toolbox to open. Optional only with query (then every toolbox is searched).' },
+          toolbox_name: { ...toolboxProperty, description: 'Toolbox to open (optional with query).' },
           tools: {
             type: 'array',
             items: { type: 'string' },
-            description: 'Tool names (canonical, bare, or * globs) to return with full schemas.',
+            description: 'Tool names or * globs to return with full schemas.',
           },
-          query: { type: 'string', description: 'Words describing the tool you need; returns the best matches with full schemas.' },
+          query: { type: 'string', description: 'Words describing the tool needed.' },
           limit: { type: 'integer', minimum: 1, maximum: MAX_SEARCH_LIMIT, description: `Most matches for query (default ${DEFAULT_SEARCH_LIMIT}).` },
-          detail: { type: 'string', enum: ['full', 'index'], description: 'Force the full catalog or the compact index.' },
-          cursor: { type: 'string', description: 'next_cursor of a previous answer, for the next page of names.' },
+          detail: { type: 'string', enum: ['full', 'index'], description: 'Force full schemas or the index.' },
+          cursor: { type: 'string', description: 'next_cursor of a previous answer.' },
         },
         additionalProperties: false,
       },
