@@ -13,7 +13,7 @@ export function parseOpenToolboxArgs(args: Record<string, unknown>): OpenToolbox
   const request: OpenToolboxRequest = {};
   const { toolbox_name, tools, query, limit, detail, cursor } = args;
   if (toolbox_name !== undefined) {
-    if (typeof toolbox_name !== 'string' || toolbox_name.trim() === '') return `open_toolbox: "toolbox_name" must be a non-empty string`;
+    if (typeof toolbox_name !== 'string' || toolbox_name.trim() === '') return `open_toolbox: "toolbox_name" must be a non-empty string, got ${describe(toolbox_name)}`;
     request.toolbox_name = toolbox_name.trim();
   }
   if (tools !== undefined) {
@@ -41,9 +41,16 @@ export function parseOpenToolboxArgs(args: Record<string, unknown>): OpenToolbox
     request.cursor = Number(cursor);
   }
   if (request.toolbox_name === undefined && request.query === undefined) {
-    return 'open_toolbox: "toolbox_name" is required (it may be left out only with "query", to search every toolbox)';
+    return 'open_toolbox: "toolbox_name" must be a non-empty string, got nothing (it may be left out only with "query", to search every toolbox)';
   }
   if (request.tools !== undefined && request.query !== undefined) return 'open_toolbox: pass either "tools" or "query", not both';
   if (request.toolbox_name === undefined && request.tools !== undefined) return 'open_toolbox: "tools" needs "toolbox_name"';
   return request;
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'string') return 'an empty string';
+  return `a ${typeof value}`;
 }
