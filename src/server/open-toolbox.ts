@@ -154,7 +154,8 @@ export class Discovery {
         const live = new Map(manager.serverTools(name).map((s) => [s.server, s.tools]));
         const servers = toolbox.servers.map((s) => ({ server: s.name, tools: live.get(s.name) ?? seeds[unconnected.indexOf(s)]! }));
         const catalog = new ToolboxCatalog(name, servers, this.options.policy());
-        void manager.openToolbox(name).then((opened) => this.noteOpened(name, opened.failed), () => {});
+        // Spawning takes milliseconds per server: start it after this answer has gone out.
+        setImmediate(() => void manager.openToolbox(name).then((opened) => this.noteOpened(name, opened.failed), () => {}));
         return { connected: toolbox.servers.map((s) => s.name), failed: [], catalog, entries: catalog.tools.map(this.options.toEntry) };
       }
     }
