@@ -52,12 +52,12 @@ export function searchIndex(entries: readonly FullEntry[]): SearchIndex {
  * order, so the same query over the same tools always answers the same. Tools that match no query word are left out.
  */
 export function searchTools(indexes: readonly SearchIndex[], query: string, limit: number): FullEntry[] {
-  const terms = [...new Set(words(query).map(stem).filter((t) => !STOP_WORDS.has(t)))];
+  const wanted = [...new Set(termsOf(query))];
   const queryBare = words(query).join('_');
-  if (terms.length === 0) return [];
+  if (wanted.length === 0) return [];
   const total = indexes.reduce((n, i) => n + i.docs.length, 0);
   const idf = new Map<string, number>();
-  for (const term of terms) {
+  for (const term of wanted) {
     const df = indexes.reduce((n, i) => n + (i.df.get(term) ?? 0), 0);
     idf.set(term, Math.log(1 + (total - df + 0.5) / (df + 0.5)));
   }
@@ -66,14 +66,16 @@ export function searchTools(indexes: readonly SearchIndex[], query: string, limi
     for (const doc of index.docs) {
       let score = 0;
       let inName = 0;
-      for (const term of terms) {
+      for (const term of wanted) {
         const tf = doc.terms.get(term);
         if (tf === undefined) continue;
         score += idf.get(term)! * ((tf * 2.2) / (tf + 1.2));
         if (doc.nameTerms.has(term)) inName++;
       }
       if (score === 0) continue;
-      if (inName === terms.length) score *= 1.5;
+      if (inName === wanted.length) score *= 1.5;
+      // A query that names most of what the tool's name says is about that tool (delete_relations for "delete relations").
+      score *= 1 + (0.5 * coveredName(doc.nameTerms, wanted)) / Math.max(1, doc.nameTerms.size);
       if (doc.bare === queryBare) score *= 2;
       scored.push({ entry: doc.entry, score });
     }
@@ -88,10 +90,38 @@ export function searchTools(indexes: readonly SearchIndex[], query: string, limi
   return scored.slice(0, limit).map((s) => s.entry);
 }
 
+function coveredName(nameTerms: Set<string>, terms: readonly string[]): number {
+  let n = 0;
+  for (const t of terms) if (nameTerms.has(t)) n++;
+  return n;
+}
+
+/** A few everyday words mapped to the word tool names use, on both sides, so "make a folder" meets create_directory. */
+const SYNONYMS: Record<string, string> = {
+  make: 'create',
+  remove: 'delete',
+  erase: 'delete',
+  find: 'search',
+  lookup: 'search',
+  fetch: 'get',
+  retrieve: 'get',
+  several: 'multiple',
+  many: 'multiple',
+  folder: 'directory',
+  folders: 'directories',
+  dir: 'directory',
+};
+
+function termsOf(text: string): string[] {
+  return words(text)
+    .map((w) => stem(SYNONYMS[w] ?? w))
+    .filter((t) => !STOP_WORDS.has(t));
+}
+
 function toDoc(entry: FullEntry): Doc {
   const terms = new Map<string, number>();
   const add = (text: string | undefined, weight: number): string[] => {
-    const stems = words(text ?? '').map(stem).filter((t) => !STOP_WORDS.has(t));
+    const stems = termsOf(text ?? '');
     for (const term of stems) terms.set(term, (terms.get(term) ?? 0) + weight);
     return stems;
   };
