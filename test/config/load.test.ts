@@ -570,3 +570,18 @@ describe('workbench-config.schema.json', () => {
     }
   });
 });
+
+describe('catalogBudget', () => {
+  it('loads a top-level and a per-toolbox budget', () => {
+    const loaded = parseConfig({ catalogBudget: 30000, toolboxes: { dev: { catalogBudget: 5000, mcpServers: { s: { command: 'x' } } }, ops: { mcpServers: { s: { command: 'x' } } } } }, 'mem', {});
+    assert.equal(loaded.catalogBudget, 30000);
+    assert.equal(loaded.toolboxes[0]!.catalogBudget, 5000);
+    assert.equal(loaded.toolboxes[1]!.catalogBudget, undefined);
+  });
+
+  it('rejects budgets that are not whole numbers of at least 1,000 characters, with their JSON path', () => {
+    const found = problems({ catalogBudget: 10, toolboxes: { dev: { catalogBudget: 'big', mcpServers: { s: { command: 'x' } } } } }).join('\n');
+    assert.match(found, /catalogBudget/);
+    assert.match(found, /toolboxes\.dev\.catalogBudget|toolboxes\/dev\/catalogBudget/);
+  });
+});
