@@ -2,7 +2,6 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { ClientManager } from '../clients/client-manager.js';
 import type { ToolboxConfig, WorkbenchConfig } from '../config/types.js';
 import { WorkbenchError } from '../errors.js';
-import type { Logger } from '../log.js';
 import type { CatalogCache } from '../catalog/catalog-cache.js';
 import {
   DEFAULT_CATALOG_BUDGET,
@@ -32,7 +31,6 @@ export interface OpenToolboxRequest {
 export interface DiscoveryOptions {
   config: WorkbenchConfig;
   manager: ClientManager;
-  log: Logger;
   policy: () => VisibilityPolicy;
   /** The catalog of live tools (what `use_tool` resolves against), with its entries in the same order. */
   liveCatalog: (toolbox: string) => { catalog: ToolboxCatalog; entries: readonly FullEntry[] };

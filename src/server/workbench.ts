@@ -159,7 +159,6 @@ export class Workbench {
     this.discovery = new Discovery({
       config: options.config,
       manager: this.manager,
-      log: options.log,
       policy: () => this.policy,
       liveCatalog: (toolbox) => this.cachedCatalog(toolbox),
       toEntry,
