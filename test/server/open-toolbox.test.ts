@@ -6,7 +6,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ErrorCode, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Answer, FullEntry, IndexEntry, IndexGroup } from '../../src/catalog/catalog-index.js';
-import { startHttpWorkbench } from '../helpers/http-workbench.js';
+import { runWorkbench, startHttpWorkbench } from '../helpers/http-workbench.js';
 import {
   everythingServer,
   filesystemServer,
@@ -211,6 +211,32 @@ for (const transport of ['stdio', 'http'] as const) {
     });
   });
 
+  describe(`open_toolbox: where the budget comes from (${transport})`, () => {
+    it('a toolbox\'s catalogBudget beats --catalog-budget, which beats the top-level catalogBudget', async () => {
+      const s = await start(
+        transport,
+        {
+          catalogBudget: 1000,
+          toolboxes: {
+            flag: { mcpServers: { fixture: fixtureServer('--catalog', '100') } },
+            own: { catalogBudget: 500_000, mcpServers: { fixture: fixtureServer('--catalog', '100') } },
+          },
+        },
+        {},
+        ['--catalog-budget', '6000'],
+      );
+      try {
+        const flag = await open(s, { toolbox_name: 'flag' });
+        assert.ok(flag.text.length <= 6000 && flag.text.length > 1000, `${flag.text.length} characters`);
+        assert.match(s.client.getInstructions() ?? '', /6000 characters/);
+        const own = await open(s, { toolbox_name: 'own' });
+        assert.equal(own.answer.detail, 'full');
+      } finally {
+        await s.close();
+      }
+    });
+  });
+
   describe(`open_toolbox: catalog cache (${transport})`, () => {
     let cache: { dir: string; cleanup: () => Promise<void> };
     before(async () => {
@@ -307,3 +333,18 @@ for (const transport of ['stdio', 'http'] as const) {
     });
   });
 }
+
+describe('serve --catalog-budget', () => {
+  it('refuses a value that is not a whole number of at least 1,000 characters, as a usage error', async () => {
+    const { dir, cleanup } = await tempDir();
+    try {
+      const config = join(dir, 'workbench-config.json');
+      await writeFile(config, JSON.stringify({ toolboxes: { a: { mcpServers: { f: fixtureServer() } } } }));
+      const run = await runWorkbench(['serve', '--config', config, '--catalog-budget', '12']);
+      assert.equal(run.code, 2);
+      assert.match(run.stderr, /catalog-budget/);
+    } finally {
+      await cleanup();
+    }
+  });
+});
