@@ -19,16 +19,17 @@ export function catalogCacheDir(env: Record<string, string | undefined>, homedir
 }
 
 /**
- * Hash of what decides which program a server entry runs: transport, command, args, cwd, URL, and the NAMES of its
- * env variables and headers (never their values, which are often secrets). Two entries with the same key run the
- * same server, so its last tool list is a fair first answer.
+ * Hash of the toolbox and server names and of what decides which program the entry runs: transport, command, args,
+ * cwd, URL, and the NAMES of its env variables and headers (never their values, which are often secrets). The same
+ * key means the same configured server, so its last tool list is a fair first answer. The names are part of it so
+ * that two toolboxes listing the same command never answer for each other.
  */
-export function launchKey(server: ServerConfig): string {
+export function launchKey(toolbox: string, server: ServerConfig): string {
   const launch =
     server.type === 'stdio'
       ? { type: server.type, command: server.command, args: server.args, cwd: server.cwd ?? null, env: Object.keys(server.env).sort(), inheritEnv: server.inheritEnv }
       : { type: server.type, url: server.url, headers: Object.keys(server.headers).sort() };
-  return createHash('sha256').update(JSON.stringify(launch)).digest('hex');
+  return createHash('sha256').update(JSON.stringify({ toolbox, server: server.name, launch })).digest('hex');
 }
 
 interface CacheFile {
@@ -55,7 +56,7 @@ export class CatalogCache {
 
   /** The cached tools of a server, or undefined when there are none (or the file is unreadable). */
   async read(toolbox: string, server: ServerConfig): Promise<Tool[] | undefined> {
-    const key = launchKey(server);
+    const key = launchKey(toolbox, server);
     const path = this.path(key);
     let text: string;
     try {
@@ -76,7 +77,7 @@ export class CatalogCache {
 
   /** Persists a server's live tools (atomically) when they differ from what the cache holds. Never throws. */
   async write(toolbox: string, server: ServerConfig, tools: readonly Tool[]): Promise<void> {
-    const key = launchKey(server);
+    const key = launchKey(toolbox, server);
     const json = JSON.stringify(tools);
     if (this.known.get(key) === json) return;
     this.known.set(key, json);

@@ -24,10 +24,11 @@ describe('catalog cache', () => {
     assert.equal(catalogCacheDir({}, '/home/a'), join('/home/a', '.cache', 'mcp-workbench'));
   });
 
-  it('keys by the launch config with env names but not values', () => {
-    assert.equal(launchKey(server({ TOKEN: 'a' })), launchKey(server({ TOKEN: 'b' })));
-    assert.notEqual(launchKey(server({ TOKEN: 'a' })), launchKey(server({ OTHER: 'a' })));
-    assert.notEqual(launchKey(server({})), launchKey({ ...server({}), args: ['other.js'] }));
+  it('keys by toolbox, server and launch config, with env names but not values', () => {
+    assert.equal(launchKey('dev', server({ TOKEN: 'a' })), launchKey('dev', server({ TOKEN: 'b' })));
+    assert.notEqual(launchKey('dev', server({ TOKEN: 'a' })), launchKey('dev', server({ OTHER: 'a' })));
+    assert.notEqual(launchKey('dev', server({})), launchKey('dev', { ...server({}), args: ['other.js'] }));
+    assert.notEqual(launchKey('dev', server({})), launchKey('ops', server({})));
   });
 
   it('writes tools without secrets, reads them back, and ignores a corrupt file', async () => {
