@@ -5,7 +5,7 @@
  *   npm run bench -- --profile         also runs the workbench under `node --cpu-prof` during an echo and a 1 MiB
  *                                      throughput run and prints the top self-time functions
  *   npm run bench -- --quick           about a tenth of the iterations (for trying the bench itself; figures noisy)
- *   npm run bench -- --only echo,soak  just these phases (echo, big, open, context, scale, soak, instructions, profile)
+ *   npm run bench -- --only echo,soak  just these phases (echo, big, open, context, discovery, scale, soak, instructions, profile)
  *   npm run bench -- --out FILE        write the report somewhere else (default BENCHMARKS.md at the repo root)
  *
  * Each phase starts and closes its own processes, has a time budget, and a phase that fails prints an error line
@@ -20,6 +20,7 @@ import { closeAll, openCount } from './lib/processes.js';
 import { machine, renderReport, type Section } from './lib/report.js';
 import { bigResultPhase, echoPhase } from './phases/calls.js';
 import { contextPhase } from './phases/context.js';
+import { discoveryPhase } from './phases/discovery.js';
 import { instructionsPhase } from './phases/instructions.js';
 import { openPhase } from './phases/open.js';
 import { profilePhase } from './phases/profile.js';
@@ -68,6 +69,7 @@ const PHASES: { id: string; title: string; run: Phase; budget: number }[] = [
   { id: 'big', title: 'Call overhead: 1 MiB result (fixture `huge`)', run: bigResultPhase, budget: 50 },
   { id: 'open', title: 'Opening a toolbox of 4 servers', run: openPhase, budget: 60 },
   { id: 'context', title: 'Context cost', run: contextPhase, budget: 30 },
+  { id: 'discovery', title: 'Progressive discovery: budget, search, catalog cache', run: discoveryPhase, budget: 120 },
   { id: 'scale', title: 'Scale: a toolbox of 1,000 tools', run: scalePhase, budget: 45 },
   { id: 'soak', title: 'Soak: memory over 20,000 calls', run: soakPhase, budget: 60 },
   { id: 'instructions', title: 'Instructions per forwarded call (callgrind)', run: instructionsPhase, budget: 240 },

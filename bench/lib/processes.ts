@@ -133,7 +133,8 @@ export async function startWorkbench(label: string, config: unknown, options: Wo
   const transport = new StdioClientTransport({
     command: node,
     args: [...(options.nodeArgs ?? []), options.cli ?? paths.cli, 'serve', '--config', configPath],
-    env: baseEnv(options.env, dir),
+    // A fresh catalog cache per workbench unless the phase shares one: every open is cold unless it says otherwise.
+    env: baseEnv({ MCP_WORKBENCH_CACHE_DIR: join(dir, 'catalog-cache'), ...options.env }, dir),
     stderr: 'pipe',
     cwd: dir,
   });

@@ -101,7 +101,7 @@ export async function instructionsPhase(ctx: PhaseContext): Promise<Section> {
     const config = join(dir, 'workbench-config.json');
     await writeFile(config, JSON.stringify({ toolboxes: { bench: { mcpServers: { srv: entry } } } }));
     const [workbench, proxy] = await Promise.all([
-      count(ctx, 'workbench', [paths.cli, 'serve', '--config', config, '--state-file', join(dir, 'state.json')], warmup, calls),
+      count(ctx, 'workbench', [paths.cli, 'serve', '--config', config, '--state-file', join(dir, 'state.json'), '--no-catalog-cache'], warmup, calls),
       count(ctx, 'rewriting proxy', [NULL_PROXY, '--rewrite', entry.command, ...entry.args], warmup, calls),
     ]);
     section.tables.push({

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { Command, CommanderError, Option } from 'commander';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { isWorkbenchError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { EXIT_FAILURE, EXIT_USAGE, createCliContext, splitList } from './context.js';
@@ -43,6 +43,15 @@ function maxMessageBytes(): number | undefined {
   return undefined;
 }
 
+/** `--catalog-budget`: the same bounds as the config's catalogBudget (see workbench-config.schema.json). */
+function parseCatalogBudget(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < 1000 || n > 10_000_000) {
+    throw new InvalidArgumentError(`expected a whole number of characters from 1000 to 10000000, got "${value}"`);
+  }
+  return n;
+}
+
 const program = new Command()
   .name('mcp-workbench')
   .description('An MCP server that puts many MCP servers behind two tools: open_toolbox and use_tool.')
@@ -59,6 +68,8 @@ program
   .option('--management-tools', 'also offer list_all_tools and enable_tools to the client')
   .addOption(new Option('--toolset <names>', 'limit the session to the tools of these toolsets (comma-separated or repeated)').argParser(splitList))
   .option('--project <dir>', 'directory of the project file .mcp-workbench.json (default: the start directory)')
+  .addOption(new Option('--catalog-budget <chars>', 'most characters an open_toolbox answer may take (default: config catalogBudget, else 20000)').argParser(parseCatalogBudget))
+  .option('--no-catalog-cache', 'do not read or write the catalog cache ($MCP_WORKBENCH_CACHE_DIR, else $XDG_CACHE_HOME/mcp-workbench, else ~/.cache/mcp-workbench)')
   .option('--http <[host:]port>', 'serve Streamable HTTP on /mcp instead of stdio (host defaults to 127.0.0.1; port 0 picks a free port)')
   .option('--token <token>', 'bearer token every HTTP request must carry (default: $WORKBENCH_TOKEN, which is preferred: options show in ps)')
   .addOption(new Option('--allow-origin <origins>', 'browser origins to allow besides localhost (repeatable or comma-separated)').argParser(splitList))
@@ -75,6 +86,8 @@ program
         managementTools?: boolean;
         toolset?: string[];
         project?: string;
+        catalogBudget?: number;
+        catalogCache?: boolean;
         http?: string;
         token?: string;
         allowOrigin?: string[];
@@ -93,6 +106,8 @@ program
           toolsets: opts.toolset,
           project: opts.project,
           watchConfig: true,
+          catalogBudget: opts.catalogBudget,
+          catalogCache: opts.catalogCache,
           maxMessageBytes: maxMessageBytes(),
           env,
           cwd: ctx.cwd,

@@ -1,4 +1,5 @@
 import { homedir } from 'node:os';
+import { CatalogCache, catalogCacheDir } from '../catalog/catalog-cache.js';
 import { readToolState, resolveStatePath, watchToolState } from '../catalog/tool-state.js';
 import { loadConfig, resolveConfigPath } from '../config/load.js';
 import { applyProject, loadProjectFile, resolveProjectPath } from '../config/project-file.js';
@@ -25,6 +26,10 @@ export interface RuntimeOptions {
   /** Follow edits of the config and project files (serving); one-shot commands leave it off. */
   watchConfig?: boolean;
   maxMessageBytes?: number;
+  /** `--catalog-budget` (characters). */
+  catalogBudget?: number;
+  /** `--no-catalog-cache` sets this to false. */
+  catalogCache?: boolean;
   env: Record<string, string | undefined>;
   cwd: string;
   log: Logger;
@@ -60,6 +65,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     version: VERSION,
     cliDisabled: options.disabledTools,
     maxMessageBytes: options.maxMessageBytes,
+    catalogBudget: options.catalogBudget,
+    catalogCache: options.catalogCache === false ? undefined : new CatalogCache(catalogCacheDir(options.env, options.env.HOME || homedir()), options.log),
     state,
     ...(options.toolsets && options.toolsets.length > 0 && { sessionToolsets: options.toolsets }),
   });

@@ -125,6 +125,7 @@ export function parseConfig(raw: unknown, source: string, env: EnvLike, options:
     source,
     toolboxes,
     ...(document.toolsets && { toolsets: normaliseToolsets(document.toolsets, 'config') }),
+    ...(document.catalogBudget !== undefined && { catalogBudget: document.catalogBudget }),
     warnings,
     secrets: [...expanded.secrets, ...configuredSecrets(toolboxes)],
   };
@@ -195,11 +196,13 @@ interface RawToolbox {
   mcpServers: Record<string, RawServer>;
   disabledTools?: string[];
   toolOverrides?: Record<string, RawToolOverride>;
+  catalogBudget?: number;
 }
 
 interface RawConfig {
   toolboxes: Record<string, RawToolbox>;
   toolsets?: Record<string, RawToolset>;
+  catalogBudget?: number;
 }
 
 function normaliseToolbox(name: string, raw: RawToolbox): ToolboxConfig {
@@ -208,6 +211,7 @@ function normaliseToolbox(name: string, raw: RawToolbox): ToolboxConfig {
     description: raw.description ?? '',
     disabledTools: [...(raw.disabledTools ?? [])],
     ...(raw.toolOverrides && { toolOverrides: normaliseOverrides(raw.toolOverrides) }),
+    ...(raw.catalogBudget !== undefined && { catalogBudget: raw.catalogBudget }),
     servers: Object.entries(raw.mcpServers).map(([serverName, server]) => normaliseServer(serverName, server)),
   };
 }

@@ -90,6 +90,8 @@ export interface ToolboxConfig {
   disabledTools: string[];
   /** Overrides keyed by canonical names or globs (applied after the servers' own). Absent means none. */
   toolOverrides?: ToolOverrideRule[];
+  /** Characters an open_toolbox answer about this toolbox may take, if configured. */
+  catalogBudget?: number;
   /** Servers in config order. */
   servers: ServerConfig[];
 }
@@ -103,6 +105,8 @@ export interface WorkbenchConfig {
   toolsets?: ToolsetConfig[];
   /** The project file in effect, if one was found. */
   project?: ProjectConfig;
+  /** Default `catalogBudget` for every toolbox, if configured. */
+  catalogBudget?: number;
   /** Non-fatal findings (deprecations) that the caller should show on stderr. */
   warnings: string[];
   /**

@@ -18,6 +18,7 @@ import type { Logger } from '../log.js';
 import { nameProblem, quoteClientText } from '../shared/client-text.js';
 import { ENABLE_TOOLS, LIST_ALL_TOOLS, enableTools, listAllTools, managementToolDefinitions } from './management-tools.js';
 import { OPEN_TOOLBOX, USE_TOOL, metaToolDefinitions } from './meta-tools.js';
+import { parseOpenToolboxArgs } from './open-toolbox-params.js';
 import { errorResult, type UpstreamSession, type Workbench } from './workbench.js';
 
 /**
@@ -110,10 +111,10 @@ export function createServer(workbench: Workbench, version: string, options: Cre
       });
     },
     openToolbox: async (args) => {
-      const toolbox = requireString(args, 'toolbox_name', OPEN_TOOLBOX);
-      rejectUnknownParams(args, ['toolbox_name'], OPEN_TOOLBOX);
+      const request = parseOpenToolboxArgs(args);
+      if (typeof request === 'string') throw invalidParams(request);
       try {
-        const { result, text } = await workbench.openToolbox(toolbox, scope);
+        const { result, text } = await workbench.openToolbox(request, scope);
         return { content: [{ type: 'text', text }], structuredContent: result as unknown as Record<string, unknown> };
       } catch (error) {
         if (isWorkbenchError(error)) return errorResult(`${error.toDisplayString()} Call open_toolbox with one of them.`, error.code);

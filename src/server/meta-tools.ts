@@ -1,4 +1,5 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT } from '../catalog/search.js';
 
 /**
  * The workbench's own fixed tool surface. Names are protected: no disable rule can ever hide them.
@@ -6,6 +7,9 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 export const OPEN_TOOLBOX = 'open_toolbox';
 export const USE_TOOL = 'use_tool';
 export const PROTECTED_TOOLS: readonly string[] = [OPEN_TOOLBOX, USE_TOOL, 'list_all_tools', 'enable_tools'];
+
+/** Clients that defer MCP tools behind their own search (Claude Code) keep tools with this in view from the start. */
+const ALWAYS_LOAD = { 'anthropic/alwaysLoad': true };
 
 export function metaToolDefinitions(toolboxNames: readonly string[]): Tool[] {
   const toolboxProperty = {
@@ -18,14 +22,25 @@ export function metaToolDefinitions(toolboxNames: readonly string[]): Tool[] {
       name: OPEN_TOOLBOX,
       title: 'Open toolbox',
       description:
-        'Connect a toolbox of MCP servers (if not connected yet) and list its tools with full input schemas. ' +
-        'Call this before use_tool. Tool names come back as {toolbox}__{server}__{tool}.',
+        'List a toolbox\'s tools with input schemas, or a compact index of all when too many; tools:[names] gives their ' +
+        'schemas; query searches (every toolbox without toolbox_name). Call use_tool with the names returned.',
       inputSchema: {
         type: 'object',
-        properties: { toolbox_name: toolboxProperty },
-        required: ['toolbox_name'],
+        properties: {
+          toolbox_name: { ...toolboxProperty, description: 'Toolbox to open (optional with query).' },
+          tools: {
+            type: 'array',
+            items: { type: 'string' },
+            description: 'Tool names or * globs to return with full schemas.',
+          },
+          query: { type: 'string', description: 'Words describing the tool needed.' },
+          limit: { type: 'integer', minimum: 1, maximum: MAX_SEARCH_LIMIT, description: `Most matches for query (default ${DEFAULT_SEARCH_LIMIT}).` },
+          detail: { type: 'string', enum: ['full', 'index'], description: 'Force full schemas or the index.' },
+          cursor: { type: 'string', description: 'next_cursor of a previous answer.' },
+        },
         additionalProperties: false,
       },
+      _meta: ALWAYS_LOAD,
       annotations: {
         title: 'Open toolbox',
         // Starts the toolbox's servers and lists their tools; changes nothing outside the workbench.
@@ -51,6 +66,7 @@ export function metaToolDefinitions(toolboxNames: readonly string[]): Tool[] {
         required: ['toolbox_name', 'tool_name'],
         additionalProperties: false,
       },
+      _meta: ALWAYS_LOAD,
       annotations: {
         title: 'Use a tool from a toolbox',
         // It runs whatever downstream tool is named, which may write, delete or reach the outside world.

@@ -16,6 +16,9 @@ import { createOverrideResolver, overriddenText, type OverrideResolver } from '.
 import { resolveToolsets, sessionToolsetFilter, type ResolvedToolset } from '../catalog/toolsets.js';
 import { describeToolset, openToolset, routeToolsetCall, type ToolsetHost } from './toolset-routes.js';
 import { toolStatuses } from './tool-status.js';
+import type { CatalogCache } from '../catalog/catalog-cache.js';
+import type { Answer, BudgetedAnswer } from '../catalog/catalog-index.js';
+import { Discovery, type OpenToolboxRequest } from './open-toolbox.js';
 
 // ajv-formats is CommonJS: under NodeNext the plugin function is its namespace's `default.default`.
 const addFormats = addFormatsModule.default;
@@ -33,6 +36,10 @@ export interface WorkbenchOptions {
   maxMessageBytes?: number;
   /** `--toolset`: limit every session to the tools of these toolsets. */
   sessionToolsets?: readonly string[];
+  /** Where servers' last tool lists are kept; no cache when undefined. */
+  catalogCache?: CatalogCache;
+  /** `--catalog-budget` (characters). */
+  catalogBudget?: number;
 }
 
 /** One tool as `open_toolbox` presents it. */
@@ -69,15 +76,8 @@ export interface ToolStatusReport {
   servers_failed: ({ toolbox: string } & FailedServer)[];
 }
 
-export interface OpenToolboxResult {
-  toolbox: string;
-  description: string;
-  servers_connected: string[];
-  /** Each with the message, its code, and what happened as fields (`failure`: kind, exit code, signal, HTTP status…). */
-  servers_failed: FailedServer[];
-  tools: ToolEntry[];
-}
-
+/** What `open_toolbox` answers when `detail` is `"full"` (README: "open_toolbox"); other answers are `Answer`s. */
+export type OpenToolboxResult = Omit<Answer, 'tools'> & { tools: ToolEntry[] };
 
 export type { CallContext, UpstreamSession } from './session-routing.js';
 
@@ -104,8 +104,6 @@ interface Scope extends SessionScope, RoutingBooks {
 interface CachedCatalog {
   catalog: ToolboxCatalog;
   entries: ToolEntry[];
-  /** `entries` serialised once, reused in every open_toolbox text reply until the catalog changes. */
-  entriesJson: string;
 }
 
 /**
@@ -137,6 +135,7 @@ export class Workbench {
   private readonly validators = new WeakMap<Tool, ValidateFunction | null>();
   private readonly outputValidators = new WeakMap<Tool, ValidateFunction | null>();
   private ajv: Ajv | undefined;
+  private readonly discovery: Discovery;
 
   constructor(options: WorkbenchOptions) {
     this.options = options;
@@ -150,6 +149,13 @@ export class Workbench {
     this.overrides = createOverrideResolver(options.config);
     this.policy = this.createPolicy(options.config);
     this.sharedKeys = sharedKeysOf(options.config);
+    this.discovery = new Discovery({
+      config: () => this.current,
+      policy: () => this.policy,
+      toEntry: (t) => toEntry(t, this.overrides),
+      cache: options.catalogCache,
+      budget: options.catalogBudget,
+    });
     this.root = this.createScope(undefined);
     this.manager = this.root.manager;
   }
@@ -182,7 +188,10 @@ export class Workbench {
       log: options.log,
       clientInfo: { name: 'mcp-workbench', version: options.version },
       maxMessageBytes: options.maxMessageBytes,
-      onToolsChanged: (toolbox) => books.catalogs.delete(toolbox),
+      onToolsChanged: (toolbox, server) => {
+        books.catalogs.delete(toolbox);
+        this.discovery.toolsChanged(manager, toolbox, server);
+      },
       onLogMessage: (toolbox, server, params) => {
         const logger = params.logger ? `${toolbox}/${server}/${params.logger}` : `${toolbox}/${server}`;
         books.upstream?.log({ ...params, logger });
@@ -338,7 +347,7 @@ export class Workbench {
   instructions(): string {
     const lines = [
       `MCP Workbench gives access to ${this.config.toolboxes.length} toolbox(es) of MCP tools through two tools:`,
-      `1. open_toolbox {toolbox_name}: connects the toolbox's servers and returns its tools with their full input schemas.`,
+      `1. open_toolbox {toolbox_name}: connects the toolbox's servers and returns its tools with their full input schemas, or, when they exceed ${this.discovery.budget()} characters, a compact index of every tool. Pass tools:[names] for the schemas of just those, or query:"words" (with or without toolbox_name) to search for the best matches.`,
       `2. use_tool {toolbox_name, tool_name, arguments}: calls one of those tools. Use the tool name exactly as open_toolbox returned it ({toolbox}__{server}__{tool}) and arguments that match its inputSchema.`,
       `Open a toolbox before using its tools. Toolboxes:`,
     ];
@@ -355,38 +364,37 @@ export class Workbench {
     return lines.join('\n');
   }
 
-  /** Connects the toolbox (each server at most once at a time) and returns its catalog of enabled tools. */
-  async openToolbox(name: string, session?: SessionScope): Promise<{ result: OpenToolboxResult; text: string }> {
-    const toolset = this.toolboxes.has(name) ? undefined : this.toolsets.get(name);
-    if (toolset) {
-      const opened = await openToolset(this.toolsetHost(this.scopeOf(session)), toolset);
-      const result: OpenToolboxResult = {
-        toolbox: name,
-        description: toolset.config.description,
-        servers_connected: opened.connected,
-        servers_failed: opened.failed,
-        tools: opened.tools,
-      };
-      return { result, text: JSON.stringify(result) };
-    }
-    const toolbox = this.requireToolbox(name);
+  /**
+   * `open_toolbox`: the catalog under the context budget (a compact index when the full one does not fit), full
+   * entries for named tools, or search results — for a toolbox, a toolset (its tools across toolboxes, connecting only
+   * the servers it needs), or every toolbox (a search without `toolbox_name`). Throws TOOLBOX_NOT_FOUND for an unknown
+   * name.
+   */
+  async openToolbox(request: OpenToolboxRequest, session?: SessionScope): Promise<BudgetedAnswer> {
     const scope = this.scopeOf(session);
-    const opened = await scope.manager.openToolbox(name);
-    const cached = this.cachedCatalog(scope, name);
-    const result: OpenToolboxResult = {
-      toolbox: name,
-      description: toolbox.description,
-      servers_connected: opened.connected,
-      servers_failed: opened.failed,
-      tools: cached.entries,
-    };
-    const head = JSON.stringify({
-      toolbox: name,
-      description: toolbox.description,
-      servers_connected: opened.connected,
-      servers_failed: opened.failed,
-    });
-    return { result, text: `${head.slice(0, -1)},"tools":${cached.entriesJson}}` };
+    const name = request.toolbox_name;
+    const toolset = name === undefined || this.toolboxes.has(name) ? undefined : this.toolsets.get(name);
+    if (toolset) {
+      const opened = await openToolset(this.toolsetHost(scope), toolset);
+      const toolboxes = [...new Set(toolset.servers.map((s) => s.toolbox))];
+      return this.discovery.answer(
+        request,
+        { toolbox: toolset.config.name, description: toolset.config.description },
+        {
+          connected: opened.connected,
+          failed: opened.failed,
+          catalogs: toolboxes.map((t) => this.cachedCatalog(scope, t).catalog),
+          entries: opened.tools,
+          member: (tool) => toolset.includes(tool),
+        },
+        this.discovery.budget(),
+      );
+    }
+    return this.discovery.open(request, this.discoveryScope(scope));
+  }
+
+  private discoveryScope(scope: Scope): { manager: ClientManager; liveCatalog: (toolbox: string) => CachedCatalog } {
+    return { manager: scope.manager, liveCatalog: (toolbox) => this.cachedCatalog(scope, toolbox) };
   }
 
   /**
@@ -504,7 +512,7 @@ export class Workbench {
     if (validate && !validate(input)) {
       const problems = (validate.errors ?? []).map((e) => `${e.instancePath || '(arguments)'} ${e.message ?? 'is invalid'}${describeParams(e.params)}`);
       return Promise.resolve(errorResult(
-        `Invalid arguments for "${entry.name}" (server "${entry.server}", tool "${entry.tool.name}"):\n${problems.map((p) => `- ${p}`).join('\n')}\nFix the arguments to match the tool's inputSchema (see open_toolbox).`,
+        `Invalid arguments for "${entry.name}" (server "${entry.server}", tool "${entry.tool.name}"):\n${problems.map((p) => `- ${p}`).join('\n')}\nFix the arguments to match the tool's inputSchema: ${JSON.stringify(entry.tool.inputSchema)}`,
         'INVALID_ARGUMENTS',
       ));
     }
@@ -605,7 +613,7 @@ export class Workbench {
     if (!cached) {
       const catalog = new ToolboxCatalog(toolbox, scope.manager.serverTools(toolbox), this.policy);
       const entries = catalog.tools.map((t) => toEntry(t, this.overrides));
-      cached = { catalog, entries, entriesJson: JSON.stringify(entries) };
+      cached = { catalog, entries };
       scope.catalogs.set(toolbox, cached);
     }
     return cached;

@@ -18,7 +18,7 @@ async function serveFile(configPath: string, cwd: string): Promise<{ client: Cli
   const transport = new StdioClientTransport({
     command: node,
     args: [paths.cli, 'serve', '--config', configPath],
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? cwd },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? cwd, MCP_WORKBENCH_CACHE_DIR: join(cwd, 'catalog-cache') },
     stderr: 'pipe',
     cwd,
   });

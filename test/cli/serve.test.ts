@@ -12,7 +12,12 @@ async function spawnServe(config: unknown, extraArgs: string[] = []): Promise<{ 
   after(cleanup);
   const configPath = join(dir, 'workbench-config.json');
   await writeFile(configPath, JSON.stringify(config));
-  const child = spawn(node, [paths.cli, '--config', configPath, ...extraArgs], { stdio: ['pipe', 'pipe', 'pipe'], cwd: dir });
+  const child = spawn(node, [paths.cli, '--config', configPath, ...extraArgs], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+    cwd: dir,
+    // The catalog cache goes to the test's temp dir, never the real home.
+    env: { ...process.env, MCP_WORKBENCH_CACHE_DIR: join(dir, 'catalog-cache') },
+  });
   let out = '';
   let err = '';
   child.stdout!.on('data', (c: Buffer) => (out += c.toString('utf8')));

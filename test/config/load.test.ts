@@ -91,7 +91,7 @@ describe('loadConfig', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('loads the README's example config, expanded and normalised', async () => {
+  it('loads the README example config, expanded and normalised', async () => {
     const path = fixture('design-example.json');
     const { secrets, ...loaded } = await loadConfig(path, designEnv);
     // Everything output must hide: each value that came from a variable, and the configured header.
@@ -559,7 +559,7 @@ describe('loadConfig', () => {
 });
 
 describe('workbench-config.schema.json', () => {
-  it('compiles without ajv strict-mode warnings and accepts the README's example config as written', async () => {
+  it('compiles without ajv strict-mode warnings and accepts the README example config as written', async () => {
     const schemaText = await readFile(new URL('../../workbench-config.schema.json', import.meta.url), 'utf8');
     const warnings: unknown[] = [];
     const logger = { log: () => {}, warn: (...args: unknown[]) => warnings.push(args), error: (...args: unknown[]) => warnings.push(args) };
@@ -582,5 +582,20 @@ describe('workbench-config.schema.json', () => {
         assert.ok(property.description, `${key} has a description`);
       }
     }
+  });
+});
+
+describe('catalogBudget', () => {
+  it('loads a top-level and a per-toolbox budget', () => {
+    const loaded = parseConfig({ catalogBudget: 30000, toolboxes: { dev: { catalogBudget: 5000, mcpServers: { s: { command: 'x' } } }, ops: { mcpServers: { s: { command: 'x' } } } } }, 'mem', {});
+    assert.equal(loaded.catalogBudget, 30000);
+    assert.equal(loaded.toolboxes[0]!.catalogBudget, 5000);
+    assert.equal(loaded.toolboxes[1]!.catalogBudget, undefined);
+  });
+
+  it('rejects budgets that are not whole numbers of at least 1,000 characters, with their JSON path', () => {
+    const found = problems({ catalogBudget: 10, toolboxes: { dev: { catalogBudget: 'big', mcpServers: { s: { command: 'x' } } } } }).join('\n');
+    assert.match(found, /catalogBudget/);
+    assert.match(found, /toolboxes\.dev\.catalogBudget|toolboxes\/dev\/catalogBudget/);
   });
 });

@@ -115,7 +115,7 @@ export async function runWorkbench(args: string[], env: Record<string, string> =
 /** `node dist/cli/main.js …args` in `dir`, with its state file there too (never the real home); output collected. */
 function spawnCli(args: string[], dir: string, env: Record<string, string>): { child: ChildProcess; stderr: () => string; stdout: () => string } {
   const child = spawn(node, [paths.cli, ...args], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? dir, WORKBENCH_STATE_FILE: join(dir, 'tool-state.json'), ...env },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? dir, WORKBENCH_STATE_FILE: join(dir, 'tool-state.json'), MCP_WORKBENCH_CACHE_DIR: join(dir, 'catalog-cache'), ...env },
     cwd: dir,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

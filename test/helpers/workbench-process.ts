@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -79,7 +80,7 @@ export async function startWorkbench(config: unknown, options: StartOptions = {}
     command: node,
     args: [paths.cli, 'serve', '--config', configPath, ...(options.args ?? [])],
     // The state file lives in the test's temp dir unless a test says otherwise: never the real home.
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? dir, WORKBENCH_STATE_FILE: join(dir, 'tool-state.json'), ...options.env },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? dir, WORKBENCH_STATE_FILE: join(dir, 'tool-state.json'), MCP_WORKBENCH_CACHE_DIR: join(dir, 'catalog-cache'), ...options.env },
     stderr: 'pipe',
     cwd: dir,
   });
@@ -146,12 +147,15 @@ export interface CliRun {
 
 /** Runs `mcp-workbench …` (the built CLI) to completion with a minimal environment and empty stdin. */
 export function runCli(args: string[], options: { env?: Record<string, string>; cwd?: string } = {}): CliRun {
+  // `tools list` connects servers and would fill the catalog cache: keep it in a temp dir, never the real home.
+  const cache = mkdtempSync(join(tmpdir(), 'wb-cli-cache-'));
   const result = spawnSync(node, [paths.cli, ...args], {
     encoding: 'utf8',
     cwd: options.cwd,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/', ...options.env },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/', MCP_WORKBENCH_CACHE_DIR: cache, ...options.env },
     input: '',
     timeout: 60_000,
   });
+  rmSync(cache, { recursive: true, force: true });
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
 }

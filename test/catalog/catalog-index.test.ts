@@ -1,0 +1,108 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { budgetCatalog, budgetMatches, signatureOf, summaryOf, type AnswerHead, type FullEntry, type IndexGroup } from '../../src/catalog/catalog-index.js';
+
+const head: AnswerHead = { toolbox: 'web', description: 'browser tools', servers_connected: ['browser'], servers_failed: [] };
+
+/** `count` tools with long descriptions and a few parameters, as a server might list them. */
+function tools(count: number, server = 'browser'): FullEntry[] {
+  return Array.from({ length: count }, (_, i) => ({
+    name: `web__${server}__tool_number_${i}`,
+    toolbox_name: 'web',
+    source_server: server,
+    original_name: `tool_number_${i}`,
+    description: `[web/${server}] Does thing ${i} to the page. ${'It has a long explanation that goes on. '.repeat(20)}`,
+    inputSchema: {
+      type: 'object' as const,
+      properties: { url: { type: 'string' }, width: { type: 'integer' }, mode: { enum: ['a', 'b'] }, tags: { type: 'array', items: { type: 'string' } } },
+      required: ['url'],
+    },
+  }));
+}
+
+const allNames = (answer: { tools: unknown[] }, toolbox = 'web'): string[] =>
+  answer.tools.flatMap((t) => {
+    const entry = t as { name?: string; source_server: string; names?: string[] };
+    return entry.names ? entry.names.map((n) => `${toolbox}__${entry.source_server}__${n}`) : [entry.name!];
+  });
+
+describe('summaries and signatures', () => {
+  it('summarises with the title, else the first sentence without the [toolbox/server] prefix', () => {
+    const [entry] = tools(1);
+    assert.equal(summaryOf(entry!), 'Does thing 0 to the page.');
+    assert.equal(summaryOf({ ...entry!, title: 'Thing zero' }), 'Thing zero');
+  });
+
+  it('writes a parameter signature with optional marks, enums, arrays and unions', () => {
+    assert.equal(signatureOf(tools(1)[0]!.inputSchema), 'url: string, width?: number, mode?: "a" | "b", tags?: string[]');
+    assert.equal(signatureOf({ type: 'object', properties: { v: { anyOf: [{ type: 'string' }, { type: 'null' }] } } }), 'v?: string | null');
+    assert.equal(signatureOf({ type: 'object' }), '');
+  });
+});
+
+describe('budgetCatalog', () => {
+  it('returns the full catalog when it fits, and when detail "full" is asked whatever its size', () => {
+    const small = budgetCatalog(head, tools(3), { budget: 20_000 });
+    assert.equal(small.result.detail, 'full');
+    assert.equal(small.text, JSON.stringify(small.result));
+    const forced = budgetCatalog(head, tools(200), { budget: 20_000, detail: 'full' });
+    assert.equal(forced.result.detail, 'full');
+    assert.ok(forced.text.length > 20_000);
+  });
+
+  it('never exceeds the budget and names every tool, for any size from 1 to 1,000 tools', () => {
+    for (const count of [1, 10, 50, 200, 1000]) {
+      for (const budget of [4000, 20_000]) {
+        const list = tools(count);
+        const answer = budgetCatalog(head, list, { budget });
+        assert.ok(answer.text.length <= budget, `${count} tools, budget ${budget}: ${answer.text.length}`);
+        if (answer.result.next_cursor === undefined) assert.deepEqual(allNames(answer.result), list.map((t) => t.name), `${count}/${budget}`);
+      }
+    }
+  });
+
+  it('shortens summaries before dropping them, and drops them before dropping names', () => {
+    const answer = budgetCatalog(head, tools(60), { budget: 9000 });
+    assert.equal(answer.result.detail, 'index');
+    const first = answer.result.tools[0] as { summary?: string; signature?: string };
+    assert.ok(first.signature !== undefined || first.summary !== undefined, JSON.stringify(first));
+    assert.equal(answer.result.tools.length, 60);
+  });
+
+  it('groups names by server when canonical names overflow, and pages them only when those overflow too', () => {
+    const list = [...tools(300, 'browser'), ...tools(300, 'devtools')];
+    const grouped = budgetCatalog(head, list, { budget: 20_000 });
+    assert.equal(grouped.result.next_cursor, undefined);
+    assert.deepEqual((grouped.result.tools as IndexGroup[]).map((g) => g.source_server), ['browser', 'devtools']);
+    assert.deepEqual(allNames(grouped.result), list.map((t) => t.name));
+
+    const seen: string[] = [];
+    let cursor: number | undefined;
+    for (let page = 0; page < 100; page++) {
+      const answer = budgetCatalog(head, list, { budget: 2000, cursor });
+      assert.ok(answer.text.length <= 2000, `page ${page}: ${answer.text.length}`);
+      seen.push(...allNames(answer.result));
+      if (answer.result.next_cursor === undefined) break;
+      cursor = Number(answer.result.next_cursor);
+    }
+    assert.deepEqual(seen, list.map((t) => t.name));
+  });
+});
+
+describe('budgetMatches', () => {
+  it('keeps full entries in rank order while they fit, the rest as index entries, within the budget', () => {
+    const list = tools(20);
+    const answer = budgetMatches(head, list, 8000);
+    assert.ok(answer.text.length <= 8000);
+    assert.equal(answer.result.detail, 'mixed');
+    assert.deepEqual(allNames(answer.result), list.map((t) => t.name));
+    const kinds = answer.result.tools.map((t) => ('inputSchema' in t ? 'full' : 'index'));
+    assert.equal(kinds.indexOf('index'), kinds.lastIndexOf('full') + 1, 'full entries first, then index entries');
+  });
+
+  it('leaves out what does not fit even as a name, and says so', () => {
+    const answer = budgetMatches(head, tools(400), 2000);
+    assert.ok(answer.text.length <= 2000);
+    assert.match(answer.result.hint ?? '', /did not fit/);
+  });
+});
