@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
-import { mkdir, readFile, rename, writeFile, open, rm } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import writeFileAtomic from 'write-file-atomic';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { ServerConfig } from '../config/types.js';
 import { errorMessage } from '../errors.js';
@@ -48,6 +49,8 @@ interface CacheFile {
 export class CatalogCache {
   /** Last known tools per launch key (from disk or live), so unchanged lists are not rewritten. */
   private readonly known = new Map<string, string>();
+  /** Writes in progress, so shutdown can wait for them (a file half-written is never seen: see write). */
+  private readonly pending = new Set<Promise<void>>();
 
   constructor(
     readonly dir: string,
@@ -76,25 +79,31 @@ export class CatalogCache {
   }
 
   /** Persists a server's live tools (atomically) when they differ from what the cache holds. Never throws. */
-  async write(toolbox: string, server: ServerConfig, tools: readonly Tool[]): Promise<void> {
+  write(toolbox: string, server: ServerConfig, tools: readonly Tool[]): Promise<void> {
     const key = launchKey(toolbox, server);
     const json = JSON.stringify(tools);
-    if (this.known.get(key) === json) return;
+    if (this.known.get(key) === json) return Promise.resolve();
     this.known.set(key, json);
     const file: CacheFile = { format: FORMAT, toolbox, server: server.name, savedAt: new Date().toISOString(), tools: [...tools] };
     const path = this.path(key);
-    const temp = `${path}.${process.pid}.tmp`;
-    try {
-      await mkdir(this.dir, { recursive: true, mode: 0o700 });
-      await writeFile(temp, JSON.stringify(file), { mode: 0o600 });
-      const handle = await open(temp, 'r+');
-      await handle.sync().finally(() => handle.close());
-      await rename(temp, path);
-    } catch (error) {
-      this.known.delete(key);
-      await rm(temp, { force: true }).catch(() => {});
-      this.log.warn(`could not write the catalog cache of ${toolbox}/${server.name} to ${path}: ${errorMessage(error)}`);
-    }
+    const done = (async () => {
+      try {
+        await mkdir(this.dir, { recursive: true, mode: 0o700 });
+        // write-file-atomic: temp file beside it, fsync, rename — a reader sees the old file or the new one.
+        await writeFileAtomic(path, JSON.stringify(file), { mode: 0o600 });
+      } catch (error) {
+        this.known.delete(key);
+        this.log.warn(`could not write the catalog cache of ${toolbox}/${server.name} to ${path}: ${errorMessage(error)}`);
+      }
+    })();
+    this.pending.add(done);
+    void done.finally(() => this.pending.delete(done));
+    return done;
+  }
+
+  /** Waits for the writes in progress (called on shutdown, so a catalog just listed is not lost). */
+  async flush(): Promise<void> {
+    await Promise.allSettled([...this.pending]);
   }
 
   private path(key: string): string {

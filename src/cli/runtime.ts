@@ -137,8 +137,11 @@ export function untilShutdown(log: Logger, stop: () => Promise<unknown>, registe
         resolve(0);
       });
     };
-    process.once('SIGINT', () => trigger('SIGINT'));
-    process.once('SIGTERM', () => trigger('SIGTERM'));
+    // `on`, not `once`: a second signal must not find this process without a listener of ours. signal-exit (used by
+    // write-file-atomic and proper-lockfile while a write or lock is in progress) re-raises a signal and so kills the
+    // process when it sees no other listener — which would cut shutdown short and leave a half-written file behind.
+    process.on('SIGINT', () => trigger('SIGINT'));
+    process.on('SIGTERM', () => trigger('SIGTERM'));
     register(trigger);
   });
 }

@@ -14,7 +14,7 @@ const ALWAYS_LOAD = { 'anthropic/alwaysLoad': true };
 export function metaToolDefinitions(toolboxNames: readonly string[]): Tool[] {
   const toolboxProperty = {
     type: 'string',
-    description: 'Name of a toolbox or toolset, as listed in the server instructions (a toolset works wherever a toolbox does).',
+    description: 'A toolbox or toolset named in the server instructions.',
     ...(toolboxNames.length > 0 ? { enum: [...toolboxNames] } : {}),
   };
   return [
@@ -54,14 +54,13 @@ export function metaToolDefinitions(toolboxNames: readonly string[]): Tool[] {
       name: USE_TOOL,
       title: 'Use a tool from a toolbox',
       description:
-        'Call a tool of a toolbox by the name open_toolbox returned, with arguments matching its inputSchema. ' +
-        'The result is the tool\'s own result, unchanged.',
+        'Call a tool by the name open_toolbox returned, with arguments matching its inputSchema. Returns the tool\'s own result.',
       inputSchema: {
         type: 'object',
         properties: {
           toolbox_name: toolboxProperty,
-          tool_name: { type: 'string', description: 'Tool name from open_toolbox, e.g. dev__memory__read_graph.' },
-          arguments: { type: 'object', description: 'Arguments for the tool, matching its inputSchema.', additionalProperties: true },
+          tool_name: { type: 'string', description: 'Name from open_toolbox, e.g. dev__memory__read_graph.' },
+          arguments: { type: 'object', description: 'Arguments matching the tool\'s inputSchema.' },
         },
         required: ['toolbox_name', 'tool_name'],
         additionalProperties: false,

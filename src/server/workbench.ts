@@ -573,6 +573,7 @@ export class Workbench {
     const scopes = [...this.scopes];
     await Promise.allSettled([...scopes.map((s) => s.close()), this.pool?.shared.close()]);
     this.pool?.reaper.close();
+    await this.options.catalogCache?.flush();
   }
 
   private checkOutput(entry: CatalogTool, raw: CallToolResult): CallToolResult {
