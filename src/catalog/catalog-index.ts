@@ -25,9 +25,13 @@ export interface IndexEntry {
   signature?: string;
 }
 
-/** The densest index form: a server's tools by downstream name (canonical name: `{toolbox}__{server}__{name}`). */
+/**
+ * The densest index form: a server's tools by downstream name. A tool's canonical name is `prefix` + its name
+ * (`{toolbox}__{server}__`, spelled out because a toolset or a search spans toolboxes).
+ */
 export interface IndexGroup {
   source_server: string;
+  prefix: string;
   names: string[];
 }
 
@@ -63,9 +67,9 @@ const INDEX_HINT =
   'This is a compact index (the full catalog exceeds the context budget): call open_toolbox with tools:[names] for their input schemas, or with query:"words" to search.';
 const NAMES_HINT = 'Tool names only (the catalog exceeds the context budget): call open_toolbox with tools:[names] for their input schemas, or with query:"words" to search.';
 const GROUPED_HINT =
-  'Tool names only, by server (the catalog exceeds the context budget); a tool\'s full name is {toolbox}__{server}__{name}. Call open_toolbox with tools:[names] for their input schemas, or with query:"words" to search.';
+  'Tool names only, by server (the catalog exceeds the context budget); a tool\'s full name is its group\'s prefix followed by the name. Call open_toolbox with tools:[names] for their input schemas, or with query:"words" to search.';
 const PAGE_HINT =
-  'Tool names only, by server, one page at a time; a tool\'s full name is {toolbox}__{server}__{name}. Call open_toolbox again with this cursor for the next page, with tools:[names] for input schemas, or with query:"words" to search.';
+  'Tool names only, by server, one page at a time; a tool\'s full name is its group\'s prefix followed by the name. Call open_toolbox again with this cursor for the next page, with tools:[names] for input schemas, or with query:"words" to search.';
 
 /** Summary caps tried in turn (characters); `0` drops the summary. Signatures are shortened, then dropped, after. */
 const SUMMARY_CAPS = [160, 100, 60, 40, 24, 0];
@@ -194,7 +198,7 @@ function* indexLevels(): Generator<{ summary: number; signature: number }> {
 
 /**
  * Names only, from `start`: first as canonical-name entries; when those overflow, as each server's bare tool names
- * (the densest form: `{toolbox}__{server}__{name}` is the canonical name); when even those overflow, as many as fit
+ * (the densest form: a group's `prefix` + a name is the canonical name); when even those overflow, as many as fit
  * with a `next_cursor`.
  */
 function page(head: AnswerHead, rest: readonly FullEntry[], start: number, budget: number): BudgetedAnswer {
@@ -223,13 +227,14 @@ function page(head: AnswerHead, rest: readonly FullEntry[], start: number, budge
   return answer;
 }
 
-/** Consecutive tools of one server as `{ source_server, names }` with their downstream names. */
+/** Consecutive tools of one server as `{ source_server, prefix, names }` with their downstream names. */
 function groupByServer(entries: readonly FullEntry[]): IndexGroup[] {
   const groups: IndexGroup[] = [];
   for (const e of entries) {
     const last = groups.at(-1);
-    if (last?.source_server === e.source_server) last.names.push(e.original_name);
-    else groups.push({ source_server: e.source_server, names: [e.original_name] });
+    const prefix = e.name.slice(0, e.name.length - e.original_name.length);
+    if (last?.prefix === prefix) last.names.push(e.original_name);
+    else groups.push({ source_server: e.source_server, prefix, names: [e.original_name] });
   }
   return groups;
 }

@@ -20,10 +20,10 @@ function tools(count: number, server = 'browser'): FullEntry[] {
   }));
 }
 
-const allNames = (answer: { tools: unknown[] }, toolbox = 'web'): string[] =>
+const allNames = (answer: { tools: unknown[] }): string[] =>
   answer.tools.flatMap((t) => {
-    const entry = t as { name?: string; source_server: string; names?: string[] };
-    return entry.names ? entry.names.map((n) => `${toolbox}__${entry.source_server}__${n}`) : [entry.name!];
+    const entry = t as { name?: string; prefix?: string; names?: string[] };
+    return entry.names ? entry.names.map((n) => `${entry.prefix}${n}`) : [entry.name!];
   });
 
 describe('summaries and signatures', () => {

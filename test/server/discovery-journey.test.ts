@@ -25,10 +25,10 @@ interface IndexedTool {
 /** Every canonical name an answer mentions, whatever its level of detail (full, index, names grouped by server). */
 function namesIn(toolbox: string, answer: { tools: unknown[] }): string[] {
   return answer.tools.flatMap((t) => {
-    const entry = t as { name?: string; names?: string[]; source_server?: string };
+    const entry = t as { name?: string; names?: string[]; prefix?: string };
     if (entry.name !== undefined) return [entry.name];
-    // Names grouped by server may be bare: the canonical name is then {toolbox}__{server}__{name}.
-    return (entry.names ?? []).map((n) => (n.includes('__') ? n : `${toolbox}__${entry.source_server}__${n}`));
+    // Names grouped by server: the canonical name is the group's prefix followed by the name.
+    return (entry.names ?? []).map((n) => `${entry.prefix}${n}`);
   });
 }
 

@@ -57,7 +57,7 @@ async function open(s: Session, args: Record<string, unknown>): Promise<{ answer
 /** Every canonical name an answer mentions, whatever the entry form. */
 function namesIn(answer: Answer): string[] {
   return answer.tools.flatMap((t) =>
-    'names' in t ? (t as IndexGroup).names.map((n) => `${answer.toolbox}__${t.source_server}__${n}`) : [(t as FullEntry | IndexEntry).name],
+    'names' in t ? (t as IndexGroup).names.map((n) => `${(t as IndexGroup).prefix}${n}`) : [(t as FullEntry | IndexEntry).name],
   );
 }
 
