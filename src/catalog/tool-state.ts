@@ -7,7 +7,7 @@ import { formatJsonPath } from '../config/expand-env.js';
 import { parseJsonText } from '../config/parse-json.js';
 import { WorkbenchError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { compileGlob } from './glob.js';
+import { compileGlob } from '../shared/glob.js';
 import { parseToolName } from './names.js';
 import type { ToolState } from './visibility.js';
 

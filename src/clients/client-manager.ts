@@ -24,7 +24,7 @@ import { redactingLogger, type Logger } from '../log.js';
 import { quoteClientText } from '../shared/client-text.js';
 import { createRedactor, type Redact } from '../shared/redact.js';
 import { CallChannel, MalformedResultError } from './call-channel.js';
-import type { Cancellation } from './cancellation.js';
+import type { Cancellation } from '../shared/cancellation.js';
 import { ChildProcessTransport, MESSAGE_TOO_LARGE_CODE } from './stdio-transport.js';
 import { OrphanReaper, type GroupTracker } from './orphan-reaper.js';
 import { createSseTransport, createTransport, describeUrl, legacySseStatus } from './transports.js';

@@ -11,7 +11,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { isWorkbenchError } from '../errors.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { Cancellation } from '../clients/cancellation.js';
+import { Cancellation } from '../shared/cancellation.js';
 import { StdioServerLineTransport } from './stdio-server-transport.js';
 import { createToolCallPipeline, type ToolCallHandlers } from './tool-call-pipeline.js';
 import type { Logger } from '../log.js';

@@ -6,7 +6,7 @@ import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { WorkbenchError, errorMessage } from '../errors.js';
 import { quoteClientText } from '../shared/client-text.js';
 import type { Logger } from '../log.js';
-import { ID_SEARCH_BYTES, findMessageId } from '../clients/message-id.js';
+import { ID_SEARCH_BYTES, findMessageId } from '../shared/message-id.js';
 import { createServer, type CreateServerOptions } from './create-server.js';
 import { isJsonRpcMessage } from './stdio-server-transport.js';
 import { PARSE_ERROR_JSON, PARSE_ERROR_JSON_RPC, jsonRpcError, tooLargeError } from './tool-call-pipeline.js';

@@ -8,7 +8,7 @@ import type { ServerConfig, ToolboxConfig, WorkbenchConfig } from '../config/typ
 import { WorkbenchError, errorMessage, isWorkbenchError, type ServerFailure, type WorkbenchErrorCode } from '../errors.js';
 import { quoteClientText } from '../shared/client-text.js';
 import type { Logger } from '../log.js';
-import { compileGlob } from '../catalog/glob.js';
+import { compileGlob } from '../shared/glob.js';
 import { formatToolName, parseToolName, type ToolNameParts } from '../catalog/names.js';
 import { ToolboxCatalog, type CatalogTool, type ToolLookup } from '../catalog/toolbox-catalog.js';
 import { createVisibilityPolicy, type ToolState, type VisibilityPolicy } from '../catalog/visibility.js';
