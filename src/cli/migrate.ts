@@ -8,11 +8,11 @@ import {
   importClientServers,
   sanitizeName,
   type ClientKind,
-} from '../config/import-client.js';
+} from '../migrate/import-client.js';
 import { parseConfigJson, resolveConfigPath } from '../config/load.js';
 import { NAME_PATTERN, NAME_RULE } from '../config/text.js';
-import { importIntoConfigText, migrateConfigText, readConfigFile, saveConfigFile, type ConfigEdit } from '../config/migrate.js';
-import { unifiedDiff } from '../config/text-diff.js';
+import { importIntoConfigText, migrateConfigText, readConfigFile, saveConfigFile, type ConfigEdit } from '../migrate/migrate.js';
+import { unifiedDiff } from '../migrate/text-diff.js';
 import { WorkbenchError, errorMessage, isWorkbenchError } from '../errors.js';
 import { EXIT_FAILURE, EXIT_USAGE, type CliContext } from './context.js';
 

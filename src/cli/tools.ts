@@ -1,9 +1,9 @@
 import { Command, Option } from 'commander';
-import { updateToolState, type ToolStateUpdate } from '../catalog/tool-state.js';
+import { updateToolState, type ToolStateUpdate } from '../state/tool-state.js';
 import { loadConfig, resolveConfigPath } from '../config/load.js';
 import { errorMessage, isWorkbenchError } from '../errors.js';
 import { PROTECTED_TOOLS } from '../server/meta-tools.js';
-import { Workbench, type ToolStatusReport } from '../server/workbench.js';
+import { Workbench, type ToolStatusReport } from '../core/workbench.js';
 import { createRedactor, redactDeep } from '../shared/redact.js';
 import { VERSION } from '../version.js';
 import { EXIT_FAILURE, EXIT_USAGE, splitList, type CliContext } from './context.js';

@@ -10,7 +10,7 @@ import { ID_SEARCH_BYTES, findMessageId } from '../shared/message-id.js';
 import { createServer, type CreateServerOptions } from './create-server.js';
 import { isJsonRpcMessage } from './stdio-server-transport.js';
 import { PARSE_ERROR_JSON, PARSE_ERROR_JSON_RPC, jsonRpcError, tooLargeError } from './tool-call-pipeline.js';
-import type { Workbench } from './workbench.js';
+import type { Workbench } from '../core/workbench.js';
 
 export const MCP_PATH = '/mcp';
 export const HEALTH_PATH = '/healthz';

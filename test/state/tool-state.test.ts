@@ -13,7 +13,7 @@ import {
   updateToolState,
   watchToolState,
   type ToolStateUpdate,
-} from '../../src/catalog/tool-state.js';
+} from '../../src/state/tool-state.js';
 import type { ToolState } from '../../src/catalog/visibility.js';
 import { isWorkbenchError } from '../../src/errors.js';
 import { createLogger, type Logger } from '../../src/log.js';

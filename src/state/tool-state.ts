@@ -8,8 +8,8 @@ import { parseJsonText } from '../config/parse-json.js';
 import { WorkbenchError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { compileGlob } from '../shared/glob.js';
-import { parseToolName } from './names.js';
-import type { ToolState } from './visibility.js';
+import { parseToolName } from '../catalog/names.js';
+import type { ToolState } from '../catalog/visibility.js';
 
 /**
  * The persisted enabled/disabled state (README, "Enabled and disabled tools"): where it lives, how it is read,

@@ -1,7 +1,7 @@
 import { basename, dirname, join, sep } from 'node:path';
 import { WorkbenchError } from '../errors.js';
-import type { EnvLike } from './expand-env.js';
-import { NAME_PATTERN, NAME_RULE, isRecord } from './text.js';
+import type { EnvLike } from '../config/expand-env.js';
+import { NAME_PATTERN, NAME_RULE, isRecord } from '../config/text.js';
 
 /**
  * Reading the MCP server block of another client's config file and turning each entry into a workbench server

@@ -2,12 +2,12 @@ import { readFileSync } from 'node:fs';
 import { constants, copyFile, open, readFile, unlink } from 'node:fs/promises';
 import writeFileAtomic from 'write-file-atomic';
 import { WorkbenchError } from '../errors.js';
-import { expandString, formatJsonPath } from './expand-env.js';
+import { expandString, formatJsonPath } from '../config/expand-env.js';
 import { CLIENT_LABELS, sanitizeName, uniqueName, type ImportedServers } from './import-client.js';
 import { formattingOf, indentUnit, insertMember, removeMember, renameKey } from './json-edit.js';
-import { parseConfig, parseConfigJson } from './load.js';
-import type { WorkbenchConfig } from './types.js';
-import { NAME_PATTERN, NAME_RULE, editDistance, isRecord } from './text.js';
+import { parseConfig, parseConfigJson } from '../config/load.js';
+import type { WorkbenchConfig } from '../config/types.js';
+import { NAME_PATTERN, NAME_RULE, editDistance, isRecord } from '../config/text.js';
 
 /**
  * `migrate`: turning a 0.9 config into a 0.10 one, and adding servers imported from another client's config. Every
