@@ -1,6 +1,8 @@
 import { homedir } from 'node:os';
 import { CatalogCache, catalogCacheDir } from '../catalog/catalog-cache.js';
-import { readToolState, resolveStatePath, watchToolState } from '../state/tool-state.js';
+import { readToolState } from '../state/read.js';
+import { resolveStatePath } from '../state/path.js';
+import { watchToolState } from '../state/watch.js';
 import { loadConfig, resolveConfigPath } from '../config/load.js';
 import { applyProject, loadProjectFile, resolveProjectPath } from '../config/project-file.js';
 import type { WorkbenchConfig } from '../config/types.js';

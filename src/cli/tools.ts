@@ -1,5 +1,5 @@
 import { Command, Option } from 'commander';
-import { updateToolState, type ToolStateUpdate } from '../state/tool-state.js';
+import { updateToolState, type ToolStateUpdate } from '../state/update.js';
 import { loadConfig, resolveConfigPath } from '../config/load.js';
 import { errorMessage, isWorkbenchError } from '../errors.js';
 import { PROTECTED_TOOLS } from '../server/meta-tools.js';
