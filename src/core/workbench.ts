@@ -1,7 +1,8 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
-import { ClientManager, SharedServers, type CallOptions, type FailedServer } from '../clients/client-manager.js';
+import { ClientManager, type CallOptions, type FailedServer } from '../clients/client-manager.js';
+import { SharedServers } from '../clients/shared-servers.js';
 import { OrphanReaper } from '../clients/orphan-reaper.js';
 import { scopeRelay, sharedLogRouter, sharedRelay, type CallContext, type RoutingBooks, type UpstreamSession } from './session-routing.js';
 import type { ServerConfig, ToolboxConfig, WorkbenchConfig } from '../config/types.js';

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ToolState } from '../catalog/visibility.js';
 import type { Logger } from '../log.js';
 import { errnoCode, reasonOf } from './file-errors.js';
-import { type LockOptions } from './lock.js';
+import type { LockOptions } from './lock.js';
 import { type Extras, type Snapshot, defaults, readSnapshot, warnExtras } from './read.js';
 
 /** Watcher poll interval: well inside the "about a second" a running server has to follow a change. */
