@@ -19,7 +19,8 @@ import { nameProblem, quoteClientText } from '../shared/client-text.js';
 import { ENABLE_TOOLS, LIST_ALL_TOOLS, enableTools, listAllTools, managementToolDefinitions } from './management-tools.js';
 import { OPEN_TOOLBOX, USE_TOOL, metaToolDefinitions } from './meta-tools.js';
 import { parseOpenToolboxArgs } from './open-toolbox-params.js';
-import { errorResult, type UpstreamSession, type Workbench } from '../core/workbench.js';
+import { errorResult } from '../core/tool-entry.js';
+import { type UpstreamSession, type Workbench } from '../core/workbench.js';
 
 /**
  * tools/call with its params unchecked: the SDK's strict schema would turn a malformed request into a -32603

@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { after, describe, it } from 'node:test';
 import { isAlive } from '../../src/shared/process-tree.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { OpenToolboxResult } from '../../src/core/workbench.js';
+import type { OpenToolboxResult } from '../../src/core/tool-entry.js';
 import { fixtureEvents, fixtureServer, startWorkbench, tempDir, textOf, waitFor, workbenchErrorCode } from '../helpers/workbench-process.js';
 
 describe('downstream connections', () => {

@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { LoggingMessageNotificationSchema, type CallToolResult, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import { isAlive } from '../../src/shared/process-tree.js';
-import type { OpenToolboxResult } from '../../src/core/workbench.js';
+import type { OpenToolboxResult } from '../../src/core/tool-entry.js';
 import { runWorkbench, startHttpWorkbench, type HttpSession, type HttpWorkbench } from '../helpers/http-workbench.js';
 import { fixtureServer, tempDir, textOf, waitFor } from '../helpers/workbench-process.js';
 
