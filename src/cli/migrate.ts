@@ -9,7 +9,8 @@ import {
   sanitizeName,
   type ClientKind,
 } from '../migrate/import-client.js';
-import { parseConfigJson, resolveConfigPath } from '../config/load.js';
+import { parseConfigJson } from '../config/load.js';
+import { resolveConfigPath } from '../config/config-path.js';
 import { NAME_PATTERN, NAME_RULE } from '../config/text.js';
 import { importIntoConfigText, migrateConfigText, readConfigFile, saveConfigFile, type ConfigEdit } from '../migrate/migrate.js';
 import { unifiedDiff } from '../migrate/text-diff.js';

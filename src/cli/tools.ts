@@ -1,6 +1,7 @@
 import { Command, Option } from 'commander';
 import { updateToolState, type ToolStateUpdate } from '../state/update.js';
-import { loadConfig, resolveConfigPath } from '../config/load.js';
+import { loadConfig } from '../config/load.js';
+import { resolveConfigPath } from '../config/config-path.js';
 import { errorMessage, isWorkbenchError } from '../errors.js';
 import { PROTECTED_TOOLS } from '../server/meta-tools.js';
 import { Workbench } from '../core/workbench.js';
