@@ -6,7 +6,8 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Ajv } from 'ajv';
-import { catalogProblems, type DoctorReport, type ServerReport } from '../../src/cli/doctor.js';
+import { catalogProblems } from '../../src/doctor/catalog-problems.js';
+import { type DoctorReport, type ServerReport } from '../../src/doctor/types.js';
 import { isAlive } from '../../src/shared/process-tree.js';
 import { everythingServer, fixtureServer, node, paths, tempDir, waitFor } from '../helpers/workbench-process.js';
 
