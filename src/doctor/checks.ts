@@ -10,8 +10,18 @@ import { WorkbenchError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import { createRedactor, redactDeep } from '../shared/redact.js';
 import { VERSION } from '../version.js';
-import { catalogProblems, logProblems } from './catalog-problems.js';
+import { catalogProblems, logProblems, type PROBLEM_TEXT } from './catalog-problems.js';
 import { DEFAULT_DOCTOR_TIMEOUT_MS, type DoctorFailure, type DoctorOptions, type DoctorReport, type ServerReport } from './types.js';
+
+/**
+ * `mcp-workbench doctor`: connects every server of the config (or of one toolbox) at once, each on its own
+ * connection with its own timeout, and reports per server whether it connected and why not, how long it took, how
+ * many tools it has, and problems in its catalog. Every connection and child process is closed before it returns.
+ *
+ * Severity: a server that does not connect, and a tool name listed twice by one server (only the first is reachable
+ * through use_tool), are errors — the exit code is 1. Everything else is a warning that does not fail the run:
+ * the workbench itself copes with it, but clients or models downstream may not (see {@link PROBLEM_TEXT}).
+ */
 
 // ajv-formats is CommonJS: under NodeNext the plugin function is its namespace's `default.default`.
 const addFormats = addFormatsModule.default;

@@ -1,16 +1,8 @@
 import type { ServerConfig } from '../config/types.js';
 import type { Logger } from '../log.js';
-import type { PROBLEM_TEXT } from './catalog-problems.js';
 
-/**
- * `mcp-workbench doctor`: connects every server of the config (or of one toolbox) at once, each on its own
- * connection with its own timeout, and reports per server whether it connected and why not, how long it took, how
- * many tools it has, and problems in its catalog. Every connection and child process is closed before it returns.
- *
- * Severity: a server that does not connect, and a tool name listed twice by one server (only the first is reachable
- * through use_tool), are errors — the exit code is 1. Everything else is a warning that does not fail the run:
- * the workbench itself copes with it, but clients or models downstream may not (see {@link PROBLEM_TEXT}).
- */
+/** What `doctor` reports, and its defaults. */
+
 export const DEFAULT_DOCTOR_TIMEOUT_MS = 15_000;
 
 /** Longest canonical tool name some clients accept (several register tool names matching ^[a-zA-Z0-9_-]{1,64}$). */

@@ -3,19 +3,6 @@ import { parseConfig } from '../config/load.js';
 import { isRecord } from '../config/text.js';
 import type { WorkbenchConfig } from '../config/types.js';
 
-/**
- * `migrate`: turning a 0.9 config into a 0.10 one, and adding servers imported from another client's config. Every
- * result is checked with {@link parseConfig} (with every variable it uses set, so a variable missing from this shell
- * is not a failure) before it is offered; the file is edited in place, so its formatting, comment keys and key
- * order survive and the diff shows only what changed.
- *
- * What 0.9 configs had that 0.10 does not accept (from the 0.9 README, loader and types):
- * - top-level `"toolMode": "dynamic" | "proxy"` (dynamic was the default) → removed;
- * - `"transport"` on a server → renamed to `"type"` (0.10 still accepts the alias; `type` is what clients use);
- * - unknown keys, which 0.9 ignored and 0.10 rejects → kept as `_`-prefixed comment keys, so nothing is lost;
- * - toolbox and server names outside the 0.10 name rule → renamed to the closest valid name.
- */
-
 /** One change made to the document, at a formatted JSON path. */
 export interface ConfigChange {
   path: string;
