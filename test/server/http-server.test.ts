@@ -311,7 +311,8 @@ describe('serve --http without a token, with a session cap and idle expiry', () 
 
   it('exits 0 on SIGTERM with every downstream process gone', async () => {
     const session = await wb.connect();
-    await callTool(session, 'open_toolbox', { toolbox_name: 'fx' });
+    // A call needs the live server (open_toolbox alone may answer from the catalog cache while it starts).
+    await callTool(session, 'use_tool', { toolbox_name: 'fx', tool_name: 'echo', arguments: { text: 'up' } });
     const children = await wb.descendants();
     assert.equal(children.length, 1);
     const code = await wb.stop();
