@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { isOrphanWatchdog } from '../../src/clients/orphan-reaper.js';
-import { isAlive, listDescendants, signal } from '../../src/clients/process-tree.js';
+import { isAlive, listDescendants, signal } from '../../src/shared/process-tree.js';
 import { node, paths } from '../../test/helpers/workbench-process.js';
 
 /** A stdio server entry as it appears in a workbench config. */

@@ -4,7 +4,7 @@ import { callOk, useTool } from '../lib/mcp.js';
 import type { PhaseContext } from '../lib/phase.js';
 import { PLACEMENTS, canPin, place, unpinAll, type Placement } from '../lib/placement.js';
 import { NULL_PROXY, closeAll, cpuMs, servers, startDirect, startWorkbench, type ServerEntry } from '../lib/processes.js';
-import { listDescendants } from '../../src/clients/process-tree.js';
+import { listDescendants } from '../../src/shared/process-tree.js';
 import { emptySection } from '../lib/phase.js';
 import { target, type Section } from '../lib/report.js';
 import { fmtMs, fmtRate, fmtRatio, median, quantile, ratio } from '../lib/stats.js';

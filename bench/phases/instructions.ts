@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { listDescendants, signal } from '../../src/clients/process-tree.js';
+import { listDescendants, signal } from '../../src/shared/process-tree.js';
 import { paths } from '../../test/helpers/workbench-process.js';
 import { latencies } from '../lib/load.js';
 import { useTool } from '../lib/mcp.js';

@@ -1,6 +1,6 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolOverride, ToolOverrideRule, WorkbenchConfig } from '../config/types.js';
-import { compileGlob, type NameMatcher } from './glob.js';
+import { compileGlob, type NameMatcher } from '../shared/glob.js';
 import { formatToolName } from './names.js';
 
 /**

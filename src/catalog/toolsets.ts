@@ -1,6 +1,6 @@
 import type { ToolboxConfig, ToolsetConfig, WorkbenchConfig } from '../config/types.js';
 import { WorkbenchError } from '../errors.js';
-import { compileGlob, type NameMatcher } from './glob.js';
+import { compileGlob, type NameMatcher } from '../shared/glob.js';
 import { NAME_SEPARATOR } from './names.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { WorkbenchConfig } from '../config/types.js';
-import { compileGlob, type NameMatcher } from './glob.js';
+import { compileGlob, type NameMatcher } from '../shared/glob.js';
 import { formatToolName } from './names.js';
 
 /**

@@ -1,18 +1,15 @@
 import { dirname, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, Option } from 'commander';
-import {
-  CLIENT_KINDS,
-  CLIENT_LABELS,
-  defaultClientConfigPath,
-  importClientServers,
-  sanitizeName,
-  type ClientKind,
-} from '../config/import-client.js';
-import { parseConfigJson, resolveConfigPath } from '../config/load.js';
+import { CLIENT_KINDS, CLIENT_LABELS, defaultClientConfigPath, importClientServers, type ClientKind } from '../migrate/import-client.js';
+import { sanitizeName } from '../migrate/server-names.js';
+import { parseConfigJson } from '../config/load.js';
+import { resolveConfigPath } from '../config/config-path.js';
 import { NAME_PATTERN, NAME_RULE } from '../config/text.js';
-import { importIntoConfigText, migrateConfigText, readConfigFile, saveConfigFile, type ConfigEdit } from '../config/migrate.js';
-import { unifiedDiff } from '../config/text-diff.js';
+import { importIntoConfigText, migrateConfigText } from '../migrate/migrate.js';
+import { readConfigFile, saveConfigFile } from '../migrate/config-file.js';
+import { type ConfigEdit } from '../migrate/config-edit.js';
+import { unifiedDiff } from '../migrate/text-diff.js';
 import { WorkbenchError, errorMessage, isWorkbenchError } from '../errors.js';
 import { EXIT_FAILURE, EXIT_USAGE, type CliContext } from './context.js';
 

@@ -1,14 +1,17 @@
 import { homedir } from 'node:os';
 import { CatalogCache, catalogCacheDir } from '../catalog/catalog-cache.js';
-import { readToolState, resolveStatePath, watchToolState } from '../catalog/tool-state.js';
-import { loadConfig, resolveConfigPath } from '../config/load.js';
+import { readToolState } from '../state/read.js';
+import { resolveStatePath } from '../state/path.js';
+import { watchToolState } from '../state/watch.js';
+import { loadConfig } from '../config/load.js';
+import { resolveConfigPath } from '../config/config-path.js';
 import { applyProject, loadProjectFile, resolveProjectPath } from '../config/project-file.js';
 import type { WorkbenchConfig } from '../config/types.js';
 import { snapshotFiles, watchConfigFiles } from '../config/watch.js';
 import { toolsetWarnings } from '../catalog/toolsets.js';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
-import { Workbench } from '../server/workbench.js';
+import { Workbench } from '../core/workbench.js';
 import { VERSION } from '../version.js';
 
 /** Options shared by every way of serving (stdio, HTTP). */

@@ -1,6 +1,7 @@
 import { InvalidArgumentError } from 'commander';
 import { WorkbenchError, isWorkbenchError } from '../errors.js';
-import { isLoopbackHost, normalizeOrigin, parseListenAddress, startHttpServer } from '../server/http-server.js';
+import { isLoopbackHost, normalizeOrigin, parseListenAddress } from '../server/http-security.js';
+import { startHttpServer } from '../server/http-server.js';
 import { VERSION } from '../version.js';
 import { EXIT_USAGE } from './context.js';
 import { createRuntime, untilShutdown, type RuntimeOptions } from './runtime.js';

@@ -1,9 +1,11 @@
 import { Command, Option } from 'commander';
-import { updateToolState, type ToolStateUpdate } from '../catalog/tool-state.js';
-import { loadConfig, resolveConfigPath } from '../config/load.js';
+import { updateToolState, type ToolStateUpdate } from '../state/update.js';
+import { loadConfig } from '../config/load.js';
+import { resolveConfigPath } from '../config/config-path.js';
 import { errorMessage, isWorkbenchError } from '../errors.js';
 import { PROTECTED_TOOLS } from '../server/meta-tools.js';
-import { Workbench, type ToolStatusReport } from '../server/workbench.js';
+import { Workbench } from '../core/workbench.js';
+import { type ToolStatusReport } from '../core/tool-entry.js';
 import { createRedactor, redactDeep } from '../shared/redact.js';
 import { VERSION } from '../version.js';
 import { EXIT_FAILURE, EXIT_USAGE, splitList, type CliContext } from './context.js';

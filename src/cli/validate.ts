@@ -1,4 +1,5 @@
-import { loadConfig, resolveConfigPath } from '../config/load.js';
+import { loadConfig } from '../config/load.js';
+import { resolveConfigPath } from '../config/config-path.js';
 import { applyProject, loadProjectFile, resolveProjectPath } from '../config/project-file.js';
 import type { WorkbenchConfig } from '../config/types.js';
 

@@ -1,6 +1,6 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError, type JSONRPCMessage, type Progress } from '@modelcontextprotocol/sdk/types.js';
-import type { Cancellation } from './cancellation.js';
+import type { Cancellation } from '../shared/cancellation.js';
 
 /**
  * `tools/call` requests sent straight over a connected transport, beside the SDK Client that owns it.

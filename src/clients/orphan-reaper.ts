@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import type { Logger } from '../log.js';
-import { processTable } from './process-tree.js';
+import { processTable } from '../shared/process-tree.js';
 
 /** Told of each child process group while it lives (see OrphanReaper). */
 export interface GroupTracker {

@@ -2,10 +2,10 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import crossSpawn from 'cross-spawn';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { LineWriter } from './line-writer.js';
-import { ID_SEARCH_BYTES, findMessageId } from './message-id.js';
+import { LineWriter } from '../shared/line-writer.js';
+import { ID_SEARCH_BYTES, findMessageId } from '../shared/message-id.js';
 import type { GroupTracker } from './orphan-reaper.js';
-import { isAlive, listDescendants, signal, terminateAll, waitForExit } from './process-tree.js';
+import { isAlive, listDescendants, signal, terminateAll, waitForExit } from '../shared/process-tree.js';
 import type { Logger } from '../log.js';
 
 /**

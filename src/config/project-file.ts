@@ -5,7 +5,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { WorkbenchError } from '../errors.js';
 import { clashMessage, normaliseOverrides, normaliseToolsets, toolsetNameClashes, type RawToolOverride, type RawToolset } from './catalog-settings.js';
 import { formatJsonPath, type JsonPath } from './expand-env.js';
-import { closest } from './load.js';
+import { closest } from './problem-messages.js';
 import { duplicateKeyMessage, parseJsonDocument } from './parse-json.js';
 import { NAME_RULE, isRecord } from './text.js';
 import type { ProjectConfig, WorkbenchConfig } from './types.js';

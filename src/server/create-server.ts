@@ -11,7 +11,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { isWorkbenchError } from '../errors.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { Cancellation } from '../clients/cancellation.js';
+import { Cancellation } from '../shared/cancellation.js';
 import { StdioServerLineTransport } from './stdio-server-transport.js';
 import { createToolCallPipeline, type ToolCallHandlers } from './tool-call-pipeline.js';
 import type { Logger } from '../log.js';
@@ -19,7 +19,8 @@ import { nameProblem, quoteClientText } from '../shared/client-text.js';
 import { ENABLE_TOOLS, LIST_ALL_TOOLS, enableTools, listAllTools, managementToolDefinitions } from './management-tools.js';
 import { OPEN_TOOLBOX, USE_TOOL, metaToolDefinitions } from './meta-tools.js';
 import { parseOpenToolboxArgs } from './open-toolbox-params.js';
-import { errorResult, type UpstreamSession, type Workbench } from './workbench.js';
+import { errorResult } from '../core/tool-entry.js';
+import { type UpstreamSession, type Workbench } from '../core/workbench.js';
 
 /**
  * tools/call with its params unchecked: the SDK's strict schema would turn a malformed request into a -32603

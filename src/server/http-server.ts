@@ -1,63 +1,24 @@
-import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
-import { createServer as createNodeServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { randomUUID, timingSafeEqual } from 'node:crypto';
+import { createServer as createNodeServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Workbench } from '../core/workbench.js';
 import { WorkbenchError, errorMessage } from '../errors.js';
-import { quoteClientText } from '../shared/client-text.js';
 import type { Logger } from '../log.js';
-import { ID_SEARCH_BYTES, findMessageId } from '../clients/message-id.js';
+import { quoteClientText } from '../shared/client-text.js';
+import { findMessageId } from '../shared/message-id.js';
 import { createServer, type CreateServerOptions } from './create-server.js';
+import { discardRest, pathOf, readBody, sendJson, sendJsonRpcError } from './http-body.js';
+import { hostHeaderIsLoopback, isLoopbackHost, normalizeOrigin, sha256 } from './http-security.js';
 import { isJsonRpcMessage } from './stdio-server-transport.js';
 import { PARSE_ERROR_JSON, PARSE_ERROR_JSON_RPC, jsonRpcError, tooLargeError } from './tool-call-pipeline.js';
-import type { Workbench } from './workbench.js';
 
 export const MCP_PATH = '/mcp';
 export const HEALTH_PATH = '/healthz';
-export const DEFAULT_HTTP_HOST = '127.0.0.1';
 export const DEFAULT_MAX_SESSIONS = 32;
 export const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
 export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
-
-export interface ListenAddress {
-  host: string;
-  port: number;
-}
-
-/**
- * Parses `--http [host:]port`: `3000`, `127.0.0.1:3000`, `0.0.0.0:0`, `localhost:8080`, `[::1]:3000`. The host
- * defaults to 127.0.0.1; port 0 picks a free port. Throws WorkbenchError USAGE for anything else.
- */
-export function parseListenAddress(value: string): ListenAddress {
-  const text = value.trim();
-  const match = /^(?:(\[[0-9a-fA-F:.]+\]|[^:[\]\s]+):)?(\d{1,5})$/.exec(text);
-  const port = match ? Number(match[2]) : NaN;
-  if (!match || port > 65_535) {
-    throw new WorkbenchError(
-      'USAGE',
-      `--http expects [host:]port (e.g. 3000, 127.0.0.1:3000 or [::1]:3000), got "${value}"`,
-    );
-  }
-  const host = match[1] ? match[1].replace(/^\[(.*)\]$/, '$1') : DEFAULT_HTTP_HOST;
-  return { host, port };
-}
-
-/** localhost, 127.0.0.0/8 and ::1 (with or without brackets): addresses only this machine can reach. */
-export function isLoopbackHost(host: string): boolean {
-  const h = host.toLowerCase().replace(/^\[(.*)\]$/, '$1');
-  return h === 'localhost' || h === '::1' || h === '::ffff:127.0.0.1' || /^127(?:\.\d{1,3}){3}$/.test(h);
-}
-
-/** An `--allow-origin` value as browsers send it (scheme://host[:port]); WorkbenchError USAGE if it is not one. */
-export function normalizeOrigin(value: string): string {
-  try {
-    const url = new URL(value.trim());
-    if ((url.protocol === 'http:' || url.protocol === 'https:') && url.origin !== 'null') return url.origin;
-  } catch {
-    // reported below
-  }
-  throw new WorkbenchError('USAGE', `--allow-origin expects an origin like https://app.example.com, got "${value}"`);
-}
 
 export interface HttpServerOptions {
   workbench: Workbench;
@@ -318,115 +279,6 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Workb
   };
 }
 
-function sha256(text: string): Buffer {
-  return createHash('sha256').update(text, 'utf8').digest();
-}
-
-function pathOf(req: IncomingMessage): string {
-  const raw = req.url ?? '/';
-  const end = raw.search(/[?#]/);
-  return end === -1 ? raw : raw.slice(0, end);
-}
-
-function hostHeaderIsLoopback(host: string | undefined): boolean {
-  if (host === undefined) return false;
-  try {
-    return isLoopbackHost(new URL(`http://${host}`).hostname);
-  } catch {
-    return false;
-  }
-}
-
 function shortId(id: string): string {
   return id.slice(0, 8);
-}
-
-/** After a 413, how much more of the refused body is read (and dropped) so the client sees the answer. */
-const DISCARD_MAX_BYTES = 16 * 1024 * 1024;
-const DISCARD_MAX_MS = 10_000;
-
-/**
- * Reads a request body as UTF-8, stopping as soon as it exceeds `limit` bytes (declared or streamed): the rest is
- * never buffered.
- */
-function readBody(req: IncomingMessage, limit: number): Promise<string | { tooLarge: true; head: string; tail: string }> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let head: string | undefined;
-    let tail = '';
-    const finishTooLarge = (): void => {
-      cleanup();
-      resolve({ tooLarge: true, head: head!, tail });
-    };
-    const onData = (chunk: Buffer): void => {
-      size += chunk.length;
-      if (head === undefined && size <= limit) {
-        chunks.push(chunk);
-        return;
-      }
-      if (head === undefined) {
-        // Over the limit: from here only both ends are kept, to find the request's id for the answer.
-        const seen = Buffer.concat([...chunks, chunk]);
-        head = seen.toString('latin1', 0, ID_SEARCH_BYTES);
-        chunks.length = 0;
-        tail = seen.toString('latin1', Math.max(0, seen.length - ID_SEARCH_BYTES));
-      } else {
-        tail = (tail + chunk.toString('latin1', Math.max(0, chunk.length - ID_SEARCH_BYTES))).slice(-ID_SEARCH_BYTES);
-      }
-      // A body that goes on and on is answered from its head alone (the rest is discarded or cut, see discardRest).
-      if (size > limit + DISCARD_MAX_BYTES) {
-        tail = '';
-        finishTooLarge();
-      }
-    };
-    const onEnd = (): void => {
-      if (head !== undefined) return finishTooLarge();
-      cleanup();
-      resolve(Buffer.concat(chunks).toString('utf8'));
-    };
-    const onError = (error: Error): void => {
-      cleanup();
-      reject(error);
-    };
-    const cleanup = (): void => {
-      req.off('data', onData);
-      req.off('end', onEnd);
-      req.off('error', onError);
-    };
-    req.on('data', onData);
-    req.on('end', onEnd);
-    req.on('error', onError);
-  });
-}
-
-/**
- * Drops the rest of a refused body. Closing at once would reset a client that is still sending, and it might never
- * read the 413; a body that goes on past DISCARD_MAX_BYTES or DISCARD_MAX_MS gets its connection cut.
- */
-function discardRest(req: IncomingMessage): void {
-  let dropped = 0;
-  const cut = (): void => {
-    clearTimeout(timer);
-    req.socket.destroy();
-  };
-  const timer = setTimeout(cut, DISCARD_MAX_MS);
-  timer.unref();
-  req.on('data', (chunk: Buffer) => {
-    dropped += chunk.length;
-    if (dropped > DISCARD_MAX_BYTES) cut();
-  });
-  req.once('end', () => clearTimeout(timer));
-  req.once('close', () => clearTimeout(timer));
-  req.resume();
-}
-
-function sendJson(res: ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}): void {
-  const body = JSON.stringify(value);
-  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(body)), ...headers });
-  res.end(body);
-}
-
-function sendJsonRpcError(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}, code = -32000): void {
-  sendJson(res, status, { jsonrpc: '2.0', error: { code, message }, id: null }, headers);
 }

@@ -1,10 +1,12 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
-import { updateToolState } from '../catalog/tool-state.js';
+import { updateToolState } from '../state/update.js';
 import { isWorkbenchError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { quoteClientText } from '../shared/client-text.js';
 import { PROTECTED_TOOLS } from './meta-tools.js';
-import { errorResult, type SessionScope, type Workbench } from './workbench.js';
+import { errorResult } from '../core/tool-entry.js';
+import { type SessionScope } from '../core/scope.js';
+import { type Workbench } from '../core/workbench.js';
 
 /**
  * Opt-in tools (`--management-tools`) that let the model see every tool with its status and change the persisted

@@ -1,5 +1,5 @@
 import { MAX_SEARCH_LIMIT } from '../catalog/search.js';
-import type { OpenToolboxRequest } from './open-toolbox.js';
+import type { OpenToolboxRequest } from '../core/open-toolbox.js';
 import { nameProblem, quoteClientText } from '../shared/client-text.js';
 
 /** Longest `query` accepted: a few sentences; anything longer is not a search. */

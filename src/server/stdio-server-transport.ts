@@ -1,7 +1,7 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { LineWriter } from '../clients/line-writer.js';
-import { ID_SEARCH_BYTES, findMessageId } from '../clients/message-id.js';
+import { LineWriter } from '../shared/line-writer.js';
+import { ID_SEARCH_BYTES, findMessageId } from '../shared/message-id.js';
 import { PARSE_ERROR_JSON, PARSE_ERROR_JSON_RPC, jsonRpcError, tooLargeError } from './tool-call-pipeline.js';
 
 const NEWLINE = 0x0a;

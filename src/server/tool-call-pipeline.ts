@@ -8,7 +8,7 @@ import {
   type Result,
   type ServerNotification,
 } from '@modelcontextprotocol/sdk/types.js';
-import { Cancellation } from '../clients/cancellation.js';
+import { Cancellation } from '../shared/cancellation.js';
 import type { RelayedMethod } from '../clients/client-manager.js';
 import { OPEN_TOOLBOX, USE_TOOL } from './meta-tools.js';
 

@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { isAlive } from '../../src/clients/process-tree.js';
+import { isAlive } from '../../src/shared/process-tree.js';
 import { fixtureServer, node, paths, startWorkbench, tempDir, waitFor } from '../helpers/workbench-process.js';
 
 /** Starts `mcp-workbench serve` as a raw process so the test controls stdin, signals and reads stdout bytes. */

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { readFile } from 'node:fs/promises';
 import { after, describe, it } from 'node:test';
-import { isAlive } from '../../src/clients/process-tree.js';
+import { isAlive } from '../../src/shared/process-tree.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { OpenToolboxResult } from '../../src/server/workbench.js';
+import type { OpenToolboxResult } from '../../src/core/tool-entry.js';
 import { fixtureEvents, fixtureServer, startWorkbench, tempDir, textOf, waitFor, workbenchErrorCode } from '../helpers/workbench-process.js';
 
 describe('downstream connections', () => {

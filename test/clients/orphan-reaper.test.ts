@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { WATCHDOG_SCRIPT, isOrphanWatchdog } from '../../src/clients/orphan-reaper.js';
-import { isAlive, listDescendants } from '../../src/clients/process-tree.js';
+import { isAlive, listDescendants } from '../../src/shared/process-tree.js';
 import { fixtureServer, startWorkbench, tempDir, waitFor } from '../helpers/workbench-process.js';
 
 describe('orphan watchdog', { skip: process.platform === 'win32' ? 'no process groups on Windows' : false }, () => {

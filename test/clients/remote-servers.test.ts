@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { OpenToolboxResult } from '../../src/server/workbench.js';
+import type { OpenToolboxResult } from '../../src/core/tool-entry.js';
 import { startEverythingHttp, startRecordingProxy, type ChildHttpServer, type RecordingProxy } from '../helpers/http-servers.js';
 import { sampleArgs } from '../helpers/sample-args.js';
 import { startWorkbench, textOf, workbenchErrorCode, type RunningWorkbench } from '../helpers/workbench-process.js';

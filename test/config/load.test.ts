@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Ajv } from 'ajv';
-import { describeConfigPath, loadConfig, parseConfig, parseConfigJson, resolveConfigPath } from '../../src/config/load.js';
+import { describeConfigPath, resolveConfigPath } from '../../src/config/config-path.js';
+import { loadConfig, parseConfig, parseConfigJson } from '../../src/config/load.js';
 import { WorkbenchError, type WorkbenchErrorCode } from '../../src/errors.js';
 
 const fixtures = fileURLToPath(new URL('../fixtures/configs/', import.meta.url));

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { OpenToolboxResult } from '../../src/server/workbench.js';
+import type { OpenToolboxResult } from '../../src/core/tool-entry.js';
 import { TRANSPORTS, startOver, type AnyWorkbench } from '../helpers/both-transports.js';
 import { fixtureEvents, fixtureServer, memoryServer, tempDir, textOf, waitFor, workbenchErrorCode } from '../helpers/workbench-process.js';
 

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { createServer, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { isAlive } from '../../src/clients/process-tree.js';
+import { isAlive } from '../../src/shared/process-tree.js';
 import { node, paths, waitFor } from './workbench-process.js';
 
 /**

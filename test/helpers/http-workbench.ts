@@ -4,7 +4,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { listDescendants } from '../../src/clients/process-tree.js';
+import { listDescendants } from '../../src/shared/process-tree.js';
 import { isOrphanWatchdog } from '../../src/clients/orphan-reaper.js';
 import { stopChild } from './http-servers.js';
 import { node, paths, tempDir } from './workbench-process.js';

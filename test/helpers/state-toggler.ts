@@ -4,7 +4,7 @@
  * name `tb__shared__x` (disable on even i, enable on odd), so every update is a real read-modify-write that a
  * concurrent writer could clobber. Prints `done <count>` on success; exits 1 with the error otherwise.
  */
-import { updateToolState } from '../../src/catalog/tool-state.js';
+import { updateToolState } from '../../src/state/update.js';
 import { errorMessage } from '../../src/errors.js';
 import { createLogger } from '../../src/log.js';
 

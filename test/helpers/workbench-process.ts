@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { isAlive, listDescendants } from '../../src/clients/process-tree.js';
+import { isAlive, listDescendants } from '../../src/shared/process-tree.js';
 import { isOrphanWatchdog } from '../../src/clients/orphan-reaper.js';
 
 /** Absolute paths of the things the tests start. */

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { OpenToolboxResult } from '../../src/server/workbench.js';
+import type { OpenToolboxResult } from '../../src/core/tool-entry.js';
 import {
   everythingServer,
   filesystemServer,

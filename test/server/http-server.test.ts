@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { LoggingMessageNotificationSchema, type CallToolResult, type Progress } from '@modelcontextprotocol/sdk/types.js';
-import { isAlive } from '../../src/clients/process-tree.js';
-import type { OpenToolboxResult } from '../../src/server/workbench.js';
+import { isAlive } from '../../src/shared/process-tree.js';
+import type { OpenToolboxResult } from '../../src/core/tool-entry.js';
 import { runWorkbench, startHttpWorkbench, type HttpSession, type HttpWorkbench } from '../helpers/http-workbench.js';
 import { fixtureServer, tempDir, textOf, waitFor } from '../helpers/workbench-process.js';
 
@@ -311,7 +311,8 @@ describe('serve --http without a token, with a session cap and idle expiry', () 
 
   it('exits 0 on SIGTERM with every downstream process gone', async () => {
     const session = await wb.connect();
-    await callTool(session, 'open_toolbox', { toolbox_name: 'fx' });
+    // A call needs the live server (open_toolbox alone may answer from the catalog cache while it starts).
+    await callTool(session, 'use_tool', { toolbox_name: 'fx', tool_name: 'echo', arguments: { text: 'up' } });
     const children = await wb.descendants();
     assert.equal(children.length, 1);
     const code = await wb.stop();

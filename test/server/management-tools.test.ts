@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import type { OpenToolboxResult, ToolStatusReport } from '../../src/server/workbench.js';
+import type { OpenToolboxResult, ToolStatusReport } from '../../src/core/tool-entry.js';
 import { fixtureServer, runCli, startWorkbench, tempDir, textOf, waitFor, workbenchErrorCode, type RunningWorkbench } from '../helpers/workbench-process.js';
 
 const config = {

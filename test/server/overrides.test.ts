@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { OpenToolboxResult, ToolStatus } from '../../src/server/workbench.js';
+import type { OpenToolboxResult, ToolStatus } from '../../src/core/tool-entry.js';
 import { TRANSPORTS, startOver, type AnyWorkbench } from '../helpers/both-transports.js';
 import { memoryServer, runCli, tempDir, textOf } from '../helpers/workbench-process.js';
 

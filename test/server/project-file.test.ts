@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { access, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { OpenToolboxResult, ToolStatusReport } from '../../src/server/workbench.js';
+import type { OpenToolboxResult, ToolStatusReport } from '../../src/core/tool-entry.js';
 import { TRANSPORTS, startOver, type AnyWorkbench } from '../helpers/both-transports.js';
 import { fixtureServer, node, runCli, tempDir, textOf, workbenchErrorCode } from '../helpers/workbench-process.js';
 

@@ -1,7 +1,7 @@
 import type { OverrideResolver } from '../catalog/overrides.js';
 import { overriddenText } from '../catalog/overrides.js';
 import type { ToolboxCatalog } from '../catalog/toolbox-catalog.js';
-import type { ToolStatus } from './workbench.js';
+import type { ToolStatus } from './tool-entry.js';
 
 /**
  * Every loaded tool of a toolbox catalog, enabled or not (with the source that hid it), with the server's own

@@ -13,7 +13,7 @@ import {
   type BudgetedAnswer,
   type FullEntry,
 } from '../catalog/catalog-index.js';
-import { compileGlob } from '../catalog/glob.js';
+import { compileGlob } from '../shared/glob.js';
 import { DEFAULT_SEARCH_LIMIT, searchIndex, searchTools } from '../catalog/search.js';
 import { ToolboxCatalog, type CatalogTool } from '../catalog/toolbox-catalog.js';
 import type { VisibilityPolicy } from '../catalog/visibility.js';

@@ -7,13 +7,10 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import lockfile from 'proper-lockfile';
-import {
-  readToolState,
-  resolveStatePath,
-  updateToolState,
-  watchToolState,
-  type ToolStateUpdate,
-} from '../../src/catalog/tool-state.js';
+import { readToolState } from '../../src/state/read.js';
+import { resolveStatePath } from '../../src/state/path.js';
+import { updateToolState, type ToolStateUpdate } from '../../src/state/update.js';
+import { watchToolState } from '../../src/state/watch.js';
 import type { ToolState } from '../../src/catalog/visibility.js';
 import { isWorkbenchError } from '../../src/errors.js';
 import { createLogger, type Logger } from '../../src/log.js';

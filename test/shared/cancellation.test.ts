@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Cancellation } from '../../src/clients/cancellation.js';
+import { Cancellation } from '../../src/shared/cancellation.js';
 
 describe('Cancellation', () => {
   it('tells every listener once, in order, and one added later at once', () => {

@@ -2,8 +2,8 @@ import type { ToolboxCatalog } from '../catalog/toolbox-catalog.js';
 import type { ResolvedToolset } from '../catalog/toolsets.js';
 import { parseToolName } from '../catalog/names.js';
 import { editDistance } from '../config/text.js';
-import { compileGlob } from '../catalog/glob.js';
-import type { ToolStatus, ToolStatusReport } from './workbench.js';
+import { compileGlob } from '../shared/glob.js';
+import type { ToolStatus, ToolStatusReport } from './tool-entry.js';
 import type { WorkbenchError } from '../errors.js';
 import { failedServer, type FailedServer } from '../clients/server-failure.js';
 

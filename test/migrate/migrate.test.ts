@@ -3,11 +3,14 @@ import { readFileSync } from 'node:fs';
 import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { importClientServers, sanitizeName, type ClientKind } from '../../src/config/import-client.js';
-import { formattingOf, insertMember, removeMember, renameKey } from '../../src/config/json-edit.js';
+import { importClientServers, type ClientKind } from '../../src/migrate/import-client.js';
+import { sanitizeName } from '../../src/migrate/server-names.js';
+import { formattingOf, insertMember, removeMember, renameKey } from '../../src/migrate/json-edit.js';
 import { parseConfig } from '../../src/config/load.js';
-import { configVariables, importIntoConfigText, migrateConfigText, saveConfigFile } from '../../src/config/migrate.js';
-import { unifiedDiff } from '../../src/config/text-diff.js';
+import { configVariables } from '../../src/migrate/config-edit.js';
+import { importIntoConfigText, migrateConfigText } from '../../src/migrate/migrate.js';
+import { saveConfigFile } from '../../src/migrate/config-file.js';
+import { unifiedDiff } from '../../src/migrate/text-diff.js';
 import { isWorkbenchError } from '../../src/errors.js';
 import { tempDir } from '../helpers/workbench-process.js';
 

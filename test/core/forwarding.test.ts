@@ -10,7 +10,7 @@ import {
   type LoggingMessageNotification,
   type Progress,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { OpenToolboxResult } from '../../src/server/workbench.js';
+import type { OpenToolboxResult } from '../../src/core/tool-entry.js';
 import { everythingServer, fixtureEvents, fixtureServer, startWorkbench, tempDir, textOf, waitFor, workbenchErrorCode } from '../helpers/workbench-process.js';
 
 describe('progress and cancellation', () => {

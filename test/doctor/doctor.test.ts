@@ -6,8 +6,9 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Ajv } from 'ajv';
-import { catalogProblems, type DoctorReport, type ServerReport } from '../../src/cli/doctor.js';
-import { isAlive } from '../../src/clients/process-tree.js';
+import { catalogProblems } from '../../src/doctor/catalog-problems.js';
+import { type DoctorReport, type ServerReport } from '../../src/doctor/types.js';
+import { isAlive } from '../../src/shared/process-tree.js';
 import { everythingServer, fixtureServer, node, paths, tempDir, waitFor } from '../helpers/workbench-process.js';
 
 interface Run {

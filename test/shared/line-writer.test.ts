@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
-import { LineWriter } from '../../src/clients/line-writer.js';
+import { LineWriter } from '../../src/shared/line-writer.js';
 
 /** A real Writable that records each chunk it is handed and completes writes only when told to. */
 function recordingStream(highWaterMark: number) {

@@ -137,3 +137,25 @@ function intersectCapabilities(all: ClientCapabilities[]): Pick<ClientCapabiliti
   }
   return picked;
 }
+
+/**
+ * Runs a forwarded call while recording it in `books` under `key` (toolbox/server) as in flight, so requests and log
+ * messages that server sends meanwhile reach this call's session. Returns the call's own promise (the bookkeeping hangs
+ * off it), so the hot path gains no promise turn.
+ */
+export function trackCall<T>(books: Map<string, Set<CallContext>>, key: string, call: CallContext, run: () => Promise<T>): Promise<T> {
+  let calls = books.get(key);
+  if (!calls) books.set(key, (calls = new Set()));
+  const inFlight = calls;
+  inFlight.add(call);
+  const done = (): void => void inFlight.delete(call);
+  let promise: Promise<T>;
+  try {
+    promise = run();
+  } catch (error) {
+    done();
+    return Promise.reject(error);
+  }
+  promise.then(done, done);
+  return promise;
+}

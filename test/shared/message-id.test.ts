@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ID_SEARCH_BYTES, findMessageId } from '../../src/clients/message-id.js';
+import { ID_SEARCH_BYTES, findMessageId } from '../../src/shared/message-id.js';
 
 /** The first and last ID_SEARCH_BYTES of a message, as a transport keeps them while skipping it. */
 const ends = (message: string): [string, string] => [message.slice(0, ID_SEARCH_BYTES), message.slice(-ID_SEARCH_BYTES)];

@@ -1,0 +1,75 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import {
+  ResultSchema,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { Logger } from '../log.js';
+import { quoteClientText } from '../shared/client-text.js';
+
+const MAX_TOOL_PAGES = 1000;
+
+/**
+ * Every page of tools/list (servers may paginate); none if the server has no tools capability. Parsed leniently:
+ * one malformed tool (no name, or an inputSchema that is not an object) is skipped with a warning instead of making
+ * the whole server unusable, and every other field is kept exactly as the server sent it.
+ */
+export async function listAllTools(client: Client, log: Logger, label: string, timeout?: number): Promise<ToolList> {
+  if (!client.getServerCapabilities()?.tools) return { tools: [], duplicates: [] };
+  const tools: Tool[] = [];
+  const names = new Set<string>();
+  const duplicates = new Set<string>();
+  const cursors = new Set<string>();
+  let cursor: string | undefined;
+  let page = 0;
+  for (; page < MAX_TOOL_PAGES; page++) {
+    const result = await client.request({ method: 'tools/list', params: cursor ? { cursor } : {} }, ResultSchema, timeout ? { timeout } : undefined);
+    if (!Array.isArray(result.tools)) throw new Error('the server answered tools/list without a "tools" array');
+    for (const tool of result.tools as unknown[]) {
+      const problem = toolProblem(tool);
+      if (problem) log.warn(`skipped a tool the server listed: ${problem}`);
+      else if (names.has((tool as Tool).name)) duplicates.add((tool as Tool).name);
+      else {
+        names.add((tool as Tool).name);
+        tools.push(tool as Tool);
+      }
+    }
+    cursor = typeof result.nextCursor === 'string' && result.nextCursor !== '' ? result.nextCursor : undefined;
+    if (!cursor) break;
+    // A paginator that hands out a cursor it already gave would go round forever: stop at once and say so.
+    if (cursors.has(cursor)) {
+      log.warn(
+        `${label} answered tools/list with a cursor it had already given (${quoteClientText(cursor, 40)}, page ${page + 1}); ` +
+          `stopped reading its tool list there, with ${tools.length} distinct tools. Report this to the server's maintainers.`,
+      );
+      break;
+    }
+    cursors.add(cursor);
+  }
+  if (page === MAX_TOOL_PAGES) {
+    log.warn(`${label} listed more than ${MAX_TOOL_PAGES} pages of tools; stopped reading there, with ${tools.length} distinct tools.`);
+  }
+  if (duplicates.size > 0) {
+    const shown = [...duplicates].slice(0, 5).map((n) => quoteClientText(n, 64)).join(', ');
+    log.warn(
+      `${label} listed ${duplicates.size} tool name(s) more than once (${shown}${duplicates.size > 5 ? ', …' : ''}); each is counted ` +
+        'once and only its first entry is used. Report this to the server\'s maintainers.',
+    );
+  }
+  return { tools, duplicates: [...duplicates] };
+}
+
+/** A server's catalog: distinct tools in listed order, and the names it listed more than once. */
+interface ToolList {
+  tools: Tool[];
+  duplicates: string[];
+}
+
+function toolProblem(tool: unknown): string | undefined {
+  if (typeof tool !== 'object' || tool === null || Array.isArray(tool)) return 'an entry that is not an object';
+  const { name, inputSchema } = tool as { name?: unknown; inputSchema?: unknown };
+  if (typeof name !== 'string' || name === '') return 'an entry without a name';
+  if (typeof inputSchema !== 'object' || inputSchema === null || Array.isArray(inputSchema)) {
+    return `"${name}" has no inputSchema object`;
+  }
+  return undefined;
+}

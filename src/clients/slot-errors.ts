@@ -1,0 +1,126 @@
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { basename } from 'node:path';
+import type { ServerConfig } from '../config/types.js';
+import { WorkbenchError, errorMessage, type ServerFailure } from '../errors.js';
+import type { Cancellation } from '../shared/cancellation.js';
+import { MalformedResultError } from './call-channel.js';
+import { httpStatusOf, stderrOf, summary } from './server-failure.js';
+import { ChildProcessTransport, MESSAGE_TOO_LARGE_CODE } from './stdio-transport.js';
+import { describeUrl } from './transports.js';
+
+/**
+ * How a server slot explains a failed connect or call as a typed WorkbenchError: what was wrong, where, and what to
+ * do next. The slot redacts the result before it leaves.
+ */
+
+/** Who failed: the slot's label (toolbox/server) and its config. */
+export interface SlotIdentity {
+  label: string;
+  config: ServerConfig;
+}
+
+/** What is known about how a connection ended, as fields. */
+export function endOf(transport: Transport): ServerFailure {
+  if (!(transport instanceof ChildProcessTransport)) return { kind: 'closed' };
+  const exit = transport.exitInfo;
+  const stderr = stderrOf(transport);
+  if (!exit) return { kind: 'closed', ...stderr };
+  if (exit.signal) return { kind: 'killed', signal: exit.signal, ...stderr };
+  return { kind: 'exited', ...(exit.code !== null ? { exitCode: exit.code } : {}), ...stderr };
+}
+
+export function describeConnectError(
+  slot: SlotIdentity,
+  error: unknown,
+  transport: Transport,
+  timedOut: boolean,
+  timeoutMs: number,
+): WorkbenchError {
+  if (error instanceof WorkbenchError) return error;
+  const code = (error as NodeJS.ErrnoException | undefined)?.code ?? (transport instanceof ChildProcessTransport ? transport.startError?.code : undefined);
+  if (slot.config.type === 'stdio' && (code === 'ENOENT' || code === 'EACCES')) {
+    const what = code === 'ENOENT' ? 'was not found' : 'is not executable';
+    return new WorkbenchError(
+      'CONNECT_FAILED',
+      // Only the program's base name: the command may have been expanded from a variable, and values are not shown.
+      `${slot.label} could not start: command "${basename(slot.config.command)}" ${what}. Install it or fix "command" of this server in the config (PATH is searched; an absolute path always works).`,
+      { cause: error, failure: { kind: code === 'ENOENT' ? 'command-not-found' : 'command-not-executable' } },
+    );
+  }
+  if (timedOut) {
+    return new WorkbenchError(
+      'CONNECT_TIMEOUT',
+      `${slot.label} did not complete the MCP handshake within ${timeoutMs} ms and was stopped. ${slot.config.type === 'stdio' ? 'Check that it speaks MCP on stdio' : 'Check that the URL is an MCP endpoint and reachable'}, or raise "connectTimeoutMs" for this server.`,
+      { cause: error, failure: { kind: 'handshake-timeout', timeoutMs, ...stderrOf(transport) } },
+    );
+  }
+  if (transport instanceof ChildProcessTransport) {
+    // Whatever the SDK reported (connection closed, write after exit), a stdio server that failed its handshake is
+    // explained by how its process ended.
+    const failure = endOf(transport);
+    return new WorkbenchError(
+      'CONNECT_FAILED',
+      `${slot.label} failed to start: ${summary(failure)}\nFix its command, args or env in the config (\`mcp-workbench doctor\` checks every server); it is tried again on next use.`,
+      { cause: error, failure },
+    );
+  }
+  // Never the full URL: an expanded secret may sit in its query string.
+  const where = slot.config.type === 'stdio' ? '' : ` at ${describeUrl(slot.config.url)}`;
+  const status = httpStatusOf(error);
+  const failure: ServerFailure = status !== undefined ? { kind: 'http-status', httpStatus: status } : { kind: 'unreachable' };
+  return new WorkbenchError('CONNECT_FAILED', `${slot.label}${where} could not be connected: ${errorMessage(error)}`, { cause: error, failure });
+}
+
+export function describeCallError(
+  slot: SlotIdentity,
+  error: unknown,
+  live: { dead: boolean; transport: Transport },
+  tool: string,
+  timeout: number,
+  cancellation: Cancellation | undefined,
+): WorkbenchError {
+  const what = `tool "${tool}" on ${slot.label}`;
+  // A child that has exited is known at once (its exit event), before the connection is reported closed.
+  const exited = live.transport instanceof ChildProcessTransport && live.transport.exitInfo !== undefined;
+  if (live.dead || exited) {
+    const failure = endOf(live.transport);
+    return new WorkbenchError(
+      'SERVER_EXITED',
+      `${what} failed: the server stopped (${summary(failure)}). It will be restarted on the next call; retry if the tool is safe to repeat.`,
+      { cause: error, failure },
+    );
+  }
+  if (error instanceof MalformedResultError) {
+    return new WorkbenchError('INVALID_OUTPUT', `${what} failed: ${error.message}. Report this to the server's maintainers.`, { cause: error });
+  }
+  if (error instanceof McpError && error.code === ErrorCode.RequestTimeout && isLocalTimeout(error)) {
+    return new WorkbenchError(
+      'CALL_TIMEOUT',
+      `${what} did not answer within ${timeout} ms and was cancelled. Retry, or raise "timeoutMs" for this server if the tool is expected to take longer.`,
+      { cause: error },
+    );
+  }
+  if (cancellation?.cancelled) {
+    return new WorkbenchError('CALL_CANCELLED', `${what} was cancelled by the client`, { cause: error });
+  }
+  if ((error as { code?: unknown } | undefined)?.code === MESSAGE_TOO_LARGE_CODE) {
+    return new WorkbenchError('MESSAGE_TOO_LARGE', `${what} failed: ${errorMessage(error).replace(/^MCP error -?\d+: /, '')}. Ask for less output (narrower arguments).`, {
+      cause: error,
+    });
+  }
+  if (error instanceof McpError) {
+    return new WorkbenchError(
+      'CALL_FAILED',
+      `${what} returned an error (downstream JSON-RPC code ${error.code}): ${error.message.replace(/^MCP error -?\d+: /, '')}. Check the arguments against the tool's inputSchema (open_toolbox lists it), then retry.`,
+      { cause: error },
+    );
+  }
+  return new WorkbenchError('CALL_FAILED', `${what} failed: ${errorMessage(error)}`, { cause: error });
+}
+
+/** The SDK marks its own timeouts with `data.timeout`; a downstream -32001 error is not ours. */
+function isLocalTimeout(error: McpError): boolean {
+  const data = error.data as { timeout?: unknown } | undefined;
+  return typeof data?.timeout === 'number';
+}

@@ -1,0 +1,74 @@
+import { normaliseOverrides, type RawToolOverride, type RawToolset } from './catalog-settings.js';
+import type { ServerConfig, ToolboxConfig } from './types.js';
+
+// ---------------------------------------------------------------------------------------------------------------
+// Shapes of the document after schema validation.
+
+interface RawServer {
+  type?: 'stdio' | 'http' | 'sse';
+  transport?: 'stdio' | 'http' | 'sse';
+  command?: string;
+  args?: string[];
+  env?: Record<string, string>;
+  cwd?: string;
+  inheritEnv?: boolean;
+  url?: string;
+  headers?: Record<string, string>;
+  toolFilters?: string[];
+  disabledTools?: string[];
+  timeoutMs?: number;
+  connectTimeoutMs?: number;
+  toolOverrides?: Record<string, RawToolOverride>;
+  shared?: boolean;
+}
+
+interface RawToolbox {
+  description?: string;
+  mcpServers: Record<string, RawServer>;
+  disabledTools?: string[];
+  toolOverrides?: Record<string, RawToolOverride>;
+  catalogBudget?: number;
+}
+
+export interface RawConfig {
+  toolboxes: Record<string, RawToolbox>;
+  toolsets?: Record<string, RawToolset>;
+  catalogBudget?: number;
+}
+
+export function normaliseToolbox(name: string, raw: RawToolbox): ToolboxConfig {
+  return {
+    name,
+    description: raw.description ?? '',
+    disabledTools: [...(raw.disabledTools ?? [])],
+    ...(raw.toolOverrides && { toolOverrides: normaliseOverrides(raw.toolOverrides) }),
+    ...(raw.catalogBudget !== undefined && { catalogBudget: raw.catalogBudget }),
+    servers: Object.entries(raw.mcpServers).map(([serverName, server]) => normaliseServer(serverName, server)),
+  };
+}
+
+function normaliseServer(name: string, raw: RawServer): ServerConfig {
+  const common = {
+    name,
+    disabledTools: [...(raw.disabledTools ?? [])],
+    ...(raw.toolOverrides && { toolOverrides: normaliseOverrides(raw.toolOverrides) }),
+    ...(raw.toolFilters !== undefined && { toolFilters: [...raw.toolFilters] }),
+    ...(raw.timeoutMs !== undefined && { timeoutMs: raw.timeoutMs }),
+    ...(raw.connectTimeoutMs !== undefined && { connectTimeoutMs: raw.connectTimeoutMs }),
+    shared: raw.shared ?? false,
+  };
+  const type = raw.type ?? raw.transport ?? 'stdio';
+  if (type === 'stdio') {
+    return {
+      ...common,
+      type,
+      // The schema's oneOf guarantees a command for stdio servers.
+      command: raw.command ?? '',
+      args: [...(raw.args ?? [])],
+      env: { ...raw.env },
+      ...(raw.cwd !== undefined && { cwd: raw.cwd }),
+      inheritEnv: raw.inheritEnv ?? false,
+    };
+  }
+  return { ...common, type, url: raw.url ?? '', headers: { ...raw.headers } };
+}

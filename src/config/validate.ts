@@ -1,0 +1,226 @@
+import { Ajv, type ValidateFunction } from 'ajv';
+import { readFileSync } from 'node:fs';
+import { WorkbenchError } from '../errors.js';
+import { formatJsonPath, type JsonPath } from './expand-env.js';
+import type { RawConfig } from './normalise.js';
+import { describeError, pathToPointer, pointerToPath, problemPath, valueAt, type Level } from './problem-messages.js';
+import { isRecord } from './text.js';
+
+/**
+ * Validation of a config document: the JSON Schema (workbench-config.schema.json, compiled once), the checks it cannot
+ * express, and the CONFIG_INVALID error listing every problem in document order. Messages: problem-messages.ts.
+ */
+
+export interface Problem {
+  path: JsonPath;
+  message: string;
+  /** Where the problem sits in the document, when that is not `path` (an unknown key sorts where the key is). */
+  at?: JsonPath;
+  /** About the object as a whole (its form): listed after the problems of its keys, which often explain it. */
+  whole?: boolean;
+}
+
+interface CompiledSchema {
+  validate: ValidateFunction;
+  /** Allowed keys per object level, read from the schema so suggestions never drift from it. */
+  keys: Record<Level, readonly string[]>;
+}
+
+let compiledSchema: CompiledSchema | undefined;
+
+/** Compiled once per process, on first use: start-up of commands that never load a config stays cheap. */
+function schema(): CompiledSchema {
+  if (compiledSchema) return compiledSchema;
+  // From src/config (tsx) and dist/config (built) alike, the schema sits two levels up, at the package root.
+  const url = new URL('../../workbench-config.schema.json', import.meta.url);
+  const document = JSON.parse(readFileSync(url, 'utf8')) as {
+    properties: Record<string, unknown>;
+    definitions: Record<'toolbox' | 'server' | 'toolset' | 'toolOverride', { properties: Record<string, unknown> }>;
+  };
+  const ajv = new Ajv({ allErrors: true });
+  compiledSchema = {
+    validate: ajv.compile(document),
+    keys: {
+      top: Object.keys(document.properties),
+      toolbox: Object.keys(document.definitions.toolbox.properties),
+      server: Object.keys(document.definitions.server.properties),
+      toolset: Object.keys(document.definitions.toolset.properties),
+      override: Object.keys(document.definitions.toolOverride.properties),
+    },
+  };
+  return compiledSchema;
+}
+
+/** Every schema violation plus the checks JSON Schema cannot express, in document order, without duplicates. */
+export function findProblems(raw: unknown): Problem[] {
+  const { validate, keys } = schema();
+  const problems: Problem[] = [];
+  const serversFailingShape = new Set<string>();
+  const typeErrorAt = new Set<string>();
+
+  if (!validate(raw)) {
+    const errors = validate.errors ?? [];
+    for (const error of errors) {
+      if (error.keyword === 'type') typeErrorAt.add(error.instancePath);
+    }
+    for (const error of errors) {
+      // propertyNames reports each bad name twice (the inner pattern error carries `propertyName`); keep the outer.
+      if (error.propertyName !== undefined) continue;
+      const path = pointerToPath(error.instancePath, raw);
+      // A server's stdio/remote oneOf: both branches' errors are replaced by one message about the server's shape.
+      if (error.schemaPath.startsWith('#/oneOf')) {
+        if (error.keyword === 'oneOf') serversFailingShape.add(error.instancePath);
+        continue;
+      }
+      // Once a value has the wrong type, its other errors (oneOf, missing keys) are noise.
+      if (error.keyword !== 'type' && typeErrorAt.has(error.instancePath)) continue;
+      const at = error.keyword === 'additionalProperties' ? [...path, String(error.params.additionalProperty)] : undefined;
+      problems.push({ path: problemPath(error, path), message: describeError(error, path, raw, keys), ...(at && { at }) });
+    }
+  }
+
+  for (const path of serverPaths(raw)) {
+    const server = valueAt(raw, path);
+    if (!isRecord(server)) continue;
+    const conflict = typeConflict(server);
+    if (conflict) problems.push({ path, message: conflict, whole: true });
+    const pointer = pathToPointer(path);
+    if (serversFailingShape.has(pointer) && !conflict && !typeErrorAt.has(pointer)) {
+      const message = describeServerShape(server);
+      if (message) problems.push({ path, message, whole: true });
+    }
+  }
+
+  return inDocumentOrder(dedupe(problems), raw);
+}
+
+/** Checks that only make sense on expanded values. Values are never quoted: they may hold secrets. */
+export function findExpandedProblems(document: RawConfig): Problem[] {
+  const problems: Problem[] = [];
+  for (const [toolboxName, toolbox] of Object.entries(document.toolboxes)) {
+    for (const [serverName, server] of Object.entries(toolbox.mcpServers)) {
+      const at = ['toolboxes', toolboxName, 'mcpServers', serverName];
+      for (const key of ['command', 'cwd'] as const) {
+        if (server[key] === '') {
+          problems.push({ path: [...at, key], message: 'is empty after expanding environment variables' });
+        }
+      }
+      if (server.url !== undefined && !isHttpUrl(server.url)) {
+        problems.push({
+          path: [...at, 'url'],
+          message: 'must be an absolute http:// or https:// URL (checked after expanding environment variables)',
+        });
+      }
+    }
+  }
+  return problems;
+}
+
+function isHttpUrl(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return url.protocol === 'http:' || url.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
+const STDIO_ONLY = ['command', 'args', 'env', 'cwd', 'inheritEnv'] as const;
+const REMOTE_ONLY = ['url', 'headers'] as const;
+
+/** `type` and `transport` are aliases; they may both be present only when they agree. */
+function typeConflict(server: Record<string, unknown>): string | undefined {
+  const { type, transport } = server;
+  if (typeof type !== 'string' || typeof transport !== 'string' || type === transport) return undefined;
+  return `"type" is ${JSON.stringify(type)} but "transport" is ${JSON.stringify(transport)}; "transport" is an alias of "type", keep only one`;
+}
+
+/**
+ * One message for a server that fits neither the stdio nor the remote form, worked out from what the server has,
+ * instead of both oneOf branches' errors.
+ */
+function describeServerShape(server: Record<string, unknown>): string | undefined {
+  const declared = server.type ?? server.transport;
+  const has = (key: string): boolean => server[key] !== undefined;
+  const quoted = (list: readonly string[]): string => list.map((k) => `"${k}"`).join(', ');
+  const applies = (list: readonly string[]): string => (list.length === 1 ? 'applies' : 'apply');
+  const generic = 'a server needs either "command" (stdio) or "url" with type "http"/"sse"';
+  if (declared === 'http' || declared === 'sse') {
+    if (!has('url')) return `type "${declared}" needs "url"${has('command') ? ' ("command" is for stdio servers)' : ''}`;
+    const extra = STDIO_ONLY.filter(has);
+    if (extra.length > 0) return `${quoted(extra)} ${applies(extra)} only to stdio servers, not to type "${declared}"`;
+    return generic;
+  }
+  if (declared !== undefined && declared !== 'stdio') return undefined;
+  if (has('command') && has('url')) {
+    return 'a server has either "command" (stdio) or "url" with type "http"/"sse", not both';
+  }
+  if (has('url')) {
+    return declared === 'stdio'
+      ? 'type "stdio" needs "command"; a server with "url" needs type "http" or "sse"'
+      : 'a server with "url" needs "type": "http" or "sse"';
+  }
+  if (!has('command')) return declared === 'stdio' ? 'type "stdio" needs "command"' : generic;
+  const extra = REMOTE_ONLY.filter(has);
+  if (extra.length > 0) return `${quoted(extra)} ${applies(extra)} only to http/sse servers, not to stdio servers`;
+  return generic;
+}
+
+/** The path of every server entry, whatever its shape. */
+function serverPaths(raw: unknown): JsonPath[] {
+  const found: JsonPath[] = [];
+  const toolboxes = isRecord(raw) ? raw.toolboxes : undefined;
+  if (!isRecord(toolboxes)) return found;
+  for (const [toolboxName, toolbox] of Object.entries(toolboxes)) {
+    const servers = isRecord(toolbox) ? toolbox.mcpServers : undefined;
+    if (!isRecord(servers)) continue;
+    for (const serverName of Object.keys(servers)) found.push(['toolboxes', toolboxName, 'mcpServers', serverName]);
+  }
+  return found;
+}
+
+function dedupe(problems: Problem[]): Problem[] {
+  const seen = new Set<string>();
+  return problems.filter((p) => {
+    const key = `${JSON.stringify(p.path)}\n${p.message}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+/** Sorts problems by where their path first appears in the document (stable, so ajv's order breaks ties). */
+export function inDocumentOrder(problems: Problem[], raw: unknown): Problem[] {
+  const span = new Map<string, { start: number; end: number }>();
+  let counter = 0;
+  const visit = (node: unknown, path: JsonPath): void => {
+    const entry = { start: counter++, end: 0 };
+    span.set(JSON.stringify(path), entry);
+    if (Array.isArray(node)) node.forEach((item, index) => visit(item, [...path, index]));
+    else if (isRecord(node)) for (const [key, value] of Object.entries(node)) visit(value, [...path, key]);
+    entry.end = counter;
+  };
+  visit(raw, []);
+  const rank = (problem: Problem): number => {
+    const path = problem.at ?? problem.path;
+    for (let length = path.length; length >= 0; length--) {
+      const found = span.get(JSON.stringify(path.slice(0, length)));
+      if (found !== undefined) return problem.whole ? found.end - 0.5 : found.start;
+    }
+    return 0;
+  };
+  return problems
+    .map((problem, index) => ({ problem, index, rank: rank(problem) }))
+    .sort((a, b) => a.rank - b.rank || a.index - b.index)
+    .map((entry) => entry.problem);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Errors.
+
+export function invalidError(source: string, problems: readonly Problem[]): WorkbenchError {
+  const count = problems.length === 1 ? '1 problem' : `${problems.length} problems`;
+  return new WorkbenchError('CONFIG_INVALID', `${source} is not a valid workbench config (${count}):`, {
+    details: problems.map((p) => `${formatJsonPath(p.path)}: ${p.message}`),
+  });
+}

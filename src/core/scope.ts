@@ -1,0 +1,30 @@
+import type { ToolboxCatalog } from '../catalog/toolbox-catalog.js';
+import type { CallOptions, ClientManager } from '../clients/client-manager.js';
+import type { CallContext, RoutingBooks } from './session-routing.js';
+import type { ToolEntry } from './tool-entry.js';
+import type { Workbench } from './workbench.js';
+
+export interface UseToolOptions extends CallOptions {
+  call?: CallContext;
+  /** The session's downstream connections and catalogs (see {@link Workbench.openSession}); default: the workbench's own. */
+  scope?: SessionScope;
+}
+
+/**
+ * One client session's view of the workbench: its downstream connections (its own for every server unless `shared`)
+ * and the catalogs built from them. Obtained from {@link Workbench.openSession}; `close()` ends its servers.
+ */
+export interface SessionScope {
+  readonly manager: ClientManager;
+  close(): Promise<void>;
+}
+
+/** One ClientManager with its routing books (see RoutingBooks) and the catalogs built from its servers. */
+export interface Scope extends SessionScope, RoutingBooks {
+  readonly catalogs: Map<string, CachedCatalog>;
+}
+
+export interface CachedCatalog {
+  catalog: ToolboxCatalog;
+  entries: ToolEntry[];
+}

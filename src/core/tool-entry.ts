@@ -1,0 +1,83 @@
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Answer } from '../catalog/catalog-index.js';
+import { overriddenText, type OverrideResolver } from '../catalog/overrides.js';
+import type { CatalogTool } from '../catalog/toolbox-catalog.js';
+import type { FailedServer } from '../clients/client-manager.js';
+import type { ServerFailure, WorkbenchErrorCode } from '../errors.js';
+
+/** One tool as `open_toolbox` presents it. */
+export interface ToolEntry {
+  name: string;
+  toolbox_name: string;
+  source_server: string;
+  original_name: string;
+  title?: string;
+  description: string;
+  inputSchema: Tool['inputSchema'];
+  outputSchema?: Tool['outputSchema'];
+  annotations?: Tool['annotations'];
+}
+
+/** One tool as `list_all_tools` and `tools list` show it: enabled or not, and why. */
+export interface ToolStatus {
+  name: string;
+  toolbox: string;
+  server: string;
+  original_name: string;
+  enabled: boolean;
+  /** Present when disabled: which source (config, project, cli, toolset, state), the rule that applied, and a sentence. */
+  disabled_by?: { source: string; rule: string; reason: string };
+  /** The server's own description, as it sent it. */
+  description?: string;
+  /** What open_toolbox shows instead, when toolOverrides apply. */
+  override?: { title?: string; description: string; annotations?: Tool['annotations'] };
+}
+
+export interface ToolStatusReport {
+  tools: ToolStatus[];
+  /** Servers that could not be connected, so their tools could not be listed. */
+  servers_failed: ({ toolbox: string } & FailedServer)[];
+}
+
+/** What `open_toolbox` answers when `detail` is `"full"` (README: "open_toolbox"); other answers are `Answer`s. */
+export type OpenToolboxResult = Omit<Answer, 'tools'> & { tools: ToolEntry[] };
+
+export function toEntry(t: CatalogTool, overrides: OverrideResolver): ToolEntry {
+  const { title, description, annotations } = overriddenText(t.tool, overrides(t.toolbox, t.server, t.tool.name));
+  return {
+    name: t.name,
+    toolbox_name: t.toolbox,
+    source_server: t.server,
+    original_name: t.tool.name,
+    ...(title !== undefined ? { title } : {}),
+    description: `[${t.toolbox}/${t.server}] ${description}`.trimEnd(),
+    inputSchema: t.tool.inputSchema,
+    ...(t.tool.outputSchema !== undefined ? { outputSchema: t.tool.outputSchema } : {}),
+    ...(annotations !== undefined ? { annotations } : {}),
+  };
+}
+
+/** `_meta` key marking results the workbench produced itself (as opposed to a downstream tool's own error). */
+export const ERROR_META_KEY = 'mcp-workbench/error';
+
+/**
+ * A failure of a proxied call as the client sees it: an `isError` result whose `_meta["mcp-workbench/error"]` carries
+ * the code and, for a server that failed, what happened to it as fields (kind, exit code, signal, HTTP status…).
+ */
+export function errorResult(text: string, code: WorkbenchErrorCode, failure?: ServerFailure): CallToolResult {
+  return { isError: true, content: [{ type: 'text', text }], _meta: { [ERROR_META_KEY]: failure ? { code, failure } : { code } } };
+}
+
+export function disabledMessage(name: string, reason: string, source: string): string {
+  const how =
+    source === 'state'
+      ? `Enable it with \`mcp-workbench tools enable ${name}\` (or enable_tools).`
+      : source === 'cli'
+        ? 'Remove it from the --disabled-tools option of the workbench to enable it.'
+        : source === 'project'
+          ? 'The project file (.mcp-workbench.json) hides it for this project; change that file to enable it.'
+          : source === 'toolset'
+            ? 'This session is limited by --toolset; use a tool of those toolsets, or start the workbench without --toolset.'
+            : 'Change the workbench config to enable it.';
+  return `Tool "${name}" is disabled: ${reason} (source: ${source}). ${how}`;
+}

@@ -1,0 +1,201 @@
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { ToolNameParts } from '../catalog/names.js';
+import { parseToolName } from '../catalog/names.js';
+import type { CatalogTool, ToolLookup } from '../catalog/toolbox-catalog.js';
+import type { ResolvedToolset } from '../catalog/toolsets.js';
+import type { VisibilityPolicy } from '../catalog/visibility.js';
+import type { ServerConfig, ToolboxConfig } from '../config/types.js';
+import { isWorkbenchError } from '../errors.js';
+import { quoteClientText } from '../shared/client-text.js';
+import type { CachedCatalog, Scope, SessionScope, UseToolOptions } from './scope.js';
+import type { CallContext } from './session-routing.js';
+import { ERROR_META_KEY, disabledMessage, errorResult, type ToolEntry } from './tool-entry.js';
+import { routeToolsetCall, type ToolsetHost } from './toolset-routes.js';
+import { describeParams, type ToolValidators } from './validators.js';
+
+/**
+ * The `use_tool` pipeline, from request to response: resolve the name (toolbox, toolset or canonical name; disabled
+ * tools refused before anything connects) → validate the arguments against the tool's inputSchema → forward the call
+ * (tracked as in flight on its server) → check the output. Every failure about toolboxes and downstream tools comes
+ * back as an `isError` result that says what to do next.
+ */
+
+/** What the pipeline needs from the workbench: the config in effect, the session's scope and catalogs, bookkeeping. */
+export interface UseToolHost {
+  scopeOf(session: SessionScope | undefined): Scope;
+  toolboxes(): ReadonlyMap<string, ToolboxConfig>;
+  toolsets(): ReadonlyMap<string, ResolvedToolset>;
+  policy(): VisibilityPolicy;
+  /** The names open_toolbox accepts, for messages. */
+  toolboxNames(): string;
+  cachedCatalog(scope: Scope, toolbox: string): CachedCatalog;
+  toolsetHost(scope: Scope): ToolsetHost<ToolEntry>;
+  tracked<T>(scope: Scope, toolbox: string, server: string, call: CallContext | undefined, run: () => Promise<T>): Promise<T>;
+  readonly validators: ToolValidators;
+}
+
+/**
+ * `use_tool`: resolves the name, refuses disabled tools before connecting anything, validates arguments against
+ * the tool's inputSchema, forwards the call and returns the downstream result as it came. Every failure about
+ * toolboxes and downstream tools comes back as an `isError` result that says what to do next.
+ */
+export function useTool(host: UseToolHost, toolboxName: string, toolName: string, args: Record<string, unknown> | undefined, options: UseToolOptions = {}): Promise<CallToolResult> {
+  try {
+    return useToolNow(host, toolboxName, toolName, args, options);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+/**
+ * The hot path (a known tool on a connected server) runs without an async frame of its own: the call's promise is
+ * the one returned. Anything that needs a connect first goes through {@link connectThenUse}.
+ */
+function useToolNow(host: UseToolHost, toolboxName: string, toolName: string, args: Record<string, unknown> | undefined, options: UseToolOptions): Promise<CallToolResult> {
+  const scope = host.scopeOf(options.scope);
+  const manager = scope.manager;
+  const toolbox = host.toolboxes().get(toolboxName);
+  if (!toolbox) {
+    const toolset = host.toolsets().get(toolboxName);
+    if (toolset) return useToolsetTool(host, toolset, toolName, args, options);
+    return Promise.resolve(errorResult(
+      `Unknown toolbox ${quoteClientText(toolboxName)}. Available toolboxes: ${host.toolboxNames()}. Call open_toolbox with one of them to see its tools.`,
+      'TOOLBOX_NOT_FOUND',
+    ));
+  }
+  const parts = parseToolName(toolName);
+  if (parts && parts.toolbox !== toolboxName && host.toolboxes().has(parts.toolbox)) {
+    return Promise.resolve(errorResult(
+      `Tool ${quoteClientText(toolName)} belongs to toolbox "${parts.toolbox}", not "${toolboxName}". Call use_tool with toolbox_name "${parts.toolbox}".`,
+      'TOOL_NOT_FOUND',
+    ));
+  }
+  const knownServer = parts && parts.toolbox === toolboxName ? toolbox.servers.find((s) => s.name === parts.server) : undefined;
+  const lookup = host.cachedCatalog(scope, toolboxName).catalog.find(toolName);
+  // A bare or loose name is unique only if it is unique across the whole toolbox, not just the servers up so far.
+  const wholeToolboxNeeded = !knownServer && toolbox.servers.some((s) => !manager.isConnected(toolboxName, s.name));
+  if ('found' in lookup && !wholeToolboxNeeded) return forward(host, scope, toolbox, lookup.found, args, options);
+  return connectThenUse(host, scope, toolbox, toolName, parts, knownServer, lookup, wholeToolboxNeeded, args, options);
+}
+
+/** `use_tool` with a toolset name: the tool is routed to the toolbox that owns it, under its canonical name. */
+async function useToolsetTool(host: UseToolHost, toolset: ResolvedToolset, toolName: string, args: Record<string, unknown> | undefined, options: UseToolOptions): Promise<CallToolResult> {
+  const route = await routeToolsetCall(host.toolsetHost(host.scopeOf(options.scope)), toolset, toolName, new Set(host.toolboxes().keys()));
+  if ('error' in route) return errorResult(route.error, route.code);
+  return useToolNow(host, route.toolbox, route.toolName, args, options);
+}
+
+/** `use_tool` for a name the catalog cannot answer yet: connects what the name needs, then resolves it again. */
+async function connectThenUse(
+  host: UseToolHost,
+  scope: Scope,
+  toolbox: ToolboxConfig,
+  toolName: string,
+  parts: ToolNameParts | undefined,
+  knownServer: ServerConfig | undefined,
+  lookup: ToolLookup,
+  wholeToolboxNeeded: boolean,
+  args: Record<string, unknown> | undefined,
+  options: UseToolOptions,
+): Promise<CallToolResult> {
+  const toolboxName = toolbox.name;
+  if (parts && knownServer && !('found' in lookup)) {
+    // Not in the catalog of enabled tools (which the policy built): decide from the name alone, before anything is
+    // connected or counted for a disabled tool.
+    const visibility = host.policy().check(toolboxName, parts.server, parts.tool);
+    if (!visibility.enabled) return errorResult(disabledMessage(toolName, visibility.reason, visibility.source), 'TOOL_DISABLED');
+  }
+  if (!('found' in lookup) || wholeToolboxNeeded) {
+    // Not known yet: connect what the name needs (just its server for a canonical name, else the whole toolbox).
+    if (knownServer && !scope.manager.isConnected(toolboxName, knownServer.name)) {
+      const failure = await scope.manager.connectServer(toolboxName, knownServer.name);
+      if (failure) return errorResult(`Cannot call ${quoteClientText(toolName)}: ${failure.toDisplayString()}`, failure.code, failure.failure);
+    } else if (!knownServer) {
+      await scope.manager.openToolbox(toolboxName);
+    }
+    lookup = host.cachedCatalog(scope, toolboxName).catalog.find(toolName);
+  }
+  if ('hidden' in lookup) {
+    return errorResult(disabledMessage(lookup.hidden.name, lookup.hidden.visibility.reason, lookup.hidden.visibility.source), 'TOOL_DISABLED');
+  }
+  if ('ambiguous' in lookup) {
+    return errorResult(
+      `Tool name ${quoteClientText(toolName)} is ambiguous in toolbox "${toolboxName}": it matches ${lookup.ambiguous.map((t) => t.name).join(', ')}. Use the full name.`,
+      'TOOL_NOT_FOUND',
+    );
+  }
+  if ('notFound' in lookup && parts?.toolbox === toolboxName && !knownServer) {
+    return errorResult(
+      `Tool ${quoteClientText(toolName)} names server "${parts.server}", which toolbox "${toolboxName}" does not have. Its servers: ${toolbox.servers.map((s) => s.name).join(', ')}. Call open_toolbox {"toolbox_name":"${toolboxName}"} to list the valid names.`,
+      'TOOL_NOT_FOUND',
+    );
+  }
+  if ('notFound' in lookup) {
+    const failed = toolbox.servers.filter((s) => !scope.manager.isConnected(toolboxName, s.name)).map((s) => s.name);
+    const hint = lookup.suggestions.length > 0 ? ` Closest names: ${lookup.suggestions.join(', ')}.` : '';
+    const down = failed.length > 0 ? ` Not connected (their tools are unavailable): ${failed.join(', ')}.` : '';
+    return errorResult(
+      `Unknown tool ${quoteClientText(toolName)} in toolbox "${toolboxName}".${hint}${down} Call open_toolbox {"toolbox_name":"${toolboxName}"} to list the valid names.`,
+      'TOOL_NOT_FOUND',
+    );
+  }
+  return forward(host, scope, toolbox, lookup.found, args, options);
+}
+
+/** Validates the arguments, forwards the call, and checks what came back. */
+function forward(host: UseToolHost, scope: Scope, toolbox: ToolboxConfig, entry: CatalogTool, args: Record<string, unknown> | undefined, options: UseToolOptions): Promise<CallToolResult> {
+  const toolboxName = toolbox.name;
+  const validate = host.validators.input(entry.tool);
+  const input = args ?? {};
+  if (validate && !validate(input)) {
+    const problems = (validate.errors ?? []).map((e) => `${e.instancePath || '(arguments)'} ${e.message ?? 'is invalid'}${describeParams(e.params)}`);
+    return Promise.resolve(errorResult(
+      `Invalid arguments for "${entry.name}" (server "${entry.server}", tool "${entry.tool.name}"):\n${problems.map((p) => `- ${p}`).join('\n')}\nFix the arguments to match the tool's inputSchema: ${JSON.stringify(entry.tool.inputSchema)}`,
+      'INVALID_ARGUMENTS',
+    ));
+  }
+
+  return host.tracked(scope, toolboxName, entry.server, options.call, () =>
+    scope.manager.callTool(toolboxName, entry.server, entry.tool.name, args, options),
+  ).then(
+    (result) => checkOutput(entry, result, host.validators),
+    (error: unknown) => {
+      if (isWorkbenchError(error)) return errorResult(`${entry.name}: ${error.toDisplayString()}`, error.code, error.failure);
+      throw error;
+    },
+  );
+}
+
+/** Checks what came back: a readable content list, and structuredContent against the tool's own outputSchema. */
+function checkOutput(entry: CatalogTool, raw: CallToolResult, validators: ToolValidators): CallToolResult {
+  // The result arrives unparsed (see CallChannel): check the one thing every client relies on. A missing content
+  // list is what older servers send with structuredContent; clients read it as empty, and so do we.
+  if (raw.content !== undefined && !Array.isArray(raw.content)) {
+    return errorResult(
+      `${entry.name}: the server's result has a "content" that is not a list, so no client can read it. Report this to the server's maintainers.`,
+      'INVALID_OUTPUT',
+    );
+  }
+  const result = raw.content === undefined ? { ...raw, content: [] } : raw;
+  if (result.isError || !entry.tool.outputSchema) return result;
+  if (result.structuredContent === undefined) {
+    return errorResult(
+      `${entry.name}: the server declared an outputSchema for "${entry.tool.name}" but returned no structuredContent. The tool's result cannot be trusted; report this to the server's maintainers.`,
+      'INVALID_OUTPUT',
+    );
+  }
+  const validate = validators.output(entry.tool);
+  if (validate && !validate(result.structuredContent)) {
+    const problems = (validate.errors ?? []).map((e) => `${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}`).join('; ');
+    return {
+      ...result,
+      isError: true,
+      content: [
+        { type: 'text', text: `${entry.name}: the server's structuredContent does not match its own outputSchema (${problems}).` },
+        ...result.content,
+      ],
+      _meta: { ...result._meta, [ERROR_META_KEY]: { code: 'INVALID_OUTPUT' } },
+    };
+  }
+  return result;
+}

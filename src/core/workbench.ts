@@ -1,0 +1,396 @@
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CatalogCache } from '../catalog/catalog-cache.js';
+import type { BudgetedAnswer } from '../catalog/catalog-index.js';
+import { createOverrideResolver, type OverrideResolver } from '../catalog/overrides.js';
+import { ToolboxCatalog } from '../catalog/toolbox-catalog.js';
+import { resolveToolsets, sessionToolsetFilter, type ResolvedToolset } from '../catalog/toolsets.js';
+import { createVisibilityPolicy, type ToolState, type VisibilityPolicy } from '../catalog/visibility.js';
+import { ClientManager } from '../clients/client-manager.js';
+import { OrphanReaper } from '../clients/orphan-reaper.js';
+import { SharedServers } from '../clients/shared-servers.js';
+import type { ToolboxConfig, WorkbenchConfig } from '../config/types.js';
+import { WorkbenchError, errorMessage } from '../errors.js';
+import type { Logger } from '../log.js';
+import { quoteClientText } from '../shared/client-text.js';
+import { workbenchInstructions } from './instructions.js';
+import { isKnownToolName } from './known-name.js';
+import { Discovery, type OpenToolboxRequest } from './open-toolbox.js';
+import type { CachedCatalog, Scope, SessionScope, UseToolOptions } from './scope.js';
+import { scopeRelay, sharedLogRouter, sharedRelay, trackCall, type CallContext, type UpstreamSession } from './session-routing.js';
+import { toEntry, type ToolEntry, type ToolStatus, type ToolStatusReport } from './tool-entry.js';
+import { toolStatuses } from './tool-status.js';
+import { describeToolset, openToolset, type ToolsetHost } from './toolset-routes.js';
+import { useTool, type UseToolHost } from './use-tool.js';
+import { ToolValidators } from './validators.js';
+
+export interface WorkbenchOptions {
+  config: WorkbenchConfig;
+  env: Record<string, string | undefined>;
+  log: Logger;
+  version: string;
+  /** `--disabled-tools` patterns. */
+  cliDisabled?: readonly string[];
+  /** Initial state-file lists, if any. */
+  state?: ToolState;
+  /** Largest single message accepted from a downstream server (default DEFAULT_MAX_MESSAGE_BYTES). */
+  maxMessageBytes?: number;
+  /** `--toolset`: limit every session to the tools of these toolsets. */
+  sessionToolsets?: readonly string[];
+  /** Where servers' last tool lists are kept; no cache when undefined. */
+  catalogCache?: CatalogCache;
+  /** `--catalog-budget` (characters). */
+  catalogBudget?: number;
+}
+
+export type { CallContext, UpstreamSession } from './session-routing.js';
+
+/**
+ * The state shared by every client session: downstream connections, per-toolbox catalogs (rebuilt only when a
+ * server's tools or the visibility inputs change), compiled argument validators, and the client sessions. The MCP-facing
+ * layer (`createServer`) is a thin adapter over this.
+ */
+export class Workbench {
+  /** The workbench's own connections: the one session over stdio, and the CLI's (tools, doctor). */
+  readonly manager: ClientManager;
+  private current: WorkbenchConfig;
+  private toolboxes: Map<string, ToolboxConfig>;
+  private toolsets: Map<string, ResolvedToolset>;
+  private overrides: OverrideResolver;
+  private state: ToolState | undefined;
+  private readonly sessionToolsets: readonly string[] | undefined;
+  private readonly catalogListeners = new Set<() => void>();
+  private readonly log: Logger;
+  private readonly cliDisabled: readonly string[];
+  private readonly options: WorkbenchOptions;
+  private policy: VisibilityPolicy;
+  private readonly root: Scope;
+  /** Every scope, the root's included: a change of tools or state reaches all their catalogs. */
+  private readonly scopes = new Set<Scope>();
+  /** Made on the first isolated session: the `shared: true` servers, and one orphan reaper for all sessions. */
+  private pool: { shared: SharedServers; reaper: OrphanReaper; activity: Map<string, Set<CallContext>> } | undefined;
+  /** `toolbox/server` of every `shared: true` server. */
+  private sharedKeys: Set<string>;
+  private readonly validators: ToolValidators;
+  private readonly useToolHost: UseToolHost;
+  private readonly discovery: Discovery;
+
+  constructor(options: WorkbenchOptions) {
+    this.options = options;
+    this.current = options.config;
+    this.log = options.log;
+    this.validators = new ToolValidators(options.log);
+    this.useToolHost = {
+      scopeOf: (session) => this.scopeOf(session),
+      toolboxes: () => this.toolboxes,
+      toolsets: () => this.toolsets,
+      policy: () => this.policy,
+      toolboxNames: () => this.toolboxNames(),
+      cachedCatalog: (scope, toolbox) => this.cachedCatalog(scope, toolbox),
+      toolsetHost: (scope) => this.toolsetHost(scope),
+      tracked: (scope, toolbox, server, call, run) => this.tracked(scope, toolbox, server, call, run),
+      validators: this.validators,
+    };
+    this.cliDisabled = options.cliDisabled ?? [];
+    this.state = options.state;
+    this.sessionToolsets = options.sessionToolsets;
+    this.toolboxes = new Map(options.config.toolboxes.map((t) => [t.name, t]));
+    this.toolsets = resolveToolsets(options.config);
+    this.overrides = createOverrideResolver(options.config);
+    this.policy = this.createPolicy(options.config);
+    this.sharedKeys = sharedKeysOf(options.config);
+    this.discovery = new Discovery({
+      config: () => this.current,
+      policy: () => this.policy,
+      toEntry: (t) => toEntry(t, this.overrides),
+      cache: options.catalogCache,
+      budget: options.catalogBudget,
+    });
+    this.root = this.createScope(undefined);
+    this.manager = this.root.manager;
+  }
+
+  /**
+   * Opens a client session. Not isolated (stdio: the only session), it uses the workbench's own connections.
+   * Isolated (HTTP), it gets connections of its own for every server that is not `shared`, started on first use and
+   * ended by `close()`; requests and log messages of those servers go to this session only.
+   */
+  openSession(upstream: UpstreamSession, options: { isolated: boolean }): SessionScope {
+    if (!options.isolated) {
+      this.root.upstream = upstream;
+      return {
+        manager: this.root.manager,
+        close: async () => {
+          if (this.root.upstream === upstream) this.root.upstream = undefined;
+        },
+      };
+    }
+    return this.createScope(upstream);
+  }
+
+  private createScope(upstream: UpstreamSession | undefined): Scope {
+    const options = this.options;
+    const pool = upstream ? this.sharedPool() : undefined;
+    const books: Omit<Scope, 'manager' | 'close'> = { catalogs: new Map(), activity: new Map(), upstream };
+    const manager = new ClientManager({
+      config: this.current,
+      env: options.env,
+      log: options.log,
+      clientInfo: { name: 'mcp-workbench', version: options.version },
+      maxMessageBytes: options.maxMessageBytes,
+      onToolsChanged: (toolbox, server) => {
+        books.catalogs.delete(toolbox);
+        this.discovery.toolsChanged(manager, toolbox, server);
+      },
+      onLogMessage: (toolbox, server, params) => {
+        const logger = params.logger ? `${toolbox}/${server}/${params.logger}` : `${toolbox}/${server}`;
+        books.upstream?.log({ ...params, logger });
+      },
+      upstream: scopeRelay(books),
+      ...(pool ? { shared: pool.shared, groups: pool.reaper } : {}),
+    });
+    const scope: Scope = Object.assign(books, {
+      manager,
+      close: async (): Promise<void> => {
+        this.scopes.delete(scope);
+        books.upstream = undefined;
+        await manager.close();
+      },
+    });
+    this.scopes.add(scope);
+    return scope;
+  }
+
+  /** The `shared: true` servers of isolated sessions, made once. */
+  private sharedPool(): NonNullable<Workbench['pool']> {
+    if (this.pool) return this.pool;
+    const options = this.options;
+    const reaper = new OrphanReaper(options.log);
+    const activity = new Map<string, Set<CallContext>>();
+    const shared = new SharedServers({
+      config: this.current,
+      env: options.env,
+      log: options.log,
+      clientInfo: { name: 'mcp-workbench', version: options.version },
+      maxMessageBytes: options.maxMessageBytes,
+      groups: reaper,
+      onToolsChanged: (toolbox) => {
+        for (const scope of this.scopes) scope.catalogs.delete(toolbox);
+      },
+      onLogMessage: sharedLogRouter(activity, this.log),
+      upstream: sharedRelay(activity, () => [...this.scopes].flatMap((s) => (s.upstream ? [s.upstream.capabilities() ?? {}] : [])), this.log),
+    });
+    return (this.pool = { shared, reaper, activity });
+  }
+
+  /**
+   * Runs a forwarded call while recording it as in flight on its server (in the books of whoever routes that server's
+   * requests: the scope, or the shared pool). Returns the call's own promise (the bookkeeping hangs off it), so the
+   * hot path gains no promise turn.
+   */
+  private tracked<T>(scope: Scope, toolbox: string, server: string, call: CallContext | undefined, run: () => Promise<T>): Promise<T> {
+    if (!call) return run();
+    const key = `${toolbox}/${server}`;
+    const books = scope !== this.root && this.pool && this.sharedKeys.has(key) ? this.pool.activity : scope.activity;
+    return trackCall(books, key, call, run);
+  }
+
+  /** The config in effect (it changes on {@link reload}). */
+  get config(): WorkbenchConfig {
+    return this.current;
+  }
+
+  /** Replace the state-file lists; catalogs are re-derived lazily on next use. */
+  setState(state: ToolState | undefined): void {
+    this.state = state;
+    this.policy = this.createPolicy(this.current);
+    for (const scope of this.scopes) scope.catalogs.clear();
+  }
+
+  /**
+   * Switches to a new config without a restart: new toolboxes and toolsets are usable at once, removed ones close
+   * their servers after their calls in flight, a server whose launch settings changed restarts on next use, and
+   * descriptions and overrides apply to the next open_toolbox. Listeners (the client sessions) are told so they can
+   * send `notifications/tools/list_changed`.
+   *
+   * @throws WorkbenchError `CONFIG_INVALID` when the config no longer defines a toolset this session is limited to
+   *   (`--toolset`); nothing changes then.
+   */
+  reload(config: WorkbenchConfig): { replaced: string[]; removed: string[] } {
+    const policy = this.createPolicy(config);
+    this.current = config;
+    this.toolboxes = new Map(config.toolboxes.map((t) => [t.name, t]));
+    this.toolsets = resolveToolsets(config);
+    this.overrides = createOverrideResolver(config);
+    this.policy = policy;
+    this.sharedKeys = sharedKeysOf(config);
+    this.pool?.shared.reload(config);
+    let outcome = { replaced: [] as string[], removed: [] as string[] };
+    for (const scope of this.scopes) {
+      scope.catalogs.clear();
+      const changed = scope.manager.reload(config);
+      if (scope === this.root) outcome = changed;
+    }
+    for (const listener of this.catalogListeners) {
+      try {
+        listener();
+      } catch (error) {
+        this.log.warn(`a session could not be told about the config change: ${errorMessage(error)}`);
+      }
+    }
+    return outcome;
+  }
+
+  /** Called after every {@link reload}; returns an unsubscribe function. */
+  onCatalogChanged(listener: () => void): () => void {
+    this.catalogListeners.add(listener);
+    return () => void this.catalogListeners.delete(listener);
+  }
+
+  toolboxConfigs(): ToolboxConfig[] {
+    return this.current.toolboxes;
+  }
+
+  /** Every name open_toolbox and use_tool accept as `toolbox_name`: toolboxes, then toolsets. */
+  catalogNames(): string[] {
+    return [...this.current.toolboxes.map((t) => t.name), ...(this.current.toolsets ?? []).map((t) => t.name)];
+  }
+
+  /**
+   * What a toolset resolves to (for `tools list --toolset`): connects the servers it needs and returns each tool it
+   * holds with its status, plus the patterns that matched no tool at all.
+   */
+  async describeToolset(name: string): Promise<ToolStatusReport & { unmatched: string[] }> {
+    const toolset = this.toolsets.get(name);
+    if (!toolset) {
+      throw new WorkbenchError('TOOLBOX_NOT_FOUND', `Unknown toolset "${name}". Toolsets: ${(this.current.toolsets ?? []).map((t) => t.name).join(', ') || '(none configured)'}.`);
+    }
+    return describeToolset(this.toolsetHost(this.root), toolset, (toolbox) => this.statusOf(this.root, toolbox));
+  }
+
+  private createPolicy(config: WorkbenchConfig): VisibilityPolicy {
+    const sessionToolsets = this.sessionToolsets && sessionToolsetFilter(config, this.sessionToolsets);
+    return createVisibilityPolicy({ config, cliDisabled: this.cliDisabled, state: this.state, sessionToolsets });
+  }
+
+  private toolsetHost(scope: Scope): ToolsetHost<ToolEntry> {
+    return {
+      connect: (toolbox, server) => scope.manager.connectServer(toolbox, server),
+      catalog: (toolbox) => this.cachedCatalog(scope, toolbox),
+    };
+  }
+
+  /** Human- and model-readable guidance for the `initialize` result. */
+  instructions(): string {
+    return workbenchInstructions(this.config, this.discovery.budget(), this.sessionToolsets);
+  }
+
+  /**
+   * `open_toolbox`: the catalog under the context budget (a compact index when the full one does not fit), full
+   * entries for named tools, or search results — for a toolbox, a toolset (its tools across toolboxes, connecting only
+   * the servers it needs), or every toolbox (a search without `toolbox_name`). Throws TOOLBOX_NOT_FOUND for an unknown
+   * name.
+   */
+  async openToolbox(request: OpenToolboxRequest, session?: SessionScope): Promise<BudgetedAnswer> {
+    const scope = this.scopeOf(session);
+    const name = request.toolbox_name;
+    const toolset = name === undefined || this.toolboxes.has(name) ? undefined : this.toolsets.get(name);
+    if (toolset) {
+      const opened = await openToolset(this.toolsetHost(scope), toolset);
+      const toolboxes = [...new Set(toolset.servers.map((s) => s.toolbox))];
+      return this.discovery.answer(
+        request,
+        { toolbox: toolset.config.name, description: toolset.config.description },
+        {
+          connected: opened.connected,
+          failed: opened.failed,
+          catalogs: toolboxes.map((t) => this.cachedCatalog(scope, t).catalog),
+          entries: opened.tools,
+          member: (tool) => toolset.includes(tool),
+        },
+        this.discovery.budget(),
+      );
+    }
+    return this.discovery.open(request, this.discoveryScope(scope));
+  }
+
+  private discoveryScope(scope: Scope): { manager: ClientManager; liveCatalog: (toolbox: string) => CachedCatalog } {
+    return { manager: scope.manager, liveCatalog: (toolbox) => this.cachedCatalog(scope, toolbox) };
+  }
+
+  /**
+   * `use_tool`: resolves the name, refuses disabled tools before connecting anything, validates arguments against
+   * the tool's inputSchema, forwards the call and returns the downstream result as it came (see use-tool.ts).
+   */
+  useTool(toolboxName: string, toolName: string, args: Record<string, unknown> | undefined, options: UseToolOptions = {}): Promise<CallToolResult> {
+    return useTool(this.useToolHost, toolboxName, toolName, args, options);
+  }
+
+  /**
+   * Every tool of the given toolbox (or of all toolboxes), enabled or not, with the source that disabled it.
+   * Connects what it must; servers that fail are reported, not thrown.
+   */
+  async listAllTools(toolbox?: string, session?: SessionScope): Promise<ToolStatusReport> {
+    const scope = this.scopeOf(session);
+    const names = toolbox === undefined ? this.config.toolboxes.map((t) => t.name) : [this.requireToolbox(toolbox).name];
+    const opened = await Promise.all(names.map(async (name) => ({ name, result: await scope.manager.openToolbox(name) })));
+    const report: ToolStatusReport = { tools: [], servers_failed: [] };
+    for (const { name, result } of opened) {
+      for (const failure of result.failed) report.servers_failed.push({ toolbox: name, ...failure });
+      report.tools.push(...this.statusOf(scope, name));
+    }
+    report.tools.sort((a, b) => a.name.localeCompare(b.name));
+    return report;
+  }
+
+  private statusOf(scope: Scope, toolbox: string): ToolStatus[] {
+    return toolStatuses(this.cachedCatalog(scope, toolbox).catalog, this.overrides);
+  }
+
+  /**
+   * Whether a canonical name or glob refers to something that exists as far as the workbench knows (see
+   * {@link isKnownToolName}).
+   */
+  isKnownName(name: string): boolean {
+    return isKnownToolName(name, this.toolboxes, this.manager);
+  }
+
+  async close(): Promise<void> {
+    const scopes = [...this.scopes];
+    await Promise.allSettled([...scopes.map((s) => s.close()), this.pool?.shared.close()]);
+    this.pool?.reaper.close();
+    await this.options.catalogCache?.flush();
+  }
+
+  private cachedCatalog(scope: Scope, toolbox: string): CachedCatalog {
+    let cached = scope.catalogs.get(toolbox);
+    if (!cached) {
+      const catalog = new ToolboxCatalog(toolbox, scope.manager.serverTools(toolbox), this.policy);
+      const entries = catalog.tools.map((t) => toEntry(t, this.overrides));
+      cached = { catalog, entries };
+      scope.catalogs.set(toolbox, cached);
+    }
+    return cached;
+  }
+
+  /** The scope of a session (the workbench's own for none, or for a session that is not isolated). */
+  private scopeOf(session: SessionScope | undefined): Scope {
+    return session !== undefined && this.scopes.has(session as Scope) ? (session as Scope) : this.root;
+  }
+
+  private requireToolbox(name: string): ToolboxConfig {
+    const toolbox = this.toolboxes.get(name);
+    if (!toolbox) {
+      throw new WorkbenchError('TOOLBOX_NOT_FOUND', `Unknown toolbox ${quoteClientText(name)}. Available toolboxes: ${this.toolboxNames()}.`);
+    }
+    return toolbox;
+  }
+
+  private toolboxNames(): string {
+    return this.catalogNames().join(', ') || '(none configured)';
+  }
+}
+
+/** `toolbox/server` of every `shared: true` server. */
+function sharedKeysOf(config: WorkbenchConfig): Set<string> {
+  return new Set(config.toolboxes.flatMap((t) => t.servers.filter((s) => s.shared).map((s) => `${t.name}/${s.name}`)));
+}

@@ -1,0 +1,224 @@
+import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
+import { Ajv } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import { performance } from 'node:perf_hooks';
+import { ClientManager, type FailedServer } from '../clients/client-manager.js';
+import { resolveConfigPath } from '../config/config-path.js';
+import { loadConfig } from '../config/load.js';
+import type { RemoteServerConfig, ServerConfig, ToolboxConfig, WorkbenchConfig } from '../config/types.js';
+import { WorkbenchError, errorMessage } from '../errors.js';
+import type { Logger } from '../log.js';
+import { createRedactor, redactDeep } from '../shared/redact.js';
+import { VERSION } from '../version.js';
+import { catalogProblems, logProblems, type PROBLEM_TEXT } from './catalog-problems.js';
+import { DEFAULT_DOCTOR_TIMEOUT_MS, type DoctorFailure, type DoctorOptions, type DoctorReport, type ServerReport } from './types.js';
+
+/**
+ * `mcp-workbench doctor`: connects every server of the config (or of one toolbox) at once, each on its own
+ * connection with its own timeout, and reports per server whether it connected and why not, how long it took, how
+ * many tools it has, and problems in its catalog. Every connection and child process is closed before it returns.
+ *
+ * Severity: a server that does not connect, and a tool name listed twice by one server (only the first is reachable
+ * through use_tool), are errors — the exit code is 1. Everything else is a warning that does not fail the run:
+ * the workbench itself copes with it, but clients or models downstream may not (see {@link PROBLEM_TEXT}).
+ */
+
+// ajv-formats is CommonJS: under NodeNext the plugin function is its namespace's `default.default`.
+const addFormats = addFormatsModule.default;
+
+/**
+ * Loads the config and checks its servers in parallel. Resolves with the report once every connection is closed.
+ *
+ * @throws WorkbenchError the loader's errors (`CONFIG_*`, `ENV_MISSING`); `TOOLBOX_NOT_FOUND` for an unknown
+ *   `toolbox`.
+ */
+export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
+  const { path } = resolveConfigPath({ flag: options.config, env: options.env, cwd: options.cwd });
+  const config = await loadConfig(path, options.env);
+  for (const warning of config.warnings) options.log.warn(warning);
+  let toolboxes = config.toolboxes;
+  if (options.toolbox !== undefined) {
+    toolboxes = toolboxes.filter((t) => t.name === options.toolbox);
+    if (toolboxes.length === 0) {
+      throw new WorkbenchError(
+        'TOOLBOX_NOT_FOUND',
+        `${path} has no toolbox "${options.toolbox}"; toolboxes: ${config.toolboxes.map((t) => t.name).join(', ') || '(none)'}.`,
+      );
+    }
+  }
+
+  const checks = toolboxes.flatMap((toolbox) => toolbox.servers.map((server) => ({ toolbox, server })));
+  const pending = new Set(checks.map(({ toolbox, server }) => `${toolbox.name}/${server.name}`));
+  let failed = 0;
+  const progress = (): void => options.onProgress?.({ total: checks.length, done: checks.length - pending.size, failed, pending: [...pending] });
+  progress();
+  const ajv = new Ajv({ allErrors: true, strict: false, validateSchema: false, addUsedSchema: false });
+  addFormats(ajv);
+  const reports = await Promise.all(
+    checks.map(async ({ toolbox, server }) => {
+      const report = await checkServer(config, toolbox, server, options, ajv);
+      pending.delete(`${toolbox.name}/${server.name}`);
+      if (!report.connected) failed++;
+      progress();
+      return report;
+    }),
+  );
+
+  const byToolbox = toolboxes.map((toolbox) => ({ name: toolbox.name, servers: reports.filter((r) => r.toolbox === toolbox.name) }));
+  const problems = reports.flatMap((r) => r.problems);
+  const summary = {
+    servers: reports.length,
+    connected: reports.filter((r) => r.connected).length,
+    failed: reports.filter((r) => !r.connected).length,
+    errors: reports.filter((r) => !r.connected).length + problems.filter((p) => p.severity === 'error').length,
+    warnings: problems.filter((p) => p.severity === 'warning').length,
+  };
+  // Every string of the report passes the redaction rule once more: a probe's error text can repeat the URL.
+  return redactDeep(
+    {
+      config: path,
+      ok: summary.errors === 0 && options.signal?.aborted !== true,
+      timeoutMs: options.timeoutMs ?? null,
+      interrupted: options.signal?.aborted === true,
+      toolboxes: byToolbox,
+      summary,
+    },
+    createRedactor(config.secrets),
+  );
+}
+
+/** One server on its own ClientManager (so its timing and timeout are its own); always closed before returning. */
+async function checkServer(config: WorkbenchConfig, toolbox: ToolboxConfig, server: ServerConfig, options: DoctorOptions, ajv: Ajv): Promise<ServerReport> {
+  const timeoutMs = options.timeoutMs ?? server.connectTimeoutMs ?? DEFAULT_DOCTOR_TIMEOUT_MS;
+  const logged: string[] = [];
+  const noise: string[] = [];
+  const manager = new ClientManager({
+    onStdoutNoise: (_toolbox, _server, line) => void noise.push(line),
+    config: {
+      source: config.source,
+      toolboxes: [{ ...toolbox, servers: [{ ...server, connectTimeoutMs: timeoutMs }] }],
+      warnings: [],
+      secrets: config.secrets,
+    },
+    env: options.env,
+    log: capturingLogger(logged),
+    clientInfo: { name: 'mcp-workbench-doctor', version: VERSION },
+  });
+  const abort = (): void => void manager.close();
+  options.signal?.addEventListener('abort', abort, { once: true });
+  const base = { toolbox: toolbox.name, server: server.name, type: server.type, timeoutMs };
+  const started = performance.now();
+  try {
+    const result = await manager.openToolbox(toolbox.name);
+    const connectMs = Math.round(performance.now() - started);
+    const failed = result.failed[0];
+    const failedWith = failed?.error;
+    if (failed !== undefined && options.signal?.aborted) {
+      return { ...base, connected: false, connectMs, failure: { kind: 'interrupted', summary: 'interrupted', message: 'the check was stopped (SIGINT/SIGTERM) before the server connected' }, problems: [] };
+    }
+    if (failed !== undefined) {
+      const failure = classifyFailure(failed);
+      if (server.type !== 'stdio' && (failure.kind === 'error' || failure.kind === 'http-status')) await probeRemote(server, timeoutMs, failure);
+      return { ...base, connected: false, connectMs, failure, problems: logProblems(logged, noise, failedWith) };
+    }
+    const listed = manager.serverTools(toolbox.name)[0];
+    const tools = listed?.tools ?? [];
+    // Names listed twice are kept once by the manager; put them back so the catalog check reports them as errors.
+    const asListed = [...tools, ...(listed?.duplicates ?? []).flatMap((name) => tools.filter((t) => t.name === name))];
+    return { ...base, connected: true, connectMs, tools: tools.length, problems: [...catalogProblems(toolbox.name, server.name, asListed, ajv), ...logProblems(logged, noise)] };
+  } catch (error) {
+    const message = errorMessage(error);
+    return { ...base, connected: false, connectMs: Math.round(performance.now() - started), failure: { kind: 'error', summary: 'error', message }, problems: [] };
+  } finally {
+    options.signal?.removeEventListener('abort', abort);
+    await manager.close();
+  }
+}
+
+/** Turns the ClientManager's typed connect failure into the report's, reading its fields (never its message). */
+export function classifyFailure(failed: FailedServer): DoctorFailure {
+  const message = failed.error;
+  const f = failed.failure;
+  const stderr = f?.stderrTail && f.stderrTail.length > 0 ? { stderr: [...f.stderrTail] } : {};
+  switch (f?.kind) {
+    case 'command-not-found':
+      return { kind: 'command-not-found', summary: 'command not found', message };
+    case 'command-not-executable':
+      return { kind: 'command-not-found', summary: 'command is not executable', message };
+    case 'handshake-timeout':
+      return { kind: 'timeout', summary: `timed out after ${f.timeoutMs} ms`, message, ...stderr };
+    case 'exited':
+      return { kind: 'exited', summary: `exited with code ${f.exitCode ?? 'unknown'}`, message, ...(f.exitCode !== undefined && { exitCode: f.exitCode }), ...stderr };
+    case 'killed':
+      return { kind: 'exited', summary: `killed by ${f.signal}`, message, ...(f.signal !== undefined && { signal: f.signal }), ...stderr };
+    case 'closed':
+      return { kind: 'exited', summary: 'closed its output', message, ...stderr };
+    case 'http-status':
+      return { kind: 'http-status', summary: `HTTP ${f.httpStatus}`, message, ...(f.httpStatus !== undefined && { httpStatus: f.httpStatus }) };
+    default:
+      return { kind: 'error', summary: 'error', message };
+  }
+}
+
+/**
+ * The connect error of a remote server rarely carries the HTTP status (the SDK keeps it off the message), so one
+ * plain request tells: an initialize POST (http) or an event-stream GET (sse) with the configured headers. A
+ * session the probe happens to open is ended at once.
+ */
+async function probeRemote(server: RemoteServerConfig, timeoutMs: number, failure: DoctorFailure): Promise<void> {
+  const signal = AbortSignal.timeout(Math.min(timeoutMs, 10_000));
+  try {
+    const response =
+      server.type === 'http'
+        ? await fetch(server.url, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...server.headers },
+            body: JSON.stringify({
+              jsonrpc: '2.0',
+              id: 'mcp-workbench-doctor',
+              method: 'initialize',
+              params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'mcp-workbench-doctor', version: VERSION } },
+            }),
+            redirect: 'manual',
+            signal,
+          })
+        : await fetch(server.url, { headers: { accept: 'text/event-stream', ...server.headers }, redirect: 'manual', signal });
+    await response.body?.cancel().catch(() => {});
+    const session = response.headers.get('mcp-session-id');
+    if (session && server.type === 'http') {
+      await fetch(server.url, { method: 'DELETE', headers: { ...server.headers, 'mcp-session-id': session }, signal: AbortSignal.timeout(1_500) }).catch(() => {});
+    }
+    if (response.status < 200 || response.status >= 300) {
+      failure.kind = 'http-status';
+      failure.httpStatus = response.status;
+      failure.summary = `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''}`;
+    }
+  } catch (error) {
+    // fetch() fails with "fetch failed"; the reason (ECONNREFUSED, ENOTFOUND, a TLS error, …) is its cause.
+    const cause = (error as { cause?: { code?: unknown; message?: unknown } }).cause;
+    const reason =
+      (error as Error).name === 'TimeoutError'
+        ? 'no answer'
+        : typeof cause?.code === 'string'
+          ? cause.code
+          : typeof cause?.message === 'string'
+            ? cause.message
+            : errorMessage(error);
+    if (failure.kind === 'error') {
+      failure.kind = 'unreachable';
+      failure.summary = `unreachable (${reason})`;
+    }
+  }
+}
+
+/** A Logger that keeps warnings and errors (connection-level findings) and drops the rest. */
+function capturingLogger(lines: string[]): Logger {
+  const logger: Logger = {
+    debug() {},
+    info() {},
+    warn: (message) => void lines.push(message),
+    error: (message) => void lines.push(message),
+    child: () => logger,
+  };
+  return logger;
+}

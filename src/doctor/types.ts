@@ -1,0 +1,86 @@
+import type { ServerConfig } from '../config/types.js';
+import type { Logger } from '../log.js';
+
+/** What `doctor` reports, and its defaults. */
+
+export const DEFAULT_DOCTOR_TIMEOUT_MS = 15_000;
+
+/** Longest canonical tool name some clients accept (several register tool names matching ^[a-zA-Z0-9_-]{1,64}$). */
+export const MAX_CANONICAL_NAME_LENGTH = 64;
+
+export type FailureKind = 'command-not-found' | 'exited' | 'timeout' | 'http-status' | 'unreachable' | 'interrupted' | 'error';
+
+export interface DoctorFailure {
+  kind: FailureKind;
+  /** Short form for one line: "exited with code 3", "HTTP 401 Unauthorized", … */
+  summary: string;
+  /** The full explanation, with what to do. */
+  message: string;
+  exitCode?: number;
+  signal?: string;
+  /** Last lines the process wrote to stderr. */
+  stderr?: string[];
+  httpStatus?: number;
+}
+
+export type ProblemKind =
+  | 'duplicate-name'
+  | 'name-characters'
+  | 'canonical-name-too-long'
+  | 'schema-root-not-object'
+  | 'schema-root-combinator'
+  | 'schema-external-ref'
+  | 'schema-not-compilable'
+  | 'stdout-noise'
+  | 'server-warning';
+
+export interface CatalogProblem {
+  kind: ProblemKind;
+  severity: 'error' | 'warning';
+  message: string;
+  /** The tools concerned (downstream names), or the lines logged. */
+  items: string[];
+}
+
+export interface ServerReport {
+  toolbox: string;
+  server: string;
+  type: ServerConfig['type'];
+  connected: boolean;
+  /** Time from start to a listed catalog (or to the failure), in milliseconds. */
+  connectMs: number;
+  timeoutMs: number;
+  tools?: number;
+  failure?: DoctorFailure;
+  problems: CatalogProblem[];
+}
+
+export interface DoctorReport {
+  config: string;
+  ok: boolean;
+  /** The `--timeout` given, else null (each server's connectTimeoutMs, else the default). */
+  timeoutMs: number | null;
+  interrupted: boolean;
+  toolboxes: { name: string; servers: ServerReport[] }[];
+  summary: { servers: number; connected: number; failed: number; errors: number; warnings: number };
+}
+
+export interface DoctorProgress {
+  total: number;
+  done: number;
+  failed: number;
+  /** `toolbox/server` of the checks still running. */
+  pending: string[];
+}
+
+export interface DoctorOptions {
+  config?: string;
+  toolbox?: string;
+  timeoutMs?: number;
+  env: Record<string, string | undefined>;
+  cwd: string;
+  log: Logger;
+  onProgress?: (progress: DoctorProgress) => void;
+  /** Aborting closes every connection at once; the report then has `interrupted: true`. */
+  signal?: AbortSignal;
+}

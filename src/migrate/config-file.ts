@@ -1,0 +1,79 @@
+import { constants, copyFile, open, readFile, unlink } from 'node:fs/promises';
+import writeFileAtomic from 'write-file-atomic';
+import { WorkbenchError } from '../errors.js';
+
+// ---------------------------------------------------------------------------------------------------------------
+// Files.
+
+export interface ConfigFile {
+  bytes: Buffer;
+  text: string;
+}
+
+/**
+ * Reads a config file for editing; undefined when it does not exist.
+ *
+ * @throws WorkbenchError `CONFIG_UNREADABLE` when it exists but cannot be read.
+ */
+export async function readConfigFile(path: string): Promise<ConfigFile | undefined> {
+  try {
+    const bytes = await readFile(path);
+    return { bytes, text: bytes.toString('utf8') };
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return undefined;
+    const reason = code === 'EISDIR' ? 'it is a directory, not a file' : code === 'EACCES' ? 'permission denied' : (error as Error).message;
+    throw new WorkbenchError('CONFIG_UNREADABLE', `Cannot read ${path}: ${reason}.`, { cause: error });
+  }
+}
+
+/**
+ * Saves `text` to `path` atomically (write-file-atomic: temp file beside it, fsync, rename; the new file keeps the
+ * old one's mode and owner). When `original` is given the file must still hold exactly those bytes (else nothing is
+ * written: someone edited it meanwhile); they are first copied to `<path>.bak-<timestamp>` (a new name, never an
+ * existing backup). Without `original` the file must not exist yet; it is created, never overwritten.
+ *
+ * @returns the backup's path, when one was made.
+ * @throws WorkbenchError `CONFIG_UNWRITABLE` (the file changed, appeared, or cannot be written — with the reason).
+ */
+export async function saveConfigFile(path: string, text: string, original: Buffer | undefined, now = new Date()): Promise<{ backup?: string }> {
+  const fail = (reason: string, cause?: unknown): never => {
+    throw new WorkbenchError('CONFIG_UNWRITABLE', `Did not write ${path}: ${reason}.`, { cause });
+  };
+  let backup: string | undefined;
+  if (original) {
+    const current = await readFile(path).catch((error: unknown) => fail('it can no longer be read', error));
+    if (!current.equals(original)) fail('it changed while migrate was running; run migrate again');
+    backup = await makeBackup(path, now).catch((error: unknown) => fail(`the backup could not be made (${(error as Error).message})`, error));
+  } else {
+    // Claim the name first: an exclusive create fails if the file appeared meanwhile, where a rename would replace it.
+    await open(path, 'wx').then(
+      (handle) => handle.close(),
+      (error: unknown) => {
+        const exists = (error as NodeJS.ErrnoException).code === 'EEXIST';
+        fail(exists ? 'the file was created by someone else meanwhile' : (error as Error).message, error);
+      },
+    );
+  }
+  try {
+    await writeFileAtomic(path, text);
+  } catch (error) {
+    if (!original) await unlink(path).catch(() => {}); // our own empty claim, never someone else's file
+    fail((error as Error).message, error);
+  }
+  return backup === undefined ? {} : { backup };
+}
+
+/** `<path>.bak-20250102T030405Z`, or with `-2`, `-3`, … when that name exists: a backup never replaces another. */
+async function makeBackup(path: string, now: Date): Promise<string> {
+  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  for (let n = 1; ; n++) {
+    const candidate = `${path}.bak-${stamp}${n === 1 ? '' : `-${n}`}`;
+    try {
+      await copyFile(path, candidate, constants.COPYFILE_EXCL);
+      return candidate;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || n >= 1000) throw error;
+    }
+  }
+}

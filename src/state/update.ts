@@ -1,0 +1,164 @@
+import { mkdir } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import writeFileAtomic from 'write-file-atomic';
+import { parseToolName } from '../catalog/names.js';
+import type { ToolState } from '../catalog/visibility.js';
+import { WorkbenchError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { compileGlob } from '../shared/glob.js';
+import { unwritable } from './file-errors.js';
+import { type LockOptions, acquireLock, lockOptions } from './lock.js';
+import { corruptWarning, defaults, moveAside, normalizeNames, readSnapshot, realTarget, serialize, warnExtras } from './read.js';
+
+export interface ToolStateChange {
+  /** Names to enable: removed from `disabled`; added to `enabled` only while that is a non-empty allowlist. */
+  enable?: readonly string[];
+  /** Names to disable: added to `disabled`, removed from `enabled` (unless that would empty the allowlist). */
+  disable?: readonly string[];
+  /** Start from the defaults (applied before `enable` and `disable`). Unknown extra keys are still kept. */
+  reset?: boolean;
+}
+
+export interface UpdateToolStateOptions extends LockOptions {
+  log: Logger;
+  /**
+   * Whether a name (canonical or glob, as given) refers to something that exists; names it rejects are kept anyway
+   * and listed in `unknown` so the caller can warn. Not called when omitted.
+   */
+  knownNames?: (name: string) => boolean;
+}
+
+export interface ToolStateUpdate {
+  /** The state now on disk. */
+  state: ToolState;
+  /** The state before this update (defaults if the file was missing or corrupt). */
+  previous: ToolState;
+  /**
+   * Names whose change had an effect on the file: `enabled` for enable (or, with reset, the `disabled` entries that
+   * were cleared), `disabled` for disable. A name already in the requested state is not listed.
+   */
+  changed: { enabled: string[]; disabled: string[] };
+  /** Requested names for which `knownNames` returned false. */
+  unknown: string[];
+  /**
+   * Enabled names that a remaining `disabled` pattern still covers, wholly or in part (e.g. enabling
+   * `dev__s__t` while `disabled` holds `dev__*`). Disabled always wins, so these stay hidden; the user's pattern
+   * is not rewritten.
+   */
+  stillDisabledBy: { name: string; pattern: string }[];
+  /** Where a corrupt file found during the update was moved; the update was applied to the defaults. */
+  movedAside?: string;
+}
+
+/**
+ * Applies `change` as one atomic read-modify-write under an exclusive lock (`<path>.lock`), so concurrent updates
+ * from several processes never lose one another's changes. Input names are trimmed, blanks dropped, duplicates
+ * removed; each must be a canonical `toolbox__server__tool` name or a glob with `*` or `?`. Order: reset, enable,
+ * disable (so a name in both ends up disabled, like the rule "disabled always wins"). The file is always rewritten
+ * in the canonical format (2-space JSON, trailing newline, `enabled`, `disabled`, then preserved unknown keys); its
+ * directory is created if needed. A corrupt file is moved aside first (see `movedAside`).
+ *
+ * @throws WorkbenchError `INVALID_NAME` for a name that is neither canonical nor a glob (nothing is written).
+ * @throws WorkbenchError `STATE_UNWRITABLE` when the directory, lock or file cannot be created, read or replaced,
+ *   or the lock stays held by a live process past the timeout; the message names the path, the OS reason and the
+ *   fix. The previous file is then left untouched.
+ */
+export async function updateToolState(
+  path: string,
+  change: ToolStateChange,
+  options: UpdateToolStateOptions,
+): Promise<ToolStateUpdate> {
+  const { log } = options;
+  const enable = normalizeNames(change.enable ?? []);
+  const disable = normalizeNames(change.disable ?? []);
+  const invalid = [...enable, ...disable].filter((name) => !/[*?]/.test(name) && !parseToolName(name));
+  if (invalid.length > 0) {
+    throw new WorkbenchError(
+      'INVALID_NAME',
+      `Not a tool name: ${invalid.map((n) => JSON.stringify(n)).join(', ')}. Use the canonical ` +
+        `toolbox__server__tool form, or a glob such as "${invalid[0]}__*".`,
+      { details: invalid.map((n) => `"${n}" is neither toolbox__server__tool nor a pattern with * or ?`) },
+    );
+  }
+  const known = options.knownNames;
+  const unknown = known ? [...new Set([...enable, ...disable])].filter((name) => !known(name)) : [];
+
+  const target = await realTarget(path);
+  try {
+    await mkdir(dirname(target), { recursive: true });
+  } catch (error) {
+    throw unwritable(path, `create the directory ${dirname(target)}`, error);
+  }
+  const release = await acquireLock(target, lockOptions(options, log, true));
+  try {
+    const snapshot = await readSnapshot(target);
+    let movedAside: string | undefined;
+    if (snapshot.kind === 'corrupt') {
+      try {
+        movedAside = await moveAside(target);
+      } catch (error) {
+        throw unwritable(path, 'move the corrupt file aside', error);
+      }
+      log.warn(corruptWarning(path, snapshot.reason, movedAside));
+    }
+    const previous = snapshot.kind === 'valid' ? snapshot.state : defaults();
+    const extras = snapshot.kind === 'valid' ? snapshot.extras : [];
+    if (snapshot.kind === 'valid') warnExtras(path, extras, log);
+
+    const applied = applyChange(previous, { enable, disable, reset: change.reset === true });
+    try {
+      // temp file beside it + fsync + rename; the replacement keeps the old file's mode and owner.
+      await writeFileAtomic(target, serialize(applied.state, extras));
+    } catch (error) {
+      throw unwritable(path, 'write the new content', error);
+    }
+    return { ...applied, previous, unknown, ...(movedAside === undefined ? {} : { movedAside }) };
+  } finally {
+    await release();
+  }
+}
+
+function applyChange(
+  previous: ToolState,
+  change: { enable: string[]; disable: string[]; reset: boolean },
+): Pick<ToolStateUpdate, 'state' | 'changed' | 'stillDisabledBy'> {
+  const enabled = change.reset ? [] : [...previous.enabled];
+  const disabled = change.reset ? [] : [...previous.disabled];
+  const changed = { enabled: change.reset ? [...previous.disabled] : [], disabled: [] as string[] };
+
+  for (const name of change.enable) {
+    let effect = remove(disabled, name);
+    // An empty list means "all": adding the name would silently turn it into an allowlist of one.
+    if (enabled.length > 0 && !enabled.includes(name)) {
+      enabled.push(name);
+      effect = true;
+    }
+    if (effect && !changed.enabled.includes(name)) changed.enabled.push(name);
+  }
+  for (const name of change.disable) {
+    if (!disabled.includes(name)) {
+      disabled.push(name);
+      changed.disabled.push(name);
+    }
+    // Removing the last allowlist entry would flip "only X" into "everything" (empty = all), i.e. disabling X would
+    // enable every other tool. Keep it: disabled wins anyway, and the allowlist stays in force.
+    if (enabled.length > 1 || enabled[0] !== name) remove(enabled, name);
+  }
+
+  const stillDisabledBy: ToolStateUpdate['stillDisabledBy'] = [];
+  for (const name of change.enable) {
+    const coversName = compileGlob(name);
+    for (const pattern of disabled) {
+      // Either the pattern matches the name, or (for a glob name) the name's glob covers a disabled entry.
+      if (compileGlob(pattern)(name) || coversName(pattern)) stillDisabledBy.push({ name, pattern });
+    }
+  }
+  return { state: { enabled, disabled }, changed, stillDisabledBy };
+}
+
+function remove(list: string[], name: string): boolean {
+  const index = list.indexOf(name);
+  if (index < 0) return false;
+  list.splice(index, 1);
+  return true;
+}
