@@ -1,5 +1,5 @@
 /**
- * `npm run bench` — what the workbench costs, measured against calling the same servers directly (issue 7).
+ * `npm run bench` — what the workbench costs, measured against calling the same servers directly.
  *
  *   npm run bench                      every phase; writes BENCHMARKS.md and prints it
  *   npm run bench -- --profile         also runs the workbench under `node --cpu-prof` during an echo and a 1 MiB

@@ -1,6 +1,6 @@
 import { cpus, freemem, loadavg, totalmem, type as osType, release } from 'node:os';
 
-/** A target from issue 7, reported as PASS/FAIL next to its figure (never asserted). */
+/** A performance target (bench/README.md), reported as PASS/FAIL next to its figure (never asserted). */
 export interface Target {
   name: string;
   /** The measured figure as shown, e.g. "1.93×". */
@@ -77,7 +77,7 @@ export function renderReport(input: ReportInput): string {
       'Every ratio compares the workbench with a baseline measured in the same run: the same server started with the ' +
       'MCP SDK\'s own `StdioClientTransport` and called with the SDK `Client` directly. Workbench and direct figures ' +
       'are measured in alternating blocks so that noise from other work on the machine falls on both. Targets are ' +
-      'from issue 7; they are reported, never asserted in tests.',
+      'listed in bench/README.md; they are reported, never asserted in tests.',
   );
   out.push('');
   out.push('## Machine');

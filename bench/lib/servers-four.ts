@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { servers, type ServerEntry } from './processes.js';
 
-/** The four real servers of issue 7's "open a toolbox of 4 servers", with their data in a temp dir. */
+/** The four real servers of the "open a toolbox of 4 servers" target, with their data in a temp dir. */
 export async function fourServers(): Promise<{ entries: Record<string, ServerEntry>; cleanup: () => Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), 'wb-bench-four-'));
   const root = join(dir, 'files');

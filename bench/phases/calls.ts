@@ -271,7 +271,7 @@ function pinnedNote(section: Section, m: Measured): void {
       `the other core. A direct call takes ${fmtMs(median(one.direct))} on one core and ${fmtMs(median(crossing.direct))} across two. ` +
       'Unpinned, the scheduler sometimes keeps the direct client and server on one core and sometimes not, which the three ' +
       'processes of a proxied call cannot match, so the unpinned ratio partly measures that choice. The target is judged on the ' +
-      'unpinned figure, as issue 7 states it.',
+      'unpinned figure, as the target states it.',
   );
 }
 
@@ -290,7 +290,7 @@ export async function bigResultPhase(ctx: PhaseContext): Promise<Section> {
   });
   section.intro =
     'One text item of 1,048,576 characters per call (about 1 MiB of JSON on each stdio hop). Same method as above; no target in ' +
-    'issue 7 beyond reporting it.';
+    'the bench beyond reporting it.';
   report(section, m, '1MiB');
   return section;
 }

@@ -2,11 +2,10 @@ import { ErrorCode, McpError, type ClientCapabilities, type LoggingMessageNotifi
 import type { ClientManagerOptions, RelayedMethod, UpstreamRelay } from '../clients/client-manager.js';
 import type { Logger } from '../log.js';
 
-/**
- * Who gets what a downstream server sends or asks (log messages; sampling, elicitation and roots requests). A server of
- * a session's own answers to that session only; a `shared` server to the one session with calls in flight on it, and
- * a request it makes when that is not exactly one session is refused, never guessed (README "Serving over HTTP").
- */
+// Who gets what a downstream server sends or asks (log messages; sampling, elicitation and roots requests). A server
+// of a session's own answers to that session only; a `shared` server to the one session with calls in flight on it,
+// and a request it makes when that is not exactly one session is refused, never guessed (README "Serving over HTTP").
+
 /**
  * A connected client session. Over stdio there is one; over HTTP each session has its own downstream connections
  * (its {@link SessionScope}), so what those servers log or ask (sampling, elicitation, roots) goes to that session

@@ -80,7 +80,13 @@ function useToolNow(host: UseToolHost, toolboxName: string, toolName: string, ar
 
 /** `use_tool` with a toolset name: the tool is routed to the toolbox that owns it, under its canonical name. */
 async function useToolsetTool(host: UseToolHost, toolset: ResolvedToolset, toolName: string, args: Record<string, unknown> | undefined, options: UseToolOptions): Promise<CallToolResult> {
-  const route = await routeToolsetCall(host.toolsetHost(host.scopeOf(options.scope)), toolset, toolName, new Set(host.toolboxes().keys()));
+  let route;
+  try {
+    route = await routeToolsetCall(host.toolsetHost(host.scopeOf(options.scope)), toolset, toolName, new Set(host.toolboxes().keys()));
+  } catch (error) {
+    if (isWorkbenchError(error)) return errorResult(`Cannot call ${quoteClientText(toolName)}: ${error.toDisplayString()}`, error.code, error.failure);
+    throw error;
+  }
   if ('error' in route) return errorResult(route.error, route.code);
   return useToolNow(host, route.toolbox, route.toolName, args, options);
 }
@@ -107,13 +113,20 @@ async function connectThenUse(
   }
   if (!('found' in lookup) || wholeToolboxNeeded) {
     // Not known yet: connect what the name needs (just its server for a canonical name, else the whole toolbox).
-    if (knownServer && !scope.manager.isConnected(toolboxName, knownServer.name)) {
-      const failure = await scope.manager.connectServer(toolboxName, knownServer.name);
-      if (failure) return errorResult(`Cannot call ${quoteClientText(toolName)}: ${failure.toDisplayString()}`, failure.code, failure.failure);
-    } else if (!knownServer) {
-      await scope.manager.openToolbox(toolboxName);
+    try {
+      if (knownServer && !scope.manager.isConnected(toolboxName, knownServer.name)) {
+        const failure = await scope.manager.connectServer(toolboxName, knownServer.name);
+        if (failure) return errorResult(`Cannot call ${quoteClientText(toolName)}: ${failure.toDisplayString()}`, failure.code, failure.failure);
+      } else if (!knownServer) {
+        await scope.manager.openToolbox(toolboxName);
+      }
+      lookup = host.cachedCatalog(scope, toolboxName).catalog.find(toolName);
+    } catch (error) {
+      // The toolbox went away meanwhile (a config reload removed it) or the workbench is shutting down: still a
+      // tool result that says so, never a JSON-RPC error.
+      if (isWorkbenchError(error)) return errorResult(`Cannot call ${quoteClientText(toolName)}: ${error.toDisplayString()}`, error.code, error.failure);
+      throw error;
     }
-    lookup = host.cachedCatalog(scope, toolboxName).catalog.find(toolName);
   }
   if ('hidden' in lookup) {
     return errorResult(disabledMessage(lookup.hidden.name, lookup.hidden.visibility.reason, lookup.hidden.visibility.source), 'TOOL_DISABLED');
