@@ -1,22 +1,12 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { Answer } from '../catalog/catalog-index.js';
+import type { Answer, FullEntry } from '../catalog/catalog-index.js';
 import { overriddenText, type OverrideResolver } from '../catalog/overrides.js';
 import type { CatalogTool } from '../catalog/toolbox-catalog.js';
 import type { FailedServer } from '../clients/client-manager.js';
 import type { ServerFailure, WorkbenchErrorCode } from '../errors.js';
 
-/** One tool as `open_toolbox` presents it. */
-export interface ToolEntry {
-  name: string;
-  toolbox_name: string;
-  source_server: string;
-  original_name: string;
-  title?: string;
-  description: string;
-  inputSchema: Tool['inputSchema'];
-  outputSchema?: Tool['outputSchema'];
-  annotations?: Tool['annotations'];
-}
+/** One tool as `open_toolbox` presents it (the full entry of the catalog index). */
+export type ToolEntry = FullEntry;
 
 /** One tool as `list_all_tools` and `tools list` show it: enabled or not, and why. */
 export interface ToolStatus {

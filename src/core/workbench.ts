@@ -5,7 +5,7 @@ import { createOverrideResolver, type OverrideResolver } from '../catalog/overri
 import { ToolboxCatalog } from '../catalog/toolbox-catalog.js';
 import { resolveToolsets, sessionToolsetFilter, type ResolvedToolset } from '../catalog/toolsets.js';
 import { createVisibilityPolicy, type ToolState, type VisibilityPolicy } from '../catalog/visibility.js';
-import { ClientManager } from '../clients/client-manager.js';
+import { ClientManager, type ClientManagerOptions } from '../clients/client-manager.js';
 import { OrphanReaper } from '../clients/orphan-reaper.js';
 import { SharedServers } from '../clients/shared-servers.js';
 import type { ToolboxConfig, WorkbenchConfig } from '../config/types.js';
@@ -128,15 +128,10 @@ export class Workbench {
   }
 
   private createScope(upstream: UpstreamSession | undefined): Scope {
-    const options = this.options;
     const pool = upstream ? this.sharedPool() : undefined;
     const books: Omit<Scope, 'manager' | 'close'> = { catalogs: new Map(), activity: new Map(), upstream };
     const manager = new ClientManager({
-      config: this.current,
-      env: options.env,
-      log: options.log,
-      clientInfo: { name: 'mcp-workbench', version: options.version },
-      maxMessageBytes: options.maxMessageBytes,
+      ...this.connectionOptions(),
       onToolsChanged: (toolbox, server) => {
         books.catalogs.delete(toolbox);
         this.discovery.toolsChanged(manager, toolbox, server);
@@ -160,6 +155,12 @@ export class Workbench {
     return scope;
   }
 
+  /** What every set of downstream connections is made with: the config in effect, env, log and limits. */
+  private connectionOptions(): Pick<ClientManagerOptions, 'config' | 'env' | 'log' | 'clientInfo' | 'maxMessageBytes'> {
+    const { env, log, version, maxMessageBytes } = this.options;
+    return { config: this.current, env, log, clientInfo: { name: 'mcp-workbench', version }, maxMessageBytes };
+  }
+
   /** The `shared: true` servers of isolated sessions, made once. */
   private sharedPool(): NonNullable<Workbench['pool']> {
     if (this.pool) return this.pool;
@@ -167,11 +168,7 @@ export class Workbench {
     const reaper = new OrphanReaper(options.log);
     const activity = new Map<string, Set<CallContext>>();
     const shared = new SharedServers({
-      config: this.current,
-      env: options.env,
-      log: options.log,
-      clientInfo: { name: 'mcp-workbench', version: options.version },
-      maxMessageBytes: options.maxMessageBytes,
+      ...this.connectionOptions(),
       groups: reaper,
       onToolsChanged: (toolbox) => {
         for (const scope of this.scopes) scope.catalogs.delete(toolbox);

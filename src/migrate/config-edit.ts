@@ -1,5 +1,4 @@
 import { expandString } from '../config/expand-env.js';
-import { parseConfig } from '../config/load.js';
 import { isRecord } from '../config/text.js';
 import type { WorkbenchConfig } from '../config/types.js';
 
