@@ -9,34 +9,12 @@ import { fileURLToPath } from 'node:url';
 import { Ajv } from 'ajv';
 import { describeConfigPath, resolveConfigPath } from '../../src/config/config-path.js';
 import { loadConfig, parseConfig, parseConfigJson } from '../../src/config/load.js';
-import { WorkbenchError, type WorkbenchErrorCode } from '../../src/errors.js';
+import { failure, rejection } from '../helpers/expect-error.js';
 
 const fixtures = fileURLToPath(new URL('../fixtures/configs/', import.meta.url));
 const fixture = (name: string): string => join(fixtures, name);
 
 const designEnv = { PROJECT_ROOT: '/work/project', HOME: '/home/ada', REMOTE_TOKEN: 'tok-123' };
-
-async function rejection(promise: Promise<unknown>, code: WorkbenchErrorCode): Promise<WorkbenchError> {
-  try {
-    await promise;
-  } catch (error) {
-    assert.ok(error instanceof WorkbenchError, `expected a WorkbenchError, got ${String(error)}`);
-    assert.equal(error.code, code, error.toDisplayString());
-    return error;
-  }
-  assert.fail(`expected ${code}`);
-}
-
-function failure(fn: () => unknown, code: WorkbenchErrorCode): WorkbenchError {
-  try {
-    fn();
-  } catch (error) {
-    assert.ok(error instanceof WorkbenchError, `expected a WorkbenchError, got ${String(error)}`);
-    assert.equal(error.code, code, error.toDisplayString());
-    return error;
-  }
-  assert.fail(`expected ${code}`);
-}
 
 /** Validation problems of a document that should be invalid. */
 function problems(raw: unknown): readonly string[] {

@@ -5,30 +5,8 @@ import { after, before, describe, it } from 'node:test';
 import { Ajv } from 'ajv';
 import { parseConfig } from '../../src/config/load.js';
 import { PROJECT_FILE, applyProject, loadProjectFile, parseProjectFile, resolveProjectPath } from '../../src/config/project-file.js';
-import { WorkbenchError, type WorkbenchErrorCode } from '../../src/errors.js';
+import { failure, rejection } from '../helpers/expect-error.js';
 import { tempDir } from '../helpers/workbench-process.js';
-
-function failure(fn: () => unknown, code: WorkbenchErrorCode): WorkbenchError {
-  try {
-    fn();
-  } catch (error) {
-    assert.ok(error instanceof WorkbenchError, `expected a WorkbenchError, got ${String(error)}`);
-    assert.equal(error.code, code, error.toDisplayString());
-    return error;
-  }
-  assert.fail(`expected ${code}`);
-}
-
-async function rejection(promise: Promise<unknown>, code: WorkbenchErrorCode): Promise<WorkbenchError> {
-  try {
-    await promise;
-  } catch (error) {
-    assert.ok(error instanceof WorkbenchError, `expected a WorkbenchError, got ${String(error)}`);
-    assert.equal(error.code, code, error.toDisplayString());
-    return error;
-  }
-  assert.fail(`expected ${code}`);
-}
 
 const SOURCE = '/repo/.mcp-workbench.json';
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -9,33 +9,10 @@ import { Ajv } from 'ajv';
 import { catalogProblems } from '../../src/doctor/catalog-problems.js';
 import { type DoctorReport, type ServerReport } from '../../src/doctor/types.js';
 import { isAlive } from '../../src/shared/process-tree.js';
+import { runCliAsync } from '../helpers/cli-run.js';
 import { everythingServer, fixtureServer, node, paths, tempDir, waitFor } from '../helpers/workbench-process.js';
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the CLI to completion (async, so an HTTP server in this process can answer it). */
-function run(args: string[], options: { env?: Record<string, string> } = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(node, [paths.cli, ...args], {
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/', ...options.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+const run = (args: string[], options: { env?: Record<string, string> } = {}) => runCliAsync(args, options.env);
 
 function hasScript(): boolean {
   return process.platform === 'linux' && spawnSync('script', ['--version'], { encoding: 'utf8' }).status === 0;

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -8,7 +7,8 @@ import { after, before, describe, it } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { createRedactor, redactUrl } from '../../src/shared/redact.js';
 import { startHttpWorkbench } from '../helpers/http-workbench.js';
-import { node, paths, startWorkbench, tempDir, workbenchErrorCode } from '../helpers/workbench-process.js';
+import { runCliAsync as run } from '../helpers/cli-run.js';
+import { node, startWorkbench, tempDir, workbenchErrorCode } from '../helpers/workbench-process.js';
 
 /** Values planted in the config through ${VAR}, plus one written literally in a URL. None may ever be printed. */
 const ENV = {
@@ -23,32 +23,6 @@ const SECRETS = [...Object.values(ENV), LITERAL_SIG, encodeURIComponent(ENV.WB_P
 
 function assertNoSecret(channel: string, text: string): void {
   for (const secret of SECRETS) assert.ok(!text.includes(secret), `${channel} shows the secret ${secret}:\n${text}`);
-}
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the CLI to completion without blocking this process (the echo server below must keep answering). */
-function run(args: string[], env: Record<string, string>): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(node, [paths.cli, ...args], {
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
 }
 
 describe('secrets are never printed or returned', () => {
