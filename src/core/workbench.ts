@@ -345,10 +345,11 @@ export class Workbench {
 
   /**
    * Whether a canonical name or glob refers to something that exists as far as the workbench knows (see
-   * {@link isKnownToolName}).
+   * {@link isKnownToolName}), from the catalogs of the given session (over HTTP each has its own connections), else
+   * of the workbench's own.
    */
-  isKnownName(name: string): boolean {
-    return isKnownToolName(name, this.toolboxes, this.manager);
+  isKnownName(name: string, session?: SessionScope): boolean {
+    return isKnownToolName(name, this.toolboxes, this.scopeOf(session).manager);
   }
 
   async close(): Promise<void> {

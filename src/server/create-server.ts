@@ -149,10 +149,13 @@ export function createServer(workbench: Workbench, version: string, options: Cre
     }
     if (management && name === ENABLE_TOOLS) {
       rejectUnknownParams(args, ['enable', 'disable'], name);
-      return enableTools(workbench, management.statePath, management.log, {
-        enable: optionalStrings(args, 'enable', name),
-        disable: optionalStrings(args, 'disable', name),
-      });
+      return enableTools(
+        workbench,
+        management.statePath,
+        management.log,
+        { enable: optionalStrings(args, 'enable', name), disable: optionalStrings(args, 'disable', name) },
+        scope,
+      );
     }
     throw invalidParams(`Unknown tool ${quoteClientText(String(name))}. This server's tools are: ${toolNames.join(', ')}.`);
   });

@@ -66,6 +66,7 @@ export async function enableTools(
   statePath: string,
   log: Logger,
   change: { enable: string[]; disable: string[] },
+  session?: SessionScope,
 ): Promise<CallToolResult> {
   const protectedNames = [...change.enable, ...change.disable].map((n) => n.trim()).filter((n) => PROTECTED_TOOLS.includes(n));
   const enable = change.enable.filter((n) => !PROTECTED_TOOLS.includes(n.trim()));
@@ -78,7 +79,7 @@ export async function enableTools(
     return protectedNames.length > 0 ? errorResult(notes.join(' '), 'INVALID_NAME') : errorResult('Nothing to change: give "enable" and/or "disable" names.', 'INVALID_NAME');
   }
   try {
-    const update = await updateToolState(statePath, { enable, disable }, { log, knownNames: (n) => workbench.isKnownName(n) });
+    const update = await updateToolState(statePath, { enable, disable }, { log, knownNames: (n) => workbench.isKnownName(n, session) });
     // Apply at once rather than waiting for the file watcher, so the reply and the next call agree.
     workbench.setState(update.state);
     if (update.unknown.length > 0) notes.push(`Not (yet) known, kept anyway: ${quoteAll(update.unknown)}.`);

@@ -3,6 +3,7 @@ import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { OpenToolboxResult, ToolStatusReport } from '../../src/core/tool-entry.js';
+import { TRANSPORTS, startOver } from '../helpers/both-transports.js';
 import { fixtureServer, runCli, startWorkbench, tempDir, textOf, waitFor, workbenchErrorCode, type RunningWorkbench } from '../helpers/workbench-process.js';
 
 const config = {
@@ -121,6 +122,24 @@ describe('enable_tools and the state file', () => {
       await wb.close();
     }
   });
+
+  for (const transport of TRANSPORTS) {
+    it(`tells unknown names from known ones by the catalogs of the calling session (${transport})`, async () => {
+      const { dir, cleanup } = await tempDir();
+      after(cleanup);
+      const wb = await startOver(transport, config, ['--state-file', join(dir, 'tool-state.json'), '--management-tools']);
+      try {
+        // A call needs the live catalog (open_toolbox alone may answer from the catalog cache); over HTTP it lives in
+        // this session's own connections, not the workbench's.
+        assert.notEqual((await wb.useTool('tb', 'tb__fx__echo', { text: 'up' })).isError, true);
+        const result = await wb.call('enable_tools', { disable: ['tb__fx__pid', 'tb__fx__nope', 'tb__fx__zz*'] });
+        assert.notEqual(result.isError, true, textOf(result));
+        assert.deepEqual((result.structuredContent as { unknown: string[] }).unknown, ['tb__fx__nope', 'tb__fx__zz*']);
+      } finally {
+        await wb.close();
+      }
+    });
+  }
 
   it('reports an unwritable state file as an error result and keeps serving', async () => {
     const { dir, cleanup } = await tempDir();
