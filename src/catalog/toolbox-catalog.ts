@@ -104,31 +104,47 @@ export class ToolboxCatalog {
     return { notFound: true, suggestions: this.closest(name, 5) };
   }
 
-  /**
-   * Canonical names closest to `name`: within a small edit distance of the canonical or the bare name, or containing
-   * the bare name. Bounded in cost whatever the client sent: the name is cut to {@link MAX_SUGGESTION_INPUT}
-   * characters, candidates whose length alone rules them out are skipped, and the edit distance is computed only near
-   * the diagonal up to the allowed distance (see boundedEditDistance) — at most a few thousand steps per tool.
-   */
+  /** Canonical names closest to `name` among this toolbox's enabled tools (see {@link closestNames}). */
   closest(name: string, count: number): string[] {
-    const target = name.slice(0, MAX_SUGGESTION_INPUT).toLowerCase();
-    const bareTarget = (parseToolName(target)?.tool ?? target).toLowerCase();
-    const max = Math.min(MAX_SUGGESTION_DISTANCE, Math.max(2, Math.floor(bareTarget.length / 3)));
-    const lowered = (this.lowered ??= this.tools.map((t) => ({ name: t.name, canonical: t.name.toLowerCase(), bare: t.tool.name.toLowerCase() })));
-    const scored: { name: string; score: number }[] = [];
-    for (const t of lowered) {
-      const d = Math.min(boundedEditDistance(target, t.canonical, max), boundedEditDistance(bareTarget, t.bare, max));
-      const contains = bareTarget.length >= 3 && t.canonical.includes(bareTarget);
-      if (d > max && !contains) continue;
-      scored.push({ name: t.name, score: Math.min(d, max + 1) - (contains ? 1 : 0) });
-    }
-    return scored
-      .sort((a, b) => a.score - b.score || a.name.localeCompare(b.name))
-      .slice(0, count)
-      .map((x) => x.name);
+    return closestNames(name, (this.lowered ??= this.tools.map(suggestionCandidate)), count);
   }
 
-  private lowered: { name: string; canonical: string; bare: string }[] | undefined;
+  private lowered: SuggestionCandidate[] | undefined;
+}
+
+/** A tool as closest-name suggestions compare it: its canonical and bare names, lower-cased once. */
+export interface SuggestionCandidate {
+  name: string;
+  canonical: string;
+  bare: string;
+}
+
+export function suggestionCandidate(t: CatalogTool): SuggestionCandidate {
+  return { name: t.name, canonical: t.name.toLowerCase(), bare: t.tool.name.toLowerCase() };
+}
+
+/**
+ * The canonical names closest to `name`: within a small edit distance of the canonical or the bare name, or
+ * containing the bare name. Bounded in cost whatever the client sent: the name is cut to
+ * {@link MAX_SUGGESTION_INPUT} characters, candidates whose length alone rules them out are skipped, and the edit
+ * distance is computed only near the diagonal up to the allowed distance (see boundedEditDistance) — at most a few
+ * thousand steps per tool.
+ */
+export function closestNames(name: string, candidates: readonly SuggestionCandidate[], count: number): string[] {
+  const target = name.slice(0, MAX_SUGGESTION_INPUT).toLowerCase();
+  const bareTarget = (parseToolName(target)?.tool ?? target).toLowerCase();
+  const max = Math.min(MAX_SUGGESTION_DISTANCE, Math.max(2, Math.floor(bareTarget.length / 3)));
+  const scored: { name: string; score: number }[] = [];
+  for (const t of candidates) {
+    const d = Math.min(boundedEditDistance(target, t.canonical, max), boundedEditDistance(bareTarget, t.bare, max));
+    const contains = bareTarget.length >= 3 && t.canonical.includes(bareTarget);
+    if (d > max && !contains) continue;
+    scored.push({ name: t.name, score: Math.min(d, max + 1) - (contains ? 1 : 0) });
+  }
+  return scored
+    .sort((a, b) => a.score - b.score || a.name.localeCompare(b.name))
+    .slice(0, count)
+    .map((x) => x.name);
 }
 
 /** How much of a client's name is compared for suggestions. */

@@ -1,7 +1,7 @@
-import type { ToolboxCatalog } from '../catalog/toolbox-catalog.js';
+import { closestNames, suggestionCandidate, type SuggestionCandidate, type ToolboxCatalog } from '../catalog/toolbox-catalog.js';
 import type { ResolvedToolset } from '../catalog/toolsets.js';
 import { parseToolName } from '../catalog/names.js';
-import { editDistance } from '../config/text.js';
+import { quoteClientText } from '../shared/client-text.js';
 import { compileGlob } from '../shared/glob.js';
 import type { ToolStatus, ToolStatusReport } from './tool-entry.js';
 import type { WorkbenchError } from '../errors.js';
@@ -61,13 +61,17 @@ export async function routeToolsetCall<Entry extends { name: string }>(
 
   await openToolset(host, toolset);
   const candidates: { name: string; bare: string; hidden: boolean }[] = [];
+  const suggestions: SuggestionCandidate[] = [];
   for (const toolbox of new Set(toolset.servers.map((s) => s.toolbox))) {
     const { catalog } = host.catalog(toolbox);
-    for (const t of catalog.tools) if (toolset.includes(t.name)) candidates.push({ name: t.name, bare: t.tool.name, hidden: false });
+    for (const t of catalog.tools) {
+      if (!toolset.includes(t.name)) continue;
+      candidates.push({ name: t.name, bare: t.tool.name, hidden: false });
+      suggestions.push(suggestionCandidate(t));
+    }
     for (const t of catalog.hidden) if (toolset.includes(t.name)) candidates.push({ name: t.name, bare: t.tool.name, hidden: true });
   }
   const loose = (s: string): string => s.replace(/-/g, '_');
-  const wanted = parts?.tool ?? toolName;
   for (const match of [
     (c: (typeof candidates)[number]) => c.name === toolName,
     (c: (typeof candidates)[number]) => loose(c.name) === loose(toolName),
@@ -81,20 +85,15 @@ export async function routeToolsetCall<Entry extends { name: string }>(
     if (pick.length === 1) return { toolbox: parseToolName(pick[0]!.name)!.toolbox, toolName: pick[0]!.name };
     if (pick.length > 1) {
       return {
-        error: `Tool name "${toolName}" is ambiguous in toolset "${name}": it matches ${pick.map((c) => c.name).join(', ')}. Use the full name.`,
+        error: `Tool name ${quoteClientText(toolName)} is ambiguous in toolset "${name}": it matches ${pick.map((c) => c.name).join(', ')}. Use the full name.`,
         code: 'TOOL_NOT_FOUND',
       };
     }
   }
-  const closest = candidates
-    .filter((c) => !c.hidden)
-    .map((c) => ({ name: c.name, d: Math.min(editDistance(toolName, c.name), editDistance(wanted, c.bare)) }))
-    .sort((a, b) => a.d - b.d || a.name.localeCompare(b.name))
-    .slice(0, 5)
-    .map((c) => c.name);
+  const closest = closestNames(toolName, suggestions, 5);
   const hint = closest.length > 0 ? ` Closest names: ${closest.join(', ')}.` : '';
   return {
-    error: `Tool "${toolName}" is not in toolset "${name}".${hint} Call open_toolbox {"toolbox_name":"${name}"} to list its tools.`,
+    error: `Tool ${quoteClientText(toolName)} is not in toolset "${name}".${hint} Call open_toolbox {"toolbox_name":"${name}"} to list its tools.`,
     code: 'TOOL_NOT_FOUND',
   };
 }
