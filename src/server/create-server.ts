@@ -18,7 +18,7 @@ import type { Logger } from '../log.js';
 import { nameProblem, quoteClientText } from '../shared/client-text.js';
 import { ENABLE_TOOLS, LIST_ALL_TOOLS, enableTools, listAllTools, managementToolDefinitions } from './management-tools.js';
 import { OPEN_TOOLBOX, USE_TOOL, metaToolDefinitions } from './meta-tools.js';
-import { parseOpenToolboxArgs } from './open-toolbox-params.js';
+import { describeValue, parseOpenToolboxArgs } from './open-toolbox-params.js';
 import { errorResult } from '../core/tool-entry.js';
 import { type UpstreamSession, type Workbench } from '../core/workbench.js';
 
@@ -97,7 +97,7 @@ export function createServer(workbench: Workbench, version: string, options: Cre
       rejectUnknownParams(args, ['toolbox_name', 'tool_name', 'arguments'], USE_TOOL);
       const toolArgs = args.arguments;
       if (toolArgs !== undefined && (typeof toolArgs !== 'object' || toolArgs === null || Array.isArray(toolArgs))) {
-        throw invalidParams(`${USE_TOOL}: "arguments" must be an object of the tool's arguments, got ${describe(toolArgs)}`);
+        throw invalidParams(`${USE_TOOL}: "arguments" must be an object of the tool's arguments, got ${describeValue(toolArgs)}`);
       }
       const { progressToken } = call;
       return workbench.useTool(toolbox, toolName, toolArgs as Record<string, unknown> | undefined, {
@@ -196,7 +196,7 @@ function requireString(args: Record<string, unknown>, key: string, tool: string)
     if (problem !== undefined) throw invalidParams(`${tool}: "${key}" ${problem}`);
   }
   const trimmed = typeof value === 'string' ? value.trim() : '';
-  if (trimmed === '') throw invalidParams(`${tool}: "${key}" must be a non-empty string, got ${describe(value)}`);
+  if (trimmed === '') throw invalidParams(`${tool}: "${key}" must be a non-empty string, got ${describeValue(value)}`);
   return trimmed;
 }
 
@@ -212,7 +212,7 @@ function optionalStrings(args: Record<string, unknown>, key: string, tool: strin
   const value = args[key];
   if (value === undefined) return [];
   if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) {
-    throw invalidParams(`${tool}: "${key}" must be an array of tool names, got ${describe(value)}`);
+    throw invalidParams(`${tool}: "${key}" must be an array of tool names, got ${describeValue(value)}`);
   }
   if (value.length > MAX_NAMES_PER_CALL) {
     throw invalidParams(`${tool}: "${key}" has ${value.length} names; at most ${MAX_NAMES_PER_CALL} per call (use a * glob for many)`);
@@ -233,12 +233,4 @@ function rejectUnknownParams(args: Record<string, unknown>, allowed: readonly st
   // Keys are the client's: quoted, escaped and cut, and only the first few named.
   const shown = unknown.slice(0, 5).map((k) => quoteClientText(k)).join(', ') + (unknown.length > 5 ? ` and ${unknown.length - 5} more` : '');
   throw invalidParams(`${tool}: unknown parameter${unknown.length > 1 ? 's' : ''} ${shown}; expected ${allowed.join(', ')}`);
-}
-
-function describe(value: unknown): string {
-  if (value === undefined) return 'nothing';
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'string') return value.trim() === '' ? 'an empty string' : 'a string';
-  return `a ${typeof value}`;
 }

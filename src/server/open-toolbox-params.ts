@@ -19,7 +19,7 @@ export function parseOpenToolboxArgs(args: Record<string, unknown>): OpenToolbox
   const request: OpenToolboxRequest = {};
   const { toolbox_name, tools, query, limit, detail, cursor } = args;
   if (toolbox_name !== undefined) {
-    if (typeof toolbox_name !== 'string' || toolbox_name.trim() === '') return `open_toolbox: "toolbox_name" must be a non-empty string, got ${describe(toolbox_name)}`;
+    if (typeof toolbox_name !== 'string' || toolbox_name.trim() === '') return `open_toolbox: "toolbox_name" must be a non-empty string, got ${describeValue(toolbox_name)}`;
     const problem = nameProblem(toolbox_name);
     if (problem !== undefined) return `open_toolbox: "toolbox_name" ${problem}`;
     request.toolbox_name = toolbox_name.trim();
@@ -62,9 +62,11 @@ export function parseOpenToolboxArgs(args: Record<string, unknown>): OpenToolbox
   return request;
 }
 
-function describe(value: unknown): string {
+/** What a malformed parameter was, for the -32602 message ("got an array"). */
+export function describeValue(value: unknown): string {
+  if (value === undefined) return 'nothing';
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'string') return 'an empty string';
+  if (typeof value === 'string') return value.trim() === '' ? 'an empty string' : 'a string';
   return `a ${typeof value}`;
 }

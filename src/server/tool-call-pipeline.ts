@@ -11,6 +11,7 @@ import {
 import { Cancellation } from '../shared/cancellation.js';
 import type { RelayedMethod } from '../clients/client-manager.js';
 import { OPEN_TOOLBOX, USE_TOOL } from './meta-tools.js';
+import { describeValue } from './open-toolbox-params.js';
 
 /**
  * The one way a `use_tool` or `open_toolbox` request becomes its JSON-RPC response, whatever the transport. The
@@ -105,7 +106,7 @@ export function createToolCallPipeline(handlers: ToolCallHandlers, sink: ReplySi
       const params = m.params;
       const args = params.arguments;
       if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args))) {
-        respond(jsonRpcError(id, ErrorCode.InvalidParams, `${name}: the tools/call "arguments" must be an object, got ${args === null ? 'null' : Array.isArray(args) ? 'an array' : `a ${typeof args}`}`));
+        respond(jsonRpcError(id, ErrorCode.InvalidParams, `${name}: the tools/call "arguments" must be an object, got ${describeValue(args)}`));
         return true;
       }
       const input = (args ?? {}) as Record<string, unknown>;
