@@ -20,12 +20,13 @@ export function catalogCacheDir(env: Record<string, string | undefined>, homedir
 }
 
 /**
- * Hash of the toolbox and server names and of what decides which program the entry runs: transport, command, args,
- * cwd, URL, and the NAMES of its env variables and headers (never their values, which are often secrets). The same
- * key means the same configured server, so its last tool list is a fair first answer. The names are part of it so
- * that two toolboxes listing the same command never answer for each other.
+ * The cache key: a hash of the toolbox and server names and of what decides which program the entry runs —
+ * transport, command, args, cwd, URL, and the NAMES of its env variables and headers (never their values, which are
+ * often secrets). The same key means the same configured server, so its last tool list is a fair first answer. The
+ * names are part of it so that two toolboxes listing the same command never answer for each other. (Not the reload
+ * key of clients/shared-servers, which compares values too, since a changed value means a restart.)
  */
-export function launchKey(toolbox: string, server: ServerConfig): string {
+export function cacheKey(toolbox: string, server: ServerConfig): string {
   const launch =
     server.type === 'stdio'
       ? { type: server.type, command: server.command, args: server.args, cwd: server.cwd ?? null, env: Object.keys(server.env).sort(), inheritEnv: server.inheritEnv }
@@ -59,7 +60,7 @@ export class CatalogCache {
 
   /** The cached tools of a server, or undefined when there are none (or the file is unreadable). */
   async read(toolbox: string, server: ServerConfig): Promise<Tool[] | undefined> {
-    const key = launchKey(toolbox, server);
+    const key = cacheKey(toolbox, server);
     const path = this.path(key);
     let text: string;
     try {
@@ -80,7 +81,7 @@ export class CatalogCache {
 
   /** Persists a server's live tools (atomically) when they differ from what the cache holds. Never throws. */
   write(toolbox: string, server: ServerConfig, tools: readonly Tool[]): Promise<void> {
-    const key = launchKey(toolbox, server);
+    const key = cacheKey(toolbox, server);
     const json = JSON.stringify(tools);
     if (this.known.get(key) === json) return Promise.resolve();
     this.known.set(key, json);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { CatalogCache, catalogCacheDir, launchKey } from '../../src/catalog/catalog-cache.js';
+import { CatalogCache, catalogCacheDir, cacheKey } from '../../src/catalog/catalog-cache.js';
 import type { StdioServerConfig } from '../../src/config/types.js';
 import { createLogger } from '../../src/log.js';
 import { tempDir } from '../helpers/workbench-process.js';
@@ -26,10 +26,10 @@ describe('catalog cache', () => {
   });
 
   it('keys by toolbox, server and launch config, with env names but not values', () => {
-    assert.equal(launchKey('dev', server({ TOKEN: 'a' })), launchKey('dev', server({ TOKEN: 'b' })));
-    assert.notEqual(launchKey('dev', server({ TOKEN: 'a' })), launchKey('dev', server({ OTHER: 'a' })));
-    assert.notEqual(launchKey('dev', server({})), launchKey('dev', { ...server({}), args: ['other.js'] }));
-    assert.notEqual(launchKey('dev', server({})), launchKey('ops', server({})));
+    assert.equal(cacheKey('dev', server({ TOKEN: 'a' })), cacheKey('dev', server({ TOKEN: 'b' })));
+    assert.notEqual(cacheKey('dev', server({ TOKEN: 'a' })), cacheKey('dev', server({ OTHER: 'a' })));
+    assert.notEqual(cacheKey('dev', server({})), cacheKey('dev', { ...server({}), args: ['other.js'] }));
+    assert.notEqual(cacheKey('dev', server({})), cacheKey('ops', server({})));
   });
 
   it('writes tools without secrets, reads them back, and ignores a corrupt file', async () => {
