@@ -71,7 +71,7 @@ program
   .addOption(new Option('--catalog-budget <chars>', 'most characters an open_toolbox answer may take (default: config catalogBudget, else 20000)').argParser(parseCatalogBudget))
   .option('--no-catalog-cache', 'do not read or write the catalog cache ($MCP_WORKBENCH_CACHE_DIR, else $XDG_CACHE_HOME/mcp-workbench, else ~/.cache/mcp-workbench)')
   .option('--http <[host:]port>', 'serve Streamable HTTP on /mcp instead of stdio (host defaults to 127.0.0.1; port 0 picks a free port)')
-  .option('--token <token>', 'bearer token every HTTP request must carry (default: $WORKBENCH_TOKEN, which is preferred: options show in ps)')
+  .option('--token <token>', 'bearer token every HTTP request must carry; comma-separated tokens are separate users (default: $WORKBENCH_TOKEN, which is preferred: options show in ps)')
   .addOption(new Option('--allow-origin <origins>', 'browser origins to allow besides localhost (repeatable or comma-separated)').argParser(splitList))
   .addOption(new Option('--max-sessions <n>', 'most concurrent HTTP sessions (default 32)').argParser(parsePositiveInt))
   .addOption(new Option('--session-idle-timeout <seconds>', 'close an HTTP session idle this long (default 1800)').argParser(parsePositiveInt))

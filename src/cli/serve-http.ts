@@ -40,8 +40,8 @@ export async function serveHttp(options: ServeHttpOptions): Promise<number> {
   }
   if (plan.token === undefined) {
     log.warn(`no token set: any local process can use this workbench over HTTP. Set WORKBENCH_TOKEN (or --token) to require one.`);
-  } else if (plan.token.length < SHORT_TOKEN) {
-    log.warn(`the token is shorter than ${SHORT_TOKEN} characters; use a long random one (e.g. \`openssl rand -hex 32\`)`);
+  } else if (plan.token.split(',').some((t) => t.trim().length < SHORT_TOKEN)) {
+    log.warn(`a token is shorter than ${SHORT_TOKEN} characters; use a long random one (e.g. \`openssl rand -hex 32\`)`);
   }
 
   const runtime = await createRuntime(options);

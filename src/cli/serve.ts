@@ -1,5 +1,7 @@
-import { createServer } from '../server/create-server.js';
+import { serveStdio } from '@modelcontextprotocol/server/stdio';
+import { createSurface } from '../server/create-server.js';
 import { StdioServerLineTransport } from '../server/stdio-server-transport.js';
+import { errorMessage } from '../errors.js';
 import { VERSION } from '../version.js';
 import { createRuntime, untilShutdown, type RuntimeOptions } from './runtime.js';
 
@@ -8,24 +10,55 @@ export type ServeOptions = RuntimeOptions;
 /**
  * Runs the workbench on stdio until the client closes stdin or a SIGINT/SIGTERM arrives, then ends every downstream
  * process tree and resolves with the exit code. stdout carries MCP messages only; everything else goes to stderr.
+ *
+ * The client's opening message picks the protocol era (README "Protocol eras"): `initialize` is served as MCP up to
+ * 2025-11-25, with the tool-call pipeline as a framing shortcut in front of the server; `server/discover` or a request
+ * carrying the 2026-07-28 envelope is served as MCP 2026-07-28.
  */
 export async function serve(options: ServeOptions): Promise<number> {
   const runtime = await createRuntime(options);
-  const { connect, close: closeServer } = createServer(runtime.workbench, VERSION, {
+  const surface = createSurface(runtime.workbench, VERSION, {
     management: options.managementTools ? { statePath: runtime.statePath, log: options.log } : undefined,
   });
   const transport = new StdioServerLineTransport(process.stdin, process.stdout, options.maxMessageBytes);
+  let pinned: ReturnType<typeof surface.instance> | undefined;
+  const stopFollowing = surface.onToolsChanged(() => {
+    if (pinned?.transport) void pinned.sendToolListChanged().catch(() => {});
+  });
+  let handle: ReturnType<typeof serveStdio> | undefined;
   const done = untilShutdown(
     options.log,
-    () => Promise.allSettled([runtime.close(), closeServer()]),
+    () =>
+      Promise.allSettled([
+        runtime.close(),
+        (async () => {
+          stopFollowing();
+          await surface.close();
+          await handle?.close();
+        })(),
+      ]),
     (trigger) => {
       // A closed stdin means the client has gone (the transport reports it too; either way we stop once).
       process.stdin.once('end', () => trigger('stdin closed'));
       process.stdin.once('close', () => trigger('stdin closed'));
-      transport.onclose = () => trigger('transport closed');
+      void transport.closed.then(() => trigger('transport closed'));
     },
   );
-  await connect(transport);
+  handle = serveStdio(
+    ({ era }) => {
+      const server = surface.instance(era);
+      pinned = server;
+      if (era === 'legacy') {
+        const pipeline = surface.pipeline(transport);
+        transport.intercept = (message) => pipeline.take(message);
+      } else {
+        transport.intercept = undefined;
+      }
+      options.log.debug(`client speaks the ${era === 'modern' ? 'MCP 2026-07-28' : 'handshake (up to 2025-11-25)'} era`);
+      return server;
+    },
+    { transport, onerror: (error) => options.log.debug(`stdio: ${errorMessage(error)}`) },
+  );
   options.log.info(
     `serving ${runtime.config.toolboxes.length} toolbox(es) from ${runtime.config.source} on stdio (version ${VERSION}); servers start on first use`,
   );

@@ -1,42 +1,42 @@
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { randomBytes } from 'node:crypto';
 import {
-  CallToolRequestSchema,
-  RequestSchema,
-  ErrorCode,
-  ListToolsRequestSchema,
-  ResultSchema,
-  RootsListChangedNotificationSchema,
+  CLIENT_CAPABILITIES_META_KEY,
+  ProtocolError,
+  ProtocolErrorCode,
+  Server,
+  createRequestStateCodec,
+  inputRequired,
   type CallToolResult,
+  type ClientCapabilities,
+  type InputRequests,
+  type ServerContext,
   type Tool,
-} from '@modelcontextprotocol/sdk/types.js';
+  type Transport,
+} from '@modelcontextprotocol/server';
 import { isWorkbenchError } from '../errors.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { Cancellation } from '../shared/cancellation.js';
 import { StdioServerLineTransport } from './stdio-server-transport.js';
-import { createToolCallPipeline, type ToolCallHandlers } from './tool-call-pipeline.js';
+import { createToolCallPipeline, type ToolCallHandlers, type ToolCallPipeline, type ReplySink, type UseToolCall } from './tool-call-pipeline.js';
 import type { Logger } from '../log.js';
-import { nameProblem, quoteClientText } from '../shared/client-text.js';
+import { quoteClientText } from '../shared/client-text.js';
 import { ENABLE_TOOLS, LIST_ALL_TOOLS, enableTools, listAllTools, managementToolDefinitions } from './management-tools.js';
 import { OPEN_TOOLBOX, USE_TOOL, metaToolDefinitions } from './meta-tools.js';
 import { describeValue, parseOpenToolboxArgs } from './open-toolbox-params.js';
 import { errorResult } from '../core/tool-entry.js';
 import { type UpstreamSession, type Workbench } from '../core/workbench.js';
-
-/**
- * tools/call with its params unchecked: the SDK's strict schema would turn a malformed request into a -32603
- * internal error with a schema dump before any handler runs; the SDK's tools/call wrapper still checks it and answers
- * -32602, as the README's "Errors" paragraph promises.
- */
-const LooseCallToolRequestSchema = CallToolRequestSchema.extend({ params: RequestSchema.shape.params });
-
-/** enable_tools: names per list and call (a glob covers many tools). */
-const MAX_NAMES_PER_CALL = 1000;
+import { InputRounds, type Notify, type RoundOutcome } from './input-rounds.js';
+import { invalidParams, optionalStrings, rejectUnknownParams, requireString } from './tool-params.js';
 
 /** Relayed requests may wait for a human (elicitation) or a model (sampling): allow long, but not forever. */
 const RELAY_TIMEOUT_MS = 10 * 60_000;
 
+/** How long a client of MCP 2026-07-28 may keep the tool list without asking again (it is the same for everyone). */
+const TOOLS_LIST_TTL_MS = 60_000;
+
+export type Era = 'legacy' | 'modern';
+
 /**
- * One MCP server session over a shared Workbench. Malformed requests to the workbench itself (unknown top-level
+ * One MCP client session over a shared Workbench. Malformed requests to the workbench itself (unknown top-level
  * tool, wrong parameter types) are JSON-RPC -32602; everything about toolboxes and downstream tools is an
  * `isError` tool result.
  */
@@ -48,6 +48,28 @@ export interface CreateServerOptions {
    * it the session uses the workbench's own connections (stdio: the only session).
    */
   isolated?: boolean;
+  /**
+   * Who this surface serves, for the input rounds of MCP 2026-07-28 calls: a retry is only ever matched to rounds of
+   * the same owner (over HTTP the bearer token that admitted the request).
+   */
+  owner?: string;
+}
+
+/**
+ * What one client (a stdio connection, a legacy HTTP session, or every modern HTTP request of one token) sees: its
+ * downstream scope, its tool list, its input rounds. MCP server instances are made from it per era — over stdio one
+ * for the connection, over modern HTTP one per request — and are cheap.
+ */
+export interface UpstreamSurface {
+  /** A server instance for one era. A legacy instance becomes the surface's way to reach its client. */
+  instance(era: Era): Server;
+  /** The tool-call pipeline over a reply sink (legacy era: a framing shortcut in front of the instance). */
+  pipeline(sink: ReplySink): ToolCallPipeline;
+  /** Calls the listener when the tool list changes (a config reload renamed toolboxes); returns the unsubscribe. */
+  onToolsChanged(listener: () => void): () => void;
+  /** Input rounds held for calls of clients of MCP 2026-07-28. */
+  readonly rounds: InputRounds;
+  close(): Promise<void>;
 }
 
 export interface WorkbenchServer {
@@ -60,34 +82,46 @@ export interface WorkbenchServer {
   close(): Promise<void>;
 }
 
-export function createServer(workbench: Workbench, version: string, options: CreateServerOptions = {}): WorkbenchServer {
-  const server = new Server(
-    { name: 'mcp-workbench', title: 'MCP Workbench', version },
-    { capabilities: { tools: { listChanged: true }, logging: {} }, instructions: workbench.instructions() },
-  );
+/** The key requestState is signed with: per process, since input rounds live in the process that started them. */
+const requestStateCodec = createRequestStateCodec<{ round: string }>({ key: randomBytes(32) });
+
+export function createSurface(workbench: Workbench, version: string, options: CreateServerOptions = {}): UpstreamSurface {
   const management = options.management;
-  // The meta-tools' enums carry the current toolbox and toolset names: `initialize` instructions cannot change after
-  // a config reload, but the tool list can, and the client is told to fetch it again.
+  const owner = options.owner ?? 'local';
+  // The meta-tools' enums carry the current toolbox and toolset names: instructions cannot change after a config
+  // reload, but the tool list can, and the client is told to fetch it again.
   const definitions = (): Tool[] => [
     ...metaToolDefinitions(workbench.catalogNames()),
     ...(management ? managementToolDefinitions(workbench.toolboxConfigs().map((t) => t.name)) : []),
   ];
   let tools = definitions();
   const toolNames = tools.map((t) => t.name);
+  const listeners = new Set<() => void>();
   const stopFollowing = workbench.onCatalogChanged(() => {
     tools = definitions();
-    if (server.transport) void server.sendToolListChanged().catch(() => {});
+    for (const listener of listeners) listener();
   });
+  const rounds = new InputRounds();
 
+  /** The legacy instance that reaches this surface's client (requests, log messages); none for modern clients. */
+  let legacy: Server | undefined;
+  /** A modern client's capabilities, as its latest request declared them. */
+  let declared: ClientCapabilities | undefined;
   const session: UpstreamSession = {
-    capabilities: () => server.getClientCapabilities(),
+    capabilities: () => legacy?.getClientCapabilities() ?? declared,
     request: (request, signal) =>
-      server.request(request, ResultSchema, { signal, timeout: RELAY_TIMEOUT_MS, resetTimeoutOnProgress: true }),
+      legacy
+        ? legacy.request(request as never, { signal, timeout: RELAY_TIMEOUT_MS, resetTimeoutOnProgress: true })
+        : Promise.reject(
+            new ProtocolError(
+              ProtocolErrorCode.InvalidRequest,
+              `the client speaks MCP 2026-07-28, which cannot be sent ${request.method} outside of a call; only a server's requests during a use_tool call reach it`,
+            ),
+          ),
     // With the session id, the SDK applies this session's logging/setLevel (it keeps levels per session).
-    log: (params) => void server.sendLoggingMessage(params, server.transport?.sessionId).catch(() => {}),
+    log: (params) => void legacy?.sendLoggingMessage(params, legacy.transport?.sessionId).catch(() => {}),
   };
   const scope = workbench.openSession(session, { isolated: options.isolated === true });
-  server.setNotificationHandler(RootsListChangedNotificationSchema, () => scope.manager.notifyRootsChanged());
 
   const handlers: ToolCallHandlers = {
     /** use_tool: parameters checked (a -32602 error when malformed), then the workbench does the rest. */
@@ -122,115 +156,163 @@ export function createServer(workbench: Workbench, version: string, options: Cre
         throw error;
       }
     },
-    relay: (request, signal, relatedRequestId) =>
-      server.request(request, ResultSchema, { signal, timeout: RELAY_TIMEOUT_MS, resetTimeoutOnProgress: true, relatedRequestId }),
+    relay: (request, signal, relatedRequestId) => {
+      if (!legacy) return session.request(request, signal);
+      return legacy.request(request as never, { signal, timeout: RELAY_TIMEOUT_MS, resetTimeoutOnProgress: true, relatedRequestId });
+    },
   };
 
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
-
-  // What the pipeline does not take: management tools, unknown tool names, task-augmented calls.
-  server.setRequestHandler(LooseCallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
-    const name = request.params?.name as string;
-    const args = (request.params?.arguments ?? {}) as Record<string, unknown>;
-    if (name === OPEN_TOOLBOX) return handlers.openToolbox(args);
-    if (name === USE_TOOL) {
-      return handlers.useTool(args, {
-        cancellation: Cancellation.from(extra.signal) ?? new Cancellation(),
-        progressToken: extra._meta?.progressToken,
-        meta: request.params?._meta as Record<string, unknown> | undefined,
-        notify: (notification) => void extra.sendNotification(notification).catch(() => {}),
-        request: (relayed, signal) => extra.sendRequest(relayed, ResultSchema, { signal, timeout: RELAY_TIMEOUT_MS, resetTimeoutOnProgress: true }),
-      });
-    }
-    if (management && name === LIST_ALL_TOOLS) {
-      rejectUnknownParams(args, ['toolbox'], name);
-      const toolbox = args.toolbox === undefined ? undefined : requireString(args, 'toolbox', name);
-      return listAllTools(workbench, toolbox, scope);
-    }
-    if (management && name === ENABLE_TOOLS) {
-      rejectUnknownParams(args, ['enable', 'disable'], name);
-      return enableTools(
-        workbench,
-        management.statePath,
-        management.log,
-        { enable: optionalStrings(args, 'enable', name), disable: optionalStrings(args, 'disable', name) },
-        scope,
+  /** use_tool for a client of MCP 2026-07-28: requests of the server it reaches come back as input rounds. */
+  const modernUseTool = async (args: Record<string, unknown>, meta: Record<string, unknown> | undefined, ctx: ServerContext): Promise<CallToolResult> => {
+    const signal = ctx.mcpReq.signal;
+    const notify = progressSender(ctx) as unknown as Notify;
+    const started = ctx.mcpReq.requestState<{ round: string }>();
+    let outcome: Promise<RoundOutcome>;
+    if (started !== undefined) {
+      const resumed = rounds.resume(owner, started.round, (ctx.mcpReq.inputResponses ?? {}) as Record<string, unknown>, signal, notify);
+      if (!resumed) {
+        return errorResult(
+          "This call's input round is not held by this workbench: it ended (answered, cancelled, or no answer within 10 minutes), or it was " +
+            'started by another workbench process (README "Protocol eras": a call that asks for input returns to the process that started it). ' +
+            'Call use_tool again without requestState.',
+          'INPUT_ROUND_UNKNOWN',
+        );
+      }
+      outcome = resumed;
+    } else {
+      outcome = rounds.start(
+        owner,
+        (ask, cancellation, roundNotify) =>
+          handlers.useTool(args, {
+            cancellation,
+            progressToken: meta?.progressToken as UseToolCall['progressToken'],
+            meta,
+            notify: roundNotify as UseToolCall['notify'],
+            request: (request, askSignal) => ask(request, askSignal),
+          }),
+        signal,
+        notify,
       );
     }
-    throw invalidParams(`Unknown tool ${quoteClientText(String(name))}. This server's tools are: ${toolNames.join(', ')}.`);
-  });
+    const result = await outcome;
+    if (result.kind === 'complete') return result.result;
+    return inputRequired({
+      inputRequests: result.inputRequests as unknown as InputRequests,
+      requestState: await requestStateCodec.mint({ round: result.round }),
+    }) as unknown as CallToolResult;
+  };
 
+  const instance = (era: Era): Server => {
+    const server = new Server(
+      { name: 'mcp-workbench', title: 'MCP Workbench', version },
+      {
+        capabilities: { tools: { listChanged: true }, logging: {} },
+        instructions: workbench.instructions(),
+        cacheHints: { 'tools/list': { ttlMs: TOOLS_LIST_TTL_MS, cacheScope: 'public' } },
+        requestState: { verify: requestStateCodec.verify },
+      },
+    );
+    if (era === 'legacy') {
+      legacy = server;
+      server.setNotificationHandler('notifications/roots/list_changed', () => scope.manager.notifyRootsChanged());
+    }
+    server.setRequestHandler('tools/list', () => ({ tools }));
+    // What the pipeline does not take: management tools, unknown tool names, task-augmented calls; and every call of a
+    // client of MCP 2026-07-28.
+    server.setRequestHandler('tools/call', async (request, ctx): Promise<CallToolResult> => {
+      const name = request.params.name;
+      const args = (request.params.arguments ?? {}) as Record<string, unknown>;
+      const meta = request.params._meta as Record<string, unknown> | undefined;
+      if (era === 'modern') {
+        const caps = (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY];
+        if (caps) declared = caps as ClientCapabilities;
+      }
+      if (name === OPEN_TOOLBOX) return handlers.openToolbox(args);
+      if (name === USE_TOOL) {
+        if (era === 'modern') return modernUseTool(args, meta, ctx);
+        return handlers.useTool(args, {
+          cancellation: Cancellation.from(ctx.mcpReq.signal) ?? new Cancellation(),
+          progressToken: meta?.progressToken as UseToolCall['progressToken'],
+          meta,
+          notify: (notification) => void ctx.mcpReq.notify(notification).catch(() => {}),
+          request: (relayed, signal) =>
+            ctx.mcpReq.send(relayed as never, { signal, timeout: RELAY_TIMEOUT_MS, resetTimeoutOnProgress: true }) as Promise<Record<string, unknown>>,
+        });
+      }
+      if (management && name === LIST_ALL_TOOLS) {
+        rejectUnknownParams(args, ['toolbox'], name);
+        const toolbox = args.toolbox === undefined ? undefined : requireString(args, 'toolbox', name);
+        return listAllTools(workbench, toolbox, scope);
+      }
+      if (management && name === ENABLE_TOOLS) {
+        rejectUnknownParams(args, ['enable', 'disable'], name);
+        return enableTools(
+          workbench,
+          management.statePath,
+          management.log,
+          { enable: optionalStrings(args, 'enable', name), disable: optionalStrings(args, 'disable', name) },
+          scope,
+        );
+      }
+      throw invalidParams(`Unknown tool ${quoteClientText(String(name))}. This server's tools are: ${toolNames.join(', ')}.`);
+    });
+    return server;
+  };
+
+  return {
+    instance,
+    pipeline: (sink) => createToolCallPipeline(handlers, sink),
+    onToolsChanged: (listener) => {
+      listeners.add(listener);
+      return () => void listeners.delete(listener);
+    },
+    rounds,
+    close: async () => {
+      stopFollowing();
+      listeners.clear();
+      rounds.closeAll('the client session closed');
+      await scope.close();
+    },
+  };
+}
+
+/** A legacy-era session over one transport (an HTTP session; tests): the surface and its one server instance. */
+export function createServer(workbench: Workbench, version: string, options: CreateServerOptions = {}): WorkbenchServer {
+  const surface = createSurface(workbench, version, options);
+  const server = surface.instance('legacy');
+  const stop = surface.onToolsChanged(() => {
+    if (server.transport) void server.sendToolListChanged().catch(() => {});
+  });
   return {
     server,
     connect: async (transport) => {
       if (transport instanceof StdioServerLineTransport) {
-        const pipeline = createToolCallPipeline(handlers, transport);
+        const pipeline = surface.pipeline(transport);
         transport.intercept = (message) => pipeline.take(message);
         await server.connect(transport);
         return;
       }
       await server.connect(transport);
-      const pipeline = createToolCallPipeline(handlers, transport);
+      const pipeline = surface.pipeline(transport);
       const inner = transport.onmessage;
       transport.onmessage = (message, extra) => {
         if (!pipeline.take(message)) inner?.(message, extra);
       };
     },
     close: async () => {
-      stopFollowing();
-      await scope.close();
+      stop();
+      await surface.close();
       await server.close();
     },
   };
 }
 
-/**
- * A name parameter (`toolbox_name`, `tool_name`, `toolbox`): a non-empty string of at most 256 characters without
- * control characters, checked before any lookup so a hostile name costs nothing and is never echoed whole.
- * On use_tool's hot path: for a normal name this is a type check, a length check and one pass over its characters.
- */
-function requireString(args: Record<string, unknown>, key: string, tool: string): string {
-  const value = args[key];
-  if (typeof value === 'string') {
-    const problem = nameProblem(value);
-    if (problem !== undefined) throw invalidParams(`${tool}: "${key}" ${problem}`);
-  }
-  const trimmed = typeof value === 'string' ? value.trim() : '';
-  if (trimmed === '') throw invalidParams(`${tool}: "${key}" must be a non-empty string, got ${describeValue(value)}`);
-  return trimmed;
-}
-
-/**
- * A JSON-RPC -32602 error whose message reaches the client as written (an McpError's message carries an
- * "MCP error -32602:" prefix, which the client's SDK then adds a second time).
- */
-export function invalidParams(message: string): Error & { code: number } {
-  return Object.assign(new Error(message), { code: ErrorCode.InvalidParams });
-}
-
-function optionalStrings(args: Record<string, unknown>, key: string, tool: string): string[] {
-  const value = args[key];
-  if (value === undefined) return [];
-  if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) {
-    throw invalidParams(`${tool}: "${key}" must be an array of tool names, got ${describeValue(value)}`);
-  }
-  if (value.length > MAX_NAMES_PER_CALL) {
-    throw invalidParams(`${tool}: "${key}" has ${value.length} names; at most ${MAX_NAMES_PER_CALL} per call (use a * glob for many)`);
-  }
-  for (const [index, name] of (value as string[]).entries()) {
-    const problem = nameProblem(name);
-    if (problem !== undefined) throw invalidParams(`${tool}: "${key}"[${index}] ${problem}`);
-  }
-  return value as string[];
-}
-
-function rejectUnknownParams(args: Record<string, unknown>, allowed: readonly string[], tool: string): void {
-  // Checked without building arrays: this runs on every use_tool.
-  let clean = true;
-  for (const key in args) if (!allowed.includes(key)) clean = false;
-  if (clean) return;
-  const unknown = Object.keys(args).filter((k) => !allowed.includes(k));
-  // Keys are the client's: quoted, escaped and cut, and only the first few named.
-  const shown = unknown.slice(0, 5).map((k) => quoteClientText(k)).join(', ') + (unknown.length > 5 ? ` and ${unknown.length - 5} more` : '');
-  throw invalidParams(`${tool}: unknown parameter${unknown.length > 1 ? 's' : ''} ${shown}; expected ${allowed.join(', ')}`);
+/** Progress notifications for the request `ctx` is answering, with that request's own progress token (or none). */
+function progressSender(ctx: ServerContext): UseToolCall['notify'] {
+  const token = ctx.mcpReq._meta?.progressToken;
+  return (notification) => {
+    if (notification.method !== 'notifications/progress') return void ctx.mcpReq.notify(notification).catch(() => {});
+    if (token === undefined) return;
+    void ctx.mcpReq.notify({ ...notification, params: { ...notification.params, progressToken: token } } as never).catch(() => {});
+  };
 }

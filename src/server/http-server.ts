@@ -1,5 +1,5 @@
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { NodeStreamableHTTPServerTransport, toWebRequest } from '@modelcontextprotocol/node';
+import { isInitializeRequest, isLegacyRequest } from '@modelcontextprotocol/server';
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer as createNodeServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -9,6 +9,7 @@ import type { Logger } from '../log.js';
 import { quoteClientText } from '../shared/client-text.js';
 import { findMessageId } from '../shared/message-id.js';
 import { createServer, type CreateServerOptions } from './create-server.js';
+import { createModernHttp } from './http-modern.js';
 import { discardRest, pathOf, readBody, sendJson, sendJsonRpcError } from './http-body.js';
 import { hostHeaderIsLoopback, isLoopbackHost, normalizeOrigin, sha256 } from './http-security.js';
 import { isJsonRpcMessage } from './stdio-server-transport.js';
@@ -50,7 +51,7 @@ export interface WorkbenchHttpServer {
 
 interface Session {
   id: string | undefined;
-  transport: StreamableHTTPServerTransport;
+  transport: NodeStreamableHTTPServerTransport;
   close: () => Promise<void>;
   /** Requests of this session in progress (including open GET event streams). */
   active: number;
@@ -74,7 +75,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Workb
   if (!token && !loopbackBind) {
     throw new WorkbenchError('USAGE', `refusing to serve on ${options.host} without a token: set WORKBENCH_TOKEN (or --token), or bind to 127.0.0.1`);
   }
-  const expectedDigest = token === undefined ? undefined : sha256(token);
+  // Several tokens, comma-separated, are several users: each one's modern requests get downstream servers of their own.
+  const expectedDigests = token === undefined ? undefined : token.split(',').map((t) => t.trim()).filter((t) => t !== '').map(sha256);
   const allowedOrigins = new Set((options.allowedOrigins ?? []).map(normalizeOrigin));
   const maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
   const idleMs = options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS;
@@ -84,6 +86,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Workb
   const all = new Set<Session>();
   const byId = new Map<string, Session>();
   let closing = false;
+  const modern = createModernHttp(workbench, version, options.serverOptions ?? {}, log);
 
   const closeSession = async (session: Session, why: string): Promise<void> => {
     if (session.closed) return;
@@ -106,10 +109,20 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Workb
   };
 
   const authorized = (header: string | undefined): boolean => {
-    if (!expectedDigest) return true;
+    if (!expectedDigests) return true;
     const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header ?? '');
     // Digests have equal length whatever was sent, so the comparison takes the same time for every wrong token.
-    return match !== null && timingSafeEqual(sha256(match[1]!), expectedDigest);
+    if (match === null) return false;
+    const presented = sha256(match[1]!);
+    let found = false;
+    for (const expected of expectedDigests) found = timingSafeEqual(presented, expected) || found;
+    return found;
+  };
+
+  /** Who a request is from: a digest of the token that admitted it, or the one local principal on a tokenless loopback bind. */
+  const principalOf = (header: string | undefined): string => {
+    const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header ?? '');
+    return expectedDigests && match ? sha256(match[1]!).toString('hex') : 'local';
   };
 
   const refuse = (req: IncomingMessage, res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void => {
@@ -143,7 +156,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Workb
       // CORS preflight (browsers send no credentials here); the real request is checked in full.
       res.writeHead(204, {
         'Access-Control-Allow-Methods': 'GET, POST, DELETE',
-        'Access-Control-Allow-Headers': 'Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID',
+        'Access-Control-Allow-Headers': 'Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Mcp-Method, Mcp-Name, Last-Event-ID',
         'Access-Control-Max-Age': '600',
       });
       res.end();
@@ -193,6 +206,13 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Workb
     }
 
     if (existing) return serveRequest(existing, req, res, body);
+    if (req.method === 'POST' && sessionId === undefined) {
+      // No session named: an MCP 2026-07-28 request (it carries its protocol version in _meta), or a legacy opening.
+      const abort = new AbortController();
+      res.once('close', () => abort.abort());
+      const request = await toWebRequest(req, body, { signal: abort.signal });
+      if (!(await isLegacyRequest(request, body))) return modern.serve(request, body, principalOf(req.headers.authorization), res);
+    }
     const isInitialize = Array.isArray(body) ? body.some(isInitializeRequest) : isInitializeRequest(body);
     if (!isInitialize) return sendJsonRpcError(res, 400, 'Bad Request: Mcp-Session-Id header is required');
     // The cap is checked again: other requests may have opened sessions while this body was read.
@@ -206,7 +226,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Workb
 
   const openSession = async (): Promise<Session> => {
     const { server, connect, close } = createServer(workbench, version, { ...options.serverOptions, isolated: true });
-    const transport = new StreamableHTTPServerTransport({
+    const transport = new NodeStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
         session.id = id;
@@ -256,6 +276,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Workb
       for (const session of [...all]) {
         if (session.active === 0 && now - session.lastSeen >= idleMs) void closeSession(session, `expired after ${Math.round(idleMs / 1000)} s idle`);
       }
+      modern.sweep(idleMs);
     },
     Math.min(60_000, Math.max(100, Math.floor(idleMs / 4))),
   );
@@ -271,7 +292,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Workb
       closing = true;
       clearInterval(sweeper);
       const stopped = new Promise<void>((resolve) => http.close(() => resolve()));
-      await Promise.allSettled([...all].map((s) => closeSession(s, 'closed (shutting down)')));
+      await Promise.allSettled([...[...all].map((s) => closeSession(s, 'closed (shutting down)')), modern.close()]);
       // Event streams of clients that did not go away by themselves, and idle keep-alive sockets.
       http.closeAllConnections();
       await stopped;

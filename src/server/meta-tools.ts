@@ -1,4 +1,4 @@
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/server';
 import { DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT } from '../catalog/search.js';
 
 /**

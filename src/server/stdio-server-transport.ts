@@ -1,5 +1,4 @@
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
 import { LineWriter } from '../shared/line-writer.js';
 import { ID_SEARCH_BYTES, findMessageId } from '../shared/message-id.js';
 import { PARSE_ERROR_JSON, PARSE_ERROR_JSON_RPC, jsonRpcError, tooLargeError } from './tool-call-pipeline.js';
@@ -20,13 +19,16 @@ export class StdioServerLineTransport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void;
   /** Returning true consumes the message; the MCP server never sees it. */
   intercept?: (message: JSONRPCMessage) => boolean;
+  /** Called once when the transport closes, whoever owns `onclose` (serveStdio does). */
+  readonly closed: Promise<void>;
+  private markClosed!: () => void;
 
   private chunks: Buffer[] = [];
   private buffered = 0;
   /** While skipping an oversized message: its first and last bytes, to find its id for the answer. */
   private skipping: { head: string; tail: string } | undefined;
   private started = false;
-  private closed = false;
+  private isClosed = false;
   private readonly out: LineWriter;
   private readonly onData = (chunk: Buffer): void => this.read(chunk);
   private readonly onError = (error: Error): void => this.onerror?.(error);
@@ -45,6 +47,7 @@ export class StdioServerLineTransport implements Transport {
     private readonly maxMessageBytes = 32 * 1024 * 1024,
   ) {
     this.out = new LineWriter(stdout);
+    this.closed = new Promise((resolve) => (this.markClosed = resolve));
   }
 
   async start(): Promise<void> {
@@ -57,24 +60,25 @@ export class StdioServerLineTransport implements Transport {
   }
 
   send(message: JSONRPCMessage): Promise<void> {
-    if (this.closed) return Promise.resolve();
+    if (this.isClosed) return Promise.resolve();
     this.out.write(message);
     return this.out.ready();
   }
 
   /** `send` without the promise, for the tool-call pipeline's replies and progress. */
   write(message: JSONRPCMessage | Record<string, unknown>): void {
-    if (!this.closed) this.out.write(message);
+    if (!this.isClosed) this.out.write(message);
   }
 
   async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
+    if (this.isClosed) return;
+    this.isClosed = true;
     this.stdin.off('data', this.onData);
     this.stdin.off('error', this.onError);
     this.stdin.off('end', this.onEnd);
     this.chunks = [];
     this.buffered = 0;
+    this.markClosed();
     this.onclose?.();
   }
 

@@ -1,13 +1,13 @@
-import type { TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
-  ErrorCode,
+  ProtocolErrorCode,
   type CallToolResult,
   type JSONRPCMessage,
   type ProgressToken,
   type RequestId,
   type Result,
   type ServerNotification,
-} from '@modelcontextprotocol/sdk/types.js';
+  type TransportSendOptions,
+} from '@modelcontextprotocol/server';
 import { Cancellation } from '../shared/cancellation.js';
 import type { RelayedMethod } from '../clients/client-manager.js';
 import { OPEN_TOOLBOX, USE_TOOL } from './meta-tools.js';
@@ -62,7 +62,7 @@ export function jsonRpcError(id: RequestId | null, code: number, message: string
 
 /** The answer to a client message larger than the limit, on both transports (HTTP with status 413). */
 export function tooLargeError(id: RequestId | null, limit: number): JSONRPCMessage {
-  return jsonRpcError(id, ErrorCode.InvalidRequest, `Payload Too Large: messages to the workbench are limited to ${limit} bytes`);
+  return jsonRpcError(id, ProtocolErrorCode.InvalidRequest, `Payload Too Large: messages to the workbench are limited to ${limit} bytes`);
 }
 
 export const PARSE_ERROR_JSON = 'Parse error: Invalid JSON';
@@ -82,7 +82,7 @@ export function createToolCallPipeline(handlers: ToolCallHandlers, sink: ReplySi
       jsonrpc: '2.0',
       id,
       error: {
-        code: typeof code === 'number' && Number.isSafeInteger(code) ? code : ErrorCode.InternalError,
+        code: typeof code === 'number' && Number.isSafeInteger(code) ? code : ProtocolErrorCode.InternalError,
         message: error instanceof Error ? error.message : String(error),
         ...(e?.data !== undefined ? { data: e.data } : {}),
       },
@@ -106,7 +106,7 @@ export function createToolCallPipeline(handlers: ToolCallHandlers, sink: ReplySi
       const params = m.params;
       const args = params.arguments;
       if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args))) {
-        respond(jsonRpcError(id, ErrorCode.InvalidParams, `${name}: the tools/call "arguments" must be an object, got ${describeValue(args)}`));
+        respond(jsonRpcError(id, ProtocolErrorCode.InvalidParams, `${name}: the tools/call "arguments" must be an object, got ${describeValue(args)}`));
         return true;
       }
       const input = (args ?? {}) as Record<string, unknown>;

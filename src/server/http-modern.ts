@@ -1,0 +1,120 @@
+import { createMcpHandler } from '@modelcontextprotocol/server';
+import type { ServerResponse } from 'node:http';
+import type { Workbench } from '../core/workbench.js';
+import { errorMessage } from '../errors.js';
+import type { Logger } from '../log.js';
+import { createSurface, type CreateServerOptions, type UpstreamSurface } from './create-server.js';
+
+/**
+ * The MCP 2026-07-28 side of `--http`: no handshake and no session, each POST carries its protocol version, client
+ * info and capabilities, and the SDK answers it with a fresh server instance. What must outlive a request — the
+ * downstream servers a user's calls reach, and the input rounds of calls waiting on the client — lives in one
+ * surface per principal: the bearer token that admitted the request (each `--token` is one principal), or, on a
+ * loopback bind without a token, one local principal that every such client shares (README "Protocol eras").
+ */
+export interface ModernHttp {
+  /** Serves one modern request; `principal` names who it is from (a digest, never the token itself). */
+  serve(request: Request, body: unknown, principal: string, res: ServerResponse): Promise<void>;
+  /** Principals with a surface open. */
+  principalCount(): number;
+  /** Closes the surfaces idle for `idleMs` with no request in progress and no input round held. */
+  sweep(idleMs: number): void;
+  close(): Promise<void>;
+}
+
+interface Principal {
+  surface: UpstreamSurface;
+  active: number;
+  lastSeen: number;
+}
+
+export function createModernHttp(workbench: Workbench, version: string, options: CreateServerOptions, log: Logger): ModernHttp {
+  const principals = new Map<string, Principal>();
+  const stopFollowing = new Map<string, () => void>();
+
+  const principalOf = (key: string): Principal => {
+    let entry = principals.get(key);
+    if (!entry) {
+      const surface = createSurface(workbench, version, { ...options, isolated: true, owner: key });
+      entry = { surface, active: 0, lastSeen: Date.now() };
+      principals.set(key, entry);
+      // Clients listening for list changes (subscriptions/listen) hear of a reload.
+      stopFollowing.set(key, surface.onToolsChanged(() => handler.notify.toolsChanged()));
+      log.info(`modern client ${key.slice(0, 8)} (MCP 2026-07-28) has its own downstream servers (${principals.size} principal(s))`);
+    }
+    return entry;
+  };
+
+  const handler = createMcpHandler(
+    (ctx) => {
+      const key = ctx.authInfo?.clientId;
+      if (key === undefined) throw new Error('mcp-workbench: a modern request reached the handler without its principal');
+      return principalOf(key).surface.instance('modern');
+    },
+    { legacy: 'reject', onerror: (error) => log.debug(`modern HTTP: ${errorMessage(error)}`) },
+  );
+
+  const closePrincipal = async (key: string, why: string): Promise<void> => {
+    const entry = principals.get(key);
+    if (!entry) return;
+    principals.delete(key);
+    stopFollowing.get(key)?.();
+    stopFollowing.delete(key);
+    log.info(`modern client ${key.slice(0, 8)} ${why} (${principals.size} principal(s))`);
+    await entry.surface.close().catch((error: unknown) => log.debug(`closing a principal: ${errorMessage(error)}`));
+  };
+
+  return {
+    serve: async (request, body, principal, res) => {
+      const entry = principalOf(principal);
+      entry.active++;
+      entry.lastSeen = Date.now();
+      try {
+        const response = await handler.fetch(request, { parsedBody: body, authInfo: { token: principal, clientId: principal, scopes: [] } });
+        await writeResponse(response, res);
+      } finally {
+        entry.active--;
+        entry.lastSeen = Date.now();
+      }
+    },
+    principalCount: () => principals.size,
+    sweep: (idleMs) => {
+      const now = Date.now();
+      for (const [key, entry] of principals) {
+        if (entry.active === 0 && entry.surface.rounds.size === 0 && now - entry.lastSeen >= idleMs) {
+          void closePrincipal(key, `expired after ${Math.round(idleMs / 1000)} s idle`);
+        }
+      }
+    },
+    close: async () => {
+      await Promise.allSettled([...principals.keys()].map((key) => closePrincipal(key, 'closed (shutting down)')));
+      await handler.close().catch(() => {});
+    },
+  };
+}
+
+/** Writes a web Response to a Node response, streaming its body (SSE) until either side ends. */
+async function writeResponse(response: Response, res: ServerResponse): Promise<void> {
+  const headers: Record<string, string> = {};
+  response.headers.forEach((value, name) => (headers[name] = value));
+  res.writeHead(response.status, headers);
+  if (!response.body) {
+    res.end();
+    return;
+  }
+  const reader = response.body.getReader();
+  const onClose = (): void => void reader.cancel().catch(() => {});
+  res.once('close', onClose);
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (!res.write(value)) await new Promise<void>((resolve) => res.once('drain', resolve).once('close', resolve));
+    }
+    res.end();
+  } catch {
+    res.destroy();
+  } finally {
+    res.off('close', onClose);
+  }
+}
