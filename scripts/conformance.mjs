@@ -16,6 +16,11 @@
  * listed, but the exit code is decided by the scenarios a proxy can pass ("proxy" in the table): lifecycle, sessions,
  * ping, logging, tools/list, streams, HTTP headers and DNS-rebinding protection. Exit 0 when every scored proxy
  * scenario passes, 1 when one fails, 2 when the run itself could not happen.
+ *
+ * `--client` runs the client scenarios instead, with the workbench as the client of each scenario's server:
+ * scripts/conformance-client.mjs (the command the suite starts) configures the scenario server as a downstream HTTP
+ * server and drives the workbench over stdio with open_toolbox/use_tool. OAuth scenarios are listed as n/a: the
+ * workbench takes downstream credentials from its config and runs no OAuth flow.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -31,6 +36,7 @@ const REVISIONS = ['2025-11-25', '2026-07-28'];
 const root = fileURLToPath(new URL('..', import.meta.url));
 const cli = join(root, 'dist/cli/main.js');
 const everything = join(root, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
+const clientDriver = join(root, 'scripts/conformance-client.mjs');
 
 /**
  * Scenarios that need the suite's reference server behind the endpoint (its test_* tools, resources, prompts,
@@ -50,10 +56,19 @@ const NEEDS_REFERENCE_SERVER = [
   /^sep-2640-/,
   /^http-custom-header-server-validation$/,
 ];
-const kindOf = (scenario) => (NEEDS_REFERENCE_SERVER.some((pattern) => pattern.test(scenario)) ? 'reference' : 'proxy');
+/**
+ * Client scenarios (`--client`, the workbench as the client of the scenario's server) that do not apply: OAuth flows
+ * (the workbench takes downstream credentials from its config only) and the skills extension.
+ */
+const NOT_A_WORKBENCH_CLIENT_FEATURE = [/^auth\//, /^sep-2640-/];
+let leg = 'server';
+const kindOf = (scenario) =>
+  leg === 'server'
+    ? NEEDS_REFERENCE_SERVER.some((pattern) => pattern.test(scenario)) ? 'reference' : 'proxy'
+    : NOT_A_WORKBENCH_CLIENT_FEATURE.some((pattern) => pattern.test(scenario)) ? 'n/a' : 'proxy';
 
 function parseArgs(argv) {
-  const options = { revisions: REVISIONS, keep: undefined, verbose: false };
+  const options = { revisions: REVISIONS, keep: undefined, verbose: false, client: false };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--requirements') {
@@ -63,6 +78,8 @@ function parseArgs(argv) {
     } else if (arg === '--keep') {
       options.keep = argv[++i];
       if (!options.keep) usage('--keep needs a directory to leave the results in');
+    } else if (arg === '--client') {
+      options.client = true;
     } else if (arg === '--verbose') {
       options.verbose = true;
     } else {
@@ -73,7 +90,7 @@ function parseArgs(argv) {
 }
 
 function usage(problem) {
-  process.stderr.write(`conformance: ${problem}\nusage: npm run conformance -- [--requirements ${REVISIONS.join(',')}] [--keep DIR] [--verbose]\n`);
+  process.stderr.write(`conformance: ${problem}\nusage: npm run conformance -- [--client] [--requirements ${REVISIONS.join(',')}] [--keep DIR] [--verbose]\n`);
   process.exit(2);
 }
 
@@ -121,10 +138,14 @@ async function startWorkbench(dir) {
   };
 }
 
-/** `conformance server --url … --requirements …` on Node 22 via npx; resolves with its output and exit code. */
-async function runSuite(url, revision, outDir, verbose) {
+/**
+ * `conformance server --url …` or `conformance client --command …`, with `--requirements <revision>`, on Node 22 via
+ * npx; resolves with its output and exit code.
+ */
+async function runSuite(target, revision, outDir, verbose) {
   const npx = process.platform === 'win32' ? 'npx.cmd' : 'npx';
-  const args = ['--yes', '-p', SUITE_NODE, '-p', SUITE, '--', 'conformance', 'server', '--url', url, '--requirements', revision, '-o', outDir];
+  const leg = 'url' in target ? ['server', '--url', target.url] : ['client', '--command', target.command];
+  const args = ['--yes', '-p', SUITE_NODE, '-p', SUITE, '--', 'conformance', ...leg, '--requirements', revision, '-o', outDir];
   const child = spawn(npx, args, { stdio: ['ignore', 'pipe', 'pipe'], env: process.env });
   let output = '';
   const collect = (chunk) => {
@@ -146,13 +167,13 @@ async function runSuite(url, revision, outDir, verbose) {
  */
 async function readResults(output, outDir) {
   const results = new Map();
-  const summary = output.split('\n=== SUMMARY ===\n')[1] ?? '';
-  for (const match of summary.matchAll(/^[✓✗] (\S+): (\d+) passed, (\d+) failed$/gm)) {
+  const summary = output.split(/\n=== (?:SUITE )?SUMMARY ===\n/)[1] ?? '';
+  for (const match of summary.matchAll(/^[✓✗] (\S+): (\d+) passed, (\d+) failed/gm)) {
     results.set(match[1], { passed: Number(match[2]), failed: Number(match[3]), failures: [] });
   }
   const entries = existsSync(outDir) ? await readdir(outDir) : [];
   for (const entry of entries) {
-    const match = /^server-(.+)-\d{4}-\d{2}-\d{2}T[\d-]+Z$/.exec(entry);
+    const match = /^(?:server-)?(.+)-\d{4}-\d{2}-\d{2}T[\d-]+Z$/.exec(entry);
     const result = match && results.get(match[1]);
     const file = join(outDir, entry, 'checks.json');
     if (!result || !existsSync(file)) continue;
@@ -170,6 +191,7 @@ function notScored(output) {
 
 async function main() {
   const options = parseArgs(process.argv.slice(2));
+  if (options.client) leg = 'client';
   if (!existsSync(cli)) usage(`${cli} does not exist: run "npm run build" first (this script builds nothing)`);
   if (!existsSync(everything)) usage(`${everything} does not exist: run "npm ci" (server-everything is a devDependency)`);
   const work = await mkdtemp(join(tmpdir(), 'wb-conformance-'));
@@ -179,13 +201,18 @@ async function main() {
     for (const revision of options.revisions) {
       const dir = await mkdtemp(join(work, `${revision}-`));
       const outDir = join(options.keep ?? work, `results-${revision}`);
-      const workbench = await startWorkbench(dir);
       let run;
-      try {
-        process.stderr.write(`conformance: ${revision} against ${workbench.url} (${SUITE} on ${SUITE_NODE} via npx)\n`);
-        run = await runSuite(workbench.url, revision, outDir, options.verbose);
-      } finally {
-        await workbench.stop();
+      if (options.client) {
+        process.stderr.write(`conformance: client scenarios for ${revision}, the workbench as the client (${SUITE} on ${SUITE_NODE} via npx)\n`);
+        run = await runSuite({ command: `"${process.execPath}" "${clientDriver}"` }, revision, outDir, options.verbose);
+      } else {
+        const workbench = await startWorkbench(dir);
+        try {
+          process.stderr.write(`conformance: ${revision} against ${workbench.url} (${SUITE} on ${SUITE_NODE} via npx)\n`);
+          run = await runSuite({ url: workbench.url }, revision, outDir, options.verbose);
+        } finally {
+          await workbench.stop();
+        }
       }
       const results = await readResults(run.output, outDir);
       if (results.size === 0) {
@@ -233,7 +260,7 @@ function printTable(byRevision) {
     process.stdout.write(
       `  ${revision}: scored ${count((s) => !unscored.has(s))}` +
         ` | scored, proxy-applicable ${count((s) => !unscored.has(s) && kindOf(s) === 'proxy')}` +
-        ` | scored, needs the reference server ${count((s) => !unscored.has(s) && kindOf(s) === 'reference')}` +
+        ` | scored, ${leg === 'server' ? 'needs the reference server' : 'not a workbench feature (OAuth)'} ${count((s) => !unscored.has(s) && kindOf(s) !== 'proxy')}` +
         ` | not scored ${count((s) => unscored.has(s))}\n`,
     );
   }
@@ -253,7 +280,7 @@ function gateFailures(byRevision) {
     for (const [scenario, result] of results) {
       if (result.failed > 0 && !unscored.has(scenario) && kindOf(scenario) === 'proxy') {
         failures++;
-        process.stderr.write(`conformance: ${revision} ${scenario} failed (a scenario a proxy can pass)\n`);
+        process.stderr.write(`conformance: ${revision} ${leg} ${scenario} failed (a scenario a proxy can pass)\n`);
       }
     }
   }
