@@ -145,7 +145,7 @@ describe('workbench replicas behind nginx', () => {
       assert.ok(refused.length > 0, 'nginx logged the 404 for a request carrying the session id');
     });
 
-    it('serves many modern (2026-07-28) clients, stateless, spread over both replicas', { todo: 'modern upstream HTTP lands with the lead' }, async () => {
+    it('serves many modern (2026-07-28) clients, stateless, spread over both replicas', async () => {
       const before = (await proxy.requests()).length;
       await modernClients(proxy.url, 8);
       const requests = (await proxy.requests()).slice(before);
@@ -184,7 +184,7 @@ describe('workbench replicas behind nginx', () => {
       for (const [session, set] of servedBy) assert.equal(set.size, 1, `session ${session} was served by ${[...set].join(' and ')}`);
     });
 
-    it('passes modern (2026-07-28) clients round-robin too: they carry no session id', { todo: 'modern upstream HTTP lands with the lead' }, async () => {
+    it('passes modern (2026-07-28) clients round-robin too: they carry no session id', async () => {
       const before = (await proxy.requests()).length;
       await modernClients(proxy.url, 8);
       const requests = (await proxy.requests()).slice(before);
