@@ -1,0 +1,83 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { Client, StreamableHTTPClientTransport, type CallToolResult } from '@modelcontextprotocol/client';
+import { startHttpWorkbench, type HttpWorkbench } from '../helpers/http-workbench.js';
+import { fixtureServer } from '../helpers/workbench-process.js';
+
+// Clients of MCP 2026-07-28 over --http have no session: what keeps two users apart is the token that admitted each
+// request (README "Protocol eras"). Each token of a comma-separated --token list is one user with downstream servers
+// of its own; clients with the same token share theirs; an input round of one user is never reachable by another.
+
+const TOKEN_A = 'alice-0123456789abcdef0123456789abcdef';
+const TOKEN_B = 'bob-0123456789abcdef0123456789abcdef0123';
+
+const CONFIG = { toolboxes: { fx: { mcpServers: { state: fixtureServer('--odd') } } } };
+
+async function modernClient(url: string, token: string): Promise<Client> {
+  const client = new Client(
+    { name: 'principal-test', version: '1.0.0' },
+    { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: { pin: '2026-07-28' } } },
+  );
+  client.setRequestHandler('elicitation/create', async () => ({ action: 'decline' }));
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+  assert.equal(client.getProtocolEra(), 'modern');
+  return client;
+}
+
+function text(result: unknown): string {
+  return (result as CallToolResult).content.map((c) => (c.type === 'text' ? c.text : '')).join('');
+}
+
+const use = (client: Client, tool: string, args: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
+  client.callTool({ name: 'use_tool', arguments: { toolbox_name: 'fx', tool_name: tool, arguments: args }, ...extra } as never, {
+    allowInputRequired: true,
+  });
+
+describe('modern HTTP clients are kept apart by their token', () => {
+  let wb: HttpWorkbench;
+  before(async () => {
+    wb = await startHttpWorkbench(CONFIG, ['--http', '0'], { WORKBENCH_TOKEN: `${TOKEN_A},${TOKEN_B}` });
+  });
+  after(async () => {
+    await wb?.stop();
+  });
+
+  test('each token is one user: same-token clients share downstream state, other tokens never see it', async () => {
+    const a1 = await modernClient(wb.url, TOKEN_A);
+    const a2 = await modernClient(wb.url, TOKEN_A);
+    const b = await modernClient(wb.url, TOKEN_B);
+    try {
+      await use(a1, 'set', { key: 'k', value: 'alice' });
+      assert.equal(text(await use(a2, 'get', { key: 'k' })), 'alice', 'a second client with the same token reaches the same server process');
+      assert.equal(text(await use(b, 'get', { key: 'k' })), '', "another token's server process has none of it");
+      await use(b, 'set', { key: 'k', value: 'bob' });
+      assert.equal(text(await use(a1, 'get', { key: 'k' })), 'alice');
+    } finally {
+      await Promise.allSettled([a1.close(), a2.close(), b.close()]);
+    }
+  });
+
+  test("one user's input round cannot be continued by another", async () => {
+    const a = await modernClient(wb.url, TOKEN_A);
+    const b = await modernClient(wb.url, TOKEN_B);
+    try {
+      const first = (await use(a, 'ask', { kind: 'elicitation' })) as unknown as { resultType: string; inputRequests: Record<string, unknown>; requestState: string };
+      assert.equal(first.resultType, 'input_required');
+      const key = Object.keys(first.inputRequests)[0]!;
+      const answer = { inputResponses: { [key]: { action: 'accept', content: { name: 'mallory' } } }, requestState: first.requestState };
+      const stolen = (await use(b, 'ask', { kind: 'elicitation' }, answer)) as CallToolResult;
+      assert.equal(stolen.isError, true);
+      assert.match(text(stolen), /not held by this workbench/);
+      // The owner's retry still works: the other user's attempt changed nothing.
+      const own = await use(a, 'ask', { kind: 'elicitation' }, { ...answer, inputResponses: { [key]: { action: 'accept', content: { name: 'alice' } } } });
+      assert.deepEqual(JSON.parse(text(own)), { action: 'accept', content: { name: 'alice' } });
+    } finally {
+      await Promise.allSettled([a.close(), b.close()]);
+    }
+  });
+
+  test('a request without a valid token is refused before anything runs', async () => {
+    const client = new Client({ name: 'x', version: '1' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    await assert.rejects(client.connect(new StreamableHTTPClientTransport(new URL(wb.url), { requestInit: { headers: { Authorization: 'Bearer wrong-token-value-000000000000000' } } })));
+  });
+});
