@@ -304,7 +304,7 @@ export class ServerSlot {
       client.onclose = () => this.onClosed(live);
       this.watch(live);
       this.lastConnectError = undefined;
-      this.log.info(`connected in ${Date.now() - started} ms (${live.era} protocol ${live.protocolVersion ?? ''}), ${list.tools.length} tools`);
+      this.log.info(`connected in ${Date.now() - started} ms, ${list.tools.length} tools (${live.era} protocol${live.protocolVersion ? ` ${live.protocolVersion}` : ''})`);
       this.options.onToolsChanged?.(this.toolbox, this.config.name);
       return live;
     } catch (error) {
