@@ -7,11 +7,10 @@ import {
   SdkErrorCode,
   type ClientCapabilities,
   type McpSubscription,
-  type Tool,
   type Transport,
 } from '@modelcontextprotocol/client';
 // Handed to the upstream faces, which still use SDK v1 types (switch with src/server).
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ServerConfig } from '../config/types.js';
 import { WorkbenchError, errorMessage } from '../errors.js';
