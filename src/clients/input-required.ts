@@ -58,6 +58,27 @@ export async function fulfilInputRequests(
   return responses;
 }
 
+/**
+ * Fulfils `result`'s input requests and retries (through `retry`, a new request each time) until the server answers
+ * with anything but `input_required`, at most MAX_INPUT_ROUNDS times; then fails with CALL_FAILED naming `what`.
+ */
+export async function untilComplete(
+  result: Record<string, unknown>,
+  retry: (inputResponses: Record<string, unknown>, requestState: string | undefined) => Promise<Record<string, unknown>>,
+  relay: InputRelay,
+  cancellation: Cancellation | undefined,
+  what: string,
+): Promise<Record<string, unknown>> {
+  for (let round = 1; isInputRequired(result); round++) {
+    if (round > MAX_INPUT_ROUNDS) {
+      throw new WorkbenchError('CALL_FAILED', `${what} asked the client for input ${MAX_INPUT_ROUNDS} times without completing, so the workbench stopped it. Report this to the server's maintainers.`);
+    }
+    const inputResponses = await fulfilInputRequests(result, relay, cancellation, what);
+    result = await retry(inputResponses, typeof result.requestState === 'string' ? result.requestState : undefined);
+  }
+  return result;
+}
+
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -1,14 +1,4 @@
-import {
-  CLIENT_CAPABILITIES_META_KEY,
-  CLIENT_INFO_META_KEY,
-  Client,
-  PROTOCOL_VERSION_META_KEY,
-  SdkError,
-  SdkErrorCode,
-  type ClientCapabilities,
-  type McpSubscription,
-  type Transport,
-} from '@modelcontextprotocol/client';
+import { Client, SdkError, SdkErrorCode, type McpSubscription, type Transport } from '@modelcontextprotocol/client';
 // Handed to the upstream faces, which still use SDK v1 types (switch with src/server).
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -17,14 +7,16 @@ import { WorkbenchError, errorMessage } from '../errors.js';
 import { redactingLogger, type Logger } from '../log.js';
 import type { Redact } from '../shared/redact.js';
 import { CallChannel, type ChannelCallOptions } from './call-channel.js';
+import { nextAttempt, type ConnectState } from './connect-plan.js';
+import { callEnvelope, createDownstreamClient } from './downstream-client.js';
 import { EraMemory, type EraVerdict } from './era-memory.js';
-import { MAX_INPUT_ROUNDS, fulfilInputRequests, isInputRequired, type InputRelay } from './input-required.js';
-import type { CallOptions, ClientManagerOptions, RelayedMethod } from './client-manager.js';
+import { isInputRequired, untilComplete, type InputRelay } from './input-required.js';
+import type { CallOptions, ClientManagerOptions } from './client-manager.js';
 import { listAllTools, type ToolList } from './list-tools.js';
 import type { GroupTracker } from './orphan-reaper.js';
 import { shuttingDown, summary } from './server-failure.js';
 import { describeCallError, describeConnectError, endOf } from './slot-errors.js';
-import { createSseTransport, createTransport, describeUrl, legacySseStatus } from './transports.js';
+import { createSseTransport, createTransport, describeUrl } from './transports.js';
 
 /** Defaults for the per-server limits; each can be overridden per server in the config. */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 60_000;
@@ -165,31 +157,19 @@ export class ServerSlot {
   }
 
   /** Answers a modern server's input requests through the relay and calls again, until it completes (bounded). */
-  private async fulfil(
-    live: Live,
-    tool: string,
-    args: Record<string, unknown> | undefined,
-    options: CallOptions,
-    channel: ChannelCallOptions,
-    result: Record<string, unknown>,
-  ): Promise<CallToolResult> {
+  private fulfil(live: Live, tool: string, args: Record<string, unknown> | undefined, options: CallOptions, channel: ChannelCallOptions, result: Record<string, unknown>): Promise<CallToolResult> {
     const what = `tool "${tool}" on ${this.label}`;
     const upstream = this.options.upstream;
     const relay: InputRelay | undefined = options.call
       ? (request, signal) => options.call!.request(request, signal)
       : upstream && ((request, signal) => upstream.request(this.toolbox, this.config.name, request, signal));
-    if (!relay) throw new WorkbenchError('CALL_FAILED', `${what} asked the client for input, but no client is connected to answer it`);
-    for (let round = 1; isInputRequired(result); round++) {
-      if (round > MAX_INPUT_ROUNDS) {
-        throw this.redactError(
-          new WorkbenchError('CALL_FAILED', `${what} asked the client for input ${MAX_INPUT_ROUNDS} times without completing, so the workbench stopped it. Report this to the server's maintainers.`),
-        );
-      }
-      const inputResponses = await fulfilInputRequests(result, relay, options.cancellation, what);
-      const requestState = typeof result.requestState === 'string' ? result.requestState : undefined;
-      result = await live.calls.call(tool, args, { ...channel, inputResponses, ...(requestState !== undefined ? { requestState } : {}) });
-    }
-    return result as CallToolResult;
+    if (!relay) return Promise.reject(new WorkbenchError('CALL_FAILED', `${what} asked the client for input, but no client is connected to answer it`));
+    const retry = (inputResponses: Record<string, unknown>, requestState: string | undefined) =>
+      live.calls.call(tool, args, { ...channel, inputResponses, ...(requestState !== undefined ? { requestState } : {}) });
+    return untilComplete(result, retry, relay, options.cancellation, what).then(
+      (complete) => complete as CallToolResult,
+      (error: unknown) => Promise.reject(error instanceof WorkbenchError ? this.redactError(error) : error),
+    );
   }
 
   async close(): Promise<void> {
@@ -238,9 +218,7 @@ export class ServerSlot {
       transport = next;
       this.starting.add(next);
     };
-    let respawned = false;
-    let reprobed = false;
-    let sseStatus: number | undefined;
+    const state: ConnectState = { stdio: !remote, http: remote?.type === 'http', sse: this.legacySse, prior, respawned: false, reprobed: false };
     try {
       let attempt: { client: Client; list: ToolList };
       for (;;) {
@@ -249,35 +227,12 @@ export class ServerSlot {
           break;
         } catch (error) {
           if (timedOut || this.closed) throw error;
-          if (sseStatus !== undefined) {
-            this.legacySse = false;
-            throw new Error(`Streamable HTTP was refused (HTTP ${sseStatus}) and the legacy SSE transport failed too: ${errorMessage(error)}`, { cause: error });
-          }
-          if (!respawned && this.config.type === 'stdio' && prior?.kind !== 'legacy' && error instanceof SdkError && error.code === SdkErrorCode.EraNegotiationFailed) {
-            // A legacy server that exits on any request before `initialize` (the era probe): start it again, legacy.
-            respawned = true;
-            prior = { kind: 'legacy' };
-            this.log.info('exited on the protocol-era probe; starting it again as a legacy (initialize) server');
-            await replace(this.newTransport());
-            continue;
-          }
-          if (!reprobed && prior !== undefined && !this.legacySse) {
-            // The remembered era is stale (the server was upgraded or downgraded): probe once and remember anew.
-            reprobed = true;
-            this.log.info(`did not connect as the ${prior.kind} server it was last time (${errorMessage(error)}); probing its protocol era again`);
-            prior = undefined;
-            await replace(this.newTransport());
-            continue;
-          }
-          const status = legacySseStatus(error);
-          if (remote?.type !== 'http' || this.legacySse || status === undefined) throw error;
-          // The MCP spec's backwards-compatibility path: a 4xx to the initialize POST means a legacy HTTP+SSE server.
-          // (The modern probe before it is the SDK's own: it falls back to initialize on a non-modern answer.)
-          this.legacySse = true;
-          sseStatus = status;
-          prior = { kind: 'legacy' };
-          this.log.info(`${describeUrl(remote.url)} answered HTTP ${status} to Streamable HTTP; using the legacy SSE transport`);
-          await replace(createSseTransport(remote, this.options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES));
+          if (state.sseStatus !== undefined) this.legacySse = false;
+          const next = nextAttempt(error, state); // throws when nothing is left to try
+          prior = next.prior;
+          if (next.sse !== undefined) this.legacySse = true;
+          this.log.info(remote && next.sse !== undefined ? `${describeUrl(remote.url)} ${next.note}` : next.note);
+          await replace(this.newTransport());
         }
       }
       const { client, list } = attempt;
@@ -286,7 +241,7 @@ export class ServerSlot {
       const modern = client.getProtocolEra() === 'modern';
       const discover = client.getDiscoverResult();
       if (!this.legacySse) this.eras.set(this.toolbox, this.config, modern && discover ? { kind: 'modern', discover } : { kind: 'legacy' });
-      const envelope = modern ? this.envelope(client) : undefined;
+      const envelope = modern ? callEnvelope(client, this.options.clientInfo, this.options.upstream) : undefined;
       const live: Live = {
         client,
         transport,
@@ -348,39 +303,14 @@ export class ServerSlot {
     return { client, list };
   }
 
-  /** The `_meta` envelope of a modern connection, for the calls the CallChannel sends beside the Client. */
-  private envelope(client: Client): Record<string, unknown> {
-    return {
-      [PROTOCOL_VERSION_META_KEY]: client.getNegotiatedProtocolVersion(),
-      [CLIENT_INFO_META_KEY]: this.options.clientInfo,
-      [CLIENT_CAPABILITIES_META_KEY]: this.options.upstream?.capabilities() ?? {},
-    };
-  }
-
-  /**
-   * A downstream client declaring (and relaying) exactly the relayable capabilities of the upstream client. It
-   * negotiates the protocol era itself (`auto`: modern servers are spoken to in 2026-07-28, others in the handshake
-   * era). Modern input requests never reach its handlers: tools/call goes through the CallChannel, which fulfils
-   * them per call (see fulfil), so they reach the upstream client of that very call.
-   */
   private createClient(): Client {
-    const upstream = this.options.upstream;
-    // The same JSON the upstream client declared (v1 typing of the upstream faces: `object` where v2 says JSON).
-    const capabilities = (upstream?.capabilities() ?? {}) as ClientCapabilities;
-    const timeoutMs = this.config.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
-    const client = new Client(this.options.clientInfo, {
-      capabilities,
-      versionNegotiation: { mode: 'auto', probe: { timeoutMs: Math.min(PROBE_TIMEOUT_MS, timeoutMs) } },
+    return createDownstreamClient({
+      clientInfo: this.options.clientInfo,
+      upstream: this.options.upstream,
+      probeTimeoutMs: Math.min(PROBE_TIMEOUT_MS, this.config.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS),
+      relayTo: { toolbox: this.toolbox, server: this.config.name },
+      log: this.log,
     });
-    if (!upstream) return client;
-    const relay = (method: RelayedMethod) => (request: { params?: Record<string, unknown> }, ctx: { mcpReq: { signal: AbortSignal } }) => {
-      this.log.debug(`relaying ${method} to the client`);
-      return upstream.request(this.toolbox, this.config.name, { method, params: request.params }, ctx.mcpReq.signal);
-    };
-    if (capabilities.sampling) client.setRequestHandler('sampling/createMessage', relay('sampling/createMessage') as never);
-    if (capabilities.elicitation) client.setRequestHandler('elicitation/create', relay('elicitation/create') as never);
-    if (capabilities.roots) client.setRequestHandler('roots/list', relay('roots/list') as never);
-    return client;
   }
 
   /** Tells the server the client's roots changed (only if it was told the client has roots). */
