@@ -175,3 +175,49 @@ describe('a remembered era that is wrong', () => {
     }
   });
 });
+
+describe('modern input requests that cannot complete', () => {
+  it('stops a server that asks for input round after round, naming it; refuses input the client cannot give', async () => {
+    const { dir, cleanup } = await tempDir();
+    const cacheDir = join(dir, 'cache');
+    const wb = await open('stdio', config(join(dir, 's.jsonl'), join(dir, 'l.jsonl')), cacheDir);
+    const bare = await startWorkbench(config(join(dir, 's2.jsonl'), join(dir, 'l2.jsonl')), { env: { MCP_WORKBENCH_CACHE_DIR: cacheDir } });
+    try {
+      const nag = await wb.useTool('mix__new__nag');
+      assert.equal(nag.isError, true);
+      assert.match(textOf(nag), /tool "nag" on server "new" of toolbox "mix" asked the client for input 8 times without completing/);
+      // A client without elicitation: the workbench declared none downstream, so the server's request is refused.
+      const asked = await bare.useTool('mix', 'mix__new__ask', { question: 'q?' });
+      assert.equal(asked.isError, true, textOf(asked));
+      assert.match(textOf(asked), /server "new" of toolbox "mix"/);
+    } finally {
+      await bare.close();
+      await wb.close();
+      await cleanup();
+    }
+  });
+});
+
+describe('a private tool list', () => {
+  it('is never written to the catalog cache, while the era is', async () => {
+    const { dir, cleanup } = await tempDir();
+    const cacheDir = join(dir, 'cache');
+    const spawnLog = join(dir, 's.jsonl');
+    const cfg = {
+      toolboxes: { mix: { mcpServers: { new: { command: node, args: [modernFixture, '--private'], env: { FIXTURE_SPAWN_LOG: spawnLog } } } } },
+    };
+    const wb = await open('stdio', cfg, cacheDir);
+    try {
+      assert.equal(textOf(await wb.useTool('mix__new__echo', { text: 'p' })), 'echo: p');
+    } finally {
+      await wb.close();
+    }
+    try {
+      const entry = (await cacheEntries(cacheDir)).get('new');
+      assert.equal(entry?.era?.kind, 'modern');
+      assert.equal(entry?.tools, undefined, 'no tools on disk for a private list');
+    } finally {
+      await cleanup();
+    }
+  });
+});
