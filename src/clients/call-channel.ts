@@ -166,7 +166,12 @@ export class CallChannel {
 
   private cancel(id: string, reason: string): void {
     void this.transport
-      .send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason } } as JSONRPCMessage)
+      .send({
+        jsonrpc: '2.0',
+        method: 'notifications/cancelled',
+        // A modern server wants the envelope on notifications too.
+        params: { requestId: id, reason, ...(this.envelope !== undefined ? { _meta: this.envelope } : {}) },
+      } as JSONRPCMessage)
       .catch(() => {});
   }
 
