@@ -7,7 +7,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { TRANSPORTS, type TransportName } from '../helpers/both-transports.js';
 import { startHttpWorkbench } from '../helpers/http-workbench.js';
-import { fixtureEvents, fixtureServer, node, startWorkbench, tempDir, textOf } from '../helpers/workbench-process.js';
+import { fixtureEvents, fixtureServer, node, startWorkbench, tempDir, textOf, waitFor } from '../helpers/workbench-process.js';
 
 // A legacy (SDK v1) client of the workbench, whose toolbox holds a legacy server (the v1 fixture) and a modern-only
 // 2026-07-28 server (SDK v2 serveStdio, legacy: 'reject'): the workbench speaks each server's era, and a modern
@@ -217,6 +217,25 @@ describe('a private tool list', () => {
       assert.equal(entry?.era?.kind, 'modern');
       assert.equal(entry?.tools, undefined, 'no tools on disk for a private list');
     } finally {
+      await cleanup();
+    }
+  });
+});
+
+describe('tool list changes of a modern server', () => {
+  it('arrive on the subscriptions/listen stream and refresh the catalog', async () => {
+    const { dir, cleanup } = await tempDir();
+    const wb = await open('stdio', config(join(dir, 's.jsonl'), join(dir, 'l.jsonl')), join(dir, 'cache'));
+    const names = async (): Promise<string[]> => {
+      const opened = (await wb.client.callTool({ name: 'open_toolbox', arguments: { toolbox_name: 'mix' } })) as CallToolResult;
+      return ((opened.structuredContent as { tools?: { original_name: string }[] }).tools ?? []).map((t) => t.original_name);
+    };
+    try {
+      assert.ok(!(await names()).includes('grown_6'));
+      assert.equal(textOf(await wb.useTool('mix__new__grow')), 'added grown_6');
+      assert.ok(await waitFor(async () => (await names()).includes('grown_6'), 10_000), 'the new tool shows up in the catalog');
+    } finally {
+      await wb.close();
       await cleanup();
     }
   });

@@ -18,7 +18,7 @@ describe('doctor reports each server\'s protocol era', () => {
       const text = await runCliAsync(['doctor', '--config', file]);
       assert.equal(text.code, 0, text.stdout + text.stderr);
       assert.match(text.stdout, /mix\/old: connected in \d+ ms, \d+ tools, legacy protocol 2025-11-25/);
-      assert.match(text.stdout, /mix\/new: connected in \d+ ms, 5 tools, modern protocol 2026-07-28/);
+      assert.match(text.stdout, /mix\/new: connected in \d+ ms, 6 tools, modern protocol 2026-07-28/);
       const json = await runCliAsync(['doctor', '--config', file, '--json']);
       const report = JSON.parse(json.stdout) as DoctorReport;
       const servers = new Map(report.toolboxes.flatMap((t) => t.servers).map((s) => [s.server, s]));
