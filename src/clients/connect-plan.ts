@@ -1,4 +1,4 @@
-import { SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
+import { ProtocolErrorCode, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
 import { errorMessage } from '../errors.js';
 import type { EraVerdict } from './era-memory.js';
 import { legacySseStatus } from './transports.js';
@@ -21,7 +21,9 @@ export interface ConnectState {
  * What to try after a failed connect attempt (each at most once per connect), or throws when nothing is left:
  * - a stdio server that exited on the era probe is a legacy server that ends on any request before `initialize`:
  *   start it again, legacy;
- * - a remembered era that did not connect is stale (the server was upgraded or downgraded): probe once more;
+ * - a remembered era that did not connect is stale (the server was upgraded or downgraded): probe once more — for a
+ *   remembered legacy server only when it refused the handshake's protocol version (a server that crashes is not
+ *   started twice for nothing);
  * - an `http` entry whose initialize POST got a 4xx is a legacy HTTP+SSE server (the MCP spec's
  *   backwards-compatibility path; the modern probe before it is the SDK's, which falls back to initialize itself).
  */
@@ -33,7 +35,8 @@ export function nextAttempt(error: unknown, state: ConnectState): { prior: EraVe
     state.respawned = true;
     return { prior: (state.prior = { kind: 'legacy' }), note: 'exited on the protocol-era probe; starting it again as a legacy (initialize) server' };
   }
-  if (!state.reprobed && state.prior !== undefined && !state.sse) {
+  const refusedVersion = (error as { code?: unknown } | undefined)?.code === ProtocolErrorCode.UnsupportedProtocolVersion;
+  if (!state.reprobed && state.prior !== undefined && !state.sse && (state.prior.kind === 'modern' || refusedVersion)) {
     state.reprobed = true;
     const note = `did not connect as the ${state.prior.kind} server it was last time (${errorMessage(error)}); probing its protocol era again`;
     return { prior: (state.prior = undefined), note };

@@ -150,6 +150,31 @@ describe('a remembered era that is wrong', () => {
     }
   });
 
+  it('re-probes a server the cache calls legacy that now refuses the handshake (modern only), and remembers it', async () => {
+    const { dir, cleanup } = await tempDir();
+    const spawnLog = join(dir, 'spawns.jsonl');
+    const cacheDir = join(dir, 'cache');
+    try {
+      const first = await open('stdio', config(spawnLog, join(dir, 'l.jsonl'), { MODERN_FIXTURE_AS_LEGACY: '1' }), cacheDir);
+      try {
+        assert.equal(textOf(await first.useTool('mix__new__echo', { text: 'x' })), 'x');
+      } finally {
+        await first.close();
+      }
+      assert.equal((await cacheEntries(cacheDir)).get('new')?.era?.kind, 'legacy');
+      const upgraded = await open('stdio', config(spawnLog, join(dir, 'l.jsonl')), cacheDir);
+      try {
+        const result = await upgraded.useTool('mix__new__echo', { text: 'now modern' });
+        assert.equal(textOf(result), 'echo: now modern', textOf(result));
+      } finally {
+        await upgraded.close();
+      }
+      assert.equal((await cacheEntries(cacheDir)).get('new')?.era?.kind, 'modern', 'the verdict was updated');
+    } finally {
+      await cleanup();
+    }
+  });
+
   it('ignores a catalog cache file whose era is not one it knows', async () => {
     const { dir, cleanup } = await tempDir();
     const cacheDir = join(dir, 'cache');
