@@ -175,6 +175,30 @@ describe('a remembered era that is wrong', () => {
     }
   });
 
+  it('starts a legacy server that exits on the era probe once more as legacy, and never probes it again', async () => {
+    const { dir, cleanup } = await tempDir();
+    const spawnLog = join(dir, 'spawns.jsonl');
+    const cacheDir = join(dir, 'cache');
+    const cfg = config(spawnLog, join(dir, 'l.jsonl'), { MODERN_FIXTURE_AS_LEGACY: 'exit-on-probe' });
+    try {
+      for (const run of [1, 2]) {
+        const wb = await open('stdio', cfg, cacheDir);
+        try {
+          const result = await wb.useTool('mix__new__echo', { text: `run ${run}` });
+          assert.equal(textOf(result), `run ${run}`, textOf(result));
+        } finally {
+          await wb.close();
+        }
+      }
+      const log = await events(spawnLog);
+      assert.equal(log.filter((e) => e.event === 'exit-on-probe').length, 1, 'probed once, on the first run');
+      assert.equal(log.filter((e) => e.event === 'spawn').length, 3, 'two starts on the first run (probe, then legacy), one on the second');
+      assert.equal((await cacheEntries(cacheDir)).get('new')?.era?.kind, 'legacy');
+    } finally {
+      await cleanup();
+    }
+  });
+
   it('ignores a catalog cache file whose era is not one it knows', async () => {
     const { dir, cleanup } = await tempDir();
     const cacheDir = join(dir, 'cache');
