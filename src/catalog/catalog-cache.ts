@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { serverCacheKey, type EraPersistence, type EraVerdict } from '../clients/era-memory.js';
 import type { ServerConfig } from '../config/types.js';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -22,34 +22,41 @@ export function catalogCacheDir(env: Record<string, string | undefined>, homedir
 /**
  * The cache key: a hash of the toolbox and server names and of what decides which program the entry runs —
  * transport, command, args, cwd, URL, and the NAMES of its env variables and headers (never their values, which are
- * often secrets). The same key means the same configured server, so its last tool list is a fair first answer. The
- * names are part of it so that two toolboxes listing the same command never answer for each other. (Not the reload
- * key of clients/shared-servers, which compares values too, since a changed value means a restart.)
+ * often secrets). The same key means the same configured server, so its last tool list is a fair first answer, and
+ * its last protocol era a fair first guess. The names are part of it so that two toolboxes listing the same command
+ * never answer for each other. (Not the reload key of clients/shared-servers, which compares values too, since a
+ * changed value means a restart.)
  */
-export function cacheKey(toolbox: string, server: ServerConfig): string {
-  const launch =
-    server.type === 'stdio'
-      ? { type: server.type, command: server.command, args: server.args, cwd: server.cwd ?? null, env: Object.keys(server.env).sort(), inheritEnv: server.inheritEnv }
-      : { type: server.type, url: server.url, headers: Object.keys(server.headers).sort() };
-  return createHash('sha256').update(JSON.stringify({ toolbox, server: server.name, launch })).digest('hex');
-}
+export const cacheKey = serverCacheKey;
 
 interface CacheFile {
   format: number;
   toolbox: string;
   server: string;
   savedAt: string;
-  tools: Tool[];
+  /** Absent when only the era is known yet. */
+  tools?: Tool[];
+  /** The protocol era the server spoke when it last connected (see clients/era-memory). */
+  era?: EraVerdict;
+}
+
+/** What is known of one entry: as read from disk or last written. */
+interface Entry {
+  tools?: Tool[];
+  era?: EraVerdict;
+  /** The JSON of the last file written or read, so unchanged entries are not rewritten. */
+  json?: string;
 }
 
 /**
- * Each server's last `tools/list`, one file per launch key. The file holds the toolbox and server names and the tools
- * as the server listed them — no command, args, env values, URLs or headers. A file that cannot be read or parsed is
- * ignored (and rewritten at the next live listing); nothing here is ever fatal.
+ * Each server's last `tools/list` and protocol era, one file per launch key. The file holds the toolbox and server
+ * names, the tools as the server listed them and the era (a modern server's discover result) — no command, args, env
+ * values, URLs or headers. A tool list the server marked `cacheScope: "private"` is never given to it (see
+ * Discovery). A file that cannot be read or parsed is ignored (and rewritten at the next live listing); nothing here
+ * is ever fatal.
  */
-export class CatalogCache {
-  /** Last known tools per launch key (from disk or live), so unchanged lists are not rewritten. */
-  private readonly known = new Map<string, string>();
+export class CatalogCache implements EraPersistence {
+  private readonly entries = new Map<string, Entry>();
   /** Writes in progress, so shutdown can wait for them (a file half-written is never seen: see write). */
   private readonly pending = new Set<Promise<void>>();
 
@@ -60,32 +67,73 @@ export class CatalogCache {
 
   /** The cached tools of a server, or undefined when there are none (or the file is unreadable). */
   async read(toolbox: string, server: ServerConfig): Promise<Tool[] | undefined> {
+    return (await this.load(toolbox, server))?.tools;
+  }
+
+  /** The protocol era the server spoke last time, or undefined. */
+  async readEra(toolbox: string, server: ServerConfig): Promise<EraVerdict | undefined> {
+    return (await this.load(toolbox, server))?.era;
+  }
+
+  /** Persists a server's live tools (atomically) when they differ from what the cache holds. Never throws. */
+  write(toolbox: string, server: ServerConfig, tools: readonly Tool[]): Promise<void> {
+    return this.save(toolbox, server, { tools: [...tools] });
+  }
+
+  /** Persists the era a server spoke (beside its tools). Never throws. */
+  writeEra(toolbox: string, server: ServerConfig, era: EraVerdict): void {
+    void this.save(toolbox, server, { era });
+  }
+
+  /** Waits for the writes in progress (called on shutdown, so a catalog just listed is not lost). */
+  async flush(): Promise<void> {
+    await Promise.allSettled([...this.pending]);
+  }
+
+  private async load(toolbox: string, server: ServerConfig): Promise<Entry | undefined> {
     const key = cacheKey(toolbox, server);
     const path = this.path(key);
     let text: string;
     try {
       text = await readFile(path, 'utf8');
     } catch {
-      return undefined;
+      return this.entries.get(key);
     }
     try {
       const parsed = JSON.parse(text) as Partial<CacheFile>;
-      if (parsed.format !== FORMAT || !Array.isArray(parsed.tools) || !parsed.tools.every(isTool)) throw new Error('not a catalog cache file');
-      this.known.set(key, JSON.stringify(parsed.tools));
-      return parsed.tools;
+      if (parsed.format !== FORMAT || (parsed.tools !== undefined && (!Array.isArray(parsed.tools) || !parsed.tools.every(isTool)))) {
+        throw new Error('not a catalog cache file');
+      }
+      const era = isEra(parsed.era) ? parsed.era : undefined;
+      const entry: Entry = { ...(parsed.tools ? { tools: parsed.tools } : {}), ...(era ? { era } : {}) };
+      entry.json = entryJson(entry);
+      // What this process learned since wins over the file.
+      const known = this.entries.get(key);
+      const merged: Entry = { ...entry, ...(known?.tools ? { tools: known.tools } : {}), ...(known?.era ? { era: known.era } : {}), json: known?.json ?? entry.json };
+      this.entries.set(key, merged);
+      return merged;
     } catch (error) {
       this.log.warn(`ignoring the catalog cache of ${toolbox}/${server.name} (${path}): ${errorMessage(error)}; it is rewritten after the server connects`);
-      return undefined;
+      return this.entries.get(key);
     }
   }
 
-  /** Persists a server's live tools (atomically) when they differ from what the cache holds. Never throws. */
-  write(toolbox: string, server: ServerConfig, tools: readonly Tool[]): Promise<void> {
+  private save(toolbox: string, server: ServerConfig, change: Partial<Pick<Entry, 'tools' | 'era'>>): Promise<void> {
     const key = cacheKey(toolbox, server);
-    const json = JSON.stringify(tools);
-    if (this.known.get(key) === json) return Promise.resolve();
-    this.known.set(key, json);
-    const file: CacheFile = { format: FORMAT, toolbox, server: server.name, savedAt: new Date().toISOString(), tools: [...tools] };
+    const previous = this.entries.get(key) ?? {};
+    const entry: Entry = { ...previous, ...change };
+    const json = entryJson(entry);
+    if (previous.json === json) return Promise.resolve();
+    entry.json = json;
+    this.entries.set(key, entry);
+    const file: CacheFile = {
+      format: FORMAT,
+      toolbox,
+      server: server.name,
+      savedAt: new Date().toISOString(),
+      ...(entry.tools ? { tools: entry.tools } : {}),
+      ...(entry.era ? { era: entry.era } : {}),
+    };
     const path = this.path(key);
     const done = (async () => {
       try {
@@ -93,7 +141,7 @@ export class CatalogCache {
         // write-file-atomic: temp file beside it, fsync, rename — a reader sees the old file or the new one.
         await writeFileAtomic(path, JSON.stringify(file), { mode: 0o600 });
       } catch (error) {
-        this.known.delete(key);
+        delete entry.json;
         this.log.warn(`could not write the catalog cache of ${toolbox}/${server.name} to ${path}: ${errorMessage(error)}`);
       }
     })();
@@ -102,18 +150,23 @@ export class CatalogCache {
     return done;
   }
 
-  /** Waits for the writes in progress (called on shutdown, so a catalog just listed is not lost). */
-  async flush(): Promise<void> {
-    await Promise.allSettled([...this.pending]);
-  }
-
   private path(key: string): string {
     return join(this.dir, `${key.slice(0, 32)}.json`);
   }
+}
+
+function entryJson(entry: Entry): string {
+  return JSON.stringify({ tools: entry.tools, era: entry.era });
 }
 
 function isTool(value: unknown): value is Tool {
   if (typeof value !== 'object' || value === null) return false;
   const tool = value as { name?: unknown; inputSchema?: unknown };
   return typeof tool.name === 'string' && typeof tool.inputSchema === 'object' && tool.inputSchema !== null;
+}
+
+function isEra(value: unknown): value is EraVerdict {
+  const era = value as { kind?: unknown; discover?: unknown } | undefined;
+  if (era?.kind === 'legacy') return true;
+  return era?.kind === 'modern' && typeof era.discover === 'object' && era.discover !== null;
 }

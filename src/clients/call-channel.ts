@@ -1,5 +1,4 @@
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, McpError, type JSONRPCMessage, type Progress } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode, type JSONRPCMessage, type Progress, type Transport } from '@modelcontextprotocol/client';
 import type { Cancellation } from '../shared/cancellation.js';
 
 /**
@@ -12,7 +11,12 @@ import type { Cancellation } from '../shared/cancellation.js';
  * issues), so the two never mix: the channel sees each message first and takes only its own.
  *
  * Semantics match the SDK's: a timeout that progress resets, bounded by a maximum total; `notifications/cancelled`
- * on timeout or abort; JSON-RPC errors surface as McpError; closing fails everything in flight.
+ * on timeout or abort; JSON-RPC errors surface as ProtocolError, our own timeouts as SdkError REQUEST_TIMEOUT;
+ * closing fails everything in flight.
+ *
+ * On a modern (2026-07-28) connection every call carries the per-request `_meta` envelope (see {@link CallEnvelope})
+ * and the answer's `resultType` is read: `complete` results come back without it, an `input_required` result comes
+ * back as it is (with `resultType`), for the caller to fulfil and retry with `inputResponses` + `requestState`.
  */
 export interface ChannelCallOptions {
   cancellation?: Cancellation;
@@ -24,6 +28,10 @@ export interface ChannelCallOptions {
   meta?: Record<string, unknown>;
   timeoutMs: number;
   maxTotalMs: number;
+  /** A retry after an `input_required` answer (modern servers only): the responses, keyed as the server asked. */
+  inputResponses?: Record<string, unknown>;
+  /** The `requestState` of the `input_required` answer being retried, echoed exactly. */
+  requestState?: string;
   /** Turns a failure (JSON-RPC error, timeout, closed connection) into the error the call rejects with. */
   describeError?: (error: unknown) => unknown;
 }
@@ -50,6 +58,13 @@ export class MalformedResultError extends Error {
   override name = 'MalformedResultError';
 }
 
+/**
+ * The `_meta` keys a modern (2026-07-28) server requires on every request: protocol version, client info and client
+ * capabilities (the SDK's PROTOCOL_VERSION_META_KEY, CLIENT_INFO_META_KEY and CLIENT_CAPABILITIES_META_KEY).
+ * Undefined for a legacy connection, whose handshake said all this once.
+ */
+export type CallEnvelope = Record<string, unknown> | undefined;
+
 export class CallChannel {
   private next = 0;
   private readonly pending = new Map<string, Pending>();
@@ -59,7 +74,10 @@ export class CallChannel {
   /** The transport's synchronous send, when it has one (stdio): no promise per forwarded call. */
   private readonly write: ((message: JSONRPCMessage) => void) | undefined;
 
-  constructor(private readonly transport: Transport & { write?: (message: JSONRPCMessage) => void }) {
+  constructor(
+    private readonly transport: Transport & { write?: (message: JSONRPCMessage) => void },
+    private readonly envelope: CallEnvelope = undefined,
+  ) {
     this.write = transport.write?.bind(transport);
     // Installed after the Client connected, so the Client's own handler is the one we fall back to.
     const inner = transport.onmessage;
@@ -84,6 +102,12 @@ export class CallChannel {
     const meta = options.meta;
     if (meta !== undefined) params._meta = downstreamMeta(meta, options.onprogress ? id : undefined);
     else if (options.onprogress) params._meta = { progressToken: id };
+    if (this.envelope !== undefined) {
+      // Ours, not the upstream client's: we are the client of this server.
+      params._meta = { ...(params._meta as Record<string, unknown> | undefined), ...this.envelope };
+      if (options.inputResponses !== undefined) params.inputResponses = options.inputResponses;
+      if (options.requestState !== undefined) params.requestState = options.requestState;
+    }
 
     return new Promise<Record<string, unknown>>((resolve, reject) => {
       const now = Date.now();
@@ -142,7 +166,12 @@ export class CallChannel {
 
   private cancel(id: string, reason: string): void {
     void this.transport
-      .send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason } } as JSONRPCMessage)
+      .send({
+        jsonrpc: '2.0',
+        method: 'notifications/cancelled',
+        // A modern server wants the envelope on notifications too.
+        params: { requestId: id, reason, ...(this.envelope !== undefined ? { _meta: this.envelope } : {}) },
+      } as JSONRPCMessage)
       .catch(() => {});
   }
 
@@ -164,10 +193,22 @@ export class CallChannel {
         this.settle(id);
         this.cancel(id, `timed out after ${pending.timeoutMs} ms`);
         // The same shape the SDK uses for its own timeouts (data.timeout), so callers tell it from a server's -32001.
-        pending.reject(new McpError(ErrorCode.RequestTimeout, 'Request timed out', { timeout: pending.timeoutMs }));
+        pending.reject(new SdkError(SdkErrorCode.RequestTimeout, 'Request timed out', { timeout: pending.timeoutMs }));
       }
     }, SWEEP_MS);
     this.sweeper.unref();
+  }
+
+  /** A modern answer: `complete` without its resultType, `input_required` as it came, anything else refused. */
+  private settleModern(pending: Pending, result: Record<string, unknown>): void {
+    const { resultType, ...rest } = result;
+    if (resultType === undefined || resultType === 'complete') pending.resolve(rest);
+    else if (resultType === 'input_required') {
+      if (typeof result.inputRequests === 'object' && result.inputRequests !== null && !Array.isArray(result.inputRequests)) pending.resolve(result);
+      else pending.reject(new MalformedResultError('the server answered tools/call with input_required but without an "inputRequests" object'));
+    } else {
+      pending.reject(new MalformedResultError(`the server answered tools/call with resultType ${JSON.stringify(resultType)}, which this workbench does not know`));
+    }
   }
 
   /** Settles our own responses and progress; everything else belongs to the Client. */
@@ -178,10 +219,11 @@ export class CallChannel {
       const pending = this.settle(m.id);
       if (!pending) return true; // answered after a timeout or cancel: drop it, as the SDK does
       if (m.error !== undefined) {
-        const code = typeof m.error.code === 'number' ? m.error.code : ErrorCode.InternalError;
-        pending.reject(new McpError(code, typeof m.error.message === 'string' ? m.error.message : 'unknown error', m.error.data));
+        const code = typeof m.error.code === 'number' ? m.error.code : ProtocolErrorCode.InternalError;
+        pending.reject(new ProtocolError(code, typeof m.error.message === 'string' ? m.error.message : 'unknown error', m.error.data));
       } else if (typeof m.result === 'object' && m.result !== null && !Array.isArray(m.result)) {
-        pending.resolve(m.result as Record<string, unknown>);
+        if (this.envelope === undefined) pending.resolve(m.result as Record<string, unknown>);
+        else this.settleModern(pending, m.result as Record<string, unknown>);
       } else {
         pending.reject(new MalformedResultError('the server answered tools/call with a result that is not an object'));
       }

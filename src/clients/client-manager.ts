@@ -1,17 +1,14 @@
-import {
-  type CallToolResult,
-  type ClientCapabilities,
-  type LoggingMessageNotification,
-  type Progress,
-  type Result,
-  type Tool,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { LoggingMessageNotification, Progress } from '@modelcontextprotocol/client';
+// The upstream relay and what callTool returns meet the upstream faces, which still use SDK v1 types (switch these
+// with src/server).
+import type { CallToolResult, ClientCapabilities, Result, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolboxConfig, WorkbenchConfig } from '../config/types.js';
 import { WorkbenchError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Cancellation } from '../shared/cancellation.js';
 import { quoteClientText } from '../shared/client-text.js';
 import { createRedactor, type Redact } from '../shared/redact.js';
+import type { EraMemory } from './era-memory.js';
 import { OrphanReaper, type GroupTracker } from './orphan-reaper.js';
 import { failedServer, type FailedServer } from './server-failure.js';
 import { ServerSlot } from './server-slot.js';
@@ -39,6 +36,8 @@ export interface ClientManagerOptions {
   shared?: SharedServers;
   /** Process-group tracking shared with other managers; without it the manager runs an orphan reaper of its own. */
   groups?: GroupTracker;
+  /** Each server's protocol era from earlier connects (and the catalog cache); without it, remembered per slot. */
+  eras?: EraMemory;
 }
 
 /** Requests a downstream server may make of its client, which the workbench relays to its own client. */
@@ -66,6 +65,21 @@ export interface CallOptions {
   onprogress?: (progress: Progress) => void;
   /** The client's `_meta` for the call, sent on as it came (its progress token mapped, see CallChannel). */
   meta?: Record<string, unknown>;
+  /**
+   * The upstream call this one serves: a modern server's `input_required` requests are sent to its client through
+   * `call.request` (the use_tool's own stream), else through the manager's `upstream` relay.
+   */
+  call?: { request(request: { method: RelayedMethod; params?: Record<string, unknown> }, signal: AbortSignal): Promise<Result> };
+  /**
+   * Pass-through of modern input requests, for an upstream client that speaks MRTR itself. With `passInputRequired`,
+   * a modern server's `input_required` answer is returned as it came (`resultType: 'input_required'`,
+   * `inputRequests`, `requestState`; test with `isInputRequiredResult`) instead of being fulfilled here; the caller
+   * continues the call with `inputResponses` and `requestState` (echoed exactly) on a new callTool. Both are
+   * ignored for legacy servers, whose requests always go through the relay.
+   */
+  passInputRequired?: boolean;
+  inputResponses?: Record<string, unknown>;
+  requestState?: string;
 }
 
 /**
@@ -129,11 +143,22 @@ export class ClientManager {
     );
   }
 
-  /** The tool lists of the toolbox's currently connected servers, in config order. */
-  serverTools(toolbox: string): { server: string; tools: Tool[]; duplicates: string[] }[] {
+  /**
+   * The tool lists of the toolbox's currently connected servers, in config order. `cacheScope: 'private'` (a modern
+   * server's hint) means the list is per-user: never persisted, never shown to another session.
+   */
+  serverTools(toolbox: string): { server: string; tools: Tool[]; duplicates: string[]; cacheScope?: 'public' | 'private' }[] {
     return [...this.requireToolbox(toolbox).slots.values()]
       .filter((slot) => slot.tools !== undefined)
-      .map((slot) => ({ server: slot.config.name, tools: slot.tools!, duplicates: slot.duplicates }));
+      .map((slot) => ({ server: slot.config.name, tools: slot.tools!, duplicates: slot.duplicates, ...(slot.cacheScope ? { cacheScope: slot.cacheScope } : {}) }));
+  }
+
+  /** The protocol era and version each connected server of the toolbox speaks (for doctor). */
+  serverEras(toolbox: string): { server: string; era: 'legacy' | 'modern'; protocolVersion?: string }[] {
+    return [...this.requireToolbox(toolbox).slots.values()].flatMap((slot) => {
+      const era = slot.era;
+      return era ? [{ server: slot.config.name, ...era }] : [];
+    });
   }
 
   /** Whether a server is currently connected (used to decide if a toolbox needs opening). */

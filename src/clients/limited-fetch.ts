@@ -1,4 +1,4 @@
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { FetchLike } from '@modelcontextprotocol/client';
 import { MESSAGE_TOO_LARGE_CODE } from './stdio-transport.js';
 
 /**

@@ -1,19 +1,34 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import {
-  ResultSchema,
-  type Tool,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { Client, StandardSchemaV1 } from '@modelcontextprotocol/client';
+// Tools go to the catalog and the upstream faces, which still use SDK v1 types (switch with src/server).
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../log.js';
 import { quoteClientText } from '../shared/client-text.js';
 
 const MAX_TOOL_PAGES = 1000;
 
 /**
+ * Any object: the pages are checked tool by tool below rather than all-or-nothing by the SDK's spec schema, which
+ * would make one malformed tool cost the whole server.
+ */
+const ANY_OBJECT: StandardSchemaV1<unknown, Record<string, unknown>> = {
+  '~standard': {
+    version: 1,
+    vendor: 'mcp-workbench',
+    validate: (value) =>
+      typeof value === 'object' && value !== null && !Array.isArray(value) ? { value: value as Record<string, unknown> } : { issues: [{ message: 'the tools/list result is not an object' }] },
+  },
+};
+
+/**
  * Every page of tools/list (servers may paginate); none if the server has no tools capability. Parsed leniently:
  * one malformed tool (no name, or an inputSchema that is not an object) is skipped with a warning instead of making
  * the whole server unusable, and every other field is kept exactly as the server sent it.
+ *
+ * Always a fresh listing (never the SDK's response cache: the caller lists on connect and after list_changed). A
+ * modern server's caching hint is reported as `cacheScope`: `private` when any page said so (the list is then
+ * per-user and must not be persisted or shared), `public` when every page said public, else undefined (legacy).
  */
-export async function listAllTools(client: Client, log: Logger, label: string, timeout?: number): Promise<ToolList> {
+export async function listAllTools(client: Client, log: Logger, label: string, timeout?: number, modern = false): Promise<ToolList> {
   if (!client.getServerCapabilities()?.tools) return { tools: [], duplicates: [] };
   const tools: Tool[] = [];
   const names = new Set<string>();
@@ -21,8 +36,15 @@ export async function listAllTools(client: Client, log: Logger, label: string, t
   const cursors = new Set<string>();
   let cursor: string | undefined;
   let page = 0;
+  let scope: 'public' | 'private' | undefined;
   for (; page < MAX_TOOL_PAGES; page++) {
-    const result = await client.request({ method: 'tools/list', params: cursor ? { cursor } : {} }, ResultSchema, timeout ? { timeout } : undefined);
+    const result = await client.request({ method: 'tools/list', params: cursor ? { cursor } : {} }, ANY_OBJECT, timeout ? { timeout } : undefined);
+    if (modern && page === 0 && typeof result.ttlMs !== 'number') {
+      // A modern list always carries its caching hint: this server answered like a legacy one (a stale era verdict).
+      throw new Error('the server answered tools/list without the modern caching hint (ttlMs): it does not speak protocol 2026-07-28');
+    }
+    if (result.cacheScope === 'private') scope = 'private';
+    else if (result.cacheScope === 'public' && scope === undefined && page === 0) scope = 'public';
     if (!Array.isArray(result.tools)) throw new Error('the server answered tools/list without a "tools" array');
     for (const tool of result.tools as unknown[]) {
       const problem = toolProblem(tool);
@@ -55,13 +77,15 @@ export async function listAllTools(client: Client, log: Logger, label: string, t
         'once and only its first entry is used. Report this to the server\'s maintainers.',
     );
   }
-  return { tools, duplicates: [...duplicates] };
+  return { tools, duplicates: [...duplicates], ...(scope ? { cacheScope: scope } : {}) };
 }
 
 /** A server's catalog: distinct tools in listed order, and the names it listed more than once. */
-interface ToolList {
+export interface ToolList {
   tools: Tool[];
   duplicates: string[];
+  /** A modern server's `cacheScope` for the list (see listAllTools). */
+  cacheScope?: 'public' | 'private';
 }
 
 function toolProblem(tool: unknown): string | undefined {

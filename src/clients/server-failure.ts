@@ -1,6 +1,4 @@
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { SseError } from '@modelcontextprotocol/sdk/client/sse.js';
+import { SdkHttpError, SseError, type Transport } from '@modelcontextprotocol/client';
 import { WorkbenchError, errorMessage, type ServerFailure, type WorkbenchErrorCode } from '../errors.js';
 import { ChildProcessTransport } from './stdio-transport.js';
 
@@ -31,7 +29,8 @@ export function stderrOf(transport: Transport): { stderrTail?: string[] } {
 /** The HTTP status a remote transport reported, from the SDK's typed errors (never from message text). */
 export function httpStatusOf(error: unknown): number | undefined {
   for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
-    if ((e instanceof StreamableHTTPError || e instanceof SseError) && typeof e.code === 'number' && e.code >= 100 && e.code < 600) return e.code;
+    if (e instanceof SdkHttpError && e.status >= 100 && e.status < 600) return e.status;
+    if (e instanceof SseError && typeof e.code === 'number' && e.code >= 100 && e.code < 600) return e.code;
   }
   return undefined;
 }

@@ -1,28 +1,22 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import {
-  CreateMessageRequestSchema,
-  ElicitRequestSchema,
-  ErrorCode,
-  ListRootsRequestSchema,
-  LoggingMessageNotificationSchema,
-  McpError,
-  ToolListChangedNotificationSchema,
-  type CallToolResult,
-  type Tool,
-} from '@modelcontextprotocol/sdk/types.js';
+import { Client, SdkError, SdkErrorCode, type McpSubscription, type Transport } from '@modelcontextprotocol/client';
+// Handed to the upstream faces, which still use SDK v1 types (switch with src/server).
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ServerConfig } from '../config/types.js';
 import { WorkbenchError, errorMessage } from '../errors.js';
 import { redactingLogger, type Logger } from '../log.js';
 import type { Redact } from '../shared/redact.js';
-import { CallChannel } from './call-channel.js';
-import type { CallOptions, ClientManagerOptions, RelayedMethod } from './client-manager.js';
-import { listAllTools } from './list-tools.js';
+import { CallChannel, type ChannelCallOptions } from './call-channel.js';
+import { nextAttempt, type ConnectState } from './connect-plan.js';
+import { callEnvelope, createDownstreamClient } from './downstream-client.js';
+import { EraMemory, type EraVerdict } from './era-memory.js';
+import { isInputRequired, untilComplete, type InputRelay } from './input-required.js';
+import type { CallOptions, ClientManagerOptions } from './client-manager.js';
+import { listAllTools, type ToolList } from './list-tools.js';
 import type { GroupTracker } from './orphan-reaper.js';
 import { shuttingDown, summary } from './server-failure.js';
 import { describeCallError, describeConnectError, endOf } from './slot-errors.js';
-import { createSseTransport, createTransport, describeUrl, legacySseStatus } from './transports.js';
+import { createSseTransport, createTransport, describeUrl } from './transports.js';
 
 /** Defaults for the per-server limits; each can be overridden per server in the config. */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 60_000;
@@ -43,6 +37,11 @@ const RETIRE_POLL_MS = 100;
  * first and explains itself; the SDK's is only a backstop.
  */
 const CONNECT_GRACE_MS = 5_000;
+/**
+ * How long a stdio server may stay silent on the era probe before it is taken for a legacy server that ignores
+ * requests before `initialize` (a modern server answers `server/discover` at once).
+ */
+const PROBE_TIMEOUT_MS = 3_000;
 
 interface Live {
   client: Client;
@@ -52,6 +51,12 @@ interface Live {
   tools: Tool[];
   /** Names the server listed more than once (each kept once in `tools`). */
   duplicates: string[];
+  cacheScope?: 'public' | 'private';
+  /** The era the server speaks (a modern server's calls carry the `_meta` envelope and may ask for input). */
+  era: 'legacy' | 'modern';
+  protocolVersion?: string;
+  /** A modern server's `subscriptions/listen` stream for tools/list_changed. */
+  subscription?: McpSubscription;
   startedAt: number;
   dead: boolean;
 }
@@ -73,6 +78,7 @@ export class ServerSlot {
   private refreshing: Promise<void> | undefined;
   private readonly log: Logger;
   private readonly label: string;
+  private readonly eras: EraMemory;
 
   constructor(
     private readonly toolbox: string,
@@ -83,6 +89,18 @@ export class ServerSlot {
   ) {
     this.log = redactingLogger(options.log.child(`${toolbox}/${config.name}`), redact);
     this.label = `server "${config.name}" of toolbox "${toolbox}"`;
+    this.eras = options.eras ?? new EraMemory();
+  }
+
+  /** A modern server's caching hint for its tool list (`private`: per-user, never persisted or shared). */
+  get cacheScope(): 'public' | 'private' | undefined {
+    return this.live && !this.live.dead ? this.live.cacheScope : undefined;
+  }
+
+  /** The protocol era and version the connected server speaks. */
+  get era(): { era: 'legacy' | 'modern'; protocolVersion?: string } | undefined {
+    const live = this.live;
+    return live && !live.dead ? { era: live.era, ...(live.protocolVersion ? { protocolVersion: live.protocolVersion } : {}) } : undefined;
   }
 
   get tools(): Tool[] | undefined {
@@ -122,15 +140,36 @@ export class ServerSlot {
 
   private callOn(live: Live, tool: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<CallToolResult> {
     const timeout = this.config.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
-    // The result is returned as it came; the output-schema check is the caller's to make.
-    return live.calls.call(tool, args, {
+    const channel: ChannelCallOptions = {
       cancellation: options.cancellation,
       onprogress: options.onprogress,
       meta: options.meta,
       timeoutMs: timeout,
       maxTotalMs: Math.max(timeout, DEFAULT_MAX_TOTAL_CALL_MS),
       describeError: (error) => this.redactError(describeCallError({ label: this.label, config: this.config }, error, live, tool, timeout, options.cancellation)),
-    }) as Promise<CallToolResult>;
+    };
+    // The result is returned as it came; the output-schema check is the caller's to make.
+    if (live.era === 'legacy') return live.calls.call(tool, args, channel) as Promise<CallToolResult>;
+    const first = live.calls.call(tool, args, { ...channel, inputResponses: options.inputResponses, requestState: options.requestState });
+    return first.then((result) =>
+      options.passInputRequired || !isInputRequired(result) ? (result as CallToolResult) : this.fulfil(live, tool, args, options, channel, result),
+    );
+  }
+
+  /** Answers a modern server's input requests through the relay and calls again, until it completes (bounded). */
+  private fulfil(live: Live, tool: string, args: Record<string, unknown> | undefined, options: CallOptions, channel: ChannelCallOptions, result: Record<string, unknown>): Promise<CallToolResult> {
+    const what = `tool "${tool}" on ${this.label}`;
+    const upstream = this.options.upstream;
+    const relay: InputRelay | undefined = options.call
+      ? (request, signal) => options.call!.request(request, signal)
+      : upstream && ((request, signal) => upstream.request(this.toolbox, this.config.name, request, signal));
+    if (!relay) return Promise.reject(new WorkbenchError('CALL_FAILED', `${what} asked the client for input, but no client is connected to answer it`));
+    const retry = (inputResponses: Record<string, unknown>, requestState: string | undefined) =>
+      live.calls.call(tool, args, { ...channel, inputResponses, ...(requestState !== undefined ? { requestState } : {}) });
+    return untilComplete(result, retry, relay, options.cancellation, what).then(
+      (complete) => complete as CallToolResult,
+      (error: unknown) => Promise.reject(error instanceof WorkbenchError ? this.redactError(error) : error),
+    );
   }
 
   async close(): Promise<void> {
@@ -139,7 +178,8 @@ export class ServerSlot {
     const transports = [...this.starting];
     if (this.live) {
       this.live.dead = true;
-      this.live.calls.close(new McpError(ErrorCode.ConnectionClosed, 'the workbench is shutting down'));
+      this.live.calls.close(new SdkError(SdkErrorCode.ConnectionClosed, 'the workbench is shutting down'));
+      void this.live.subscription?.close().catch(() => {});
       transports.push(this.live.transport);
     }
     await Promise.allSettled(transports.map((t) => t.close()));
@@ -162,18 +202,9 @@ export class ServerSlot {
     }
     const timeoutMs = this.config.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
     const remote = this.config.type === 'stdio' ? undefined : this.config;
-    // An `http` server already found to speak only legacy SSE goes straight to SSE on reconnects.
-    let transport =
-      remote && this.legacySse
-        ? createSseTransport(remote, this.options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES)
-        : createTransport(this.config, {
-            workbenchEnv: this.options.env,
-            maxMessageBytes: this.options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
-            log: this.log,
-            groups: this.groups,
-            onNoise: this.options.onStdoutNoise && ((line) => this.options.onStdoutNoise!(this.toolbox, this.config.name, line)),
-          });
-    let client = this.createClient();
+    // What earlier connects learned: connect without the era probe (an `http` entry found to be legacy SSE: SSE).
+    let prior: EraVerdict | undefined = remote && this.legacySse ? { kind: 'legacy' } : await this.eras.get(this.toolbox, this.config);
+    let transport = this.newTransport();
     this.starting.add(transport);
     let timedOut = false;
     const timer = setTimeout(() => {
@@ -181,39 +212,53 @@ export class ServerSlot {
       void transport.close();
     }, timeoutMs);
     const started = Date.now();
+    const replace = async (next: Transport): Promise<void> => {
+      this.starting.delete(transport);
+      await transport.close().catch(() => {});
+      transport = next;
+      this.starting.add(next);
+    };
+    const state: ConnectState = { stdio: !remote, http: remote?.type === 'http', sse: this.legacySse, prior, respawned: false, reprobed: false };
     try {
-      try {
-        await client.connect(transport, { timeout: timeoutMs + CONNECT_GRACE_MS });
-      } catch (error) {
-        const status = legacySseStatus(error);
-        if (remote?.type !== 'http' || this.legacySse || timedOut || status === undefined) throw error;
-        // The MCP spec's backwards-compatibility path: a 4xx to the initialize POST means a legacy HTTP+SSE server.
-        // The SSE attempt gets a fresh Client: the failed one has already been closed by its connect().
-        this.legacySse = true;
-        this.log.info(`${describeUrl(remote.url)} answered HTTP ${status} to Streamable HTTP; using the legacy SSE transport`);
-        this.starting.delete(transport);
-        await transport.close().catch(() => {});
-        transport = createSseTransport(remote, this.options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES);
-        client = this.createClient();
-        this.starting.add(transport);
+      let attempt: { client: Client; list: ToolList };
+      for (;;) {
         try {
-          await client.connect(transport, { timeout: timeoutMs + CONNECT_GRACE_MS });
-        } catch (sseError) {
-          this.legacySse = false;
-          throw new Error(`Streamable HTTP was refused (HTTP ${status}) and the legacy SSE transport failed too: ${errorMessage(sseError)}`, {
-            cause: sseError,
-          });
+          attempt = await this.attempt(transport, prior, timeoutMs);
+          break;
+        } catch (error) {
+          if (timedOut || this.closed) throw error;
+          if (state.sseStatus !== undefined) this.legacySse = false;
+          const next = nextAttempt(error, state); // throws when nothing is left to try
+          prior = next.prior;
+          if (next.sse !== undefined) this.legacySse = true;
+          this.log.info(remote && next.sse !== undefined ? `${describeUrl(remote.url)} ${next.note}` : next.note);
+          await replace(this.newTransport());
         }
       }
-      const { tools, duplicates } = await listAllTools(client, this.log, this.label, timeoutMs + CONNECT_GRACE_MS);
+      const { client, list } = attempt;
       if (timedOut) throw new Error('timed out');
       if (this.closed) throw shuttingDown(this.label);
-      const live: Live = { client, transport, calls: new CallChannel(transport), tools, duplicates, startedAt: Date.now(), dead: false };
+      const modern = client.getProtocolEra() === 'modern';
+      const discover = client.getDiscoverResult();
+      if (!this.legacySse) this.eras.set(this.toolbox, this.config, modern && discover ? { kind: 'modern', discover } : { kind: 'legacy' });
+      const envelope = modern ? callEnvelope(client, this.options.clientInfo, this.options.upstream) : undefined;
+      const live: Live = {
+        client,
+        transport,
+        calls: new CallChannel(transport, envelope),
+        tools: list.tools,
+        duplicates: list.duplicates,
+        ...(list.cacheScope ? { cacheScope: list.cacheScope } : {}),
+        era: modern ? 'modern' : 'legacy',
+        ...(client.getNegotiatedProtocolVersion() ? { protocolVersion: client.getNegotiatedProtocolVersion() } : {}),
+        startedAt: Date.now(),
+        dead: false,
+      };
       this.live = live;
       client.onclose = () => this.onClosed(live);
       this.watch(live);
       this.lastConnectError = undefined;
-      this.log.info(`connected in ${Date.now() - started} ms, ${tools.length} tools`);
+      this.log.info(`connected in ${Date.now() - started} ms, ${list.tools.length} tools (${live.era} protocol${live.protocolVersion ? ` ${live.protocolVersion}` : ''})`);
       this.options.onToolsChanged?.(this.toolbox, this.config.name);
       return live;
     } catch (error) {
@@ -232,20 +277,40 @@ export class ServerSlot {
     }
   }
 
-  /** A downstream client declaring (and relaying) exactly the relayable capabilities of the upstream client. */
+  /** The transport for the next connect attempt (SSE for an `http` entry already found to be legacy SSE). */
+  private newTransport(): Transport {
+    const remote = this.config.type === 'stdio' ? undefined : this.config;
+    if (remote && this.legacySse) return createSseTransport(remote, this.options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES);
+    return createTransport(this.config, {
+      workbenchEnv: this.options.env,
+      maxMessageBytes: this.options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
+      log: this.log,
+      groups: this.groups,
+      onNoise: this.options.onStdoutNoise && ((line) => this.options.onStdoutNoise!(this.toolbox, this.config.name, line)),
+    });
+  }
+
+  /**
+   * One connect on `transport`: with `prior`, in that era without a probe; else the SDK probes (`server/discover`,
+   * in place on our stdio transport: one process) and falls back to `initialize`. Then the tool list, which also
+   * checks a remembered modern verdict: a legacy server's list has no caching hint.
+   */
+  private async attempt(transport: Transport, prior: EraVerdict | undefined, timeoutMs: number): Promise<{ client: Client; list: ToolList }> {
+    const client = this.createClient();
+    await client.connect(transport, { timeout: timeoutMs + CONNECT_GRACE_MS, ...(prior ? { prior } : {}) });
+    const modern = client.getProtocolEra() === 'modern';
+    const list = await listAllTools(client, this.log, this.label, timeoutMs + CONNECT_GRACE_MS, modern);
+    return { client, list };
+  }
+
   private createClient(): Client {
-    const upstream = this.options.upstream;
-    const capabilities = upstream?.capabilities() ?? {};
-    const client = new Client(this.options.clientInfo, { capabilities });
-    if (!upstream) return client;
-    const relay = (method: RelayedMethod) => (request: { params?: Record<string, unknown> }, extra: { signal: AbortSignal }) => {
-      this.log.debug(`relaying ${method} to the client`);
-      return upstream.request(this.toolbox, this.config.name, { method, params: request.params }, extra.signal);
-    };
-    if (capabilities.sampling) client.setRequestHandler(CreateMessageRequestSchema, relay('sampling/createMessage') as never);
-    if (capabilities.elicitation) client.setRequestHandler(ElicitRequestSchema, relay('elicitation/create') as never);
-    if (capabilities.roots) client.setRequestHandler(ListRootsRequestSchema, relay('roots/list') as never);
-    return client;
+    return createDownstreamClient({
+      clientInfo: this.options.clientInfo,
+      upstream: this.options.upstream,
+      probeTimeoutMs: Math.min(PROBE_TIMEOUT_MS, this.config.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS),
+      relayTo: { toolbox: this.toolbox, server: this.config.name },
+      log: this.log,
+    });
   }
 
   /** Tells the server the client's roots changed (only if it was told the client has roots). */
@@ -257,13 +322,23 @@ export class ServerSlot {
   }
 
   private watch(live: Live): void {
-    live.client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+    live.client.setNotificationHandler('notifications/tools/list_changed', () => {
       clearTimeout(this.refreshTimer);
       this.refreshTimer = setTimeout(() => void this.refresh(live), LIST_CHANGED_DEBOUNCE_MS);
     });
-    live.client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+    live.client.setNotificationHandler('notifications/message', (notification) => {
       this.options.onLogMessage?.(this.toolbox, this.config.name, notification.params);
     });
+    // A modern server sends tools/list_changed only on a subscriptions/listen stream.
+    if (live.era === 'modern' && live.client.getServerCapabilities()?.tools?.listChanged) {
+      live.client.listen({ toolsListChanged: true }).then(
+        (subscription) => {
+          if (live.dead) void subscription.close().catch(() => {});
+          else live.subscription = subscription;
+        },
+        (error: unknown) => this.log.debug(`could not listen for tool list changes: ${errorMessage(error)}`),
+      );
+    }
   }
 
   /** Re-reads the catalog after tools/list_changed; one refresh at a time, a change during one schedules another. */
@@ -274,7 +349,10 @@ export class ServerSlot {
     }
     this.refreshing = (async () => {
       try {
-        ({ tools: live.tools, duplicates: live.duplicates } = await listAllTools(live.client, this.log, this.label));
+        const list = await listAllTools(live.client, this.log, this.label, undefined, live.era === 'modern');
+        ({ tools: live.tools, duplicates: live.duplicates } = list);
+        if (list.cacheScope) live.cacheScope = list.cacheScope;
+        else delete live.cacheScope;
         this.log.info(`tool list changed: now ${live.tools.length} tools`);
         this.options.onToolsChanged?.(this.toolbox, this.config.name);
       } catch (error) {
@@ -289,7 +367,7 @@ export class ServerSlot {
   private onClosed(live: Live): void {
     if (live.dead) return;
     live.dead = true;
-    live.calls.close(new McpError(ErrorCode.ConnectionClosed, 'Connection closed'));
+    live.calls.close(new SdkError(SdkErrorCode.ConnectionClosed, 'Connection closed'));
     if (this.live === live) this.live = undefined;
     // The process may be gone but what it started may not: end its process group and known descendants too.
     void live.transport.close().catch(() => {});

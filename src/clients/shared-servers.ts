@@ -17,6 +17,8 @@ export function launchKey(config: ServerConfig): string {
 export class SharedServers {
   private readonly slots = new Map<string, ServerSlot>();
   private readonly retiring = new Set<ServerSlot>();
+  /** Shared servers found to list tools privately (warned about once). */
+  private readonly unshared = new Set<string>();
   private readonly reaper: OrphanReaper | undefined;
   private readonly groups: GroupTracker;
   private readonly redact: Redact;
@@ -27,10 +29,21 @@ export class SharedServers {
     this.redact = createRedactor(options.config.secrets);
   }
 
-  /** The one slot of a shared server; a server whose launch settings changed (a reload) gets a new one. */
-  slot(toolbox: string, server: ServerConfig): ServerSlot {
+  /**
+   * The one slot of a shared server; a server whose launch settings changed (a reload) gets a new one. Undefined once
+   * the server marked its tool list `cacheScope: "private"` (a modern server's per-user list): such a list must not
+   * be shared across sessions, so every session opened from then on gets a connection of its own.
+   */
+  slot(toolbox: string, server: ServerConfig): ServerSlot | undefined {
     const key = `${toolbox}/${server.name}`;
     let slot = this.slots.get(key);
+    if (slot?.cacheScope === 'private' && launchKey(slot.config) === launchKey(server)) {
+      if (!this.unshared.has(key)) {
+        this.unshared.add(key);
+        this.options.log.warn(`${key} is "shared", but its tool list is private to each user: sessions opened from now on get a connection of their own`);
+      }
+      return undefined;
+    }
     if (slot && launchKey(slot.config) !== launchKey(server)) {
       const old = slot;
       this.retiring.add(old);

@@ -1,5 +1,4 @@
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolError, SdkError, SdkErrorCode, type Transport } from '@modelcontextprotocol/client';
 import { basename } from 'node:path';
 import type { ServerConfig } from '../config/types.js';
 import { WorkbenchError, errorMessage, type ServerFailure } from '../errors.js';
@@ -94,7 +93,7 @@ export function describeCallError(
   if (error instanceof MalformedResultError) {
     return new WorkbenchError('INVALID_OUTPUT', `${what} failed: ${error.message}. Report this to the server's maintainers.`, { cause: error });
   }
-  if (error instanceof McpError && error.code === ErrorCode.RequestTimeout && isLocalTimeout(error)) {
+  if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout) {
     return new WorkbenchError(
       'CALL_TIMEOUT',
       `${what} did not answer within ${timeout} ms and was cancelled. Retry, or raise "timeoutMs" for this server if the tool is expected to take longer.`,
@@ -109,7 +108,7 @@ export function describeCallError(
       cause: error,
     });
   }
-  if (error instanceof McpError) {
+  if (error instanceof ProtocolError) {
     return new WorkbenchError(
       'CALL_FAILED',
       `${what} returned an error (downstream JSON-RPC code ${error.code}): ${error.message.replace(/^MCP error -?\d+: /, '')}. Check the arguments against the tool's inputSchema (open_toolbox lists it), then retry.`,
@@ -117,10 +116,4 @@ export function describeCallError(
     );
   }
   return new WorkbenchError('CALL_FAILED', `${what} failed: ${errorMessage(error)}`, { cause: error });
-}
-
-/** The SDK marks its own timeouts with `data.timeout`; a downstream -32001 error is not ours. */
-function isLocalTimeout(error: McpError): boolean {
-  const data = error.data as { timeout?: unknown } | undefined;
-  return typeof data?.timeout === 'number';
 }

@@ -1,7 +1,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import crossSpawn from 'cross-spawn';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
 import { LineWriter } from '../shared/line-writer.js';
 import { ID_SEARCH_BYTES, findMessageId } from '../shared/message-id.js';
 import type { GroupTracker } from './orphan-reaper.js';

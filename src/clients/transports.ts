@@ -1,9 +1,8 @@
-import { DEFAULT_INHERITED_ENV_VARS } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { DEFAULT_INHERITED_ENV_VARS } from '@modelcontextprotocol/client/stdio';
 import {
-  InitializeResultSchema,
+  SSEClientTransport,
+  SdkHttpError,
+  StreamableHTTPClientTransport,
   isInitializeRequest,
   isInitializedNotification,
   isJSONRPCErrorResponse,
@@ -12,7 +11,9 @@ import {
   type JSONRPCMessage,
   type JSONRPCRequest,
   type MessageExtraInfo,
-} from '@modelcontextprotocol/sdk/types.js';
+  type Transport,
+  type TransportSendOptions,
+} from '@modelcontextprotocol/client';
 import type { RemoteServerConfig, ServerConfig, StdioServerConfig } from '../config/types.js';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -85,12 +86,14 @@ export function createSseTransport(server: RemoteServerConfig, maxMessageBytes: 
 /**
  * The HTTP status when a failed Streamable HTTP connect means "this is a legacy HTTP+SSE server": the initialize POST
  * was answered with a 4xx (typically 404 or 405, as the MCP spec's backwards-compatibility section describes), else
- * undefined. 401 and 403 are credential problems that SSE would not solve, so they are reported as they are.
+ * undefined. 401 and 403 are credential problems that SSE would not solve, so they are reported as they are. (The
+ * modern `server/discover` probe that comes first is the SDK's: it falls back to `initialize` itself when the server
+ * answers it without a modern error body, so the error seen here is the answer to `initialize`.)
  */
 export function legacySseStatus(error: unknown): number | undefined {
-  if (!(error instanceof StreamableHTTPError)) return undefined;
-  const status = error.code;
-  return status !== undefined && status >= 400 && status < 500 && status !== 401 && status !== 403 ? status : undefined;
+  if (!(error instanceof SdkHttpError)) return undefined;
+  const status = error.status;
+  return status >= 400 && status < 500 && status !== 401 && status !== 403 ? status : undefined;
 }
 
 /** A URL for messages: scheme, host, port and path only (userinfo and query strings can carry secrets). */
@@ -119,6 +122,8 @@ export class RenewingHttpClientTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void;
+  /** One POST per request, as the SDK transport it wraps (a modern connection cancels by ending that request). */
+  readonly hasPerRequestStream = true;
 
   private inner: StreamableHTTPClientTransport;
   private initializeRequest: JSONRPCRequest | undefined;
@@ -157,7 +162,8 @@ export class RenewingHttpClientTransport implements Transport {
     try {
       await this.inner.send(message, options);
     } catch (error) {
-      const expired = hadSession && error instanceof StreamableHTTPError && error.code === 404;
+      // Only a legacy connection has a session to renew; a modern one has none (hadSession is false).
+      const expired = hadSession && error instanceof SdkHttpError && error.status === 404;
       if (!expired || this.closed || this.initializeRequest === undefined || isInitializeRequest(message)) throw error;
       await this.renew(generation);
       // The re-initialize already told the new session it is initialized.
@@ -223,7 +229,8 @@ export class RenewingHttpClientTransport implements Transport {
     try {
       await fresh.start();
       await fresh.send({ ...initialize, id });
-      const result = InitializeResultSchema.parse(await answered);
+      const result = (await answered) as { protocolVersion?: unknown } | undefined;
+      if (typeof result?.protocolVersion !== 'string') throw new Error('the initialize result has no protocolVersion');
       fresh.setProtocolVersion(result.protocolVersion);
       await fresh.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
       if (this.closed) throw new Error('the connection was closed');

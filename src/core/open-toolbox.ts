@@ -74,10 +74,16 @@ export class Discovery {
 
   /** A server's live tools changed (connected, refreshed, lost): remember them and persist them to the cache. */
   toolsChanged(manager: ClientManager, toolbox: string, server: string): void {
-    const tools = manager.serverTools(toolbox).find((s) => s.server === server)?.tools;
+    const listed = manager.serverTools(toolbox).find((s) => s.server === server);
+    const tools = listed?.tools;
     const config = this.options.config().toolboxes.find((t) => t.name === toolbox)?.servers.find((s) => s.name === server);
     if (!tools || !config || !this.options.cache) return;
     this.failing.delete(`${toolbox}/${server}`);
+    // A list the server marked private is per-user: never written to disk nor served to anyone from it.
+    if (listed?.cacheScope === 'private') {
+      this.seeds.set(`${toolbox}/${server}`, null);
+      return;
+    }
     this.seeds.set(`${toolbox}/${server}`, tools);
     void this.options.cache.write(toolbox, config, tools);
   }

@@ -1,4 +1,6 @@
-import { ErrorCode, McpError, type ClientCapabilities, type LoggingMessageNotification, type Result } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/client';
+// The session's types are those of the upstream faces (src/server), which still speak SDK v1 types.
+import type { ClientCapabilities, LoggingMessageNotification, Result } from '@modelcontextprotocol/sdk/types.js';
 import type { ClientManagerOptions, RelayedMethod, UpstreamRelay } from '../clients/client-manager.js';
 import type { Logger } from '../log.js';
 
@@ -47,7 +49,7 @@ export function scopeRelay(scope: RoutingBooks): UpstreamRelay {
       const session = scope.upstream;
       const capability = CAPABILITY_OF[request.method];
       if (!session) {
-        return Promise.reject(new McpError(ErrorCode.InvalidRequest, `no client session is connected to relay ${capability} (requested by ${toolbox}/${server})`));
+        return Promise.reject(new ProtocolError(ProtocolErrorCode.InvalidRequest, `no client session is connected to relay ${capability} (requested by ${toolbox}/${server})`));
       }
       return requestOf([...(scope.activity.get(`${toolbox}/${server}`) ?? [])], session, request, signal, capability, `${toolbox}/${server}`);
     },
@@ -86,7 +88,7 @@ export function sharedRelay(activity: Map<string, Set<CallContext>>, sessionCapa
             : `calls from ${sessions.length} client sessions are in flight on it, and a request does not say which call caused it`;
         log.warn(`refused ${request.method} from ${where}: ${why}`);
         return Promise.reject(
-          new McpError(ErrorCode.InvalidRequest, `mcp-workbench refused ${request.method} from ${where}: ${why}. Servers that ask their client for something should not be "shared".`),
+          new ProtocolError(ProtocolErrorCode.InvalidRequest, `mcp-workbench refused ${request.method} from ${where}: ${why}. Servers that ask their client for something should not be "shared".`),
         );
       }
       return requestOf(calls, sessions[0]!, request, signal, CAPABILITY_OF[request.method], `${toolbox}/${server}`);
@@ -113,7 +115,7 @@ function requestOf(
   from: string,
 ): Promise<Result> {
   if (session.capabilities()?.[capability] === undefined) {
-    return Promise.reject(new McpError(ErrorCode.InvalidRequest, `the client connected to mcp-workbench does not support ${capability} (requested by ${from})`));
+    return Promise.reject(new ProtocolError(ProtocolErrorCode.InvalidRequest, `the client connected to mcp-workbench does not support ${capability} (requested by ${from})`));
   }
   const call = calls.filter((c) => c.session === session).at(-1);
   return call ? call.request(request, signal) : session.request(request, signal);

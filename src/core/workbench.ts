@@ -1,5 +1,6 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { CatalogCache } from '../catalog/catalog-cache.js';
+import { EraMemory } from '../clients/era-memory.js';
 import type { BudgetedAnswer } from '../catalog/catalog-index.js';
 import { createOverrideResolver, type OverrideResolver } from '../catalog/overrides.js';
 import { ToolboxCatalog } from '../catalog/toolbox-catalog.js';
@@ -73,12 +74,15 @@ export class Workbench {
   private readonly validators: ToolValidators;
   private readonly useToolHost: UseToolHost;
   private readonly discovery: Discovery;
+  /** Every server's protocol era, for all sessions' connections (persisted in the catalog cache when there is one). */
+  private readonly eras: EraMemory;
 
   constructor(options: WorkbenchOptions) {
     this.options = options;
     this.current = options.config;
     this.log = options.log;
     this.validators = new ToolValidators(options.log);
+    this.eras = new EraMemory(options.catalogCache);
     this.useToolHost = {
       scopeOf: (session) => this.scopeOf(session),
       toolboxes: () => this.toolboxes,
@@ -156,9 +160,9 @@ export class Workbench {
   }
 
   /** What every set of downstream connections is made with: the config in effect, env, log and limits. */
-  private connectionOptions(): Pick<ClientManagerOptions, 'config' | 'env' | 'log' | 'clientInfo' | 'maxMessageBytes'> {
+  private connectionOptions(): Pick<ClientManagerOptions, 'config' | 'env' | 'log' | 'clientInfo' | 'maxMessageBytes' | 'eras'> {
     const { env, log, version, maxMessageBytes } = this.options;
-    return { config: this.current, env, log, clientInfo: { name: 'mcp-workbench', version }, maxMessageBytes };
+    return { config: this.current, env, log, clientInfo: { name: 'mcp-workbench', version }, maxMessageBytes, eras: this.eras };
   }
 
   /** The `shared: true` servers of isolated sessions, made once. */

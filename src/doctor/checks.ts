@@ -1,4 +1,5 @@
-import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
+// The legacy handshake's version: the status probe is a plain initialize POST, which every era of server answers.
+import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/client';
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { performance } from 'node:perf_hooks';
@@ -122,10 +123,12 @@ async function checkServer(config: WorkbenchConfig, toolbox: ToolboxConfig, serv
       return { ...base, connected: false, connectMs, failure, problems: logProblems(logged, noise, failedWith) };
     }
     const listed = manager.serverTools(toolbox.name)[0];
+    const era = manager.serverEras(toolbox.name)[0];
+    const protocol = era ? { protocol: { era: era.era, ...(era.protocolVersion ? { version: era.protocolVersion } : {}) } } : {};
     const tools = listed?.tools ?? [];
     // Names listed twice are kept once by the manager; put them back so the catalog check reports them as errors.
     const asListed = [...tools, ...(listed?.duplicates ?? []).flatMap((name) => tools.filter((t) => t.name === name))];
-    return { ...base, connected: true, connectMs, tools: tools.length, problems: [...catalogProblems(toolbox.name, server.name, asListed, ajv), ...logProblems(logged, noise)] };
+    return { ...base, connected: true, connectMs, tools: tools.length, ...protocol, problems: [...catalogProblems(toolbox.name, server.name, asListed, ajv), ...logProblems(logged, noise)] };
   } catch (error) {
     const message = errorMessage(error);
     return { ...base, connected: false, connectMs: Math.round(performance.now() - started), failure: { kind: 'error', summary: 'error', message }, problems: [] };

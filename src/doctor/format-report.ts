@@ -16,7 +16,8 @@ export function formatDoctorReport(report: DoctorReport): string {
     for (const server of toolbox.servers) {
       const name = `${toolbox.name}/${server.server}`;
       if (server.connected) {
-        lines.push(`  [ok]   ${name}: connected in ${server.connectMs} ms, ${server.tools} tool${server.tools === 1 ? '' : 's'}`);
+        const protocol = server.protocol ? `, ${server.protocol.era} protocol${server.protocol.version ? ` ${server.protocol.version}` : ''}` : '';
+        lines.push(`  [ok]   ${name}: connected in ${server.connectMs} ms, ${server.tools} tool${server.tools === 1 ? '' : 's'}${protocol}`);
       } else {
         // A timeout's time is the timeout plus stopping the process; the summary already names the timeout.
         const after = server.failure?.kind === 'timeout' ? '' : ` (after ${server.connectMs} ms)`;

@@ -51,6 +51,11 @@ export interface ServerReport {
   connectMs: number;
   timeoutMs: number;
   tools?: number;
+  /**
+   * The protocol the server spoke (connected servers only): `legacy` (the initialize handshake, ≤ 2025-11-25) or
+   * `modern` (2026-07-28, no handshake), and the negotiated version.
+   */
+  protocol?: { era: 'legacy' | 'modern'; version?: string };
   failure?: DoctorFailure;
   problems: CatalogProblem[];
 }

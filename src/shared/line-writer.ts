@@ -1,4 +1,4 @@
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/client';
 
 /**
  * Newline-delimited JSON-RPC out of a stream, for the forwarding hot path:

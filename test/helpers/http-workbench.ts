@@ -31,7 +31,7 @@ export interface HttpWorkbench {
   stdout(): string;
   descendants(): Promise<number[]>;
   /** An SDK client over Streamable HTTP, with the given extra request headers (e.g. the token). */
-  connect(headers?: Record<string, string>): Promise<HttpSession>;
+  connect(headers?: Record<string, string>, clientOptions?: ConstructorParameters<typeof Client>[1]): Promise<HttpSession>;
   /** SIGTERM (SIGKILL after 10 s); resolves with the exit code once the process is gone; removes the temp dir. */
   stop(): Promise<number | null>;
 }
@@ -78,8 +78,8 @@ export async function startHttpWorkbench(config: unknown, args: string[], env: R
     stderr: cli.stderr,
     stdout: cli.stdout,
     descendants: async () => (await listDescendants(pid)).filter((child) => !isOrphanWatchdog(child)),
-    connect: async (headers = {}) => {
-      const client = new Client({ name: 'http-test', version: '1.0.0' }, { capabilities: {} });
+    connect: async (headers = {}, clientOptions = { capabilities: {} }) => {
+      const client = new Client({ name: 'http-test', version: '1.0.0' }, clientOptions);
       const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
       await client.connect(transport);
       return {
