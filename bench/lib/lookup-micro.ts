@@ -1,16 +1,16 @@
 import { performance } from 'node:perf_hooks';
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/client';
 import { ToolboxCatalog } from '../../src/catalog/toolbox-catalog.js';
 import { createVisibilityPolicy } from '../../src/catalog/visibility.js';
 import type { WorkbenchConfig } from '../../src/config/types.js';
 
 /** Tools shaped like the fixture's generated ones. */
 function generated(count: number): Tool[] {
-  const types = ['string', 'number', 'boolean', 'integer'];
+  const types = ['string', 'number', 'boolean', 'integer'] as const;
   return Array.from({ length: count }, (_, i) => ({
     name: `gen_${String(i).padStart(4, '0')}`,
     description: `generated tool ${i}`,
-    inputSchema: { type: 'object' as const, properties: { [`p${i}`]: { type: types[i % 4] } }, additionalProperties: false },
+    inputSchema: { type: 'object' as const, properties: { [`p${i}`]: { type: types[i % 4]! } }, additionalProperties: false },
   }));
 }
 

@@ -1,7 +1,7 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/client';
 import { serverCacheKey, type EraPersistence, type EraVerdict } from '../clients/era-memory.js';
 import type { ServerConfig } from '../config/types.js';
 import { errorMessage } from '../errors.js';

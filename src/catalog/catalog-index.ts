@@ -1,4 +1,4 @@
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/client';
 import type { FailedServer } from '../clients/server-failure.js';
 
 /** Characters an `open_toolbox` answer may take when nothing else is configured (README: "Context budget"). */

@@ -1,4 +1,4 @@
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/client';
 import type { ToolOverride, ToolOverrideRule, WorkbenchConfig } from '../config/types.js';
 import { compileGlob, type NameMatcher } from '../shared/glob.js';
 import { formatToolName } from './names.js';

@@ -1,4 +1,4 @@
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/client';
 import { boundedEditDistance } from '../config/text.js';
 import { formatToolName, parseToolName } from './names.js';
 import type { Visibility, VisibilityPolicy } from './visibility.js';

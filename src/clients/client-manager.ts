@@ -1,7 +1,4 @@
-import type { LoggingMessageNotification, Progress } from '@modelcontextprotocol/client';
-// The upstream relay and what callTool returns meet the upstream faces, which still use SDK v1 types (switch these
-// with src/server).
-import type { CallToolResult, ClientCapabilities, Result, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, ClientCapabilities, LoggingMessageNotification, Progress, Result, Tool } from '@modelcontextprotocol/client';
 import type { ToolboxConfig, WorkbenchConfig } from '../config/types.js';
 import { WorkbenchError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';

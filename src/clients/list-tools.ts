@@ -1,6 +1,5 @@
 import type { Client, StandardSchemaV1 } from '@modelcontextprotocol/client';
-// Tools go to the catalog and the upstream faces, which still use SDK v1 types (switch with src/server).
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/client';
 import type { Logger } from '../log.js';
 import { quoteClientText } from '../shared/client-text.js';
 

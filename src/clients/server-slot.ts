@@ -1,6 +1,5 @@
 import { Client, SdkError, SdkErrorCode, type McpSubscription, type Transport } from '@modelcontextprotocol/client';
-// Handed to the upstream faces, which still use SDK v1 types (switch with src/server).
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/client';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ServerConfig } from '../config/types.js';
 import { WorkbenchError, errorMessage } from '../errors.js';

@@ -1,4 +1,4 @@
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/client';
 import type { ClientManager, FailedServer } from '../clients/client-manager.js';
 import type { ToolboxConfig, WorkbenchConfig } from '../config/types.js';
 import { WorkbenchError } from '../errors.js';

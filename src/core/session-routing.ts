@@ -1,6 +1,5 @@
 import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/client';
-// The session's types are those of the upstream faces (src/server), which still speak SDK v1 types.
-import type { ClientCapabilities, LoggingMessageNotification, Result } from '@modelcontextprotocol/sdk/types.js';
+import type { ClientCapabilities, LoggingMessageNotification, Result } from '@modelcontextprotocol/client';
 import type { ClientManagerOptions, RelayedMethod, UpstreamRelay } from '../clients/client-manager.js';
 import type { Logger } from '../log.js';
 

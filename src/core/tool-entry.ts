@@ -1,4 +1,4 @@
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/client';
 import type { Answer, FullEntry } from '../catalog/catalog-index.js';
 import { overriddenText, type OverrideResolver } from '../catalog/overrides.js';
 import type { CatalogTool } from '../catalog/toolbox-catalog.js';

@@ -1,4 +1,4 @@
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/client';
 import type { ToolNameParts } from '../catalog/names.js';
 import { parseToolName } from '../catalog/names.js';
 import type { CatalogTool, ToolLookup } from '../catalog/toolbox-catalog.js';

@@ -1,4 +1,4 @@
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/client';
 import type { CatalogCache } from '../catalog/catalog-cache.js';
 import { EraMemory } from '../clients/era-memory.js';
 import type { BudgetedAnswer } from '../catalog/catalog-index.js';

@@ -1,4 +1,4 @@
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/client';
 import { Ajv } from 'ajv';
 import { formatToolName } from '../catalog/names.js';
 import { errorMessage } from '../errors.js';

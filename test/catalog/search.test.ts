@@ -11,7 +11,7 @@ function tool(name: string, description: string, properties: Record<string, obje
     original_name: name,
     ...(title ? { title } : {}),
     description: `[t/s] ${description}`,
-    inputSchema: { type: 'object', properties },
+    inputSchema: { type: 'object', properties: properties as FullEntry['inputSchema']['properties'] },
   };
 }
 
