@@ -181,6 +181,8 @@ function forward(host: UseToolHost, scope: Scope, toolbox: ToolboxConfig, entry:
 
 /** Checks what came back: a readable content list, and structuredContent against the tool's own outputSchema. */
 function checkOutput(entry: CatalogTool, raw: CallToolResult, validators: ToolValidators): CallToolResult {
+  // A modern server's input-required answer passed through for the client to answer (see CallOptions.passInputRequired).
+  if ((raw as { resultType?: unknown }).resultType === 'input_required') return raw;
   // The result arrives unparsed (see CallChannel): check the one thing every client relies on. A missing content
   // list is what older servers send with structuredContent; clients read it as empty, and so do we.
   if (raw.content !== undefined && !Array.isArray(raw.content)) {

@@ -24,6 +24,7 @@ import { OPEN_TOOLBOX, USE_TOOL, metaToolDefinitions } from './meta-tools.js';
 import { describeValue, parseOpenToolboxArgs } from './open-toolbox-params.js';
 import { errorResult } from '../core/tool-entry.js';
 import { type UpstreamSession, type Workbench } from '../core/workbench.js';
+import type { UseToolOptions } from '../core/scope.js';
 import { InputRounds, type Notify, type RoundOutcome } from './input-rounds.js';
 import { invalidParams, optionalStrings, rejectUnknownParams, requireString } from './tool-params.js';
 
@@ -53,6 +54,11 @@ export interface CreateServerOptions {
    * the same owner (over HTTP the bearer token that admitted the request).
    */
   owner?: string;
+  /**
+   * The key `requestState` is signed with (at least 32 bytes). Workbench processes that share it accept each other's
+   * pass-through input rounds (replicas: derived from their tokens); default, a key of this process.
+   */
+  stateKey?: Uint8Array;
 }
 
 /**
@@ -82,8 +88,11 @@ export interface WorkbenchServer {
   close(): Promise<void>;
 }
 
-/** The key requestState is signed with: per process, since input rounds live in the process that started them. */
-const requestStateCodec = createRequestStateCodec<{ round: string }>({ key: randomBytes(32) });
+/** What a `requestState` we hand out carries: an input round held here, or a modern server's own state. */
+type RequestStatePayload = { round: string } | { pass: { target: string; state?: string } };
+
+/** The signing key when none is given: good for one process (stdio; HTTP without a token). */
+const processKey = randomBytes(32);
 
 export function createSurface(workbench: Workbench, version: string, options: CreateServerOptions = {}): UpstreamSurface {
   const management = options.management;
@@ -102,6 +111,8 @@ export function createSurface(workbench: Workbench, version: string, options: Cr
     for (const listener of listeners) listener();
   });
   const rounds = new InputRounds();
+  // Bound to the owner: a requestState handed to one user is refused when another echoes it.
+  const codec = createRequestStateCodec<RequestStatePayload>({ key: options.stateKey ?? processKey, bind: () => owner });
 
   /** The legacy instance that reaches this surface's client (requests, log messages); none for modern clients. */
   let legacy: Server | undefined;
@@ -134,7 +145,7 @@ export function createSurface(workbench: Workbench, version: string, options: Cr
         throw invalidParams(`${USE_TOOL}: "arguments" must be an object of the tool's arguments, got ${describeValue(toolArgs)}`);
       }
       const { progressToken } = call;
-      return workbench.useTool(toolbox, toolName, toolArgs as Record<string, unknown> | undefined, {
+      const options: UseToolOptions = {
         scope,
         cancellation: call.cancellation,
         meta: call.meta,
@@ -143,7 +154,9 @@ export function createSurface(workbench: Workbench, version: string, options: Cr
           progressToken === undefined
             ? undefined
             : (progress) => call.notify({ method: 'notifications/progress', params: { ...progress, progressToken } }),
-      });
+      };
+      if (call.pass) Object.assign(options, call.pass);
+      return workbench.useTool(toolbox, toolName, toolArgs as Record<string, unknown> | undefined, options);
     },
     openToolbox: async (args) => {
       const request = parseOpenToolboxArgs(args);
@@ -162,14 +175,21 @@ export function createSurface(workbench: Workbench, version: string, options: Cr
     },
   };
 
-  /** use_tool for a client of MCP 2026-07-28: requests of the server it reaches come back as input rounds. */
+  /**
+   * use_tool for a client of MCP 2026-07-28. Two kinds of input round, both ending the request with an input-required
+   * answer whose signed `requestState` says how to continue:
+   * - a modern server's own input requests are passed through as they came, and its requestState travels inside
+   *   ours: nothing is held here, so the retry may reach any workbench process that shares the signing key;
+   * - a legacy server's requests during a live call are held in an {@link InputRounds} round of this process.
+   */
   const modernUseTool = async (args: Record<string, unknown>, meta: Record<string, unknown> | undefined, ctx: ServerContext): Promise<CallToolResult> => {
     const signal = ctx.mcpReq.signal;
     const notify = progressSender(ctx) as unknown as Notify;
-    const started = ctx.mcpReq.requestState<{ round: string }>();
+    const state = ctx.mcpReq.requestState<RequestStatePayload>();
+    const responses = (ctx.mcpReq.inputResponses ?? {}) as Record<string, unknown>;
     let outcome: Promise<RoundOutcome>;
-    if (started !== undefined) {
-      const resumed = rounds.resume(owner, started.round, (ctx.mcpReq.inputResponses ?? {}) as Record<string, unknown>, signal, notify);
+    if (state !== undefined && 'round' in state) {
+      const resumed = rounds.resume(owner, state.round, responses, signal, notify);
       if (!resumed) {
         return errorResult(
           "This call's input round is not held by this workbench: it ended (answered, cancelled, or no answer within 10 minutes), or it was " +
@@ -180,6 +200,12 @@ export function createSurface(workbench: Workbench, version: string, options: Cr
       }
       outcome = resumed;
     } else {
+      const target = `${String(args.toolbox_name)}\0${String(args.tool_name)}`;
+      if (state !== undefined && state.pass.target !== target) {
+        throw invalidParams(`${USE_TOOL}: this requestState continues a call of another tool; retry with the toolbox_name and tool_name of the call that asked for input`);
+      }
+      const pass: NonNullable<UseToolCall['pass']> =
+        state === undefined ? { passInputRequired: true } : { passInputRequired: true, inputResponses: responses, requestState: state.pass.state };
       outcome = rounds.start(
         owner,
         (ask, cancellation, roundNotify) =>
@@ -189,16 +215,25 @@ export function createSurface(workbench: Workbench, version: string, options: Cr
             meta,
             notify: roundNotify as UseToolCall['notify'],
             request: (request, askSignal) => ask(request, askSignal),
+            pass,
           }),
         signal,
         notify,
       );
     }
     const result = await outcome;
-    if (result.kind === 'complete') return result.result;
+    if (result.kind === 'input') {
+      return inputRequired({
+        inputRequests: result.inputRequests as unknown as InputRequests,
+        requestState: await codec.mint({ round: result.round }, ctx),
+      }) as unknown as CallToolResult;
+    }
+    const answer = result.result as CallToolResult & { resultType?: string; inputRequests?: InputRequests; requestState?: unknown };
+    if (answer.resultType !== 'input_required') return answer;
+    const target = `${String(args.toolbox_name)}\0${String(args.tool_name)}`;
     return inputRequired({
-      inputRequests: result.inputRequests as unknown as InputRequests,
-      requestState: await requestStateCodec.mint({ round: result.round }),
+      ...(answer.inputRequests ? { inputRequests: answer.inputRequests } : {}),
+      requestState: await codec.mint({ pass: { target, ...(typeof answer.requestState === 'string' ? { state: answer.requestState } : {}) } }, ctx),
     }) as unknown as CallToolResult;
   };
 
@@ -209,7 +244,7 @@ export function createSurface(workbench: Workbench, version: string, options: Cr
         capabilities: { tools: { listChanged: true }, logging: {} },
         instructions: workbench.instructions(),
         cacheHints: { 'tools/list': { ttlMs: TOOLS_LIST_TTL_MS, cacheScope: 'public' } },
-        requestState: { verify: requestStateCodec.verify },
+        requestState: { verify: codec.verify },
       },
     );
     if (era === 'legacy') {

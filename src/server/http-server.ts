@@ -1,6 +1,6 @@
 import { NodeStreamableHTTPServerTransport, toWebRequest } from '@modelcontextprotocol/node';
 import { isInitializeRequest, isLegacyRequest } from '@modelcontextprotocol/server';
-import { randomUUID, timingSafeEqual } from 'node:crypto';
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer as createNodeServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Workbench } from '../core/workbench.js';
@@ -86,7 +86,9 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Workb
   const all = new Set<Session>();
   const byId = new Map<string, Session>();
   let closing = false;
-  const modern = createModernHttp(workbench, version, options.serverOptions ?? {}, log);
+  // Replicas given the same tokens sign input rounds alike, so a modern server's pass-through round continues anywhere.
+  const stateKey = token === undefined ? undefined : createHash('sha256').update(`mcp-workbench requestState\0${token}`).digest();
+  const modern = createModernHttp(workbench, version, { ...options.serverOptions, ...(stateKey ? { stateKey } : {}) }, log);
 
   const closeSession = async (session: Session, why: string): Promise<void> => {
     if (session.closed) return;

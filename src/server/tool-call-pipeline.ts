@@ -46,6 +46,11 @@ export interface UseToolCall {
   notify(notification: ServerNotification): void;
   /** Sends a request to the client (relayed sampling, elicitation, roots) on behalf of this call. */
   request(request: { method: RelayedMethod; params?: Record<string, unknown> }, signal: AbortSignal): Promise<Result>;
+  /**
+   * MCP 2026-07-28 clients only: a modern server's input-required answer comes back as it is (for the client to answer
+   * itself), and a retry carries the client's responses and the server's requestState on to the server.
+   */
+  pass?: { passInputRequired: true; inputResponses?: Record<string, unknown>; requestState?: string };
 }
 
 export interface ToolCallHandlers {

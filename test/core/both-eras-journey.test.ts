@@ -67,13 +67,19 @@ async function everyTool(client: Client, name: string): Promise<void> {
   for (const tool of catalog.tools) {
     const args =
       tool.original_name === 'trigger-long-running-operation' ? { duration: 0.2, steps: 2 } : sampleArgs(tool.inputSchema as never);
-    const result = await use(tool.name, args);
     if (tool.original_name === 'nag') {
-      // A server that asks again on every round is stopped after a bounded number of rounds, with its name.
-      assert.equal(result.isError, true);
-      assert.match(text(result), /"nag" on server "new" of toolbox "both" asked the client for input \d+ times/);
+      // A server that asks again on every round: for a legacy client the workbench answers the rounds and stops after
+      // a bounded number, naming the server; a modern client sees the server's rounds itself and stops by its own bound.
+      if (client.getProtocolEra() === 'modern') {
+        await assert.rejects(use(tool.name, args), /still required input after \d+ rounds/);
+      } else {
+        const result = await use(tool.name, args);
+        assert.equal(result.isError, true);
+        assert.match(text(result), /"nag" on server "new" of toolbox "both" asked the client for input \d+ times/);
+      }
       continue;
     }
+    const result = await use(tool.name, args);
     assert.equal(errorCode(result), undefined, `${tool.name} (${name}): ${text(result)}`);
     // The relayed requests reached this client, and its answers reached the server.
     if (tool.name === 'both__old__trigger-sampling-request') assert.match(text(result), new RegExp(`sampled by ${name}`));

@@ -65,9 +65,8 @@ describe('modern HTTP clients are kept apart by their token', () => {
       assert.equal(first.resultType, 'input_required');
       const key = Object.keys(first.inputRequests)[0]!;
       const answer = { inputResponses: { [key]: { action: 'accept', content: { name: 'mallory' } } }, requestState: first.requestState };
-      const stolen = (await use(b, 'ask', { kind: 'elicitation' }, answer)) as CallToolResult;
-      assert.equal(stolen.isError, true);
-      assert.match(text(stolen), /not held by this workbench/);
+      // The requestState is bound to the user it was handed to: another token's echo is refused before any lookup.
+      await assert.rejects(use(b, 'ask', { kind: 'elicitation' }, answer), /Invalid or expired requestState/);
       // The owner's retry still works: the other user's attempt changed nothing.
       const own = await use(a, 'ask', { kind: 'elicitation' }, { ...answer, inputResponses: { [key]: { action: 'accept', content: { name: 'alice' } } } });
       assert.deepEqual(JSON.parse(text(own)), { action: 'accept', content: { name: 'alice' } });

@@ -6,7 +6,8 @@ import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextp
 import { Client, StreamableHTTPClientTransport, type CallToolResult } from '@modelcontextprotocol/client';
 import { startHttpWorkbench, type HttpWorkbench } from '../helpers/http-workbench.js';
 import { startReverseProxy, type ProxiedRequest, type ReverseProxy } from '../helpers/reverse-proxy.js';
-import { fixtureServer } from '../helpers/workbench-process.js';
+import { join } from 'node:path';
+import { fixtureServer, node, paths } from '../helpers/workbench-process.js';
 
 /**
  * Two workbench processes behind a real nginx, as replicas of one service. Round-robin is right for the stateless
@@ -15,7 +16,13 @@ import { fixtureServer } from '../helpers/workbench-process.js';
 
 const TOKEN = `replica-token-${randomBytes(16).toString('hex')}`;
 const AUTH = { Authorization: `Bearer ${TOKEN}` };
-const config = { toolboxes: { fx: { mcpServers: { fixture: fixtureServer() } } } };
+const MODERN_SERVER = join(paths.fixture, '..', 'modern-server.mjs');
+const config = {
+  toolboxes: {
+    fx: { mcpServers: { fixture: fixtureServer() } },
+    mx: { mcpServers: { modern: { command: node, args: [MODERN_SERVER] } } },
+  },
+};
 
 /** A client workload through the proxy at `url`; resolves when every client is done, rejects with the first failure. */
 type Workload = (url: string, clients: number) => Promise<void>;
@@ -153,6 +160,42 @@ describe('workbench replicas behind nginx', () => {
       assert.ok(first! > 0 && second! > 0, `both replicas served: ${first} and ${second}`);
       assert.ok(Math.abs(first! - second!) <= 1, `round-robin keeps them even: ${first} and ${second}`);
       assert.ok(requests.every((request) => request.status < 400), `no request was refused: ${JSON.stringify(requests.filter((r) => r.status >= 400))}`);
+    });
+  });
+
+  describe('input rounds of a modern server, round-robin', () => {
+    let proxy: ReverseProxy;
+    before(async () => {
+      proxy = await startReverseProxy({ backends: backends(), mode: 'round-robin' });
+    });
+    after(async () => {
+      await proxy?.stop();
+    });
+
+    it("continue on whichever replica the client's retry reaches: the round travels in the signed requestState", async () => {
+      const client = new Client(
+        { name: 'asking', version: '1.0.0' },
+        { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: { pin: '2026-07-28' } } },
+      );
+      let asked = 0;
+      client.setRequestHandler('elicitation/create', async () => ({ action: 'accept', content: { answer: `answer ${++asked}` } }));
+      await client.connect(new StreamableHTTPClientTransport(new URL(proxy.url), { requestInit: { headers: AUTH } }));
+      try {
+        const before = (await proxy.requests()).length;
+        for (let i = 1; i <= 4; i++) {
+          // One call is two requests (the input-required answer, then the retry): one-by-one through round-robin,
+          // the retry always reaches the other replica.
+          const result = (await client.callTool({ name: 'use_tool', arguments: { toolbox_name: 'mx', tool_name: 'ask', arguments: { question: `q${i}` } } })) as CallToolResult;
+          assert.equal(textOf(result), `answer: answer ${i}`);
+        }
+        const requests = (await proxy.requests()).slice(before);
+        assert.equal(requests.length, 8, `two requests per call: ${JSON.stringify(requests)}`);
+        const upstreams = requests.map((request) => request.upstreams.at(-1));
+        for (let i = 0; i < 8; i += 2) assert.notEqual(upstreams[i], upstreams[i + 1], `call ${i / 2 + 1} was retried on the other replica`);
+        assert.ok(requests.every((request) => request.status < 400));
+      } finally {
+        await client.close();
+      }
     });
   });
 
