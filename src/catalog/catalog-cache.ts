@@ -36,6 +36,8 @@ interface CacheFile {
   savedAt: string;
   /** Absent when only the era is known yet. */
   tools?: Tool[];
+  /** When the tools stop being a fair answer: a modern server's `ttlMs` hint after the listing (absent: no hint). */
+  toolsExpireAt?: string;
   /** The protocol era the server spoke when it last connected (see clients/era-memory). */
   era?: EraVerdict;
 }
@@ -43,6 +45,8 @@ interface CacheFile {
 /** What is known of one entry: as read from disk or last written. */
 interface Entry {
   tools?: Tool[];
+  /** Epoch ms after which `tools` are not served (a modern server's ttlMs). */
+  toolsExpireAt?: number;
   era?: EraVerdict;
   /** The JSON of the last file written or read, so unchanged entries are not rewritten. */
   json?: string;
@@ -67,7 +71,10 @@ export class CatalogCache implements EraPersistence {
 
   /** The cached tools of a server, or undefined when there are none (or the file is unreadable). */
   async read(toolbox: string, server: ServerConfig): Promise<Tool[] | undefined> {
-    return (await this.load(toolbox, server))?.tools;
+    const entry = await this.load(toolbox, server);
+    // A modern server said how long its list may be reused (ttlMs): past that it is not a fair first answer.
+    if (entry?.toolsExpireAt !== undefined && Date.now() >= entry.toolsExpireAt) return undefined;
+    return entry?.tools;
   }
 
   /** The protocol era the server spoke last time, or undefined. */
@@ -76,8 +83,8 @@ export class CatalogCache implements EraPersistence {
   }
 
   /** Persists a server's live tools (atomically) when they differ from what the cache holds. Never throws. */
-  write(toolbox: string, server: ServerConfig, tools: readonly Tool[]): Promise<void> {
-    return this.save(toolbox, server, { tools: [...tools] });
+  write(toolbox: string, server: ServerConfig, tools: readonly Tool[], ttlMs?: number): Promise<void> {
+    return this.save(toolbox, server, { tools: [...tools], toolsExpireAt: ttlMs === undefined ? undefined : Date.now() + ttlMs });
   }
 
   /** Persists the era a server spoke (beside its tools). Never throws. */
@@ -105,11 +112,16 @@ export class CatalogCache implements EraPersistence {
         throw new Error('not a catalog cache file');
       }
       const era = isEra(parsed.era) ? parsed.era : undefined;
-      const entry: Entry = { ...(parsed.tools ? { tools: parsed.tools } : {}), ...(era ? { era } : {}) };
+      const expires = typeof parsed.toolsExpireAt === 'string' ? Date.parse(parsed.toolsExpireAt) : NaN;
+      const entry: Entry = {
+        ...(parsed.tools ? { tools: parsed.tools } : {}),
+        ...(Number.isFinite(expires) ? { toolsExpireAt: expires } : {}),
+        ...(era ? { era } : {}),
+      };
       entry.json = entryJson(entry);
       // What this process learned since wins over the file.
       const known = this.entries.get(key);
-      const merged: Entry = { ...entry, ...(known?.tools ? { tools: known.tools } : {}), ...(known?.era ? { era: known.era } : {}), json: known?.json ?? entry.json };
+      const merged: Entry = { ...entry, ...(known?.tools ? { tools: known.tools, toolsExpireAt: known.toolsExpireAt } : {}), ...(known?.era ? { era: known.era } : {}), json: known?.json ?? entry.json };
       this.entries.set(key, merged);
       return merged;
     } catch (error) {
@@ -118,7 +130,7 @@ export class CatalogCache implements EraPersistence {
     }
   }
 
-  private save(toolbox: string, server: ServerConfig, change: Partial<Pick<Entry, 'tools' | 'era'>>): Promise<void> {
+  private save(toolbox: string, server: ServerConfig, change: Partial<Pick<Entry, 'tools' | 'toolsExpireAt' | 'era'>>): Promise<void> {
     const key = cacheKey(toolbox, server);
     const previous = this.entries.get(key) ?? {};
     const entry: Entry = { ...previous, ...change };
@@ -132,6 +144,7 @@ export class CatalogCache implements EraPersistence {
       server: server.name,
       savedAt: new Date().toISOString(),
       ...(entry.tools ? { tools: entry.tools } : {}),
+      ...(entry.toolsExpireAt !== undefined ? { toolsExpireAt: new Date(entry.toolsExpireAt).toISOString() } : {}),
       ...(entry.era ? { era: entry.era } : {}),
     };
     const path = this.path(key);
@@ -156,7 +169,7 @@ export class CatalogCache implements EraPersistence {
 }
 
 function entryJson(entry: Entry): string {
-  return JSON.stringify({ tools: entry.tools, era: entry.era });
+  return JSON.stringify({ tools: entry.tools, toolsExpireAt: entry.toolsExpireAt, era: entry.era });
 }
 
 function isTool(value: unknown): value is Tool {

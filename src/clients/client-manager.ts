@@ -144,10 +144,22 @@ export class ClientManager {
    * The tool lists of the toolbox's currently connected servers, in config order. `cacheScope: 'private'` (a modern
    * server's hint) means the list is per-user: never persisted, never shown to another session.
    */
-  serverTools(toolbox: string): { server: string; tools: Tool[]; duplicates: string[]; cacheScope?: 'public' | 'private' }[] {
+  serverTools(toolbox: string): { server: string; tools: Tool[]; duplicates: string[]; cacheScope?: 'public' | 'private'; ttlMs?: number }[] {
     return [...this.requireToolbox(toolbox).slots.values()]
       .filter((slot) => slot.tools !== undefined)
-      .map((slot) => ({ server: slot.config.name, tools: slot.tools!, duplicates: slot.duplicates, ...(slot.cacheScope ? { cacheScope: slot.cacheScope } : {}) }));
+      .map((slot) => ({
+        server: slot.config.name,
+        tools: slot.tools!,
+        duplicates: slot.duplicates,
+        ...(slot.cacheScope ? { cacheScope: slot.cacheScope } : {}),
+        ...(slot.ttlMs !== undefined ? { ttlMs: slot.ttlMs } : {}),
+      }));
+  }
+
+  /** Reads again the lists of the toolbox's modern servers whose ttlMs has passed (before open_toolbox shows them). */
+  async refreshExpired(toolbox: string): Promise<void> {
+    const slots = [...this.requireToolbox(toolbox).slots.values()].filter((slot) => slot.listExpired);
+    if (slots.length > 0) await Promise.all(slots.map((slot) => slot.refreshExpired()));
   }
 
   /** The protocol era and version each connected server of the toolbox speaks (for doctor). */

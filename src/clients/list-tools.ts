@@ -36,12 +36,15 @@ export async function listAllTools(client: Client, log: Logger, label: string, t
   let cursor: string | undefined;
   let page = 0;
   let scope: 'public' | 'private' | undefined;
+  let ttlMs: number | undefined;
   for (; page < MAX_TOOL_PAGES; page++) {
     const result = await client.request({ method: 'tools/list', params: cursor ? { cursor } : {} }, ANY_OBJECT, timeout ? { timeout } : undefined);
     if (modern && page === 0 && typeof result.ttlMs !== 'number') {
       // A modern list always carries its caching hint: this server answered like a legacy one (a stale era verdict).
       throw new Error('the server answered tools/list without the modern caching hint (ttlMs): it does not speak protocol 2026-07-28');
     }
+    // The list may be reused for as long as its shortest-lived page allows.
+    if (modern && typeof result.ttlMs === 'number' && result.ttlMs >= 0) ttlMs = Math.min(ttlMs ?? Infinity, result.ttlMs);
     if (result.cacheScope === 'private') scope = 'private';
     else if (result.cacheScope === 'public' && scope === undefined && page === 0) scope = 'public';
     if (!Array.isArray(result.tools)) throw new Error('the server answered tools/list without a "tools" array');
@@ -76,7 +79,7 @@ export async function listAllTools(client: Client, log: Logger, label: string, t
         'once and only its first entry is used. Report this to the server\'s maintainers.',
     );
   }
-  return { tools, duplicates: [...duplicates], ...(scope ? { cacheScope: scope } : {}) };
+  return { tools, duplicates: [...duplicates], ...(scope ? { cacheScope: scope } : {}), ...(ttlMs !== undefined ? { ttlMs } : {}) };
 }
 
 /** A server's catalog: distinct tools in listed order, and the names it listed more than once. */
@@ -85,6 +88,8 @@ export interface ToolList {
   duplicates: string[];
   /** A modern server's `cacheScope` for the list (see listAllTools). */
   cacheScope?: 'public' | 'private';
+  /** A modern server's `ttlMs` for the list: how long it may be reused without listing again. */
+  ttlMs?: number;
 }
 
 function toolProblem(tool: unknown): string | undefined {

@@ -51,6 +51,9 @@ interface Live {
   /** Names the server listed more than once (each kept once in `tools`). */
   duplicates: string[];
   cacheScope?: 'public' | 'private';
+  /** A modern server's ttlMs for its list, and when the list was read: past that, open_toolbox lists again. */
+  ttlMs?: number;
+  listedAt: number;
   /** The era the server speaks (a modern server's calls carry the `_meta` envelope and may ask for input). */
   era: 'legacy' | 'modern';
   protocolVersion?: string;
@@ -92,6 +95,22 @@ export class ServerSlot {
   }
 
   /** A modern server's caching hint for its tool list (`private`: per-user, never persisted or shared). */
+  /** A modern server's list whose ttlMs has passed: to be read again before it is shown (see refreshExpired). */
+  get listExpired(): boolean {
+    const live = this.live;
+    return live !== undefined && !live.dead && live.ttlMs !== undefined && Date.now() - live.listedAt >= live.ttlMs;
+  }
+
+  /** Reads an expired list again (one refresh at a time); a failure keeps the list it had. */
+  async refreshExpired(): Promise<void> {
+    if (this.live && this.listExpired) await this.refresh(this.live, 'expired');
+  }
+
+  /** The ttlMs of the live list (a modern server's hint), for the catalog cache. */
+  get ttlMs(): number | undefined {
+    return this.live && !this.live.dead ? this.live.ttlMs : undefined;
+  }
+
   get cacheScope(): 'public' | 'private' | undefined {
     return this.live && !this.live.dead ? this.live.cacheScope : undefined;
   }
@@ -248,6 +267,8 @@ export class ServerSlot {
         tools: list.tools,
         duplicates: list.duplicates,
         ...(list.cacheScope ? { cacheScope: list.cacheScope } : {}),
+        ...(list.ttlMs !== undefined ? { ttlMs: list.ttlMs } : {}),
+        listedAt: Date.now(),
         era: modern ? 'modern' : 'legacy',
         ...(client.getNegotiatedProtocolVersion() ? { protocolVersion: client.getNegotiatedProtocolVersion() } : {}),
         startedAt: Date.now(),
@@ -341,7 +362,7 @@ export class ServerSlot {
   }
 
   /** Re-reads the catalog after tools/list_changed; one refresh at a time, a change during one schedules another. */
-  private async refresh(live: Live): Promise<void> {
+  private async refresh(live: Live, reason: 'changed' | 'expired' = 'changed'): Promise<void> {
     if (this.refreshing) {
       await this.refreshing;
       if (live.dead) return;
@@ -352,7 +373,11 @@ export class ServerSlot {
         ({ tools: live.tools, duplicates: live.duplicates } = list);
         if (list.cacheScope) live.cacheScope = list.cacheScope;
         else delete live.cacheScope;
-        this.log.info(`tool list changed: now ${live.tools.length} tools`);
+        if (list.ttlMs !== undefined) live.ttlMs = list.ttlMs;
+        else delete live.ttlMs;
+        live.listedAt = Date.now();
+        if (reason === 'expired') this.log.debug(`tool list read again (its ttlMs had passed): ${live.tools.length} tools`);
+        else this.log.info(`tool list changed: now ${live.tools.length} tools`);
         this.options.onToolsChanged?.(this.toolbox, this.config.name);
       } catch (error) {
         this.log.warn(`could not refresh the tool list after a change: ${errorMessage(error)}`);

@@ -85,7 +85,7 @@ export class Discovery {
       return;
     }
     this.seeds.set(`${toolbox}/${server}`, tools);
-    void this.options.cache.write(toolbox, config, tools);
+    void this.options.cache.write(toolbox, config, tools, listed?.ttlMs);
   }
 
   /** The budget of characters for an answer about this toolbox (or about all of them). */
@@ -188,6 +188,8 @@ export class Discovery {
       }
     }
     const opened = unconnected.length > 0 ? await manager.openToolbox(name) : { connected: toolbox.servers.map((s) => s.name), failed: [] };
+    // Lists a modern server said not to reuse any longer (ttlMs) are read again before they are shown.
+    if (unconnected.length === 0) await manager.refreshExpired(name);
     this.noteOpened(name, opened.failed);
     const { catalog, entries } = scope.liveCatalog(name);
     return { connected: opened.connected, failed: opened.failed, catalogs: [catalog], entries };

@@ -1,0 +1,101 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { emptySection, type PhaseContext } from '../lib/phase.js';
+import { startWorkbench } from '../lib/processes.js';
+import { target, type Section } from '../lib/report.js';
+import { fmtMs, median } from '../lib/stats.js';
+import { node, paths } from '../../test/helpers/workbench-process.js';
+
+const MODERN_SERVER = join(paths.fixture, '..', 'modern-server.mjs');
+
+interface Kind {
+  label: string;
+  env: Record<string, string>;
+}
+
+/** The same fixture file as a modern-only server, and as a handshake-era (SDK v1) one. */
+const KINDS: Kind[] = [
+  { label: 'modern-only server (MCP 2026-07-28)', env: {} },
+  { label: 'handshake-era server (SDK v1)', env: { MODERN_FIXTURE_AS_LEGACY: '1' } },
+];
+
+/** Starts a workbench on `cacheDir`, times its first use_tool (connect + call), and closes it. */
+async function firstCall(kind: Kind, cacheDir: string, spawnLog: string): Promise<number> {
+  const config = { toolboxes: { t: { mcpServers: { s: { command: node, args: [MODERN_SERVER], env: { ...kind.env, FIXTURE_SPAWN_LOG: spawnLog } } } } } };
+  const wb = await startWorkbench('workbench eras', config, { env: { MCP_WORKBENCH_CACHE_DIR: cacheDir } });
+  try {
+    const start = performance.now();
+    const result = (await wb.client.callTool({ name: 'use_tool', arguments: { toolbox_name: 't', tool_name: 't__s__echo', arguments: { text: 'x' } } })) as CallToolResult;
+    const ms = performance.now() - start;
+    if (result.isError) throw new Error(`use_tool failed: ${JSON.stringify(result.content).slice(0, 300)}`);
+    return ms;
+  } finally {
+    await wb.close();
+  }
+}
+
+async function events(spawnLog: string): Promise<{ spawns: number; probes: number }> {
+  const lines = (await readFile(spawnLog, 'utf8').catch(() => '')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as { event: string });
+  return { spawns: lines.filter((l) => l.event === 'spawn').length, probes: lines.filter((l) => l.event === 'discover').length };
+}
+
+/**
+ * A server's protocol era is probed once (server/discover on the process that will serve), then remembered in the
+ * catalog cache: the first call of a fresh workbench with the era unknown vs remembered, and how many processes each
+ * start spawned (never two per server).
+ */
+export async function erasPhase(ctx: PhaseContext): Promise<Section> {
+  const section = emptySection('Protocol eras: probe once, remember');
+  const reps = ctx.n(7, 2);
+  const rows: string[][] = [];
+  let spawnsPerStart = 0;
+  for (const kind of KINDS) {
+    const unknown: number[] = [];
+    const remembered: number[] = [];
+    const dir = await mkdtemp(join(tmpdir(), 'wb-bench-eras-'));
+    try {
+      const coldLog = join(dir, 'cold.log');
+      const warmLog = join(dir, 'warm.log');
+      const warmCache = join(dir, 'warm-cache');
+      await firstCall(kind, warmCache, join(dir, 'seed.log')); // remembers the era (and the catalog) in warmCache
+      let starts = 0;
+      for (let rep = 0; rep < reps && performance.now() < ctx.deadline; rep++) {
+        ctx.log(`  ${kind.label}: repetition ${rep + 1}/${reps}`);
+        unknown.push(await firstCall(kind, join(dir, `cold-cache-${rep}`), coldLog));
+        remembered.push(await firstCall(kind, warmCache, warmLog));
+        starts++;
+      }
+      const cold = await events(coldLog);
+      const warm = await events(warmLog);
+      spawnsPerStart = Math.max(spawnsPerStart, cold.spawns / starts, warm.spawns / starts);
+      rows.push([
+        kind.label,
+        fmtMs(median(unknown)),
+        fmtMs(median(remembered)),
+        `${cold.spawns / starts} / ${warm.spawns / starts}`,
+        `${cold.probes / starts} / ${warm.probes / starts}`,
+      ]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+  section.intro =
+    'First `use_tool` of a fresh workbench (spawn, era, connect, call) for one server, with its era unknown (an empty catalog cache: ' +
+    'the workbench probes with `server/discover` on the process that will serve) and remembered (the cache of an earlier run). ' +
+    `The same fixture file serves as a modern-only server and, with MODERN_FIXTURE_AS_LEGACY=1, as a handshake-era SDK v1 server. Medians of ${reps} starts each; ` +
+    'spawns and probes per start are counted by the server itself (FIXTURE_SPAWN_LOG).';
+  section.tables.push({
+    head: ['Server', 'First call, era unknown', 'First call, era remembered', 'Spawns per start (unknown / remembered)', 'Probes per start (unknown / remembered)'],
+    rows,
+  });
+  section.notes.push(
+    'Before the move to both eras the workbench sent `initialize` straight away, which is what "remembered" does for a handshake-era server; ' +
+      'a modern-only server could not be reached at all (its answer to `initialize` is -32022).',
+  );
+  section.targets.push(target('server processes spawned per start and server, era unknown or remembered', String(spawnsPerStart), '1', spawnsPerStart === 1));
+  section.key = rows.map((r) => `${r[0]}: unknown ${r[1]}, remembered ${r[2]}, spawns ${r[3]}`).join('; ');
+  return section;
+}
