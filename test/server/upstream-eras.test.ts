@@ -169,3 +169,42 @@ describe('clients of both protocol eras over HTTP, at the same time', () => {
     }
   });
 });
+
+describe('a modern client hears of a config reload on its subscriptions/listen stream', () => {
+  for (const transport of ['stdio', 'http'] as const) {
+    test(`over ${transport}`, async () => {
+      const { dir, cleanup } = await tempDir();
+      const configPath = join(dir, 'config.json');
+      await writeFile(configPath, JSON.stringify(CONFIG));
+      const { client } = eraClient('modern', `listen-${transport}`);
+      let changed = 0;
+      client.setNotificationHandler('notifications/tools/list_changed', () => void changed++);
+      let wb: HttpWorkbench | undefined;
+      try {
+        if (transport === 'stdio') {
+          await client.connect(new StdioClientTransport({ command: node, args: [paths.cli, 'serve', '--config', configPath], cwd: dir, stderr: 'pipe' }));
+        } else {
+          wb = await startHttpWorkbench(CONFIG, ['--http', '0']);
+          await client.connect(new StreamableHTTPClientTransport(new URL(wb.url)));
+        }
+        const subscription = await client.listen({ toolsListChanged: true });
+        try {
+          const reloaded = { toolboxes: { ...CONFIG.toolboxes, added: { mcpServers: { everything: everythingServer() } } } };
+          await writeFile(wb ? wb.configPath : configPath, JSON.stringify(reloaded));
+          const deadline = Date.now() + 15_000;
+          while (changed === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+          assert.ok(changed > 0, 'tools/list_changed arrived on the listen stream');
+          const { tools } = await client.listTools({}, { cacheMode: 'refresh' } as never);
+          const open = tools.find((t) => t.name === 'open_toolbox')!;
+          assert.ok(JSON.stringify(open.inputSchema).includes('"added"'), 'the meta-tools carry the new toolbox name');
+        } finally {
+          await subscription.close().catch(() => {});
+        }
+      } finally {
+        await client.close().catch(() => {});
+        await wb?.stop();
+        await cleanup();
+      }
+    });
+  }
+});
