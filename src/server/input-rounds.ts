@@ -47,6 +47,8 @@ export type Notify = (notification: { method: string; params?: Record<string, un
 export const ROUND_TTL_MS = 10 * 60_000;
 /** The most asks one round keeps open at a time. */
 const MAX_OPEN_ASKS = 64;
+/** The most rounds one client (one surface) may leave waiting for its input: each holds a live downstream call. */
+export const MAX_ROUNDS = 64;
 
 export class InputRounds {
   private readonly rounds = new Map<string, Round>();
@@ -67,6 +69,14 @@ export class InputRounds {
     signal: AbortSignal | undefined,
     notify: Notify,
   ): Promise<RoundOutcome> {
+    if (this.waiting() >= MAX_ROUNDS) {
+      return Promise.reject(
+        Object.assign(
+          new Error(`mcp-workbench: ${MAX_ROUNDS} calls of this client are waiting for its input already; answer or cancel them before starting another that asks`),
+          { code: -32603 },
+        ),
+      );
+    }
     const round: Round = {
       id: randomUUID(),
       owner,
@@ -138,6 +148,13 @@ export class InputRounds {
 
   get size(): number {
     return this.rounds.size;
+  }
+
+  /** Rounds waiting for the client to come back (their expiry is running). */
+  private waiting(): number {
+    let count = 0;
+    for (const round of this.rounds.values()) if (round.expiry !== undefined) count++;
+    return count;
   }
 
   private wait(round: Round, signal: AbortSignal | undefined): Promise<RoundOutcome> {

@@ -75,6 +75,23 @@ describe('modern HTTP clients are kept apart by their token', () => {
     }
   });
 
+  test('a user may leave at most 64 calls waiting for input; the 65th is refused and says why', async () => {
+    const a = await modernClient(wb.url, TOKEN_A);
+    const b = await modernClient(wb.url, TOKEN_B);
+    try {
+      // One after the other: a legacy server's request names no call, so it goes to the newest call of the session.
+      for (let i = 0; i < 64; i++) {
+        const waiting = (await use(a, 'ask', { kind: 'elicitation' })) as { resultType?: string };
+        assert.equal(waiting.resultType, 'input_required', `call ${i + 1}`);
+      }
+      await assert.rejects(use(a, 'ask', { kind: 'elicitation' }), /64 calls of this client are waiting for its input already/);
+      // Another user is not affected, and calls that do not ask still work for the first.
+      assert.equal((await use(b, 'ask', { kind: 'elicitation' }) as { resultType?: string }).resultType, 'input_required');
+    } finally {
+      await Promise.allSettled([a.close(), b.close()]);
+    }
+  });
+
   test('a request without a valid token is refused before anything runs', async () => {
     const client = new Client({ name: 'x', version: '1' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
     await assert.rejects(client.connect(new StreamableHTTPClientTransport(new URL(wb.url), { requestInit: { headers: { Authorization: 'Bearer wrong-token-value-000000000000000' } } })));
