@@ -1,5 +1,6 @@
 import { ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode, type JSONRPCMessage, type Progress, type Transport } from '@modelcontextprotocol/client';
 import type { Cancellation } from '../shared/cancellation.js';
+import { paramHeaders, type HeaderDeclaration } from './param-headers.js';
 
 /**
  * `tools/call` requests sent straight over a connected transport, beside the SDK Client that owns it.
@@ -17,6 +18,7 @@ import type { Cancellation } from '../shared/cancellation.js';
  * On a modern (2026-07-28) connection every call carries the per-request `_meta` envelope (see {@link CallEnvelope})
  * and the answer's `resultType` is read: `complete` results come back without it, an `input_required` result comes
  * back as it is (with `resultType`), for the caller to fulfil and retry with `inputResponses` + `requestState`.
+ * Over Streamable HTTP, a call of a tool that declares `Mcp-Param-*` headers carries them (see {@link declareHeaders}).
  */
 export interface ChannelCallOptions {
   cancellation?: Cancellation;
@@ -71,6 +73,9 @@ export class CallChannel {
   private closedWith: unknown;
   private sweeper: NodeJS.Timeout | undefined;
 
+  /** Tools whose calls carry `Mcp-Param-*` headers (a modern Streamable HTTP server's), by name; usually none. */
+  private headerDeclarations: ReadonlyMap<string, readonly HeaderDeclaration[]> | undefined;
+
   /** The transport's synchronous send, when it has one (stdio): no promise per forwarded call. */
   private readonly write: ((message: JSONRPCMessage) => void) | undefined;
 
@@ -84,6 +89,14 @@ export class CallChannel {
     transport.onmessage = (message, extra) => {
       if (!this.take(message)) inner?.(message, extra);
     };
+  }
+
+  /**
+   * The `x-mcp-header` declarations of the server's current tool list (read once per list, not per call); undefined
+   * for a server whose calls carry no such headers (stdio, legacy, or no tool declares any).
+   */
+  declareHeaders(declarations: ReadonlyMap<string, readonly HeaderDeclaration[]> | undefined): void {
+    this.headerDeclarations = declarations;
   }
 
   /** Calls sent and not yet answered, timed out or cancelled. */
@@ -139,7 +152,8 @@ export class CallChannel {
           if (this.settle(id)) pending.reject(error);
         }
       } else {
-        this.transport.send(request).catch((error: unknown) => {
+        const declared = this.headerDeclarations?.get(name);
+        this.transport.send(request, declared ? { headers: paramHeaders(declared, args) } : undefined).catch((error: unknown) => {
           if (this.settle(id)) pending.reject(error);
         });
       }

@@ -2,6 +2,7 @@ import type { Client, StandardSchemaV1 } from '@modelcontextprotocol/client';
 import type { Tool } from '@modelcontextprotocol/client';
 import type { Logger } from '../log.js';
 import { quoteClientText } from '../shared/client-text.js';
+import { scanHeaderDeclarations, type HeaderDeclaration } from './param-headers.js';
 
 const MAX_TOOL_PAGES = 1000;
 
@@ -26,6 +27,9 @@ const ANY_OBJECT: StandardSchemaV1<unknown, Record<string, unknown>> = {
  * Always a fresh listing (never the SDK's response cache: the caller lists on connect and after list_changed). A
  * modern server's caching hint is reported as `cacheScope`: `private` when any page said so (the list is then
  * per-user and must not be persisted or shared), `public` when every page said public, else undefined (legacy).
+ *
+ * A modern server's tool whose `x-mcp-header` declarations are invalid is left out with a warning (the protocol says
+ * a client must never call it); the valid declarations come back in `paramHeaders`, by tool name.
  */
 export async function listAllTools(client: Client, log: Logger, label: string, timeout?: number, modern = false): Promise<ToolList> {
   if (!client.getServerCapabilities()?.tools) return { tools: [], duplicates: [] };
@@ -37,6 +41,7 @@ export async function listAllTools(client: Client, log: Logger, label: string, t
   let page = 0;
   let scope: 'public' | 'private' | undefined;
   let ttlMs: number | undefined;
+  let paramHeaders: Map<string, HeaderDeclaration[]> | undefined;
   for (; page < MAX_TOOL_PAGES; page++) {
     const result = await client.request({ method: 'tools/list', params: cursor ? { cursor } : {} }, ANY_OBJECT, timeout ? { timeout } : undefined);
     if (modern && page === 0 && typeof result.ttlMs !== 'number') {
@@ -50,12 +55,28 @@ export async function listAllTools(client: Client, log: Logger, label: string, t
     if (!Array.isArray(result.tools)) throw new Error('the server answered tools/list without a "tools" array');
     for (const tool of result.tools as unknown[]) {
       const problem = toolProblem(tool);
-      if (problem) log.warn(`skipped a tool the server listed: ${problem}`);
-      else if (names.has((tool as Tool).name)) duplicates.add((tool as Tool).name);
-      else {
-        names.add((tool as Tool).name);
-        tools.push(tool as Tool);
+      if (problem) {
+        log.warn(`skipped a tool the server listed: ${problem}`);
+        continue;
       }
+      const { name, inputSchema } = tool as Tool;
+      if (names.has(name)) {
+        duplicates.add(name);
+        continue;
+      }
+      if (modern) {
+        const scan = scanHeaderDeclarations(inputSchema);
+        if ('problem' in scan) {
+          log.warn(
+            `skipped a tool the server listed: ${quoteClientText(name, 64)} of ${label} has invalid header declarations (${scan.problem}); ` +
+              'it is not offered and never called. Report this to the server\'s maintainers.',
+          );
+          continue;
+        }
+        if (scan.declarations.length > 0) (paramHeaders ??= new Map()).set(name, scan.declarations);
+      }
+      names.add(name);
+      tools.push(tool as Tool);
     }
     cursor = typeof result.nextCursor === 'string' && result.nextCursor !== '' ? result.nextCursor : undefined;
     if (!cursor) break;
@@ -79,7 +100,13 @@ export async function listAllTools(client: Client, log: Logger, label: string, t
         'once and only its first entry is used. Report this to the server\'s maintainers.',
     );
   }
-  return { tools, duplicates: [...duplicates], ...(scope ? { cacheScope: scope } : {}), ...(ttlMs !== undefined ? { ttlMs } : {}) };
+  return {
+    tools,
+    duplicates: [...duplicates],
+    ...(scope ? { cacheScope: scope } : {}),
+    ...(ttlMs !== undefined ? { ttlMs } : {}),
+    ...(paramHeaders ? { paramHeaders } : {}),
+  };
 }
 
 /** A server's catalog: distinct tools in listed order, and the names it listed more than once. */
@@ -90,6 +117,8 @@ export interface ToolList {
   cacheScope?: 'public' | 'private';
   /** A modern server's `ttlMs` for the list: how long it may be reused without listing again. */
   ttlMs?: number;
+  /** A modern server's tools that declare `Mcp-Param-*` headers, and their declarations (none: undefined). */
+  paramHeaders?: Map<string, HeaderDeclaration[]>;
 }
 
 function toolProblem(tool: unknown): string | undefined {

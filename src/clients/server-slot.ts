@@ -94,7 +94,6 @@ export class ServerSlot {
     this.eras = options.eras ?? new EraMemory();
   }
 
-  /** A modern server's caching hint for its tool list (`private`: per-user, never persisted or shared). */
   /** A modern server's list whose ttlMs has passed: to be read again before it is shown (see refreshExpired). */
   get listExpired(): boolean {
     const live = this.live;
@@ -111,6 +110,7 @@ export class ServerSlot {
     return this.live && !this.live.dead ? this.live.ttlMs : undefined;
   }
 
+  /** A modern server's caching hint for its tool list (`private`: per-user, never persisted or shared). */
   get cacheScope(): 'public' | 'private' | undefined {
     return this.live && !this.live.dead ? this.live.cacheScope : undefined;
   }
@@ -274,6 +274,8 @@ export class ServerSlot {
         startedAt: Date.now(),
         dead: false,
       };
+      // Headers exist only over HTTP (a stdio server's calls never carry them; an SSE server is legacy: none listed).
+      if (this.config.type === 'http') live.calls.declareHeaders(list.paramHeaders);
       this.live = live;
       client.onclose = () => this.onClosed(live);
       this.watch(live);
@@ -371,6 +373,7 @@ export class ServerSlot {
       try {
         const list = await listAllTools(live.client, this.log, this.label, undefined, live.era === 'modern');
         ({ tools: live.tools, duplicates: live.duplicates } = list);
+        if (this.config.type === 'http') live.calls.declareHeaders(list.paramHeaders);
         if (list.cacheScope) live.cacheScope = list.cacheScope;
         else delete live.cacheScope;
         if (list.ttlMs !== undefined) live.ttlMs = list.ttlMs;
@@ -415,5 +418,4 @@ export class ServerSlot {
     if (message === error.message && details.every((d, i) => d === error.details[i])) return error;
     return new WorkbenchError(error.code, message, { cause: error.cause, details });
   }
-
 }
