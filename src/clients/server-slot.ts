@@ -1,4 +1,4 @@
-import { Client, SdkError, SdkErrorCode, type McpSubscription, type Transport } from '@modelcontextprotocol/client';
+import { Client, SdkError, SdkErrorCode, type Transport } from '@modelcontextprotocol/client';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/client';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ServerConfig } from '../config/types.js';
@@ -12,6 +12,7 @@ import { EraMemory, type EraVerdict } from './era-memory.js';
 import { isInputRequired, untilComplete, type InputRelay } from './input-required.js';
 import type { CallOptions, ClientManagerOptions } from './client-manager.js';
 import { listAllTools, type ToolList } from './list-tools.js';
+import { applyList, type Live } from './live-connection.js';
 import type { GroupTracker } from './orphan-reaper.js';
 import { shuttingDown, summary } from './server-failure.js';
 import { describeCallError, describeConnectError, endOf } from './slot-errors.js';
@@ -41,27 +42,6 @@ const CONNECT_GRACE_MS = 5_000;
  * requests before `initialize` (a modern server answers `server/discover` at once).
  */
 const PROBE_TIMEOUT_MS = 3_000;
-
-interface Live {
-  client: Client;
-  transport: Transport;
-  /** tools/call goes here, beside the Client (see CallChannel). */
-  calls: CallChannel;
-  tools: Tool[];
-  /** Names the server listed more than once (each kept once in `tools`). */
-  duplicates: string[];
-  cacheScope?: 'public' | 'private';
-  /** A modern server's ttlMs for its list, and when the list was read: past that, open_toolbox lists again. */
-  ttlMs?: number;
-  listedAt: number;
-  /** The era the server speaks (a modern server's calls carry the `_meta` envelope and may ask for input). */
-  era: 'legacy' | 'modern';
-  protocolVersion?: string;
-  /** A modern server's `subscriptions/listen` stream for tools/list_changed. */
-  subscription?: McpSubscription;
-  startedAt: number;
-  dead: boolean;
-}
 
 /** One configured server: its live connection (if any), the single in-flight connect, and crash bookkeeping. */
 export class ServerSlot {
@@ -264,18 +244,15 @@ export class ServerSlot {
         client,
         transport,
         calls: new CallChannel(transport, envelope),
-        tools: list.tools,
-        duplicates: list.duplicates,
-        ...(list.cacheScope ? { cacheScope: list.cacheScope } : {}),
-        ...(list.ttlMs !== undefined ? { ttlMs: list.ttlMs } : {}),
-        listedAt: Date.now(),
+        tools: [],
+        duplicates: [],
+        listedAt: 0,
         era: modern ? 'modern' : 'legacy',
         ...(client.getNegotiatedProtocolVersion() ? { protocolVersion: client.getNegotiatedProtocolVersion() } : {}),
         startedAt: Date.now(),
         dead: false,
       };
-      // Headers exist only over HTTP (a stdio server's calls never carry them; an SSE server is legacy: none listed).
-      if (this.config.type === 'http') live.calls.declareHeaders(list.paramHeaders);
+      applyList(live, list, this.config.type === 'http');
       this.live = live;
       client.onclose = () => this.onClosed(live);
       this.watch(live);
@@ -372,13 +349,7 @@ export class ServerSlot {
     this.refreshing = (async () => {
       try {
         const list = await listAllTools(live.client, this.log, this.label, undefined, live.era === 'modern');
-        ({ tools: live.tools, duplicates: live.duplicates } = list);
-        if (this.config.type === 'http') live.calls.declareHeaders(list.paramHeaders);
-        if (list.cacheScope) live.cacheScope = list.cacheScope;
-        else delete live.cacheScope;
-        if (list.ttlMs !== undefined) live.ttlMs = list.ttlMs;
-        else delete live.ttlMs;
-        live.listedAt = Date.now();
+        applyList(live, list, this.config.type === 'http');
         if (reason === 'expired') this.log.debug(`tool list read again (its ttlMs had passed): ${live.tools.length} tools`);
         else this.log.info(`tool list changed: now ${live.tools.length} tools`);
         this.options.onToolsChanged?.(this.toolbox, this.config.name);
