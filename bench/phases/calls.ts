@@ -225,7 +225,7 @@ function report(section: Section, m: Measured, label: string): { p50: number; c3
   return { p50, c32 };
 }
 
-/** Issue 7 "call overhead": server-everything's echo through use_tool vs direct. */
+/** Call overhead: server-everything's echo through use_tool vs direct. */
 export async function echoPhase(ctx: PhaseContext): Promise<Section> {
   const section = emptySection('Call overhead: server-everything `echo`');
   const m = await compare(ctx, servers.everything(), 'echo', { message: 'hello, workbench' }, {

@@ -9,7 +9,7 @@ import { fmtBytes, fmtRatio, fmtTokens, ratio } from '../lib/stats.js';
 const bytesOf = (value: unknown): number => Buffer.byteLength(JSON.stringify(value));
 
 /**
- * Issue 7 "context cost": what a client puts in the model's context. Registering servers directly means every tool
+ * What a client puts in the model's context. Registering servers directly means every tool
  * of every server in tools/list; the workbench's tools/list is two tools whatever is behind it, plus the initialize
  * instructions, and the catalog comes only when a toolbox is opened.
  */

@@ -56,7 +56,7 @@ async function openFresh(config: unknown, expected: number, cacheDir?: string): 
 }
 
 /**
- * Issue 7 "opening": open_toolbox of 4 real servers on a fresh workbench vs each server connected alone (spawn,
+ * open_toolbox of 4 real servers on a fresh workbench vs each server connected alone (spawn,
  * initialize, tools/list). Parallel connects should cost about the slowest server, not the sum. One unmeasured
  * round first (loads files into the page cache), then alternating order per repetition.
  */

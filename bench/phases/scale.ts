@@ -21,7 +21,7 @@ async function connectAlone(entry: ServerEntry): Promise<number> {
 }
 
 /**
- * Issue 7 "scale": a toolbox whose server has 1,000 tools. open_toolbox time (vs the server alone), use_tool cost
+ * A toolbox whose server has 1,000 tools. open_toolbox time (vs the server alone), use_tool cost
  * for a tool among 1,000 vs among 1 (each against its own direct baseline), and the workbench's resident memory.
  */
 export async function scalePhase(ctx: PhaseContext): Promise<Section> {
