@@ -1,38 +1,15 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import { ElicitRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { TRANSPORTS } from '../helpers/both-transports.js';
 import { startHttpWorkbench } from '../helpers/http-workbench.js';
-import { stopChild } from '../helpers/http-servers.js';
+import { startModernHttp } from '../helpers/http-servers.js';
 import { node, startWorkbench, textOf } from '../helpers/workbench-process.js';
 
 // A modern-only (2026-07-28) downstream server over Streamable HTTP: the SDK's era probe picks the modern era over
 // HTTP, calls carry the `_meta` envelope, and its input requests reach the (legacy, SDK v1) client of the workbench.
 
-const modernFixture = fileURLToPath(new URL('../fixtures/modern-server.mjs', import.meta.url));
 
-async function startModernHttp(): Promise<{ url: string; close(): Promise<void> }> {
-  const child = spawn(node, [modernFixture, '--http'], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let output = '';
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the modern HTTP fixture did not start:\n${output}`)), 20_000);
-    child.stderr!.on('data', (chunk: Buffer) => {
-      output += chunk.toString('utf8');
-      const match = /MODERN_HTTP_LISTENING (\d+)/.exec(output);
-      if (match) {
-        clearTimeout(timer);
-        resolve(Number(match[1]));
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`the modern HTTP fixture exited with ${code}:\n${output}`));
-    });
-  });
-  return { url: `http://127.0.0.1:${port}/mcp`, close: () => stopChild(child) };
-}
 
 for (const transport of TRANSPORTS) {
   describe(`a modern-only Streamable HTTP server downstream, workbench over ${transport}`, () => {

@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { encodeFieldValue, paramHeaders, scanHeaderDeclarations } from '../../src/clients/param-headers.js';
 import { TRANSPORTS, startOver } from '../helpers/both-transports.js';
-import { stopChild } from '../helpers/http-servers.js';
+import { startModernHttp } from '../helpers/http-servers.js';
 import { node, textOf } from '../helpers/workbench-process.js';
 
 // A modern (2026-07-28) server's tools may declare `x-mcp-header`s: over Streamable HTTP each call of such a tool
@@ -99,33 +98,13 @@ describe('paramHeaders', () => {
 
 const modernFixture = fileURLToPath(new URL('../fixtures/modern-server.mjs', import.meta.url));
 
-async function startModernHttp(): Promise<{ url: string; close(): Promise<void> }> {
-  const child = spawn(node, [modernFixture, '--http', '--param-headers'], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let output = '';
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the modern HTTP fixture did not start:\n${output}`)), 20_000);
-    child.stderr!.on('data', (chunk: Buffer) => {
-      output += chunk.toString('utf8');
-      const match = /MODERN_HTTP_LISTENING (\d+)/.exec(output);
-      if (match) {
-        clearTimeout(timer);
-        resolve(Number(match[1]));
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`the modern HTTP fixture exited with ${code}:\n${output}`));
-    });
-  });
-  return { url: `http://127.0.0.1:${port}/mcp`, close: () => stopChild(child) };
-}
 
 const INVALID = ['bad_empty', 'bad_number', 'bad_duplicate', 'bad_items'];
 
 for (const transport of TRANSPORTS) {
   describe(`x-mcp-header tools of a modern Streamable HTTP server, workbench over ${transport}`, () => {
     it('offers only the valid tools, and each call carries the Mcp-Param-* headers of its arguments', async () => {
-      const server = await startModernHttp();
+      const server = await startModernHttp('--param-headers');
       const wb = await startOver(transport, { toolboxes: { web: { mcpServers: { modern: { type: 'http', url: server.url } } } } });
       const route = async (args: Record<string, unknown>): Promise<Record<string, string>> => {
         const result: CallToolResult = await wb.useTool('web', 'web__modern__route', args);

@@ -124,3 +124,27 @@ export async function startRecordingProxy(target: string): Promise<RecordingProx
     },
   };
 }
+
+const MODERN_FIXTURE = fileURLToPath(new URL('../fixtures/modern-server.mjs', import.meta.url));
+
+/** The modern-only Streamable HTTP fixture (test/fixtures/modern-server.mjs --http) on a free port, with extra flags. */
+export async function startModernHttp(...flags: string[]): Promise<{ url: string; close(): Promise<void> }> {
+  const child = spawn(process.execPath, [MODERN_FIXTURE, '--http', ...flags], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let output = '';
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the modern HTTP fixture did not start:\n${output}`)), 20_000);
+    child.stderr!.on('data', (chunk: Buffer) => {
+      output += chunk.toString('utf8');
+      const match = /MODERN_HTTP_LISTENING (\d+)/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolve(Number(match[1]));
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the modern HTTP fixture exited with ${code}:\n${output}`));
+    });
+  });
+  return { url: `http://127.0.0.1:${port}/mcp`, close: () => stopChild(child) };
+}
