@@ -44,6 +44,16 @@ const plans = {
     const focal = tools.find((tool) => tool !== echo);
     if (echo && focal) await useTool(echo.name, { schema: focal.inputSchema });
   },
+  'http-custom-headers': async (tools, useTool) => {
+    // Each tool once with plain values, then once with strings no HTTP field can carry as they are (non-ASCII,
+    // surrounding spaces): those headers must travel base64-encoded.
+    for (const tool of tools) {
+      const args = sampleArguments(tool.inputSchema);
+      await useTool(tool.name, args);
+      const unsafe = Object.fromEntries(Object.entries(args).map(([key, value]) => [key, typeof value === 'string' ? ' Zürich ' : value]));
+      await useTool(tool.name, unsafe);
+    }
+  },
 };
 
 async function main() {
