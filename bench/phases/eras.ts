@@ -3,10 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { Client as ClientV2 } from '@modelcontextprotocol/client';
+import { StdioClientTransport as StdioV2 } from '@modelcontextprotocol/client/stdio';
+import { writeFile } from 'node:fs/promises';
 import { emptySection, type PhaseContext } from '../lib/phase.js';
-import { startWorkbench } from '../lib/processes.js';
+import { servers, startWorkbench } from '../lib/processes.js';
 import { target, type Section } from '../lib/report.js';
-import { fmtMs, median } from '../lib/stats.js';
+import { fmtMs, fmtRatio, median, quantile, ratio } from '../lib/stats.js';
 import { node, paths } from '../../test/helpers/workbench-process.js';
 
 const MODERN_SERVER = join(paths.fixture, '..', 'modern-server.mjs');
@@ -40,6 +43,32 @@ async function firstCall(kind: Kind, cacheDir: string, spawnLog: string): Promis
 async function events(spawnLog: string): Promise<{ spawns: number; probes: number }> {
   const lines = (await readFile(spawnLog, 'utf8').catch(() => '')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as { event: string });
   return { spawns: lines.filter((l) => l.event === 'spawn').length, probes: lines.filter((l) => l.event === 'discover').length };
+}
+
+/**
+ * Sequential `use_tool` → server-everything `echo` latencies of one SDK v2 client pinned to `era`, on a workbench of its
+ * own over stdio (the modern client's calls go through the SDK's request handling, the legacy one's through the
+ * tool-call pipeline).
+ */
+async function eraLatencies(era: 'legacy' | 'modern', calls: number, dir: string): Promise<number[]> {
+  const configPath = join(dir, `config-${era}.json`);
+  await writeFile(configPath, JSON.stringify({ toolboxes: { bench: { mcpServers: { srv: servers.everything() } } } }));
+  const client = new ClientV2({ name: `bench-${era}`, version: '1' }, { versionNegotiation: { mode: era === 'modern' ? { pin: '2026-07-28' } : 'legacy' } });
+  const transport = new StdioV2({ command: node, args: [paths.cli, 'serve', '--config', configPath, '--no-catalog-cache'], stderr: 'ignore', cwd: dir });
+  await client.connect(transport, era === 'legacy' ? { prior: { kind: 'legacy' } } : undefined);
+  try {
+    const call = () => client.callTool({ name: 'use_tool', arguments: { toolbox_name: 'bench', tool_name: 'bench__srv__echo', arguments: { message: 'x' } } });
+    for (let i = 0; i < 300; i++) await call();
+    const times: number[] = [];
+    for (let i = 0; i < calls; i++) {
+      const start = performance.now();
+      await call();
+      times.push(performance.now() - start);
+    }
+    return times;
+  } finally {
+    await client.close();
+  }
 }
 
 /**
@@ -82,6 +111,28 @@ export async function erasPhase(ctx: PhaseContext): Promise<Section> {
       await rm(dir, { recursive: true, force: true });
     }
   }
+  // Clients of both eras on the same kind of workbench, measured in alternating blocks.
+  const latencyDir = await mkdtemp(join(tmpdir(), 'wb-bench-era-latency-'));
+  const byEra = { legacy: [] as number[], modern: [] as number[] };
+  try {
+    for (let block = 0; block < ctx.n(3, 1) && performance.now() < ctx.deadline; block++) {
+      ctx.log(`  client eras: block ${block + 1}`);
+      for (const era of block % 2 === 0 ? (['legacy', 'modern'] as const) : (['modern', 'legacy'] as const)) {
+        byEra[era].push(...(await eraLatencies(era, ctx.n(700, 100), latencyDir)));
+      }
+    }
+  } finally {
+    await rm(latencyDir, { recursive: true, force: true });
+  }
+  const eraRatio = ratio(median(byEra.modern), median(byEra.legacy));
+  section.tables.push({
+    head: ['Client of the workbench', 'use_tool echo p50', 'p99', 'Calls'],
+    rows: [
+      ['SDK v2 client, handshake era (tool-call pipeline)', fmtMs(median(byEra.legacy)), fmtMs(quantile(byEra.legacy, 0.99)), String(byEra.legacy.length)],
+      ['SDK v2 client, MCP 2026-07-28 (SDK request handling)', fmtMs(median(byEra.modern)), fmtMs(quantile(byEra.modern, 0.99)), String(byEra.modern.length)],
+      ['modern ÷ handshake era', fmtRatio(eraRatio), '', ''],
+    ],
+  });
   section.intro =
     'First `use_tool` of a fresh workbench (spawn, era, connect, call) for one server, with its era unknown (an empty catalog cache: ' +
     'the workbench probes with `server/discover` on the process that will serve) and remembered (the cache of an earlier run). ' +
@@ -96,6 +147,6 @@ export async function erasPhase(ctx: PhaseContext): Promise<Section> {
       'a modern-only server could not be reached at all (its answer to `initialize` is -32022).',
   );
   section.targets.push(target('server processes spawned per start and server, era unknown or remembered', String(spawnsPerStart), '1', spawnsPerStart === 1));
-  section.key = rows.map((r) => `${r[0]}: unknown ${r[1]}, remembered ${r[2]}, spawns ${r[3]}`).join('; ');
+  section.key = `${rows.map((r) => `${r[0]}: unknown ${r[1]}, remembered ${r[2]}, spawns ${r[3]}`).join('; ')}; echo p50 modern client ÷ handshake-era client ${fmtRatio(eraRatio)}`;
   return section;
 }
