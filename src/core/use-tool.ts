@@ -171,7 +171,10 @@ function forward(host: UseToolHost, scope: Scope, toolbox: ToolboxConfig, entry:
   return host.tracked(scope, toolboxName, entry.server, options.call, () =>
     scope.manager.callTool(toolboxName, entry.server, entry.tool.name, args, options),
   ).then(
-    (result) => checkOutput(entry, result, host.validators),
+    // A modern server's input-required answer, passed through for the client to answer itself, has nothing to check.
+    options.passInputRequired
+      ? (result) => ((result as { resultType?: unknown }).resultType === 'input_required' ? result : checkOutput(entry, result, host.validators))
+      : (result) => checkOutput(entry, result, host.validators),
     (error: unknown) => {
       if (isWorkbenchError(error)) return errorResult(`${entry.name}: ${error.toDisplayString()}`, error.code, error.failure);
       throw error;
@@ -181,8 +184,6 @@ function forward(host: UseToolHost, scope: Scope, toolbox: ToolboxConfig, entry:
 
 /** Checks what came back: a readable content list, and structuredContent against the tool's own outputSchema. */
 function checkOutput(entry: CatalogTool, raw: CallToolResult, validators: ToolValidators): CallToolResult {
-  // A modern server's input-required answer passed through for the client to answer (see CallOptions.passInputRequired).
-  if ((raw as { resultType?: unknown }).resultType === 'input_required') return raw;
   // The result arrives unparsed (see CallChannel): check the one thing every client relies on. A missing content
   // list is what older servers send with structuredContent; clients read it as empty, and so do we.
   if (raw.content !== undefined && !Array.isArray(raw.content)) {

@@ -9,6 +9,7 @@ import {
   type CallToolResult,
   type ClientCapabilities,
   type InputRequests,
+  type RequestId,
   type ServerContext,
   type Tool,
   type Transport,
@@ -122,7 +123,7 @@ export function createSurface(workbench: Workbench, version: string, options: Cr
     capabilities: () => legacy?.getClientCapabilities() ?? declared,
     request: (request, signal) =>
       legacy
-        ? legacy.request(request as never, { signal, timeout: RELAY_TIMEOUT_MS, resetTimeoutOnProgress: true })
+        ? askLegacy(legacy, request, signal)
         : Promise.reject(
             new ProtocolError(
               ProtocolErrorCode.InvalidRequest,
@@ -169,10 +170,7 @@ export function createSurface(workbench: Workbench, version: string, options: Cr
         throw error;
       }
     },
-    relay: (request, signal, relatedRequestId) => {
-      if (!legacy) return session.request(request, signal);
-      return legacy.request(request as never, { signal, timeout: RELAY_TIMEOUT_MS, resetTimeoutOnProgress: true, relatedRequestId });
-    },
+    relay: (request, signal, relatedRequestId) => (legacy ? askLegacy(legacy, request, signal, relatedRequestId) : session.request(request, signal)),
   };
 
   /**
@@ -187,6 +185,7 @@ export function createSurface(workbench: Workbench, version: string, options: Cr
     const notify = progressSender(ctx) as unknown as Notify;
     const state = ctx.mcpReq.requestState<RequestStatePayload>();
     const responses = (ctx.mcpReq.inputResponses ?? {}) as Record<string, unknown>;
+    const target = `${String(args.toolbox_name)}\0${String(args.tool_name)}`;
     let outcome: Promise<RoundOutcome>;
     if (state !== undefined && 'round' in state) {
       const resumed = rounds.resume(owner, state.round, responses, signal, notify);
@@ -200,7 +199,6 @@ export function createSurface(workbench: Workbench, version: string, options: Cr
       }
       outcome = resumed;
     } else {
-      const target = `${String(args.toolbox_name)}\0${String(args.tool_name)}`;
       if (state !== undefined && state.pass.target !== target) {
         throw invalidParams(`${USE_TOOL}: this requestState continues a call of another tool; retry with the toolbox_name and tool_name of the call that asked for input`);
       }
@@ -230,7 +228,6 @@ export function createSurface(workbench: Workbench, version: string, options: Cr
     }
     const answer = result.result as CallToolResult & { resultType?: string; inputRequests?: InputRequests; requestState?: unknown };
     if (answer.resultType !== 'input_required') return answer;
-    const target = `${String(args.toolbox_name)}\0${String(args.tool_name)}`;
     return inputRequired({
       ...(answer.inputRequests ? { inputRequests: answer.inputRequests } : {}),
       requestState: await codec.mint({ pass: { target, ...(typeof answer.requestState === 'string' ? { state: answer.requestState } : {}) } }, ctx),
@@ -340,6 +337,16 @@ export function createServer(workbench: Workbench, version: string, options: Cre
       await server.close();
     },
   };
+}
+
+/** A request to a handshake-era client (relayed sampling, elicitation, roots), on the stream of `relatedRequestId` if given. */
+function askLegacy(
+  server: Server,
+  request: { method: string; params?: Record<string, unknown> },
+  signal: AbortSignal,
+  relatedRequestId?: RequestId,
+): Promise<Record<string, unknown>> {
+  return server.request(request as never, { signal, timeout: RELAY_TIMEOUT_MS, resetTimeoutOnProgress: true, relatedRequestId }) as Promise<Record<string, unknown>>;
 }
 
 /** Progress notifications for the request `ctx` is answering, with that request's own progress token (or none). */

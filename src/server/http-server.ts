@@ -110,21 +110,19 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Workb
     }
   };
 
-  const authorized = (header: string | undefined): boolean => {
-    if (!expectedDigests) return true;
+  /**
+   * Who a request is from, or undefined when it is not admitted: the digest of the token that admitted it (each token
+   * is one user), or the one local principal on a tokenless loopback bind. Checked once per request.
+   */
+  const principalOf = (header: string | undefined): string | undefined => {
+    if (!expectedDigests) return 'local';
     const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header ?? '');
+    if (match === null) return undefined;
     // Digests have equal length whatever was sent, so the comparison takes the same time for every wrong token.
-    if (match === null) return false;
     const presented = sha256(match[1]!);
     let found = false;
     for (const expected of expectedDigests) found = timingSafeEqual(presented, expected) || found;
-    return found;
-  };
-
-  /** Who a request is from: a digest of the token that admitted it, or the one local principal on a tokenless loopback bind. */
-  const principalOf = (header: string | undefined): string => {
-    const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header ?? '');
-    return expectedDigests && match ? sha256(match[1]!).toString('hex') : 'local';
+    return found ? presented.toString('hex') : undefined;
   };
 
   const refuse = (req: IncomingMessage, res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void => {
@@ -164,7 +162,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Workb
       res.end();
       return;
     }
-    if (!authorized(req.headers.authorization)) {
+    const principal = principalOf(req.headers.authorization);
+    if (principal === undefined) {
       const challenge = req.headers.authorization ? 'Bearer realm="mcp-workbench", error="invalid_token"' : 'Bearer realm="mcp-workbench"';
       return refuse(req, res, 401, 'Unauthorized: send "Authorization: Bearer <token>" with the workbench token', { 'WWW-Authenticate': challenge });
     }
@@ -213,7 +212,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Workb
       const abort = new AbortController();
       res.once('close', () => abort.abort());
       const request = await toWebRequest(req, body, { signal: abort.signal });
-      if (!(await isLegacyRequest(request, body))) return modern.serve(request, body, principalOf(req.headers.authorization), res);
+      if (!(await isLegacyRequest(request, body))) return modern.serve(request, body, principal, res);
     }
     const isInitialize = Array.isArray(body) ? body.some(isInitializeRequest) : isInitializeRequest(body);
     if (!isInitialize) return sendJsonRpcError(res, 400, 'Bad Request: Mcp-Session-Id header is required');
