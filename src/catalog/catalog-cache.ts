@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
@@ -7,7 +8,11 @@ import type { ServerConfig } from '../config/types.js';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 
-const FORMAT = 1;
+/** An unchanged list is written again (to record its new age) at most this often. */
+const REWRITE_SAME_AFTER_MS = 60_000;
+
+/** Format 2: tool lists and eras in files of their own (format 1 kept both in one file per launch key). */
+const FORMAT = 2;
 
 /**
  * The directory of the catalog cache (README: "Catalog cache"): `MCP_WORKBENCH_CACHE_DIR`, else
@@ -20,47 +25,73 @@ export function catalogCacheDir(env: Record<string, string | undefined>, homedir
 }
 
 /**
- * The cache key: a hash of the toolbox and server names and of what decides which program the entry runs —
- * transport, command, args, cwd, URL, and the NAMES of its env variables and headers (never their values, which are
- * often secrets). The same key means the same configured server, so its last tool list is a fair first answer, and
- * its last protocol era a fair first guess. The names are part of it so that two toolboxes listing the same command
- * never answer for each other. (Not the reload key of clients/shared-servers, which compares values too, since a
- * changed value means a restart.)
+ * The launch key (see serverCacheKey): toolbox and server names, transport, command, args, cwd, URL and the NAMES of
+ * env variables and headers. It names the program an entry runs, so it keys what does not depend on credentials or
+ * on the client: the server's protocol era.
  */
 export const cacheKey = serverCacheKey;
 
-interface CacheFile {
+/**
+ * The key of one tool list: the launch key, a hash of the credentials the server runs with (the values of env
+ * variables and headers whose names say they are credentials: one authorization context, so a list a server marked
+ * `private` is never reused under other credentials), and the capabilities it was listed for (see capabilitiesKey: a
+ * server may list other tools for other clients). Only the hash is kept: no value is ever written.
+ */
+export function catalogKey(toolbox: string, server: ServerConfig, capabilities: string): string {
+  const values = server.type === 'stdio' ? server.env : server.headers;
+  const credentials = Object.keys(values)
+    .filter(namesCredential)
+    .sort()
+    .map((name) => [name, values[name]]);
+  return createHash('sha256').update(JSON.stringify([serverCacheKey(toolbox, server), credentials, capabilities])).digest('hex');
+}
+
+const CREDENTIAL_PARTS = ['token', 'key', 'secret', 'passw', 'auth', 'credential', 'cookie', 'session', 'private'];
+
+/** Whether an env variable or header of this name holds a credential (the same reading as the redaction rule). */
+function namesCredential(name: string): boolean {
+  const lower = name.toLowerCase();
+  return CREDENTIAL_PARTS.some((part) => lower.includes(part));
+}
+
+/** A server's last known tool list, as open_toolbox may show it (README "Catalog cache"). */
+export interface CachedList {
+  tools: Tool[];
+  /** When the server listed it (epoch ms). */
+  listedAt: number;
+  /** Until when the server said it may be reused without asking again (a positive ttlMs); absent: revalidate. */
+  freshUntil?: number;
+}
+
+interface ListFile {
   format: number;
+  kind: 'tools';
+  toolbox: string;
+  server: string;
+  listedAt: string;
+  freshUntil?: string;
+  tools: Tool[];
+}
+
+interface EraFile {
+  format: number;
+  kind: 'era';
   toolbox: string;
   server: string;
   savedAt: string;
-  /** Absent when only the era is known yet. */
-  tools?: Tool[];
-  /** When the tools stop being a fair answer: a modern server's `ttlMs` hint after the listing (absent: no hint). */
-  toolsExpireAt?: string;
-  /** The protocol era the server spoke when it last connected (see clients/era-memory). */
-  era?: EraVerdict;
-}
-
-/** What is known of one entry: as read from disk or last written. */
-interface Entry {
-  tools?: Tool[];
-  /** Epoch ms after which `tools` are not served (a modern server's ttlMs). */
-  toolsExpireAt?: number;
-  era?: EraVerdict;
-  /** The JSON of the last file written or read, so unchanged entries are not rewritten. */
-  json?: string;
+  era: EraVerdict;
 }
 
 /**
- * Each server's last `tools/list` and protocol era, one file per launch key. The file holds the toolbox and server
- * names, the tools as the server listed them and the era (a modern server's discover result) — no command, args, env
- * values, URLs or headers. A tool list the server marked `cacheScope: "private"` is never given to it (see
- * Discovery). A file that cannot be read or parsed is ignored (and rewritten at the next live listing); nothing here
- * is ever fatal.
+ * Each server's last `tools/list` (per credentials and client capabilities) and protocol era, one file each. Files
+ * hold toolbox and server names, the tools as listed, and the era — never a command, args, env or header values, URLs.
+ * The directory is 0700 and files 0600. A file that cannot be read or parsed is ignored (and rewritten at the next live
+ * listing); nothing here is ever fatal.
  */
 export class CatalogCache implements EraPersistence {
-  private readonly entries = new Map<string, Entry>();
+  /** What this process read or wrote last, per file key: so unchanged entries are not rewritten and reads are cheap. */
+  private readonly lists = new Map<string, { list: CachedList | undefined; json?: string; writtenAt?: number }>();
+  private readonly eras = new Map<string, { era: EraVerdict | undefined; json?: string }>();
   /** Writes in progress, so shutdown can wait for them (a file half-written is never seen: see write). */
   private readonly pending = new Set<Promise<void>>();
 
@@ -69,27 +100,70 @@ export class CatalogCache implements EraPersistence {
     private readonly log: Logger,
   ) {}
 
-  /** The cached tools of a server, or undefined when there are none (or the file is unreadable). */
-  async read(toolbox: string, server: ServerConfig): Promise<Tool[] | undefined> {
-    const entry = await this.load(toolbox, server);
-    // A modern server said how long its list may be reused (ttlMs): past that it is not a fair first answer.
-    if (entry?.toolsExpireAt !== undefined && Date.now() >= entry.toolsExpireAt) return undefined;
-    return entry?.tools;
+  /** The last tool list of a server for these capabilities, expired or not; undefined when none (or unreadable). */
+  async read(toolbox: string, server: ServerConfig, capabilities: string): Promise<CachedList | undefined> {
+    if (server.catalogCache === false) return undefined;
+    const key = catalogKey(toolbox, server, capabilities);
+    const known = this.lists.get(key);
+    if (known) return known.list;
+    const file = await this.load<ListFile>(key, 'tools', `${toolbox}/${server.name}`);
+    const listedAt = file ? Date.parse(file.listedAt) : NaN;
+    const valid = file && Array.isArray(file.tools) && file.tools.every(isTool) && Number.isFinite(listedAt);
+    const freshUntil = valid && file.freshUntil !== undefined ? Date.parse(file.freshUntil) : NaN;
+    const list: CachedList | undefined = valid ? { tools: file.tools, listedAt, ...(Number.isFinite(freshUntil) ? { freshUntil } : {}) } : undefined;
+    // What this process learned meanwhile wins over the file.
+    if (!this.lists.has(key)) this.lists.set(key, { list, ...(list ? { json: listJson(list) } : {}) });
+    return this.lists.get(key)!.list;
+  }
+
+  /**
+   * Persists a server's live tools (atomically) when they differ from what the cache holds; `ttlMs` is the server's
+   * hint (positive: fresh until then). Never throws.
+   */
+  write(toolbox: string, server: ServerConfig, capabilities: string, tools: readonly Tool[], ttlMs?: number): Promise<void> {
+    if (server.catalogCache === false) return Promise.resolve();
+    const key = catalogKey(toolbox, server, capabilities);
+    const now = Date.now();
+    const list: CachedList = { tools: [...tools], listedAt: now, ...(ttlMs !== undefined && ttlMs > 0 ? { freshUntil: now + ttlMs } : {}) };
+    const json = listJson(list);
+    const previous = this.lists.get(key);
+    // The same tools confirmed again within a minute: the file's age is near enough (no write per reconnect).
+    if (previous?.json === json && list.freshUntil === undefined && previous.writtenAt !== undefined && now - previous.writtenAt < REWRITE_SAME_AFTER_MS) {
+      previous.list = list;
+      return Promise.resolve();
+    }
+    this.lists.set(key, { list, json, writtenAt: now });
+    const file: ListFile = {
+      format: FORMAT,
+      kind: 'tools',
+      toolbox,
+      server: server.name,
+      listedAt: new Date(now).toISOString(),
+      ...(list.freshUntil !== undefined ? { freshUntil: new Date(list.freshUntil).toISOString() } : {}),
+      tools: list.tools,
+    };
+    return this.save(key, file, `${toolbox}/${server.name}`);
   }
 
   /** The protocol era the server spoke last time, or undefined. */
   async readEra(toolbox: string, server: ServerConfig): Promise<EraVerdict | undefined> {
-    return (await this.load(toolbox, server))?.era;
+    const key = cacheKey(toolbox, server);
+    const known = this.eras.get(key);
+    if (known) return known.era;
+    const file = await this.load<EraFile>(key, 'era', `${toolbox}/${server.name}`);
+    const era = file && isEra(file.era) ? file.era : undefined;
+    if (!this.eras.has(key)) this.eras.set(key, { era, ...(era ? { json: JSON.stringify(era) } : {}) });
+    return this.eras.get(key)!.era;
   }
 
-  /** Persists a server's live tools (atomically) when they differ from what the cache holds. Never throws. */
-  write(toolbox: string, server: ServerConfig, tools: readonly Tool[], ttlMs?: number): Promise<void> {
-    return this.save(toolbox, server, { tools: [...tools], toolsExpireAt: ttlMs === undefined ? undefined : Date.now() + ttlMs });
-  }
-
-  /** Persists the era a server spoke (beside its tools). Never throws. */
+  /** Persists the era a server spoke. Never throws. */
   writeEra(toolbox: string, server: ServerConfig, era: EraVerdict): void {
-    void this.save(toolbox, server, { era });
+    const key = cacheKey(toolbox, server);
+    const json = JSON.stringify(era);
+    if (this.eras.get(key)?.json === json) return;
+    this.eras.set(key, { era, json });
+    const file: EraFile = { format: FORMAT, kind: 'era', toolbox, server: server.name, savedAt: new Date().toISOString(), era };
+    void this.save(key, file, `${toolbox}/${server.name}`);
   }
 
   /** Waits for the writes in progress (called on shutdown, so a catalog just listed is not lost). */
@@ -97,56 +171,29 @@ export class CatalogCache implements EraPersistence {
     await Promise.allSettled([...this.pending]);
   }
 
-  private async load(toolbox: string, server: ServerConfig): Promise<Entry | undefined> {
-    const key = cacheKey(toolbox, server);
+  /** A file of this kind and format, or undefined (missing: quietly; unreadable or another format: with a note). */
+  private async load<T extends { format: number; kind: string }>(key: string, kind: T['kind'], label: string): Promise<T | undefined> {
     const path = this.path(key);
     let text: string;
     try {
       text = await readFile(path, 'utf8');
     } catch {
-      return this.entries.get(key);
+      return undefined;
     }
     try {
-      const parsed = JSON.parse(text) as Partial<CacheFile>;
-      if (parsed.format !== FORMAT || (parsed.tools !== undefined && (!Array.isArray(parsed.tools) || !parsed.tools.every(isTool)))) {
-        throw new Error('not a catalog cache file');
+      const parsed = JSON.parse(text) as Partial<T>;
+      if (parsed.format !== FORMAT || parsed.kind !== kind) {
+        this.log.debug(`ignoring the catalog cache file of ${label} (${path}): written by another version; it is rewritten after the server connects`);
+        return undefined;
       }
-      const era = isEra(parsed.era) ? parsed.era : undefined;
-      const expires = typeof parsed.toolsExpireAt === 'string' ? Date.parse(parsed.toolsExpireAt) : NaN;
-      const entry: Entry = {
-        ...(parsed.tools ? { tools: parsed.tools } : {}),
-        ...(Number.isFinite(expires) ? { toolsExpireAt: expires } : {}),
-        ...(era ? { era } : {}),
-      };
-      entry.json = entryJson(entry);
-      // What this process learned since wins over the file.
-      const known = this.entries.get(key);
-      const merged: Entry = { ...entry, ...(known?.tools ? { tools: known.tools, toolsExpireAt: known.toolsExpireAt } : {}), ...(known?.era ? { era: known.era } : {}), json: known?.json ?? entry.json };
-      this.entries.set(key, merged);
-      return merged;
+      return parsed as T;
     } catch (error) {
-      this.log.warn(`ignoring the catalog cache of ${toolbox}/${server.name} (${path}): ${errorMessage(error)}; it is rewritten after the server connects`);
-      return this.entries.get(key);
+      this.log.warn(`ignoring the catalog cache of ${label} (${path}): ${errorMessage(error)}; it is rewritten after the server connects`);
+      return undefined;
     }
   }
 
-  private save(toolbox: string, server: ServerConfig, change: Partial<Pick<Entry, 'tools' | 'toolsExpireAt' | 'era'>>): Promise<void> {
-    const key = cacheKey(toolbox, server);
-    const previous = this.entries.get(key) ?? {};
-    const entry: Entry = { ...previous, ...change };
-    const json = entryJson(entry);
-    if (previous.json === json) return Promise.resolve();
-    entry.json = json;
-    this.entries.set(key, entry);
-    const file: CacheFile = {
-      format: FORMAT,
-      toolbox,
-      server: server.name,
-      savedAt: new Date().toISOString(),
-      ...(entry.tools ? { tools: entry.tools } : {}),
-      ...(entry.toolsExpireAt !== undefined ? { toolsExpireAt: new Date(entry.toolsExpireAt).toISOString() } : {}),
-      ...(entry.era ? { era: entry.era } : {}),
-    };
+  private save(key: string, file: ListFile | EraFile, label: string): Promise<void> {
     const path = this.path(key);
     const done = (async () => {
       try {
@@ -154,8 +201,7 @@ export class CatalogCache implements EraPersistence {
         // write-file-atomic: temp file beside it, fsync, rename — a reader sees the old file or the new one.
         await writeFileAtomic(path, JSON.stringify(file), { mode: 0o600 });
       } catch (error) {
-        delete entry.json;
-        this.log.warn(`could not write the catalog cache of ${toolbox}/${server.name} to ${path}: ${errorMessage(error)}`);
+        this.log.warn(`could not write the catalog cache of ${label} to ${path}: ${errorMessage(error)}`);
       }
     })();
     this.pending.add(done);
@@ -168,8 +214,8 @@ export class CatalogCache implements EraPersistence {
   }
 }
 
-function entryJson(entry: Entry): string {
-  return JSON.stringify({ tools: entry.tools, toolsExpireAt: entry.toolsExpireAt, era: entry.era });
+function listJson(list: CachedList): string {
+  return JSON.stringify(list.tools);
 }
 
 function isTool(value: unknown): value is Tool {

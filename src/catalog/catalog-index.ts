@@ -44,6 +44,37 @@ export interface AnswerHead {
   servers_connected: string[];
   /** Each with the message, its code, and what happened as fields (`failure`: kind, exit code, signal, HTTP status…). */
   servers_failed: FailedServer[];
+  /** Servers shown from their last known tool list (the catalog cache) while they connect; absent when none. */
+  servers_cached?: CachedServer[];
+  /** Servers still starting when the answer was due; absent when none. */
+  servers_pending?: PendingServer[];
+  /** How tools this session was shown earlier have changed since; absent when nothing did. */
+  catalog_changes?: CatalogChange[];
+}
+
+/** A server shown from its last known list: when it was listed, how long ago, and what that means. */
+export interface CachedServer {
+  server: string;
+  listed: string;
+  age: string;
+  note: string;
+}
+
+/** A server still starting: for how long, and what to do. */
+export interface PendingServer {
+  server: string;
+  state: 'starting';
+  seconds: number;
+  note: string;
+}
+
+/** How a server's tools changed since a session was shown them. */
+export interface CatalogChange {
+  toolbox: string;
+  server: string;
+  added: string[];
+  removed: string[];
+  changed: string[];
 }
 
 export interface Answer extends AnswerHead {
@@ -61,6 +92,8 @@ export interface Answer extends AnswerHead {
 export interface BudgetedAnswer {
   result: Answer;
   text: string;
+  /** The toolbox cannot serve at all (every server failed): the answer is still the full report, as an error result. */
+  isError?: boolean;
 }
 
 const INDEX_HINT =
@@ -246,6 +279,9 @@ function render(answer: Answer): BudgetedAnswer {
     description: answer.description,
     servers_connected: answer.servers_connected,
     servers_failed: answer.servers_failed,
+    ...(answer.servers_cached !== undefined ? { servers_cached: answer.servers_cached } : {}),
+    ...(answer.servers_pending !== undefined ? { servers_pending: answer.servers_pending } : {}),
+    ...(answer.catalog_changes !== undefined ? { catalog_changes: answer.catalog_changes } : {}),
     detail: answer.detail,
     tools: answer.tools,
     ...(answer.hint !== undefined ? { hint: answer.hint } : {}),

@@ -8,7 +8,8 @@ import { createRedactor, type Redact } from '../shared/redact.js';
 import type { EraMemory } from './era-memory.js';
 import { OrphanReaper, type GroupTracker } from './orphan-reaper.js';
 import { failedServer, type FailedServer } from './server-failure.js';
-import { ServerSlot } from './server-slot.js';
+import { capabilitiesKey } from './capabilities-key.js';
+import { ServerSlot, type SlotStatus } from './server-slot.js';
 import { SharedServers, launchKey } from './shared-servers.js';
 
 export interface ClientManagerOptions {
@@ -51,6 +52,17 @@ export interface UpstreamRelay {
 
 export type { FailedServer } from './server-failure.js';
 
+/** A connected server's tool list and what it depends on (see ClientManager.serverTools). */
+export interface ServerTools {
+  server: string;
+  tools: Tool[];
+  duplicates: string[];
+  /** The capabilities the connection declared (see capabilitiesKey): the list may depend on them. */
+  capabilitiesKey: string;
+  cacheScope?: 'public' | 'private';
+  ttlMs?: number;
+}
+
 export interface OpenResult {
   connected: string[];
   failed: FailedServer[];
@@ -84,8 +96,14 @@ export interface CallOptions {
  * requests for one server share one connect; a server that dies is reconnected on next use with backoff; `close()`
  * ends every child and its descendants.
  */
+/** A toolbox's config and the slots of its servers (a `shared` server's only once it turned private: see slotOf). */
+interface Toolbox {
+  config: ToolboxConfig;
+  slots: Map<string, ServerSlot>;
+}
+
 export class ClientManager {
-  private toolboxes = new Map<string, { config: ToolboxConfig; slots: Map<string, ServerSlot> }>();
+  private toolboxes = new Map<string, Toolbox>();
   /** The slots this manager owns and closes (not those of shared servers). */
   private own = new Set<ServerSlot>();
   private closing = false;
@@ -100,16 +118,45 @@ export class ClientManager {
     this.reaper = options.groups ? undefined : new OrphanReaper(options.log);
     const groups = (this.groups = options.groups ?? this.reaper!);
     // Every message about a server (results, logs, doctor) passes through this: URLs, headers and env values hidden.
-    const redact = (this.redact = createRedactor(options.config.secrets));
+    this.redact = createRedactor(options.config.secrets);
     for (const toolbox of options.config.toolboxes) {
       const slots = new Map<string, ServerSlot>();
       for (const server of toolbox.servers) {
-        let slot = server.shared ? options.shared?.slot(toolbox.name, server) : undefined;
-        if (!slot) this.own.add((slot = new ServerSlot(toolbox.name, server, options, groups, redact)));
+        // A shared server's connection is picked on first use, when the client's capabilities are known.
+        if (server.shared && options.shared) continue;
+        const slot = new ServerSlot(toolbox.name, server, options, groups, this.redact);
+        this.own.add(slot);
         slots.set(server.name, slot);
       }
       this.toolboxes.set(toolbox.name, { config: toolbox, slots });
     }
+  }
+
+  /** The capabilities key (see capabilitiesKey) this manager's connections declare: its client's. */
+  capabilitiesKey(): string {
+    return capabilitiesKey(this.options.upstream?.capabilities());
+  }
+
+  /**
+   * The slots of a toolbox in config order. A `shared` server's slot comes from SharedServers, one per set of client
+   * capabilities; a server whose list turned out private gets a slot of this manager's own, kept from then on.
+   */
+  private slotsOf(toolbox: Toolbox): ServerSlot[] {
+    if (toolbox.slots.size === toolbox.config.servers.length) return [...toolbox.slots.values()];
+    return toolbox.config.servers.map((server) => this.slotOf(toolbox, server.name)!);
+  }
+
+  private slotOf(toolbox: Toolbox, server: string): ServerSlot | undefined {
+    const own = toolbox.slots.get(server);
+    if (own) return own;
+    const config = toolbox.config.servers.find((s) => s.name === server);
+    if (!config) return undefined;
+    const shared = this.options.shared?.slot(toolbox.config.name, config, this.options.upstream?.capabilities() ?? {});
+    if (shared) return shared;
+    const slot = new ServerSlot(toolbox.config.name, config, this.options, this.groups, this.redact);
+    this.own.add(slot);
+    toolbox.slots.set(server, slot);
+    return slot;
   }
 
   toolboxNames(): string[] {
@@ -118,8 +165,7 @@ export class ClientManager {
 
   /** Connects every server of the toolbox in parallel (each at most once at a time) and reports which failed. */
   async openToolbox(name: string): Promise<OpenResult> {
-    const toolbox = this.requireToolbox(name);
-    const slots = [...toolbox.slots.values()];
+    const slots = this.slotsOf(this.requireToolbox(name));
     const settled = await Promise.allSettled(slots.map((slot) => slot.ensure()));
     const result: OpenResult = { connected: [], failed: [] };
     settled.forEach((outcome, i) => {
@@ -132,7 +178,7 @@ export class ClientManager {
 
   /** Connects one server of a toolbox (sharing any connect in flight); resolves with the failure, if any. */
   async connectServer(toolbox: string, server: string): Promise<WorkbenchError | undefined> {
-    const slot = this.requireToolbox(toolbox).slots.get(server);
+    const slot = this.slotOf(this.requireToolbox(toolbox), server);
     if (!slot) return new WorkbenchError('TOOL_NOT_FOUND', `toolbox "${toolbox}" has no server "${server}"`);
     return slot.ensure().then(
       () => undefined,
@@ -144,13 +190,14 @@ export class ClientManager {
    * The tool lists of the toolbox's currently connected servers, in config order. `cacheScope: 'private'` (a modern
    * server's hint) means the list is per-user: never persisted, never shown to another session.
    */
-  serverTools(toolbox: string): { server: string; tools: Tool[]; duplicates: string[]; cacheScope?: 'public' | 'private'; ttlMs?: number }[] {
-    return [...this.requireToolbox(toolbox).slots.values()]
+  serverTools(toolbox: string): ServerTools[] {
+    return this.slotsOf(this.requireToolbox(toolbox))
       .filter((slot) => slot.tools !== undefined)
       .map((slot) => ({
         server: slot.config.name,
         tools: slot.tools!,
         duplicates: slot.duplicates,
+        capabilitiesKey: slot.capabilitiesKey!,
         ...(slot.cacheScope ? { cacheScope: slot.cacheScope } : {}),
         ...(slot.ttlMs !== undefined ? { ttlMs: slot.ttlMs } : {}),
       }));
@@ -158,13 +205,13 @@ export class ClientManager {
 
   /** Reads again the lists of the toolbox's modern servers whose ttlMs has passed (before open_toolbox shows them). */
   async refreshExpired(toolbox: string): Promise<void> {
-    const slots = [...this.requireToolbox(toolbox).slots.values()].filter((slot) => slot.listExpired);
+    const slots = this.slotsOf(this.requireToolbox(toolbox)).filter((slot) => slot.listExpired);
     if (slots.length > 0) await Promise.all(slots.map((slot) => slot.refreshExpired()));
   }
 
   /** The protocol era and version each connected server of the toolbox speaks (for doctor). */
   serverEras(toolbox: string): { server: string; era: 'legacy' | 'modern'; protocolVersion?: string }[] {
-    return [...this.requireToolbox(toolbox).slots.values()].flatMap((slot) => {
+    return this.slotsOf(this.requireToolbox(toolbox)).flatMap((slot) => {
       const era = slot.era;
       return era ? [{ server: slot.config.name, ...era }] : [];
     });
@@ -172,7 +219,13 @@ export class ClientManager {
 
   /** Whether a server is currently connected (used to decide if a toolbox needs opening). */
   isConnected(toolbox: string, server: string): boolean {
-    return this.toolboxes.get(toolbox)?.slots.get(server)?.tools !== undefined;
+    const entry = this.toolboxes.get(toolbox);
+    return entry !== undefined && this.slotOf(entry, server)?.tools !== undefined;
+  }
+
+  /** Where each server of the toolbox stands (connected, starting, failed, idle), in config order. */
+  serverStatus(toolbox: string): { server: string; status: SlotStatus }[] {
+    return this.slotsOf(this.requireToolbox(toolbox)).map((slot) => ({ server: slot.config.name, status: slot.status }));
   }
 
   /**
@@ -182,7 +235,8 @@ export class ClientManager {
   callTool(toolbox: string, server: string, tool: string, args: Record<string, unknown> | undefined, options: CallOptions = {}): Promise<CallToolResult> {
     let slot: ServerSlot | undefined;
     try {
-      slot = this.requireToolbox(toolbox).slots.get(server);
+      const entry = this.requireToolbox(toolbox);
+      slot = entry.slots.get(server) ?? this.slotOf(entry, server);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -192,7 +246,7 @@ export class ClientManager {
 
   /** Forwards the client's `notifications/roots/list_changed` to every connected server. */
   notifyRootsChanged(): void {
-    for (const { slots } of this.toolboxes.values()) for (const slot of slots.values()) slot.notifyRootsChanged();
+    for (const toolbox of this.toolboxes.values()) for (const slot of this.slotsOf(toolbox)) slot.notifyRootsChanged();
   }
 
   /**
@@ -204,30 +258,33 @@ export class ClientManager {
    */
   reload(config: WorkbenchConfig): { replaced: string[]; removed: string[] } {
     this.redact = createRedactor(config.secrets);
-    const next = new Map<string, { config: ToolboxConfig; slots: Map<string, ServerSlot> }>();
+    const next = new Map<string, Toolbox>();
     const own = new Set<ServerSlot>();
     for (const toolbox of config.toolboxes) {
       const previous = this.toolboxes.get(toolbox.name)?.slots;
       const slots = new Map<string, ServerSlot>();
       for (const server of toolbox.servers) {
-        let slot = server.shared ? this.options.shared?.slot(toolbox.name, server) : undefined;
-        if (!slot) {
-          const kept = previous?.get(server.name);
-          const reuse = kept !== undefined && this.own.has(kept) && launchKey(kept.config) === launchKey(server);
-          slot = reuse ? kept : new ServerSlot(toolbox.name, server, this.options, this.groups, this.redact);
-          own.add(slot);
-        }
+        const kept = previous?.get(server.name);
+        const reuse = kept !== undefined && this.own.has(kept) && launchKey(kept.config) === launchKey(server);
+        if (server.shared && this.options.shared && !reuse) continue;
+        const slot = reuse ? kept : new ServerSlot(toolbox.name, server, this.options, this.groups, this.redact);
+        own.add(slot);
         slots.set(server.name, slot);
       }
       next.set(toolbox.name, { config: toolbox, slots });
     }
     const outcome = { replaced: [] as string[], removed: [] as string[] };
-    for (const [toolboxName, { slots }] of this.toolboxes) {
-      for (const [serverName, slot] of slots) {
-        const successor = next.get(toolboxName)?.slots.get(serverName);
-        if (successor === slot) continue;
-        (successor ? outcome.replaced : outcome.removed).push(`${toolboxName}/${serverName}`);
-        if (!this.own.has(slot)) continue; // a shared server: its SharedServers retires it
+    for (const [toolboxName, { config: old }] of this.toolboxes) {
+      for (const server of old.servers) {
+        const label = `${toolboxName}/${server.name}`;
+        const now = next.get(toolboxName)?.config.servers.find((s) => s.name === server.name);
+        const slot = this.toolboxes.get(toolboxName)!.slots.get(server.name);
+        const successor = next.get(toolboxName)?.slots.get(server.name);
+        if (slot !== undefined && successor === slot) continue;
+        if (!now) outcome.removed.push(label);
+        else if (launchKey(now) !== launchKey(server) || slot !== undefined) outcome.replaced.push(label);
+        // A shared server's connection is retired by its SharedServers.
+        if (!slot || !this.own.has(slot)) continue;
         this.retiring.add(slot);
         void slot.retire().finally(() => this.retiring.delete(slot));
       }
@@ -245,7 +302,7 @@ export class ClientManager {
     this.reaper?.close();
   }
 
-  private requireToolbox(name: string): { config: ToolboxConfig; slots: Map<string, ServerSlot> } {
+  private requireToolbox(name: string): Toolbox {
     if (this.closing) throw new WorkbenchError('SHUTTING_DOWN', 'the workbench is shutting down (or this client session ended); start a new session to call tools');
     const toolbox = this.toolboxes.get(name);
     if (!toolbox) {

@@ -21,6 +21,8 @@ export interface Live {
   /** A modern server's `subscriptions/listen` stream for tools/list_changed. */
   subscription?: McpSubscription;
   startedAt: number;
+  /** The capabilities this connection declared to the server (see capabilitiesKey): its tool list may depend on them. */
+  capabilitiesKey: string;
   dead: boolean;
 }
 

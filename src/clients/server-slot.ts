@@ -7,6 +7,7 @@ import { redactingLogger, type Logger } from '../log.js';
 import type { Redact } from '../shared/redact.js';
 import { CallChannel, type ChannelCallOptions } from './call-channel.js';
 import { nextAttempt, type ConnectState } from './connect-plan.js';
+import { capabilitiesKey } from './capabilities-key.js';
 import { callEnvelope, createDownstreamClient } from './downstream-client.js';
 import { EraMemory, type EraVerdict } from './era-memory.js';
 import { isInputRequired, untilComplete, type InputRelay } from './input-required.js';
@@ -43,6 +44,13 @@ const CONNECT_GRACE_MS = 5_000;
  */
 const PROBE_TIMEOUT_MS = 3_000;
 
+/** Where a slot stands (see ServerSlot.status). */
+export type SlotStatus =
+  | { state: 'connected' }
+  | { state: 'starting'; since: number }
+  | { state: 'failed'; error: WorkbenchError }
+  | { state: 'idle' };
+
 /** One configured server: its live connection (if any), the single in-flight connect, and crash bookkeeping. */
 export class ServerSlot {
   private live: Live | undefined;
@@ -53,6 +61,8 @@ export class ServerSlot {
   private retryAt = 0;
   /** Why the last connect attempt failed, while no connect has succeeded since. */
   private lastConnectError: WorkbenchError | undefined;
+  /** When the connect in flight began (undefined: none in flight). */
+  private connectingSince: number | undefined;
   private closed = false;
   /** An `http` entry that answered like a legacy SSE server: it is connected over SSE from then on. */
   private legacySse = false;
@@ -111,10 +121,30 @@ export class ServerSlot {
 
   ensure(): Promise<Live> {
     if (this.live && !this.live.dead) return Promise.resolve(this.live);
-    this.pending ??= this.connect().finally(() => {
-      this.pending = undefined;
-    });
+    if (!this.pending) {
+      this.connectingSince = Date.now();
+      this.pending = this.connect().finally(() => {
+        this.pending = undefined;
+        this.connectingSince = undefined;
+      });
+    }
     return this.pending;
+  }
+
+  /**
+   * Where the server stands, for answers that must not wait for it: connected, starting (since when), failed (why;
+   * until a connect succeeds), or idle (never asked for yet, or lost and not asked for since).
+   */
+  get status(): SlotStatus {
+    if (this.live && !this.live.dead) return { state: 'connected' };
+    if (this.connectingSince !== undefined) return { state: 'starting', since: this.connectingSince };
+    if (this.lastConnectError) return { state: 'failed', error: this.lastConnectError };
+    return { state: 'idle' };
+  }
+
+  /** The capabilities key of the live connection (see capabilitiesKey), if connected. */
+  get capabilitiesKey(): string | undefined {
+    return this.live && !this.live.dead ? this.live.capabilitiesKey : undefined;
   }
 
   call(tool: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<CallToolResult> {
@@ -216,6 +246,7 @@ export class ServerSlot {
       transport = next;
       this.starting.add(next);
     };
+    const capabilities = capabilitiesKey(this.options.upstream?.capabilities());
     const state: ConnectState = { stdio: !remote, http: remote?.type === 'http', sse: this.legacySse, prior, respawned: false, reprobed: false };
     try {
       let attempt: { client: Client; list: ToolList };
@@ -250,6 +281,7 @@ export class ServerSlot {
         era: modern ? 'modern' : 'legacy',
         ...(client.getNegotiatedProtocolVersion() ? { protocolVersion: client.getNegotiatedProtocolVersion() } : {}),
         startedAt: Date.now(),
+        capabilitiesKey: capabilities,
         dead: false,
       };
       applyList(live, list, this.config.type === 'http');

@@ -1,12 +1,15 @@
 import type { ServerConfig, WorkbenchConfig } from '../config/types.js';
 import { createRedactor, type Redact } from '../shared/redact.js';
-import type { ClientManagerOptions } from './client-manager.js';
+import { capabilitiesKey } from './capabilities-key.js';
+import type { ClientManagerOptions, UpstreamRelay } from './client-manager.js';
 import { OrphanReaper, type GroupTracker } from './orphan-reaper.js';
 import { ServerSlot } from './server-slot.js';
 
+type RelayableCapabilities = ReturnType<UpstreamRelay['capabilities']>;
+
 /** The settings that decide how a server is started and called; any change means a new connection. */
 export function launchKey(config: ServerConfig): string {
-  const { name: _name, disabledTools: _disabled, toolFilters: _filters, toolOverrides: _overrides, ...launch } = config;
+  const { name: _name, disabledTools: _disabled, toolFilters: _filters, toolOverrides: _overrides, catalogCache: _cache, ...launch } = config;
   return JSON.stringify(launch);
 }
 
@@ -30,38 +33,47 @@ export class SharedServers {
   }
 
   /**
-   * The one slot of a shared server; a server whose launch settings changed (a reload) gets a new one. Undefined once
-   * the server marked its tool list `cacheScope: "private"` (a modern server's per-user list): such a list must not
-   * be shared across sessions, so every session opened from then on gets a connection of its own.
+   * The slot of a shared server for clients with these capabilities (one connection per set: a server may list other
+   * tools for other capabilities, README "Serving over HTTP"); a server whose launch settings changed (a reload) gets
+   * a new one. Undefined once the server marked its tool list `cacheScope: "private"` (a modern server's per-user
+   * list): such a list must not be shared across sessions, so every session opened from then on gets a connection of
+   * its own.
    */
-  slot(toolbox: string, server: ServerConfig): ServerSlot | undefined {
-    const key = `${toolbox}/${server.name}`;
+  slot(toolbox: string, server: ServerConfig, capabilities: RelayableCapabilities): ServerSlot | undefined {
+    const name = `${toolbox}/${server.name}`;
+    const key = `${name}\0${capabilitiesKey(capabilities)}`;
     let slot = this.slots.get(key);
     if (slot?.cacheScope === 'private' && launchKey(slot.config) === launchKey(server)) {
-      if (!this.unshared.has(key)) {
-        this.unshared.add(key);
-        this.options.log.warn(`${key} is "shared", but its tool list is private to each user: sessions opened from now on get a connection of their own`);
+      if (!this.unshared.has(name)) {
+        this.unshared.add(name);
+        this.options.log.warn(`${name} is "shared", but its tool list is private to each user: sessions opened from now on get a connection of their own`);
       }
       return undefined;
     }
     if (slot && launchKey(slot.config) !== launchKey(server)) {
-      const old = slot;
-      this.retiring.add(old);
-      void old.retire().finally(() => this.retiring.delete(old));
+      this.retire(key, slot);
       slot = undefined;
     }
-    if (!slot) this.slots.set(key, (slot = new ServerSlot(toolbox, server, this.options, this.groups, this.redact)));
+    if (!slot) {
+      const relay = this.options.upstream;
+      // Told exactly these capabilities; its requests are routed like every shared server's (see sharedRelay).
+      const options = relay ? { ...this.options, upstream: { capabilities: () => capabilities, request: relay.request } } : this.options;
+      this.slots.set(key, (slot = new ServerSlot(toolbox, server, options, this.groups, this.redact)));
+    }
     return slot;
+  }
+
+  private retire(key: string, slot: ServerSlot): void {
+    this.slots.delete(key);
+    this.retiring.add(slot);
+    void slot.retire().finally(() => this.retiring.delete(slot));
   }
 
   /** After a reload: retires the shared servers the new config no longer has, once their calls have finished. */
   reload(config: WorkbenchConfig): void {
     const keep = new Set(config.toolboxes.flatMap((t) => t.servers.filter((s) => s.shared).map((s) => `${t.name}/${s.name}`)));
     for (const [key, slot] of this.slots) {
-      if (keep.has(key)) continue;
-      this.slots.delete(key);
-      this.retiring.add(slot);
-      void slot.retire().finally(() => this.retiring.delete(slot));
+      if (!keep.has(key.slice(0, key.indexOf('\0')))) this.retire(key, slot);
     }
   }
 

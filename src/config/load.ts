@@ -93,6 +93,7 @@ export function parseConfig(raw: unknown, source: string, env: EnvLike, options:
     toolboxes,
     ...(document.toolsets && { toolsets: normaliseToolsets(document.toolsets, 'config') }),
     ...(document.catalogBudget !== undefined && { catalogBudget: document.catalogBudget }),
+    ...(document.openWaitMs !== undefined && { openWaitMs: document.openWaitMs }),
     warnings,
     secrets: [...expanded.secrets, ...configuredSecrets(toolboxes)],
   };

@@ -20,6 +20,7 @@ interface RawServer {
   connectTimeoutMs?: number;
   toolOverrides?: Record<string, RawToolOverride>;
   shared?: boolean;
+  catalogCache?: boolean;
 }
 
 interface RawToolbox {
@@ -28,12 +29,14 @@ interface RawToolbox {
   disabledTools?: string[];
   toolOverrides?: Record<string, RawToolOverride>;
   catalogBudget?: number;
+  openWaitMs?: number;
 }
 
 export interface RawConfig {
   toolboxes: Record<string, RawToolbox>;
   toolsets?: Record<string, RawToolset>;
   catalogBudget?: number;
+  openWaitMs?: number;
 }
 
 export function normaliseToolbox(name: string, raw: RawToolbox): ToolboxConfig {
@@ -43,6 +46,7 @@ export function normaliseToolbox(name: string, raw: RawToolbox): ToolboxConfig {
     disabledTools: [...(raw.disabledTools ?? [])],
     ...(raw.toolOverrides && { toolOverrides: normaliseOverrides(raw.toolOverrides) }),
     ...(raw.catalogBudget !== undefined && { catalogBudget: raw.catalogBudget }),
+    ...(raw.openWaitMs !== undefined && { openWaitMs: raw.openWaitMs }),
     servers: Object.entries(raw.mcpServers).map(([serverName, server]) => normaliseServer(serverName, server)),
   };
 }
@@ -56,6 +60,7 @@ function normaliseServer(name: string, raw: RawServer): ServerConfig {
     ...(raw.timeoutMs !== undefined && { timeoutMs: raw.timeoutMs }),
     ...(raw.connectTimeoutMs !== undefined && { connectTimeoutMs: raw.connectTimeoutMs }),
     shared: raw.shared ?? false,
+    ...(raw.catalogCache === false && { catalogCache: false as const }),
   };
   const type = raw.type ?? raw.transport ?? 'stdio';
   if (type === 'stdio') {

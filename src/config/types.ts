@@ -25,6 +25,8 @@ export interface ServerCommon {
    * HTTP"). Over stdio there is only one session, so it changes nothing.
    */
   shared: boolean;
+  /** `catalogCache: false`: this server's tool list is neither read from nor written to the catalog cache. */
+  catalogCache?: false;
 }
 
 /** `toolOverrides` entry: fields shown instead of (or, for the suffix and annotations, on top of) the server's. */
@@ -92,6 +94,8 @@ export interface ToolboxConfig {
   toolOverrides?: ToolOverrideRule[];
   /** Characters an open_toolbox answer about this toolbox may take, if configured. */
   catalogBudget?: number;
+  /** Longest open_toolbox waits for this toolbox's servers still starting (ms), if configured. */
+  openWaitMs?: number;
   /** Servers in config order. */
   servers: ServerConfig[];
 }
@@ -107,6 +111,8 @@ export interface WorkbenchConfig {
   project?: ProjectConfig;
   /** Default `catalogBudget` for every toolbox, if configured. */
   catalogBudget?: number;
+  /** Default `openWaitMs` for every toolbox, if configured. */
+  openWaitMs?: number;
   /** Non-fatal findings (deprecations) that the caller should show on stderr. */
   warnings: string[];
   /**

@@ -1,9 +1,10 @@
 import type { Tool } from '@modelcontextprotocol/client';
 import type { ClientManager, FailedServer } from '../clients/client-manager.js';
+import { failedServer } from '../clients/server-failure.js';
 import type { ToolboxConfig, WorkbenchConfig } from '../config/types.js';
 import { WorkbenchError } from '../errors.js';
 import { quoteClientText } from '../shared/client-text.js';
-import type { CatalogCache } from '../catalog/catalog-cache.js';
+import type { CachedList, CatalogCache } from '../catalog/catalog-cache.js';
 import {
   DEFAULT_CATALOG_BUDGET,
   budgetCatalog,
@@ -11,12 +12,17 @@ import {
   type Answer,
   type AnswerHead,
   type BudgetedAnswer,
+  type CachedServer,
+  type CatalogChange,
   type FullEntry,
+  type PendingServer,
 } from '../catalog/catalog-index.js';
 import { compileGlob } from '../shared/glob.js';
 import { DEFAULT_SEARCH_LIMIT, searchIndex, searchTools } from '../catalog/search.js';
 import { ToolboxCatalog, type CatalogTool } from '../catalog/toolbox-catalog.js';
 import type { VisibilityPolicy } from '../catalog/visibility.js';
+import { waitForServers, type OpenProgress } from './open-wait.js';
+import type { ShownLists } from './shown-lists.js';
 
 /** What `open_toolbox` was asked (parameters already checked for type; see README "open_toolbox"). */
 export interface OpenToolboxRequest {
@@ -42,50 +48,61 @@ export interface DiscoveryOptions {
 
 /**
  * The connections an answer is made from: one client session's (HTTP sessions each have their own servers), with the
- * catalog of live tools that `use_tool` resolves against, its entries in the same order.
+ * catalog of live tools that `use_tool` resolves against, its entries in the same order, and what the session was
+ * shown (for `catalog_changes`).
  */
 export interface DiscoveryScope {
   manager: ClientManager;
   liveCatalog: (toolbox: string) => { catalog: ToolboxCatalog; entries: readonly FullEntry[] };
+  shown: ShownLists;
+}
+
+/** How open_toolbox may wait: progress to report while servers start. */
+export interface OpenOptions {
+  onprogress?: (progress: OpenProgress) => void;
 }
 
 /** What an answer is made from: one toolbox, or a toolset's tools across several (`member` says which). */
 export interface View {
   connected: string[];
   failed: FailedServer[];
+  /** Servers shown from their last known list while they connect (or not at all, while fresh). */
+  cached?: CachedServer[];
+  /** Servers still starting when the answer was due. */
+  pending?: PendingServer[];
   catalogs: ToolboxCatalog[];
   entries: readonly FullEntry[];
   /** For a toolset: whether a canonical name belongs to it. */
   member?: (name: string) => boolean;
 }
 
+/** open_toolbox's default wait for servers that are still starting (README "open_toolbox"). */
+export const DEFAULT_OPEN_WAIT_MS = 5_000;
+
 /**
  * Answers `open_toolbox`: the catalog under the context budget (full, or a compact index), full entries for named
- * tools, or search results — from the live catalog, or from the catalog cache while the servers connect in the
- * background. Calls never use what this serves from the cache: `use_tool` resolves against the live catalog.
+ * tools, or search results. It never waits past the toolbox's `openWaitMs` for a server: servers with a last known
+ * list (the catalog cache) are shown from it at once and revalidated in the background; the others are waited for
+ * until the deadline, then named with their state while they keep connecting. Calls never use what this serves from
+ * the cache: `use_tool` resolves against the live catalog.
  */
 export class Discovery {
-  /** Cached tools per `toolbox/server` (null: none on disk), read once and replaced by every live listing. */
-  private readonly seeds = new Map<string, Tool[] | null>();
   /** Servers whose last connect failed: never presented from the cache until one succeeds. */
   private readonly failing = new Set<string>();
 
   constructor(private readonly options: DiscoveryOptions) {}
 
-  /** A server's live tools changed (connected, refreshed, lost): remember them and persist them to the cache. */
-  toolsChanged(manager: ClientManager, toolbox: string, server: string): void {
+  /**
+   * A server's live tools changed (connected, refreshed, lost): the session hears what differs from what it was shown,
+   * and the list is persisted to the cache (keyed by the capabilities it was listed for).
+   */
+  toolsChanged(manager: ClientManager, toolbox: string, server: string, shown?: ShownLists): void {
     const listed = manager.serverTools(toolbox).find((s) => s.server === server);
-    const tools = listed?.tools;
+    shown?.observe(toolbox, server, listed?.tools);
     const config = this.options.config().toolboxes.find((t) => t.name === toolbox)?.servers.find((s) => s.name === server);
-    if (!tools || !config || !this.options.cache) return;
+    if (!listed || !config) return;
     this.failing.delete(`${toolbox}/${server}`);
-    // A list the server marked private is per-user: never written to disk nor served to anyone from it.
-    if (listed?.cacheScope === 'private') {
-      this.seeds.set(`${toolbox}/${server}`, null);
-      return;
-    }
-    this.seeds.set(`${toolbox}/${server}`, tools);
-    void this.options.cache.write(toolbox, config, tools, listed?.ttlMs);
+    void this.options.cache?.write(toolbox, config, listed.capabilitiesKey, listed.tools, listed.ttlMs);
   }
 
   /** The budget of characters for an answer about this toolbox (or about all of them). */
@@ -95,35 +112,55 @@ export class Discovery {
     return own ?? this.options.budget ?? config.project?.catalogBudget ?? config.catalogBudget ?? DEFAULT_CATALOG_BUDGET;
   }
 
+  /** How long open_toolbox waits for this toolbox's servers that are still starting. */
+  openWait(toolbox: string): number {
+    const config = this.options.config();
+    return config.toolboxes.find((t) => t.name === toolbox)?.openWaitMs ?? config.openWaitMs ?? DEFAULT_OPEN_WAIT_MS;
+  }
+
   /** `open_toolbox` for a toolbox, or (without `toolbox_name`) a search of every toolbox. */
-  async open(request: OpenToolboxRequest, scope: DiscoveryScope): Promise<BudgetedAnswer> {
+  async open(request: OpenToolboxRequest, scope: DiscoveryScope, options: OpenOptions = {}): Promise<BudgetedAnswer> {
     if (request.toolbox_name === undefined) {
-      // Search everywhere: cached catalogs where present, the rest connected now.
+      // Search everywhere: last known lists where there are some (no server started for them), the rest connected now.
       const names = this.options.config().toolboxes.map((t) => t.name);
-      const views = await Promise.all(names.map((name) => this.view(name, scope)));
+      const views = await Promise.all(names.map((name) => this.view(name, scope, { ...options, search: true })));
+      const prefix = <T extends { server: string }>(list: readonly T[] | undefined, i: number): T[] => (list ?? []).map((x) => ({ ...x, server: `${names[i]}/${x.server}` }));
       const head: AnswerHead = {
         toolbox: '*',
         description: 'Search across every toolbox',
         servers_connected: views.flatMap((v, i) => v.connected.map((s) => `${names[i]}/${s}`)),
-        servers_failed: views.flatMap((v, i) => v.failed.map((f) => ({ ...f, server: `${names[i]}/${f.server}` }))),
+        servers_failed: views.flatMap((v, i) => prefix(v.failed, i)),
+        ...optional('servers_cached', views.flatMap((v, i) => prefix(v.cached, i))),
+        ...optional('servers_pending', views.flatMap((v, i) => prefix(v.pending, i))),
+        ...optional('catalog_changes', scope.shown.take()),
       };
       const budget = request.detail === 'full' ? Infinity : this.budget();
       const matches = searchTools(views.map((v) => searchIndex(v.entries)), request.query ?? '', request.limit ?? DEFAULT_SEARCH_LIMIT);
       return budgetMatches(head, matches, budget, noMatchHint(matches));
     }
     const toolbox = this.toolbox(request.toolbox_name);
-    const view = await this.view(toolbox.name, scope);
-    return this.answer(request, { toolbox: toolbox.name, description: toolbox.description }, view, this.budget(toolbox.name));
+    const view = await this.view(toolbox.name, scope, options);
+    const answer = this.answer(request, { toolbox: toolbox.name, description: toolbox.description }, view, this.budget(toolbox.name), scope.shown.take());
+    // A toolbox none of whose servers can serve: an error the model can read (each reason is in servers_failed).
+    if (view.failed.length > 0 && view.connected.length === 0 && !view.cached?.length && !view.pending?.length) return { ...answer, isError: true };
+    return answer;
   }
 
   /**
    * The answer about one view (a toolbox, or a toolset's tools): the catalog under the budget, full entries for named
    * tools, or search results.
    */
-  answer(request: OpenToolboxRequest, about: { toolbox: string; description: string }, view: View, ownBudget: number): BudgetedAnswer {
+  answer(request: OpenToolboxRequest, about: { toolbox: string; description: string }, view: View, ownBudget: number, changes: CatalogChange[] = []): BudgetedAnswer {
     const budget = request.detail === 'full' ? Infinity : ownBudget;
     const limit = request.limit ?? DEFAULT_SEARCH_LIMIT;
-    const head: AnswerHead = { ...about, servers_connected: view.connected, servers_failed: view.failed };
+    const head: AnswerHead = {
+      ...about,
+      servers_connected: view.connected,
+      servers_failed: view.failed,
+      ...optional('servers_cached', view.cached ?? []),
+      ...optional('servers_pending', view.pending ?? []),
+      ...optional('catalog_changes', changes),
+    };
     if (request.tools !== undefined) {
       const { entries, notFound } = this.resolve(view, request.tools);
       return budgetMatches(head, entries, budget, notFound.length > 0 ? { not_found: notFound } : {});
@@ -168,45 +205,89 @@ export class Discovery {
   }
 
   /**
-   * The toolbox as it can be shown now: live when every server is connected; from the cache when every other server
-   * has a cached catalog (and did not just fail), connecting them in the background; else connected first.
+   * The toolbox as it can be shown now. Connected servers: live. Not connected but with a last known list (and no
+   * failed connect since): that list, at once, with the server connected in the background unless its list is still
+   * fresh or this is a search. The rest: connected now, waited for until the toolbox's `openWaitMs`, then shown as
+   * failed or still starting.
    */
-  private async view(name: string, scope: DiscoveryScope): Promise<View> {
-    const { cache } = this.options;
+  private async view(name: string, scope: DiscoveryScope, options: OpenOptions & { search?: boolean }): Promise<View> {
     const { manager } = scope;
     const toolbox = this.toolbox(name);
     const unconnected = toolbox.servers.filter((s) => !manager.isConnected(name, s.name));
-    if (unconnected.length > 0 && cache) {
-      const seeds = await Promise.all(unconnected.map(async (s) => (this.failing.has(`${name}/${s.name}`) ? undefined : this.seed(name, s.name))));
-      if (seeds.every((s) => s !== undefined)) {
-        const live = new Map(manager.serverTools(name).map((s) => [s.server, s.tools]));
-        const servers = toolbox.servers.map((s) => ({ server: s.name, tools: live.get(s.name) ?? seeds[unconnected.indexOf(s)]! }));
-        const catalog = new ToolboxCatalog(name, servers, this.options.policy());
-        // Spawning takes milliseconds per server: start it after this answer has gone out.
-        setImmediate(() => void manager.openToolbox(name).then((opened) => this.noteOpened(name, opened.failed), () => {}));
-        return { connected: toolbox.servers.map((s) => s.name), failed: [], catalogs: [catalog], entries: catalog.tools.map(this.options.toEntry) };
+    if (unconnected.length === 0) {
+      // Lists a modern server said not to reuse any longer (ttlMs) are read again before they are shown.
+      await manager.refreshExpired(name);
+      return this.liveView(name, scope, toolbox.servers.map((s) => s.name));
+    }
+    const capabilities = manager.capabilitiesKey();
+    const cached = new Map<string, CachedList>();
+    if (this.options.cache) {
+      const lists = await Promise.all(
+        unconnected.map((s) => (this.failing.has(`${name}/${s.name}`) ? undefined : this.options.cache!.read(name, s, capabilities))),
+      );
+      unconnected.forEach((s, i) => lists[i] && cached.set(s.name, lists[i]!));
+    }
+    const now = Date.now();
+    const failed = new Map<string, FailedServer>();
+    const connects = new Map<string, Promise<unknown>>();
+    for (const server of unconnected) {
+      if (cached.has(server.name)) continue;
+      connects.set(server.name, manager.connectServer(name, server.name).then((failure) => this.settled(name, server.name, failure, failed)));
+    }
+    const revalidate = options.search ? [] : unconnected.filter((s) => cached.has(s.name) && !((cached.get(s.name)!.freshUntil ?? 0) > now));
+    // Spawning takes milliseconds per server: start the revalidations after this answer has gone out.
+    if (revalidate.length > 0) {
+      setImmediate(() => {
+        for (const s of revalidate) void manager.connectServer(name, s.name).then((failure) => this.settled(name, s.name, failure, new Map()));
+      });
+    }
+    await waitForServers(connects, this.openWait(name), toolbox.servers.length, options.onprogress);
+    return this.mixedView(name, scope, cached, failed);
+  }
+
+  /** Every server connected: the session's live catalog. */
+  private liveView(name: string, scope: DiscoveryScope, connected: string[]): View {
+    const { catalog, entries } = scope.liveCatalog(name);
+    for (const { server, tools } of scope.manager.serverTools(name)) scope.shown.record(name, server, tools);
+    return { connected, failed: [], catalogs: [catalog], entries };
+  }
+
+  /** Live servers, last known lists, failures and servers still starting, as they stand now. */
+  private mixedView(name: string, scope: DiscoveryScope, cached: ReadonlyMap<string, CachedList>, failed: ReadonlyMap<string, FailedServer>): View {
+    const { manager } = scope;
+    const now = Date.now();
+    const live = new Map(manager.serverTools(name).map((s) => [s.server, s.tools]));
+    const statuses = manager.serverStatus(name);
+    if (statuses.every((s) => live.has(s.server))) return this.liveView(name, scope, statuses.map((s) => s.server));
+    const view: Required<Pick<View, 'connected' | 'failed' | 'cached' | 'pending'>> = { connected: [], failed: [], cached: [], pending: [] };
+    const servers: { server: string; tools: readonly Tool[] }[] = [];
+    for (const { server, status } of statuses) {
+      const tools = live.get(server);
+      const last = cached.get(server);
+      if (tools) {
+        view.connected.push(server);
+        servers.push({ server, tools });
+      } else if (last) {
+        view.cached.push(cachedServer(server, last, now));
+        servers.push({ server, tools: last.tools });
+      } else if (failed.has(server)) {
+        view.failed.push(failed.get(server)!);
+      } else if (status.state === 'failed') {
+        view.failed.push(failedServer(server, status.error));
+      } else {
+        view.pending.push(pendingServer(server, status.state === 'starting' ? status.since : now, now));
       }
     }
-    const opened = unconnected.length > 0 ? await manager.openToolbox(name) : { connected: toolbox.servers.map((s) => s.name), failed: [] };
-    // Lists a modern server said not to reuse any longer (ttlMs) are read again before they are shown.
-    if (unconnected.length === 0) await manager.refreshExpired(name);
-    this.noteOpened(name, opened.failed);
-    const { catalog, entries } = scope.liveCatalog(name);
-    return { connected: opened.connected, failed: opened.failed, catalogs: [catalog], entries };
+    for (const { server, tools } of servers) scope.shown.record(name, server, tools);
+    const catalog = new ToolboxCatalog(name, servers, this.options.policy());
+    return { ...view, catalogs: [catalog], entries: catalog.tools.map(this.options.toEntry) };
   }
 
-  private noteOpened(toolbox: string, failed: readonly { server: string }[]): void {
-    for (const f of failed) this.failing.add(`${toolbox}/${f.server}`);
-  }
-
-  private async seed(toolbox: string, server: string): Promise<Tool[] | undefined> {
-    const key = `${toolbox}/${server}`;
-    if (!this.seeds.has(key)) {
-      const config = this.toolbox(toolbox).servers.find((s) => s.name === server);
-      if (!config) return undefined;
-      this.seeds.set(key, (await this.options.cache!.read(toolbox, config)) ?? null);
-    }
-    return this.seeds.get(key) ?? undefined;
+  /** Books a connect's outcome: a failure is shown (and keeps the server off the cache until a connect succeeds). */
+  private settled(toolbox: string, server: string, failure: WorkbenchError | undefined, failed: Map<string, FailedServer>): void {
+    if (!failure) return;
+    this.failing.add(`${toolbox}/${server}`);
+    failed.set(server, failedServer(server, failure));
   }
 
   private toolbox(name: string): ToolboxConfig {
@@ -218,6 +299,43 @@ export class Discovery {
     }
     return toolbox;
   }
+}
+
+/** A head field only when it has something to say (answers without it stay as they were). */
+function optional<K extends string, T>(key: K, list: readonly T[]): { [P in K]?: T[] } {
+  return (list.length > 0 ? { [key]: [...list] } : {}) as { [P in K]?: T[] };
+}
+
+function cachedServer(server: string, list: CachedList, now: number): CachedServer {
+  const fresh = (list.freshUntil ?? 0) > now;
+  return {
+    server,
+    listed: new Date(list.listedAt).toISOString(),
+    age: formatAge(now - list.listedAt),
+    note: fresh
+      ? 'its last list, still fresh by the server\'s own hint; calls connect it'
+      : 'its last known list, being checked now; calls always use the live server',
+  };
+}
+
+function pendingServer(server: string, since: number, now: number): PendingServer {
+  const seconds = Math.max(0, Math.round((now - since) / 1000));
+  return {
+    server,
+    state: 'starting',
+    seconds,
+    note: `still starting after ${seconds} s; open the toolbox again shortly to see its tools, or call one of them with use_tool (it waits for the server)`,
+  };
+}
+
+/** An age for people and models: "45 s", "12 min", "3 h", "2 d". */
+export function formatAge(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 90) return `${s} s`;
+  const min = Math.round(s / 60);
+  if (min < 90) return `${min} min`;
+  const h = Math.round(min / 60);
+  return h < 48 ? `${h} h` : `${Math.round(h / 24)} d`;
 }
 
 function noMatchHint(matches: readonly FullEntry[]): Partial<Answer> {

@@ -1,6 +1,7 @@
 import type { ToolboxCatalog } from '../catalog/toolbox-catalog.js';
 import type { CallOptions, ClientManager } from '../clients/client-manager.js';
 import type { CallContext, RoutingBooks } from './session-routing.js';
+import type { ShownLists } from './shown-lists.js';
 import type { ToolEntry } from './tool-entry.js';
 import type { Workbench } from './workbench.js';
 
@@ -22,6 +23,8 @@ export interface SessionScope {
 /** One ClientManager with its routing books (see RoutingBooks) and the catalogs built from its servers. */
 export interface Scope extends SessionScope, RoutingBooks {
   readonly catalogs: Map<string, CachedCatalog>;
+  /** What this session was shown of each server's tools (for open_toolbox's `catalog_changes`). */
+  readonly shown: ShownLists;
 }
 
 export interface CachedCatalog {

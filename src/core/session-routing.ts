@@ -70,12 +70,12 @@ export function sharedLogRouter(activity: Map<string, Set<CallContext>>, log: Lo
 
 /**
  * Requests of a shared server: to the one session with calls in flight on it; refused (never guessed) when there are
- * none or several. Declared capabilities: the intersection of the open sessions' (any of them may be the one whose
- * call leads to a request), taken when the server connects.
+ * none or several. Each shared connection declares the capabilities of the clients it serves (SharedServers keeps one
+ * per set), so this relay declares none of its own.
  */
-export function sharedRelay(activity: Map<string, Set<CallContext>>, sessionCapabilities: () => ClientCapabilities[], log: Logger): UpstreamRelay {
+export function sharedRelay(activity: Map<string, Set<CallContext>>, log: Logger): UpstreamRelay {
   return {
-    capabilities: () => intersectCapabilities(sessionCapabilities()),
+    capabilities: () => ({}),
     request: (toolbox, server, request, signal) => {
       const where = `shared server "${server}" of toolbox "${toolbox}"`;
       const calls = [...(activity.get(`${toolbox}/${server}`) ?? [])];
@@ -128,15 +128,6 @@ function pickRelayable(caps: ClientCapabilities): Pick<ClientCapabilities, 'samp
   };
 }
 
-/** The relayable capabilities every one of the given clients has (none when there are no clients). */
-function intersectCapabilities(all: ClientCapabilities[]): Pick<ClientCapabilities, 'sampling' | 'elicitation' | 'roots'> {
-  if (all.length === 0) return {};
-  const picked = pickRelayable(all[0]!);
-  for (const key of ['sampling', 'elicitation', 'roots'] as const) {
-    if (all.some((caps) => caps[key] === undefined)) delete picked[key];
-  }
-  return picked;
-}
 
 /**
  * Runs a forwarded call while recording it in `books` under `key` (toolbox/server) as in flight, so requests and log

@@ -15,7 +15,8 @@ import type { Logger } from '../log.js';
 import { quoteClientText } from '../shared/client-text.js';
 import { workbenchInstructions } from './instructions.js';
 import { isKnownToolName } from './known-name.js';
-import { Discovery, type OpenToolboxRequest } from './open-toolbox.js';
+import { Discovery, type DiscoveryScope, type OpenOptions, type OpenToolboxRequest } from './open-toolbox.js';
+import { ShownLists } from './shown-lists.js';
 import type { CachedCatalog, Scope, SessionScope, UseToolOptions } from './scope.js';
 import { scopeRelay, sharedLogRouter, sharedRelay, trackCall, type CallContext, type UpstreamSession } from './session-routing.js';
 import { toEntry, type ToolEntry, type ToolStatus, type ToolStatusReport } from './tool-entry.js';
@@ -133,12 +134,12 @@ export class Workbench {
 
   private createScope(upstream: UpstreamSession | undefined): Scope {
     const pool = upstream ? this.sharedPool() : undefined;
-    const books: Omit<Scope, 'manager' | 'close'> = { catalogs: new Map(), activity: new Map(), upstream };
+    const books: Omit<Scope, 'manager' | 'close'> = { catalogs: new Map(), activity: new Map(), upstream, shown: new ShownLists() };
     const manager = new ClientManager({
       ...this.connectionOptions(),
       onToolsChanged: (toolbox, server) => {
         books.catalogs.delete(toolbox);
-        this.discovery.toolsChanged(manager, toolbox, server);
+        this.discovery.toolsChanged(manager, toolbox, server, books.shown);
       },
       onLogMessage: (toolbox, server, params) => {
         const logger = params.logger ? `${toolbox}/${server}/${params.logger}` : `${toolbox}/${server}`;
@@ -174,11 +175,14 @@ export class Workbench {
     const shared = new SharedServers({
       ...this.connectionOptions(),
       groups: reaper,
-      onToolsChanged: (toolbox) => {
-        for (const scope of this.scopes) scope.catalogs.delete(toolbox);
+      onToolsChanged: (toolbox, server) => {
+        for (const scope of this.scopes) {
+          scope.catalogs.delete(toolbox);
+          this.discovery.toolsChanged(scope.manager, toolbox, server, scope.shown);
+        }
       },
       onLogMessage: sharedLogRouter(activity, this.log),
-      upstream: sharedRelay(activity, () => [...this.scopes].flatMap((s) => (s.upstream ? [s.upstream.capabilities() ?? {}] : [])), this.log),
+      upstream: sharedRelay(activity, this.log),
     });
     return (this.pool = { shared, reaper, activity });
   }
@@ -291,7 +295,7 @@ export class Workbench {
    * the servers it needs), or every toolbox (a search without `toolbox_name`). Throws TOOLBOX_NOT_FOUND for an unknown
    * name.
    */
-  async openToolbox(request: OpenToolboxRequest, session?: SessionScope): Promise<BudgetedAnswer> {
+  async openToolbox(request: OpenToolboxRequest, session?: SessionScope, options: OpenOptions = {}): Promise<BudgetedAnswer> {
     const scope = this.scopeOf(session);
     const name = request.toolbox_name;
     const toolset = name === undefined || this.toolboxes.has(name) ? undefined : this.toolsets.get(name);
@@ -311,11 +315,11 @@ export class Workbench {
         this.discovery.budget(),
       );
     }
-    return this.discovery.open(request, this.discoveryScope(scope));
+    return this.discovery.open(request, this.discoveryScope(scope), options);
   }
 
-  private discoveryScope(scope: Scope): { manager: ClientManager; liveCatalog: (toolbox: string) => CachedCatalog } {
-    return { manager: scope.manager, liveCatalog: (toolbox) => this.cachedCatalog(scope, toolbox) };
+  private discoveryScope(scope: Scope): DiscoveryScope {
+    return { manager: scope.manager, liveCatalog: (toolbox) => this.cachedCatalog(scope, toolbox), shown: scope.shown };
   }
 
   /**

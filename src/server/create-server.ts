@@ -163,8 +163,8 @@ export function createSurface(workbench: Workbench, version: string, options: Cr
       const request = parseOpenToolboxArgs(args);
       if (typeof request === 'string') throw invalidParams(request);
       try {
-        const { result, text } = await workbench.openToolbox(request, scope);
-        return { content: [{ type: 'text', text }], structuredContent: result as unknown as Record<string, unknown> };
+        const { result, text, isError } = await workbench.openToolbox(request, scope);
+        return { content: [{ type: 'text', text }], structuredContent: result as unknown as Record<string, unknown>, ...(isError ? { isError } : {}) };
       } catch (error) {
         if (isWorkbenchError(error)) return errorResult(`${error.toDisplayString()} Call open_toolbox with one of them.`, error.code);
         throw error;

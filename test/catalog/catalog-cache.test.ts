@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { CatalogCache, catalogCacheDir, cacheKey } from '../../src/catalog/catalog-cache.js';
+import { CatalogCache, catalogCacheDir, catalogKey, cacheKey } from '../../src/catalog/catalog-cache.js';
 import type { StdioServerConfig } from '../../src/config/types.js';
 import { createLogger } from '../../src/log.js';
 import { tempDir } from '../helpers/workbench-process.js';
@@ -32,19 +32,43 @@ describe('catalog cache', () => {
     assert.notEqual(cacheKey('dev', server({})), cacheKey('ops', server({})));
   });
 
-  it('writes tools without secrets, reads them back, and ignores a corrupt file', async () => {
+  it('keys tool lists by credentials (hashed) and client capabilities, not by other env values', () => {
+    assert.equal(catalogKey('dev', server({ TOKEN: 'a', DIR: '/x' }), '{}'), catalogKey('dev', server({ TOKEN: 'a', DIR: '/y' }), '{}'));
+    assert.notEqual(catalogKey('dev', server({ TOKEN: 'a' }), '{}'), catalogKey('dev', server({ TOKEN: 'b' }), '{}'));
+    assert.notEqual(catalogKey('dev', server({ TOKEN: 'a' }), '{}'), catalogKey('dev', server({ TOKEN: 'a' }), '{"sampling":{}}'));
+  });
+
+  it('writes tools without secrets, reads them back under the same credentials and capabilities only, and ignores a corrupt file', async () => {
     const { dir, cleanup } = await tempDir();
     try {
       const log = createLogger({ level: 'error', write: () => {} });
       const cache = new CatalogCache(dir, log);
       const tools = [{ name: 'echo', inputSchema: { type: 'object' as const } }];
-      await cache.write('dev', server({ TOKEN: 'secret-value' }), tools);
+      await cache.write('dev', server({ TOKEN: 'secret-value' }), '{}', tools, 0);
       const [file] = await readdir(dir);
       const text = await readFile(join(dir, file!), 'utf8');
       assert.ok(!text.includes('secret-value') && !text.includes('server.js'));
-      assert.deepEqual(await new CatalogCache(dir, log).read('dev', server({ TOKEN: 'other' })), tools);
+      const again = await new CatalogCache(dir, log).read('dev', server({ TOKEN: 'secret-value' }), '{}');
+      assert.deepEqual(again?.tools, tools);
+      assert.equal(again?.freshUntil, undefined, 'ttlMs 0: never fresh, always checked');
+      assert.equal(await new CatalogCache(dir, log).read('dev', server({ TOKEN: 'other' }), '{}'), undefined);
+      assert.equal(await new CatalogCache(dir, log).read('dev', server({ TOKEN: 'secret-value' }), '{"sampling":{}}'), undefined);
+      assert.equal(await new CatalogCache(dir, log).read('dev', { ...server({ TOKEN: 'secret-value' }), catalogCache: false }, '{}'), undefined);
       await writeFile(join(dir, file!), '{ not json');
-      assert.equal(await new CatalogCache(dir, log).read('dev', server({})), undefined);
+      assert.equal(await new CatalogCache(dir, log).read('dev', server({ TOKEN: 'secret-value' }), '{}'), undefined);
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('keeps its directory 0700 and files 0600', { skip: process.platform === 'win32' }, async () => {
+    const { dir, cleanup } = await tempDir();
+    try {
+      const cache = new CatalogCache(join(dir, 'c'), createLogger({ level: 'error', write: () => {} }));
+      await cache.write('dev', server({}), '{}', [{ name: 'echo', inputSchema: { type: 'object' as const } }], 60_000);
+      assert.equal((await stat(join(dir, 'c'))).mode & 0o777, 0o700);
+      const [file] = await readdir(join(dir, 'c'));
+      assert.equal((await stat(join(dir, 'c', file!))).mode & 0o777, 0o600);
     } finally {
       await cleanup();
     }

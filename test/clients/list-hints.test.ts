@@ -4,11 +4,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/client';
-import { node, startWorkbench, tempDir, textOf } from '../helpers/workbench-process.js';
+import { node, startWorkbench, tempDir, textOf, waitFor } from '../helpers/workbench-process.js';
 
-// A modern server's tool list carries caching hints (ttlMs, cacheScope). The workbench honours ttlMs: past it, the
-// list is read again before open_toolbox shows it, and the catalog cache does not answer with it (README "Protocol
-// eras"). The server here adds a tool without telling anyone (--quiet-grow): only an expired list shows it.
+// A modern server's tool list carries caching hints (ttlMs, cacheScope). A live connection honours ttlMs: past it,
+// the list is read again before open_toolbox shows it. The catalog cache keeps every list as the last known index
+// (README "Catalog cache"): a positive ttlMs makes it fresh (shown, nothing started), anything else — SDK v2's default
+// `ttlMs: 0, cacheScope: "private"` included — is shown at once, labelled with its age, and checked in the
+// background. The server here adds a tool without telling anyone (--quiet-grow): only an expired list shows it.
 
 const modernFixture = fileURLToPath(new URL('../fixtures/modern-server.mjs', import.meta.url));
 
@@ -36,46 +38,86 @@ describe("a modern server's ttlMs", () => {
       } finally {
         await wb.close();
       }
-      // On disk: the list with when it stops being a fair answer.
-      const files = (await readdir(join(dir, 'cache'))).filter((f) => f.endsWith('.json'));
-      assert.equal(files.length, 1);
-      const entry = JSON.parse(await readFile(join(dir, 'cache', files[0]!), 'utf8')) as { tools?: unknown[]; toolsExpireAt?: string };
+      // On disk: the list, fresh until its ttlMs has passed (no freshness at all for ttlMs 0).
+      const lists = await listFiles(join(dir, 'cache'));
+      assert.equal(lists.length, 1);
+      const entry = lists[0]!;
       assert.ok(Array.isArray(entry.tools));
-      assert.equal(typeof entry.toolsExpireAt, 'string');
-      assert.equal(Date.parse(entry.toolsExpireAt!) <= Date.now(), expired);
+      assert.equal(entry.freshUntil === undefined, expired);
+      if (!expired) assert.ok(Date.parse(entry.freshUntil!) > Date.now());
       await cleanup();
     });
   }
 
-  it('an expired list on disk is not served as the first answer of a new workbench', async () => {
-    const { dir, cleanup } = await tempDir();
-    const env = { MCP_WORKBENCH_CACHE_DIR: join(dir, 'cache') };
-    // The extra tool's name is an env value, which the cache key leaves out: the same server to the cache, but a
-    // different list live, so the first answer shows where it came from.
-    const withExtra = (ttlMs: number, extra: string): unknown => {
-      const cfg = config(ttlMs) as { toolboxes: { mx: { mcpServers: { new: Record<string, unknown> } } } };
-      cfg.toolboxes.mx.mcpServers.new.env = { MODERN_FIXTURE_EXTRA_TOOL: extra };
-      return cfg;
-    };
-    try {
-      for (const [ttlMs, fromCache] of [
-        [600_000, true],
-        [0, false],
-      ] as const) {
-        const first = await startWorkbench(withExtra(ttlMs, `before_${ttlMs}`), { env });
-        assert.ok((await toolNames(first.call)).includes(`before_${ttlMs}`));
-        await first.close();
-        const second = await startWorkbench(withExtra(ttlMs, `after_${ttlMs}`), { env });
-        try {
-          const names = await toolNames(second.call);
-          assert.equal(names.includes(`before_${ttlMs}`), fromCache, `ttlMs ${ttlMs}: ${names.join(', ')}`);
-          assert.equal(names.includes(`after_${ttlMs}`), !fromCache, `ttlMs ${ttlMs}: ${names.join(', ')}`);
-        } finally {
-          await second.close();
+  for (const hints of [[], ['--private']]) {
+    it(`a list on disk is the first answer of a new workbench: fresh within ttlMs, else labelled and checked (${hints.join(' ') || 'public'})`, async () => {
+      const { dir, cleanup } = await tempDir();
+      const env = { MCP_WORKBENCH_CACHE_DIR: join(dir, 'cache') };
+      // The extra tool's name is an env value that is no credential, which the cache key leaves out: the same server
+      // to the cache, but a different list live, so each answer shows where it came from.
+      const withExtra = (ttlMs: number, extra: string): unknown => {
+        const cfg = config(ttlMs) as { toolboxes: { mx: { mcpServers: { new: { args: string[]; env?: Record<string, string> } } } } };
+        cfg.toolboxes.mx.mcpServers.new.env = { MODERN_FIXTURE_EXTRA_TOOL: extra };
+        cfg.toolboxes.mx.mcpServers.new.args.push(...hints);
+        return cfg;
+      };
+      try {
+        for (const ttlMs of [600_000, 0]) {
+          const first = await startWorkbench(withExtra(ttlMs, `before_${ttlMs}`), { env });
+          assert.ok((await toolNames(first.call)).includes(`before_${ttlMs}`));
+          await first.close();
+          const second = await startWorkbench(withExtra(ttlMs, `after_${ttlMs}`), { env });
+          try {
+            const opened = await openFull(second.call);
+            const names = opened.tools.map((t) => t.original_name);
+            assert.ok(names.includes(`before_${ttlMs}`), `the last known list answers first (ttlMs ${ttlMs}): ${names.join(', ')}`);
+            assert.deepEqual(opened.servers_cached.map((c) => c.server), ['new']);
+            if (ttlMs > 0) {
+              assert.match(opened.servers_cached[0]!.note, /fresh/);
+              continue;
+            }
+            // Checked in the background: the next answer is live and says what changed since the first.
+            let next = opened;
+            const changes = [...opened.catalog_changes];
+            const live = async (): Promise<boolean> => {
+              next = await openFull(second.call);
+              changes.push(...next.catalog_changes);
+              return next.servers_cached.length === 0;
+            };
+            assert.ok(await waitFor(live, 15_000), 'revalidated');
+            assert.ok(next.tools.some((t) => t.original_name === `after_${ttlMs}`));
+            const change = changes.find((c) => c.server === 'new');
+            assert.ok(change, `catalog_changes names the server: ${JSON.stringify(next)}`.slice(0, 500));
+            assert.ok(change.added.includes(`after_${ttlMs}`) && change.removed.includes(`before_${ttlMs}`));
+          } finally {
+            await second.close();
+          }
         }
+      } finally {
+        await cleanup();
       }
-    } finally {
-      await cleanup();
-    }
-  });
+    });
+  }
 });
+
+interface Opened {
+  tools: { original_name: string }[];
+  servers_cached: { server: string; note: string; age: string }[];
+  catalog_changes: { server: string; added: string[]; removed: string[] }[];
+}
+
+async function openFull(call: (name: string, args: Record<string, unknown>) => Promise<CallToolResult>): Promise<Opened> {
+  const opened = await call('open_toolbox', { toolbox_name: 'mx', detail: 'full' });
+  const body = (opened.structuredContent ?? {}) as Record<string, unknown>;
+  return {
+    tools: (body.tools as Opened['tools'] | undefined) ?? [],
+    servers_cached: (body.servers_cached as Opened['servers_cached'] | undefined) ?? [],
+    catalog_changes: (body.catalog_changes as Opened['catalog_changes'] | undefined) ?? [],
+  };
+}
+
+async function listFiles(dir: string): Promise<{ tools?: unknown[]; freshUntil?: string }[]> {
+  const found: { kind?: string; tools?: unknown[]; freshUntil?: string }[] = [];
+  for (const f of (await readdir(dir)).filter((name) => name.endsWith('.json'))) found.push(JSON.parse(await readFile(join(dir, f), 'utf8')));
+  return found.filter((entry) => entry.kind === 'tools');
+}

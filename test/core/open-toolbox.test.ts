@@ -55,6 +55,11 @@ async function open(s: Session, args: Record<string, unknown>): Promise<{ answer
 }
 
 /** Every canonical name an answer mentions, whatever the entry form. */
+/** open_toolbox as it came, error or not. */
+function openRaw(s: Session, args: Record<string, unknown>): Promise<CallToolResult> {
+  return s.call('open_toolbox', args);
+}
+
 function namesIn(answer: Answer): string[] {
   return answer.tools.flatMap((t) =>
     'names' in t ? (t as IndexGroup).names.map((n) => `${(t as IndexGroup).prefix}${n}`) : [(t as FullEntry | IndexEntry).name],
@@ -249,26 +254,38 @@ for (const transport of ['stdio', 'http'] as const) {
       toolboxes: { c: { description: 'cached', mcpServers: { fixture: { ...fixtureServer('--catalog', '40'), env: { SECRET_TOKEN: 'sekrit-value-123', FIXTURE_CRASH_ON_START: '', FIXTURE_EXTRA_TOOLS: '', ...env } } } } },
     });
     const files = async (dir: string): Promise<string[]> => (await readdir(dir).catch(() => [] as string[])).filter((f) => f.endsWith('.json'));
+    /** The cache files that hold tool lists (the others hold each server's protocol era). */
+    const listFiles = async (dir: string): Promise<string[]> => {
+      const found: string[] = [];
+      for (const f of await files(dir)) if ((await readFile(join(dir, f), 'utf8')).includes('"kind":"tools"')) found.push(f);
+      return found;
+    };
 
     it('a second process answers from the cache before its server starts; calls still need the live server', async () => {
       const dir = join(cache.dir, 'first');
       const first = await start(transport, config({}), { MCP_WORKBENCH_CACHE_DIR: dir });
       const warm = await open(first, { toolbox_name: 'c' });
       await first.close();
-      assert.equal((await files(dir)).length, 1);
-      const stored = await readFile(join(dir, (await files(dir))[0]!), 'utf8');
-      assert.ok(!stored.includes('sekrit-value-123'), 'no env values in the cache');
+      assert.equal((await listFiles(dir)).length, 1);
+      for (const f of await files(dir)) assert.ok(!(await readFile(join(dir, f), 'utf8')).includes('sekrit-value-123'), 'no env values in the cache');
 
       // Same launch config, but the server now fails to start: only the cache can answer.
       const second = await start(transport, config({ FIXTURE_CRASH_ON_START: '3' }), { MCP_WORKBENCH_CACHE_DIR: dir });
       try {
         const cold = await open(second, { toolbox_name: 'c' });
         assert.deepEqual(namesIn(cold.answer), namesIn(warm.answer));
+        // Labelled as the last known list, with its age, not as connected.
+        assert.deepEqual(cold.answer.servers_connected, []);
+        assert.deepEqual(cold.answer.servers_cached?.map((c) => c.server), ['fixture']);
+        assert.match(cold.answer.servers_cached?.[0]?.age ?? '', /^\d+ (s|min)$/);
         const name = namesIn(cold.answer)[0]!;
         const call = await second.call('use_tool', { toolbox_name: 'c', tool_name: name, arguments: {} });
         assert.equal(workbenchErrorCode(call), 'CONNECT_FAILED');
-        const again = await open(second, { toolbox_name: 'c' });
-        assert.deepEqual(again.answer.servers_failed.map((f) => f.server), ['fixture']);
+        // Its last connect failed: no longer shown from the cache; with no server left, the answer is an error result
+        // that still carries the full report.
+        const again = await openRaw(second, { toolbox_name: 'c' });
+        assert.equal(again.isError, true);
+        assert.deepEqual((again.structuredContent?.servers_failed as { server: string }[]).map((f) => f.server), ['fixture']);
       } finally {
         await second.close();
       }
@@ -290,7 +307,7 @@ for (const transport of ['stdio', 'http'] as const) {
         assert.equal(textOf(fresh), 'new_tool');
         const live = await open(second, { toolbox_name: 'c', tools: ['old_tool', 'new_tool'] });
         assert.deepEqual(namesIn(live.answer), ['c__fixture__new_tool']);
-        const file = join(dir, (await files(dir))[0]!);
+        const file = join(dir, (await listFiles(dir))[0]!);
         assert.ok(await waitFor(async () => (await readFile(file, 'utf8')).includes('new_tool'), 10_000), 'the cache file is rewritten');
       } finally {
         await second.close();
@@ -302,8 +319,8 @@ for (const transport of ['stdio', 'http'] as const) {
       const first = await start(transport, config({}), { MCP_WORKBENCH_CACHE_DIR: dir });
       const expected = namesIn((await open(first, { toolbox_name: 'c' })).answer);
       await first.close();
-      const file = join(dir, (await files(dir))[0]!);
-      await writeFile(file, '{"format": 1, "tools": [ not json');
+      const file = join(dir, (await listFiles(dir))[0]!);
+      await writeFile(file, '{"format": 2, "kind":"tools", "tools": [ not json');
 
       const second = await start(transport, config({}), { MCP_WORKBENCH_CACHE_DIR: dir });
       try {

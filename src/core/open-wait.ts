@@ -1,0 +1,51 @@
+/** What open_toolbox reports while it waits for servers (sent as `notifications/progress` when asked for). */
+export interface OpenProgress {
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
+/** How often progress is reported while open_toolbox waits, besides each server that becomes ready or fails. */
+const PROGRESS_EVERY_MS = 1_000;
+
+/**
+ * Waits until every connect settles or `waitMs` passes, whichever is first; never rejects. Reports progress (servers
+ * settled of `total`) at each settle and every second.
+ */
+export async function waitForServers(
+  connects: ReadonlyMap<string, Promise<unknown>>,
+  waitMs: number,
+  total: number,
+  onprogress: ((progress: OpenProgress) => void) | undefined,
+): Promise<void> {
+  if (connects.size === 0) return;
+  const started = Date.now();
+  const waiting = new Set(connects.keys());
+  const report = (): void => {
+    if (!onprogress || waiting.size === 0) return;
+    const seconds = Math.round((Date.now() - started) / 1000);
+    const names = [...waiting].slice(0, 5).join(', ') + (waiting.size > 5 ? ` and ${waiting.size - 5} more` : '');
+    onprogress({ progress: total - waiting.size, total, message: `waiting for ${names} to start (${seconds} s of at most ${Math.round(waitMs / 1000)} s)` });
+  };
+  let timer: NodeJS.Timeout | undefined;
+  let ticker: NodeJS.Timeout | undefined;
+  const deadline = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, waitMs);
+  });
+  if (onprogress) ticker = setInterval(report, PROGRESS_EVERY_MS);
+  report();
+  const all = Promise.all(
+    [...connects].map(([server, connect]) =>
+      connect.then(
+        () => void (waiting.delete(server), report()),
+        () => void (waiting.delete(server), report()),
+      ),
+    ),
+  );
+  try {
+    await Promise.race([all, deadline]);
+  } finally {
+    clearTimeout(timer);
+    clearInterval(ticker);
+  }
+}
