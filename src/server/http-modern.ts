@@ -1,4 +1,5 @@
-import { createMcpHandler } from '@modelcontextprotocol/server';
+import { CLIENT_CAPABILITIES_META_KEY, createMcpHandler, type ClientCapabilities } from '@modelcontextprotocol/server';
+import { capabilitiesKey } from '../clients/capabilities-key.js';
 import type { ServerResponse } from 'node:http';
 import type { Workbench } from '../core/workbench.js';
 import { errorMessage } from '../errors.js';
@@ -32,15 +33,17 @@ export function createModernHttp(workbench: Workbench, version: string, options:
   const principals = new Map<string, Principal>();
   const stopFollowing = new Map<string, () => void>();
 
+  /** The surface of one principal's clients that declare the same capabilities (`key`: principal, then capabilities). */
   const principalOf = (key: string): Principal => {
     let entry = principals.get(key);
     if (!entry) {
-      const surface = createSurface(workbench, version, { ...options, isolated: true, owner: key });
+      const owner = key.slice(0, key.indexOf('\0'));
+      const surface = createSurface(workbench, version, { ...options, isolated: true, owner });
       entry = { surface, active: 0, lastSeen: Date.now() };
       principals.set(key, entry);
       // Clients listening for list changes (subscriptions/listen) hear of a reload.
       stopFollowing.set(key, surface.onToolsChanged(() => handler.notify.toolsChanged()));
-      log.info(`modern client ${key.slice(0, 8)} (MCP 2026-07-28) has its own downstream servers (${principals.size} principal(s))`);
+      log.info(`modern client ${key.slice(0, 8)} (MCP 2026-07-28) has its own downstream servers (${principals.size} principal(s) × capability sets)`);
     }
     return entry;
   };
@@ -66,11 +69,14 @@ export function createModernHttp(workbench: Workbench, version: string, options:
 
   return {
     serve: async (request, body, principal, res) => {
-      const entry = principalOf(principal);
+      // Clients of one principal that declare other capabilities get other downstream connections: a server may list
+      // other tools for them (README "Serving over HTTP").
+      const key = `${principal}\0${capabilitiesKey(declaredCapabilities(body))}`;
+      const entry = principalOf(key);
       entry.active++;
       entry.lastSeen = Date.now();
       try {
-        const response = await handler.fetch(request, { parsedBody: body, authInfo: { token: principal, clientId: principal, scopes: [] } });
+        const response = await handler.fetch(request, { parsedBody: body, authInfo: { token: principal, clientId: key, scopes: [] } });
         await writeResponse(response, res);
       } finally {
         entry.active--;
@@ -91,6 +97,13 @@ export function createModernHttp(workbench: Workbench, version: string, options:
       await handler.close().catch(() => {});
     },
   };
+}
+
+/** The client capabilities a modern request declares in its `_meta` envelope (none when it declares none). */
+function declaredCapabilities(body: unknown): ClientCapabilities | undefined {
+  const meta = (body as { params?: { _meta?: Record<string, unknown> } } | null)?.params?._meta;
+  const declared = meta?.[CLIENT_CAPABILITIES_META_KEY];
+  return typeof declared === 'object' && declared !== null ? (declared as ClientCapabilities) : undefined;
 }
 
 /** Writes a web Response to a Node response, streaming its body (SSE) until either side ends. */
