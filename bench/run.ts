@@ -5,7 +5,7 @@
  *   npm run bench -- --profile         also runs the workbench under `node --cpu-prof` during an echo and a 1 MiB
  *                                      throughput run and prints the top self-time functions
  *   npm run bench -- --quick           about a tenth of the iterations (for trying the bench itself; figures noisy)
- *   npm run bench -- --only echo,soak  just these phases (echo, big, open, eras, context, discovery, scale, soak, instructions, profile)
+ *   npm run bench -- --only echo,soak  just these phases (echo, big, open, eras, robust, context, discovery, scale, soak, instructions, profile)
  *   npm run bench -- --out FILE        write the report somewhere else (default BENCHMARKS.md at the repo root)
  *
  * Each phase starts and closes its own processes, has a time budget, and a phase that fails prints an error line
@@ -22,6 +22,7 @@ import { bigResultPhase, echoPhase } from './phases/calls.js';
 import { contextPhase } from './phases/context.js';
 import { discoveryPhase } from './phases/discovery.js';
 import { erasPhase } from './phases/eras.js';
+import { robustPhase } from './phases/robust.js';
 import { instructionsPhase } from './phases/instructions.js';
 import { openPhase } from './phases/open.js';
 import { profilePhase } from './phases/profile.js';
@@ -70,6 +71,7 @@ const PHASES: { id: string; title: string; run: Phase; budget: number }[] = [
   { id: 'big', title: 'Call overhead: 1 MiB result (fixture `huge`)', run: bigResultPhase, budget: 50 },
   { id: 'open', title: 'Opening a toolbox of 4 servers', run: openPhase, budget: 60 },
   { id: 'eras', title: 'Protocol eras: probe once, remember', run: erasPhase, budget: 90 },
+  { id: 'robust', title: 'A mixed, partly broken toolbox', run: robustPhase, budget: 60 },
   { id: 'context', title: 'Context cost', run: contextPhase, budget: 30 },
   { id: 'discovery', title: 'Progressive discovery: budget, search, catalog cache', run: discoveryPhase, budget: 120 },
   { id: 'scale', title: 'Scale: a toolbox of 1,000 tools', run: scalePhase, budget: 45 },

@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -30,10 +30,8 @@ async function connectAlone(name: string, entry: ServerEntry): Promise<{ ms: num
 async function keepErasOnly(dir: string): Promise<void> {
   for (const file of await readdir(dir).catch(() => [] as string[])) {
     if (!file.endsWith('.json')) continue;
-    const entry = JSON.parse(await readFile(join(dir, file), 'utf8')) as Record<string, unknown>;
-    delete entry.tools;
-    delete entry.toolsExpireAt;
-    await writeFile(join(dir, file), JSON.stringify(entry));
+    const entry = JSON.parse(await readFile(join(dir, file), 'utf8')) as { kind?: string };
+    if (entry.kind === 'tools') await rm(join(dir, file), { force: true });
   }
 }
 
