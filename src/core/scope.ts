@@ -3,17 +3,16 @@ import type { CallOptions, ClientManager } from '../clients/client-manager.js';
 import type { CallContext, RoutingBooks } from './session-routing.js';
 import type { ShownLists } from './shown-lists.js';
 import type { ToolEntry } from './tool-entry.js';
-import type { Workbench } from './workbench.js';
 
 export interface UseToolOptions extends CallOptions {
   call?: CallContext;
-  /** The session's downstream connections and catalogs (see {@link Workbench.openSession}); default: the workbench's own. */
+  /** The session's downstream connections and catalogs (see `Workbench.openSession`); default: the workbench's own. */
   scope?: SessionScope;
 }
 
 /**
  * One client session's view of the workbench: its downstream connections (its own for every server unless `shared`)
- * and the catalogs built from them. Obtained from {@link Workbench.openSession}; `close()` ends its servers.
+ * and the catalogs built from them. Obtained from `Workbench.openSession`; `close()` ends its servers.
  */
 export interface SessionScope {
   readonly manager: ClientManager;

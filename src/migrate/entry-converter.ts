@@ -1,6 +1,6 @@
 import { basename, dirname, sep } from 'node:path';
 import { isRecord } from '../config/text.js';
-import type { ClientKind, ImportOptions, ImportedVariable } from './import-client.js';
+import type { ClientKind, ImportOptions, ImportedVariable } from './import-types.js';
 import { uniqueName } from './server-names.js';
 
 /** Names of env variables and headers that usually hold credentials. */

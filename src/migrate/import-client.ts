@@ -3,6 +3,7 @@ import type { EnvLike } from '../config/expand-env.js';
 import { NAME_PATTERN, NAME_RULE, isRecord } from '../config/text.js';
 import { WorkbenchError } from '../errors.js';
 import { EntryConverter } from './entry-converter.js';
+import { CLIENT_LABELS, type ClientKind, type ImportOptions, type ImportedServers, type ImportedVariable } from './import-types.js';
 import { sanitizeName, uniqueName } from './server-names.js';
 
 /**
@@ -22,37 +23,7 @@ import { sanitizeName, uniqueName } from './server-names.js';
  *
  * Nothing here reads files or the process environment: the caller passes the parsed document and where it came from.
  */
-export type ClientKind = 'claude-desktop' | 'claude-code' | 'vscode';
-
-export const CLIENT_KINDS: readonly ClientKind[] = ['claude-desktop', 'claude-code', 'vscode'];
-
-export const CLIENT_LABELS: Record<ClientKind, string> = {
-  'claude-desktop': 'Claude Desktop',
-  'claude-code': 'Claude Code',
-  vscode: 'VS Code',
-};
-
-/** A variable the imported entries now read from the environment, and why. */
-export interface ImportedVariable {
-  name: string;
-  reason: string;
-}
-
-export interface ImportedServers {
-  client: ClientKind;
-  /** Workbench server entries by (valid, unique) name, in the source's order. */
-  servers: [string, Record<string, unknown>][];
-  /** One line per rename, conversion, dropped key or skipped server. */
-  notes: string[];
-  variables: ImportedVariable[];
-}
-
-export interface ImportOptions {
-  /** Absolute path of the file, for messages and for `${workspaceFolder}`. */
-  source: string;
-  /** Claude Code `~/.claude.json` only: the project (absolute path) whose local-scope servers to import too. */
-  project?: string;
-}
+export { CLIENT_KINDS, CLIENT_LABELS, type ClientKind, type ImportOptions, type ImportedServers, type ImportedVariable } from './import-types.js';
 
 /**
  * Where each client keeps its config by default (for `--from <client>` without a file). Claude Code and VS Code
