@@ -69,8 +69,12 @@ export class CatalogCache implements EraPersistence {
     private readonly log: Logger,
   ) {}
 
-  /** The cached tools of a server, or undefined when there are none (or the file is unreadable). */
+  /**
+   * The cached tools of a server, or undefined when there are none (or the file is unreadable). Never for an entry
+   * that cannot start as configured (`problems`): its tools could be neither checked nor called.
+   */
   async read(toolbox: string, server: ServerConfig): Promise<Tool[] | undefined> {
+    if (server.problems) return undefined;
     const entry = await this.load(toolbox, server);
     // A modern server said how long its list may be reused (ttlMs): past that it is not a fair first answer.
     if (entry?.toolsExpireAt !== undefined && Date.now() >= entry.toolsExpireAt) return undefined;

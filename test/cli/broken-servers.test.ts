@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { writeFile } from 'node:fs/promises';
+import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { OpenToolboxResult } from '../../src/core/tool-entry.js';
@@ -183,6 +183,35 @@ describe('commands on a config with broken servers', () => {
     assert.match(text.stdout, new RegExp(`To fix: set ${UNSET} in the environment the workbench starts with`));
     assert.match(text.stdout, new RegExp(`command "${MISSING_COMMAND}" was not found`));
     assert.match(text.stdout, /\[ok\] {3}mix\/healthy/);
+  });
+});
+
+describe('a broken server and the catalog cache', () => {
+  it('is never shown from a catalog cached while it worked', async () => {
+    const data = await tempDir();
+    try {
+      const cache = join(data.dir, 'catalog-cache');
+      // The cache key holds env names, not values: the entry is the same whether the variable is set or not.
+      const config = { toolboxes: { fx: { mcpServers: { healthy: fixtureServer(), moody: { ...fixtureServer('--name', 'moody'), env: { MODE: '${WB_BROKEN_MODE}' } } } } } };
+      const first = await startOver('stdio', config, [], { MCP_WORKBENCH_CACHE_DIR: cache, WB_BROKEN_MODE: 'on' });
+      try {
+        const opened = (await first.call('open_toolbox', { toolbox_name: 'fx' })).structuredContent as unknown as OpenToolboxResult;
+        assert.deepEqual(opened.servers_connected, ['healthy', 'moody']);
+        assert.ok(await waitFor(async () => (await readdir(cache).catch(() => [])).length >= 2, WITHIN), 'both catalogs were cached');
+      } finally {
+        await first.close();
+      }
+      const second = await startOver('stdio', config, [], { MCP_WORKBENCH_CACHE_DIR: cache });
+      try {
+        const opened = (await second.call('open_toolbox', { toolbox_name: 'fx' })).structuredContent as unknown as OpenToolboxResult;
+        assert.deepEqual(failedServer(opened, 'moody').failure?.problems?.[0]?.variables, ['WB_BROKEN_MODE']);
+        assert.ok(!opened.tools.some((t) => t.name.startsWith('fx__moody__')), 'no tool of the broken server is offered');
+      } finally {
+        await second.close();
+      }
+    } finally {
+      await data.cleanup();
+    }
   });
 });
 
