@@ -16,6 +16,7 @@ import { fixtureEvents, fixtureServer, node, paths, tempDir, textOf, waitFor, wo
 /** Never set in any test environment (the helpers pass PATH, HOME and what a test adds). */
 const UNSET = 'WB_BROKEN_TEST_UNSET';
 const MISSING_COMMAND = 'wb-no-such-command-7f3a';
+const MISSING_DIR = '/nonexistent-wb-dir-7f3a';
 const WITHIN = 20_000;
 
 /** One healthy server beside one of each broken kind. `spawnLog` is where the unset-variable server would log a start. */
@@ -27,6 +28,7 @@ function mixedConfig(spawnLog: string): { toolboxes: Record<string, { mcpServers
           healthy: fixtureServer(),
           needsvar: { command: node, args: [paths.fixture, '--log', spawnLog, '--name', `\${${UNSET}}`] },
           nocmd: { command: MISSING_COMMAND },
+          nocwd: { ...fixtureServer(), cwd: MISSING_DIR },
           badurl: { type: 'http', url: 'http//missing-colon.example/mcp' },
         },
       },
@@ -55,6 +57,10 @@ function assertNamesEachFix(result: OpenToolboxResult): void {
   assert.equal(nocmd.failure?.kind, 'command-not-found');
   assert.match(nocmd.error, new RegExp(`command "${MISSING_COMMAND}" was not found on the PATH`));
   assert.match(nocmd.error, /Install it, or fix "command"/);
+
+  // spawn reports a missing working directory as ENOENT too; it is named for what it is.
+  const nocwd = failedServer(result, 'nocwd');
+  assert.match(nocwd.error, new RegExp(`its working directory "${MISSING_DIR}" does not exist`));
 
   const badurl = failedServer(result, 'badurl');
   assert.equal(badurl.code, 'CONFIG_INVALID');
@@ -91,7 +97,7 @@ for (const transport of TRANSPORTS) {
       const opened = result.structuredContent as unknown as OpenToolboxResult;
       assert.deepEqual(opened.servers_connected, ['healthy']);
       assert.ok(opened.tools.some((t) => t.name === 'mix__healthy__echo'), 'the healthy server\'s tools are shown');
-      assert.deepEqual(opened.servers_failed.map((f) => f.server).sort(), ['badurl', 'needsvar', 'nocmd']);
+      assert.deepEqual(opened.servers_failed.map((f) => f.server).sort(), ['badurl', 'needsvar', 'nocmd', 'nocwd']);
       assertNamesEachFix(opened);
       assert.match(textOf(result), new RegExp(UNSET), 'the text form names the variable too');
     });
