@@ -64,15 +64,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     if (fatal) throw fatal;
     return loaded;
   };
-  // Each broken server is warned about once: at start, and on a reload only when its problems are new.
-  const warnedBroken = new Set<string>();
-  const warnBroken = (loaded: WorkbenchConfig): void => {
-    for (const { toolbox, server, problems } of brokenServers(loaded)) {
-      const warning = brokenServerWarning(toolbox, server, problems);
-      if (!warnedBroken.has(warning)) options.log.warn(warning);
-      warnedBroken.add(warning);
-    }
-  };
+  const warnBroken = brokenServerWarner(options.log);
   const watched = [path, projectPath.path];
   const baseline = options.watchConfig ? await snapshotFiles(watched) : '';
   const config = await load();
@@ -129,6 +121,18 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       watcher.close();
       await workbench.close();
     },
+  };
+}
+
+/** Warns about each server of a loaded config that cannot start: once, at start, and on a reload only when new. */
+function brokenServerWarner(log: Logger): (config: WorkbenchConfig) => void {
+  const warned = new Set<string>();
+  return (config) => {
+    for (const { toolbox, server, problems } of brokenServers(config)) {
+      const warning = brokenServerWarning(toolbox, server, problems);
+      if (!warned.has(warning)) log.warn(warning);
+      warned.add(warning);
+    }
   };
 }
 
