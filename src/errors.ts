@@ -50,6 +50,8 @@ export interface ServerFailure {
     | 'http-status'
     | 'unreachable'
     | 'shutting-down'
+    /** Its config entry cannot be used as written (an unset variable, a malformed URL): see `problems`. */
+    | 'misconfigured'
     | 'other';
   /** The process's exit code (kind "exited"). */
   exitCode?: number;
@@ -61,6 +63,28 @@ export interface ServerFailure {
   timeoutMs?: number;
   /** The last lines the process wrote to stderr. */
   stderrTail?: string[];
+  /** Why its config entry cannot be used (kind "misconfigured"). */
+  problems?: ServerProblem[];
+}
+
+/**
+ * Something wrong with one server's entry in the config that keeps that server (and only it) from starting. Carries
+ * names and paths, never a value: expanded values may be secrets.
+ */
+export interface ServerProblem {
+  /**
+   * `env-missing`: a `${VAR}` without a default whose variable is unset; `invalid-url`: `url` is not an absolute
+   * http(s) URL; `empty-value`: `command` or `cwd` is empty after expansion.
+   */
+  kind: 'env-missing' | 'invalid-url' | 'empty-value';
+  /** Where in the config, as `toolboxes.dev.mcpServers.fs.args[2]`. */
+  path: string;
+  /** The unset variables used at `path` (kind "env-missing"), in order of use. */
+  variables?: string[];
+  /** What is wrong, as a phrase that follows the path (`<path>: <message>`). */
+  message: string;
+  /** What to do about it. */
+  fix: string;
 }
 
 export class WorkbenchError extends Error {

@@ -7,6 +7,7 @@ import { serverCacheKey, type EraPersistence, type EraVerdict } from '../clients
 import type { ServerConfig } from '../config/types.js';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
+import { isSecretHeader, namesSecret } from '../shared/redact.js';
 
 /** An unchanged list is written again (to record its new age) at most this often. */
 const REWRITE_SAME_AFTER_MS = 60_000;
@@ -33,25 +34,18 @@ export const cacheKey = serverCacheKey;
 
 /**
  * The key of one tool list: the launch key, a hash of the credentials the server runs with (the values of env
- * variables and headers whose names say they are credentials: one authorization context, so a list a server marked
+ * variables and headers whose names say they are credentials, by the redaction rule: one authorization context, so a list a server marked
  * `private` is never reused under other credentials), and the capabilities it was listed for (see capabilitiesKey: a
  * server may list other tools for other clients). Only the hash is kept: no value is ever written.
  */
 export function catalogKey(toolbox: string, server: ServerConfig, capabilities: string): string {
   const values = server.type === 'stdio' ? server.env : server.headers;
+  const namesCredential = server.type === 'stdio' ? namesSecret : isSecretHeader;
   const credentials = Object.keys(values)
     .filter(namesCredential)
     .sort()
     .map((name) => [name, values[name]]);
   return createHash('sha256').update(JSON.stringify([serverCacheKey(toolbox, server), credentials, capabilities])).digest('hex');
-}
-
-const CREDENTIAL_PARTS = ['token', 'key', 'secret', 'passw', 'auth', 'credential', 'cookie', 'session', 'private'];
-
-/** Whether an env variable or header of this name holds a credential (the same reading as the redaction rule). */
-function namesCredential(name: string): boolean {
-  const lower = name.toLowerCase();
-  return CREDENTIAL_PARTS.some((part) => lower.includes(part));
 }
 
 /** A server's last known tool list, as open_toolbox may show it (README "Catalog cache"). */
@@ -102,7 +96,8 @@ export class CatalogCache implements EraPersistence {
 
   /** The last tool list of a server for these capabilities, expired or not; undefined when none (or unreadable). */
   async read(toolbox: string, server: ServerConfig, capabilities: string): Promise<CachedList | undefined> {
-    if (server.catalogCache === false) return undefined;
+    // An entry that cannot start as configured (`problems`): its tools could be neither checked nor called.
+    if (server.catalogCache === false || server.problems) return undefined;
     const key = catalogKey(toolbox, server, capabilities);
     const known = this.lists.get(key);
     if (known) return known.list;

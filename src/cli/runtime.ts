@@ -5,6 +5,7 @@ import { resolveStatePath } from '../state/path.js';
 import { watchToolState } from '../state/watch.js';
 import { loadConfig } from '../config/load.js';
 import { resolveConfigPath } from '../config/config-path.js';
+import { brokenServerWarning, brokenServers, noServerCanStartError } from '../config/server-problems.js';
 import { applyProject, loadProjectFile, resolveProjectPath } from '../config/project-file.js';
 import type { WorkbenchConfig } from '../config/types.js';
 import { snapshotFiles, watchConfigFiles } from '../config/watch.js';
@@ -48,16 +49,27 @@ export interface Runtime {
 
 /**
  * Loads the config and builds the shared Workbench that every client session talks to. Nothing downstream is
- * started here: servers start when a toolbox is first opened.
+ * started here: servers start when a toolbox is first opened. A server whose entry has problems (an unset variable,
+ * a malformed URL) is warned about once and fails alone when used.
+ *
+ * @throws WorkbenchError the loader's errors; and, when the config has servers but none of them could ever start,
+ *   the error naming every problem at once (`ENV_MISSING` when they are all unset variables).
  */
 export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const { path } = resolveConfigPath({ flag: options.config, env: options.env, cwd: options.cwd });
   const projectPath = resolveProjectPath({ flag: options.project, cwd: options.cwd });
-  const load = async (): Promise<WorkbenchConfig> => applyProject(await loadConfig(path, options.env), await loadProjectFile(projectPath));
+  const load = async (): Promise<WorkbenchConfig> => {
+    const loaded = applyProject(await loadConfig(path, options.env), await loadProjectFile(projectPath));
+    const fatal = noServerCanStartError(loaded);
+    if (fatal) throw fatal;
+    return loaded;
+  };
+  const warnBroken = brokenServerWarner(options.log);
   const watched = [path, projectPath.path];
   const baseline = options.watchConfig ? await snapshotFiles(watched) : '';
   const config = await load();
   for (const warning of [...config.warnings, ...toolsetWarnings(config)]) options.log.warn(warning);
+  warnBroken(config);
   if (config.project) options.log.info(`project file ${config.project.source} applies`);
   const statePath = stateFilePath(options);
   const state = await readToolState(statePath, options.log);
@@ -88,6 +100,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
           const next = await load();
           const { replaced, removed } = workbench.reload(next);
           for (const warning of [...next.warnings, ...toolsetWarnings(next)]) options.log.warn(warning);
+          warnBroken(next);
           const changes = [
             replaced.length > 0 ? `restarting on next use: ${replaced.join(', ')}` : '',
             removed.length > 0 ? `closing: ${removed.join(', ')}` : '',
@@ -108,6 +121,18 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       watcher.close();
       await workbench.close();
     },
+  };
+}
+
+/** Warns about each server of a loaded config that cannot start: once, at start, and on a reload only when new. */
+function brokenServerWarner(log: Logger): (config: WorkbenchConfig) => void {
+  const warned = new Set<string>();
+  return (config) => {
+    for (const { toolbox, server, problems } of brokenServers(config)) {
+      const warning = brokenServerWarning(toolbox, server, problems);
+      if (!warned.has(warning)) log.warn(warning);
+      warned.add(warning);
+    }
   };
 }
 

@@ -1,5 +1,6 @@
 import { loadConfig } from '../config/load.js';
 import { resolveConfigPath } from '../config/config-path.js';
+import { configProblemsError } from '../config/server-problems.js';
 import { applyProject, loadProjectFile, resolveProjectPath } from '../config/project-file.js';
 import type { WorkbenchConfig } from '../config/types.js';
 
@@ -10,11 +11,14 @@ export interface ValidateReport {
 
 /**
  * Loads and checks the config and the project file (`.mcp-workbench.json` in `cwd`, or `--project DIR`) exactly as
- * `serve` would; throws the loader's WorkbenchError when either is invalid.
+ * `serve` would; throws the loader's WorkbenchError when either is invalid, and one error listing every problem that
+ * keeps a server from starting (unset variables, malformed URLs), which `serve` would only warn about.
  */
 export async function validateConfig(options: { config?: string; project?: string; env: Record<string, string | undefined>; cwd: string }): Promise<ValidateReport> {
   const { path } = resolveConfigPath({ flag: options.config, env: options.env, cwd: options.cwd });
   const config = await loadConfig(path, options.env);
+  const broken = configProblemsError(config);
+  if (broken) throw broken;
   const project = await loadProjectFile(resolveProjectPath({ flag: options.project, cwd: options.cwd }));
   return { path, config: applyProject(config, project) };
 }

@@ -1,6 +1,7 @@
 import { Client, SdkError, SdkErrorCode, type Transport } from '@modelcontextprotocol/client';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/client';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { serverProblemError } from '../config/server-problems.js';
 import type { ServerConfig } from '../config/types.js';
 import { WorkbenchError, errorMessage } from '../errors.js';
 import { redactingLogger, type Logger } from '../log.js';
@@ -215,6 +216,8 @@ export class ServerSlot {
 
   private async connect(): Promise<Live> {
     if (this.closed) throw shuttingDown(this.label);
+    // An entry that cannot start as written (unset variable, malformed URL) fails at once, every time, spawning nothing.
+    if (this.config.problems) throw serverProblemError(this.label, this.config.problems);
     const wait = this.retryAt - Date.now();
     if (wait > 0 && this.lastConnectError) {
       // A server that keeps failing to start must not stall every open_toolbox of its toolbox: answer at once.

@@ -1,6 +1,6 @@
 import { ProtocolError, SdkError, SdkErrorCode, type Transport } from '@modelcontextprotocol/client';
-import { basename } from 'node:path';
-import type { ServerConfig } from '../config/types.js';
+import { existsSync } from 'node:fs';
+import type { ServerConfig, StdioServerConfig } from '../config/types.js';
 import { WorkbenchError, errorMessage, type ServerFailure } from '../errors.js';
 import type { Cancellation } from '../shared/cancellation.js';
 import { MalformedResultError } from './call-channel.js';
@@ -38,15 +38,7 @@ export function describeConnectError(
 ): WorkbenchError {
   if (error instanceof WorkbenchError) return error;
   const code = (error as NodeJS.ErrnoException | undefined)?.code ?? (transport instanceof ChildProcessTransport ? transport.startError?.code : undefined);
-  if (slot.config.type === 'stdio' && (code === 'ENOENT' || code === 'EACCES')) {
-    const what = code === 'ENOENT' ? 'was not found' : 'is not executable';
-    return new WorkbenchError(
-      'CONNECT_FAILED',
-      // Only the program's base name: the command may have been expanded from a variable, and values are not shown.
-      `${slot.label} could not start: command "${basename(slot.config.command)}" ${what}. Install it or fix "command" of this server in the config (PATH is searched; an absolute path always works).`,
-      { cause: error, failure: { kind: code === 'ENOENT' ? 'command-not-found' : 'command-not-executable' } },
-    );
-  }
+  if (slot.config.type === 'stdio' && (code === 'ENOENT' || code === 'EACCES')) return commandError(slot.label, slot.config, code, error);
   if (timedOut) {
     return new WorkbenchError(
       'CONNECT_TIMEOUT',
@@ -69,6 +61,31 @@ export function describeConnectError(
   const status = httpStatusOf(error);
   const failure: ServerFailure = status !== undefined ? { kind: 'http-status', httpStatus: status } : { kind: 'unreachable' };
   return new WorkbenchError('CONNECT_FAILED', `${slot.label}${where} could not be connected: ${errorMessage(error)}`, { cause: error, failure });
+}
+
+/**
+ * A stdio server whose process could not be started: the command (as expanded; the slot redacts secrets by meaning)
+ * was not found or is not executable, or its `cwd` does not exist (spawn reports that as ENOENT too).
+ */
+function commandError(label: string, config: StdioServerConfig, code: 'ENOENT' | 'EACCES', cause: unknown): WorkbenchError {
+  const others = 'The other servers are not affected; it is tried again on next use.';
+  if (config.cwd !== undefined && !existsSync(config.cwd)) {
+    return new WorkbenchError('CONNECT_FAILED', `${label} could not start: its working directory "${config.cwd}" does not exist. Create it, or fix "cwd" of this server in the config. ${others}`, {
+      cause,
+      failure: { kind: 'command-not-found' },
+    });
+  }
+  const onPath = !config.command.includes('/') && !config.command.includes('\\');
+  const what =
+    code === 'EACCES'
+      ? `command "${config.command}" is not executable. Make it executable (chmod +x), or fix "command" of this server in the config.`
+      : onPath
+        ? `command "${config.command}" was not found on the PATH the server starts with. Install it, or fix "command" of this server in the config (an absolute path always works).`
+        : `command "${config.command}" does not exist. Install it there, or fix "command" of this server in the config.`;
+  return new WorkbenchError('CONNECT_FAILED', `${label} could not start: ${what} ${others}`, {
+    cause,
+    failure: { kind: code === 'ENOENT' ? 'command-not-found' : 'command-not-executable' },
+  });
 }
 
 export function describeCallError(

@@ -1,5 +1,5 @@
 import { WorkbenchError } from '../errors.js';
-import type { Secret } from '../shared/redact.js';
+import { namesSecret, type Secret } from '../shared/redact.js';
 import { isRecord } from './text.js';
 
 /** An environment as passed in by the caller; `undefined` and absent both mean "unset". */
@@ -29,6 +29,9 @@ export interface MissingVariable {
   name: string;
   /** Formatted with {@link formatJsonPath}. */
   path: string;
+  /** The toolbox and server whose entry uses it: that server cannot start, the others can. */
+  toolbox: string;
+  server: string;
 }
 
 export interface ExpandResult {
@@ -36,8 +39,13 @@ export interface ExpandResult {
   config: unknown;
   /** Paths (never values) of strings holding a `${` that is not a supported form and was kept literally. */
   warnings: string[];
-  /** Every value substituted from `env`, labelled `${NAME}`: what output must never show (see shared/redact). */
+  /**
+   * Every value substituted from a variable whose name names a secret (`${API_TOKEN}`), labelled `${NAME}`: what
+   * output must never show, wherever it was used (see shared/redact). Other values are shown as expanded.
+   */
   secrets: Secret[];
+  /** Every use of an unset variable without a default, in document order; its server cannot start. */
+  missing: MissingVariable[];
 }
 
 /**
@@ -50,13 +58,14 @@ export interface ExpandResult {
  * `` `cmd` ``, `$1`, `${VAR-x}`, `${VAR:+x}`, …) stays literal text; nothing is ever executed. Substituted values are
  * never re-expanded, so a secret containing `$` arrives intact.
  *
- * Walks the config defensively (anything not shaped like a config is copied as is), so it can run before or after
- * schema validation. `env` is only read.
+ * An unset variable without a default is not an error here: it is reported in `missing` with its path and server
+ * (and contributes an empty string), so the caller can fail only the servers that use one (README "Configuration").
+ * {@link missingVariablesError} turns such a list into one error naming them all.
  *
- * @throws WorkbenchError `ENV_MISSING` naming every unset variable without a default, each with the path where it
- *   is used (all of them at once). Messages contain names and paths only, never values.
+ * Walks the config defensively (anything not shaped like a config is copied as is), so it can run before or after
+ * schema validation. `env` is only read. Never throws.
  */
-export function expandConfigEnv(raw: unknown, env: EnvLike, options: { source?: string } = {}): ExpandResult {
+export function expandConfigEnv(raw: unknown, env: EnvLike): ExpandResult {
   const config = structuredClone(raw);
   const missing: MissingVariable[] = [];
   const warnings: string[] = [];
@@ -64,8 +73,9 @@ export function expandConfigEnv(raw: unknown, env: EnvLike, options: { source?: 
 
   const expandAt = (text: string, path: JsonPath): string => {
     const result = expandString(text, env);
-    for (const { name, value } of result.substituted) secrets.push({ value, label: `\${${name}}` });
-    for (const name of result.missing) missing.push({ name, path: formatJsonPath(path) });
+    for (const { name, value } of result.substituted) if (namesSecret(name)) secrets.push({ value, label: `\${${name}}` });
+    const [, toolbox, , server] = path as string[];
+    for (const name of result.missing) missing.push({ name, path: formatJsonPath(path), toolbox: toolbox!, server: server! });
     if (result.keptLiteral) {
       warnings.push(
         `${formatJsonPath(path)}: contains "\${" that is not \${VAR} or \${VAR:-default}; it was kept as literal text`,
@@ -100,8 +110,7 @@ export function expandConfigEnv(raw: unknown, env: EnvLike, options: { source?: 
     }
   }
 
-  if (missing.length > 0) throw missingVariablesError(missing, options.source);
-  return { config, warnings, secrets };
+  return { config, warnings, secrets, missing };
 }
 
 /** The outcome of expanding one string. */
@@ -227,7 +236,11 @@ function lookup(env: EnvLike, name: string): string | undefined {
   return Object.prototype.hasOwnProperty.call(env, name) ? env[name] : undefined;
 }
 
-function missingVariablesError(missing: readonly MissingVariable[], source: string | undefined): WorkbenchError {
+/**
+ * One `ENV_MISSING` error naming every unset variable at once (the message) and each use with its path (`details`).
+ * Names and paths only, never values.
+ */
+export function missingVariablesError(missing: readonly Pick<MissingVariable, 'name' | 'path'>[], source: string | undefined): WorkbenchError {
   const names = [...new Set(missing.map((m) => m.name))];
   const where = source === undefined ? 'the config' : source;
   const noun = names.length === 1 ? 'variable is' : 'variables are';

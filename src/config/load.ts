@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { WorkbenchError } from '../errors.js';
-import { type Secret, headerSecrets, urlCredentials, urlSecrets } from '../shared/redact.js';
+import { type Secret, argSecrets, envSecrets, headerSecrets, urlCredentials, urlSecrets } from '../shared/redact.js';
 import { clashMessage, normaliseToolsets, toolsetNameClashes } from './catalog-settings.js';
 import type { resolveConfigPath } from './config-path.js';
 import { type EnvLike, type JsonPath, expandConfigEnv, formatJsonPath } from './expand-env.js';
@@ -8,7 +8,8 @@ import { type RawConfig, normaliseToolbox } from './normalise.js';
 import { duplicateKeyMessage, parseJsonDocument } from './parse-json.js';
 import { isRecord } from './text.js';
 import type { ToolboxConfig, WorkbenchConfig } from './types.js';
-import { type Problem, findExpandedProblems, findProblems, inDocumentOrder, invalidError } from './validate.js';
+import { findServerProblems, withProblems } from './server-problems.js';
+import { type Problem, findProblems, inDocumentOrder, invalidError } from './validate.js';
 
 /**
  * Reads, parses, validates, env-expands and normalises the config file at `path`, which should be absolute (as
@@ -48,10 +49,14 @@ export function parseConfigJson(text: string, source: string): unknown {
  * `${VAR:-default}` from `env`, and returns the normalised {@link WorkbenchConfig} (toolboxes and servers in
  * document order, every default applied, `warnings` for deprecations and literal `${`). `raw` is not modified.
  *
+ * A problem that belongs to one server — an unset variable without a default, a malformed `url`, a `command` or
+ * `cwd` left empty by expansion — does not fail the config: that server carries it in `problems` (see
+ * config/server-problems; `configProblemsError` lists them all for `validate`).
+ *
  * @throws WorkbenchError
  *   - `CONFIG_DYNAMIC_MODE` for `toolMode: "dynamic"` (removed in 0.10.0), pointing to `migrate` and MIGRATION.md;
- *   - `CONFIG_INVALID` listing every violation at once in `details`, each as `<path>: <problem>`;
- *   - `ENV_MISSING` listing every unset variable without a default, with its path.
+ *   - `CONFIG_INVALID` listing every violation of the document's structure at once in `details`, each as
+ *     `<path>: <problem>`.
  *   No message ever contains an expanded value.
  */
 export function parseConfig(raw: unknown, source: string, env: EnvLike, options: ParseConfigOptions = {}): WorkbenchConfig {
@@ -74,15 +79,13 @@ export function parseConfig(raw: unknown, source: string, env: EnvLike, options:
     );
   }
 
-  const expanded = expandConfigEnv(raw, env, { source });
+  const expanded = expandConfigEnv(raw, env);
   warnings.push(...expanded.warnings);
   // Validation succeeded on the same shape (expansion only replaces strings with strings).
   const document = expanded.config as RawConfig;
+  const serverProblems = findServerProblems(document, expanded.missing);
 
-  const afterExpansion = findExpandedProblems(document);
-  if (afterExpansion.length > 0) throw invalidError(source, afterExpansion);
-
-  const toolboxes = Object.entries(document.toolboxes).map(([name, toolbox]) => normaliseToolbox(name, toolbox));
+  const toolboxes = Object.entries(document.toolboxes).map(([name, toolbox]) => withProblems(normaliseToolbox(name, toolbox), serverProblems));
   if (toolboxes.length === 0) warnings.push(`${source} defines no toolboxes; the workbench will have nothing to open.`);
   for (const toolbox of toolboxes) {
     if (toolbox.servers.length === 0) warnings.push(`Toolbox "${toolbox.name}" has no servers.`);
@@ -104,11 +107,17 @@ export interface ParseConfigOptions {
   duplicateKeys?: readonly JsonPath[];
 }
 
-/** What every remote entry holds that output must never show: URL credentials and header values. */
+/**
+ * What the entries hold that output must never show, by meaning, literal or expanded alike: `env` values and
+ * `--flag=value` arguments with secret names, secret header values, URL credentials (README "Secrets").
+ */
 function configuredSecrets(toolboxes: readonly ToolboxConfig[]): Secret[] {
   const secrets: Secret[] = [];
   for (const server of toolboxes.flatMap((t) => t.servers)) {
-    if (server.type === 'stdio') continue;
+    if (server.type === 'stdio') {
+      secrets.push(...envSecrets(server.env), ...argSecrets(server.args));
+      continue;
+    }
     secrets.push(...urlSecrets(server.url));
     for (const [name, value] of Object.entries(server.headers)) secrets.push(...headerSecrets(name, value));
   }

@@ -1,4 +1,7 @@
+import type { ServerProblem } from '../errors.js';
 import type { Secret } from '../shared/redact.js';
+
+export type { ServerProblem } from '../errors.js';
 
 /**
  * The validated, env-expanded configuration the rest of the workbench works from. Produced only by `loadConfig`
@@ -27,6 +30,11 @@ export interface ServerCommon {
   shared: boolean;
   /** `catalogCache: false`: this server's tool list is neither read from nor written to the catalog cache. */
   catalogCache?: false;
+  /**
+   * Why this entry cannot start as written (an unset variable, a malformed URL, …); absent when it can. Such a
+   * server stays in its toolbox, and connecting it fails at once with these (see config/server-problems).
+   */
+  problems?: ServerProblem[];
 }
 
 /** `toolOverrides` entry: fields shown instead of (or, for the suffix and annotations, on top of) the server's. */
@@ -116,8 +124,9 @@ export interface WorkbenchConfig {
   /** Non-fatal findings (deprecations) that the caller should show on stderr. */
   warnings: string[];
   /**
-   * Values that output must never show (URL credentials, header values, everything substituted from `${VAR}`),
-   * for `createRedactor` in shared/redact. Absent for configs built in memory.
+   * Values that output must never show, chosen by what they mean (env entries, headers and flags with secret names,
+   * secret headers, URL credentials, values of `${VAR}` with secret names; see shared/redact), for `createRedactor`.
+   * Absent for configs built in memory.
    */
   secrets?: readonly Secret[];
 }

@@ -2,7 +2,6 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import { readFileSync } from 'node:fs';
 import { WorkbenchError } from '../errors.js';
 import { formatJsonPath, type JsonPath } from './expand-env.js';
-import type { RawConfig } from './normalise.js';
 import { describeError, pathToPointer, pointerToPath, problemPath, valueAt, type Level } from './problem-messages.js';
 import { isRecord } from './text.js';
 
@@ -92,37 +91,6 @@ export function findProblems(raw: unknown): Problem[] {
   }
 
   return inDocumentOrder(dedupe(problems), raw);
-}
-
-/** Checks that only make sense on expanded values. Values are never quoted: they may hold secrets. */
-export function findExpandedProblems(document: RawConfig): Problem[] {
-  const problems: Problem[] = [];
-  for (const [toolboxName, toolbox] of Object.entries(document.toolboxes)) {
-    for (const [serverName, server] of Object.entries(toolbox.mcpServers)) {
-      const at = ['toolboxes', toolboxName, 'mcpServers', serverName];
-      for (const key of ['command', 'cwd'] as const) {
-        if (server[key] === '') {
-          problems.push({ path: [...at, key], message: 'is empty after expanding environment variables' });
-        }
-      }
-      if (server.url !== undefined && !isHttpUrl(server.url)) {
-        problems.push({
-          path: [...at, 'url'],
-          message: 'must be an absolute http:// or https:// URL (checked after expanding environment variables)',
-        });
-      }
-    }
-  }
-  return problems;
-}
-
-function isHttpUrl(text: string): boolean {
-  try {
-    const url = new URL(text);
-    return url.protocol === 'http:' || url.protocol === 'https:';
-  } catch {
-    return false;
-  }
 }
 
 const STDIO_ONLY = ['command', 'args', 'env', 'cwd', 'inheritEnv'] as const;

@@ -6,7 +6,7 @@ import { performance } from 'node:perf_hooks';
 import { ClientManager, type FailedServer } from '../clients/client-manager.js';
 import { resolveConfigPath } from '../config/config-path.js';
 import { loadConfig } from '../config/load.js';
-import type { RemoteServerConfig, ServerConfig, ToolboxConfig, WorkbenchConfig } from '../config/types.js';
+import type { RemoteServerConfig, ServerConfig, ServerProblem, ToolboxConfig, WorkbenchConfig } from '../config/types.js';
 import { WorkbenchError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import { createRedactor, redactDeep } from '../shared/redact.js';
@@ -30,8 +30,10 @@ const addFormats = addFormatsModule.default;
 /**
  * Loads the config and checks its servers in parallel. Resolves with the report once every connection is closed.
  *
- * @throws WorkbenchError the loader's errors (`CONFIG_*`, `ENV_MISSING`); `TOOLBOX_NOT_FOUND` for an unknown
- *   `toolbox`.
+ * A server whose config entry cannot start (an unset variable, a malformed URL) is reported as failed with kind
+ * `misconfigured`, its problems and their fixes; it is not started.
+ *
+ * @throws WorkbenchError the loader's errors (`CONFIG_*`); `TOOLBOX_NOT_FOUND` for an unknown `toolbox`.
  */
 export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   const { path } = resolveConfigPath({ flag: options.config, env: options.env, cwd: options.cwd });
@@ -148,6 +150,8 @@ export function classifyFailure(failed: FailedServer): DoctorFailure {
       return { kind: 'command-not-found', summary: 'command not found', message };
     case 'command-not-executable':
       return { kind: 'command-not-found', summary: 'command is not executable', message };
+    case 'misconfigured':
+      return { kind: 'misconfigured', summary: misconfiguredSummary(f.problems ?? []), message, ...(f.problems && { problems: f.problems }) };
     case 'handshake-timeout':
       return { kind: 'timeout', summary: `timed out after ${f.timeoutMs} ms`, message, ...stderr };
     case 'exited':
@@ -161,6 +165,17 @@ export function classifyFailure(failed: FailedServer): DoctorFailure {
     default:
       return { kind: 'error', summary: 'error', message };
   }
+}
+
+/** `unset variable FOO`, `malformed URL`, … for the one-line form. */
+function misconfiguredSummary(problems: readonly ServerProblem[]): string {
+  const variables = [...new Set(problems.flatMap((p) => p.variables ?? []))];
+  const parts = [
+    ...(variables.length > 0 ? [`unset variable${variables.length === 1 ? '' : 's'} ${variables.join(', ')}`] : []),
+    ...(problems.some((p) => p.kind === 'invalid-url') ? ['malformed URL'] : []),
+    ...(problems.some((p) => p.kind === 'empty-value') ? ['empty after expansion'] : []),
+  ];
+  return `config problem: ${parts.join(', ') || 'see below'}`;
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { ServerConfig } from '../config/types.js';
+import type { ServerConfig, ServerProblem } from '../config/types.js';
 import type { Logger } from '../log.js';
 
 /** What `doctor` reports, and its defaults. */
@@ -8,7 +8,8 @@ export const DEFAULT_DOCTOR_TIMEOUT_MS = 15_000;
 /** Longest canonical tool name some clients accept (several register tool names matching ^[a-zA-Z0-9_-]{1,64}$). */
 export const MAX_CANONICAL_NAME_LENGTH = 64;
 
-export type FailureKind = 'command-not-found' | 'exited' | 'timeout' | 'http-status' | 'unreachable' | 'interrupted' | 'error';
+/** `misconfigured`: its config entry cannot start as written (an unset variable, a malformed URL); see `problems`. */
+export type FailureKind = 'command-not-found' | 'misconfigured' | 'exited' | 'timeout' | 'http-status' | 'unreachable' | 'interrupted' | 'error';
 
 export interface DoctorFailure {
   kind: FailureKind;
@@ -21,6 +22,8 @@ export interface DoctorFailure {
   /** Last lines the process wrote to stderr. */
   stderr?: string[];
   httpStatus?: number;
+  /** What is wrong with its config entry and how to fix it (kind "misconfigured"). */
+  problems?: ServerProblem[];
 }
 
 export type ProblemKind =

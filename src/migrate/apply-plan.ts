@@ -1,5 +1,6 @@
 import { expandString } from '../config/expand-env.js';
 import { parseConfig, parseConfigJson } from '../config/load.js';
+import { configProblemsError } from '../config/server-problems.js';
 import { isRecord } from '../config/text.js';
 import type { WorkbenchConfig } from '../config/types.js';
 import { type ConfigEdit, configVariables, expandableStrings } from './config-edit.js';
@@ -85,5 +86,9 @@ function checkConfig(document: unknown, source: string): WorkbenchConfig {
       env[name] = key === 'url' && value.startsWith(`\${${name}`) ? 'http://placeholder.invalid' : 'placeholder';
     }
   }
-  return parseConfig(document, source, env);
+  const config = parseConfig(document, source, env);
+  // A server that could not start (a malformed URL) makes the result as invalid as a schema violation would.
+  const broken = configProblemsError(config);
+  if (broken) throw broken;
+  return config;
 }

@@ -1,9 +1,13 @@
 /**
  * The one redaction rule for everything the workbench prints or returns (tool results, logs, `doctor`, `tools list`,
- * `validate`, JSON output). Hidden are: the user info of any URL, the values of query parameters whose names look
- * secret, configured header values, and every value that came from an environment variable. Each is replaced by a
- * marker saying what was hidden, e.g. `[redacted: password]`, `[redacted: token]` or `[redacted: ${API_TOKEN}]`,
- * so a message stays readable and says where to look.
+ * `validate`, JSON output). A value is hidden by what it means, whether it was written literally in the config or
+ * came from `${VAR}`: the value of an `env` entry, a header or a `--flag=value` argument whose name names a secret
+ * (see {@link namesSecret}); the `Authorization`, `Cookie` and `Proxy-Authorization` headers; the user info of any URL
+ * and the values of its secret-looking query parameters; and a `${VAR}` value whose variable name names a secret,
+ * wherever it is used. Everything else is shown as expanded, so a user can see what a server was started with. Each
+ * hidden value is replaced by a marker saying what was hidden, e.g. `[redacted: env API_TOKEN]`,
+ * `[redacted: header Authorization]` or `[redacted: ${GITHUB_TOKEN}]`, so a message stays readable and says where to
+ * look.
  */
 
 /** A value that must never be shown, and what the marker calls it. */
@@ -19,11 +23,40 @@ export interface Secret {
  */
 export const MIN_SECRET_LENGTH = 4;
 
+/**
+ * Words that make a name (of an env entry, a header, a flag, a variable) name a secret, matched as whole parts of it:
+ * `API_TOKEN`, `x-api-key`, `dbPassword` and `SESSION_ID` do; `MONKEY`, `KEYBOARD_LAYOUT` and `AUTHOR` do not.
+ */
+const SECRET_WORDS = new Set(['token', 'key', 'secret', 'password', 'passwd', 'pwd', 'passphrase', 'auth', 'authorization', 'credential', 'cookie', 'session', 'private']);
+/** Parts that join a word with its qualifier (`APIKEY`, `accessToken` written as one word, `clientsecret`). */
+const JOINED_SECRET = /^(?:[a-z]*(?:token|secret|password|passwd|credential)|(?:api|access|private|secret|signing|master|encryption|license|session|auth)key|(?:auth|session)id)s?$/;
+/** Headers whose value is a credential whatever the rule above says of their names. */
+const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'set-cookie']);
+
 /** Query parameter names that look like they carry a credential (matched anywhere in the lower-cased name). */
 const SECRET_PARAM_PARTS = ['token', 'key', 'secret', 'passw', 'pwd', 'sig', 'auth', 'credential', 'session', 'cookie', 'code', 'jwt', 'bearer'];
 
 export function marker(label: string): string {
   return `[redacted: ${label}]`;
+}
+
+/**
+ * Whether a name names a secret: one of its parts (split at anything but letters and digits, and at camelCase humps)
+ * is a secret word (token, key, secret, password, passwd, pwd, passphrase, auth, authorization, credential, cookie,
+ * session, private), its plural, or such a word joined to its qualifier (`apikey`, `accesstoken`).
+ */
+export function namesSecret(name: string): boolean {
+  const parts = name
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
+    .toLowerCase()
+    .split(/[^a-z0-9]+/);
+  return parts.some((part) => part !== '' && (SECRET_WORDS.has(part) || SECRET_WORDS.has(part.replace(/s$/, '')) || JOINED_SECRET.test(part)));
+}
+
+/** Whether the value of a header of this name is a credential (`Authorization`, `Cookie`, `X-Api-Key`, …). */
+export function isSecretHeader(name: string): boolean {
+  return SECRET_HEADERS.has(name.toLowerCase()) || namesSecret(name);
 }
 
 /** Whether a query parameter of this name is treated as a secret. */
@@ -77,14 +110,37 @@ export function urlSecrets(url: string): Secret[] {
   return found;
 }
 
-/** A header value, and its credential alone when it has a scheme (`Bearer abc…` → `abc…`). */
+/**
+ * The value of a secret header (see {@link isSecretHeader}), and its credential alone when it has a scheme
+ * (`Bearer abc…` → `abc…`); nothing for any other header.
+ */
 export function headerSecrets(name: string, value: string): Secret[] {
+  if (!isSecretHeader(name)) return [];
   const label = `header ${name}`;
   const found: Secret[] = [{ value, label }];
   const credential = /^[A-Za-z][A-Za-z0-9-]*\s+(\S.*)$/.exec(value)?.[1];
   if (credential) found.push({ value: credential, label });
   return found;
 }
+
+/** The values of `env` entries whose names name a secret, labelled `env NAME`. */
+export function envSecrets(env: Readonly<Record<string, string>>): Secret[] {
+  return Object.entries(env).flatMap(([name, value]) => (namesSecret(name) && value !== '' ? [{ value, label: `env ${name}` }] : []));
+}
+
+/** The values of `--name=value` (or `-name=value`) arguments whose flag names a secret: `--api-key=…`. */
+export function argSecrets(args: readonly string[]): Secret[] {
+  return args.flatMap((arg) => {
+    const match = /^--?([A-Za-z][A-Za-z0-9_.-]*)=(.+)$/s.exec(arg);
+    return match && namesSecret(match[1]!) ? [{ value: match[2]!, label: `--${match[1]!}` }] : [];
+  });
+}
+
+/**
+ * Values not searched for in free text even under a secret name: flags and small numbers (`SESSION_PERSIST: "true"`)
+ * would hide every `true` in a message and protect nothing.
+ */
+const TRIVIAL_VALUE = /^(?:true|false|yes|no|on|off|null|none|\d{1,6})$/i;
 
 // Any scheme://… up to whitespace, a quote or a bracket; linear, and only run on error and log text.
 const URL_IN_TEXT = /\b[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s"'<>()[\]{}]+/g;
@@ -136,7 +192,7 @@ export type Redact = (text: string) => string;
  * Text without any of them is returned as is (the same string), cheaply.
  */
 export function createRedactor(secrets: readonly Secret[] = []): Redact {
-  const known = [...new Map(secrets.filter((s) => s.value.length >= MIN_SECRET_LENGTH).map((s) => [s.value, s])).values()].sort(
+  const known = [...new Map(secrets.filter((s) => s.value.length >= MIN_SECRET_LENGTH && !TRIVIAL_VALUE.test(s.value)).map((s) => [s.value, s])).values()].sort(
     (a, b) => b.value.length - a.value.length,
   );
   return (text: string): string => {

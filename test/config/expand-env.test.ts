@@ -4,8 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { expandConfigEnv, expandString, formatJsonPath } from '../../src/config/expand-env.js';
-import { isWorkbenchError, WorkbenchError } from '../../src/errors.js';
+import { expandConfigEnv, expandString, formatJsonPath, missingVariablesError } from '../../src/config/expand-env.js';
 
 function expandOne(text: string, env: Record<string, string | undefined>): string {
   const result = expandString(text, env);
@@ -21,16 +20,6 @@ function withServer(server: Record<string, unknown>): unknown {
 function serverOf(config: unknown): Record<string, unknown> {
   const { toolboxes } = config as { toolboxes: { dev: { mcpServers: { s: Record<string, unknown> } } } };
   return toolboxes.dev.mcpServers.s;
-}
-
-function catchError(fn: () => unknown): WorkbenchError {
-  try {
-    fn();
-  } catch (error) {
-    assert.ok(error instanceof WorkbenchError, `expected a WorkbenchError, got ${String(error)}`);
-    return error;
-  }
-  assert.fail('expected an error');
 }
 
 describe('formatJsonPath', () => {
@@ -168,7 +157,7 @@ describe('expandConfigEnv', () => {
     assert.deepEqual(env, { A: 'a' });
   });
 
-  it('reports every missing variable of the whole config at once, with its path', () => {
+  it('reports every missing variable of the whole config at once, with its path and server, without throwing', () => {
     const raw = {
       toolboxes: {
         dev: {
@@ -185,7 +174,12 @@ describe('expandConfigEnv', () => {
         },
       },
     };
-    const error = catchError(() => expandConfigEnv(raw, { HOME: '/home/u' }, { source: '/cfg/workbench-config.json' }));
+    const { missing } = expandConfigEnv(raw, { HOME: '/home/u' });
+    assert.deepEqual(
+      missing.map((m) => `${m.toolbox}/${m.server} ${m.name}`),
+      ['dev/fs PROJECT_ROOT', 'dev/fs WORK_DIR', 'dev/memory MEMORY_DIR', 'ops/remote BASE_URL', 'ops/remote TOKEN', 'ops/again PROJECT_ROOT'],
+    );
+    const error = missingVariablesError(missing, '/cfg/workbench-config.json');
     assert.equal(error.code, 'ENV_MISSING');
     assert.deepEqual(error.details, [
       'toolboxes.dev.mcpServers.fs.args[2]: ${PROJECT_ROOT} is not set and has no default',
@@ -207,11 +201,21 @@ describe('expandConfigEnv', () => {
       args: ['--token=${TOKEN}', '${MISSING}', '${OTHER:-default-secret-xyz}'],
       env: { KEY: '${TOKEN}' },
     });
-    const error = catchError(() => expandConfigEnv(raw, { TOKEN: secret }));
-    const shown = `${error.toDisplayString()}\n${String(error.stack)}`;
+    const expanded = expandConfigEnv(raw, { TOKEN: secret });
+    const error = missingVariablesError(expanded.missing, undefined);
+    const shown = `${error.toDisplayString()}\n${String(error.stack)}\n${JSON.stringify(expanded.missing)}`;
     assert.ok(!shown.includes(secret));
     assert.ok(!shown.includes('default-secret-xyz'));
     assert.match(shown, /MISSING/);
+  });
+
+  it('keeps as secrets only the values of variables whose names name a secret', () => {
+    const raw = withServer({ command: '${TOOL_HOME}/bin/x', args: ['--token=${GITHUB_TOKEN}', '${WORK_DIR}'], env: { K: '${apiKey}' } });
+    const { secrets } = expandConfigEnv(raw, { TOOL_HOME: '/opt/tool', GITHUB_TOKEN: 'ghp_abcdef', WORK_DIR: '/home/u/x', apiKey: 'k-123456' });
+    assert.deepEqual(secrets, [
+      { value: 'ghp_abcdef', label: '${GITHUB_TOKEN}' },
+      { value: 'k-123456', label: '${apiKey}' },
+    ]);
   });
 
   it('warns, by path only, about a ${ that is not a supported form', () => {
@@ -281,6 +285,6 @@ describe('expansion never executes anything', () => {
   it('expands a reference inside $(...) text as text; the $(...) around it is never run', () => {
     const result = expandString('$(echo ${NOT_SET:-x}) $(echo $NOT_SET)', {});
     assert.equal(result.value, '$(echo x) $(echo $NOT_SET)');
-    assert.ok(isWorkbenchError(catchError(() => expandConfigEnv(withServer({ command: '$(${NOT_SET})' }), {})), 'ENV_MISSING'));
+    assert.deepEqual(expandConfigEnv(withServer({ command: '$(${NOT_SET})' }), {}).missing.map((m) => m.name), ['NOT_SET']);
   });
 });

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { Ajv } from 'ajv';
 import { describeConfigPath, resolveConfigPath } from '../../src/config/config-path.js';
 import { loadConfig, parseConfig, parseConfigJson } from '../../src/config/load.js';
+import { configProblemsError, noServerCanStartError, serverProblemError } from '../../src/config/server-problems.js';
 import { failure, rejection } from '../helpers/expect-error.js';
 
 const fixtures = fileURLToPath(new URL('../fixtures/configs/', import.meta.url));
@@ -73,10 +74,11 @@ describe('loadConfig', () => {
   it('loads the README example config, expanded and normalised', async () => {
     const path = fixture('design-example.json');
     const { secrets, ...loaded } = await loadConfig(path, designEnv);
-    // Everything output must hide: each value that came from a variable, and the configured header.
+    // Everything output must hide, by meaning: the variable named as a token and the Authorization header (whole and
+    // its credential). PROJECT_ROOT and HOME name nothing secret: they are shown as expanded.
     assert.deepEqual(
       secrets?.map((s) => s.label),
-      ['${PROJECT_ROOT}', '${HOME}', '${REMOTE_TOKEN}', 'header Authorization', 'header Authorization'],
+      ['${REMOTE_TOKEN}', 'header Authorization', 'header Authorization'],
     );
     assert.deepEqual(loaded, {
       source: path,
@@ -414,14 +416,50 @@ describe('loadConfig', () => {
     assert.deepEqual(problems({ toolboxes: { dev: {} } }), ['toolboxes.dev: missing required key "mcpServers"']);
   });
 
-  it('reports every missing variable with its path, through loadConfig', async () => {
-    const error = await rejection(loadConfig(fixture('design-example.json'), { HOME: '/home/ada' }), 'ENV_MISSING');
-    assert.deepEqual(error.details, [
+  it('fails only the servers that use an unset variable, each with its problems; validate lists them all at once', async () => {
+    const loaded = await loadConfig(fixture('design-example.json'), { HOME: '/home/ada' });
+    const [filesystem, memory, remote] = loaded.toolboxes[0]!.servers;
+    assert.equal(memory?.problems, undefined, 'the server whose variables are set is fine');
+    assert.deepEqual(filesystem?.problems, [
+      {
+        kind: 'env-missing',
+        path: 'toolboxes.dev.mcpServers.filesystem.args[2]',
+        variables: ['PROJECT_ROOT'],
+        message: '${PROJECT_ROOT} is not set and has no default',
+        fix: 'set PROJECT_ROOT in the environment the workbench starts with (e.g. the "env" of its entry in your MCP client\'s config) and restart it, or give a default in the config: ${PROJECT_ROOT:-value}',
+      },
+    ]);
+    assert.deepEqual(remote?.problems?.map((p) => [p.kind, p.path, p.variables]), [['env-missing', 'toolboxes.dev.mcpServers.remote.headers.Authorization', ['REMOTE_TOKEN']]]);
+    const error = configProblemsError(loaded);
+    assert.equal(error?.code, 'ENV_MISSING');
+    assert.deepEqual(error?.details, [
       'toolboxes.dev.mcpServers.filesystem.args[2]: ${PROJECT_ROOT} is not set and has no default',
       'toolboxes.dev.mcpServers.remote.headers.Authorization: ${REMOTE_TOKEN} is not set and has no default',
     ]);
-    assert.match(error.message, /PROJECT_ROOT, REMOTE_TOKEN/);
-    assert.match(error.message, /\$\{VAR:-default\}/);
+    assert.match(error?.message ?? '', /PROJECT_ROOT, REMOTE_TOKEN/);
+    assert.match(error?.message ?? '', /\$\{VAR:-default\}/);
+    assert.equal(noServerCanStartError(loaded), undefined, 'one server can start');
+  });
+
+  it('refuses to start only when no server could ever start, naming every problem at once', () => {
+    const loaded = parseConfig(
+      config({ a: { command: 'x', args: ['${UNSET_A}'] }, b: { type: 'http', url: '${UNSET_B}/mcp' }, c: { type: 'sse', url: 'not a url' } }),
+      'mem',
+      {},
+    );
+    const error = noServerCanStartError(loaded);
+    assert.equal(error?.code, 'CONFIG_INVALID');
+    assert.match(error?.message ?? '', /^No server of mem can start/);
+    assert.deepEqual(error?.details.map((d) => d.split(';')[0]), [
+      'toolboxes.dev.mcpServers.a.args[0]: ${UNSET_A} is not set and has no default',
+      'toolboxes.dev.mcpServers.b.url: ${UNSET_B} is not set and has no default',
+      'toolboxes.dev.mcpServers.c.url: must be an absolute http:// or https:// URL (checked after expanding environment variables)',
+    ]);
+    const onlyVariables = parseConfig(config({ a: { command: '${UNSET_A}' }, b: { command: 'x', env: { K: '${UNSET_B}' } } }), 'mem', {});
+    const named = noServerCanStartError(onlyVariables);
+    assert.equal(named?.code, 'ENV_MISSING');
+    assert.match(named?.message ?? '', /UNSET_A, UNSET_B/);
+    assert.equal(noServerCanStartError(parseConfig(config({}), 'mem', {})), undefined, 'a toolbox without servers still starts');
   });
 
   it('uses defaults and empty values as the contract says', () => {
@@ -443,27 +481,30 @@ describe('loadConfig', () => {
     });
   });
 
-  it('never shows an expanded value in an error', () => {
+  it('never shows an expanded value in a problem or its error', () => {
     const secret = 'ghp_SuperSecretValue123';
     const env = { TOKEN: secret, BAD_URL: `not a url ${secret}`, EMPTY: '' };
-    const shown = [
-      failure(
-        () => parseConfig(config({ s: { command: 'x', args: ['${TOKEN}', '${NOPE}'], env: { T: '${TOKEN}' } } }), 'mem', env),
-        'ENV_MISSING',
-      ),
-      failure(
-        () => parseConfig(config({ r: { type: 'http', url: '${BAD_URL}', headers: { A: '${TOKEN}' } } }), 'mem', env),
-        'CONFIG_INVALID',
-      ),
-      failure(() => parseConfig(config({ s: { command: '${EMPTY}', env: { T: '${TOKEN}' } } }), 'mem', env), 'CONFIG_INVALID'),
-    ];
-    assert.deepEqual(shown[1]?.details, [
+    const loaded = parseConfig(
+      config({
+        s: { command: 'x', args: ['${TOKEN}', '${NOPE}'], env: { T: '${TOKEN}' } },
+        r: { type: 'http', url: '${BAD_URL}', headers: { A: '${TOKEN}' } },
+        e: { command: '${EMPTY}', env: { T: '${TOKEN}' } },
+      }),
+      'mem',
+      env,
+    );
+    const [s, r, e] = loaded.toolboxes[0]!.servers;
+    assert.deepEqual(s?.problems?.map((p) => p.kind), ['env-missing']);
+    assert.deepEqual(r?.problems?.map((p) => `${p.path}: ${p.message}`), [
       'toolboxes.dev.mcpServers.r.url: must be an absolute http:// or https:// URL (checked after expanding environment variables)',
     ]);
-    assert.deepEqual(shown[2]?.details, ['toolboxes.dev.mcpServers.s.command: is empty after expanding environment variables']);
-    for (const error of shown) {
-      assert.ok(!`${error.toDisplayString()}${String(error.stack)}`.includes(secret));
-    }
+    assert.deepEqual(e?.problems?.map((p) => `${p.path}: ${p.message}`), ['toolboxes.dev.mcpServers.e.command: is empty after expanding environment variables']);
+    const shown = [
+      JSON.stringify(loaded.toolboxes[0]!.servers.map((server) => server.problems)),
+      configProblemsError(loaded)!.toDisplayString(),
+      ...loaded.toolboxes[0]!.servers.map((server) => serverProblemError(`server "${server.name}"`, server.problems!).toDisplayString()),
+    ];
+    for (const text of shown) assert.ok(!text.includes(secret), text);
   });
 
   it('keeps toolbox and server order, applies every default, and does not modify its input', () => {

@@ -5,24 +5,36 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { createRedactor, redactUrl } from '../../src/shared/redact.js';
+import { argSecrets, createRedactor, envSecrets, headerSecrets, namesSecret, redactUrl } from '../../src/shared/redact.js';
 import { startHttpWorkbench } from '../helpers/http-workbench.js';
 import { runCliAsync as run } from '../helpers/cli-run.js';
 import { node, startWorkbench, tempDir, workbenchErrorCode } from '../helpers/workbench-process.js';
 
-/** Values planted in the config through ${VAR}, plus one written literally in a URL. None may ever be printed. */
-const ENV = {
+/**
+ * Secrets planted in the config through ${VAR} and written literally (in a URL, in a server's env): none may ever be
+ * printed. WB_HARMLESS names nothing secret: its value is shown as expanded (README "Secrets").
+ */
+const SECRET_ENV = {
   WB_PASS: 'pa55-Word-XYZ',
   WB_TOKEN: 'tok-ABCDEF-123',
   WB_KEY: 'key-QWERTY-789',
   WB_BEARER: 'bearer-ZXCV-456',
   WB_STDIO: 'stdio-secret-987',
 };
+const HARMLESS = '/tmp/wb-harmless-dir';
+const ENV = { ...SECRET_ENV, WB_HARMLESS: HARMLESS };
 const LITERAL_SIG = 'plainsig123';
-const SECRETS = [...Object.values(ENV), LITERAL_SIG, encodeURIComponent(ENV.WB_PASS)];
+const LITERAL_TOKEN = 'tok-LITERAL-4242';
+const SECRETS = [...Object.values(SECRET_ENV), LITERAL_SIG, LITERAL_TOKEN, encodeURIComponent(ENV.WB_PASS)];
 
 function assertNoSecret(channel: string, text: string): void {
   for (const secret of SECRETS) assert.ok(!text.includes(secret), `${channel} shows the secret ${secret}:\n${text}`);
+}
+
+/** The harmless value a server was started with is shown as expanded, never as a marker. */
+function assertShowsHarmless(channel: string, text: string): void {
+  assert.ok(text.includes(`${HARMLESS}/x`), `${channel} shows the expanded WORK_DIR:\n${text}`);
+  assert.ok(!text.includes('[redacted: ${WB_HARMLESS}]'), `${channel} hides a value that is no secret:\n${text}`);
 }
 
 describe('secrets are never printed or returned', () => {
@@ -51,11 +63,15 @@ describe('secrets are never printed or returned', () => {
               url: `http://127.0.0.1:${port}/mcp?api_key=\${WB_KEY}`,
               headers: { Authorization: 'Bearer ${WB_BEARER}' },
             },
-            // A child that prints its secret to stderr and dies: the stderr tail is part of the error.
+            // A child that prints its environment to stderr and dies: the stderr tail is part of the error. SECRET_X
+            // and API_TOKEN name secrets (one from a variable, one written literally); WORK_DIR does not.
             stdio: {
               command: node,
-              args: ['-e', "console.error('my secret is', process.env.SECRET_X); process.exit(3)"],
-              env: { SECRET_X: '${WB_STDIO}' },
+              args: [
+                '-e',
+                "console.error('my secret is', process.env.SECRET_X, 'my token is', process.env.API_TOKEN, 'my dir is', process.env.WORK_DIR); process.exit(3)",
+              ],
+              env: { SECRET_X: '${WB_STDIO}', API_TOKEN: LITERAL_TOKEN, WORK_DIR: '${WB_HARMLESS}/x' },
             },
           },
         },
@@ -78,6 +94,8 @@ describe('secrets are never printed or returned', () => {
     assertNoSecret(`${channel} open_toolbox structuredContent`, JSON.stringify(opened.structuredContent));
     assertNoSecret(`${channel} open_toolbox text`, JSON.stringify(opened.content));
     assert.match(JSON.stringify(opened.structuredContent), /\[redacted: /, 'the failure says what was hidden');
+    assert.match(JSON.stringify(opened.structuredContent), /my token is \[redacted: env API_TOKEN\]/);
+    assertShowsHarmless(`${channel} open_toolbox`, JSON.stringify(opened.structuredContent));
     for (const result of used) {
       assert.equal(workbenchErrorCode(result), 'CONNECT_FAILED');
       assertNoSecret(`${channel} use_tool result`, JSON.stringify(result));
@@ -92,6 +110,7 @@ describe('secrets are never printed or returned', () => {
       checkResults('stdio', opened, used);
       assertNoSecret('stderr', running.stderr());
       assert.match(running.stderr(), /could not be connected|failed to start/, 'the failures were logged');
+      assertShowsHarmless('stderr', running.stderr());
     } finally {
       await running.close();
     }
@@ -139,6 +158,8 @@ describe('secrets are never printed or returned', () => {
     const [doctor, doctorJson, list, listJson, validate, validateJson] = results;
     assert.equal(doctor!.code, 1);
     assert.match(doctor!.stdout, /\[redacted: /);
+    assertShowsHarmless('doctor', doctor!.stdout);
+    assertShowsHarmless('tools list', list!.stdout);
     const report = JSON.parse(doctorJson!.stdout) as { summary: { failed: number } };
     assert.equal(report.summary.failed, 3);
     assert.match(list!.stdout, /tb\/userinfo/);
@@ -153,6 +174,33 @@ describe('secrets are never printed or returned', () => {
 });
 
 describe('the redaction rule', () => {
+  it('knows a secret by the parts of its name, not by substrings', () => {
+    for (const name of ['API_TOKEN', 'GITHUB_TOKEN', 'x-api-key', 'X-API-KEY', 'apiKey', 'APIKey', 'APIKEY', 'dbPassword', 'DB_PASSWD', 'PGPASSWORD', 'SESSION_ID', 'sessionid', 'AUTH', 'OAUTH_CLIENT_SECRET', 'PRIVATE_KEY', 'Cookie', 'AWS_SECRET_ACCESS_KEY', 'credentials', 'accessToken', 'passphrase']) {
+      assert.equal(namesSecret(name), true, name);
+    }
+    for (const name of ['HOME', 'WORK_DIR', 'MONKEY', 'KEYBOARD_LAYOUT', 'AUTHOR', 'MEMORY_FILE_PATH', 'Content-Type', 'X-Org', 'PATH', 'TOKENIZER_MODEL']) {
+      assert.equal(namesSecret(name), false, name);
+    }
+  });
+
+  it('picks values by meaning: env entries, --flag=value, secret headers', () => {
+    assert.deepEqual(envSecrets({ API_TOKEN: 'tok-1', WORK_DIR: '/home/u/x', EMPTY_KEY: '' }), [{ value: 'tok-1', label: 'env API_TOKEN' }]);
+    assert.deepEqual(argSecrets(['--api-key=k-123', '--dir=/x', '--token', 'next']), [{ value: 'k-123', label: '--api-key' }]);
+    assert.deepEqual(headerSecrets('Authorization', 'Bearer abc'), [
+      { value: 'Bearer abc', label: 'header Authorization' },
+      { value: 'abc', label: 'header Authorization' },
+    ]);
+    assert.equal(headerSecrets('Proxy-Authorization', 'Basic x').length, 2);
+    assert.equal(headerSecrets('Cookie', 'sid=1').length, 1);
+    assert.equal(headerSecrets('X-Api-Key', 'k').length, 1);
+    assert.deepEqual(headerSecrets('Accept', 'application/json'), []);
+  });
+
+  it('does not hunt for trivial values in text even under a secret name', () => {
+    const redact = createRedactor([...envSecrets({ SESSION_PERSIST: 'true', AUTH_PORT: '8080', API_TOKEN: 'tok-abcdef' })]);
+    assert.equal(redact('persist true on 8080 with tok-abcdef'), 'persist true on 8080 with [redacted: env API_TOKEN]');
+  });
+
   it('hides URL user info and secret-looking query parameters, keeping the rest of the URL', () => {
     assert.equal(
       redactUrl('https://u:p@host.example:8443/mcp?x=1&access_token=abc&Signature=def#frag'),

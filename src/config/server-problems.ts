@@ -1,0 +1,151 @@
+import { WorkbenchError, type ServerProblem } from '../errors.js';
+import { formatJsonPath, missingVariablesError, type MissingVariable } from './expand-env.js';
+import type { RawConfig } from './normalise.js';
+import type { ServerConfig, ToolboxConfig, WorkbenchConfig } from './types.js';
+
+/**
+ * Problems that belong to one server's entry — an unset variable, a malformed URL, a command made empty by expansion —
+ * fail that server only (README "Configuration"): the entry is loaded with its `problems`, connecting it fails at once
+ * with them, and the other servers work. Messages name variables and paths, never values.
+ */
+
+/** Problems per server, keyed by {@link serverKey}. */
+export type ServerProblems = Map<string, ServerProblem[]>;
+
+export function serverKey(toolbox: string, server: string): string {
+  return JSON.stringify([toolbox, server]);
+}
+
+/**
+ * Finds the problems of each server of an expanded document: every use of an unset variable (`missing`, grouped by
+ * path), then the checks that only make sense on expanded values — `command`/`cwd` not empty, `url` an absolute
+ * http(s) URL. A value that is already wrong because a variable in it is unset is not reported a second time.
+ */
+export function findServerProblems(document: RawConfig, missing: readonly MissingVariable[]): ServerProblems {
+  const found: ServerProblems = new Map();
+  const add = (toolbox: string, server: string, problem: ServerProblem): void => {
+    const key = serverKey(toolbox, server);
+    found.set(key, [...(found.get(key) ?? []), problem]);
+  };
+  const byPath = new Map<string, MissingVariable[]>();
+  for (const use of missing) byPath.set(use.path, [...(byPath.get(use.path) ?? []), use]);
+  for (const [path, uses] of byPath) add(uses[0]!.toolbox, uses[0]!.server, missingProblem(path, [...new Set(uses.map((u) => u.name))]));
+
+  for (const [toolboxName, toolbox] of Object.entries(document.toolboxes)) {
+    for (const [serverName, server] of Object.entries(toolbox.mcpServers)) {
+      const at = ['toolboxes', toolboxName, 'mcpServers', serverName];
+      for (const key of ['command', 'cwd'] as const) {
+        const path = formatJsonPath([...at, key]);
+        if (server[key] === '' && !byPath.has(path)) {
+          add(toolboxName, serverName, {
+            kind: 'empty-value',
+            path,
+            message: 'is empty after expanding environment variables',
+            fix: `a variable it is made of is set but empty: set it to a value, or write \${VAR:-default} (a default also applies to an empty variable)`,
+          });
+        }
+      }
+      const urlPath = formatJsonPath([...at, 'url']);
+      if (server.url !== undefined && !byPath.has(urlPath) && !isHttpUrl(server.url)) {
+        add(toolboxName, serverName, {
+          kind: 'invalid-url',
+          path: urlPath,
+          message: 'must be an absolute http:// or https:// URL (checked after expanding environment variables)',
+          fix: 'write the endpoint in full, e.g. "https://mcp.example.com/mcp" (when it is made from variables, check their values)',
+        });
+      }
+    }
+  }
+  return found;
+}
+
+function missingProblem(path: string, names: readonly string[]): ServerProblem {
+  const refs = names.map((n) => `\${${n}}`);
+  const list = (items: readonly string[]): string => (items.length === 1 ? items[0]! : `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}`);
+  return {
+    kind: 'env-missing',
+    path,
+    variables: [...names],
+    message: `${list(refs)} ${names.length === 1 ? 'is' : 'are'} not set and ${names.length === 1 ? 'has' : 'have'} no default`,
+    fix:
+      `set ${list(names)} in the environment the workbench starts with (e.g. the "env" of its entry in your MCP client's ` +
+      `config) and restart it, or give a default in the config: \${${names[0]}:-value}`,
+  };
+}
+
+function isHttpUrl(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return url.protocol === 'http:' || url.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
+/** The servers of `toolbox`, each with its `problems` when it has any. */
+export function withProblems(toolbox: ToolboxConfig, problems: ServerProblems): ToolboxConfig {
+  if (problems.size === 0) return toolbox;
+  const servers = toolbox.servers.map((server): ServerConfig => {
+    const found = problems.get(serverKey(toolbox.name, server.name));
+    return found ? { ...server, problems: found } : server;
+  });
+  return { ...toolbox, servers };
+}
+
+/** Every server of the config that cannot start, with its problems. */
+export function brokenServers(config: Pick<WorkbenchConfig, 'toolboxes'>): { toolbox: string; server: string; problems: ServerProblem[] }[] {
+  return config.toolboxes.flatMap((toolbox) =>
+    toolbox.servers.flatMap((server) => (server.problems ? [{ toolbox: toolbox.name, server: server.name, problems: server.problems }] : [])),
+  );
+}
+
+/**
+ * The failure of connecting a server that has problems: `ENV_MISSING` when a variable is unset, else
+ * `CONFIG_INVALID`; `failure.kind` is `misconfigured` with the problems as fields. Nothing is started.
+ */
+export function serverProblemError(label: string, problems: readonly ServerProblem[]): WorkbenchError {
+  const code = problems.some((p) => p.kind === 'env-missing') ? 'ENV_MISSING' : 'CONFIG_INVALID';
+  const failure = { kind: 'misconfigured' as const, problems: [...problems] };
+  const tail = 'The other servers are not affected.';
+  if (problems.length === 1) {
+    const [p] = problems as [ServerProblem];
+    return new WorkbenchError(code, `${label} cannot start: ${p.path}: ${p.message}. To fix: ${p.fix}. ${tail}`, { failure });
+  }
+  return new WorkbenchError(code, `${label} cannot start: its config entry has ${problems.length} problems. ${tail}`, {
+    failure,
+    details: problems.map((p) => `${p.path}: ${p.message}. To fix: ${p.fix}`),
+  });
+}
+
+/** The warning logged once when a config with this broken server is loaded (at start or on reload). */
+export function brokenServerWarning(toolbox: string, server: string, problems: readonly ServerProblem[]): string {
+  const what = problems.map((p) => `${p.path}: ${p.message}; to fix: ${p.fix}`).join(' — ');
+  return `server "${server}" of toolbox "${toolbox}" cannot start until its config is fixed (the other servers work): ${what}`;
+}
+
+/**
+ * One error listing every server problem of the config (for `validate`), or undefined when there is none. When all
+ * of them are unset variables it is the `ENV_MISSING` error naming every variable at once; otherwise `CONFIG_INVALID`.
+ */
+export function configProblemsError(config: Pick<WorkbenchConfig, 'source' | 'toolboxes'>): WorkbenchError | undefined {
+  const problems = brokenServers(config).flatMap((b) => b.problems);
+  if (problems.length === 0) return undefined;
+  if (problems.every((p) => p.kind === 'env-missing')) {
+    return missingVariablesError(problems.flatMap((p) => (p.variables ?? []).map((name) => ({ name, path: p.path }))), config.source);
+  }
+  const count = problems.length === 1 ? '1 problem' : `${problems.length} problems`;
+  return new WorkbenchError('CONFIG_INVALID', `${config.source} has ${count} that keep servers from starting (the other servers work):`, {
+    details: problems.map((p) => `${p.path}: ${p.message}; to fix: ${p.fix}`),
+  });
+}
+
+/**
+ * The error that keeps `serve` from starting when no server of the config could ever start (there is at least one,
+ * and every one has problems), naming every problem at once; undefined otherwise.
+ */
+export function noServerCanStartError(config: Pick<WorkbenchConfig, 'source' | 'toolboxes'>): WorkbenchError | undefined {
+  const servers = config.toolboxes.flatMap((t) => t.servers);
+  if (servers.length === 0 || servers.some((s) => !s.problems)) return undefined;
+  const all = configProblemsError(config)!;
+  return new WorkbenchError(all.code, `No server of ${config.source} can start, so the workbench does not start. ${all.message}`, { details: all.details });
+}

@@ -1,0 +1,247 @@
+import assert from 'node:assert/strict';
+import { readdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { OpenToolboxResult } from '../../src/core/tool-entry.js';
+import type { DoctorReport } from '../../src/doctor/types.js';
+import { TRANSPORTS, startOver } from '../helpers/both-transports.js';
+import { runCliAsync as run } from '../helpers/cli-run.js';
+import { fixtureEvents, fixtureServer, node, paths, tempDir, textOf, waitFor, workbenchErrorCode } from '../helpers/workbench-process.js';
+
+/**
+ * README "Configuration" (one bad part fails only itself): a server with an unset variable, a missing command or a
+ * malformed URL fails alone, named with its fix wherever it shows up; the rest of its toolbox works.
+ */
+
+/** Never set in any test environment (the helpers pass PATH, HOME and what a test adds). */
+const UNSET = 'WB_BROKEN_TEST_UNSET';
+const MISSING_COMMAND = 'wb-no-such-command-7f3a';
+const MISSING_DIR = '/nonexistent-wb-dir-7f3a';
+const WITHIN = 20_000;
+
+/** One healthy server beside one of each broken kind. `spawnLog` is where the unset-variable server would log a start. */
+function mixedConfig(spawnLog: string): { toolboxes: Record<string, { mcpServers: Record<string, unknown> }> } {
+  return {
+    toolboxes: {
+      mix: {
+        mcpServers: {
+          healthy: fixtureServer(),
+          needsvar: { command: node, args: [paths.fixture, '--log', spawnLog, '--name', `\${${UNSET}}`] },
+          nocmd: { command: MISSING_COMMAND },
+          nocwd: { ...fixtureServer(), cwd: MISSING_DIR },
+          badurl: { type: 'http', url: 'http//missing-colon.example/mcp' },
+        },
+      },
+    },
+  };
+}
+
+function failedServer(result: OpenToolboxResult, server: string): OpenToolboxResult['servers_failed'][number] {
+  const found = result.servers_failed.find((f) => f.server === server || f.server.endsWith(`/${server}`));
+  assert.ok(found, `${server} is listed in servers_failed: ${JSON.stringify(result.servers_failed)}`);
+  return found;
+}
+
+/** What a broken server's failure must say: what is wrong, where, and the fix. */
+function assertNamesEachFix(result: OpenToolboxResult): void {
+  const needsvar = failedServer(result, 'needsvar');
+  assert.equal(needsvar.code, 'ENV_MISSING');
+  assert.equal(needsvar.failure?.kind, 'misconfigured');
+  assert.deepEqual(needsvar.failure?.problems?.map((p) => [p.kind, p.path, p.variables]), [
+    ['env-missing', 'toolboxes.mix.mcpServers.needsvar.args[4]', [UNSET]],
+  ]);
+  assert.match(needsvar.error, new RegExp(`set ${UNSET} in the environment the workbench starts with`));
+  assert.match(needsvar.error, new RegExp(`\\$\\{${UNSET}:-value\\}`));
+
+  const nocmd = failedServer(result, 'nocmd');
+  assert.equal(nocmd.failure?.kind, 'command-not-found');
+  assert.match(nocmd.error, new RegExp(`command "${MISSING_COMMAND}" was not found on the PATH`));
+  assert.match(nocmd.error, /Install it, or fix "command"/);
+
+  // spawn reports a missing working directory as ENOENT too; it is named for what it is.
+  const nocwd = failedServer(result, 'nocwd');
+  assert.match(nocwd.error, new RegExp(`its working directory "${MISSING_DIR}" does not exist`));
+
+  const badurl = failedServer(result, 'badurl');
+  assert.equal(badurl.code, 'CONFIG_INVALID');
+  assert.equal(badurl.failure?.problems?.[0]?.kind, 'invalid-url');
+  assert.match(badurl.error, /toolboxes\.mix\.mcpServers\.badurl\.url: must be an absolute http:\/\/ or https:\/\/ URL/);
+  assert.match(badurl.error, /To fix: write the endpoint in full/);
+}
+
+for (const transport of TRANSPORTS) {
+  describe(`a toolbox with broken servers over ${transport}`, () => {
+    let data: { dir: string; cleanup: () => Promise<void> };
+    let wb: Awaited<ReturnType<typeof startOver>>;
+    const spawnLog = (): string => join(data.dir, 'needsvar.log');
+
+    before(async () => {
+      data = await tempDir();
+      wb = await startOver(transport, mixedConfig(spawnLog()));
+    });
+    after(async () => {
+      await wb.close();
+      await data.cleanup();
+    });
+
+    it('starts, warning once about each server whose config entry cannot start, with the fix', async () => {
+      const warning = `server "needsvar" of toolbox "mix" cannot start until its config is fixed`;
+      assert.ok(await waitFor(() => wb.stderr().includes(warning), WITHIN), wb.stderr());
+      assert.match(wb.stderr(), new RegExp(`set ${UNSET} in the environment`));
+      assert.match(wb.stderr(), /server "badurl" of toolbox "mix" cannot start until its config is fixed.*must be an absolute http/);
+    });
+
+    it('open_toolbox shows the healthy tools and names each broken server with its fix', async () => {
+      const result = await wb.call('open_toolbox', { toolbox_name: 'mix', detail: 'full' });
+      assert.notEqual(result.isError, true, textOf(result));
+      const opened = result.structuredContent as unknown as OpenToolboxResult;
+      assert.deepEqual(opened.servers_connected, ['healthy']);
+      assert.ok(opened.tools.some((t) => t.name === 'mix__healthy__echo'), 'the healthy server\'s tools are shown');
+      assert.deepEqual(opened.servers_failed.map((f) => f.server).sort(), ['badurl', 'needsvar', 'nocmd', 'nocwd']);
+      assertNamesEachFix(opened);
+      assert.match(textOf(result), new RegExp(UNSET), 'the text form names the variable too');
+    });
+
+    it('use_tool on the healthy server works; on the broken one it names the variable, and nothing is spawned for it', async () => {
+      assert.equal(textOf(await wb.useTool('mix', 'mix__healthy__echo', { text: 'still works' })), 'still works');
+      const refused = await wb.useTool('mix', 'mix__needsvar__echo', { text: 'x' });
+      assert.equal(refused.isError, true);
+      assert.equal(workbenchErrorCode(refused), 'ENV_MISSING');
+      assert.match(textOf(refused), new RegExp(`\\$\\{${UNSET}\\} is not set`));
+      assert.deepEqual(await fixtureEvents(spawnLog()), [], 'the server with an unset variable was never started');
+    });
+
+    it('a search lists the broken servers among its failures, with the fix', async () => {
+      const result = await wb.call('open_toolbox', { query: 'echo' });
+      assert.notEqual(result.isError, true, textOf(result));
+      assertNamesEachFix(result.structuredContent as unknown as OpenToolboxResult);
+    });
+
+    it('logs the start warning once however often the server is asked for', async () => {
+      await wb.call('open_toolbox', { toolbox_name: 'mix' });
+      const count = wb.stderr().split('server "needsvar" of toolbox "mix" cannot start until').length - 1;
+      assert.equal(count, 1, wb.stderr());
+    });
+  });
+}
+
+describe('commands on a config with broken servers', () => {
+  let data: { dir: string; cleanup: () => Promise<void> };
+  let mixed: string;
+  let allBroken: string;
+
+  before(async () => {
+    data = await tempDir();
+    mixed = join(data.dir, 'mixed.json');
+    allBroken = join(data.dir, 'all-broken.json');
+    await writeFile(mixed, JSON.stringify(mixedConfig(join(data.dir, 'needsvar.log'))));
+    await writeFile(
+      allBroken,
+      JSON.stringify({
+        toolboxes: {
+          a: { mcpServers: { one: { command: node, args: ['${WB_BROKEN_FIRST}'] } } },
+          b: { mcpServers: { two: { type: 'http', url: 'https://example.test/${WB_BROKEN_SECOND}', headers: { 'X-Org': '${WB_BROKEN_THIRD}' } } } },
+        },
+      }),
+    );
+  });
+  after(() => data.cleanup());
+
+  const env = (): Record<string, string> => ({ WORKBENCH_STATE_FILE: join(data.dir, 'state.json'), MCP_WORKBENCH_CACHE_DIR: join(data.dir, 'cache') });
+
+  it('serve (stdio and --http) refuses to start when no server could ever start, naming every missing variable at once', async () => {
+    for (const args of [[], ['--http', '127.0.0.1:0']]) {
+      const { code, stdout, stderr } = await run(['serve', '--config', allBroken, ...args], env());
+      assert.equal(code, 1, stderr);
+      assert.equal(stdout, '');
+      assert.match(stderr, /No server of .*all-broken\.json can start/);
+      assert.match(stderr, /WB_BROKEN_FIRST, WB_BROKEN_SECOND, WB_BROKEN_THIRD/);
+      assert.match(stderr, /toolboxes\.b\.mcpServers\.two\.headers\.X-Org: \$\{WB_BROKEN_THIRD\} is not set/);
+    }
+  });
+
+  it('validate exits 1 listing every server problem, in text and JSON', async () => {
+    const text = await run(['validate', '--config', mixed], env());
+    assert.equal(text.code, 1);
+    assert.match(text.stderr, new RegExp(`toolboxes\\.mix\\.mcpServers\\.needsvar\\.args\\[4\\]: \\$\\{${UNSET}\\} is not set`));
+    assert.match(text.stderr, /toolboxes\.mix\.mcpServers\.badurl\.url: must be an absolute/);
+    const json = await run(['validate', '--config', mixed, '--json'], env());
+    assert.equal(json.code, 1);
+    const report = JSON.parse(json.stdout) as { valid: boolean; code: string; details: string[] };
+    assert.equal(report.valid, false);
+    assert.equal(report.code, 'CONFIG_INVALID');
+    assert.equal(report.details.length, 2);
+  });
+
+  it('doctor reports each broken server with what is wrong and the fix, and the healthy one as connected', async () => {
+    const json = await run(['doctor', '--config', mixed, '--json'], env());
+    assert.equal(json.code, 1, json.stderr);
+    const report = JSON.parse(json.stdout) as DoctorReport;
+    const server = (name: string) => report.toolboxes[0]!.servers.find((s) => s.server === name)!;
+    assert.equal(server('healthy').connected, true);
+    assert.equal(server('needsvar').failure?.kind, 'misconfigured');
+    assert.equal(server('needsvar').failure?.summary, `config problem: unset variable ${UNSET}`);
+    assert.deepEqual(server('needsvar').failure?.problems?.[0]?.variables, [UNSET]);
+    assert.equal(server('badurl').failure?.kind, 'misconfigured');
+    assert.equal(server('nocmd').failure?.kind, 'command-not-found');
+    const text = await run(['doctor', '--config', mixed], env());
+    assert.match(text.stdout, new RegExp(`\\[FAIL\\] mix/needsvar: not connected — config problem: unset variable ${UNSET}`));
+    assert.match(text.stdout, new RegExp(`To fix: set ${UNSET} in the environment the workbench starts with`));
+    assert.match(text.stdout, new RegExp(`command "${MISSING_COMMAND}" was not found`));
+    assert.match(text.stdout, /\[ok\] {3}mix\/healthy/);
+  });
+});
+
+describe('a broken server and the catalog cache', () => {
+  it('is never shown from a catalog cached while it worked', async () => {
+    const data = await tempDir();
+    try {
+      const cache = join(data.dir, 'catalog-cache');
+      // The cache key holds env names, not values: the entry is the same whether the variable is set or not.
+      const config = { toolboxes: { fx: { mcpServers: { healthy: fixtureServer(), moody: { ...fixtureServer('--name', 'moody'), env: { MODE: '${WB_BROKEN_MODE}' } } } } } };
+      const first = await startOver('stdio', config, [], { MCP_WORKBENCH_CACHE_DIR: cache, WB_BROKEN_MODE: 'on' });
+      try {
+        const opened = (await first.call('open_toolbox', { toolbox_name: 'fx' })).structuredContent as unknown as OpenToolboxResult;
+        assert.deepEqual(opened.servers_connected, ['healthy', 'moody']);
+        assert.ok(await waitFor(async () => (await readdir(cache).catch(() => [])).length >= 2, WITHIN), 'both catalogs were cached');
+      } finally {
+        await first.close();
+      }
+      const second = await startOver('stdio', config, [], { MCP_WORKBENCH_CACHE_DIR: cache });
+      try {
+        const opened = (await second.call('open_toolbox', { toolbox_name: 'fx' })).structuredContent as unknown as OpenToolboxResult;
+        assert.deepEqual(failedServer(opened, 'moody').failure?.problems?.[0]?.variables, ['WB_BROKEN_MODE']);
+        assert.ok(!opened.tools.some((t) => t.name.startsWith('fx__moody__')), 'no tool of the broken server is offered');
+      } finally {
+        await second.close();
+      }
+    } finally {
+      await data.cleanup();
+    }
+  });
+});
+
+describe('live reload that breaks one server', () => {
+  it('applies the edit with that server broken; an edit that leaves no server able to start is refused', async () => {
+    const healthy = fixtureServer();
+    const other = fixtureServer('--name', 'other');
+    const wb = await startOver('stdio', { toolboxes: { fx: { mcpServers: { healthy, other } } } });
+    try {
+      assert.equal(textOf(await wb.useTool('fx', 'fx__other__echo', { text: 'before' })), 'before');
+      await writeFile(wb.configPath, JSON.stringify({ toolboxes: { fx: { mcpServers: { healthy, other: { ...other, args: [...other.args, `\${${UNSET}}`] } } } } }));
+      assert.ok(await waitFor(() => /config reloaded/.test(wb.stderr()), WITHIN), wb.stderr());
+      assert.match(wb.stderr(), /server "other" of toolbox "fx" cannot start until its config is fixed/);
+      const opened = (await wb.call('open_toolbox', { toolbox_name: 'fx' })).structuredContent as unknown as OpenToolboxResult;
+      assert.deepEqual(opened.servers_connected, ['healthy']);
+      assert.deepEqual(failedServer(opened, 'other').failure?.problems?.[0]?.variables, [UNSET]);
+      assert.equal(textOf(await wb.useTool('fx', 'fx__healthy__echo', { text: 'after' })), 'after');
+
+      await writeFile(wb.configPath, JSON.stringify({ toolboxes: { fx: { mcpServers: { healthy: { ...healthy, cwd: '${WB_BROKEN_CWD}' } } } } }));
+      assert.ok(await waitFor(() => /config change not applied/.test(wb.stderr()), WITHIN), wb.stderr());
+      assert.match(wb.stderr(), /No server of .* can start.*WB_BROKEN_CWD/);
+      assert.equal(textOf(await wb.useTool('fx', 'fx__healthy__echo', { text: 'kept' })), 'kept', 'the previous config keeps serving');
+    } finally {
+      await wb.close();
+    }
+  });
+});
