@@ -29,6 +29,12 @@ export interface OpenToolboxRequest {
   cursor?: number;
 }
 
+/** What an `open_toolbox` request brings besides its parameters. */
+export interface OpenToolboxOptions {
+  /** Sends `notifications/progress` for this request, with its progress token (a no-op when the client gave none). */
+  onprogress?: (progress: { progress: number; total?: number; message?: string }) => void;
+}
+
 export interface DiscoveryOptions {
   /** The config in effect (it changes on a reload). */
   config: () => WorkbenchConfig;
@@ -96,7 +102,7 @@ export class Discovery {
   }
 
   /** `open_toolbox` for a toolbox, or (without `toolbox_name`) a search of every toolbox. */
-  async open(request: OpenToolboxRequest, scope: DiscoveryScope): Promise<BudgetedAnswer> {
+  async open(request: OpenToolboxRequest, scope: DiscoveryScope, _options?: OpenToolboxOptions): Promise<BudgetedAnswer> {
     if (request.toolbox_name === undefined) {
       // Search everywhere: cached catalogs where present, the rest connected now.
       const names = this.options.config().toolboxes.map((t) => t.name);

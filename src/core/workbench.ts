@@ -15,7 +15,7 @@ import type { Logger } from '../log.js';
 import { quoteClientText } from '../shared/client-text.js';
 import { workbenchInstructions } from './instructions.js';
 import { isKnownToolName } from './known-name.js';
-import { Discovery, type OpenToolboxRequest } from './open-toolbox.js';
+import { Discovery, type OpenToolboxOptions, type OpenToolboxRequest } from './open-toolbox.js';
 import type { CachedCatalog, Scope, SessionScope, UseToolOptions } from './scope.js';
 import { scopeRelay, sharedLogRouter, sharedRelay, trackCall, type CallContext, type UpstreamSession } from './session-routing.js';
 import { toEntry, type ToolEntry, type ToolStatus, type ToolStatusReport } from './tool-entry.js';
@@ -289,9 +289,9 @@ export class Workbench {
    * `open_toolbox`: the catalog under the context budget (a compact index when the full one does not fit), full
    * entries for named tools, or search results — for a toolbox, a toolset (its tools across toolboxes, connecting only
    * the servers it needs), or every toolbox (a search without `toolbox_name`). Throws TOOLBOX_NOT_FOUND for an unknown
-   * name.
+   * name. `options.onprogress` reports progress to the client while it waits.
    */
-  async openToolbox(request: OpenToolboxRequest, session?: SessionScope): Promise<BudgetedAnswer> {
+  async openToolbox(request: OpenToolboxRequest, session?: SessionScope, options?: OpenToolboxOptions): Promise<BudgetedAnswer> {
     const scope = this.scopeOf(session);
     const name = request.toolbox_name;
     const toolset = name === undefined || this.toolboxes.has(name) ? undefined : this.toolsets.get(name);
@@ -311,7 +311,7 @@ export class Workbench {
         this.discovery.budget(),
       );
     }
-    return this.discovery.open(request, this.discoveryScope(scope));
+    return this.discovery.open(request, this.discoveryScope(scope), options);
   }
 
   private discoveryScope(scope: Scope): { manager: ClientManager; liveCatalog: (toolbox: string) => CachedCatalog } {
