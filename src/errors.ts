@@ -15,6 +15,8 @@ export type WorkbenchErrorCode =
   | 'TOOL_NOT_FOUND'
   | 'TOOL_DISABLED'
   | 'INVALID_NAME'
+  /** A meta-tool's own parameters are missing, of the wrong type, unknown or too large (answered with its signature). */
+  | 'INVALID_PARAMETERS'
   /** Tool arguments that do not match the tool's inputSchema. */
   | 'INVALID_ARGUMENTS'
   | 'CONNECT_FAILED'

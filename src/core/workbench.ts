@@ -293,7 +293,7 @@ export class Workbench {
    * `open_toolbox`: the catalog under the context budget (a compact index when the full one does not fit), full
    * entries for named tools, or search results — for a toolbox, a toolset (its tools across toolboxes, connecting only
    * the servers it needs), or every toolbox (a search without `toolbox_name`). Throws TOOLBOX_NOT_FOUND for an unknown
-   * name.
+   * name. `options.onprogress` reports progress to the client while it waits.
    */
   async openToolbox(request: OpenToolboxRequest, session?: SessionScope, options: OpenOptions = {}): Promise<BudgetedAnswer> {
     const scope = this.scopeOf(session);

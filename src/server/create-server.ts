@@ -17,17 +17,32 @@ import {
 import { isWorkbenchError } from '../errors.js';
 import { Cancellation } from '../shared/cancellation.js';
 import { StdioServerLineTransport } from './stdio-server-transport.js';
-import { createToolCallPipeline, type ToolCallHandlers, type ToolCallPipeline, type ReplySink, type UseToolCall } from './tool-call-pipeline.js';
+import {
+  createToolCallPipeline,
+  type MetaToolCall,
+  type ToolCallHandlers,
+  type ToolCallPipeline,
+  type ReplySink,
+  type UseToolCall,
+} from './tool-call-pipeline.js';
 import type { Logger } from '../log.js';
 import { quoteClientText } from '../shared/client-text.js';
-import { ENABLE_TOOLS, LIST_ALL_TOOLS, enableTools, listAllTools, managementToolDefinitions } from './management-tools.js';
-import { OPEN_TOOLBOX, USE_TOOL, metaToolDefinitions } from './meta-tools.js';
-import { describeValue, parseOpenToolboxArgs } from './open-toolbox-params.js';
+import {
+  ENABLE_TOOLS,
+  ENABLE_TOOLS_USAGE,
+  LIST_ALL_TOOLS,
+  LIST_ALL_TOOLS_USAGE,
+  enableTools,
+  listAllTools,
+  managementToolDefinitions,
+} from './management-tools.js';
+import { OPEN_TOOLBOX, OPEN_TOOLBOX_USAGE, USE_TOOL, USE_TOOL_USAGE, metaToolDefinitions } from './meta-tools.js';
+import { parseOpenToolboxArgs } from './open-toolbox-params.js';
 import { errorResult } from '../core/tool-entry.js';
 import { type UpstreamSession, type Workbench } from '../core/workbench.js';
 import type { UseToolOptions } from '../core/scope.js';
 import { InputRounds, type Notify, type RoundOutcome } from './input-rounds.js';
-import { invalidParams, optionalStrings, rejectUnknownParams, requireString } from './tool-params.js';
+import { invalidParams, refusal, stringProblem, stringsProblem, unknownParamsProblem, useToolProblem } from './tool-params.js';
 
 /** Relayed requests may wait for a human (elicitation) or a model (sampling): allow long, but not forever. */
 const RELAY_TIMEOUT_MS = 10 * 60_000;
@@ -38,9 +53,9 @@ const TOOLS_LIST_TTL_MS = 60_000;
 export type Era = 'legacy' | 'modern';
 
 /**
- * One MCP client session over a shared Workbench. Malformed requests to the workbench itself (unknown top-level
- * tool, wrong parameter types) are JSON-RPC -32602; everything about toolboxes and downstream tools is an
- * `isError` tool result.
+ * One MCP client session over a shared Workbench. Only protocol faults are JSON-RPC errors (-32602 for an unknown
+ * top-level tool or a malformed tools/call); a meta-tool's malformed parameters and everything about toolboxes and
+ * downstream tools are `isError` tool results (README "Errors").
  */
 export interface CreateServerOptions {
   /** Offer list_all_tools and enable_tools, persisting changes to this state file. */
@@ -135,35 +150,40 @@ export function createSurface(workbench: Workbench, version: string, options: Cr
   };
   const scope = workbench.openSession(session, { isolated: options.isolated === true });
 
+  /** use_tool with parameters already checked ({@link useToolProblem}): the workbench does the rest. */
+  const checkedUseTool = (args: Record<string, unknown>, call: UseToolCall): Promise<CallToolResult> => {
+    const { progressToken } = call;
+    const options: UseToolOptions = {
+      scope,
+      cancellation: call.cancellation,
+      meta: call.meta,
+      call: { session, request: call.request },
+      onprogress:
+        progressToken === undefined
+          ? undefined
+          : (progress) => call.notify({ method: 'notifications/progress', params: { ...progress, progressToken } }),
+    };
+    if (call.pass) Object.assign(options, call.pass);
+    const toolbox = (args.toolbox_name as string).trim();
+    const toolName = (args.tool_name as string).trim();
+    return workbench.useTool(toolbox, toolName, args.arguments as Record<string, unknown> | undefined, options);
+  };
+
   const handlers: ToolCallHandlers = {
-    /** use_tool: parameters checked (a -32602 error when malformed), then the workbench does the rest. */
+    /** use_tool: parameters checked (a refusal when malformed), then the workbench does the rest. */
     useTool: (args, call) => {
-      const toolbox = requireString(args, 'toolbox_name', USE_TOOL);
-      const toolName = requireString(args, 'tool_name', USE_TOOL);
-      rejectUnknownParams(args, ['toolbox_name', 'tool_name', 'arguments'], USE_TOOL);
-      const toolArgs = args.arguments;
-      if (toolArgs !== undefined && (typeof toolArgs !== 'object' || toolArgs === null || Array.isArray(toolArgs))) {
-        throw invalidParams(`${USE_TOOL}: "arguments" must be an object of the tool's arguments, got ${describeValue(toolArgs)}`);
-      }
-      const { progressToken } = call;
-      const options: UseToolOptions = {
-        scope,
-        cancellation: call.cancellation,
-        meta: call.meta,
-        call: { session, request: call.request },
-        onprogress:
-          progressToken === undefined
-            ? undefined
-            : (progress) => call.notify({ method: 'notifications/progress', params: { ...progress, progressToken } }),
-      };
-      if (call.pass) Object.assign(options, call.pass);
-      return workbench.useTool(toolbox, toolName, toolArgs as Record<string, unknown> | undefined, options);
+      const problem = useToolProblem(args);
+      return problem === undefined ? checkedUseTool(args, call) : Promise.resolve(refusal(USE_TOOL_USAGE, problem));
     },
-    openToolbox: async (args) => {
+    openToolbox: async (args, call) => {
       const request = parseOpenToolboxArgs(args);
-      if (typeof request === 'string') throw invalidParams(request);
+      if (typeof request === 'string') return refusal(OPEN_TOOLBOX_USAGE, request);
+      const { progressToken } = call;
+      const onprogress = (progress: { progress: number; total?: number; message?: string }): void => {
+        if (progressToken !== undefined) call.notify({ method: 'notifications/progress', params: { ...progress, progressToken } });
+      };
       try {
-        const { result, text, isError } = await workbench.openToolbox(request, scope);
+        const { result, text, isError } = await workbench.openToolbox(request, scope, { onprogress });
         return { content: [{ type: 'text', text }], structuredContent: result as unknown as Record<string, unknown>, ...(isError ? { isError } : {}) };
       } catch (error) {
         if (isWorkbenchError(error)) return errorResult(`${error.toDisplayString()} Call open_toolbox with one of them.`, error.code);
@@ -185,6 +205,8 @@ export function createSurface(workbench: Workbench, version: string, options: Cr
     const notify = progressSender(ctx) as unknown as Notify;
     const state = ctx.mcpReq.requestState<RequestStatePayload>();
     const responses = (ctx.mcpReq.inputResponses ?? {}) as Record<string, unknown>;
+    const problem = useToolProblem(args);
+    if (problem !== undefined) return refusal(USE_TOOL_USAGE, problem);
     const target = `${String(args.toolbox_name)}\0${String(args.tool_name)}`;
     let outcome: Promise<RoundOutcome>;
     if (state !== undefined && 'round' in state) {
@@ -200,14 +222,17 @@ export function createSurface(workbench: Workbench, version: string, options: Cr
       outcome = resumed;
     } else {
       if (state !== undefined && state.pass.target !== target) {
-        throw invalidParams(`${USE_TOOL}: this requestState continues a call of another tool; retry with the toolbox_name and tool_name of the call that asked for input`);
+        return refusal(
+          USE_TOOL_USAGE,
+          `${USE_TOOL}: this requestState continues a call of another tool; retry with the toolbox_name and tool_name of the call that asked for input`,
+        );
       }
       const pass: NonNullable<UseToolCall['pass']> =
         state === undefined ? { passInputRequired: true } : { passInputRequired: true, inputResponses: responses, requestState: state.pass.state };
       outcome = rounds.start(
         owner,
         (ask, cancellation, roundNotify) =>
-          handlers.useTool(args, {
+          checkedUseTool(args, {
             cancellation,
             progressToken: meta?.progressToken as UseToolCall['progressToken'],
             meta,
@@ -259,33 +284,29 @@ export function createSurface(workbench: Workbench, version: string, options: Cr
         const caps = (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY];
         if (caps) declared = caps as ClientCapabilities;
       }
-      if (name === OPEN_TOOLBOX) return handlers.openToolbox(args);
+      if (name === OPEN_TOOLBOX) return handlers.openToolbox(args, metaToolCall(ctx, meta));
       if (name === USE_TOOL) {
         if (era === 'modern') return modernUseTool(args, meta, ctx);
         return handlers.useTool(args, {
+          ...metaToolCall(ctx, meta),
           cancellation: Cancellation.from(ctx.mcpReq.signal) ?? new Cancellation(),
-          progressToken: meta?.progressToken as UseToolCall['progressToken'],
           meta,
-          notify: (notification) => void ctx.mcpReq.notify(notification).catch(() => {}),
           request: (relayed, signal) =>
             ctx.mcpReq.send(relayed as never, { signal, timeout: RELAY_TIMEOUT_MS, resetTimeoutOnProgress: true }) as Promise<Record<string, unknown>>,
         });
       }
       if (management && name === LIST_ALL_TOOLS) {
-        rejectUnknownParams(args, ['toolbox'], name);
-        const toolbox = args.toolbox === undefined ? undefined : requireString(args, 'toolbox', name);
-        return listAllTools(workbench, toolbox, scope);
+        const problem = unknownParamsProblem(args, ['toolbox'], name) ?? (args.toolbox === undefined ? undefined : stringProblem(args, 'toolbox', name));
+        if (problem !== undefined) return refusal(LIST_ALL_TOOLS_USAGE, problem);
+        return listAllTools(workbench, typeof args.toolbox === 'string' ? args.toolbox.trim() : undefined, scope);
       }
       if (management && name === ENABLE_TOOLS) {
-        rejectUnknownParams(args, ['enable', 'disable'], name);
-        return enableTools(
-          workbench,
-          management.statePath,
-          management.log,
-          { enable: optionalStrings(args, 'enable', name), disable: optionalStrings(args, 'disable', name) },
-          scope,
-        );
+        const problem = unknownParamsProblem(args, ['enable', 'disable'], name) ?? stringsProblem(args, 'enable', name) ?? stringsProblem(args, 'disable', name);
+        if (problem !== undefined) return refusal(ENABLE_TOOLS_USAGE, problem);
+        const change = { enable: (args.enable ?? []) as string[], disable: (args.disable ?? []) as string[] };
+        return enableTools(workbench, management.statePath, management.log, change, scope);
       }
+      // An unknown top-level tool is a protocol fault (the MCP spec answers it with -32602), not a refusal.
       throw invalidParams(`Unknown tool ${quoteClientText(String(name))}. This server's tools are: ${toolNames.join(', ')}.`);
     });
     return server;
@@ -347,6 +368,14 @@ function askLegacy(
   relatedRequestId?: RequestId,
 ): Promise<Record<string, unknown>> {
   return server.request(request as never, { signal, timeout: RELAY_TIMEOUT_MS, resetTimeoutOnProgress: true, relatedRequestId }) as Promise<Record<string, unknown>>;
+}
+
+/** A meta-tool call answered by the MCP server (either era): the request's progress token, notifications tied to it. */
+function metaToolCall(ctx: ServerContext, meta: Record<string, unknown> | undefined): MetaToolCall {
+  return {
+    progressToken: meta?.progressToken as MetaToolCall['progressToken'],
+    notify: (notification) => void ctx.mcpReq.notify(notification).catch(() => {}),
+  };
 }
 
 /** Progress notifications for the request `ctx` is answering, with that request's own progress token (or none). */

@@ -3,7 +3,7 @@ import { updateToolState } from '../state/update.js';
 import { isWorkbenchError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { quoteClientText } from '../shared/client-text.js';
-import { PROTECTED_TOOLS } from './meta-tools.js';
+import { PROTECTED_TOOLS, type Usage } from './meta-tools.js';
 import { errorResult } from '../core/tool-entry.js';
 import { type SessionScope } from '../core/scope.js';
 import { type Workbench } from '../core/workbench.js';
@@ -14,6 +14,16 @@ import { type Workbench } from '../core/workbench.js';
  */
 export const LIST_ALL_TOOLS = 'list_all_tools';
 export const ENABLE_TOOLS = 'enable_tools';
+
+// How each management tool is called, for refusals of malformed parameters (kept beside the schemas below).
+export const LIST_ALL_TOOLS_USAGE: Usage = {
+  signature: 'list_all_tools { toolbox?: string }',
+  next: 'Call list_all_tools again without parameters for every toolbox, or with one toolbox name.',
+};
+export const ENABLE_TOOLS_USAGE: Usage = {
+  signature: 'enable_tools { enable?: string[], disable?: string[] }',
+  next: 'Call enable_tools again with lists of canonical tool names ({toolbox}__{server}__{tool}) or * globs, at most 1000 per list.',
+};
 
 export function managementToolDefinitions(toolboxNames: readonly string[]): Tool[] {
   return [

@@ -8,6 +8,25 @@ export const OPEN_TOOLBOX = 'open_toolbox';
 export const USE_TOOL = 'use_tool';
 export const PROTECTED_TOOLS: readonly string[] = [OPEN_TOOLBOX, USE_TOOL, 'list_all_tools', 'enable_tools'];
 
+/** How a meta-tool is called, as a refusal of malformed parameters shows it: its signature and what to do next. */
+export interface Usage {
+  signature: string;
+  next: string;
+}
+
+// Kept beside the input schemas below: a change to one is a change to the other.
+export const OPEN_TOOLBOX_USAGE: Usage = {
+  signature:
+    'open_toolbox { toolbox_name?: string, tools?: string[], query?: string, limit?: integer, detail?: "full" | "index", cursor?: string }',
+  next:
+    'Call open_toolbox again with a toolbox_name from the server instructions (it may be left out only with query, to search every toolbox); pass tools or query, not both.',
+};
+
+export const USE_TOOL_USAGE: Usage = {
+  signature: 'use_tool { toolbox_name: string, tool_name: string, arguments?: object }',
+  next: "Call use_tool again with the toolbox_name and tool_name as open_toolbox returned them, and the tool's arguments as one object.",
+};
+
 /** Clients that defer MCP tools behind their own search (Claude Code) keep tools with this in view from the start. */
 const ALWAYS_LOAD = { 'anthropic/alwaysLoad': true };
 

@@ -1,6 +1,7 @@
 import { MAX_SEARCH_LIMIT } from '../catalog/search.js';
 import type { OpenToolboxRequest } from '../core/open-toolbox.js';
-import { nameProblem, quoteClientText } from '../shared/client-text.js';
+import { nameProblem } from '../shared/client-text.js';
+import { describeValue, unknownParamsProblem } from './tool-params.js';
 
 /** Longest `query` accepted: a few sentences; anything longer is not a search. */
 export const MAX_QUERY_LENGTH = 1000;
@@ -11,11 +12,11 @@ const PARAMS = ['toolbox_name', 'tools', 'query', 'limit', 'detail', 'cursor'];
 
 /**
  * Checks `open_toolbox`'s parameters. Returns the request, or a sentence saying what is wrong (the caller answers it
- * as a JSON-RPC -32602 error: a malformed request to the workbench itself).
+ * as a refusal: an `isError` result with the tool's signature, README "Errors").
  */
 export function parseOpenToolboxArgs(args: Record<string, unknown>): OpenToolboxRequest | string {
-  const unknown = Object.keys(args).filter((k) => !PARAMS.includes(k));
-  if (unknown.length > 0) return `open_toolbox: unknown parameter(s) ${unknown.slice(0, 5).map((k) => quoteClientText(k)).join(', ')}; expected ${PARAMS.join(', ')}`;
+  const unknown = unknownParamsProblem(args, PARAMS, 'open_toolbox');
+  if (unknown !== undefined) return unknown;
   const request: OpenToolboxRequest = {};
   const { toolbox_name, tools, query, limit, detail, cursor } = args;
   if (toolbox_name !== undefined) {
@@ -60,13 +61,4 @@ export function parseOpenToolboxArgs(args: Record<string, unknown>): OpenToolbox
   if (request.tools !== undefined && request.query !== undefined) return 'open_toolbox: pass either "tools" or "query", not both';
   if (request.toolbox_name === undefined && request.tools !== undefined) return 'open_toolbox: "tools" needs "toolbox_name"';
   return request;
-}
-
-/** What a malformed parameter was, for the -32602 message ("got an array"). */
-export function describeValue(value: unknown): string {
-  if (value === undefined) return 'nothing';
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'string') return value.trim() === '' ? 'an empty string' : 'a string';
-  return `a ${typeof value}`;
 }

@@ -11,17 +11,17 @@ import {
 import { Cancellation } from '../shared/cancellation.js';
 import type { RelayedMethod } from '../clients/client-manager.js';
 import { OPEN_TOOLBOX, USE_TOOL } from './meta-tools.js';
-import { describeValue } from './open-toolbox-params.js';
 
 /**
  * The one way a `use_tool` or `open_toolbox` request becomes its JSON-RPC response, whatever the transport. The
  * transports only frame: stdio hands each parsed line to {@link ToolCallPipeline.take} before the SDK sees it, and
  * HTTP does the same for each message of a POST. So the two give the same answer to the same request, byte for byte:
- * a downstream result is passed on as it came (the SDK's result schema never re-parses it), a malformed request gets
- * the same -32602, a thrown error the same code, message and data.
+ * a downstream result is passed on as it came (the SDK's result schema never re-parses it), malformed parameters get
+ * the same refusal (an `isError` result, README "Errors"), a thrown error the same code, message and data.
  *
- * Every other message (initialize, tools/list, management tools, unknown tools, task-augmented calls) is left to the
- * MCP server, which is the same code on both transports too.
+ * Every other message (initialize, tools/list, management tools, unknown tools, task-augmented calls, a tools/call
+ * whose `arguments` is not an object) is left to the MCP server, which is the same code on both transports and in both
+ * protocol eras.
  */
 export interface ToolCallPipeline {
   /** Takes a message meant for the pipeline (and answers it through the sink); returns false for anything else. */
@@ -36,14 +36,19 @@ export interface ReplySink {
   write?(message: JSONRPCMessage): void;
 }
 
-/** What a use_tool request brings besides its arguments. */
-export interface UseToolCall {
-  cancellation: Cancellation;
+/** What a meta-tool request brings besides its arguments. */
+export interface MetaToolCall {
+  /** The progress token of the request's `_meta`, when the client gave one. */
   progressToken?: ProgressToken;
-  /** The client's `_meta` of the tools/call, to be sent on to the downstream call (trace context and the like). */
-  meta?: Record<string, unknown>;
   /** Sends a notification to the client (progress), tied to this request. */
   notify(notification: ServerNotification): void;
+}
+
+/** What a use_tool request brings besides its arguments. */
+export interface UseToolCall extends MetaToolCall {
+  cancellation: Cancellation;
+  /** The client's `_meta` of the tools/call, to be sent on to the downstream call (trace context and the like). */
+  meta?: Record<string, unknown>;
   /** Sends a request to the client (relayed sampling, elicitation, roots) on behalf of this call. */
   request(request: { method: RelayedMethod; params?: Record<string, unknown> }, signal: AbortSignal): Promise<Result>;
   /**
@@ -55,7 +60,7 @@ export interface UseToolCall {
 
 export interface ToolCallHandlers {
   useTool(args: Record<string, unknown>, call: UseToolCall): Promise<CallToolResult>;
-  openToolbox(args: Record<string, unknown>): Promise<CallToolResult>;
+  openToolbox(args: Record<string, unknown>, call: MetaToolCall): Promise<CallToolResult>;
   /** A server → client request tied to the request `relatedRequestId` (over HTTP: sent on its stream). */
   relay(request: { method: RelayedMethod; params?: Record<string, unknown> }, signal: AbortSignal, relatedRequestId: RequestId): Promise<Result>;
 }
@@ -107,30 +112,27 @@ export function createToolCallPipeline(handlers: ToolCallHandlers, sink: ReplySi
       if (m.method !== 'tools/call' || m.id === undefined || m.params === undefined || m.params.task !== undefined) return false;
       const name = m.params.name;
       if (name !== USE_TOOL && name !== OPEN_TOOLBOX) return false;
-      const id = m.id;
       const params = m.params;
       const args = params.arguments;
-      if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args))) {
-        respond(jsonRpcError(id, ProtocolErrorCode.InvalidParams, `${name}: the tools/call "arguments" must be an object, got ${describeValue(args)}`));
-        return true;
-      }
+      // Not an object: a malformed tools/call, which the MCP server answers (-32602) as it does in every era.
+      if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args))) return false;
+      const id = m.id;
       const input = (args ?? {}) as Record<string, unknown>;
+      const meta = params._meta as Record<string, unknown> | undefined;
+      const progressToken = meta?.progressToken as ProgressToken | undefined;
       if (name === OPEN_TOOLBOX) {
-        settle(id, handlers.openToolbox(input));
+        settle(id, handlers.openToolbox(input, { progressToken, notify: notifier(id) }));
         return true;
       }
-      const meta = params._meta as Record<string, unknown> | undefined;
       const cancellation = new Cancellation();
       inFlight.set(id, cancellation);
       let result: Promise<CallToolResult>;
       try {
         result = handlers.useTool(input, {
           cancellation,
-          progressToken: meta?.progressToken as ProgressToken | undefined,
+          progressToken,
           meta,
-          notify: write
-            ? (notification) => write({ jsonrpc: '2.0', ...notification } as JSONRPCMessage)
-            : (notification) => void sink.send({ jsonrpc: '2.0', ...notification } as JSONRPCMessage, { relatedRequestId: id }).catch(() => {}),
+          notify: notifier(id),
           request: (request, signal) => handlers.relay(request, signal, id),
         });
       } catch (error) {
@@ -150,6 +152,13 @@ export function createToolCallPipeline(handlers: ToolCallHandlers, sink: ReplySi
       return true;
     },
   };
+
+  /** Notifications about request `id`: written at once on stdio, on the request's own stream over HTTP. */
+  function notifier(id: RequestId): MetaToolCall['notify'] {
+    return write
+      ? (notification) => write({ jsonrpc: '2.0', ...notification } as JSONRPCMessage)
+      : (notification) => void sink.send({ jsonrpc: '2.0', ...notification } as JSONRPCMessage, { relatedRequestId: id }).catch(() => {});
+  }
 
   function settle(id: RequestId, result: Promise<CallToolResult>): void {
     result.then(

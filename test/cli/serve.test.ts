@@ -114,7 +114,7 @@ describe('serve: the protocol channel', () => {
     assert.match(stderr(), /not JSON-RPC/, 'the noise was logged on stderr');
   });
 
-  it('answers malformed tools/call requests with -32602, on the fast lane and off it', async () => {
+  it('answers malformed tools/call requests with -32602 and malformed use_tool parameters with a refusal', async () => {
     const { child, stdout } = await spawnServe({ toolboxes: { tb: { mcpServers: { fx: fixtureServer() } } } });
     await handshake(child, stdout);
     send(child, { jsonrpc: '2.0', id: 11, method: 'tools/call', params: { name: 'use_tool', arguments: 'not an object' } });
@@ -127,12 +127,16 @@ describe('serve: the protocol channel', () => {
     const answers = stdout()
       .split('\n')
       .filter((l) => l)
-      .map((l) => JSON.parse(l) as { id?: number; error?: { code: number; message: string } });
-    for (const id of [11, 12, 13, 14]) {
+      .map((l) => JSON.parse(l) as { id?: number; error?: { code: number; message: string }; result?: { isError?: boolean; content: { text: string }[] } });
+    // Not a tools/call the MCP schema allows (arguments not an object, name not a string): a protocol fault.
+    for (const id of [11, 12, 13]) {
       const answer = answers.find((a) => a.id === id);
       assert.equal(answer?.error?.code, -32602, `request ${id}: ${JSON.stringify(answer)}`);
     }
-    assert.match(answers.find((a) => a.id === 14)!.error!.message, /"arguments" must be an object of the tool's arguments, got a string/);
+    // A well-formed tools/call whose use_tool parameters are wrong: a refusal the model can correct itself from.
+    const refusal = answers.find((a) => a.id === 14)!.result!;
+    assert.equal(refusal.isError, true);
+    assert.match(refusal.content[0]!.text, /"arguments" must be an object of the tool's arguments, got a string/);
   });
 
   it('warns about unknown options on stderr and still serves', async () => {

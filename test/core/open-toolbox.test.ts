@@ -4,7 +4,7 @@ import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { ErrorCode, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Answer, FullEntry, IndexEntry, IndexGroup } from '../../src/catalog/catalog-index.js';
 import { runWorkbench, startHttpWorkbench } from '../helpers/http-workbench.js';
 import {
@@ -209,9 +209,12 @@ for (const transport of ['stdio', 'http'] as const) {
       assert.deepEqual(JSON.parse(schema[1]!), direct.inputSchema);
     });
 
-    it('rejects malformed requests with -32602', async () => {
+    it('refuses malformed parameters with an isError result showing the signature', async () => {
       for (const args of [{}, { toolbox_name: 'ref', tools: ['a'], query: 'b' }, { query: 'x', limit: 21 }, { toolbox_name: 'ref', detail: 'some' }, { toolbox_name: 'ref', cursor: 'x' }]) {
-        await assert.rejects(s.call('open_toolbox', args), (e: unknown) => e instanceof McpError && e.code === ErrorCode.InvalidParams, JSON.stringify(args));
+        const result = await s.call('open_toolbox', args);
+        assert.equal(result.isError, true, JSON.stringify(args));
+        assert.equal(workbenchErrorCode(result), 'INVALID_PARAMETERS', JSON.stringify(args));
+        assert.match(textOf(result), /Expected: open_toolbox \{/, JSON.stringify(args));
       }
     });
   });

@@ -265,20 +265,29 @@ describe('use_tool name resolution and errors', () => {
     assert.equal(catalog.tools.some((t) => t.name === 'faults__one__crash'), true);
   });
 
-  it('answers a malformed request to the workbench itself with JSON-RPC -32602', async () => {
-    const expectInvalid = async (name: string, args: Record<string, unknown>, pattern: RegExp): Promise<void> => {
-      await assert.rejects(wb.client.callTool({ name, arguments: args }), (error: unknown) => {
-        assert.ok(error instanceof McpError);
-        assert.equal(error.code, ErrorCode.InvalidParams);
-        assert.match(error.message, pattern);
-        return true;
-      });
+  it('answers an unknown top-level tool with JSON-RPC -32602: a protocol fault', async () => {
+    await assert.rejects(wb.client.callTool({ name: 'no_such_tool', arguments: {} }), (error: unknown) => {
+      assert.ok(error instanceof McpError);
+      assert.equal(error.code, ErrorCode.InvalidParams);
+      assert.match(error.message, /Unknown tool "no_such_tool".*open_toolbox, use_tool/);
+      return true;
+    });
+  });
+
+  it("refuses a meta-tool's malformed parameters with an isError result naming the problem and the signature", async () => {
+    const expectRefused = async (name: string, args: Record<string, unknown>, pattern: RegExp, signature: RegExp): Promise<void> => {
+      const result = (await wb.call(name, args)) as CallToolResult;
+      assert.equal(result.isError, true, textOf(result));
+      assert.equal(workbenchErrorCode(result), 'INVALID_PARAMETERS');
+      assert.match(textOf(result), pattern);
+      assert.match(textOf(result), signature);
     };
-    await expectInvalid('no_such_tool', {}, /Unknown tool "no_such_tool".*open_toolbox, use_tool/);
-    await expectInvalid('open_toolbox', {}, /"toolbox_name" must be a non-empty string/);
-    await expectInvalid('open_toolbox', { toolbox_name: 5 }, /"toolbox_name" must be a non-empty string, got a number/);
-    await expectInvalid('use_tool', { toolbox_name: 'faults', tool_name: 'x', arguments: [1] }, /"arguments" must be an object/);
-    await expectInvalid('use_tool', { toolbox_name: 'faults', tool_name: 'x', extra: 1 }, /unknown parameter "extra"/);
+    const openToolbox = /Expected: open_toolbox \{ toolbox_name\?: string, tools\?: string\[\], query\?: string,.*\}\. Call open_toolbox again/;
+    const useTool = /Expected: use_tool \{ toolbox_name: string, tool_name: string, arguments\?: object \}\. Call use_tool again/;
+    await expectRefused('open_toolbox', {}, /"toolbox_name" must be a non-empty string/, openToolbox);
+    await expectRefused('open_toolbox', { toolbox_name: 5 }, /"toolbox_name" must be a non-empty string, got a number/, openToolbox);
+    await expectRefused('use_tool', { toolbox_name: 'faults', tool_name: 'x', arguments: [1] }, /"arguments" must be an object/, useTool);
+    await expectRefused('use_tool', { toolbox_name: 'faults', tool_name: 'x', extra: 1 }, /unknown parameter "extra"/, useTool);
   });
 
   it('reports a crash mid-call with the exit code and stderr, then reconnects with a new process', async () => {

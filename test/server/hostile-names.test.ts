@@ -23,8 +23,17 @@ interface Face {
   stderr(): string;
 }
 
-/** The -32602 error a refused request gets; fails the test if the call was answered otherwise. */
-async function refused(face: Face, name: string, args: Record<string, unknown>): Promise<McpError> {
+/** The text of the refusal (an isError result, README "Errors") a request with malformed parameters gets. */
+async function refused(face: Face, name: string, args: Record<string, unknown>): Promise<string> {
+  const result = await face.call(name, args);
+  assert.equal(result.isError, true, textOf(result).slice(0, 200));
+  assert.equal(workbenchErrorCode(result), 'INVALID_PARAMETERS', textOf(result).slice(0, 200));
+  assert.match(textOf(result), new RegExp(`Expected: ${name} \\{`), 'the refusal shows the signature');
+  return textOf(result);
+}
+
+/** The JSON-RPC error a protocol fault (an unknown top-level tool) gets. */
+async function protocolFault(face: Face, name: string, args: Record<string, unknown>): Promise<McpError> {
   try {
     const result = await face.call(name, args);
     assert.fail(`expected -32602, got a result: ${textOf(result).slice(0, 200)}`);
@@ -35,18 +44,21 @@ async function refused(face: Face, name: string, args: Record<string, unknown>):
   }
 }
 
+/** A refusal is its problem (bounded) plus the tool's signature and what to do next: a few hundred characters. */
+const SHORT = 700;
+
 function checks(face: () => Face): void {
-  it('refuses a 1 MB tool_name or toolbox_name at once with a short error', async () => {
+  it('refuses a 1 MB tool_name or toolbox_name at once with a short refusal', async () => {
     for (const args of [
       { toolbox_name: 'big', tool_name: MEGABYTE_NAME },
       { toolbox_name: MEGABYTE_NAME, tool_name: 'big__many__gen_0001' },
     ]) {
-      const error = await refused(face(), 'use_tool', args);
-      assert.ok(error.message.length < 300, `short: ${error.message.length} characters`);
-      assert.match(error.message, /1048576 characters long; names are at most 256/);
+      const text = await refused(face(), 'use_tool', args);
+      assert.ok(text.length < SHORT, `short: ${text.length} characters`);
+      assert.match(text, /1048576 characters long; names are at most 256/);
     }
-    const error = await refused(face(), 'open_toolbox', { toolbox_name: MEGABYTE_NAME });
-    assert.ok(error.message.length < 300);
+    const text = await refused(face(), 'open_toolbox', { toolbox_name: MEGABYTE_NAME });
+    assert.ok(text.length < SHORT);
   });
 
   it('refuses names with control characters: nothing forged reaches the result or the log', async () => {
@@ -55,19 +67,19 @@ function checks(face: () => Face): void {
       ['use_tool', { toolbox_name: `big\r\n${FORGED}`, tool_name: 'gen_0001' }],
       ['open_toolbox', { toolbox_name: `big\u001b[2J${FORGED}` }],
     ] as const) {
-      const error = await refused(face(), tool, args);
-      assert.match(error.message, /control character \(U\+00(0A|0D|1B)/);
-      assert.ok(!error.message.includes('\n'), 'no raw newline in the error');
+      const text = await refused(face(), tool, args);
+      assert.match(text, /control character \(U\+00(0A|0D|1B)/);
+      assert.ok(!text.includes('\n'), 'no raw newline in the refusal');
     }
     assert.ok(!face().stderr().includes(`\n${FORGED}`), 'no forged line in the log');
   });
 
   it('quotes, escapes and cuts every client string it echoes', async () => {
     const unknownKey = `k${'y'.repeat(100_000)}\n${FORGED}`;
-    const keyError = await refused(face(), 'use_tool', { toolbox_name: 'big', tool_name: 'gen_0001', [unknownKey]: 1 });
-    assert.ok(keyError.message.length < 400, `short: ${keyError.message.length}`);
-    assert.ok(!keyError.message.includes('\n'));
-    const toolError = await refused(face(), `nope\n${FORGED}`, {});
+    const keyText = await refused(face(), 'use_tool', { toolbox_name: 'big', tool_name: 'gen_0001', [unknownKey]: 1 });
+    assert.ok(keyText.length < SHORT, `short: ${keyText.length}`);
+    assert.ok(!keyText.includes('\n'));
+    const toolError = await protocolFault(face(), `nope\n${FORGED}`, {});
     assert.ok(!toolError.message.includes(`\n${FORGED}`));
 
     // A name within bounds but unknown: the result quotes it (escaped, cut) and suggests only close names.
@@ -88,9 +100,9 @@ function checks(face: () => Face): void {
 
   it('refuses management names that are too long or hold control characters', async () => {
     for (const args of [{ disable: [MEGABYTE_NAME] }, { enable: [`big__many__gen_0001\n${FORGED}`] }, { disable: new Array(1001).fill('big__*') }]) {
-      const error = await refused(face(), 'enable_tools', args);
-      assert.ok(error.message.length < 300);
-      assert.ok(!error.message.includes('\n'));
+      const text = await refused(face(), 'enable_tools', args);
+      assert.ok(text.length < SHORT, `short: ${text.length}`);
+      assert.ok(!text.includes('\n'));
     }
   });
 }

@@ -83,6 +83,11 @@ describe('stdio and HTTP give the same answers', () => {
       assert.deepEqual(viaHttp, overStdio);
       const last = JSON.parse(overStdio.at(-1)!) as { result?: { _meta?: Record<string, unknown> }; error?: { code: number } };
       if (c.name.includes('over the size limit')) assert.equal(last.error?.code, -32600);
+      // Protocol faults are JSON-RPC errors; a meta-tool's malformed parameters are refusals (README "Errors").
+      if (c.name.startsWith('tools/call with arguments') || c.name === 'an unknown top-level tool') assert.equal(last.error?.code, -32602);
+      if (c.name === 'use_tool without toolbox_name' || c.name.startsWith('use_tool with an unknown parameter')) {
+        assert.deepEqual(last.result?._meta, { 'mcp-workbench/error': { code: 'INVALID_PARAMETERS' } });
+      }
       if (c.name.startsWith('a content block of an unknown type')) {
         assert.deepEqual(last.result, { content: [{ type: 'hologram', frames: 3 }, { type: 'text', text: 'and text' }], vendorField: { kept: true } });
       }
