@@ -29,6 +29,8 @@ export type WorkbenchErrorCode =
   | 'MESSAGE_TOO_LARGE'
   | 'INVALID_OUTPUT'
   | 'SERVER_EXITED'
+  /** The tool state file does not parse (or is not shaped as one): calls are refused until it does. */
+  | 'STATE_INVALID'
   | 'STATE_UNREADABLE'
   | 'STATE_UNWRITABLE'
   /** The workbench (or the client session) is closing; nothing new is started. */

@@ -106,6 +106,7 @@ program
           toolsets: opts.toolset,
           project: opts.project,
           watchConfig: true,
+          serving: true,
           catalogBudget: opts.catalogBudget,
           catalogCache: opts.catalogCache,
           maxMessageBytes: maxMessageBytes(),

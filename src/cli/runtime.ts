@@ -1,8 +1,8 @@
 import { homedir } from 'node:os';
 import { CatalogCache, catalogCacheDir } from '../catalog/catalog-cache.js';
-import { readToolState } from '../state/read.js';
+import { keepCopy, readToolState } from '../state/read.js';
 import { resolveStatePath } from '../state/path.js';
-import { watchToolState } from '../state/watch.js';
+import { type BrokenState, watchToolState } from '../state/watch.js';
 import { loadConfig } from '../config/load.js';
 import { resolveConfigPath } from '../config/config-path.js';
 import { brokenServerWarning, brokenServers, noServerCanStartError } from '../config/server-problems.js';
@@ -29,6 +29,12 @@ export interface RuntimeOptions {
   toolsets?: string[];
   /** Follow edits of the config and project files (serving); one-shot commands leave it off. */
   watchConfig?: boolean;
+  /**
+   * `serve` (stdio or HTTP): a broken state file does not stop the start; the workbench fails closed until it is good
+   * again, follows the file, and keeps a copy of broken content beside it. Otherwise (`tools list`) a broken state
+   * file is an error and nothing is written.
+   */
+  serving?: boolean;
   maxMessageBytes?: number;
   /** `--catalog-budget` (characters). */
   catalogBudget?: number;
@@ -72,7 +78,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   warnBroken(config);
   if (config.project) options.log.info(`project file ${config.project.source} applies`);
   const statePath = stateFilePath(options);
-  const state = await readToolState(statePath, options.log);
+  const read = await readToolState(statePath, options.log);
+  // Fail closed (README "Enabled and disabled tools"): never the defaults in place of a file that does not parse.
+  if (read.problem && !options.serving) throw read.problem;
   const workbench = new Workbench({
     config,
     env: options.env,
@@ -82,14 +90,31 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     maxMessageBytes: options.maxMessageBytes,
     catalogBudget: options.catalogBudget,
     catalogCache: options.catalogCache === false ? undefined : new CatalogCache(catalogCacheDir(options.env, options.env.HOME || homedir()), options.log),
-    state,
+    state: read.state,
+    ...(read.problem && { stateProblem: read.problem }),
     ...(options.toolsets && options.toolsets.length > 0 && { sessionToolsets: options.toolsets }),
   });
+  if (read.problem) await reportBrokenState(statePath, read, false, options.log);
   // A running server follows changes from `tools enable|disable`, another workbench or an editor.
-  const watcher = watchToolState(statePath, (next) => {
-    options.log.info(`tool state changed in ${statePath}: ${next.enabled.length} enabled, ${next.disabled.length} disabled pattern(s)`);
-    workbench.setState(next);
-  }, options.log, { initial: state });
+  const watcher = options.serving
+    ? watchToolState(
+        statePath,
+        (next) => {
+          options.log.info(`tool state changed in ${statePath}: ${next.enabled.length} enabled, ${next.disabled.length} disabled pattern(s)`);
+          workbench.setState(next);
+        },
+        options.log,
+        {
+          initial: read.problem ? read : read.state,
+          onProblem: (broken) => {
+            // The state (if any) was delivered before a repair is reported, so calls resume under the file's content.
+            workbench.setStateProblem(broken?.problem);
+            if (broken) void reportBrokenState(statePath, broken, workbench.brokenState()?.lastGood === true, options.log);
+            else options.log.info(`tool state file ${statePath} is good again: tool calls are forwarded again`);
+          },
+        },
+      )
+    : undefined;
   // A running server follows edits of its config and project file; an invalid edit leaves the previous one serving.
   const configWatcher = options.watchConfig
     ? watchConfigFiles({
@@ -118,7 +143,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     statePath,
     close: async () => {
       configWatcher?.close();
-      watcher.close();
+      watcher?.close();
       await workbench.close();
     },
   };
@@ -134,6 +159,19 @@ function brokenServerWarner(log: Logger): (config: WorkbenchConfig) => void {
       warned.add(warning);
     }
   };
+}
+
+/**
+ * Says on stderr that the state file is broken (file, line:column, fix) and what the workbench does meanwhile, after
+ * keeping a copy of its content beside it (once per distinct content; the file itself is never touched).
+ */
+async function reportBrokenState(path: string, broken: BrokenState, lastGood: boolean, log: Logger): Promise<void> {
+  const copy = broken.bytes ? await keepCopy(path, broken.bytes, log) : undefined;
+  const shown = lastGood ? 'open_toolbox shows the tools as of its last good content' : 'open_toolbox answers with this error';
+  log.error(
+    `${broken.problem.message} Until then no tool call is forwarded and ${shown}; the file is watched, and calls resume ` +
+      `as soon as it is good again (no restart needed).${copy ? ` A copy of its current content is kept at ${copy}.` : ''}`,
+  );
 }
 
 /** The state file for these options (flag, WORKBENCH_STATE_FILE, or the default under the home directory). */

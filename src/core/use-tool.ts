@@ -5,11 +5,12 @@ import type { CatalogTool, ToolLookup } from '../catalog/toolbox-catalog.js';
 import type { ResolvedToolset } from '../catalog/toolsets.js';
 import type { VisibilityPolicy } from '../catalog/visibility.js';
 import type { ServerConfig, ToolboxConfig } from '../config/types.js';
-import { isWorkbenchError } from '../errors.js';
+import { isWorkbenchError, type WorkbenchError } from '../errors.js';
 import { quoteClientText } from '../shared/client-text.js';
 import type { CachedCatalog, Scope, SessionScope, UseToolOptions } from './scope.js';
 import type { CallContext } from './session-routing.js';
 import { ERROR_META_KEY, disabledMessage, errorResult, type ToolEntry } from './tool-entry.js';
+import { stateRefusal } from './state-problem.js';
 import { routeToolsetCall, type ToolsetHost } from './toolset-routes.js';
 import { describeParams, type ToolValidators } from './validators.js';
 
@@ -32,6 +33,8 @@ export interface UseToolHost {
   toolsetHost(scope: Scope): ToolsetHost<ToolEntry>;
   tracked<T>(scope: Scope, toolbox: string, server: string, call: CallContext | undefined, run: () => Promise<T>): Promise<T>;
   readonly validators: ToolValidators;
+  /** Set while the tool state file cannot be trusted: every call is refused with it. */
+  stateProblem(): WorkbenchError | undefined;
 }
 
 /**
@@ -40,6 +43,9 @@ export interface UseToolHost {
  * toolboxes and downstream tools comes back as an `isError` result that says what to do next.
  */
 export function useTool(host: UseToolHost, toolboxName: string, toolName: string, args: Record<string, unknown> | undefined, options: UseToolOptions = {}): Promise<CallToolResult> {
+  // Fail closed before anything else (README "Enabled and disabled tools"): what the broken file disables must not run.
+  const problem = host.stateProblem();
+  if (problem !== undefined) return Promise.resolve(stateRefusal(toolName, problem));
   try {
     return useToolNow(host, toolboxName, toolName, args, options);
   } catch (error) {

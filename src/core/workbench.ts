@@ -21,6 +21,7 @@ import type { CachedCatalog, Scope, SessionScope, UseToolOptions } from './scope
 import { scopeRelay, sharedLogRouter, sharedRelay, trackCall, type CallContext, type UpstreamSession } from './session-routing.js';
 import { toEntry, type ToolEntry, type ToolStatus, type ToolStatusReport } from './tool-entry.js';
 import { toolStatuses } from './tool-status.js';
+import { withStateWarning } from './state-problem.js';
 import { describeToolset, openToolset, type ToolsetHost } from './toolset-routes.js';
 import { useTool, type UseToolHost } from './use-tool.js';
 import { ToolValidators } from './validators.js';
@@ -34,6 +35,8 @@ export interface WorkbenchOptions {
   cliDisabled?: readonly string[];
   /** Initial state-file lists, if any. */
   state?: ToolState;
+  /** The state file could not be trusted at start (see {@link Workbench.setStateProblem}); `state` is then unset. */
+  stateProblem?: WorkbenchError;
   /** Largest single message accepted from a downstream server (default DEFAULT_MAX_MESSAGE_BYTES). */
   maxMessageBytes?: number;
   /** `--toolset`: limit every session to the tools of these toolsets. */
@@ -59,6 +62,10 @@ export class Workbench {
   private toolsets: Map<string, ResolvedToolset>;
   private overrides: OverrideResolver;
   private state: ToolState | undefined;
+  /** Set while the state file cannot be trusted: use_tool refuses every call (README "Enabled and disabled tools"). */
+  private stateProblem: WorkbenchError | undefined;
+  /** Whether `state` came from a good read in this run (false while the file has been broken since start). */
+  private stateKnown: boolean;
   private readonly sessionToolsets: readonly string[] | undefined;
   private readonly catalogListeners = new Set<() => void>();
   private readonly log: Logger;
@@ -94,9 +101,12 @@ export class Workbench {
       toolsetHost: (scope) => this.toolsetHost(scope),
       tracked: (scope, toolbox, server, call, run) => this.tracked(scope, toolbox, server, call, run),
       validators: this.validators,
+      stateProblem: () => this.stateProblem,
     };
     this.cliDisabled = options.cliDisabled ?? [];
     this.state = options.state;
+    this.stateProblem = options.stateProblem;
+    this.stateKnown = options.stateProblem === undefined;
     this.sessionToolsets = options.sessionToolsets;
     this.toolboxes = new Map(options.config.toolboxes.map((t) => [t.name, t]));
     this.toolsets = resolveToolsets(options.config);
@@ -207,8 +217,24 @@ export class Workbench {
   /** Replace the state-file lists; catalogs are re-derived lazily on next use. */
   setState(state: ToolState | undefined): void {
     this.state = state;
+    this.stateKnown = true;
     this.policy = this.createPolicy(this.current);
     for (const scope of this.scopes) scope.catalogs.clear();
+  }
+
+  /**
+   * Marks the state file as broken (it does not parse or cannot be read) or, with `undefined`, as good again. While
+   * broken, use_tool refuses every call with `problem` before anything connects, and open_toolbox answers from the
+   * last good state read in this run (with a note), or with `problem` when there was none. Call `setState` with
+   * the repaired file's state before clearing the problem.
+   */
+  setStateProblem(problem: WorkbenchError | undefined): void {
+    this.stateProblem = problem;
+  }
+
+  /** The state file's problem while it is broken, and whether a good state read earlier in this run is in force. */
+  brokenState(): { problem: WorkbenchError; lastGood: boolean } | undefined {
+    return this.stateProblem && { problem: this.stateProblem, lastGood: this.stateKnown };
   }
 
   /**
@@ -296,6 +322,13 @@ export class Workbench {
    * name. `options.onprogress` reports progress to the client while it waits.
    */
   async openToolbox(request: OpenToolboxRequest, session?: SessionScope, options: OpenOptions = {}): Promise<BudgetedAnswer> {
+    const broken = this.brokenState();
+    if (broken && !broken.lastGood) throw broken.problem;
+    const answer = await this.openToolboxNow(request, session, options);
+    return broken ? withStateWarning(answer, broken.problem) : answer;
+  }
+
+  private async openToolboxNow(request: OpenToolboxRequest, session: SessionScope | undefined, options: OpenOptions): Promise<BudgetedAnswer> {
     const scope = this.scopeOf(session);
     const name = request.toolbox_name;
     const toolset = name === undefined || this.toolboxes.has(name) ? undefined : this.toolsets.get(name);

@@ -186,7 +186,8 @@ export function createSurface(workbench: Workbench, version: string, options: Cr
         const { result, text, isError } = await workbench.openToolbox(request, scope, { onprogress });
         return { content: [{ type: 'text', text }], structuredContent: result as unknown as Record<string, unknown>, ...(isError ? { isError } : {}) };
       } catch (error) {
-        if (isWorkbenchError(error)) return errorResult(`${error.toDisplayString()} Call open_toolbox with one of them.`, error.code);
+        if (isWorkbenchError(error, 'TOOLBOX_NOT_FOUND')) return errorResult(`${error.toDisplayString()} Call open_toolbox with one of them.`, error.code);
+        if (isWorkbenchError(error)) return errorResult(error.toDisplayString(), error.code);
         throw error;
       }
     },

@@ -5,6 +5,7 @@ import type { Logger } from '../log.js';
 import { quoteClientText } from '../shared/client-text.js';
 import { PROTECTED_TOOLS, type Usage } from './meta-tools.js';
 import { errorResult } from '../core/tool-entry.js';
+import { stateWarning } from '../core/state-problem.js';
 import { type SessionScope } from '../core/scope.js';
 import { type Workbench } from '../core/workbench.js';
 
@@ -62,8 +63,12 @@ export function managementToolDefinitions(toolboxNames: readonly string[]): Tool
 }
 
 export async function listAllTools(workbench: Workbench, toolbox: string | undefined, session?: SessionScope): Promise<CallToolResult> {
+  // A broken state file: the last good state read in this run, with a note; with none, nothing to show but the problem.
+  const broken = workbench.brokenState();
+  if (broken && !broken.lastGood) return errorResult(broken.problem.message, broken.problem.code);
   try {
-    const report = await workbench.listAllTools(toolbox, session);
+    const listed = await workbench.listAllTools(toolbox, session);
+    const report = broken ? { ...listed, state_warning: stateWarning(broken.problem) } : listed;
     return { content: [{ type: 'text', text: JSON.stringify(report) }], structuredContent: { ...report } };
   } catch (error) {
     if (isWorkbenchError(error)) return errorResult(error.toDisplayString(), error.code);
@@ -96,7 +101,6 @@ export async function enableTools(
     for (const { name, pattern } of update.stillDisabledBy) {
       notes.push(`${quoteClientText(name)} stays disabled: ${quoteClientText(pattern)} in the state file's disabled list still covers it.`);
     }
-    if (update.movedAside) notes.push(`The state file was corrupt; it was moved to ${update.movedAside} and the change applied to the defaults.`);
     const summary = {
       state_file: statePath,
       enabled: update.changed.enabled,

@@ -1,79 +1,43 @@
-import { lstat, readFile, realpath, rename } from 'node:fs/promises';
+import { lstat, readdir, readFile, realpath, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { ToolState } from '../catalog/visibility.js';
-import { formatJsonPath } from '../config/expand-env.js';
-import { parseJsonText } from '../config/parse-json.js';
-import { WorkbenchError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { errnoCode, reasonOf } from './file-errors.js';
-import { type LockAcquireOptions, type LockOptions, acquireLock, lockOptions } from './lock.js';
+import { type StateFileError, errnoCode, invalidStateFile, reasonOf, unreadableStateFile } from './file-errors.js';
+import { parseStateText } from './parse.js';
+
+export { normalizeNames } from './parse.js';
 
 /**
  * The persisted enabled/disabled state (README, "Enabled and disabled tools"): where it lives (path.ts), how it is
- * read and repaired (here), locked (lock.ts), changed (update.ts) and followed (watch.ts).
+ * parsed (parse.ts) and read (here), locked (lock.ts), changed in place (edit.ts, update.ts) and followed (watch.ts).
+ * A read never writes, moves or renames anything.
  *
  * Files next to the state file `tool-state.json`:
  * - `tool-state.json.lock/`           proper-lockfile's lock directory for read-modify-write (mtime = heartbeat)
  * - `tool-state.json.lock.break/`     short-lived lock serialising the breaking of a stale lock
  * - `tool-state.json.<hash>`          write-file-atomic's temp file while a write is in flight (removed on failure)
- * - `tool-state.json.corrupt-<time>`  a corrupt file moved aside, bytes untouched
+ * - `tool-state.json.corrupt-<time>`  a copy of a broken file that `serve` found (one per distinct content)
  */
 
 export const defaults = (): ToolState => ({ enabled: [], disabled: [] });
 
-// ---------------------------------------------------------------------------------------------------------------
-// Parsing
-
-export type Extras = [key: string, value: unknown][];
-
 export type Snapshot =
   | { kind: 'missing' }
-  | { kind: 'valid'; state: ToolState; extras: Extras; bytes: Buffer }
-  | { kind: 'corrupt'; reason: string; bytes: Buffer };
-
-/** Trimmed, blanks dropped, first occurrence kept. */
-export function normalizeNames(names: readonly string[]): string[] {
-  const seen = new Set<string>();
-  for (const raw of names) {
-    const name = raw.trim();
-    if (name !== '') seen.add(name);
-  }
-  return [...seen];
-}
-
-function parseState(bytes: Buffer): Snapshot {
-  // Editors on Windows may prepend a BOM; JSON.parse rejects it although the content is fine.
-  const text = bytes.toString('utf8').replace(/^\uFEFF/, '');
-  let value: unknown;
-  try {
-    const document = parseJsonText(text);
-    value = document.value;
-    // The same rule as the config: a key written twice is an error, never "the last one wins" in silence.
-    if (document.duplicateKeys.length > 0) {
-      return { kind: 'corrupt', reason: `key written twice: ${document.duplicateKeys.map(formatJsonPath).join(', ')}`, bytes };
+  | {
+      kind: 'valid';
+      state: ToolState;
+      /** Top-level keys other than the two lists (ignored, kept by writes). */
+      extraKeys: string[];
+      /** The text without a byte-order mark, for edits in place. */
+      text: string;
+      bom: boolean;
     }
-  } catch (error) {
-    return { kind: 'corrupt', reason: `invalid JSON (${(error as Error).message})`, bytes };
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return { kind: 'corrupt', reason: 'expected a JSON object like {"enabled": [], "disabled": []}', bytes };
-  }
-  const object = value as Record<string, unknown>;
-  const lists: { enabled: string[]; disabled: string[] } = { enabled: [], disabled: [] };
-  for (const key of ['enabled', 'disabled'] as const) {
-    if (!Object.hasOwn(object, key)) continue;
-    const list = object[key];
-    if (!Array.isArray(list) || !list.every((item): item is string => typeof item === 'string')) {
-      return { kind: 'corrupt', reason: `"${key}" must be an array of strings`, bytes };
-    }
-    lists[key] = normalizeNames(list);
-  }
-  // Kept as entries, not copied onto a plain object: a "__proto__" key would otherwise set a prototype.
-  const extras = Object.entries(object).filter(([key]) => key !== 'enabled' && key !== 'disabled');
-  return { kind: 'valid', state: lists, extras, bytes };
-}
+  | { kind: 'broken'; problem: StateFileError; /** the file's content, when it could be read */ bytes?: Buffer };
 
-/** `missing` also when a parent is not a directory: nothing is there, and a write will explain the problem. */
+/**
+ * Reads and parses the file. `missing` also when a parent is not a directory: nothing is there, and a write will
+ * explain the problem. Never throws: a file that cannot be read or does not parse is `broken`, with the problem.
+ */
 export async function readSnapshot(path: string): Promise<Snapshot> {
   let bytes: Buffer;
   try {
@@ -81,30 +45,44 @@ export async function readSnapshot(path: string): Promise<Snapshot> {
   } catch (error) {
     const code = errnoCode(error);
     if (code === 'ENOENT' || code === 'ENOTDIR') return { kind: 'missing' };
-    throw new WorkbenchError(
-      'STATE_UNREADABLE',
-      `Cannot read the tool state file ${path}: ${reasonOf(error)}. Fix its permissions, or point --state-file / ` +
-        `WORKBENCH_STATE_FILE at another file.`,
-      { cause: error },
-    );
+    return { kind: 'broken', problem: unreadableStateFile(path, error) };
   }
-  return parseState(bytes);
+  const decoded = bytes.toString('utf8');
+  // Editors on Windows may prepend a byte-order mark; it is not part of the content.
+  const bom = decoded.startsWith('\uFEFF');
+  const text = bom ? decoded.slice(1) : decoded;
+  const parsed = parseStateText(text);
+  if (!parsed.ok) return { kind: 'broken', problem: invalidStateFile(path, parsed.position, parsed.reason), bytes };
+  return { kind: 'valid', state: parsed.state, extraKeys: parsed.extraKeys, text, bom };
 }
 
-export function serialize(state: ToolState, extras: Extras): string {
-  // Object.fromEntries defines own properties, so a preserved "__proto__" key round-trips as data.
-  const object = Object.fromEntries<unknown>([
-    ['enabled', [...state.enabled]],
-    ['disabled', [...state.disabled]],
-    ...extras,
-  ]);
-  return `${JSON.stringify(object, null, 2)}\n`;
+/** What a read found: the state in force, or why the file cannot be trusted. */
+export type ToolStateRead = { state: ToolState; problem?: undefined } | { state?: undefined; problem: StateFileError; bytes?: Buffer };
+
+/**
+ * Reads the state file, read-only. Missing → the defaults `{ enabled: [], disabled: [] }`, silently. Unknown extra
+ * keys are warned about and ignored. List entries come back trimmed, without blanks or duplicates. A file that does
+ * not parse (`STATE_INVALID`, with line and column) or cannot be read (`STATE_UNREADABLE`) comes back as `problem`
+ * and is left exactly as it is: the caller fails closed (README "Enabled and disabled tools"), it never falls back
+ * to the defaults.
+ */
+export async function readToolState(path: string, log: Logger): Promise<ToolStateRead> {
+  const snapshot = await readSnapshot(path);
+  if (snapshot.kind === 'missing') return { state: defaults() };
+  if (snapshot.kind === 'broken') return { problem: snapshot.problem, ...(snapshot.bytes ? { bytes: snapshot.bytes } : {}) };
+  warnExtras(path, snapshot.extraKeys, log);
+  return { state: snapshot.state };
 }
 
-export function warnExtras(path: string, extras: Extras, log: Logger): void {
-  if (extras.length === 0) return;
-  const keys = extras.map(([k]) => JSON.stringify(k)).join(', ');
-  log.warn(`Tool state file ${path} has unknown key(s) ${keys}; they are ignored here and kept on the next write.`);
+/** The canonical text of a new state file: 2-space JSON, `enabled` then `disabled`, a trailing newline. */
+export function serialize(state: ToolState): string {
+  return `${JSON.stringify({ enabled: [...state.enabled], disabled: [...state.disabled] }, null, 2)}\n`;
+}
+
+export function warnExtras(path: string, extraKeys: readonly string[], log: Logger): void {
+  if (extraKeys.length === 0) return;
+  const keys = extraKeys.map((k) => JSON.stringify(k)).join(', ');
+  log.warn(`Tool state file ${path} has unknown key(s) ${keys}; they are ignored here and kept on every write.`);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -127,80 +105,33 @@ export async function realTarget(path: string): Promise<string> {
   }
 }
 
-/** Moves a corrupt file aside without ever replacing an earlier copy; the caller holds the lock. */
-export async function moveAside(path: string): Promise<string> {
-  const stamp = new Date().toISOString().replace(/:/g, '-');
-  let target = `${path}.corrupt-${stamp}`;
-  for (let n = 2; await exists(target); n++) target = `${path}.corrupt-${stamp}-${n}`;
-  await rename(path, target);
-  return target;
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await lstat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-export function corruptWarning(path: string, reason: string, movedTo: string): string {
-  return (
-    `Tool state file ${path} is corrupt (${reason}); moved it aside to ${movedTo} and using the defaults ` +
-    `(no tool disabled by the state file). Inspect that copy and re-apply what you need.`
-  );
-}
-
 /**
- * Under the lock, re-reads a file that looked corrupt and moves it aside if it still is (another process may have
- * replaced it meanwhile; moving without the lock could move *their* fresh file aside). Never throws for the
- * corruption itself: when it cannot be moved, warns and returns the defaults.
+ * Keeps a copy of a broken state file's `bytes` beside it as `<file>.corrupt-<time>`, so its content can be recovered
+ * whatever happens to the file later. Once per distinct content: when a `<file>.corrupt-*` with the same bytes is
+ * already there, that one is returned and nothing is written. Never replaces a file (exclusive create). Only
+ * `serve` calls this; read-only commands write nothing. Never throws: a copy that cannot be written is warned about.
  */
-async function recoverCorrupt(path: string, log: Logger, lock: LockAcquireOptions): Promise<ToolState> {
-  const target = await realTarget(path);
-  let release: (() => Promise<void>) | undefined;
+export async function keepCopy(path: string, bytes: Buffer, log: Logger): Promise<string | undefined> {
+  const dir = dirname(path);
+  const prefix = `${basename(path)}.corrupt-`;
   try {
-    release = await acquireLock(target, lock);
-    const snapshot = await readSnapshot(target);
-    if (snapshot.kind === 'missing') return defaults();
-    if (snapshot.kind === 'valid') {
-      warnExtras(path, snapshot.extras, log);
-      return snapshot.state;
+    for (const name of (await readdir(dir)).filter((n) => n.startsWith(prefix)).sort()) {
+      const candidate = join(dir, name);
+      const info = await lstat(candidate);
+      if (info.isFile() && info.size === bytes.length && (await readFile(candidate)).equals(bytes)) return candidate;
     }
-    const movedTo = await moveAside(target);
-    log.warn(corruptWarning(path, snapshot.reason, movedTo));
-    return defaults();
+    const stamp = new Date().toISOString().replace(/:/g, '-');
+    for (let n = 1; ; n++) {
+      const target = join(dir, `${prefix}${stamp}${n === 1 ? '' : `-${n}`}`);
+      try {
+        await writeFile(target, bytes, { flag: 'wx' });
+        return target;
+      } catch (error) {
+        if (errnoCode(error) !== 'EEXIST') throw error;
+      }
+    }
   } catch (error) {
-    log.warn(
-      `Tool state file ${path} is corrupt and could not be moved aside (${reasonOf(error)}); using the defaults ` +
-        `(no tool disabled by the state file). Fix or remove the file.`,
-    );
-    return defaults();
-  } finally {
-    await release?.();
+    log.warn(`Could not keep a copy of the broken tool state file ${path} beside it (${reasonOf(error)}); the file itself is untouched.`);
+    return undefined;
   }
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// Public API
-
-/**
- * Reads the state file. Missing file → defaults `{ enabled: [], disabled: [] }`, silently. Corrupt (not JSON, or not
- * `{ enabled?: string[], disabled?: string[] }`) → the file is moved aside to `<path>.corrupt-<timestamp>` with its
- * bytes intact, a warning names both paths, and the defaults are returned; if it cannot be moved the warning says
- * so and the defaults are still returned. Unknown extra keys are warned about and ignored. List entries come back
- * trimmed, without blanks or duplicates.
- *
- * @throws WorkbenchError `STATE_UNREADABLE` when the file exists but cannot be read (e.g. EACCES, or it is a
- *   directory): returning the defaults then could silently re-enable tools the user disabled.
- */
-export async function readToolState(path: string, log: Logger, options: LockOptions = {}): Promise<ToolState> {
-  const snapshot = await readSnapshot(path);
-  if (snapshot.kind === 'missing') return defaults();
-  if (snapshot.kind === 'valid') {
-    warnExtras(path, snapshot.extras, log);
-    return snapshot.state;
-  }
-  return recoverCorrupt(path, log, lockOptions(options, log, true));
 }

@@ -6,9 +6,10 @@ import type { ToolState } from '../catalog/visibility.js';
 import { WorkbenchError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { compileGlob } from '../shared/glob.js';
-import { unwritable } from './file-errors.js';
+import { retell, unwritable } from './file-errors.js';
 import { type LockOptions, acquireLock, lockOptions } from './lock.js';
-import { corruptWarning, defaults, moveAside, normalizeNames, readSnapshot, realTarget, serialize, warnExtras } from './read.js';
+import { editStateText, replaceLists } from './edit.js';
+import { defaults, normalizeNames, readSnapshot, realTarget, serialize, warnExtras } from './read.js';
 
 export interface ToolStateChange {
   /** Names to enable: removed from `disabled`; added to `enabled` only while that is a non-empty allowlist. */
@@ -31,7 +32,7 @@ export interface UpdateToolStateOptions extends LockOptions {
 export interface ToolStateUpdate {
   /** The state now on disk. */
   state: ToolState;
-  /** The state before this update (defaults if the file was missing or corrupt). */
+  /** The state before this update (defaults if the file was missing). */
   previous: ToolState;
   /**
    * Names whose change had an effect on the file: `enabled` for enable (or, with reset, the `disabled` entries that
@@ -46,19 +47,19 @@ export interface ToolStateUpdate {
    * is not rewritten.
    */
   stillDisabledBy: { name: string; pattern: string }[];
-  /** Where a corrupt file found during the update was moved; the update was applied to the defaults. */
-  movedAside?: string;
 }
 
 /**
  * Applies `change` as one atomic read-modify-write under an exclusive lock (`<path>.lock`), so concurrent updates
  * from several processes never lose one another's changes. Input names are trimmed, blanks dropped, duplicates
  * removed; each must be a canonical `toolbox__server__tool` name or a glob with `*` or `?`. Order: reset, enable,
- * disable (so a name in both ends up disabled, like the rule "disabled always wins"). The file is always rewritten
- * in the canonical format (2-space JSON, trailing newline, `enabled`, `disabled`, then preserved unknown keys); its
- * directory is created if needed. A corrupt file is moved aside first (see `movedAside`).
+ * disable (so a name in both ends up disabled, like the rule "disabled always wins"). An existing file is changed in
+ * place (edit.ts): comments, unknown keys and layout stay as the user wrote them. A new file gets the canonical
+ * format (2-space JSON, trailing newline, `enabled` then `disabled`); its directory is created if needed.
  *
  * @throws WorkbenchError `INVALID_NAME` for a name that is neither canonical nor a glob (nothing is written).
+ * @throws StateFileError `STATE_INVALID` / `STATE_UNREADABLE` when the file does not parse or cannot be read: it is
+ *   never overwritten (the user's disabled tools may be in it); the message names the file, line:column and the fix.
  * @throws WorkbenchError `STATE_UNWRITABLE` when the directory, lock or file cannot be created, read or replaced,
  *   or the lock stays held by a live process past the timeout; the message names the path, the OS reason and the
  *   fix. The previous file is then left untouched.
@@ -92,30 +93,39 @@ export async function updateToolState(
   const release = await acquireLock(target, lockOptions(options, log, true));
   try {
     const snapshot = await readSnapshot(target);
-    let movedAside: string | undefined;
-    if (snapshot.kind === 'corrupt') {
-      try {
-        movedAside = await moveAside(target);
-      } catch (error) {
-        throw unwritable(path, 'move the corrupt file aside', error);
-      }
-      log.warn(corruptWarning(path, snapshot.reason, movedAside));
-    }
+    if (snapshot.kind === 'broken') throw retell(snapshot.problem, path, 'Nothing was changed.');
     const previous = snapshot.kind === 'valid' ? snapshot.state : defaults();
-    const extras = snapshot.kind === 'valid' ? snapshot.extras : [];
-    if (snapshot.kind === 'valid') warnExtras(path, extras, log);
+    if (snapshot.kind === 'valid') warnExtras(path, snapshot.extraKeys, log);
 
     const applied = applyChange(previous, { enable, disable, reset: change.reset === true });
+    const text = snapshot.kind === 'valid' ? editedText(path, snapshot, applied.state, log) : serialize(applied.state);
+    // The file already says exactly this: nothing to write (a running workbench then has nothing to re-read).
+    if (snapshot.kind === 'valid' && text === `${snapshot.bom ? '\uFEFF' : ''}${snapshot.text}`) return { ...applied, previous, unknown };
     try {
       // temp file beside it + fsync + rename; the replacement keeps the old file's mode and owner.
-      await writeFileAtomic(target, serialize(applied.state, extras));
+      await writeFileAtomic(target, text);
     } catch (error) {
       throw unwritable(path, 'write the new content', error);
     }
-    return { ...applied, previous, unknown, ...(movedAside === undefined ? {} : { movedAside }) };
+    return { ...applied, previous, unknown };
   } finally {
     await release();
   }
+}
+
+/** The file's text with its lists changed to `state`, everything else kept (see edit.ts). */
+function editedText(path: string, snapshot: { text: string; bom: boolean }, state: ToolState, log: Logger): string {
+  let edited = editStateText(snapshot.text, state);
+  if (edited === undefined) {
+    // Not expected (edit.ts checks its own result); the lists must still be right, so say what was dropped.
+    edited = replaceLists(snapshot.text, state);
+    log.warn(
+      edited === undefined
+        ? `Could not change ${path} in place; rewrote it in the canonical format, so its comments and unknown keys were dropped.`
+        : `Could not change the entries of ${path} one by one; rewrote its two lists whole, so comments inside them were dropped.`,
+    );
+  }
+  return `${snapshot.bom ? '\uFEFF' : ''}${edited ?? serialize(state)}`;
 }
 
 function applyChange(

@@ -7,7 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import lockfile from 'proper-lockfile';
-import { readToolState } from '../../src/state/read.js';
+import { keepCopy, readToolState } from '../../src/state/read.js';
+import { StateFileError } from '../../src/state/file-errors.js';
 import { resolveStatePath } from '../../src/state/path.js';
 import { updateToolState, type ToolStateUpdate } from '../../src/state/update.js';
 import { watchToolState } from '../../src/state/watch.js';
@@ -79,41 +80,53 @@ describe('readToolState', () => {
   it('returns the defaults without a warning when the file (or its directory) is missing', async () => {
     const dir = await freshDir();
     const { log, lines } = capture();
-    assert.deepEqual(await readToolState(join(dir, 'tool-state.json'), log), { enabled: [], disabled: [] });
-    assert.deepEqual(await readToolState(join(dir, 'no', 'such', 'tool-state.json'), log), { enabled: [], disabled: [] });
+    assert.deepEqual(await readToolState(join(dir, 'tool-state.json'), log), { state: { enabled: [], disabled: [] } });
+    assert.deepEqual(await readToolState(join(dir, 'no', 'such', 'tool-state.json'), log), { state: { enabled: [], disabled: [] } });
     assert.deepEqual(lines, []);
   });
 
   it('returns the lists trimmed, without blanks or duplicates', async () => {
     const path = join(await freshDir(), 'tool-state.json');
     await write(path, { enabled: [' a__b__c ', '', 'a__b__c'], disabled: ['x__*', '  ', 'x__*'] });
-    assert.deepEqual(await readToolState(path, capture().log), { enabled: ['a__b__c'], disabled: ['x__*'] });
+    assert.deepEqual(await readToolState(path, capture().log), { state: { enabled: ['a__b__c'], disabled: ['x__*'] } });
   });
 
-  for (const [label, content] of [
-    ['invalid JSON', '{"enabled": ["a__b__c",'],
-    ['an empty file', ''],
-    ['a top-level array', '["a__b__c"]\n'],
-    ['a list that is not an array', '{"enabled": "a__b__c"}\n'],
-    ['a list with a non-string', '{"disabled": ["a__b__c", 7]}\n'],
+  it('reads JSONC: comments and trailing commas are fine', async () => {
+    const path = join(await freshDir(), 'tool-state.json');
+    await writeFile(path, '// mine\n{\n  "enabled": [], /* none */\n  "disabled": [\n    "a__b__c", // risky\n  ],\n}\n');
+    const { log, lines } = capture();
+    assert.deepEqual(await readToolState(path, log), { state: { enabled: [], disabled: ['a__b__c'] } });
+    assert.deepEqual(lines, []);
+  });
+
+  for (const [label, content, line, column, reason] of [
+    ['invalid JSON', '{"enabled": ["a__b__c",', 1, 25, /ends early/],
+    ['an empty file', '', 1, 1, /empty/],
+    ['a top-level array', '["a__b__c"]\n', 1, 1, /expected an object/],
+    ['a list that is not an array', '{\n  "enabled": "a__b__c"\n}\n', 2, 14, /"enabled" must be an array of strings, found a string/],
+    ['a list with a non-string', '{"disabled": ["a__b__c", 7]}\n', 1, 26, /strings only, found a number/],
+    ['a key written twice', '{\n  "disabled": ["a__b__c"],\n  "disabled": []\n}\n', 3, 3, /"disabled" is written twice/],
+    ['a missing comma', '{\n  "disabled": [\n    "a__b__c"\n    "d__e__f"\n  ]\n}\n', 4, 5, /expected ',' or '\]'/],
   ] as const) {
-    it(`moves a corrupt file (${label}) aside with its bytes intact, warns naming both paths, returns the defaults`, async () => {
+    it(`reports a broken file (${label}) with line and column, and leaves it exactly as it is`, async () => {
       const dir = await freshDir();
       const path = join(dir, 'tool-state.json');
       await write(path, content);
-      const { log, warnings } = capture();
+      const { log, lines } = capture();
 
-      assert.deepEqual(await readToolState(path, log), { enabled: [], disabled: [] });
+      const read = await readToolState(path, log);
 
-      const files = await readdir(dir);
-      const aside = files.filter((f) => f.startsWith('tool-state.json.corrupt-'));
-      assert.equal(aside.length, 1, `one moved-aside copy in ${files.join(', ')}`);
-      assert.match(aside[0]!, /^tool-state\.json\.corrupt-[0-9TZ.-]+$/, 'the timestamp is safe in file names');
-      assert.equal(await readFile(join(dir, aside[0]!), 'utf8'), content);
-      assert.ok(!files.includes('tool-state.json'), 'the corrupt file is no longer in place');
-      assert.ok(!files.some((f) => f.endsWith('.lock')), 'the lock was released');
-      assert.equal(warnings().length, 1);
-      assert.ok(warnings()[0]!.includes(path) && warnings()[0]!.includes(join(dir, aside[0]!)), warnings()[0]);
+      assert.equal(read.state, undefined, 'no state: never the defaults in place of a broken file');
+      assert.ok(read.problem instanceof StateFileError);
+      assert.equal(read.problem.code, 'STATE_INVALID');
+      assert.deepEqual(read.problem.position, { line, column });
+      assert.match(read.problem.reason, reason);
+      assert.ok(read.problem.message.includes(`${path} is invalid at line ${line}, column ${column}`), read.problem.message);
+      assert.match(read.problem.message, /comments and trailing commas are fine/);
+      assert.equal(read.bytes?.toString('utf8'), content);
+      assert.deepEqual(await readdir(dir), ['tool-state.json'], 'nothing moved, nothing written beside it');
+      assert.equal(await readFile(path, 'utf8'), content);
+      assert.deepEqual(lines, []);
     });
   }
 
@@ -121,15 +134,17 @@ describe('readToolState', () => {
     const path = join(await freshDir(), 'tool-state.json');
     await writeFile(path, '{"enabled": [], "disabled": ["a__b__c"], "futureKey": 1}');
     const { log, warnings } = capture();
-    assert.deepEqual(await readToolState(path, log), { enabled: [], disabled: ['a__b__c'] });
+    assert.deepEqual(await readToolState(path, log), { state: { enabled: [], disabled: ['a__b__c'] } });
     assert.equal(warnings().length, 1);
     assert.match(warnings()[0]!, /"futureKey"/);
   });
 
-  it('fails with STATE_UNREADABLE when the path exists but cannot be read as a file', async () => {
+  it('reports STATE_UNREADABLE when the path exists but cannot be read as a file', async () => {
     const path = join(await freshDir(), 'tool-state.json');
     await mkdir(path);
-    await assert.rejects(readToolState(path, capture().log), (e) => isWorkbenchError(e, 'STATE_UNREADABLE') && e.message.includes(path));
+    const read = await readToolState(path, capture().log);
+    assert.equal(read.state, undefined);
+    assert.ok(isWorkbenchError(read.problem, 'STATE_UNREADABLE') && read.problem.message.includes(path), read.problem?.message);
   });
 });
 
@@ -219,31 +234,57 @@ describe('updateToolState', () => {
     assert.deepEqual(await readdir(dir), []);
   });
 
-  it('preserves unknown keys after enabled and disabled, and warns about them', async () => {
+  it('keeps unknown keys and the layout of the file, and warns about the keys', async () => {
     const path = join(await freshDir(), 'tool-state.json');
     await writeFile(path, '{"future": {"x": 1}, "disabled": [], "enabled": [], "__proto__": "kept"}');
     const { log, warnings } = capture();
     await update(path, { disable: ['a__b__c'] }, log);
-    assert.equal(
-      await readFile(path, 'utf8'),
-      '{\n  "enabled": [],\n  "disabled": [\n    "a__b__c"\n  ],\n  "future": {\n    "x": 1\n  },\n  "__proto__": "kept"\n}\n',
-    );
+    assert.equal(await readFile(path, 'utf8'), '{"future": {"x": 1}, "disabled": ["a__b__c"], "enabled": [], "__proto__": "kept"}');
     assert.equal(warnings().length, 1);
   });
 
-  it('moves a corrupt file aside, applies the change to the defaults and reports where the file went', async () => {
-    const dir = await freshDir();
-    const path = join(dir, 'tool-state.json');
-    const garbage = '{"disabled": ["a__b__c"]'; // truncated
-    await writeFile(path, garbage);
-    const { log, warnings } = capture();
-    const result = await update(path, { disable: ['d__e__f'] }, log);
-    assert.ok(result.movedAside?.startsWith(`${path}.corrupt-`), result.movedAside);
-    assert.equal(await readFile(result.movedAside!, 'utf8'), garbage);
-    assert.deepEqual(result.previous, { enabled: [], disabled: [] });
-    assert.deepEqual(await json(path), { enabled: [], disabled: ['d__e__f'] });
-    assert.ok(warnings().some((w) => w.includes(path) && w.includes(result.movedAside!)));
+  it('changes a JSONC file in place: comments, trailing commas and other entries stay as written', async () => {
+    const path = join(await freshDir(), 'tool-state.json');
+    await writeFile(
+      path,
+      '// Tools I keep off.\n{\n  "enabled": [],\n  "disabled": [\n    // writes to disk\n    "dev__fs__write_*", // until reviewed\n    "dev__memory__delete_*",\n  ],\n}\n',
+    );
+    await update(path, { enable: ['dev__memory__delete_*'], disable: ['ops__k8s__apply'] });
+    assert.equal(
+      await readFile(path, 'utf8'),
+      '// Tools I keep off.\n{\n  "enabled": [],\n  "disabled": [\n    // writes to disk\n    "dev__fs__write_*", // until reviewed\n    "ops__k8s__apply",\n  ],\n}\n',
+    );
+    await update(path, { reset: true });
+    assert.equal(await readFile(path, 'utf8'), '// Tools I keep off.\n{\n  "enabled": [],\n  "disabled": [\n    // writes to disk\n  ],\n}\n');
   });
+
+  it('writes nothing when the file already says so', async () => {
+    const path = join(await freshDir(), 'tool-state.json');
+    await write(path, '{"disabled": ["a__b__c"]} // mine\n');
+    await utimes(path, new Date(0), new Date(0));
+    const result = await update(path, { disable: ['a__b__c'] });
+    assert.deepEqual(result.changed, { enabled: [], disabled: [] });
+    assert.equal((await lstat(path)).mtimeMs, 0, 'not rewritten');
+  });
+
+  for (const [label, content] of [
+    ['truncated', '{"disabled": ["a__b__c"]'],
+    ['a key written twice', '{"disabled": ["a__b__c"], "disabled": []}'],
+  ] as const) {
+    it(`refuses to change a broken file (${label}), naming file and line:column, and never overwrites it`, async () => {
+      const dir = await freshDir();
+      const path = join(dir, 'tool-state.json');
+      await writeFile(path, content);
+      for (const change of [{ disable: ['d__e__f'] }, { enable: ['a__b__c'] }, { reset: true }]) {
+        await assert.rejects(
+          update(path, change),
+          (e) => e instanceof StateFileError && e.code === 'STATE_INVALID' && e.message.includes(`${path} is invalid at line 1, column`) && /Nothing was changed/.test(e.message),
+        );
+      }
+      assert.equal(await readFile(path, 'utf8'), content);
+      assert.deepEqual(await readdir(dir), ['tool-state.json'], 'no copy, no lock, no temp file');
+    });
+  }
 
   it('follows a symlinked state file instead of replacing the link', async () => {
     const dir = await freshDir();
@@ -481,33 +522,71 @@ describe('watchToolState', () => {
     }
   });
 
-  it('keeps the last good state in force when the file turns corrupt, warns naming it, and leaves it in place', async () => {
+  it('reports a file that turns broken (no state delivered), leaves it in place, and delivers the state once it is good', async () => {
     const dir = await freshDir();
     const path = join(dir, 'tool-state.json');
     await write(path, { enabled: [], disabled: ['a__b__c'] });
     const seen: ToolState[] = [];
-    const { log, warnings } = capture();
-    const watcher = watchToolState(path, (s) => seen.push(s), log, { intervalMs: 50, settleMs: 100, initial: { enabled: [], disabled: ['a__b__c'] } });
+    const problems: (string | undefined)[] = [];
+    const watcher = watchToolState(path, (s) => seen.push(s), capture().log, {
+      intervalMs: 50,
+      settleMs: 100,
+      initial: { enabled: [], disabled: ['a__b__c'] },
+      onProblem: (broken) => problems.push(broken && `${broken.problem.code} ${broken.problem.location} ${broken.bytes?.toString('utf8')}`),
+    });
     try {
-      for (const broken of ['not json', '{"enabled": [], "disabled": ["a__b__c"], "disabled": []}']) {
-        const before = warnings().length;
+      for (const [broken, location] of [
+        ['not json', `${path}:1:1`],
+        ['{"enabled": [], "disabled": ["a__b__c"], "disabled": []}', `${path}:1:42`],
+      ] as const) {
+        const before = problems.length;
         await writeFile(path, broken);
-        await waitFor('the warning', () => warnings().length > before);
-        assert.ok(warnings()[before]!.includes(path), 'the warning names the file');
-        assert.deepEqual(await readdir(dir), ['tool-state.json'], 'nothing is moved aside while the user edits');
+        await waitFor('the problem', () => problems.length > before);
+        assert.equal(problems[before], `STATE_INVALID ${location} ${broken}`);
+        assert.deepEqual(await readdir(dir), ['tool-state.json'], 'nothing is moved or written beside it');
       }
-      assert.match(warnings()[1]!, /disabled/, 'the duplicate key is named');
-      assert.deepEqual(seen, [], 'no state was reported: the last good one stays in force');
-      // Fixed: the new content applies.
-      await writeFile(path, '{"enabled": [], "disabled": ["d__e__f"]}');
-      await waitFor('the fixed state', () => seen.length > 0);
-      assert.deepEqual(seen, [{ enabled: [], disabled: ['d__e__f'] }]);
+      assert.deepEqual(seen, [], 'no state was reported while broken');
+      // Good again with the same content as before it broke: the state is still delivered, then the all-clear.
+      await writeFile(path, '{"enabled": [], "disabled": ["a__b__c"],}');
+      await waitFor('the repaired state', () => seen.length > 0);
+      assert.deepEqual(seen, [{ enabled: [], disabled: ['a__b__c'] }]);
+      await waitFor('the all-clear', () => problems.length === 3);
+      assert.equal(problems[2], undefined);
     } finally {
       watcher.close();
     }
   });
 
-  it('does not move aside a file that an editor is still saving', async () => {
+  it('reports an unreadable file, and delivers the state of a file broken since start once it is good', async () => {
+    const dir = await freshDir();
+    const path = join(dir, 'tool-state.json');
+    await writeFile(path, '{"disabled": [');
+    const initial = await readToolState(path, capture().log);
+    assert.ok(initial.problem);
+    const seen: ToolState[] = [];
+    const problems: (string | undefined)[] = [];
+    const watcher = watchToolState(path, (s) => seen.push(s), capture().log, {
+      intervalMs: 50,
+      settleMs: 50,
+      initial,
+      onProblem: (broken) => problems.push(broken?.problem.code),
+    });
+    try {
+      await rm(path);
+      await mkdir(path);
+      await waitFor('the problem', () => problems.length > 0);
+      assert.deepEqual(problems, ['STATE_UNREADABLE'], 'the broken file it started with was not reported again');
+      await rm(path, { recursive: true });
+      await write(path, { enabled: [], disabled: [] });
+      await waitFor('the state', () => seen.length > 0);
+      assert.deepEqual(seen, [{ enabled: [], disabled: [] }], 'delivered although it equals the defaults');
+      await waitFor('the all-clear', () => problems.length === 2);
+    } finally {
+      watcher.close();
+    }
+  });
+
+  it('does not report a file that an editor is still saving', async () => {
     const dir = await freshDir();
     const path = join(dir, 'tool-state.json');
     await write(path, { enabled: [], disabled: [] });
@@ -536,5 +615,23 @@ describe('watchToolState', () => {
     await write(path, { enabled: [], disabled: ['a__b__c'] });
     await new Promise((r) => setTimeout(r, 200));
     assert.deepEqual(seen, []);
+  });
+});
+
+describe('keepCopy', () => {
+  it('keeps one copy per distinct content beside the file, never replacing one', async () => {
+    const dir = await freshDir();
+    const path = join(dir, 'tool-state.json');
+    const { log, warnings } = capture();
+    const first = await keepCopy(path, Buffer.from('{"disabled": ['), log);
+    assert.ok(first?.startsWith(`${path}.corrupt-`), first);
+    assert.match(first!, /\.corrupt-[0-9TZ.-]+$/, 'the timestamp is safe in file names');
+    assert.equal(await keepCopy(path, Buffer.from('{"disabled": ['), log), first, 'the same content: the same copy');
+    const second = await keepCopy(path, Buffer.from('{"enabled": ['), log);
+    assert.notEqual(second, first);
+    assert.equal(await readFile(first!, 'utf8'), '{"disabled": [');
+    assert.equal(await readFile(second!, 'utf8'), '{"enabled": [');
+    assert.equal((await readdir(dir)).length, 2);
+    assert.deepEqual(warnings(), []);
   });
 });

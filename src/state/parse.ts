@@ -1,0 +1,145 @@
+import { type Node, type ParseError, ParseErrorCode, parseTree } from 'jsonc-parser';
+import type { ToolState } from '../catalog/visibility.js';
+import type { FilePosition } from './file-errors.js';
+
+/**
+ * The state file's text as JSONC (README "Enabled and disabled tools"): comments and trailing commas are fine, a key
+ * written twice is not (JSON would silently keep the last one, which could re-enable what the first one disabled).
+ * Every problem comes with its line and column.
+ */
+
+export type ParsedState =
+  | {
+      ok: true;
+      /** The lists, trimmed, without blanks or duplicates. */
+      state: ToolState;
+      /** Top-level keys other than `enabled` and `disabled` (ignored here, kept by every write). */
+      extraKeys: string[];
+      /** The syntax tree, for edits that keep the user's layout and comments. */
+      tree: Node;
+    }
+  | { ok: false; position: FilePosition; reason: string };
+
+export const STATE_LISTS = ['enabled', 'disabled'] as const;
+
+/** Trimmed, blanks dropped, first occurrence kept. */
+export function normalizeNames(names: readonly string[]): string[] {
+  const seen = new Set<string>();
+  for (const raw of names) {
+    const name = raw.trim();
+    if (name !== '') seen.add(name);
+  }
+  return [...seen];
+}
+
+/** Parses state-file text (without a byte-order mark). Never throws. */
+export function parseStateText(text: string): ParsedState {
+  const fail = (offset: number, reason: string): ParsedState => ({ ok: false, position: positionAt(text, offset), reason });
+  if (text.trim() === '') return fail(0, `the file is empty (write ${'{"enabled": [], "disabled": []}'}, or delete it)`);
+  const errors: ParseError[] = [];
+  let tree: Node | undefined;
+  try {
+    tree = parseTree(text, errors, { allowTrailingComma: true, disallowComments: false, allowEmptyContent: false });
+  } catch {
+    // The recursive parser ran out of stack on absurd nesting.
+    return fail(0, 'nested too deeply');
+  }
+  const first = errors[0];
+  if (first) return fail(first.offset, describeError(first.error, text, first.offset));
+  if (!tree) return fail(0, 'no value');
+  if (tree.type !== 'object') return fail(tree.offset, 'expected an object like {"enabled": [], "disabled": []}');
+
+  const duplicate = findDuplicateKey(tree);
+  if (duplicate) {
+    return fail(duplicate.offset, `key "${String(duplicate.value)}" is written twice in the same object (JSON keeps only the last one): remove or merge one`);
+  }
+  const lists: Record<(typeof STATE_LISTS)[number], string[]> = { enabled: [], disabled: [] };
+  const extraKeys: string[] = [];
+  for (const property of tree.children ?? []) {
+    const [key, value] = property.children ?? [];
+    const name = String(key?.value);
+    if (name !== 'enabled' && name !== 'disabled') {
+      extraKeys.push(name);
+      continue;
+    }
+    if (!value || value.type !== 'array') return fail(value?.offset ?? property.offset, `"${name}" must be an array of strings, found ${kindOf(value)}`);
+    for (const item of value.children ?? []) {
+      if (item.type !== 'string') return fail(item.offset, `"${name}" must hold strings only, found ${kindOf(item)}`);
+      lists[name].push(item.value as string);
+    }
+  }
+  return { ok: true, state: { enabled: normalizeNames(lists.enabled), disabled: normalizeNames(lists.disabled) }, extraKeys, tree };
+}
+
+/** The property node of a top-level list, if the file has one. */
+export function listNode(tree: Node, key: (typeof STATE_LISTS)[number]): Node | undefined {
+  const property = tree.children?.find((p) => p.children?.[0]?.value === key);
+  return property?.children?.[1];
+}
+
+/** The first key written a second time in any object, as its key node. */
+function findDuplicateKey(node: Node): Node | undefined {
+  if (node.type === 'object') {
+    const seen = new Set<string>();
+    for (const property of node.children ?? []) {
+      const key = property.children?.[0];
+      if (key && seen.has(String(key.value))) return key;
+      if (key) seen.add(String(key.value));
+    }
+  }
+  for (const child of node.children ?? []) {
+    const found = findDuplicateKey(child);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+function kindOf(node: Node | undefined): string {
+  if (!node) return 'nothing';
+  if (node.type === 'null') return 'null';
+  return node.type === 'array' || node.type === 'object' ? `an ${node.type}` : `a ${node.type}`;
+}
+
+export function positionAt(text: string, offset: number): FilePosition {
+  let line = 1;
+  let lineStart = 0;
+  for (let i = text.indexOf('\n'); i >= 0 && i < offset; i = text.indexOf('\n', i + 1)) {
+    line++;
+    lineStart = i + 1;
+  }
+  return { line, column: offset - lineStart + 1 };
+}
+
+function describeError(code: ParseErrorCode, text: string, offset: number): string {
+  const ch = text[offset];
+  const found = offset >= text.length ? 'the end of the file' : `'${JSON.stringify(ch).slice(1, -1)}'`;
+  const quotes = ch === "'" ? ' (strings use double quotes)' : '';
+  switch (code) {
+    case ParseErrorCode.PropertyNameExpected:
+      return `expected a property name in double quotes, found ${found}${quotes}`;
+    case ParseErrorCode.ColonExpected:
+      return `expected ':' after the property name, found ${found}`;
+    case ParseErrorCode.CommaExpected:
+      return `expected ',' between entries, found ${found}`;
+    case ParseErrorCode.CloseBraceExpected:
+      return `expected ',' or '}', found ${found}`;
+    case ParseErrorCode.CloseBracketExpected:
+      return `expected ',' or ']', found ${found}`;
+    case ParseErrorCode.EndOfFileExpected:
+      return `unexpected ${found} after the end of the object`;
+    case ParseErrorCode.UnexpectedEndOfComment:
+      return 'a /* comment is never closed';
+    case ParseErrorCode.UnexpectedEndOfString:
+      return 'a string is never closed (a missing ")';
+    case ParseErrorCode.InvalidCharacter:
+      return 'a control character inside a string (write it escaped, e.g. \\t or \\n)';
+    case ParseErrorCode.InvalidEscapeCharacter:
+    case ParseErrorCode.InvalidUnicode:
+      return 'an invalid escape sequence inside a string';
+    case ParseErrorCode.InvalidNumberFormat:
+    case ParseErrorCode.UnexpectedEndOfNumber:
+      return 'an invalid number';
+    default:
+      return offset >= text.length ? 'the file ends early (a closing "}", "]" or quote may be missing)' : `unexpected ${found}${quotes}`;
+  }
+}
