@@ -6,7 +6,7 @@ import { fixtureServer, startWorkbench, textOf, waitFor, workbenchErrorCode, typ
 
 const count = (text: string, part: string): number => text.split(part).length - 1;
 
-describe('a state file that breaks while the workbench runs never re-enables a tool', () => {
+describe('a state file that breaks while the workbench runs never re-enables a tool: calls are refused until it is good again', () => {
   let running: RunningWorkbench;
   let statePath: string;
 
@@ -19,29 +19,35 @@ describe('a state file that breaks while the workbench runs never re-enables a t
   });
   after(() => running.close());
 
-  /** Changes the file, waits until the workbench has reacted (a new warning naming it), then checks the tool. */
-  const breakAndCheck = async (label: string, change: () => Promise<void>, warningPart: string): Promise<void> => {
+  /**
+   * Changes the file, waits until the workbench has reacted (a new error naming it), then checks that calls are
+   * refused (fail closed: the disabled tool and every other) and that open_toolbox shows the last good state.
+   */
+  const breakAndCheck = async (label: string, change: () => Promise<void>, warningPart: string, code = 'STATE_INVALID'): Promise<void> => {
     const before = count(running.stderr(), warningPart);
     await change();
-    assert.ok(await waitFor(() => count(running.stderr(), warningPart) > before, 10_000), `${label}: a warning names the file:\n${running.stderr()}`);
-    const result = await running.useTool('tb', 'tb__fx__echo', { text: 'x' });
-    assert.equal(workbenchErrorCode(result), 'TOOL_DISABLED', `${label}: still disabled, got ${textOf(result)}`);
+    assert.ok(await waitFor(() => count(running.stderr(), warningPart) > before, 10_000), `${label}: an error names the file:\n${running.stderr()}`);
+    for (const tool of ['tb__fx__echo', 'tb__fx__add']) {
+      const result = await running.useTool('tb', tool, { text: 'x', a: 1, b: 2 });
+      assert.equal(workbenchErrorCode(result), code, `${label}: ${tool} refused, got ${textOf(result)}`);
+      assert.ok(textOf(result).includes(statePath), `${label}: the refusal names the file`);
+    }
     const opened = await running.call('open_toolbox', { toolbox_name: 'tb' });
     const names = (opened.structuredContent as { tools: { name: string }[] }).tools.map((t) => t.name);
     assert.ok(!names.includes('tb__fx__echo'), `${label}: open_toolbox does not list it`);
   };
 
   it('a half-saved file: the last good state stays, the file stays where it is', async () => {
-    await breakAndCheck('half-saved', () => writeFile(statePath, '{"enabled": [], "disab'), `${statePath} is corrupt`);
+    await breakAndCheck('half-saved', () => writeFile(statePath, '{"enabled": [], "disab'), `${statePath} is invalid at line 1, column 17`);
     assert.ok((await readdir(running.dir)).includes('tool-state.json'), 'not moved aside while running');
-    assert.match(running.stderr(), /keeping .* in force/);
+    assert.match(running.stderr(), /no tool call is forwarded and open_toolbox shows the tools as of its last good content/);
   });
 
   it('a key written twice (the last would enable everything): refused the same way', async () => {
     await breakAndCheck(
       'duplicate key',
       () => writeFile(statePath, '{"enabled": [], "disabled": ["tb__fx__echo"], "disabled": []}'),
-      `${statePath} is corrupt (key written twice: disabled)`,
+      'key "disabled" is written twice',
     );
   });
 
@@ -52,7 +58,8 @@ describe('a state file that breaks while the workbench runs never re-enables a t
         await rm(statePath, { force: true });
         await mkdir(statePath);
       },
-      `Cannot read the tool state file ${statePath}`,
+      `${statePath} cannot be read`,
+      'STATE_UNREADABLE',
     );
     await rm(statePath, { recursive: true, force: true });
   });
