@@ -65,6 +65,13 @@ export class ServerSlot {
   /** When the connect in flight began (undefined: none in flight). */
   private connectingSince: number | undefined;
   private closed = false;
+  /** Set by {@link retire}: the slot is no longer in the config and is only finishing what was already asked of it. */
+  private retiring = false;
+  /**
+   * Calls the channel does not count as in flight (see {@link retire}): waiting for the connect, or between the
+   * rounds of a modern server's input requests. Counted only off the hot path.
+   */
+  private held = 0;
   /** An `http` entry that answered like a legacy SSE server: it is connected over SSE from then on. */
   private legacySse = false;
   private refreshTimer: NodeJS.Timeout | undefined;
@@ -152,19 +159,37 @@ export class ServerSlot {
     // Connected: straight to the channel, without a promise turn for the connect that is not needed.
     const live = this.live;
     if (live && !live.dead) return this.callOn(live, tool, args, options);
-    return this.ensure().then((connected) => this.callOn(connected, tool, args, options));
+    return this.holding(this.ensure().then((connected) => this.callOn(connected, tool, args, options)));
+  }
+
+  /** `work`, counted in {@link held} until it settles. */
+  private holding<T>(work: Promise<T>): Promise<T> {
+    this.held++;
+    return work.finally(() => this.held--);
   }
 
   /**
-   * Closes this slot once its calls in flight have settled (a reload removed or replaced it). Polled rather than
-   * counted per call, so the call path pays nothing for it; a connect in flight is waited for first, as the calls
-   * queued on it start right after.
+   * Closes this slot once its calls in flight have settled (a reload removed or replaced it): at most
+   * {@link RETIRE_POLL_MS} after the last one ends, then the process is stopped as by {@link close}. Polled rather
+   * than counted per call, so the call path pays nothing for it. A connect in flight that no call waits for (a
+   * background connect after open_toolbox answered from the cache) is stopped at once; one that calls wait for is
+   * let finish, as those calls start right after it.
    */
   async retire(): Promise<void> {
-    await this.pending?.catch(() => {});
-    while (!this.closed && (this.live?.calls.inFlight ?? 0) > 0) await sleep(RETIRE_POLL_MS, undefined, { ref: false });
+    this.retiring = true;
+    while (!this.closed && this.busy()) await sleep(RETIRE_POLL_MS, undefined, { ref: false });
     // The whole manager may have closed it meanwhile (shutdown).
     if (!this.closed) await this.close();
+  }
+
+  /** Whether anything asked of this slot is still under way (see {@link retire}). */
+  private busy(): boolean {
+    return this.held > 0 || (this.live !== undefined && !this.live.dead && this.live.calls.inFlight > 0);
+  }
+
+  /** A retired slot is no longer part of its toolbox: its connects, refreshes and losses change no catalog. */
+  private toolsChanged(): void {
+    if (!this.retiring) this.options.onToolsChanged?.(this.toolbox, this.config.name);
   }
 
   private callOn(live: Live, tool: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<CallToolResult> {
@@ -195,7 +220,8 @@ export class ServerSlot {
     if (!relay) return Promise.reject(new WorkbenchError('CALL_FAILED', `${what} asked the client for input, but no client is connected to answer it`));
     const retry = (inputResponses: Record<string, unknown>, requestState: string | undefined) =>
       live.calls.call(tool, args, { ...channel, inputResponses, ...(requestState !== undefined ? { requestState } : {}) });
-    return untilComplete(result, retry, relay, options.cancellation, what).then(
+    // Between rounds no call of the channel is in flight: held, so a reload does not close the server mid-call.
+    return this.holding(untilComplete(result, retry, relay, options.cancellation, what)).then(
       (complete) => complete as CallToolResult,
       (error: unknown) => Promise.reject(error instanceof WorkbenchError ? this.redactError(error) : error),
     );
@@ -293,12 +319,19 @@ export class ServerSlot {
       this.watch(live);
       this.lastConnectError = undefined;
       this.log.info(`connected in ${Date.now() - started} ms, ${list.tools.length} tools (${live.era} protocol${live.protocolVersion ? ` ${live.protocolVersion}` : ''})`);
-      this.options.onToolsChanged?.(this.toolbox, this.config.name);
+      this.toolsChanged();
       return live;
     } catch (error) {
+      clearTimeout(timer);
+      if (this.closed) {
+        // Closed during its handshake (shutdown, a client that left, a reload): the process ended because we ended
+        // it, which is no failure to report — nor one to count towards the backoff.
+        await transport.close().catch(() => {});
+        this.log.debug(`connect stopped (closing): ${errorMessage(error)}`);
+        throw shuttingDown(this.label);
+      }
       // Decide the cause before closing: ending a process tree takes a moment, and the connect timer must not fire
       // meanwhile and turn "exited with code 3" into "timed out".
-      clearTimeout(timer);
       const described = this.redactError(describeConnectError({ label: this.label, config: this.config }, error, transport, timedOut, timeoutMs));
       await transport.close().catch(() => {});
       this.noteFailure(0);
@@ -387,7 +420,7 @@ export class ServerSlot {
         applyList(live, list, this.config.type === 'http');
         if (reason === 'expired') this.log.debug(`tool list read again (its ttlMs had passed): ${live.tools.length} tools`);
         else this.log.info(`tool list changed: now ${live.tools.length} tools`);
-        this.options.onToolsChanged?.(this.toolbox, this.config.name);
+        this.toolsChanged();
       } catch (error) {
         this.log.warn(`could not refresh the tool list after a change: ${errorMessage(error)}`);
       }
@@ -407,7 +440,7 @@ export class ServerSlot {
     if (this.closed) return;
     this.noteFailure(Date.now() - live.startedAt);
     this.log.warn(`connection lost: ${summary(endOf(live.transport))}; it will be restarted on next use`);
-    this.options.onToolsChanged?.(this.toolbox, this.config.name);
+    this.toolsChanged();
   }
 
   private noteFailure(lifetimeMs: number): void {

@@ -4,6 +4,7 @@ import { writeFile } from 'node:fs/promises';
 import { request as httpRequest, type OutgoingHttpHeaders } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { Client as V2Client, StreamableHTTPClientTransport as V2StreamableHTTPClientTransport, type CallToolResult as V2CallToolResult } from '@modelcontextprotocol/client';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { LoggingMessageNotificationSchema, type CallToolResult, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import { isAlive } from '../../src/shared/process-tree.js';
@@ -270,15 +271,60 @@ describe('serve --http (Streamable HTTP on /mcp)', () => {
   });
 });
 
-describe('serve --http without a token, with a session cap and idle expiry', () => {
+/**
+ * A GET event stream held open by the test, as a client that vanished would leave it: resolves once the response
+ * head arrived; `ended` resolves when the workbench ends the stream.
+ */
+function openEventStream(url: string, headers: OutgoingHttpHeaders): Promise<{ status: number; ended: Promise<void> }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method: 'GET', headers: { accept: 'text/event-stream', ...headers } }, (res) => {
+      const ended = new Promise<void>((done) => {
+        res.once('end', done);
+        res.once('close', done);
+        res.once('error', () => done());
+      });
+      res.resume();
+      resolve({ status: res.statusCode ?? 0, ended });
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** The JSON-RPC messages in a raw response body (JSON, or the `data:` lines of an event stream). */
+function messagesIn(body: string): { id?: unknown; result?: { structuredContent?: Record<string, unknown> } }[] {
+  const trimmed = body.trim();
+  if (trimmed.startsWith('{') || trimmed.startsWith('[')) return [JSON.parse(trimmed)].flat();
+  return body
+    .split('\n')
+    .filter((line) => line.startsWith('data:') && line.slice(5).trim() !== '')
+    .map((line) => JSON.parse(line.slice(5)));
+}
+
+/** A session made over raw HTTP (no SDK client that could clean up after itself): its id and a request sender. */
+async function rawSession(wb: HttpWorkbench): Promise<{ id: string; post: (message: object) => Promise<{ status: number; body: string }> }> {
+  const init = await rawRequest(wb.url, { headers: MCP_HEADERS, body: INITIALIZE });
+  assert.equal(init.status, 200, init.body);
+  const id = String(init.headers['mcp-session-id']);
+  const post = (message: object) => rawRequest(wb.url, { headers: { ...MCP_HEADERS, 'mcp-session-id': id }, body: JSON.stringify(message) });
+  assert.equal((await post({ jsonrpc: '2.0', method: 'notifications/initialized' })).status, 202);
+  return { id, post };
+}
+
+describe('serve --http without a token, with a session cap of 1 and idle expiry', () => {
   let wb: HttpWorkbench;
 
   before(async () => {
-    wb = await startHttpWorkbench(config, ['--http', '0', '--max-sessions', '2', '--session-idle-timeout', '1']);
+    wb = await startHttpWorkbench(config, ['--http', '0', '--max-sessions', '1', '--session-idle-timeout', '2']);
   });
   after(async () => {
     await wb?.stop();
   });
+
+  /** Waits until no session is open and no downstream process is left (whatever was open before expires). */
+  async function allExpired(): Promise<boolean> {
+    return waitFor(async () => (await health(wb)).sessions === 0 && (await wb.descendants()).length === 0, 20_000);
+  }
 
   it('allows unauthenticated use on loopback, with a warning', async () => {
     assert.match(wb.url, /^http:\/\/127\.0\.0\.1:\d+\/mcp$/, 'a bare port binds to 127.0.0.1');
@@ -289,35 +335,78 @@ describe('serve --http without a token, with a session cap and idle expiry', () 
     await session.close();
   });
 
-  it('answers 503 when the session cap is reached and closes idle sessions', async () => {
-    const a = await wb.connect();
-    const b = await wb.connect();
+  it('closes a session abandoned with its GET stream open: stream ended, server stopped, id answers 404, slot free', async () => {
+    assert.ok(await allExpired());
+    const abandoned = await rawSession(wb);
+    const call = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'use_tool', arguments: { toolbox_name: 'fx', tool_name: 'fx__f__pid' } } };
+    const answered = await abandoned.post(call);
+    const pid = messagesIn(answered.body).find((m) => m.id === 2)?.result?.structuredContent?.pid;
+    assert.equal(typeof pid, 'number', answered.body);
+    const stream = await openEventStream(wb.url, { 'mcp-session-id': abandoned.id });
+    assert.equal(stream.status, 200);
+    assert.equal(await connectStatus(wb, {}), 503, 'the cap (1) is reached while the session lives');
+
+    // The client is gone without DELETE, its GET stream still open: only the idle expiry can free what it held.
+    assert.ok(await waitFor(async () => (await health(wb)).sessions === 0, 20_000), 'the idle session expired');
+    await stream.ended;
+    assert.ok(await waitFor(() => !isAlive(pid as number), 10_000), "the session's downstream process was stopped");
+    const stale = await rawRequest(wb.url, { headers: { ...MCP_HEADERS, 'mcp-session-id': abandoned.id }, body: JSON.stringify(call) });
+    assert.equal(stale.status, 404, 'an expired id answers 404, so the client starts a new session');
+    assert.match(wb.stderr(), /expired after 2 s idle/);
+    assert.equal(await connectStatus(wb, {}), 200, 'a new client gets in under the cap of 1');
+  });
+
+  it('frees the slot of an SDK v2 client that closed without DELETE', async () => {
+    assert.ok(await allExpired());
+    const client = new V2Client({ name: 'leaves-without-delete', version: '1.0.0' }, { versionNegotiation: { mode: 'legacy' } });
+    await client.connect(new V2StreamableHTTPClientTransport(new URL(wb.url)));
+    const result = (await client.callTool({ name: 'use_tool', arguments: { toolbox_name: 'fx', tool_name: 'fx__f__pid' } })) as V2CallToolResult;
+    const pid = (result.structuredContent as { pid?: unknown } | undefined)?.pid;
+    assert.equal(typeof pid, 'number');
+    const expiredBefore = wb.stderr().split('expired after').length;
+    await client.close();
+    assert.ok(await waitFor(() => !isAlive(pid as number), 20_000), 'its downstream process was stopped');
+    assert.equal(wb.stderr().split('expired after').length, expiredBefore + 1, 'by the idle expiry (the client sent no DELETE)');
+    const next = await wb.connect();
     try {
-      assert.equal(await connectStatus(wb, {}), 503);
-      const abandoned = a.transport.sessionId!;
-      // Gone without DELETE (a client that crashed): only the idle expiry frees its slot.
-      await a.client.close();
-      assert.ok(await waitFor(async () => (await health(wb)).sessions === 1, 10_000), 'the idle session expired');
-      const stale = await rawRequest(wb.url, { headers: { ...MCP_HEADERS, 'mcp-session-id': abandoned }, body: INITIALIZE });
-      assert.equal(stale.status, 404);
-      // b keeps its event stream open: connected clients do not expire.
-      await new Promise((r) => setTimeout(r, 1_500));
-      assert.deepEqual((await b.client.listTools()).tools.map((t) => t.name).sort(), ['open_toolbox', 'use_tool']);
-      assert.equal(await connectStatus(wb, {}), 200, 'a slot is free again');
+      const echo = await callTool(next, 'use_tool', { toolbox_name: 'fx', tool_name: 'fx__f__echo', arguments: { text: 'after' } });
+      assert.equal(textOf(echo), 'after', 'the next client is served');
     } finally {
-      await Promise.allSettled([a.close(), b.close()]);
+      await next.close();
     }
   });
 
-  it('exits 0 on SIGTERM with every downstream process gone', async () => {
+  it('does not close a session while one of its calls runs longer than the idle timeout', async () => {
+    assert.ok(await allExpired());
     const session = await wb.connect();
+    try {
+      const expiredBefore = wb.stderr().split('expired after').length;
+      const slow = await callTool(session, 'use_tool', { toolbox_name: 'fx', tool_name: 'fx__f__slow', arguments: { ms: 5000, steps: 5 } });
+      assert.notEqual(slow.isError, true, textOf(slow));
+      assert.equal(textOf(slow), 'done after 5 steps');
+      assert.equal(wb.stderr().split('expired after').length, expiredBefore, 'no session expired during the call');
+    } finally {
+      await session.close();
+    }
+  });
+});
+
+describe('serve --http: SIGTERM', () => {
+  it('exits 0 with every downstream process gone, and logs no failure for a server still in its handshake', async () => {
+    const withHung = { toolboxes: { ...config.toolboxes, hung: { mcpServers: { h: fixtureServer('--never-initialize') } } } };
+    const wb = await startHttpWorkbench(withHung, ['--http', '0', '--token', TOKEN]);
+    const session = await wb.connect(auth);
     // A call needs the live server (open_toolbox alone may answer from the catalog cache while it starts).
     await callTool(session, 'use_tool', { toolbox_name: 'fx', tool_name: 'echo', arguments: { text: 'up' } });
+    const opening = callTool(session, 'open_toolbox', { toolbox_name: 'hung' }).catch(() => undefined);
+    assert.ok(await waitFor(async () => (await wb.descendants()).length === 2, 10_000), 'both servers run, one of them in its handshake');
     const children = await wb.descendants();
-    assert.equal(children.length, 1);
     const code = await wb.stop();
     assert.equal(code, 0, wb.stderr());
     assert.ok(await waitFor(() => children.every((pid) => !isAlive(pid)), 5_000), 'no leftover children');
+    assert.doesNotMatch(wb.stderr(), /^mcp-workbench (warn|error):/m, 'a clean shutdown logs nothing that reads like a failure');
+    assert.doesNotMatch(wb.stderr(), /failed/);
     await session.client.close();
+    await opening;
   });
 });
