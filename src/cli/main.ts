@@ -74,7 +74,7 @@ program
   .option('--token <token>', 'bearer token every HTTP request must carry; comma-separated tokens are separate users (default: $WORKBENCH_TOKEN, which is preferred: options show in ps)')
   .addOption(new Option('--allow-origin <origins>', 'browser origins to allow besides localhost (repeatable or comma-separated)').argParser(splitList))
   .addOption(new Option('--max-sessions <n>', 'most concurrent HTTP sessions (default 32)').argParser(parsePositiveInt))
-  .addOption(new Option('--session-idle-timeout <seconds>', 'close an HTTP session idle this long (default 1800)').argParser(parsePositiveInt))
+  .addOption(new Option('--session-idle-timeout <seconds>', 'close an HTTP session idle this long: no request of its own answered or arriving; an open GET stream is not activity (default 600)').argParser(parsePositiveInt))
   .allowUnknownOption()
   .allowExcessArguments()
   .action(

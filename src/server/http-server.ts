@@ -18,7 +18,7 @@ import { PARSE_ERROR_JSON, PARSE_ERROR_JSON_RPC, jsonRpcError, tooLargeError } f
 export const MCP_PATH = '/mcp';
 export const HEALTH_PATH = '/healthz';
 export const DEFAULT_MAX_SESSIONS = 32;
-export const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
+export const DEFAULT_SESSION_IDLE_MS = 10 * 60_000;
 export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
 
 export interface HttpServerOptions {
@@ -244,12 +244,16 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Workb
   };
 
   const serveRequest = async (session: Session, req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> => {
-    session.active++;
     session.lastSeen = Date.now();
-    res.once('close', () => {
-      session.active--;
-      session.lastSeen = Date.now();
-    });
+    // A listening GET stream is not activity: a client that vanished with its sockets open must still expire
+    // (README "HTTP sessions"). Requests being answered (POST, DELETE) hold the session open until they end.
+    if (req.method !== 'GET') {
+      session.active++;
+      res.once('close', () => {
+        session.active--;
+        session.lastSeen = Date.now();
+      });
+    }
     await session.transport.handleRequest(req, res, body);
   };
 
