@@ -1,6 +1,6 @@
 import { CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, Client, PROTOCOL_VERSION_META_KEY, type ClientCapabilities } from '@modelcontextprotocol/client';
 import type { Logger } from '../log.js';
-import type { RelayedMethod, UpstreamRelay } from './client-manager.js';
+import type { RelayedMethod, UpstreamRelay } from './types.js';
 
 export interface DownstreamClientOptions {
   clientInfo: { name: string; version: string };

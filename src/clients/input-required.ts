@@ -1,7 +1,7 @@
 import type { Result } from '@modelcontextprotocol/client';
 import { WorkbenchError, errorMessage } from '../errors.js';
 import type { Cancellation } from '../shared/cancellation.js';
-import type { RelayedMethod } from './client-manager.js';
+import type { RelayedMethod, RelayedRequest } from './types.js';
 
 /**
  * Multi-round-trip requests (MRTR) of modern downstream servers: a `tools/call` answered with
@@ -15,7 +15,7 @@ import type { RelayedMethod } from './client-manager.js';
 export const MAX_INPUT_ROUNDS = 8;
 
 /** Sends one relayed request to the upstream client that made the call. */
-export type InputRelay = (request: { method: RelayedMethod; params?: Record<string, unknown> }, signal: AbortSignal) => Promise<Result>;
+export type InputRelay = (request: RelayedRequest, signal: AbortSignal) => Promise<Result>;
 
 const RELAYABLE = new Set<string>(['elicitation/create', 'sampling/createMessage', 'roots/list']);
 

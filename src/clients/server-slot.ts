@@ -12,7 +12,7 @@ import { capabilitiesKey } from './capabilities-key.js';
 import { callEnvelope, createDownstreamClient } from './downstream-client.js';
 import { EraMemory, type EraVerdict } from './era-memory.js';
 import { isInputRequired, untilComplete, type InputRelay } from './input-required.js';
-import type { CallOptions, ClientManagerOptions } from './client-manager.js';
+import type { CallOptions, SlotOptions } from './types.js';
 import { listAllTools, type ToolList } from './list-tools.js';
 import { applyList, type Live } from './live-connection.js';
 import type { GroupTracker } from './orphan-reaper.js';
@@ -83,7 +83,7 @@ export class ServerSlot {
   constructor(
     private readonly toolbox: string,
     readonly config: ServerConfig,
-    private readonly options: ClientManagerOptions,
+    private readonly options: SlotOptions,
     private readonly groups: GroupTracker,
     private readonly redact: Redact,
   ) {

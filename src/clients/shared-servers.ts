@@ -1,7 +1,7 @@
 import type { ServerConfig, WorkbenchConfig } from '../config/types.js';
 import { createRedactor, type Redact } from '../shared/redact.js';
 import { capabilitiesKey } from './capabilities-key.js';
-import type { ClientManagerOptions, UpstreamRelay } from './client-manager.js';
+import type { SlotOptions, UpstreamRelay } from './types.js';
 import { OrphanReaper, type GroupTracker } from './orphan-reaper.js';
 import { ServerSlot } from './server-slot.js';
 
@@ -26,7 +26,7 @@ export class SharedServers {
   private readonly groups: GroupTracker;
   private readonly redact: Redact;
 
-  constructor(private readonly options: ClientManagerOptions) {
+  constructor(private readonly options: SlotOptions) {
     this.reaper = options.groups ? undefined : new OrphanReaper(options.log);
     this.groups = options.groups ?? this.reaper!;
     this.redact = createRedactor(options.config.secrets);

@@ -1,6 +1,7 @@
 import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/client';
 import type { ClientCapabilities, LoggingMessageNotification, Result } from '@modelcontextprotocol/client';
-import type { ClientManagerOptions, RelayedMethod, UpstreamRelay } from '../clients/client-manager.js';
+import type { ClientManagerOptions } from '../clients/client-manager.js';
+import type { RelayedMethod, RelayedRequest, UpstreamRelay } from '../clients/types.js';
 import type { Logger } from '../log.js';
 
 // Who gets what a downstream server sends or asks (log messages; sampling, elicitation and roots requests). A server
@@ -16,7 +17,7 @@ import type { Logger } from '../log.js';
 export interface UpstreamSession {
   capabilities(): ClientCapabilities | undefined;
   /** Sends a request to this session's client outside of any call. */
-  request(request: { method: RelayedMethod; params?: Record<string, unknown> }, signal: AbortSignal): Promise<Result>;
+  request(request: RelayedRequest, signal: AbortSignal): Promise<Result>;
   /** Delivers a downstream log message (subject to the client's logging/setLevel). */
   log(params: LoggingMessageNotification['params']): void;
 }
@@ -24,7 +25,7 @@ export interface UpstreamSession {
 /** The use_tool call being made, so requests from the server it calls travel back with it (the same HTTP stream). */
 export interface CallContext {
   session: UpstreamSession;
-  request(request: { method: RelayedMethod; params?: Record<string, unknown> }, signal: AbortSignal): Promise<Result>;
+  request(request: RelayedRequest, signal: AbortSignal): Promise<Result>;
 }
 
 /** The routing books of one ClientManager: the session it answers to (none yet, or gone), and calls in flight. */
@@ -108,7 +109,7 @@ function sessionsInFlight(calls: Set<CallContext> | undefined): UpstreamSession[
 function requestOf(
   calls: CallContext[],
   session: UpstreamSession,
-  request: { method: RelayedMethod; params?: Record<string, unknown> },
+  request: RelayedRequest,
   signal: AbortSignal,
   capability: 'sampling' | 'elicitation' | 'roots',
   from: string,

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { CallToolResult } from '@modelcontextprotocol/server';
-import type { RelayedMethod } from '../clients/client-manager.js';
+import type { RelayedRequest } from '../clients/types.js';
 import { Cancellation } from '../shared/cancellation.js';
 
 /**
@@ -14,10 +14,10 @@ import { Cancellation } from '../shared/cancellation.js';
  */
 export type RoundOutcome =
   | { kind: 'complete'; result: CallToolResult }
-  | { kind: 'input'; round: string; inputRequests: Record<string, { method: RelayedMethod; params?: Record<string, unknown> }> };
+  | { kind: 'input'; round: string; inputRequests: Record<string, RelayedRequest> };
 
 interface Ask {
-  request: { method: RelayedMethod; params?: Record<string, unknown> };
+  request: RelayedRequest;
   resolve(result: Record<string, unknown>): void;
   reject(error: unknown): void;
 }

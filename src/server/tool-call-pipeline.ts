@@ -9,7 +9,7 @@ import {
   type TransportSendOptions,
 } from '@modelcontextprotocol/server';
 import { Cancellation } from '../shared/cancellation.js';
-import type { RelayedMethod } from '../clients/client-manager.js';
+import type { RelayedRequest } from '../clients/types.js';
 import { OPEN_TOOLBOX, USE_TOOL } from './meta-tools.js';
 
 /**
@@ -50,7 +50,7 @@ export interface UseToolCall extends MetaToolCall {
   /** The client's `_meta` of the tools/call, to be sent on to the downstream call (trace context and the like). */
   meta?: Record<string, unknown>;
   /** Sends a request to the client (relayed sampling, elicitation, roots) on behalf of this call. */
-  request(request: { method: RelayedMethod; params?: Record<string, unknown> }, signal: AbortSignal): Promise<Result>;
+  request(request: RelayedRequest, signal: AbortSignal): Promise<Result>;
   /**
    * MCP 2026-07-28 clients only: a modern server's input-required answer comes back as it is (for the client to answer
    * itself), and a retry carries the client's responses and the server's requestState on to the server.
@@ -62,7 +62,7 @@ export interface ToolCallHandlers {
   useTool(args: Record<string, unknown>, call: UseToolCall): Promise<CallToolResult>;
   openToolbox(args: Record<string, unknown>, call: MetaToolCall): Promise<CallToolResult>;
   /** A server → client request tied to the request `relatedRequestId` (over HTTP: sent on its stream). */
-  relay(request: { method: RelayedMethod; params?: Record<string, unknown> }, signal: AbortSignal, relatedRequestId: RequestId): Promise<Result>;
+  relay(request: RelayedRequest, signal: AbortSignal, relatedRequestId: RequestId): Promise<Result>;
 }
 
 /** The JSON-RPC error message every transport sends for a request it cannot take (id null when it is unknown). */

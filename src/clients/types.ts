@@ -1,0 +1,91 @@
+import type { ClientCapabilities, LoggingMessageNotification, Progress, Result, Tool } from '@modelcontextprotocol/client';
+import type { WorkbenchConfig } from '../config/types.js';
+import type { Logger } from '../log.js';
+import type { Cancellation } from '../shared/cancellation.js';
+import type { EraMemory } from './era-memory.js';
+import type { GroupTracker } from './orphan-reaper.js';
+import type { FailedServer } from './server-failure.js';
+
+/**
+ * The types the rooms of src/clients share: what a manager and each of its server slots are given, what a call may
+ * carry, and what a downstream server may ask of the client. Kept apart so that no room imports the manager.
+ */
+
+/** What the manager and every server slot it makes are given. */
+export interface SlotOptions {
+  config: WorkbenchConfig;
+  /** The workbench's own environment, for children's safe defaults and `inheritEnv`. */
+  env: Record<string, string | undefined>;
+  log: Logger;
+  clientInfo: { name: string; version: string };
+  maxMessageBytes?: number;
+  /** Called after a server's tool list changed (connected, refreshed, or lost). */
+  onToolsChanged?: (toolbox: string, server: string) => void;
+  /** Lines a stdio server wrote to stdout that are not JSON-RPC (instead of warnings in the log). */
+  onStdoutNoise?: (toolbox: string, server: string, line: string) => void;
+  /** Downstream `notifications/message`, to be forwarded upstream. */
+  onLogMessage?: (toolbox: string, server: string, params: LoggingMessageNotification['params']) => void;
+  /** Where server → client requests (sampling, elicitation, roots) from downstream servers are relayed. */
+  upstream?: UpstreamRelay;
+  /** Process-group tracking shared with other managers; without it the manager runs an orphan reaper of its own. */
+  groups?: GroupTracker;
+  /** Each server's protocol era from earlier connects (and the catalog cache); without it, remembered per slot. */
+  eras?: EraMemory;
+}
+
+/** Requests a downstream server may make of its client, which the workbench relays to its own client. */
+export type RelayedMethod = 'sampling/createMessage' | 'elicitation/create' | 'roots/list';
+
+/** One such request, as relayed: its method and params. */
+export interface RelayedRequest {
+  method: RelayedMethod;
+  params?: Record<string, unknown>;
+}
+
+export interface UpstreamRelay {
+  /**
+   * What the connected client supports. Downstream clients declare exactly these relayable capabilities, so a
+   * server offers sampling/elicitation/roots features only when the real client can serve them.
+   */
+  capabilities(): Pick<ClientCapabilities, 'sampling' | 'elicitation' | 'roots'>;
+  request(toolbox: string, server: string, request: RelayedRequest, signal: AbortSignal): Promise<Result>;
+}
+
+/** A connected server's tool list and what it depends on (see ClientManager.serverTools). */
+export interface ServerTools {
+  server: string;
+  tools: Tool[];
+  duplicates: string[];
+  /** The capabilities the connection declared (see capabilitiesKey): the list may depend on them. */
+  capabilitiesKey: string;
+  cacheScope?: 'public' | 'private';
+  ttlMs?: number;
+}
+
+export interface OpenResult {
+  connected: string[];
+  failed: FailedServer[];
+}
+
+export interface CallOptions {
+  /** Cancels the downstream call (notifications/cancelled) when the client cancels. */
+  cancellation?: Cancellation;
+  onprogress?: (progress: Progress) => void;
+  /** The client's `_meta` for the call, sent on as it came (its progress token mapped, see CallChannel). */
+  meta?: Record<string, unknown>;
+  /**
+   * The upstream call this one serves: a modern server's `input_required` requests are sent to its client through
+   * `call.request` (the use_tool's own stream), else through the manager's `upstream` relay.
+   */
+  call?: { request(request: RelayedRequest, signal: AbortSignal): Promise<Result> };
+  /**
+   * Pass-through of modern input requests, for an upstream client that speaks MRTR itself. With `passInputRequired`,
+   * a modern server's `input_required` answer is returned as it came (`resultType: 'input_required'`,
+   * `inputRequests`, `requestState`; test with `isInputRequiredResult`) instead of being fulfilled here; the caller
+   * continues the call with `inputResponses` and `requestState` (echoed exactly) on a new callTool. Both are
+   * ignored for legacy servers, whose requests always go through the relay.
+   */
+  passInputRequired?: boolean;
+  inputResponses?: Record<string, unknown>;
+  requestState?: string;
+}
