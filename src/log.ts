@@ -44,17 +44,6 @@ export function createLogger(options: LoggerOptions = {}, scope?: string): Logge
   };
 }
 
-/** A logger that drops everything (for library callers that pass none). */
-export const silentLogger: Logger = {
-  debug() {},
-  info() {},
-  warn() {},
-  error() {},
-  child() {
-    return silentLogger;
-  },
-};
-
 /**
  * A logger that passes every message through `redact` (see shared/redact) before `log` sees it; children too. For
  * the loggers of downstream connections, whose messages can repeat URLs, headers and values from the config.

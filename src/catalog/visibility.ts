@@ -1,12 +1,17 @@
+import { LRUCache } from 'lru-cache';
 import type { WorkbenchConfig } from '../config/types.js';
 import { compileGlob, type NameMatcher } from '../shared/glob.js';
 import { formatToolName } from './names.js';
 
 /**
  * Whether a tool is visible and callable, and if not, which source hid it. Decided from names alone, so `use_tool`
- * can refuse a disabled tool before anything is connected. Results are memoised per canonical name; build a new
- * policy when the inputs (config, CLI flags, state) change rather than re-evaluating per call.
+ * can refuse a disabled tool before anything is connected. Results are memoised per canonical name (the most recent
+ * {@link VISIBILITY_MEMO_SIZE}: clients may send any name, and a long-running server must not grow with them); build a
+ * new policy when the inputs (config, CLI flags, state) change rather than re-evaluating per call.
  */
+/** How many canonical names a policy remembers its verdict for. */
+export const VISIBILITY_MEMO_SIZE = 4096;
+
 export type DisabledSource = 'config' | 'project' | 'cli' | 'toolset' | 'state';
 
 export type Visibility =
@@ -59,7 +64,7 @@ export function createVisibilityPolicy(inputs: VisibilityInputs): VisibilityPoli
   const sessionToolsets = inputs.sessionToolsets;
   const stateDisabled = rules(inputs.state?.disabled);
   const stateEnabled = rules(inputs.state?.enabled);
-  const memo = new Map<string, Visibility>();
+  const memo = new LRUCache<string, Visibility>({ max: VISIBILITY_MEMO_SIZE });
 
   const evaluate = (toolbox: string, server: string, tool: string, canonical: string): Visibility => {
     const entry = servers.get(`${toolbox}/${server}`);

@@ -50,13 +50,12 @@ export interface WorkbenchOptions {
 export type { CallContext, UpstreamSession } from './session-routing.js';
 
 /**
- * The state shared by every client session: downstream connections, per-toolbox catalogs (rebuilt only when a
- * server's tools or the visibility inputs change), compiled argument validators, and the client sessions. The MCP-facing
- * layer (`createServer`) is a thin adapter over this.
+ * The state shared by every client session: the visibility policy, per-toolbox catalogs (rebuilt only when a server's
+ * tools or the visibility inputs change), compiled argument validators, discovery (open_toolbox), and one scope per
+ * client session with that session's downstream connections (the root scope serves stdio and the CLI). The MCP-facing
+ * layer (`createSurface` in server/create-server.ts) turns requests of either protocol era into calls of this class.
  */
 export class Workbench {
-  /** The workbench's own connections: the one session over stdio, and the CLI's (tools, doctor). */
-  readonly manager: ClientManager;
   private current: WorkbenchConfig;
   private toolboxes: Map<string, ToolboxConfig>;
   private toolsets: Map<string, ResolvedToolset>;
@@ -121,7 +120,6 @@ export class Workbench {
       budget: options.catalogBudget,
     });
     this.root = this.createScope(undefined);
-    this.manager = this.root.manager;
   }
 
   /**
