@@ -21,7 +21,7 @@ import { compileGlob } from '../shared/glob.js';
 import { DEFAULT_SEARCH_LIMIT, searchIndex, searchTools } from '../catalog/search.js';
 import { ToolboxCatalog, type CatalogTool } from '../catalog/toolbox-catalog.js';
 import type { VisibilityPolicy } from '../catalog/visibility.js';
-import { waitForServers, type OpenProgress } from './open-wait.js';
+import { pendingServer, waitForServers, type OpenProgress } from './open-wait.js';
 import type { ShownLists } from './shown-lists.js';
 
 /** What `open_toolbox` was asked (parameters already checked for type; see README "open_toolbox"). */
@@ -315,16 +315,6 @@ function cachedServer(server: string, list: CachedList, now: number): CachedServ
     note: fresh
       ? 'its last list, still fresh by the server\'s own hint; calls connect it'
       : 'its last known list, being checked now; calls always use the live server',
-  };
-}
-
-function pendingServer(server: string, since: number, now: number): PendingServer {
-  const seconds = Math.max(0, Math.round((now - since) / 1000));
-  return {
-    server,
-    state: 'starting',
-    seconds,
-    note: `still starting after ${seconds} s; open the toolbox again shortly to see its tools, or call one of them with use_tool (it waits for the server)`,
   };
 }
 

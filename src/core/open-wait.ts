@@ -1,3 +1,5 @@
+import type { PendingServer } from '../catalog/catalog-index.js';
+
 /** What open_toolbox reports while it waits for servers (sent as `notifications/progress` when asked for). */
 export interface OpenProgress {
   progress: number;
@@ -48,4 +50,15 @@ export async function waitForServers(
     clearTimeout(timer);
     clearInterval(ticker);
   }
+}
+
+/** A server still starting when an answer was due, with what the model can do about it. */
+export function pendingServer(server: string, since: number, now: number): PendingServer {
+  const seconds = Math.max(0, Math.round((now - since) / 1000));
+  return {
+    server,
+    state: 'starting',
+    seconds,
+    note: `still starting after ${seconds} s; open the toolbox again shortly to see its tools, or call one of them with use_tool (it waits for the server)`,
+  };
 }

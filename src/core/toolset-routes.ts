@@ -6,6 +6,8 @@ import { compileGlob } from '../shared/glob.js';
 import type { ToolStatus, ToolStatusReport } from './tool-entry.js';
 import type { WorkbenchError } from '../errors.js';
 import { failedServer, type FailedServer } from '../clients/server-failure.js';
+import type { PendingServer } from '../catalog/catalog-index.js';
+import { pendingServer, waitForServers, type OpenProgress } from './open-wait.js';
 
 /**
  * A toolset name used where a toolbox name goes: `open_toolbox` lists just the toolset's tools (connecting only the
@@ -23,18 +25,45 @@ export interface OpenedToolset<Entry> {
   /** `toolbox/server` labels. */
   connected: string[];
   failed: FailedServer[];
+  /** Servers still starting when the answer was due (only with a deadline). */
+  pending: PendingServer[];
   tools: Entry[];
 }
 
-/** Connects the servers the toolset needs (in parallel) and returns its enabled tools, in config order. */
-export async function openToolset<Entry extends { name: string }>(host: ToolsetHost<Entry>, toolset: ResolvedToolset): Promise<OpenedToolset<Entry>> {
-  const outcomes = await Promise.all(
-    toolset.servers.map(async ({ toolbox, server }) => ({ label: `${toolbox}/${server}`, failure: await host.connect(toolbox, server) })),
+/** How long open_toolbox waits for a toolset's servers, and the progress it reports meanwhile. */
+export interface ToolsetWait {
+  waitMs: number;
+  onprogress?: (progress: OpenProgress) => void;
+}
+
+/**
+ * Connects the servers the toolset needs (in parallel) and returns its enabled tools, in config order. With `wait`,
+ * answers by its deadline: servers still starting then are named in `pending` and keep connecting in the background.
+ */
+export async function openToolset<Entry extends { name: string }>(
+  host: ToolsetHost<Entry>,
+  toolset: ResolvedToolset,
+  wait?: ToolsetWait,
+): Promise<OpenedToolset<Entry>> {
+  const started = Date.now();
+  const outcomes = new Map<string, WorkbenchError | undefined>();
+  const connects = new Map(
+    toolset.servers.map(({ toolbox, server }) => {
+      const label = `${toolbox}/${server}`;
+      return [label, host.connect(toolbox, server).then((failure) => void outcomes.set(label, failure))] as const;
+    }),
   );
-  const opened: OpenedToolset<Entry> = { connected: [], failed: [], tools: [] };
-  for (const { label, failure } of outcomes) {
-    if (failure === undefined) opened.connected.push(label);
-    else opened.failed.push(failedServer(label, failure));
+  if (wait) await waitForServers(connects, wait.waitMs, connects.size, wait.onprogress);
+  else await Promise.all(connects.values());
+  const opened: OpenedToolset<Entry> = { connected: [], failed: [], pending: [], tools: [] };
+  const now = Date.now();
+  for (const label of connects.keys()) {
+    if (!outcomes.has(label)) opened.pending.push(pendingServer(label, started, now));
+    else {
+      const failure = outcomes.get(label);
+      if (failure === undefined) opened.connected.push(label);
+      else opened.failed.push(failedServer(label, failure));
+    }
   }
   for (const toolbox of new Set(toolset.servers.map((s) => s.toolbox))) {
     opened.tools.push(...host.catalog(toolbox).entries.filter((entry) => toolset.includes(entry.name)));

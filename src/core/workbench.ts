@@ -331,7 +331,8 @@ export class Workbench {
     const name = request.toolbox_name;
     const toolset = name === undefined || this.toolboxes.has(name) ? undefined : this.toolsets.get(name);
     if (toolset) {
-      const opened = await openToolset(this.toolsetHost(scope), toolset);
+      const wait = { waitMs: this.discovery.openWait(toolset.config.name), onprogress: options.onprogress };
+      const opened = await openToolset(this.toolsetHost(scope), toolset, wait);
       const toolboxes = [...new Set(toolset.servers.map((s) => s.toolbox))];
       return this.discovery.answer(
         request,
@@ -339,6 +340,7 @@ export class Workbench {
         {
           connected: opened.connected,
           failed: opened.failed,
+          pending: opened.pending,
           catalogs: toolboxes.map((t) => this.cachedCatalog(scope, t).catalog),
           entries: opened.tools,
           member: (tool) => toolset.includes(tool),

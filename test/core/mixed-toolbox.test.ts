@@ -21,6 +21,9 @@ const CONFIG = {
     },
     dead: { description: 'nothing works', mcpServers: { crash: fixtureServer('--crash-on-start', '4') } },
   },
+  openWaitMs: 1500,
+  // A toolset across the mixed toolbox: opened by name like a toolbox, under the same deadline.
+  toolsets: { picks: { description: 'echo from every server', tools: ['mix__*__echo'] } },
 };
 
 interface Head {
@@ -75,6 +78,27 @@ for (const transport of TRANSPORTS) {
         const hung = await wb.useTool('mix', 'mix__hung__echo', { text: 'x' });
         assert.equal(hung.isError, true);
         assert.equal(workbenchErrorCode(hung), 'CONNECT_TIMEOUT');
+      } finally {
+        await wb.close();
+      }
+    });
+
+    it('a toolset holding the hung server answers by openWaitMs too, naming it as starting', async () => {
+      const wb = await startOver(transport, CONFIG);
+      try {
+        const opened = await wb.call('open_toolbox', { toolbox_name: 'picks' });
+        assert.notEqual(opened.isError, true, textOf(opened));
+        const answer = head(opened);
+        assert.deepEqual(answer.servers_connected, ['mix/ok']);
+        assert.deepEqual(answer.tools.map((t) => t.name), ['mix__ok__echo']);
+        assert.deepEqual(
+          answer.servers_pending?.map((p) => [p.server, p.state]),
+          [['mix/hung', 'starting']],
+        );
+        assert.deepEqual(
+          answer.servers_failed.map((f) => f.server),
+          ['mix/crash'],
+        );
       } finally {
         await wb.close();
       }
