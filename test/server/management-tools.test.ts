@@ -159,19 +159,31 @@ describe('enable_tools and the state file', () => {
     }
   });
 
-  it('moves a corrupt state file aside at start-up, warns, and runs with the defaults', async () => {
+  it('a state file that does not parse at start-up: left where it is, a copy kept, every call refused until it is fixed', async () => {
     const { dir, cleanup } = await tempDir();
     after(cleanup);
     const stateFile = join(dir, 'tool-state.json');
-    await writeFile(stateFile, '{ "disabled": [ "tb__fx__echo", ');
+    const broken = '{ "disabled": [ "tb__fx__echo", ';
+    await writeFile(stateFile, broken);
     const wb = await startWorkbench(config, { args: ['--state-file', stateFile] });
     try {
-      assert.ok((await toolNames(wb)).includes('tb__fx__pid'));
-      const files = await readdir(dir);
-      const aside = files.find((f) => f.startsWith('tool-state.json.corrupt-'));
-      assert.ok(aside, `corrupt file kept: ${files.join(', ')}`);
-      assert.equal(await readFile(join(dir, aside), 'utf8'), '{ "disabled": [ "tb__fx__echo", ');
-      assert.match(wb.stderr(), /corrupt/i);
+      // Fail closed: never the defaults (everything enabled) in place of the user's file.
+      const refused = await wb.useTool('tb', 'tb__fx__pid', {});
+      assert.equal(workbenchErrorCode(refused), 'STATE_INVALID', textOf(refused));
+      assert.ok(textOf(refused).includes(`${stateFile} is invalid at line 1`), textOf(refused));
+      const opened = await wb.call('open_toolbox', { toolbox_name: 'tb' });
+      assert.equal(opened.isError, true, 'no last good state: open_toolbox answers with the problem');
+      assert.equal(workbenchErrorCode(opened), 'STATE_INVALID');
+      assert.equal(await readFile(stateFile, 'utf8'), broken, 'the file itself is never touched');
+      const copy = (await readdir(dir)).find((f) => f.startsWith('tool-state.json.corrupt-'));
+      assert.ok(copy, 'a copy of the broken content is kept beside it');
+      assert.equal(await readFile(join(dir, copy), 'utf8'), broken);
+      assert.match(wb.stderr(), /no tool call is forwarded/);
+
+      // Fixed (a trailing comma is fine: JSONC): its content applies without a restart.
+      await writeFile(stateFile, '{ "disabled": [ "tb__fx__echo", ] }');
+      assert.ok(await waitFor(async () => (await wb.useTool('tb', 'tb__fx__pid', {})).isError !== true, 10_000), 'calls resume');
+      assert.equal(workbenchErrorCode(await wb.useTool('tb', 'tb__fx__echo', { text: 'x' })), 'TOOL_DISABLED');
     } finally {
       await wb.close();
     }
