@@ -195,7 +195,8 @@ function quoteChar(ch: string | undefined): string {
   return `'${JSON.stringify(ch).slice(1, -1)}'`;
 }
 
-function lineAndColumn(text: string, position: number): { line: number; column: number; lineText: string } {
+/** The 1-based line and column of a character offset in `text`, and the text of that line. */
+export function lineAndColumn(text: string, position: number): { line: number; column: number; lineText: string } {
   let line = 1;
   let lineStart = 0;
   for (let i = text.indexOf('\n'); i >= 0 && i < position; i = text.indexOf('\n', i + 1)) {

@@ -1,5 +1,6 @@
 import { type Node, type ParseError, ParseErrorCode, parseTree } from 'jsonc-parser';
 import type { ToolState } from '../catalog/visibility.js';
+import { lineAndColumn } from '../config/parse-json.js';
 import type { FilePosition } from './file-errors.js';
 
 /**
@@ -34,7 +35,10 @@ export function normalizeNames(names: readonly string[]): string[] {
 
 /** Parses state-file text (without a byte-order mark). Never throws. */
 export function parseStateText(text: string): ParsedState {
-  const fail = (offset: number, reason: string): ParsedState => ({ ok: false, position: positionAt(text, offset), reason });
+  const fail = (offset: number, reason: string): ParsedState => {
+    const { line, column } = lineAndColumn(text, offset);
+    return { ok: false, position: { line, column }, reason };
+  };
   if (text.trim() === '') return fail(0, `the file is empty (write ${'{"enabled": [], "disabled": []}'}, or delete it)`);
   const errors: ParseError[] = [];
   let tree: Node | undefined;
@@ -98,16 +102,6 @@ function kindOf(node: Node | undefined): string {
   if (!node) return 'nothing';
   if (node.type === 'null') return 'null';
   return node.type === 'array' || node.type === 'object' ? `an ${node.type}` : `a ${node.type}`;
-}
-
-export function positionAt(text: string, offset: number): FilePosition {
-  let line = 1;
-  let lineStart = 0;
-  for (let i = text.indexOf('\n'); i >= 0 && i < offset; i = text.indexOf('\n', i + 1)) {
-    line++;
-    lineStart = i + 1;
-  }
-  return { line, column: offset - lineStart + 1 };
 }
 
 function describeError(code: ParseErrorCode, text: string, offset: number): string {
