@@ -1,7 +1,7 @@
 // The legacy handshake's version: the status probe is a plain initialize POST, which every era of server answers.
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/client';
-import { Ajv } from 'ajv';
-import addFormatsModule from 'ajv-formats';
+import type { Ajv } from 'ajv';
+import { createAjv } from '../core/validators.js';
 import { performance } from 'node:perf_hooks';
 import { ClientManager, type FailedServer } from '../clients/client-manager.js';
 import { resolveConfigPath } from '../config/config-path.js';
@@ -23,9 +23,6 @@ import { DEFAULT_DOCTOR_TIMEOUT_MS, type DoctorFailure, type DoctorOptions, type
  * through use_tool), are errors — the exit code is 1. Everything else is a warning that does not fail the run:
  * the workbench itself copes with it, but clients or models downstream may not (see {@link PROBLEM_TEXT}).
  */
-
-// ajv-formats is CommonJS: under NodeNext the plugin function is its namespace's `default.default`.
-const addFormats = addFormatsModule.default;
 
 /**
  * Loads the config and checks its servers in parallel. Resolves with the report once every connection is closed.
@@ -55,8 +52,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   let failed = 0;
   const progress = (): void => options.onProgress?.({ total: checks.length, done: checks.length - pending.size, failed, pending: [...pending] });
   progress();
-  const ajv = new Ajv({ allErrors: true, strict: false, validateSchema: false, addUsedSchema: false });
-  addFormats(ajv);
+  const ajv = createAjv();
   const reports = await Promise.all(
     checks.map(async ({ toolbox, server }) => {
       const report = await checkServer(config, toolbox, server, options, ajv);
