@@ -94,7 +94,7 @@ for (const transport of TRANSPORTS) {
     it('open_toolbox shows the healthy tools and names each broken server with its fix', async () => {
       const result = await wb.call('open_toolbox', { toolbox_name: 'mix', detail: 'full' });
       assert.notEqual(result.isError, true, textOf(result));
-      const opened = result.structuredContent as unknown as OpenToolboxResult;
+      const opened = result.structuredContent as OpenToolboxResult;
       assert.deepEqual(opened.servers_connected, ['healthy']);
       assert.ok(opened.tools.some((t) => t.name === 'mix__healthy__echo'), 'the healthy server\'s tools are shown');
       assert.deepEqual(opened.servers_failed.map((f) => f.server).sort(), ['badurl', 'needsvar', 'nocmd', 'nocwd']);
@@ -114,7 +114,7 @@ for (const transport of TRANSPORTS) {
     it('a search lists the broken servers among its failures, with the fix', async () => {
       const result = await wb.call('open_toolbox', { query: 'echo' });
       assert.notEqual(result.isError, true, textOf(result));
-      assertNamesEachFix(result.structuredContent as unknown as OpenToolboxResult);
+      assertNamesEachFix(result.structuredContent as OpenToolboxResult);
     });
 
     it('logs the start warning once however often the server is asked for', async () => {
@@ -201,7 +201,7 @@ describe('a broken server and the catalog cache', () => {
       const config = { toolboxes: { fx: { mcpServers: { healthy: fixtureServer(), moody: { ...fixtureServer('--name', 'moody'), env: { MODE: '${WB_BROKEN_MODE}' } } } } } };
       const first = await startOver('stdio', config, [], { MCP_WORKBENCH_CACHE_DIR: cache, WB_BROKEN_MODE: 'on' });
       try {
-        const opened = (await first.call('open_toolbox', { toolbox_name: 'fx' })).structuredContent as unknown as OpenToolboxResult;
+        const opened = (await first.call('open_toolbox', { toolbox_name: 'fx' })).structuredContent as OpenToolboxResult;
         assert.deepEqual(opened.servers_connected, ['healthy', 'moody']);
         assert.ok(await waitFor(async () => (await readdir(cache).catch(() => [])).length >= 2, WITHIN), 'both catalogs were cached');
       } finally {
@@ -209,7 +209,7 @@ describe('a broken server and the catalog cache', () => {
       }
       const second = await startOver('stdio', config, [], { MCP_WORKBENCH_CACHE_DIR: cache });
       try {
-        const opened = (await second.call('open_toolbox', { toolbox_name: 'fx' })).structuredContent as unknown as OpenToolboxResult;
+        const opened = (await second.call('open_toolbox', { toolbox_name: 'fx' })).structuredContent as OpenToolboxResult;
         assert.deepEqual(failedServer(opened, 'moody').failure?.problems?.[0]?.variables, ['WB_BROKEN_MODE']);
         assert.ok(!opened.tools.some((t) => t.name.startsWith('fx__moody__')), 'no tool of the broken server is offered');
       } finally {
@@ -231,7 +231,7 @@ describe('live reload that breaks one server', () => {
       await writeFile(wb.configPath, JSON.stringify({ toolboxes: { fx: { mcpServers: { healthy, other: { ...other, args: [...other.args, `\${${UNSET}}`] } } } } }));
       assert.ok(await waitFor(() => /config reloaded/.test(wb.stderr()), WITHIN), wb.stderr());
       assert.match(wb.stderr(), /server "other" of toolbox "fx" cannot start until its config is fixed/);
-      const opened = (await wb.call('open_toolbox', { toolbox_name: 'fx' })).structuredContent as unknown as OpenToolboxResult;
+      const opened = (await wb.call('open_toolbox', { toolbox_name: 'fx' })).structuredContent as OpenToolboxResult;
       assert.deepEqual(opened.servers_connected, ['healthy']);
       assert.deepEqual(failedServer(opened, 'other').failure?.problems?.[0]?.variables, [UNSET]);
       assert.equal(textOf(await wb.useTool('fx', 'fx__healthy__echo', { text: 'after' })), 'after');

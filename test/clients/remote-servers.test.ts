@@ -9,7 +9,7 @@ import { startWorkbench, textOf, workbenchErrorCode, type RunningWorkbench } fro
 async function open(wb: RunningWorkbench, toolbox: string): Promise<OpenToolboxResult> {
   const result = (await wb.call('open_toolbox', { toolbox_name: toolbox })) as CallToolResult;
   assert.notEqual(result.isError, true, textOf(result));
-  return result.structuredContent as unknown as OpenToolboxResult;
+  return result.structuredContent as OpenToolboxResult;
 }
 
 describe('remote downstream servers (Streamable HTTP and legacy SSE, on loopback)', () => {

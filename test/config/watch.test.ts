@@ -34,7 +34,7 @@ for (const transport of TRANSPORTS) {
     async function open(name: string): Promise<OpenToolboxResult> {
       const result = await wb.call('open_toolbox', { toolbox_name: name });
       assert.notEqual(result.isError, true, textOf(result));
-      return result.structuredContent as unknown as OpenToolboxResult;
+      return result.structuredContent as OpenToolboxResult;
     }
 
     before(async () => {

@@ -170,7 +170,7 @@ describe('downstream notifications, catalogs and limits', () => {
   it('skips malformed catalog entries and refuses unreadable results, while the rest of the server works', async () => {
     const wb = await startWorkbench({ toolboxes: { tb: { mcpServers: { odd: fixtureServer('--malformed') } } } });
     try {
-      const catalog = (await wb.call('open_toolbox', { toolbox_name: 'tb' })).structuredContent as unknown as OpenToolboxResult;
+      const catalog = (await wb.call('open_toolbox', { toolbox_name: 'tb' })).structuredContent as OpenToolboxResult;
       assert.deepEqual(catalog.servers_failed, []);
       const names = catalog.tools.map((t) => t.original_name);
       assert.ok(names.includes('add') && !names.includes('no_schema'), names.join(', '));

@@ -17,6 +17,7 @@ import {
   textOf,
   waitFor,
   workbenchErrorCode,
+  structuredAnswer,
 } from '../helpers/workbench-process.js';
 import { SEARCH_QUERIES, isExpected } from '../fixtures/search-queries.js';
 
@@ -51,7 +52,7 @@ async function open(s: Session, args: Record<string, unknown>): Promise<{ answer
   assert.notEqual(result.isError, true, textOf(result));
   const text = textOf(result);
   assert.deepEqual(JSON.parse(text), result.structuredContent, 'text and structuredContent carry the same answer');
-  return { answer: result.structuredContent as unknown as Answer, text };
+  return { answer: structuredAnswer<Answer>(result, 'tools'), text };
 }
 
 /** Every canonical name an answer mentions, whatever the entry form. */

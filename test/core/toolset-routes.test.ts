@@ -39,7 +39,7 @@ function catalogConfig(dir: string): unknown {
 async function open(wb: AnyWorkbench, name: string): Promise<OpenToolboxResult> {
   const result = await wb.call('open_toolbox', { toolbox_name: name });
   assert.notEqual(result.isError, true, textOf(result));
-  return result.structuredContent as unknown as OpenToolboxResult;
+  return result.structuredContent as OpenToolboxResult;
 }
 
 for (const transport of TRANSPORTS) {

@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -158,4 +159,14 @@ export function runCli(args: string[], options: { env?: Record<string, string>; 
   });
   rmSync(cache, { recursive: true, force: true });
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/**
+ * A tool result's structured answer, checked to be an object that holds `key` (a check, not a bare cast): a result
+ * without one fails the test with the result shown.
+ */
+export function structuredAnswer<T extends object>(result: { structuredContent?: Record<string, unknown> }, key: keyof T & string): T {
+  const body = result.structuredContent;
+  assert.ok(body !== undefined && key in body, `a structured answer with "${key}": ${JSON.stringify(result).slice(0, 500)}`);
+  return body as T;
 }

@@ -24,7 +24,7 @@ type Catalog = OpenToolboxResult;
 async function open(wb: RunningWorkbench, toolbox: string): Promise<Catalog> {
   const result = (await wb.call('open_toolbox', { toolbox_name: toolbox })) as CallToolResult;
   assert.notEqual(result.isError, true, textOf(result));
-  const structured = result.structuredContent as unknown as Catalog;
+  const structured = result.structuredContent as Catalog;
   assert.deepEqual(JSON.parse(textOf(result)), structured, 'text and structuredContent carry the same catalog');
   return structured;
 }

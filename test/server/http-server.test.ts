@@ -176,7 +176,7 @@ describe('serve --http (Streamable HTTP on /mcp)', () => {
       assert.match(session.client.getInstructions() ?? '', /- fx \(1 server\): The fault-mode fixture/);
       const opened = await callTool(session, 'open_toolbox', { toolbox_name: 'fx' });
       assert.notEqual(opened.isError, true, textOf(opened));
-      const catalog = opened.structuredContent as unknown as OpenToolboxResult;
+      const catalog = opened.structuredContent as OpenToolboxResult;
       assert.deepEqual(catalog.servers_connected, ['f']);
       assert.ok(catalog.tools.some((t) => t.name === 'fx__f__echo'));
       const echo = await callTool(session, 'use_tool', { toolbox_name: 'fx', tool_name: 'fx__f__echo', arguments: { text: 'over http' } });

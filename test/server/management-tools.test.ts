@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { OpenToolboxResult, ToolStatusReport } from '../../src/core/tool-entry.js';
 import { TRANSPORTS, startOver } from '../helpers/both-transports.js';
-import { fixtureServer, runCli, startWorkbench, tempDir, textOf, waitFor, workbenchErrorCode, type RunningWorkbench } from '../helpers/workbench-process.js';
+import { fixtureServer, runCli, startWorkbench, tempDir, textOf, waitFor, workbenchErrorCode, type RunningWorkbench, structuredAnswer } from '../helpers/workbench-process.js';
 
 const config = {
   toolboxes: {
@@ -20,13 +20,13 @@ const config = {
 
 async function toolNames(wb: RunningWorkbench): Promise<string[]> {
   const result = await wb.call('open_toolbox', { toolbox_name: 'tb' });
-  return (result.structuredContent as unknown as OpenToolboxResult).tools.map((t) => t.name);
+  return (result.structuredContent as OpenToolboxResult).tools.map((t) => t.name);
 }
 
 async function statusOf(wb: RunningWorkbench): Promise<Map<string, ToolStatusReport['tools'][number]>> {
   const result = await wb.call('list_all_tools', { toolbox: 'tb' });
   assert.notEqual(result.isError, true, textOf(result));
-  return new Map((result.structuredContent as unknown as ToolStatusReport).tools.map((t) => [t.name, t]));
+  return new Map(structuredAnswer<ToolStatusReport>(result, 'tools').tools.map((t) => [t.name, t]));
 }
 
 const cli = (args: string[], env: Record<string, string> = {}) => runCli(args, { env: { HOME: '/nonexistent-home', ...env } });

@@ -57,7 +57,7 @@ for (const transport of TRANSPORTS) {
     it('open_toolbox shows the overridden title, description and merged annotations', async () => {
       const result = await wb.call('open_toolbox', { toolbox_name: 'notes' });
       assert.notEqual(result.isError, true, textOf(result));
-      const tools = new Map((result.structuredContent as unknown as OpenToolboxResult).tools.map((t) => [t.original_name, t]));
+      const tools = new Map((result.structuredContent as OpenToolboxResult).tools.map((t) => [t.original_name, t]));
       const create = tools.get('create_entities')!;
       const original = originals.get('create_entities')!;
       assert.equal(create.title, 'Create entities (staging)');

@@ -4,7 +4,7 @@ import { access, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { OpenToolboxResult, ToolStatusReport } from '../../src/core/tool-entry.js';
 import { TRANSPORTS, startOver, type AnyWorkbench } from '../helpers/both-transports.js';
-import { fixtureServer, node, runCli, tempDir, textOf, workbenchErrorCode } from '../helpers/workbench-process.js';
+import { fixtureServer, node, runCli, tempDir, textOf, workbenchErrorCode, structuredAnswer } from '../helpers/workbench-process.js';
 
 const config = {
   toolboxes: {
@@ -36,7 +36,7 @@ for (const transport of TRANSPORTS) {
     });
 
     it('narrows: its disabledTools combine with --disabled-tools, and "project" is named as the source', async () => {
-      const opened = (await wb.call('open_toolbox', { toolbox_name: 'fx' })).structuredContent as unknown as OpenToolboxResult;
+      const opened = (await wb.call('open_toolbox', { toolbox_name: 'fx' })).structuredContent as OpenToolboxResult;
       const names = opened.tools.map((t) => t.name);
       assert.ok(names.includes('fx__fixture__echo'));
       assert.ok(!names.includes('fx__fixture__crash'), 'hidden by the project file');
@@ -46,7 +46,7 @@ for (const transport of TRANSPORTS) {
       assert.equal(workbenchErrorCode(refused), 'TOOL_DISABLED');
       assert.match(textOf(refused), /source: project/);
 
-      const listed = (await wb.call('list_all_tools', { toolbox: 'fx' })).structuredContent as unknown as ToolStatusReport;
+      const listed = structuredAnswer<ToolStatusReport>(await wb.call('list_all_tools', { toolbox: 'fx' }), 'tools');
       const sourceOf = (name: string): string | undefined => listed.tools.find((t) => t.name === name)?.disabled_by?.source;
       assert.equal(sourceOf('fx__fixture__crash'), 'project');
       assert.equal(sourceOf('fx__fixture__fail'), 'cli');
@@ -54,7 +54,7 @@ for (const transport of TRANSPORTS) {
 
     it('describes: its toolsets work as toolbox names (disabled tools stay hidden) and its overrides show', async () => {
       const result = await wb.call('open_toolbox', { toolbox_name: 'safe' });
-      const opened = result.structuredContent as unknown as OpenToolboxResult;
+      const opened = result.structuredContent as OpenToolboxResult;
       assert.deepEqual(opened.tools.map((t) => t.name), ['fx__fixture__echo']);
       assert.match(opened.tools[0]!.description, /Use for smoke tests in this repository\.$/);
       assert.equal(textOf(await wb.useTool('safe', 'echo', { text: 'hi' })), 'hi');
