@@ -450,11 +450,18 @@ export class ServerSlot {
     this.retryAt = Date.now() + delay;
   }
 
-  /** The same error with its message and details redacted (a wrapped fetch error repeats the whole URL). */
+  /**
+   * The same error with its message, details and the stderr tail of its structured failure redacted (a wrapped fetch
+   * error repeats the whole URL; a crashing server may print its environment). The failure's fields are kept.
+   */
   private redactError(error: WorkbenchError): WorkbenchError {
     const message = this.redact(error.message);
     const details = error.details.map(this.redact);
-    if (message === error.message && details.every((d, i) => d === error.details[i])) return error;
-    return new WorkbenchError(error.code, message, { cause: error.cause, details });
+    const tail = error.failure?.stderrTail;
+    const redactedTail = tail?.map(this.redact);
+    const same = message === error.message && details.every((d, i) => d === error.details[i]) && (tail === undefined || redactedTail!.every((l, i) => l === tail[i]));
+    if (same) return error;
+    const failure = error.failure && (redactedTail ? { ...error.failure, stderrTail: redactedTail } : error.failure);
+    return new WorkbenchError(error.code, message, { cause: error.cause, details, ...(failure ? { failure } : {}) });
   }
 }

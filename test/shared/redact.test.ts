@@ -95,6 +95,12 @@ describe('secrets are never printed or returned', () => {
     assertNoSecret(`${channel} open_toolbox text`, JSON.stringify(opened.content));
     assert.match(JSON.stringify(opened.structuredContent), /\[redacted: /, 'the failure says what was hidden');
     assert.match(JSON.stringify(opened.structuredContent), /my token is \[redacted: env API_TOKEN\]/);
+    // Redaction keeps the structured failure (its stderr tail redacted too): what happened stays readable as fields.
+    const failures = opened.structuredContent as { servers_failed: { server: string; failure?: { kind: string; exitCode?: number; stderrTail?: string[] } }[] };
+    const crashed = failures.servers_failed.find((f) => f.server === 'stdio')?.failure;
+    assert.equal(crashed?.kind, 'exited', JSON.stringify(crashed));
+    assert.equal(crashed?.exitCode, 3);
+    assert.ok(crashed?.stderrTail?.some((line) => line.includes('my token is [redacted: env API_TOKEN]')), JSON.stringify(crashed));
     assertShowsHarmless(`${channel} open_toolbox`, JSON.stringify(opened.structuredContent));
     for (const result of used) {
       assert.equal(workbenchErrorCode(result), 'CONNECT_FAILED');
