@@ -52,6 +52,12 @@ export type SlotStatus =
   | { state: 'failed'; error: WorkbenchError }
   | { state: 'idle' };
 
+/** The transport a connect is on now (replaced between attempts) and whether its deadline passed. */
+interface ConnectAttempt {
+  transport: Transport;
+  timedOut: boolean;
+}
+
 /** One configured server: its live connection (if any), the single in-flight connect, and crash bookkeeping. */
 export class ServerSlot {
   private live: Live | undefined;
@@ -241,6 +247,41 @@ export class ServerSlot {
   }
 
   private async connect(): Promise<Live> {
+    await this.readyToConnect();
+    const timeoutMs = this.config.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+    const remote = this.config.type === 'stdio' ? undefined : this.config;
+    // What earlier connects learned: connect without the era probe (an `http` entry found to be legacy SSE: SSE).
+    const prior: EraVerdict | undefined = remote && this.legacySse ? { kind: 'legacy' } : await this.eras.get(this.toolbox, this.config);
+    const attempt: ConnectAttempt = { transport: this.newTransport(), timedOut: false };
+    this.starting.add(attempt.transport);
+    const timer = setTimeout(() => {
+      attempt.timedOut = true;
+      void attempt.transport.close();
+    }, timeoutMs);
+    const started = Date.now();
+    const capabilities = capabilitiesKey(this.options.upstream?.capabilities());
+    try {
+      const { client, list } = await this.handshake(attempt, prior, timeoutMs);
+      if (attempt.timedOut) throw new Error('timed out');
+      if (this.closed) throw shuttingDown(this.label);
+      const live = this.goLive(client, attempt.transport, list, capabilities);
+      this.log.info(`connected in ${Date.now() - started} ms, ${list.tools.length} tools (${live.era} protocol${live.protocolVersion ? ` ${live.protocolVersion}` : ''})`);
+      this.toolsChanged();
+      return live;
+    } catch (error) {
+      clearTimeout(timer);
+      throw await this.connectFailed(error, attempt, timeoutMs);
+    } finally {
+      clearTimeout(timer);
+      this.starting.delete(attempt.transport);
+    }
+  }
+
+  /**
+   * Throws at once for an entry that cannot start as written or a server still in its backoff after failing to start;
+   * waits out the backoff of a server that crashed after working (the caller wants it back).
+   */
+  private async readyToConnect(): Promise<void> {
     if (this.closed) throw shuttingDown(this.label);
     // An entry that cannot start as written (unset variable, malformed URL) fails at once, every time, spawning nothing.
     if (this.config.problems) throw serverProblemError(this.label, this.config.problems);
@@ -253,95 +294,81 @@ export class ServerSlot {
       });
     }
     if (wait > 0) {
-      // A server that crashed after working: the caller wants it back, so wait out the backoff and reconnect.
       this.log.info(`waiting ${wait} ms before reconnecting (it failed ${this.quickFailures} times in a row)`);
       await new Promise((r) => setTimeout(r, wait));
     }
-    const timeoutMs = this.config.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+  }
+
+  /**
+   * Connects on `attempt.transport`, trying what {@link nextAttempt} says after each failure (another era, SSE, a new
+   * process) on a fresh transport, until one succeeds or nothing is left to try (it throws then).
+   */
+  private async handshake(attempt: ConnectAttempt, first: EraVerdict | undefined, timeoutMs: number): Promise<{ client: Client; list: ToolList }> {
     const remote = this.config.type === 'stdio' ? undefined : this.config;
-    // What earlier connects learned: connect without the era probe (an `http` entry found to be legacy SSE: SSE).
-    let prior: EraVerdict | undefined = remote && this.legacySse ? { kind: 'legacy' } : await this.eras.get(this.toolbox, this.config);
-    let transport = this.newTransport();
-    this.starting.add(transport);
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      void transport.close();
-    }, timeoutMs);
-    const started = Date.now();
-    const replace = async (next: Transport): Promise<void> => {
-      this.starting.delete(transport);
-      await transport.close().catch(() => {});
-      transport = next;
-      this.starting.add(next);
-    };
-    const capabilities = capabilitiesKey(this.options.upstream?.capabilities());
-    const state: ConnectState = { stdio: !remote, http: remote?.type === 'http', sse: this.legacySse, prior, respawned: false, reprobed: false };
-    try {
-      let attempt: { client: Client; list: ToolList };
-      for (;;) {
-        try {
-          attempt = await this.attempt(transport, prior, timeoutMs);
-          break;
-        } catch (error) {
-          if (timedOut || this.closed) throw error;
-          if (state.sseStatus !== undefined) this.legacySse = false;
-          const next = nextAttempt(error, state); // throws when nothing is left to try
-          prior = next.prior;
-          if (next.sse !== undefined) this.legacySse = true;
-          this.log.info(remote && next.sse !== undefined ? `${describeUrl(remote.url)} ${next.note}` : next.note);
-          await replace(this.newTransport());
-        }
+    const state: ConnectState = { stdio: !remote, http: remote?.type === 'http', sse: this.legacySse, prior: first, respawned: false, reprobed: false };
+    let prior = first;
+    for (;;) {
+      try {
+        return await this.attempt(attempt.transport, prior, timeoutMs);
+      } catch (error) {
+        if (attempt.timedOut || this.closed) throw error;
+        if (state.sseStatus !== undefined) this.legacySse = false;
+        const next = nextAttempt(error, state); // throws when nothing is left to try
+        prior = next.prior;
+        if (next.sse !== undefined) this.legacySse = true;
+        this.log.info(remote && next.sse !== undefined ? `${describeUrl(remote.url)} ${next.note}` : next.note);
+        this.starting.delete(attempt.transport);
+        await attempt.transport.close().catch(() => {});
+        attempt.transport = this.newTransport();
+        this.starting.add(attempt.transport);
       }
-      const { client, list } = attempt;
-      if (timedOut) throw new Error('timed out');
-      if (this.closed) throw shuttingDown(this.label);
-      const modern = client.getProtocolEra() === 'modern';
-      const discover = client.getDiscoverResult();
-      if (!this.legacySse) this.eras.set(this.toolbox, this.config, modern && discover ? { kind: 'modern', discover } : { kind: 'legacy' });
-      const envelope = modern ? callEnvelope(client, this.options.clientInfo, this.options.upstream) : undefined;
-      const live: Live = {
-        client,
-        transport,
-        calls: new CallChannel(transport, envelope),
-        tools: [],
-        duplicates: [],
-        listedAt: 0,
-        era: modern ? 'modern' : 'legacy',
-        ...(client.getNegotiatedProtocolVersion() ? { protocolVersion: client.getNegotiatedProtocolVersion() } : {}),
-        startedAt: Date.now(),
-        capabilitiesKey: capabilities,
-        dead: false,
-      };
-      applyList(live, list, this.config.type === 'http');
-      this.live = live;
-      client.onclose = () => this.onClosed(live);
-      this.watch(live);
-      this.lastConnectError = undefined;
-      this.log.info(`connected in ${Date.now() - started} ms, ${list.tools.length} tools (${live.era} protocol${live.protocolVersion ? ` ${live.protocolVersion}` : ''})`);
-      this.toolsChanged();
-      return live;
-    } catch (error) {
-      clearTimeout(timer);
-      if (this.closed) {
-        // Closed during its handshake (shutdown, a client that left, a reload): the process ended because we ended
-        // it, which is no failure to report — nor one to count towards the backoff.
-        await transport.close().catch(() => {});
-        this.log.debug(`connect stopped (closing): ${errorMessage(error)}`);
-        throw shuttingDown(this.label);
-      }
-      // Decide the cause before closing: ending a process tree takes a moment, and the connect timer must not fire
-      // meanwhile and turn "exited with code 3" into "timed out".
-      const described = this.redactError(describeConnectError({ label: this.label, config: this.config }, error, transport, timedOut, timeoutMs));
-      await transport.close().catch(() => {});
-      this.noteFailure(0);
-      this.lastConnectError = described;
-      this.log.warn(described.message);
-      throw described;
-    } finally {
-      clearTimeout(timer);
-      this.starting.delete(transport);
     }
+  }
+
+  /** A connected client becomes this slot's live connection: its era remembered, its tools listed, its loss watched. */
+  private goLive(client: Client, transport: Transport, list: ToolList, capabilities: string): Live {
+    const modern = client.getProtocolEra() === 'modern';
+    const discover = client.getDiscoverResult();
+    if (!this.legacySse) this.eras.set(this.toolbox, this.config, modern && discover ? { kind: 'modern', discover } : { kind: 'legacy' });
+    const envelope = modern ? callEnvelope(client, this.options.clientInfo, this.options.upstream) : undefined;
+    const live: Live = {
+      client,
+      transport,
+      calls: new CallChannel(transport, envelope),
+      tools: [],
+      duplicates: [],
+      listedAt: 0,
+      era: modern ? 'modern' : 'legacy',
+      ...(client.getNegotiatedProtocolVersion() ? { protocolVersion: client.getNegotiatedProtocolVersion() } : {}),
+      startedAt: Date.now(),
+      capabilitiesKey: capabilities,
+      dead: false,
+    };
+    applyList(live, list, this.config.type === 'http');
+    this.live = live;
+    client.onclose = () => this.onClosed(live);
+    this.watch(live);
+    this.lastConnectError = undefined;
+    return live;
+  }
+
+  /** What a failed connect throws, after ending its transport; logged and counted towards the backoff unless closing. */
+  private async connectFailed(error: unknown, attempt: ConnectAttempt, timeoutMs: number): Promise<WorkbenchError> {
+    if (this.closed) {
+      // Closed during its handshake (shutdown, a client that left, a reload): the process ended because we ended
+      // it, which is no failure to report — nor one to count towards the backoff.
+      await attempt.transport.close().catch(() => {});
+      this.log.debug(`connect stopped (closing): ${errorMessage(error)}`);
+      return shuttingDown(this.label);
+    }
+    // Decide the cause before closing: ending a process tree takes a moment, and the connect timer must not fire
+    // meanwhile and turn "exited with code 3" into "timed out".
+    const described = this.redactError(describeConnectError({ label: this.label, config: this.config }, error, attempt.transport, attempt.timedOut, timeoutMs));
+    await attempt.transport.close().catch(() => {});
+    this.noteFailure(0);
+    this.lastConnectError = described;
+    this.log.warn(described.message);
+    return described;
   }
 
   /** The transport for the next connect attempt (SSE for an `http` entry already found to be legacy SSE). */
