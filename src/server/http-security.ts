@@ -1,5 +1,9 @@
-import { createHash } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { WorkbenchError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { quoteClientText } from '../shared/client-text.js';
+import { pathOf, sendJsonRpcError } from './http-body.js';
 
 /** The HTTP face's guards: where it listens, which hosts count as loopback, allowed origins, token digests. */
 
@@ -56,4 +60,91 @@ export function hostHeaderIsLoopback(host: string | undefined): boolean {
   } catch {
     return false;
   }
+}
+
+/** Who may use the HTTP face, decided per request before any MCP handling (README "HTTP"). */
+export interface HttpGate {
+  /**
+   * Host (on a loopback bind, against DNS rebinding) and Origin; sets the CORS headers of an allowed origin. Returns
+   * false after answering 403.
+   */
+  checkSite(req: IncomingMessage, res: ServerResponse): boolean;
+  /**
+   * Who a request is from: the hex digest of the token that admitted it (each token is one user), or `local` on a
+   * tokenless loopback bind. Undefined after answering 401 with the challenge.
+   */
+  principal(req: IncomingMessage, res: ServerResponse): string | undefined;
+  /** Answers with `status` and logs the refusal (method, path, peer). */
+  refuse(req: IncomingMessage, res: ServerResponse, status: number, message: string, headers?: Record<string, string>): void;
+}
+
+export interface HttpGateOptions {
+  /** The address listened on. */
+  host: string;
+  /** Bearer tokens, comma-separated; none on a loopback bind only. */
+  token?: string;
+  /** Origins allowed besides the loopback ones. */
+  allowedOrigins?: readonly string[];
+  log: Logger;
+}
+
+export function createHttpGate(options: HttpGateOptions): HttpGate {
+  const { log } = options;
+  const loopbackBind = isLoopbackHost(options.host);
+  // Several tokens, comma-separated, are several users: each one's modern requests get downstream servers of their own.
+  const expectedDigests =
+    options.token === undefined || options.token === '' ? undefined : options.token.split(',').map((t) => t.trim()).filter((t) => t !== '').map(sha256);
+  const allowedOrigins = new Set((options.allowedOrigins ?? []).map(normalizeOrigin));
+
+  const originAllowed = (origin: string): boolean => {
+    if (allowedOrigins.has(origin)) return true;
+    try {
+      const url = new URL(origin);
+      if (url.protocol !== 'http:' && url.protocol !== 'https:') return false;
+      return allowedOrigins.has(url.origin) || isLoopbackHost(url.hostname);
+    } catch {
+      return false;
+    }
+  };
+
+  const refuse: HttpGate['refuse'] = (req, res, status, message, headers = {}) => {
+    log.info(`refused ${req.method ?? '?'} ${quoteClientText(pathOf(req))} from ${req.socket.remoteAddress ?? '?'}: ${status} ${message}`);
+    sendJsonRpcError(res, status, message, headers);
+  };
+
+  return {
+    refuse,
+    checkSite(req, res) {
+      if (loopbackBind && !hostHeaderIsLoopback(req.headers.host)) {
+        // A page on another site that re-points its DNS name at 127.0.0.1 (DNS rebinding) arrives with its own Host.
+        refuse(req, res, 403, 'Forbidden: the Host header must name this machine (localhost, 127.0.0.1 or [::1])');
+        return false;
+      }
+      const origin = req.headers.origin;
+      if (origin === undefined) return true;
+      if (!originAllowed(origin)) {
+        refuse(req, res, 403, `Forbidden: origin ${quoteClientText(origin)} is not allowed (start the workbench with --allow-origin to allow it)`);
+        return false;
+      }
+      res.setHeader('Access-Control-Allow-Origin', origin);
+      res.setHeader('Vary', 'Origin');
+      res.setHeader('Access-Control-Expose-Headers', 'Mcp-Session-Id, WWW-Authenticate');
+      return true;
+    },
+    principal(req, res) {
+      if (!expectedDigests) return 'local';
+      const header = req.headers.authorization;
+      const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header ?? '');
+      if (match !== null) {
+        // Digests have equal length whatever was sent, so the comparison takes the same time for every wrong token.
+        const presented = sha256(match[1]!);
+        let found = false;
+        for (const expected of expectedDigests) found = timingSafeEqual(presented, expected) || found;
+        if (found) return presented.toString('hex');
+      }
+      const challenge = header ? 'Bearer realm="mcp-workbench", error="invalid_token"' : 'Bearer realm="mcp-workbench"';
+      refuse(req, res, 401, 'Unauthorized: send "Authorization: Bearer <token>" with the workbench token', { 'WWW-Authenticate': challenge });
+      return undefined;
+    },
+  };
 }
