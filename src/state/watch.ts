@@ -56,98 +56,117 @@ export function watchToolState(
   log: Logger,
   options: WatchToolStateOptions = {},
 ): { close(): void } {
-  const intervalMs = options.intervalMs ?? DEFAULT_WATCH_INTERVAL_MS;
-  const settleMs = options.settleMs ?? DEFAULT_WATCH_SETTLE_MS;
-  const initial = options.initial;
-  let closed = false;
-  let timer: NodeJS.Timeout | undefined;
-  let lastSignature: string | undefined;
-  let broken: BrokenState | undefined = initial && 'problem' in initial ? initial : undefined;
-  let lastKey = initial && !('problem' in initial) ? stateKey(initial) : undefined;
-  let lastExtras: string | undefined = initial ? undefined : '';
+  const watcher = new StateFileWatcher(path, onChange, log, options);
+  watcher.loop();
+  return { close: () => watcher.close() };
+}
 
-  // Stat identity rather than content: unchanged files cost one stat per poll. ns times and the inode catch both
-  // in-place edits and renames; ctime catches a same-size rewrite within one mtime tick on coarse file systems.
-  const signatureOf = async (): Promise<string> => {
+/** The polling behind {@link watchToolState}: what was last seen, and what to do when it changes. */
+class StateFileWatcher {
+  private readonly intervalMs: number;
+  private readonly settleMs: number;
+  private closed = false;
+  private timer: NodeJS.Timeout | undefined;
+  private lastSignature: string | undefined;
+  private broken: BrokenState | undefined;
+  private lastKey: string | undefined;
+  private lastExtras: string | undefined;
+
+  constructor(
+    private readonly path: string,
+    private readonly onChange: (state: ToolState) => void,
+    private readonly log: Logger,
+    private readonly options: WatchToolStateOptions,
+  ) {
+    this.intervalMs = options.intervalMs ?? DEFAULT_WATCH_INTERVAL_MS;
+    this.settleMs = options.settleMs ?? DEFAULT_WATCH_SETTLE_MS;
+    const initial = options.initial;
+    this.broken = initial && 'problem' in initial ? initial : undefined;
+    this.lastKey = initial && !('problem' in initial) ? stateKey(initial) : undefined;
+    this.lastExtras = initial ? undefined : '';
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+  }
+
+  /** Polls now, then again `intervalMs` after each poll ends (a chained timeout: a slow disk never overlaps polls). */
+  loop(): void {
+    this.poll()
+      .catch((error: unknown) => this.log.warn(`Watching ${this.path} failed once: ${reasonOf(error)}; will retry.`))
+      .finally(() => {
+        if (this.closed) return;
+        this.timer = setTimeout(() => this.loop(), this.intervalMs);
+        this.timer.unref();
+      });
+  }
+
+  private async poll(): Promise<void> {
+    const signature = await this.signature();
+    if (signature === this.lastSignature) return;
+    const result = await this.readSettled();
+    if (this.closed || result === 'retry') return; // the file is still changing: look again on the next poll
+    this.lastSignature = signature;
+    if (result.kind === 'broken') this.reportProblem(result);
+    else if (result.kind === 'missing') this.apply(defaults(), []);
+    else this.apply(result.state, result.extraKeys);
+  }
+
+  /**
+   * Stat identity rather than content: unchanged files cost one stat per poll. ns times and the inode catch both
+   * in-place edits and renames; ctime catches a same-size rewrite within one mtime tick on coarse file systems.
+   */
+  private async signature(): Promise<string> {
     try {
-      const s = await stat(path, { bigint: true });
+      const s = await stat(this.path, { bigint: true });
       return `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
     } catch (error) {
       return `error:${errnoCode(error) ?? 'unknown'}`;
     }
-  };
+  }
 
   /** The file's settled content, or 'retry' while it is still changing. */
-  const readSettled = async (): Promise<Snapshot | 'retry'> => {
-    const snapshot = await readSnapshot(path);
+  private async readSettled(): Promise<Snapshot | 'retry'> {
+    const snapshot = await readSnapshot(this.path);
     if (snapshot.kind === 'valid') return snapshot;
     // Missing or broken may be an editor's save in progress: look again before acting on it.
-    await sleep(settleMs, undefined, { ref: false });
-    if (closed) return 'retry';
-    const again = await readSnapshot(path);
+    await sleep(this.settleMs, undefined, { ref: false });
+    if (this.closed) return 'retry';
+    const again = await readSnapshot(this.path);
     if (again.kind === 'valid') return again;
     if (again.kind !== snapshot.kind) return 'retry';
     if (again.kind === 'broken' && snapshot.kind === 'broken' && !sameBroken(again, snapshot)) return 'retry';
     return again;
-  };
+  }
 
-  const reportProblem = (next: BrokenState): void => {
-    if (broken && sameBroken(broken, next)) return;
-    broken = next;
-    if (options.onProblem) options.onProblem(next);
-    else log.warn(`${next.problem.message} Nothing changes until it is good again (it is watched; no restart needed).`);
-  };
+  private reportProblem(next: BrokenState): void {
+    if (this.broken && sameBroken(this.broken, next)) return;
+    this.broken = next;
+    if (this.options.onProblem) this.options.onProblem(next);
+    else this.log.warn(`${next.problem.message} Nothing changes until it is good again (it is watched; no restart needed).`);
+  }
 
-  const apply = (state: ToolState, extraKeys: readonly string[]): void => {
+  private apply(state: ToolState, extraKeys: readonly string[]): void {
     const extrasKey = extraKeys.join('\0');
-    if (lastExtras !== undefined && extrasKey !== lastExtras) warnExtras(path, extraKeys, log);
-    lastExtras = extrasKey;
+    if (this.lastExtras !== undefined && extrasKey !== this.lastExtras) warnExtras(this.path, extraKeys, this.log);
+    this.lastExtras = extrasKey;
     const key = stateKey(state);
-    const repaired = broken !== undefined;
-    broken = undefined;
+    const repaired = this.broken !== undefined;
+    this.broken = undefined;
     // After a broken spell the state is always delivered: the caller may have had none at all.
-    if (!repaired && (lastKey === undefined || key === lastKey)) {
-      lastKey ??= key;
+    if (!repaired && (this.lastKey === undefined || key === this.lastKey)) {
+      this.lastKey ??= key;
       return;
     }
-    lastKey = key;
+    this.lastKey = key;
     try {
-      onChange(state);
+      this.onChange(state);
     } catch (error) {
-      log.error(`Applying the changed tool state from ${path} failed: ${reasonOf(error)}`);
+      this.log.error(`Applying the changed tool state from ${this.path} failed: ${reasonOf(error)}`);
     }
-    if (repaired) options.onProblem?.(undefined);
-  };
-
-  const poll = async (): Promise<void> => {
-    const signature = await signatureOf();
-    if (signature === lastSignature) return;
-    const result = await readSettled();
-    if (closed || result === 'retry') return; // the file is still changing: look again on the next poll
-    lastSignature = signature;
-    if (result.kind === 'broken') reportProblem(result);
-    else if (result.kind === 'missing') apply(defaults(), []);
-    else apply(result.state, result.extraKeys);
-  };
-
-  const loop = (): void => {
-    poll()
-      .catch((error: unknown) => log.warn(`Watching ${path} failed once: ${reasonOf(error)}; will retry.`))
-      .finally(() => {
-        if (closed) return;
-        // A chained timeout, not setInterval, so a slow poll (slow disk) never overlaps the next one.
-        timer = setTimeout(loop, intervalMs);
-        timer.unref();
-      });
-  };
-  loop();
-
-  return {
-    close() {
-      closed = true;
-      if (timer) clearTimeout(timer);
-    },
-  };
+    if (repaired) this.options.onProblem?.(undefined);
+  }
 }
 
 function sameBroken(a: BrokenState, b: BrokenState): boolean {
