@@ -81,7 +81,7 @@ function useToolNow(host: UseToolHost, toolboxName: string, toolName: string, ar
   // A bare or loose name is unique only if it is unique across the whole toolbox, not just the servers up so far.
   const wholeToolboxNeeded = !knownServer && toolbox.servers.some((s) => !manager.isConnected(toolboxName, s.name));
   if ('found' in lookup && !wholeToolboxNeeded) return forward(host, scope, toolbox, lookup.found, args, options);
-  return connectThenUse(host, scope, toolbox, toolName, parts, knownServer, lookup, wholeToolboxNeeded, args, options);
+  return connectThenUse({ host, scope, toolbox, toolName, args, options }, { parts, knownServer, lookup, wholeToolboxNeeded });
 }
 
 /** `use_tool` with a toolset name: the tool is routed to the toolbox that owns it, under its canonical name. */
@@ -97,43 +97,74 @@ async function useToolsetTool(host: UseToolHost, toolset: ResolvedToolset, toolN
   return useToolNow(host, route.toolbox, route.toolName, args, options);
 }
 
+/** One use_tool call on its way: who serves it, what was asked. */
+interface UseRequest {
+  host: UseToolHost;
+  scope: Scope;
+  toolbox: ToolboxConfig;
+  toolName: string;
+  args: Record<string, unknown> | undefined;
+  options: UseToolOptions;
+}
+
+/** What the name resolved to so far: its parts when canonical, its server when the toolbox has it, the lookup. */
+interface Resolution {
+  parts: ToolNameParts | undefined;
+  knownServer: ServerConfig | undefined;
+  lookup: ToolLookup;
+  /** A bare or loose name while some server of the toolbox is not connected: unique only across all of them. */
+  wholeToolboxNeeded: boolean;
+}
+
 /** `use_tool` for a name the catalog cannot answer yet: connects what the name needs, then resolves it again. */
-async function connectThenUse(
-  host: UseToolHost,
-  scope: Scope,
-  toolbox: ToolboxConfig,
-  toolName: string,
-  parts: ToolNameParts | undefined,
-  knownServer: ServerConfig | undefined,
-  lookup: ToolLookup,
-  wholeToolboxNeeded: boolean,
-  args: Record<string, unknown> | undefined,
-  options: UseToolOptions,
-): Promise<CallToolResult> {
-  const toolboxName = toolbox.name;
-  if (parts && knownServer && !('found' in lookup)) {
+async function connectThenUse(request: UseRequest, resolution: Resolution): Promise<CallToolResult> {
+  const { host, toolbox, toolName } = request;
+  const { parts, knownServer } = resolution;
+  if (parts && knownServer && !('found' in resolution.lookup)) {
     // Not in the catalog of enabled tools (which the policy built): decide from the name alone, before anything is
     // connected or counted for a disabled tool.
-    const visibility = host.policy().check(toolboxName, parts.server, parts.tool);
+    const visibility = host.policy().check(toolbox.name, parts.server, parts.tool);
     if (!visibility.enabled) return errorResult(disabledMessage(toolName, visibility.reason, visibility.source), 'TOOL_DISABLED');
   }
-  if (!('found' in lookup) || wholeToolboxNeeded) {
-    // Not known yet: connect what the name needs (just its server for a canonical name, else the whole toolbox).
-    try {
-      if (knownServer && !scope.manager.isConnected(toolboxName, knownServer.name)) {
-        const failure = await scope.manager.connectServer(toolboxName, knownServer.name);
-        if (failure) return errorResult(`Cannot call ${quoteClientText(toolName)}: ${failure.toDisplayString()}`, failure.code, failure.failure);
-      } else if (!knownServer) {
-        await scope.manager.openToolbox(toolboxName);
-      }
-      lookup = host.cachedCatalog(scope, toolboxName).catalog.find(toolName);
-    } catch (error) {
-      // The toolbox went away meanwhile (a config reload removed it) or the workbench is shutting down: still a
-      // tool result that says so, never a JSON-RPC error.
-      if (isWorkbenchError(error)) return errorResult(`Cannot call ${quoteClientText(toolName)}: ${error.toDisplayString()}`, error.code, error.failure);
-      throw error;
-    }
+  let lookup = resolution.lookup;
+  if (!('found' in lookup) || resolution.wholeToolboxNeeded) {
+    const connected = await connectFor(request, knownServer);
+    if ('refusal' in connected) return connected.refusal;
+    lookup = connected.lookup;
   }
+  if ('found' in lookup) return forward(host, request.scope, toolbox, lookup.found, request.args, request.options);
+  return lookupRefusal(request, lookup, parts, knownServer);
+}
+
+/**
+ * Connects what a name needs — just its server for a canonical name, else the whole toolbox — and looks the name up
+ * again; a failure to connect is a refusal naming the cause.
+ */
+async function connectFor(request: UseRequest, knownServer: ServerConfig | undefined): Promise<{ lookup: ToolLookup } | { refusal: CallToolResult }> {
+  const { host, scope, toolbox, toolName } = request;
+  const cannotCall = (error: WorkbenchError): { refusal: CallToolResult } => ({
+    refusal: errorResult(`Cannot call ${quoteClientText(toolName)}: ${error.toDisplayString()}`, error.code, error.failure),
+  });
+  try {
+    if (knownServer && !scope.manager.isConnected(toolbox.name, knownServer.name)) {
+      const failure = await scope.manager.connectServer(toolbox.name, knownServer.name);
+      if (failure) return cannotCall(failure);
+    } else if (!knownServer) {
+      await scope.manager.openToolbox(toolbox.name);
+    }
+    return { lookup: host.cachedCatalog(scope, toolbox.name).catalog.find(toolName) };
+  } catch (error) {
+    // The toolbox went away meanwhile (a config reload removed it) or the workbench is shutting down: still a
+    // tool result that says so, never a JSON-RPC error.
+    if (isWorkbenchError(error)) return cannotCall(error);
+    throw error;
+  }
+}
+
+/** Why a name that is not an enabled tool cannot be called: disabled, ambiguous, or unknown (with the closest names). */
+function lookupRefusal(request: UseRequest, lookup: Exclude<ToolLookup, { found: CatalogTool }>, parts: ToolNameParts | undefined, knownServer: ServerConfig | undefined): CallToolResult {
+  const { scope, toolbox, toolName } = request;
+  const toolboxName = toolbox.name;
   if ('hidden' in lookup) {
     return errorResult(disabledMessage(lookup.hidden.name, lookup.hidden.visibility.reason, lookup.hidden.visibility.source), 'TOOL_DISABLED');
   }
@@ -143,22 +174,19 @@ async function connectThenUse(
       'TOOL_NOT_FOUND',
     );
   }
-  if ('notFound' in lookup && parts?.toolbox === toolboxName && !knownServer) {
+  if (parts?.toolbox === toolboxName && !knownServer) {
     return errorResult(
       `Tool ${quoteClientText(toolName)} names server "${parts.server}", which toolbox "${toolboxName}" does not have. Its servers: ${toolbox.servers.map((s) => s.name).join(', ')}. Call open_toolbox {"toolbox_name":"${toolboxName}"} to list the valid names.`,
       'TOOL_NOT_FOUND',
     );
   }
-  if ('notFound' in lookup) {
-    const failed = toolbox.servers.filter((s) => !scope.manager.isConnected(toolboxName, s.name)).map((s) => s.name);
-    const hint = lookup.suggestions.length > 0 ? ` Closest names: ${lookup.suggestions.join(', ')}.` : '';
-    const down = failed.length > 0 ? ` Not connected (their tools are unavailable): ${failed.join(', ')}.` : '';
-    return errorResult(
-      `Unknown tool ${quoteClientText(toolName)} in toolbox "${toolboxName}".${hint}${down} Call open_toolbox {"toolbox_name":"${toolboxName}"} to list the valid names.`,
-      'TOOL_NOT_FOUND',
-    );
-  }
-  return forward(host, scope, toolbox, lookup.found, args, options);
+  const failed = toolbox.servers.filter((s) => !scope.manager.isConnected(toolboxName, s.name)).map((s) => s.name);
+  const hint = lookup.suggestions.length > 0 ? ` Closest names: ${lookup.suggestions.join(', ')}.` : '';
+  const down = failed.length > 0 ? ` Not connected (their tools are unavailable): ${failed.join(', ')}.` : '';
+  return errorResult(
+    `Unknown tool ${quoteClientText(toolName)} in toolbox "${toolboxName}".${hint}${down} Call open_toolbox {"toolbox_name":"${toolboxName}"} to list the valid names.`,
+    'TOOL_NOT_FOUND',
+  );
 }
 
 /** Validates the arguments, forwards the call, and checks what came back. */
