@@ -33,80 +33,106 @@ const ANY_OBJECT: StandardSchemaV1<unknown, Record<string, unknown>> = {
  */
 export async function listAllTools(client: Client, log: Logger, label: string, timeout?: number, modern = false): Promise<ToolList> {
   if (!client.getServerCapabilities()?.tools) return { tools: [], duplicates: [] };
-  const tools: Tool[] = [];
-  const names = new Set<string>();
-  const duplicates = new Set<string>();
+  const list = new ListBuilder(log, label, modern);
   const cursors = new Set<string>();
   let cursor: string | undefined;
   let page = 0;
-  let scope: 'public' | 'private' | undefined;
-  let ttlMs: number | undefined;
-  let paramHeaders: Map<string, HeaderDeclaration[]> | undefined;
   for (; page < MAX_TOOL_PAGES; page++) {
     const result = await client.request({ method: 'tools/list', params: cursor ? { cursor } : {} }, ANY_OBJECT, timeout ? { timeout } : undefined);
-    if (modern && page === 0 && typeof result.ttlMs !== 'number') {
-      // A modern list always carries its caching hint: this server answered like a legacy one (a stale era verdict).
-      throw new Error('the server answered tools/list without the modern caching hint (ttlMs): it does not speak protocol 2026-07-28');
-    }
-    // The list may be reused for as long as its shortest-lived page allows.
-    if (modern && typeof result.ttlMs === 'number' && result.ttlMs >= 0) ttlMs = Math.min(ttlMs ?? Infinity, result.ttlMs);
-    if (result.cacheScope === 'private') scope = 'private';
-    else if (result.cacheScope === 'public' && scope === undefined && page === 0) scope = 'public';
-    if (!Array.isArray(result.tools)) throw new Error('the server answered tools/list without a "tools" array');
-    for (const tool of result.tools as unknown[]) {
-      const problem = toolProblem(tool);
-      if (problem) {
-        log.warn(`skipped a tool the server listed: ${problem}`);
-        continue;
-      }
-      const { name, inputSchema } = tool as Tool;
-      if (names.has(name)) {
-        duplicates.add(name);
-        continue;
-      }
-      if (modern) {
-        const scan = scanHeaderDeclarations(inputSchema);
-        if ('problem' in scan) {
-          log.warn(
-            `skipped a tool the server listed: ${quoteClientText(name, 64)} of ${label} has invalid header declarations (${scan.problem}); ` +
-              'it is not offered and never called. Report this to the server\'s maintainers.',
-          );
-          continue;
-        }
-        if (scan.declarations.length > 0) (paramHeaders ??= new Map()).set(name, scan.declarations);
-      }
-      names.add(name);
-      tools.push(tool as Tool);
-    }
+    list.addPage(result, page);
     cursor = typeof result.nextCursor === 'string' && result.nextCursor !== '' ? result.nextCursor : undefined;
     if (!cursor) break;
     // A paginator that hands out a cursor it already gave would go round forever: stop at once and say so.
     if (cursors.has(cursor)) {
       log.warn(
         `${label} answered tools/list with a cursor it had already given (${quoteClientText(cursor, 40)}, page ${page + 1}); ` +
-          `stopped reading its tool list there, with ${tools.length} distinct tools. Report this to the server's maintainers.`,
+          `stopped reading its tool list there, with ${list.size} distinct tools. Report this to the server's maintainers.`,
       );
       break;
     }
     cursors.add(cursor);
   }
   if (page === MAX_TOOL_PAGES) {
-    log.warn(`${label} listed more than ${MAX_TOOL_PAGES} pages of tools; stopped reading there, with ${tools.length} distinct tools.`);
+    log.warn(`${label} listed more than ${MAX_TOOL_PAGES} pages of tools; stopped reading there, with ${list.size} distinct tools.`);
   }
-  if (duplicates.size > 0) {
-    const shown = [...duplicates].slice(0, 5).map((n) => quoteClientText(n, 64)).join(', ');
-    log.warn(
-      `${label} listed ${duplicates.size} tool name(s) more than once (${shown}${duplicates.size > 5 ? ', …' : ''}); each is counted ` +
-        'once and only its first entry is used. Report this to the server\'s maintainers.',
-    );
+  return list.result();
+}
+
+/** The pages of one listing, checked tool by tool as they come (see listAllTools). */
+class ListBuilder {
+  private readonly tools: Tool[] = [];
+  private readonly names = new Set<string>();
+  private readonly duplicates = new Set<string>();
+  private scope: 'public' | 'private' | undefined;
+  private ttlMs: number | undefined;
+  private paramHeaders: Map<string, HeaderDeclaration[]> | undefined;
+
+  constructor(
+    private readonly log: Logger,
+    private readonly label: string,
+    private readonly modern: boolean,
+  ) {}
+
+  get size(): number {
+    return this.tools.length;
   }
-  return {
-    tools,
-    duplicates: [...duplicates],
-    ...(scope ? { cacheScope: scope } : {}),
-    ...(ttlMs !== undefined ? { ttlMs } : {}),
-    ...(paramHeaders ? { paramHeaders } : {}),
-  };
+
+  addPage(result: Record<string, unknown>, page: number): void {
+    if (this.modern && page === 0 && typeof result.ttlMs !== 'number') {
+      // A modern list always carries its caching hint: this server answered like a legacy one (a stale era verdict).
+      throw new Error('the server answered tools/list without the modern caching hint (ttlMs): it does not speak protocol 2026-07-28');
+    }
+    // The list may be reused for as long as its shortest-lived page allows.
+    if (this.modern && typeof result.ttlMs === 'number' && result.ttlMs >= 0) this.ttlMs = Math.min(this.ttlMs ?? Infinity, result.ttlMs);
+    if (result.cacheScope === 'private') this.scope = 'private';
+    else if (result.cacheScope === 'public' && this.scope === undefined && page === 0) this.scope = 'public';
+    if (!Array.isArray(result.tools)) throw new Error('the server answered tools/list without a "tools" array');
+    for (const tool of result.tools as unknown[]) this.addTool(tool);
+  }
+
+  private addTool(tool: unknown): void {
+    const problem = toolProblem(tool);
+    if (problem) {
+      this.log.warn(`skipped a tool the server listed: ${problem}`);
+      return;
+    }
+    const { name, inputSchema } = tool as Tool;
+    if (this.names.has(name)) {
+      this.duplicates.add(name);
+      return;
+    }
+    if (this.modern) {
+      const scan = scanHeaderDeclarations(inputSchema);
+      if ('problem' in scan) {
+        this.log.warn(
+          `skipped a tool the server listed: ${quoteClientText(name, 64)} of ${this.label} has invalid header declarations (${scan.problem}); ` +
+            'it is not offered and never called. Report this to the server\'s maintainers.',
+        );
+        return;
+      }
+      if (scan.declarations.length > 0) (this.paramHeaders ??= new Map()).set(name, scan.declarations);
+    }
+    this.names.add(name);
+    this.tools.push(tool as Tool);
+  }
+
+  result(): ToolList {
+    const { duplicates } = this;
+    if (duplicates.size > 0) {
+      const shown = [...duplicates].slice(0, 5).map((n) => quoteClientText(n, 64)).join(', ');
+      this.log.warn(
+        `${this.label} listed ${duplicates.size} tool name(s) more than once (${shown}${duplicates.size > 5 ? ', …' : ''}); each is counted ` +
+          'once and only its first entry is used. Report this to the server\'s maintainers.',
+      );
+    }
+    return {
+      tools: this.tools,
+      duplicates: [...duplicates],
+      ...(this.scope ? { cacheScope: this.scope } : {}),
+      ...(this.ttlMs !== undefined ? { ttlMs: this.ttlMs } : {}),
+      ...(this.paramHeaders ? { paramHeaders: this.paramHeaders } : {}),
+    };
+  }
 }
 
 /** A server's catalog: distinct tools in listed order, and the names it listed more than once. */
