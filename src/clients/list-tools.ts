@@ -2,6 +2,7 @@ import type { Client, StandardSchemaV1 } from '@modelcontextprotocol/client';
 import type { Tool } from '@modelcontextprotocol/client';
 import type { Logger } from '../log.js';
 import { quoteClientText } from '../shared/client-text.js';
+import { countHiddenInTool } from '../shared/hidden-text.js';
 import { scanHeaderDeclarations, type HeaderDeclaration } from './param-headers.js';
 
 const MAX_TOOL_PAGES = 1000;
@@ -90,6 +91,19 @@ class ListBuilder {
     for (const tool of result.tools as unknown[]) this.addTool(tool);
   }
 
+  /** Says once per listing which tools hide characters in their prose (the model is shown them as escapes). */
+  private warnHidden(): void {
+    const hiding = this.tools.map((tool) => ({ name: tool.name, count: countHiddenInTool(tool) })).filter((t) => t.count > 0);
+    if (hiding.length === 0) return;
+    const total = hiding.reduce((sum, t) => sum + t.count, 0);
+    const shown = hiding.slice(0, 5).map((t) => `${quoteClientText(t.name, 64)} (${t.count})`).join(', ');
+    this.log.warn(
+      `${this.label} hides ${total} invisible character(s) (zero-width, bidirectional or tag characters) in what ${hiding.length} tool(s) tell ` +
+        `the model: ${shown}${hiding.length > 5 ? ', …' : ''}. They are shown to the model as visible escapes such as \\u200b; ` +
+        'text a person cannot see may be an attempt to instruct the model unseen, so check this server.',
+    );
+  }
+
   private addTool(tool: unknown): void {
     const problem = toolProblem(tool);
     if (problem) {
@@ -117,6 +131,7 @@ class ListBuilder {
   }
 
   result(): ToolList {
+    this.warnHidden();
     const { duplicates } = this;
     if (duplicates.size > 0) {
       const shown = [...duplicates].slice(0, 5).map((n) => quoteClientText(n, 64)).join(', ');

@@ -1,6 +1,7 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/client';
 import type { Answer, FullEntry } from '../catalog/catalog-index.js';
 import { overriddenText, type OverrideResolver } from '../catalog/overrides.js';
+import { revealHidden, revealInSchema } from '../shared/hidden-text.js';
 import type { CatalogTool } from '../catalog/toolbox-catalog.js';
 import type { FailedServer } from '../clients/client-manager.js';
 import type { ServerFailure, WorkbenchErrorCode } from '../errors.js';
@@ -32,6 +33,11 @@ export interface ToolStatusReport {
 /** What `open_toolbox` answers when `detail` is `"full"` (README: "open_toolbox"); other answers are `Answer`s. */
 export type OpenToolboxResult = Omit<Answer, 'tools'> & { tools: ToolEntry[] };
 
+/**
+ * A tool as the model is shown it: canonical name, overrides applied, and every hidden character of its prose (title,
+ * description, the schemas' descriptions and titles) revealed as a visible escape (README "Hidden characters"). The
+ * tool object calls are made with is left as the server sent it.
+ */
 export function toEntry(t: CatalogTool, overrides: OverrideResolver): ToolEntry {
   const { title, description, annotations } = overriddenText(t.tool, overrides(t.toolbox, t.server, t.tool.name));
   return {
@@ -39,11 +45,11 @@ export function toEntry(t: CatalogTool, overrides: OverrideResolver): ToolEntry 
     toolbox_name: t.toolbox,
     source_server: t.server,
     original_name: t.tool.name,
-    ...(title !== undefined ? { title } : {}),
-    description: `[${t.toolbox}/${t.server}] ${description}`.trimEnd(),
-    inputSchema: t.tool.inputSchema,
-    ...(t.tool.outputSchema !== undefined ? { outputSchema: t.tool.outputSchema } : {}),
-    ...(annotations !== undefined ? { annotations } : {}),
+    ...(title !== undefined ? { title: revealHidden(title) } : {}),
+    description: `[${t.toolbox}/${t.server}] ${revealHidden(description)}`.trimEnd(),
+    inputSchema: revealInSchema(t.tool.inputSchema),
+    ...(t.tool.outputSchema !== undefined ? { outputSchema: revealInSchema(t.tool.outputSchema) } : {}),
+    ...(annotations !== undefined ? { annotations: revealInSchema(annotations) } : {}),
   };
 }
 

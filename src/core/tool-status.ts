@@ -1,5 +1,6 @@
 import type { OverrideResolver } from '../catalog/overrides.js';
 import { overriddenText } from '../catalog/overrides.js';
+import { revealHidden, revealInSchema } from '../shared/hidden-text.js';
 import type { ToolboxCatalog } from '../catalog/toolbox-catalog.js';
 import type { ToolStatus } from './tool-entry.js';
 
@@ -18,8 +19,8 @@ export function toolStatuses(catalog: ToolboxCatalog, overrides: OverrideResolve
       original_name: t.tool.name,
       enabled: status === undefined,
       ...(status ? { disabled_by: { source: status.source, rule: status.rule, reason: status.reason } } : {}),
-      ...(t.tool.description !== undefined ? { description: t.tool.description } : {}),
-      ...(override ? { override: overriddenText(t.tool, override) } : {}),
+      ...(t.tool.description !== undefined ? { description: revealHidden(t.tool.description) } : {}),
+      ...(override ? { override: revealInSchema(overriddenText(t.tool, override)) } : {}),
     };
   });
 }
