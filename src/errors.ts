@@ -14,6 +14,8 @@ export type WorkbenchErrorCode =
   | 'TOOLBOX_NOT_FOUND'
   | 'TOOL_NOT_FOUND'
   | 'TOOL_DISABLED'
+  /** Held until approved: its definition is new or changed since it was approved (`toolChanges: "quarantine"`). */
+  | 'TOOL_HELD'
   | 'INVALID_NAME'
   /** A meta-tool's own parameters are missing, of the wrong type, unknown or too large (answered with its signature). */
   | 'INVALID_PARAMETERS'

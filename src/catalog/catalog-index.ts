@@ -1,4 +1,5 @@
 import type { Tool } from '@modelcontextprotocol/client';
+import type { UnapprovedTool } from './trust.js';
 import type { FailedServer } from '../clients/server-failure.js';
 
 /** Characters an `open_toolbox` answer may take when nothing else is configured (README: "Context budget"). */
@@ -50,6 +51,10 @@ export interface AnswerHead {
   servers_pending?: PendingServer[];
   /** How tools this session was shown earlier have changed since; absent when nothing did. */
   catalog_changes?: CatalogChange[];
+  /** Tools held until a person approves them (new or changed definitions, `toolChanges: "quarantine"`). */
+  tools_held?: UnapprovedTool[];
+  /** Tools whose definitions are not the approved ones but stay usable (`toolChanges: "warn"`). */
+  tools_unapproved?: UnapprovedTool[];
 }
 
 /** A server shown from its last known list: when it was listed, how long ago, and what that means. */
@@ -282,6 +287,8 @@ function render(answer: Answer): BudgetedAnswer {
     ...(answer.servers_cached !== undefined ? { servers_cached: answer.servers_cached } : {}),
     ...(answer.servers_pending !== undefined ? { servers_pending: answer.servers_pending } : {}),
     ...(answer.catalog_changes !== undefined ? { catalog_changes: answer.catalog_changes } : {}),
+    ...(answer.tools_held !== undefined ? { tools_held: answer.tools_held } : {}),
+    ...(answer.tools_unapproved !== undefined ? { tools_unapproved: answer.tools_unapproved } : {}),
     detail: answer.detail,
     tools: answer.tools,
     ...(answer.hint !== undefined ? { hint: answer.hint } : {}),

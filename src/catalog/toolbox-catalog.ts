@@ -1,6 +1,7 @@
 import type { Tool } from '@modelcontextprotocol/client';
 import { boundedEditDistance } from '../config/text.js';
 import { formatToolName, parseToolName } from './names.js';
+import type { TrustPolicy } from './trust.js';
 import type { Visibility, VisibilityPolicy } from './visibility.js';
 
 /**
@@ -14,6 +15,8 @@ export interface CatalogTool {
   server: string;
   /** The downstream tool exactly as the server listed it. */
   tool: Tool;
+  /** Set when its definition is not the approved one but it stays usable (`toolChanges: "warn"`). */
+  unapproved?: { change: 'new' | 'changed' | 'unverified'; reason: string };
 }
 
 export interface HiddenTool extends CatalogTool {
@@ -43,14 +46,24 @@ export class ToolboxCatalog {
   private readonly byLoose = new Map<string, CatalogTool[]>();
   private readonly hiddenByBare = new Map<string, HiddenTool[]>();
 
-  constructor(toolbox: string, servers: readonly ServerTools[], policy: VisibilityPolicy) {
+  /**
+   * @param trust whether each tool's definition is the approved one (README "Pinned tool definitions"): a held tool is
+   *   hidden with source `quarantine`, a flagged one stays enabled and carries `unapproved`. No checks without it.
+   */
+  constructor(toolbox: string, servers: readonly ServerTools[], policy: VisibilityPolicy, trust?: TrustPolicy) {
     this.toolbox = toolbox;
     const tools: CatalogTool[] = [];
     const hiddenList: HiddenTool[] = [];
     for (const { server, tools: list } of servers) {
       for (const tool of list) {
         const entry: CatalogTool = { name: formatToolName(toolbox, server, tool.name), toolbox, server, tool };
-        const visibility = policy.check(toolbox, server, tool.name);
+        let visibility = policy.check(toolbox, server, tool.name);
+        const verdict = visibility.enabled && trust ? trust.verdict(toolbox, server, tool) : undefined;
+        if (verdict && verdict.state !== 'approved') {
+          // `rule` says which change it is: new, changed or unverified.
+          if (verdict.held) visibility = { enabled: false, source: 'quarantine', rule: verdict.state, reason: verdict.reason };
+          else entry.unapproved = { change: verdict.state, reason: verdict.reason };
+        }
         if (!visibility.enabled) {
           const hidden = { ...entry, visibility };
           this.hiddenByName.set(entry.name, hidden);

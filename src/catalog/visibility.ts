@@ -12,7 +12,8 @@ import { formatToolName } from './names.js';
 /** How many canonical names a policy remembers its verdict for. */
 export const VISIBILITY_MEMO_SIZE = 4096;
 
-export type DisabledSource = 'config' | 'project' | 'cli' | 'toolset' | 'state';
+/** `quarantine`: held because its definition is new or changed since approved (README "Pinned tool definitions"). */
+export type DisabledSource = 'config' | 'project' | 'cli' | 'toolset' | 'state' | 'quarantine';
 
 export type Visibility =
   | { enabled: true }

@@ -28,7 +28,8 @@ export function registerDoctorCommand(program: Command, ctx: CliContext): void {
     .option('-t, --toolbox <name>', 'check only this toolbox')
     .option('--timeout <ms>', `connect timeout for every server (default: its connectTimeoutMs, else ${DEFAULT_DOCTOR_TIMEOUT_MS})`, parseTimeout)
     .option('--json', 'print the report as JSON')
-    .action(async (opts: { config?: string; toolbox?: string; timeout?: number; json?: boolean }) => {
+    .option('--state-file <file>', 'tool state file, beside which tool-pins.json says which tool definitions are approved (default: as for serve)')
+    .action(async (opts: { config?: string; toolbox?: string; timeout?: number; json?: boolean; stateFile?: string }) => {
       const controller = new AbortController();
       const onSignal = (): void => controller.abort();
       process.once('SIGINT', onSignal);
@@ -45,6 +46,7 @@ export function registerDoctorCommand(program: Command, ctx: CliContext): void {
           config: opts.config,
           toolbox: opts.toolbox,
           timeoutMs: opts.timeout,
+          ...(opts.stateFile !== undefined && { stateFile: opts.stateFile }),
           env: ctx.env,
           cwd: ctx.cwd,
           log: ctx.log,

@@ -2,6 +2,7 @@ import { homedir } from 'node:os';
 import { CatalogCache, catalogCacheDir } from '../catalog/catalog-cache.js';
 import { keepCopy, readToolState } from '../state/read.js';
 import { resolveStatePath } from '../state/path.js';
+import { pinsPathFor, readPins, watchPins } from '../state/pins.js';
 import { type BrokenState, watchToolState } from '../state/watch.js';
 import { loadConfig } from '../config/load.js';
 import { resolveConfigPath } from '../config/config-path.js';
@@ -81,6 +82,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const read = await readToolState(statePath, options.log);
   // Fail closed (README "Enabled and disabled tools"): never the defaults in place of a file that does not parse.
   if (read.problem && !options.serving) throw read.problem;
+  const pinsPath = pinsPathFor(statePath);
+  const pins = await readPins(pinsPath);
   const workbench = new Workbench({
     config,
     env: options.env,
@@ -93,7 +96,10 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     state: read.state,
     ...(read.problem && { stateProblem: read.problem }),
     ...(options.toolsets && options.toolsets.length > 0 && { sessionToolsets: options.toolsets }),
+    pins: { path: pinsPath, read: pins, record: options.serving === true },
   });
+  // Approvals (`tools approve` in another process) apply to a running server at once.
+  const pinsWatcher = options.serving ? watchPins(pinsPath, (next) => workbench.setPins(next), options.log) : undefined;
   if (read.problem) await reportBrokenState(statePath, read, false, options.log);
   // A running server follows changes from `tools enable|disable`, another workbench or an editor.
   const watcher = options.serving
@@ -144,6 +150,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     close: async () => {
       configWatcher?.close();
       watcher?.close();
+      pinsWatcher?.close();
       await workbench.close();
     },
   };

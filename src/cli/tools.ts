@@ -10,6 +10,7 @@ import { createRedactor, redactDeep } from '../shared/redact.js';
 import { VERSION } from '../version.js';
 import { EXIT_FAILURE, EXIT_USAGE, splitList, type CliContext } from './context.js';
 import { createRuntime, stateFilePath } from './runtime.js';
+import { registerTrustCommands } from './tools-trust.js';
 
 /**
  * `mcp-workbench tools list | enable | disable | reset`: the same state model the server uses, from a shell.
@@ -55,6 +56,8 @@ export function registerToolsCommand(program: Command, ctx: CliContext): void {
         await runtime?.close();
       }
     });
+
+  registerTrustCommands(tools, ctx, common);
 
   for (const action of ['enable', 'disable'] as const) {
     common(tools.command(`${action} <names...>`))

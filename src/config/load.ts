@@ -97,6 +97,7 @@ export function parseConfig(raw: unknown, source: string, env: EnvLike, options:
     ...(document.toolsets && { toolsets: normaliseToolsets(document.toolsets, 'config') }),
     ...(document.catalogBudget !== undefined && { catalogBudget: document.catalogBudget }),
     ...(document.openWaitMs !== undefined && { openWaitMs: document.openWaitMs }),
+    ...(document.toolChanges !== undefined && { toolChanges: document.toolChanges }),
     warnings,
     secrets: [...expanded.secrets, ...configuredSecrets(toolboxes)],
   };

@@ -1,5 +1,5 @@
 import { normaliseOverrides, type RawToolOverride, type RawToolset } from './catalog-settings.js';
-import type { ServerConfig, ToolboxConfig } from './types.js';
+import type { ServerConfig, ToolChanges, ToolboxConfig } from './types.js';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Shapes of the document after schema validation.
@@ -21,6 +21,8 @@ interface RawServer {
   toolOverrides?: Record<string, RawToolOverride>;
   shared?: boolean;
   catalogCache?: boolean;
+  toolChanges?: ToolChanges;
+  quarantine?: boolean;
 }
 
 interface RawToolbox {
@@ -30,6 +32,7 @@ interface RawToolbox {
   toolOverrides?: Record<string, RawToolOverride>;
   catalogBudget?: number;
   openWaitMs?: number;
+  toolChanges?: ToolChanges;
 }
 
 export interface RawConfig {
@@ -37,6 +40,7 @@ export interface RawConfig {
   toolsets?: Record<string, RawToolset>;
   catalogBudget?: number;
   openWaitMs?: number;
+  toolChanges?: ToolChanges;
 }
 
 export function normaliseToolbox(name: string, raw: RawToolbox): ToolboxConfig {
@@ -47,6 +51,7 @@ export function normaliseToolbox(name: string, raw: RawToolbox): ToolboxConfig {
     ...(raw.toolOverrides && { toolOverrides: normaliseOverrides(raw.toolOverrides) }),
     ...(raw.catalogBudget !== undefined && { catalogBudget: raw.catalogBudget }),
     ...(raw.openWaitMs !== undefined && { openWaitMs: raw.openWaitMs }),
+    ...(raw.toolChanges !== undefined && { toolChanges: raw.toolChanges }),
     servers: Object.entries(raw.mcpServers).map(([serverName, server]) => normaliseServer(serverName, server)),
   };
 }
@@ -61,6 +66,8 @@ function normaliseServer(name: string, raw: RawServer): ServerConfig {
     ...(raw.connectTimeoutMs !== undefined && { connectTimeoutMs: raw.connectTimeoutMs }),
     shared: raw.shared ?? false,
     ...(raw.catalogCache === false && { catalogCache: false as const }),
+    ...(raw.toolChanges !== undefined && { toolChanges: raw.toolChanges }),
+    ...(raw.quarantine === true && { quarantine: true as const }),
   };
   const type = raw.type ?? raw.transport ?? 'stdio';
   if (type === 'stdio') {

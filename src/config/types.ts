@@ -30,6 +30,10 @@ export interface ServerCommon {
   shared: boolean;
   /** `catalogCache: false`: this server's tool list is neither read from nor written to the catalog cache. */
   catalogCache?: false;
+  /** What a new or changed tool of this server does (README "Pinned tool definitions"); the nearest setting wins. */
+  toolChanges?: ToolChanges;
+  /** `quarantine: true`: every tool of this server is held until its tools are approved. */
+  quarantine?: true;
   /**
    * Why this entry cannot start as written (an unset variable, a malformed URL, …); absent when it can. Such a
    * server stays in its toolbox, and connecting it fails at once with these (see config/server-problems).
@@ -104,6 +108,8 @@ export interface ToolboxConfig {
   catalogBudget?: number;
   /** Longest open_toolbox waits for this toolbox's servers still starting (ms), if configured. */
   openWaitMs?: number;
+  /** This toolbox's servers' `toolChanges` unless a server sets its own. */
+  toolChanges?: ToolChanges;
   /** Servers in config order. */
   servers: ServerConfig[];
 }
@@ -121,6 +127,8 @@ export interface WorkbenchConfig {
   catalogBudget?: number;
   /** Default `openWaitMs` for every toolbox, if configured. */
   openWaitMs?: number;
+  /** Default `toolChanges` (README "Pinned tool definitions"): "warn" when unset. */
+  toolChanges?: ToolChanges;
   /** Non-fatal findings (deprecations) that the caller should show on stderr. */
   warnings: string[];
   /**
@@ -130,3 +138,6 @@ export interface WorkbenchConfig {
    */
   secrets?: readonly Secret[];
 }
+
+/** What a tool that is new, or changed since it was approved, does: flagged and usable, or held until approved. */
+export type ToolChanges = 'warn' | 'quarantine';

@@ -20,6 +20,7 @@ import {
 import { compileGlob } from '../shared/glob.js';
 import { DEFAULT_SEARCH_LIMIT, searchIndex, searchTools } from '../catalog/search.js';
 import { ToolboxCatalog, type CatalogTool } from '../catalog/toolbox-catalog.js';
+import type { TrustPolicy, UnapprovedTool } from '../catalog/trust.js';
 import type { VisibilityPolicy } from '../catalog/visibility.js';
 import { pendingServer, waitForServers, type OpenProgress } from './open-wait.js';
 import type { ShownLists } from './shown-lists.js';
@@ -39,6 +40,8 @@ export interface DiscoveryOptions {
   /** The config in effect (it changes on a reload). */
   config: () => WorkbenchConfig;
   policy: () => VisibilityPolicy;
+  /** Whether tool definitions are the approved ones (README "Pinned tool definitions"); none: no checks. */
+  trust?: () => TrustPolicy | undefined;
   toEntry: (tool: CatalogTool) => FullEntry;
   /** Off when undefined (`--no-catalog-cache`). */
   cache?: CatalogCache;
@@ -133,6 +136,7 @@ export class Discovery {
         ...optional('servers_cached', views.flatMap((v, i) => prefix(v.cached, i))),
         ...optional('servers_pending', views.flatMap((v, i) => prefix(v.pending, i))),
         ...optional('catalog_changes', scope.shown.take()),
+        ...unapprovedHead(views.flatMap((v) => v.catalogs)),
       };
       const budget = request.detail === 'full' ? Infinity : this.budget();
       const matches = searchTools(views.map((v) => searchIndex(v.entries)), request.query ?? '', request.limit ?? DEFAULT_SEARCH_LIMIT);
@@ -160,6 +164,7 @@ export class Discovery {
       ...optional('servers_cached', view.cached ?? []),
       ...optional('servers_pending', view.pending ?? []),
       ...optional('catalog_changes', changes),
+      ...unapprovedHead(view.catalogs, view.member),
     };
     if (request.tools !== undefined) {
       const { entries, notFound } = this.resolve(view, request.tools);
@@ -279,7 +284,7 @@ export class Discovery {
       }
     }
     for (const { server, tools } of servers) scope.shown.record(name, server, tools);
-    const catalog = new ToolboxCatalog(name, servers, this.options.policy());
+    const catalog = new ToolboxCatalog(name, servers, this.options.policy(), this.options.trust?.());
     return { ...view, catalogs: [catalog], entries: catalog.tools.map(this.options.toEntry) };
   }
 
@@ -299,6 +304,36 @@ export class Discovery {
     }
     return toolbox;
   }
+}
+
+/** Most held or unapproved tools an answer names (the rest are counted). */
+const MAX_UNAPPROVED_SHOWN = 20;
+
+/**
+ * The tools of these catalogs whose definitions are not the approved ones (README "Pinned tool definitions"): held
+ * ones (use_tool refuses them) and flagged ones, each with why and what to do; absent when there are none.
+ */
+function unapprovedHead(catalogs: readonly ToolboxCatalog[], member?: (name: string) => boolean): Pick<AnswerHead, 'tools_held' | 'tools_unapproved'> {
+  const keep = (name: string): boolean => member === undefined || member(name);
+  const held: UnapprovedTool[] = [];
+  const flagged: UnapprovedTool[] = [];
+  for (const catalog of catalogs) {
+    for (const t of catalog.hidden) {
+      if (t.visibility.source !== 'quarantine' || !keep(t.name)) continue;
+      held.push({ name: t.name, change: t.visibility.rule as UnapprovedTool['change'], note: `${t.visibility.reason}; held until approved (mcp-workbench tools approve ${t.name})` });
+    }
+    for (const t of catalog.tools) {
+      if (!t.unapproved || !keep(t.name)) continue;
+      flagged.push({ name: t.name, change: t.unapproved.change, note: `${t.unapproved.reason}; usable, but check it before relying on it` });
+    }
+  }
+  return { ...optional('tools_held', capped(held)), ...optional('tools_unapproved', capped(flagged)) };
+}
+
+function capped(list: UnapprovedTool[]): UnapprovedTool[] {
+  if (list.length <= MAX_UNAPPROVED_SHOWN) return list;
+  const rest = list.length - MAX_UNAPPROVED_SHOWN;
+  return [...list.slice(0, MAX_UNAPPROVED_SHOWN), { name: `(${rest} more)`, change: list[MAX_UNAPPROVED_SHOWN]!.change, note: `${rest} more tools like these; mcp-workbench tools list shows them all` }];
 }
 
 /** A head field only when it has something to say (answers without it stay as they were). */

@@ -1,3 +1,4 @@
+import { parseToolName } from '../catalog/names.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/client';
 import type { Answer, FullEntry } from '../catalog/catalog-index.js';
 import { overriddenText, type OverrideResolver } from '../catalog/overrides.js';
@@ -65,6 +66,14 @@ export function errorResult(text: string, code: WorkbenchErrorCode, failure?: Se
 }
 
 export function disabledMessage(name: string, reason: string, source: string): string {
+  if (source === 'quarantine') {
+    const parts = parseToolName(name);
+    const key = parts ? `${parts.toolbox}/${parts.server}` : 'TOOLBOX/SERVER';
+    return (
+      `Tool "${name}" is held: ${reason}. Nothing it asks is sent until a person approves it: review the change with ` +
+      `\`mcp-workbench tools diff ${key}\`, then \`mcp-workbench tools approve ${name}\` (a running workbench follows at once).`
+    );
+  }
   const how =
     source === 'state'
       ? `Enable it with \`mcp-workbench tools enable ${name}\` (or enable_tools).`

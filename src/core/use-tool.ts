@@ -166,7 +166,8 @@ function lookupRefusal(request: UseRequest, lookup: Exclude<ToolLookup, { found:
   const { scope, toolbox, toolName } = request;
   const toolboxName = toolbox.name;
   if ('hidden' in lookup) {
-    return errorResult(disabledMessage(lookup.hidden.name, lookup.hidden.visibility.reason, lookup.hidden.visibility.source), 'TOOL_DISABLED');
+    const { source, reason } = lookup.hidden.visibility;
+    return errorResult(disabledMessage(lookup.hidden.name, reason, source), source === 'quarantine' ? 'TOOL_HELD' : 'TOOL_DISABLED');
   }
   if ('ambiguous' in lookup) {
     return errorResult(

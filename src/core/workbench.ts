@@ -1,3 +1,4 @@
+import type { Tool } from '@modelcontextprotocol/client';
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import type { CatalogCache } from '../catalog/catalog-cache.js';
 import { EraMemory } from '../clients/era-memory.js';
@@ -17,6 +18,8 @@ import { workbenchInstructions } from './instructions.js';
 import { isKnownToolName } from './known-name.js';
 import { Discovery, type DiscoveryScope, type OpenOptions, type OpenToolboxRequest } from './open-toolbox.js';
 import { ShownLists } from './shown-lists.js';
+import { ToolPins } from './tool-pins.js';
+import type { PinsRead } from '../state/pins.js';
 import type { CachedCatalog, Scope, SessionScope, UseToolOptions } from './scope.js';
 import { scopeRelay, sharedLogRouter, sharedRelay, trackCall, type CallContext, type UpstreamSession } from './session-routing.js';
 import { toEntry, type ToolEntry, type ToolStatus, type ToolStatusReport } from './tool-entry.js';
@@ -45,6 +48,8 @@ export interface WorkbenchOptions {
   catalogCache?: CatalogCache;
   /** `--catalog-budget` (characters). */
   catalogBudget?: number;
+  /** The tool pins file and its content at start (README "Pinned tool definitions"); no checks without it. */
+  pins?: { path: string; read: PinsRead; record: boolean };
 }
 
 export type { CallContext, UpstreamSession } from './session-routing.js';
@@ -83,6 +88,7 @@ export class Workbench {
   private readonly discovery: Discovery;
   /** Every server's protocol era, for all sessions' connections (persisted in the catalog cache when there is one). */
   private readonly eras: EraMemory;
+  private readonly pins: ToolPins | undefined;
 
   constructor(options: WorkbenchOptions) {
     this.options = options;
@@ -90,6 +96,7 @@ export class Workbench {
     this.log = options.log;
     this.validators = new ToolValidators(options.log);
     this.eras = new EraMemory(options.catalogCache);
+    this.pins = options.pins && new ToolPins(options.pins.path, options.pins.read, options.log, options.pins.record);
     this.useToolHost = {
       scopeOf: (session) => this.scopeOf(session),
       toolboxes: () => this.toolboxes,
@@ -115,6 +122,7 @@ export class Workbench {
     this.discovery = new Discovery({
       config: () => this.current,
       policy: () => this.policy,
+      trust: () => this.pins?.policy(this.current),
       toEntry: (t) => toEntry(t, this.overrides),
       cache: options.catalogCache,
       budget: options.catalogBudget,
@@ -147,6 +155,7 @@ export class Workbench {
       ...this.connectionOptions(),
       onToolsChanged: (toolbox, server) => {
         books.catalogs.delete(toolbox);
+        this.observePins(manager, toolbox, server);
         this.discovery.toolsChanged(manager, toolbox, server, books.shown);
       },
       onLogMessage: (toolbox, server, params) => {
@@ -186,6 +195,7 @@ export class Workbench {
       onToolsChanged: (toolbox, server) => {
         for (const scope of this.scopes) {
           scope.catalogs.delete(toolbox);
+          this.observePins(scope.manager, toolbox, server);
           this.discovery.toolsChanged(scope.manager, toolbox, server, scope.shown);
         }
       },
@@ -210,6 +220,20 @@ export class Workbench {
   /** The config in effect (it changes on {@link reload}). */
   get config(): WorkbenchConfig {
     return this.current;
+  }
+
+  /** A server's live tools, seen by the pins (first sight recorded, unapproved changes logged once). */
+  private observePins(manager: ClientManager, toolbox: string, server: string): void {
+    if (!this.pins) return;
+    const listed = manager.serverTools(toolbox).find((s) => s.server === server);
+    if (listed) this.pins.observe(this.current, toolbox, server, listed.tools);
+  }
+
+  /** The tool pins file changed (an approval, an edit): catalogs are re-derived lazily on next use. */
+  setPins(read: PinsRead): void {
+    if (!this.pins) return;
+    this.pins.set(read);
+    for (const scope of this.scopes) scope.catalogs.clear();
   }
 
   /** Replace the state-file lists; catalogs are re-derived lazily on next use. */
@@ -364,6 +388,18 @@ export class Workbench {
   }
 
   /**
+   * Each server's live tools exactly as it listed them, for the given toolbox (or all): what `tools approve` and
+   * `tools diff` compare with the approved definitions. Connects what it must; failures are reported, not thrown.
+   */
+  async serverListings(toolbox?: string): Promise<{ listings: { toolbox: string; server: string; tools: Tool[] }[]; failed: ToolStatusReport['servers_failed'] }> {
+    const names = toolbox === undefined ? this.config.toolboxes.map((t) => t.name) : [this.requireToolbox(toolbox).name];
+    const opened = await Promise.all(names.map(async (name) => ({ name, result: await this.root.manager.openToolbox(name) })));
+    const listings = opened.flatMap(({ name }) => this.root.manager.serverTools(name).map((s) => ({ toolbox: name, server: s.server, tools: s.tools })));
+    const failed = opened.flatMap(({ name, result }) => result.failed.map((failure) => ({ toolbox: name, ...failure })));
+    return { listings, failed };
+  }
+
+  /**
    * Every tool of the given toolbox (or of all toolboxes), enabled or not, with the source that disabled it.
    * Connects what it must; servers that fail are reported, not thrown.
    */
@@ -403,7 +439,7 @@ export class Workbench {
   private cachedCatalog(scope: Scope, toolbox: string): CachedCatalog {
     let cached = scope.catalogs.get(toolbox);
     if (!cached) {
-      const catalog = new ToolboxCatalog(toolbox, scope.manager.serverTools(toolbox), this.policy);
+      const catalog = new ToolboxCatalog(toolbox, scope.manager.serverTools(toolbox), this.policy, this.pins?.policy(this.current));
       const entries = catalog.tools.map((t) => toEntry(t, this.overrides));
       cached = { catalog, entries };
       scope.catalogs.set(toolbox, cached);

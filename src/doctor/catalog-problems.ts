@@ -19,6 +19,8 @@ export const PROBLEM_TEXT: Record<ProblemKind, string> = {
   'schema-not-compilable': 'input schemas that do not compile as JSON Schema: the workbench forwards arguments unchecked, and strict clients reject them',
   'stdout-noise': 'the server wrote lines to stdout that are not MCP messages (servers must log to stderr); some clients drop the connection when that happens',
   'server-warning': 'warnings while talking to the server',
+  'tool-held': 'tools held until a person approves them: what they tell the model is new or changed since their server\'s tools were approved, and toolChanges is "quarantine"',
+  'tool-unapproved': 'tools new or changed since their server\'s tools were approved (still usable: toolChanges is "warn")',
 };
 
 /**

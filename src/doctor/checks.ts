@@ -1,6 +1,12 @@
 // The legacy handshake's version: the status probe is a plain initialize POST, which every era of server answers.
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/client';
 import type { Ajv } from 'ajv';
+import type { Tool } from '@modelcontextprotocol/client';
+import { homedir } from 'node:os';
+import type { TrustPolicy } from '../catalog/trust.js';
+import { resolveStatePath } from '../state/path.js';
+import { pinsPathFor, readPins } from '../state/pins.js';
+import { createTrustPolicy } from '../state/trust-policy.js';
 import { createAjv } from '../core/validators.js';
 import { performance } from 'node:perf_hooks';
 import { ClientManager, type FailedServer } from '../clients/client-manager.js';
@@ -12,7 +18,7 @@ import type { Logger } from '../log.js';
 import { createRedactor, redactDeep } from '../shared/redact.js';
 import { VERSION } from '../version.js';
 import { catalogProblems, logProblems, type PROBLEM_TEXT } from './catalog-problems.js';
-import { DEFAULT_DOCTOR_TIMEOUT_MS, type DoctorFailure, type DoctorOptions, type DoctorReport, type ServerReport } from './types.js';
+import { DEFAULT_DOCTOR_TIMEOUT_MS, type CatalogProblem, type DoctorFailure, type DoctorOptions, type DoctorReport, type ServerReport } from './types.js';
 
 /**
  * `mcp-workbench doctor`: connects every server of the config (or of one toolbox) at once, each on its own
@@ -53,9 +59,11 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   const progress = (): void => options.onProgress?.({ total: checks.length, done: checks.length - pending.size, failed, pending: [...pending] });
   progress();
   const ajv = createAjv();
+  const statePath = resolveStatePath({ flag: options.stateFile, env: options.env, homedir: options.env.HOME || homedir(), cwd: options.cwd });
+  const trust = createTrustPolicy(config, await readPins(pinsPathFor(statePath)));
   const reports = await Promise.all(
     checks.map(async ({ toolbox, server }) => {
-      const report = await checkServer(config, toolbox, server, options, ajv);
+      const report = await checkServer(config, toolbox, server, options, ajv, trust);
       pending.delete(`${toolbox.name}/${server.name}`);
       if (!report.connected) failed++;
       progress();
@@ -87,7 +95,14 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
 }
 
 /** One server on its own ClientManager (so its timing and timeout are its own); always closed before returning. */
-async function checkServer(config: WorkbenchConfig, toolbox: ToolboxConfig, server: ServerConfig, options: DoctorOptions, ajv: Ajv): Promise<ServerReport> {
+async function checkServer(
+  config: WorkbenchConfig,
+  toolbox: ToolboxConfig,
+  server: ServerConfig,
+  options: DoctorOptions,
+  ajv: Ajv,
+  trust: TrustPolicy,
+): Promise<ServerReport> {
   const timeoutMs = options.timeoutMs ?? server.connectTimeoutMs ?? DEFAULT_DOCTOR_TIMEOUT_MS;
   const logged: string[] = [];
   const noise: string[] = [];
@@ -126,7 +141,8 @@ async function checkServer(config: WorkbenchConfig, toolbox: ToolboxConfig, serv
     const tools = listed?.tools ?? [];
     // Names listed twice are kept once by the manager; put them back so the catalog check reports them as errors.
     const asListed = [...tools, ...(listed?.duplicates ?? []).flatMap((name) => tools.filter((t) => t.name === name))];
-    return { ...base, connected: true, connectMs, tools: tools.length, ...protocol, problems: [...catalogProblems(toolbox.name, server.name, asListed, ajv), ...logProblems(logged, noise)] };
+    const problems = [...catalogProblems(toolbox.name, server.name, asListed, ajv), ...trustProblems(trust, toolbox.name, server.name, tools), ...logProblems(logged, noise)];
+    return { ...base, connected: true, connectMs, tools: tools.length, ...protocol, problems };
   } catch (error) {
     const message = errorMessage(error);
     return { ...base, connected: false, connectMs: Math.round(performance.now() - started), failure: { kind: 'error', summary: 'error', message }, problems: [] };
@@ -134,6 +150,22 @@ async function checkServer(config: WorkbenchConfig, toolbox: ToolboxConfig, serv
     options.signal?.removeEventListener('abort', abort);
     await manager.close();
   }
+}
+
+/** The tools whose definitions are not the approved ones: held (an error: they cannot be called) or only flagged. */
+function trustProblems(trust: TrustPolicy, toolbox: string, server: string, tools: readonly Tool[]): CatalogProblem[] {
+  const held: string[] = [];
+  const flagged: string[] = [];
+  for (const tool of tools) {
+    const verdict = trust.verdict(toolbox, server, tool);
+    if (verdict.state === 'approved') continue;
+    (verdict.held ? held : flagged).push(`${tool.name} (${verdict.state})`);
+  }
+  const review = `review with \`mcp-workbench tools diff ${toolbox}/${server}\`, approve with \`mcp-workbench tools approve ${toolbox}__${server}__NAME\``;
+  return [
+    ...(held.length > 0 ? [{ kind: 'tool-held' as const, severity: 'error' as const, message: `${held.length} tool(s) held until approved: ${review}`, items: held }] : []),
+    ...(flagged.length > 0 ? [{ kind: 'tool-unapproved' as const, severity: 'warning' as const, message: `${flagged.length} tool(s) new or changed since approved: ${review}`, items: flagged }] : []),
+  ];
 }
 
 /** Turns the ClientManager's typed connect failure into the report's, reading its fields (never its message). */

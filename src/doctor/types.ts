@@ -35,7 +35,11 @@ export type ProblemKind =
   | 'schema-external-ref'
   | 'schema-not-compilable'
   | 'stdout-noise'
-  | 'server-warning';
+  | 'server-warning'
+  /** Held until approved: new or changed since its tools were approved (README "Pinned tool definitions"). */
+  | 'tool-held'
+  /** New or changed since approved, still usable (`toolChanges: "warn"`). */
+  | 'tool-unapproved';
 
 export interface CatalogProblem {
   kind: ProblemKind;
@@ -91,4 +95,6 @@ export interface DoctorOptions {
   onProgress?: (progress: DoctorProgress) => void;
   /** Aborting closes every connection at once; the report then has `interrupted: true`. */
   signal?: AbortSignal;
+  /** The tool-state file (its tool-pins.json beside it says which definitions are approved); default as for serve. */
+  stateFile?: string;
 }

@@ -103,7 +103,7 @@ class StateFileWatcher {
   }
 
   private async poll(): Promise<void> {
-    const signature = await this.signature();
+    const signature = await fileSignature(this.path);
     if (signature === this.lastSignature) return;
     const result = await this.readSettled();
     if (this.closed || result === 'retry') return; // the file is still changing: look again on the next poll
@@ -113,18 +113,6 @@ class StateFileWatcher {
     else this.apply(result.state, result.extraKeys);
   }
 
-  /**
-   * Stat identity rather than content: unchanged files cost one stat per poll. ns times and the inode catch both
-   * in-place edits and renames; ctime catches a same-size rewrite within one mtime tick on coarse file systems.
-   */
-  private async signature(): Promise<string> {
-    try {
-      const s = await stat(this.path, { bigint: true });
-      return `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
-    } catch (error) {
-      return `error:${errnoCode(error) ?? 'unknown'}`;
-    }
-  }
 
   /** The file's settled content, or 'retry' while it is still changing. */
   private async readSettled(): Promise<Snapshot | 'retry'> {
@@ -166,6 +154,20 @@ class StateFileWatcher {
       this.log.error(`Applying the changed tool state from ${this.path} failed: ${reasonOf(error)}`);
     }
     if (repaired) this.options.onProblem?.(undefined);
+  }
+}
+
+/**
+ * A file's identity for polling: stat fields rather than content, so an unchanged file costs one stat per poll. ns
+ * times and the inode catch both in-place edits and renames; ctime catches a same-size rewrite within one mtime tick
+ * on coarse file systems. A missing or unreadable file has a signature too (its error code).
+ */
+export async function fileSignature(path: string): Promise<string> {
+  try {
+    const s = await stat(path, { bigint: true });
+    return `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
+  } catch (error) {
+    return `error:${errnoCode(error) ?? 'unknown'}`;
   }
 }
 

@@ -1,0 +1,20 @@
+import type { Tool } from '@modelcontextprotocol/client';
+
+/**
+ * Whether what a tool tells the model is what was approved (README "Pinned tool definitions"). `held`: use_tool
+ * refuses it until it is approved (quarantine); otherwise it stays usable and is flagged.
+ */
+export type TrustVerdict =
+  | { state: 'approved' }
+  | { state: 'new' | 'changed' | 'unverified'; held: boolean; reason: string };
+
+export interface TrustPolicy {
+  verdict(toolbox: string, server: string, tool: Tool): TrustVerdict;
+}
+
+/** A tool whose definition is not the approved one, as an answer names it. */
+export interface UnapprovedTool {
+  name: string;
+  change: 'new' | 'changed' | 'unverified';
+  note: string;
+}

@@ -1,0 +1,162 @@
+import type { Command } from 'commander';
+import type { Tool } from '@modelcontextprotocol/client';
+import { formatToolName } from '../catalog/names.js';
+import { WorkbenchError } from '../errors.js';
+import { unifiedDiff } from '../migrate/text-diff.js';
+import { compileGlob } from '../shared/glob.js';
+import { createRedactor, redactDeep } from '../shared/redact.js';
+import { approveTools, fingerprint, pinsPathFor, readPins, serverKey, shownDefinition, updatePins, type PinnedServer } from '../state/pins.js';
+import { EXIT_FAILURE, EXIT_USAGE, splitList, type CliContext } from './context.js';
+import { createRuntime } from './runtime.js';
+
+/**
+ * `mcp-workbench tools approve | diff`: the approved tool definitions (README "Pinned tool definitions"). `approve`
+ * records what the matching tools tell the model now; a running workbench follows at once. `diff` shows, field by
+ * field, how a server's tools differ from what was approved.
+ */
+export function registerTrustCommands(tools: Command, ctx: CliContext, common: (cmd: Command) => Command): void {
+  common(tools.command('approve <names...>'))
+    .description('approve what tools tell the model now (canonical names or * globs): held tools become usable, flags clear')
+    .option('--json', 'machine-readable output')
+    .action(async (names: string[], opts: { config?: string; stateFile?: string; json?: boolean }) => {
+      const patterns = names.flatMap((n) => splitList(n));
+      await withListings(ctx, opts, async ({ listings, pinsPath }) => {
+        const matchers = patterns.map((pattern) => ({ pattern, match: compileGlob(pattern) }));
+        const chosen = new Map<string, { toolbox: string; server: string; tools: Tool[] }>();
+        const matched = new Set<string>();
+        for (const { toolbox, server, tools } of listings) {
+          for (const tool of tools) {
+            const name = formatToolName(toolbox, server, tool.name);
+            const hits = matchers.filter((m) => m.match(name));
+            if (hits.length === 0) continue;
+            for (const hit of hits) matched.add(hit.pattern);
+            const key = serverKey(toolbox, server);
+            const entry = chosen.get(key) ?? { toolbox, server, tools: [] };
+            entry.tools.push(tool);
+            chosen.set(key, entry);
+          }
+        }
+        const unmatched = patterns.filter((p) => !matched.has(p));
+        if (unmatched.length > 0) {
+          throw new WorkbenchError('TOOL_NOT_FOUND', `No listed tool matches ${unmatched.map((p) => JSON.stringify(p)).join(', ')}: nothing was approved.`, {
+            details: ['Use canonical names ({toolbox}__{server}__{tool}) or globs; `mcp-workbench tools list` shows them.'],
+          });
+        }
+        const approved: string[] = [];
+        await updatePins(
+          pinsPath,
+          (pins) => {
+            let changed = false;
+            for (const [key, { toolbox, server, tools: list }] of chosen) {
+              const before = pins.servers[key];
+              const fresh = list.filter((t) => before?.tools[t.name]?.fingerprint !== fingerprint(t));
+              if (approveTools(pins, key, fresh)) changed = true;
+              approved.push(...fresh.map((t) => formatToolName(toolbox, server, t.name)));
+            }
+            return changed;
+          },
+          { log: ctx.log },
+        );
+        if (opts.json) ctx.print(JSON.stringify({ pins_file: pinsPath, approved }, null, 2));
+        else ctx.print(approved.length > 0 ? `approved: ${approved.join(', ')}\n(${pinsPath})` : `already approved as they are now (${pinsPath})`);
+      });
+    });
+
+  common(tools.command('diff <server>'))
+    .description('show how a server\'s tools ({toolbox}/{server}) differ from what was approved, field by field')
+    .option('--json', 'machine-readable output')
+    .action(async (target: string, opts: { config?: string; stateFile?: string; json?: boolean }) => {
+      const slash = target.indexOf('/');
+      if (slash <= 0 || slash === target.length - 1) {
+        ctx.fail(new WorkbenchError('USAGE', `tools diff expects {toolbox}/{server}, got ${JSON.stringify(target)}`));
+        process.exitCode = EXIT_USAGE;
+        return;
+      }
+      const [toolbox, server] = [target.slice(0, slash), target.slice(slash + 1)];
+      await withListings(ctx, { ...opts, toolbox }, async ({ listings, pinsPath, redact }) => {
+        const listing = listings.find((l) => l.toolbox === toolbox && l.server === server);
+        if (!listing) throw new WorkbenchError('TOOL_NOT_FOUND', `Server "${server}" of toolbox "${toolbox}" is not connected or not in the config.`);
+        const read = await readPins(pinsPath);
+        if (read.kind === 'broken') throw new WorkbenchError('STATE_INVALID', `The tool pins file ${pinsPath} ${read.reason}.`);
+        const pinned = read.kind === 'valid' ? read.pins.servers[serverKey(toolbox, server)] : undefined;
+        const changes = redact(diffServer(pinned, listing.tools));
+        if (opts.json) ctx.print(JSON.stringify({ pins_file: pinsPath, server: target, approved: pinned !== undefined, changes }, null, 2));
+        else ctx.print(formatChanges(target, pinned !== undefined, changes));
+      });
+    });
+}
+
+/** One difference between a tool as approved and as listed now. */
+export interface ToolChange {
+  tool: string;
+  change: 'new' | 'removed' | 'changed';
+  /** For `changed`: each field that differs, with a unified diff of its JSON. */
+  fields?: { field: string; diff: string }[];
+}
+
+const FIELDS = ['title', 'description', 'inputSchema', 'outputSchema', 'annotations'] as const;
+
+function diffServer(pinned: PinnedServer | undefined, tools: readonly Tool[]): ToolChange[] {
+  if (!pinned) return tools.map((t) => ({ tool: t.name, change: 'new' as const }));
+  const changes: ToolChange[] = [];
+  const listed = new Set(tools.map((t) => t.name));
+  for (const tool of tools) {
+    const pin = pinned.tools[tool.name];
+    if (!pin) {
+      changes.push({ tool: tool.name, change: 'new' });
+      continue;
+    }
+    if (pin.fingerprint === fingerprint(tool)) continue;
+    const now: Partial<Record<(typeof FIELDS)[number], unknown>> = shownDefinition(tool);
+    const then: Partial<Record<(typeof FIELDS)[number], unknown>> = pin.definition;
+    const fields = FIELDS.flatMap((field) => {
+      const before = pretty(then[field]);
+      const after = pretty(now[field]);
+      return before === after ? [] : [{ field, diff: unifiedDiff(before, after, `${field} (approved)`, `${field} (now)`) }];
+    });
+    changes.push({ tool: tool.name, change: 'changed', fields });
+  }
+  for (const name of Object.keys(pinned.tools)) if (!listed.has(name)) changes.push({ tool: name, change: 'removed' });
+  return changes;
+}
+
+function pretty(value: unknown): string {
+  return value === undefined ? '' : `${JSON.stringify(value, null, 2)}\n`;
+}
+
+function formatChanges(target: string, approved: boolean, changes: readonly ToolChange[]): string {
+  if (!approved) return `${target} has never been approved: all ${changes.length} of its tools are new.\n${changes.map((c) => `  + ${c.tool}`).join('\n')}`;
+  if (changes.length === 0) return `${target}: every tool is as approved.`;
+  const lines = [`${target}: ${changes.length} tool(s) differ from what was approved`];
+  for (const c of changes) {
+    lines.push('', `${c.change === 'new' ? '+' : c.change === 'removed' ? '-' : '~'} ${c.tool} (${c.change})`);
+    for (const f of c.fields ?? []) lines.push(f.diff.trimEnd());
+  }
+  return lines.join('\n');
+}
+
+/** Runs `work` with every server's live listing of the config (or one toolbox), then closes what was started. */
+async function withListings(
+  ctx: CliContext,
+  opts: { config?: string; stateFile?: string; toolbox?: string },
+  work: (input: { listings: { toolbox: string; server: string; tools: Tool[] }[]; pinsPath: string; redact: <T>(value: T) => T }) => Promise<void>,
+): Promise<void> {
+  let runtime: Awaited<ReturnType<typeof createRuntime>> | undefined;
+  try {
+    runtime = await createRuntime({ config: opts.config, stateFile: opts.stateFile, env: ctx.env, cwd: ctx.cwd, log: quiet(ctx.log) });
+    const { listings, failed } = await runtime.workbench.serverListings(opts.toolbox);
+    const redactor = createRedactor(runtime.config.secrets);
+    for (const f of failed) ctx.log.warn(redactor(`${f.toolbox}/${f.server}: ${f.error}`));
+    await work({ listings, pinsPath: pinsPathFor(runtime.statePath), redact: (value) => redactDeep(value, redactor) });
+    if (failed.length > 0) process.exitCode = EXIT_FAILURE;
+  } catch (error) {
+    ctx.fail(error);
+    process.exitCode = EXIT_FAILURE;
+  } finally {
+    await runtime?.close();
+  }
+}
+
+function quiet(log: CliContext['log']): CliContext['log'] {
+  return { ...log, info: () => {}, debug: () => {}, child: (scope: string) => quiet(log.child(scope)) };
+}

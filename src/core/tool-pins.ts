@@ -1,0 +1,93 @@
+import type { Tool } from '@modelcontextprotocol/client';
+import type { TrustPolicy } from '../catalog/trust.js';
+import type { WorkbenchConfig } from '../config/types.js';
+import { errorMessage } from '../errors.js';
+import type { Logger } from '../log.js';
+import { quoteClientText } from '../shared/client-text.js';
+import { approveTools, serverKey, type PinsRead, updatePins } from '../state/pins.js';
+import { createTrustPolicy } from '../state/trust-policy.js';
+
+/**
+ * The workbench's side of pinned tool definitions (README "Pinned tool definitions"): the trust policy of the config
+ * and pins file in effect, the first sight of a server recorded as approved (trust on first use), and each tool that
+ * is not the approved one said once in the log.
+ */
+export class ToolPins {
+  private read: PinsRead;
+  private policyFor: { config: WorkbenchConfig; policy: TrustPolicy } | undefined;
+  /** `key\0tool\0reason` already logged. */
+  private readonly told = new Set<string>();
+  /** Servers whose first listing is being recorded (one write each). */
+  private readonly recording = new Set<string>();
+
+  /** @param record whether first sights are written to the file (serving); read-only commands never write it. */
+  constructor(
+    private readonly path: string,
+    read: PinsRead,
+    private readonly log: Logger,
+    private readonly record: boolean,
+  ) {
+    this.read = read;
+    if (read.kind === 'broken') this.sayBroken(read.reason);
+  }
+
+  /** The trust policy for `config` and the pins as last read. */
+  policy(config: WorkbenchConfig): TrustPolicy {
+    if (this.policyFor?.config !== config) this.policyFor = { config, policy: createTrustPolicy(config, this.read) };
+    return this.policyFor.policy;
+  }
+
+  /** The pins file changed (an approval from `tools approve`, or an edit): verdicts are re-derived. */
+  set(read: PinsRead): void {
+    this.read = read;
+    this.policyFor = undefined;
+    this.told.clear();
+    if (read.kind === 'broken') this.sayBroken(read.reason);
+  }
+
+  /**
+   * A server listed its tools: on first sight (and not `quarantine: true`) they are recorded as approved; otherwise
+   * each tool whose definition is not the approved one is logged once.
+   */
+  observe(config: WorkbenchConfig, toolbox: string, server: string, tools: readonly Tool[]): void {
+    const key = serverKey(toolbox, server);
+    const serverConfig = config.toolboxes.find((t) => t.name === toolbox)?.servers.find((s) => s.name === server);
+    if (!serverConfig) return;
+    if (this.read.kind !== 'broken' && !(this.read.kind === 'valid' && key in this.read.pins.servers) && !serverConfig.quarantine) {
+      if (this.record) this.recordFirstSight(key, tools);
+      return;
+    }
+    const policy = this.policy(config);
+    for (const tool of tools) {
+      const verdict = policy.verdict(toolbox, server, tool);
+      if (verdict.state === 'approved') continue;
+      const said = `${key}\0${tool.name}\0${verdict.reason}`;
+      if (this.told.has(said)) continue;
+      this.told.add(said);
+      const name = `${toolbox}__${server}__${tool.name}`;
+      this.log.warn(
+        `${quoteClientText(name, 120)}: ${verdict.reason}; ${verdict.held ? 'held: use_tool refuses it' : 'still usable, flagged in open_toolbox'} until approved ` +
+          `(review: mcp-workbench tools diff ${key}; approve: mcp-workbench tools approve ${name}).`,
+      );
+    }
+  }
+
+  private recordFirstSight(key: string, tools: readonly Tool[]): void {
+    if (this.recording.has(key)) return;
+    this.recording.add(key);
+    updatePins(this.path, (pins) => (key in pins.servers ? false : approveTools(pins, key, tools)), { log: this.log })
+      .then((pins) => {
+        this.set({ kind: 'valid', pins });
+        this.log.info(`recorded the tool definitions of ${key} as approved (${tools.length} tools) in ${this.path}`);
+      })
+      .catch((error: unknown) => this.log.warn(`could not record the tool definitions of ${key}: ${errorMessage(error)}`))
+      .finally(() => this.recording.delete(key));
+  }
+
+  private sayBroken(reason: string): void {
+    this.log.error(
+      `The tool pins file ${this.path} ${reason}: no tool definition can be checked, so tools are flagged (held where toolChanges is "quarantine"). ` +
+        'Fix it, or delete it to approve every tool as it is now.',
+    );
+  }
+}

@@ -1,0 +1,203 @@
+import { createHash } from 'node:crypto';
+import { mkdir, readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { parseTree, type ParseError } from 'jsonc-parser';
+import writeFileAtomic from 'write-file-atomic';
+import type { Tool } from '@modelcontextprotocol/client';
+import { WorkbenchError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { errnoCode, unwritable } from './file-errors.js';
+import { type LockOptions, acquireLock, lockOptions } from './lock.js';
+import { DEFAULT_WATCH_INTERVAL_MS, fileSignature } from './watch.js';
+
+/**
+ * The approved definitions of tools (README "Pinned tool definitions"): for each server, what each of its tools told
+ * the model when it was approved — name, title, description, input and output schema, annotations — and a
+ * fingerprint of that. Kept in `tool-pins.json` beside the tool-state file, written atomically under the same kind
+ * of lock, never overwritten when it does not parse.
+ */
+
+export const PINS_FILE_NAME = 'tool-pins.json';
+const FORMAT = 1;
+
+/** What the model is shown of a tool, as the server listed it (overrides are the user's own text, not pinned). */
+export interface ShownDefinition {
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema: unknown;
+  outputSchema?: unknown;
+  annotations?: unknown;
+}
+
+export interface PinnedTool {
+  fingerprint: string;
+  /** When it was approved (ISO 8601). */
+  approved: string;
+  definition: ShownDefinition;
+}
+
+export interface PinnedServer {
+  /** When the server was first approved (ISO 8601): from then on its tools are known. */
+  approved: string;
+  tools: Record<string, PinnedTool>;
+}
+
+export interface PinFile {
+  format: number;
+  /** By `toolbox/server`. */
+  servers: Record<string, PinnedServer>;
+}
+
+/** The pins file of a tool-state file: beside it. */
+export function pinsPathFor(statePath: string): string {
+  return join(dirname(statePath), PINS_FILE_NAME);
+}
+
+export function serverKey(toolbox: string, server: string): string {
+  return `${toolbox}/${server}`;
+}
+
+export function shownDefinition(tool: Tool): ShownDefinition {
+  return {
+    name: tool.name,
+    ...(tool.title !== undefined ? { title: tool.title } : {}),
+    ...(tool.description !== undefined ? { description: tool.description } : {}),
+    inputSchema: tool.inputSchema,
+    ...(tool.outputSchema !== undefined ? { outputSchema: tool.outputSchema } : {}),
+    ...(tool.annotations !== undefined ? { annotations: tool.annotations } : {}),
+  };
+}
+
+/** A hash of what the model is shown of a tool; key order does not matter. */
+export function fingerprint(tool: Tool): string {
+  return `sha256:${createHash('sha256').update(stableJson(shownDefinition(tool))).digest('hex')}`;
+}
+
+function stableJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
+  if (typeof value === 'object' && value !== null) {
+    const entries = Object.entries(value).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/** The pins file as read: its content, none yet, or a file that cannot be trusted (then nothing is approved). */
+export type PinsRead = { kind: 'valid'; pins: PinFile } | { kind: 'missing' } | { kind: 'broken'; reason: string };
+
+export async function readPins(path: string): Promise<PinsRead> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if (errnoCode(error) === 'ENOENT') return { kind: 'missing' };
+    return { kind: 'broken', reason: `cannot be read (${errnoCode(error) ?? String(error)})` };
+  }
+  return parsePins(text);
+}
+
+export function parsePins(text: string): PinsRead {
+  const errors: ParseError[] = [];
+  const tree = parseTree(text, errors, { allowTrailingComma: true });
+  if (errors.length > 0 || !tree) return { kind: 'broken', reason: 'does not parse as JSON' };
+  let value: unknown;
+  try {
+    value = JSON.parse(text.replace(/^\uFEFF/, ''));
+  } catch {
+    return { kind: 'broken', reason: 'does not parse as JSON (comments are not kept in this file: it is written by the workbench)' };
+  }
+  const file = value as Partial<PinFile> | null;
+  if (typeof file !== 'object' || file === null || typeof file.servers !== 'object' || file.servers === null || Array.isArray(file.servers)) {
+    return { kind: 'broken', reason: 'is not a pins file (expected {"format": 1, "servers": {…}})' };
+  }
+  for (const [key, server] of Object.entries(file.servers)) {
+    if (typeof server !== 'object' || server === null || typeof server.tools !== 'object' || server.tools === null) {
+      return { kind: 'broken', reason: `has a malformed entry for "${key}"` };
+    }
+    for (const [name, pin] of Object.entries(server.tools)) {
+      if (typeof pin?.fingerprint !== 'string') return { kind: 'broken', reason: `has a malformed pin for "${key}" tool "${name}"` };
+    }
+  }
+  return { kind: 'valid', pins: { format: FORMAT, servers: file.servers } };
+}
+
+/**
+ * One atomic read-modify-write of the pins file under its lock: `change` edits the pins in place and returns whether
+ * anything changed (nothing is written otherwise). A file that does not parse is never overwritten.
+ *
+ * @throws WorkbenchError `STATE_INVALID` when the file cannot be trusted; `STATE_UNWRITABLE` when it cannot be written.
+ */
+export async function updatePins(path: string, change: (pins: PinFile) => boolean, options: LockOptions & { log: Logger }): Promise<PinFile> {
+  try {
+    await mkdir(dirname(path), { recursive: true });
+  } catch (error) {
+    throw unwritable(path, `create the directory ${dirname(path)}`, error);
+  }
+  const release = await acquireLock(path, lockOptions(options, options.log, true));
+  try {
+    const read = await readPins(path);
+    if (read.kind === 'broken') {
+      throw new WorkbenchError('STATE_INVALID', `The tool pins file ${path} ${read.reason}. Nothing was changed. Fix it, or delete it to approve every tool again as it is now.`);
+    }
+    const pins: PinFile = read.kind === 'valid' ? read.pins : { format: FORMAT, servers: {} };
+    if (!change(pins)) return pins;
+    try {
+      await writeFileAtomic(path, `${JSON.stringify({ format: FORMAT, servers: pins.servers }, null, 2)}\n`, { mode: 0o600 });
+    } catch (error) {
+      throw unwritable(path, 'write the new content', error);
+    }
+    return pins;
+  } finally {
+    await release();
+  }
+}
+
+/** Records `tools` as approved now for `key` (adding the server when new); returns whether anything changed. */
+export function approveTools(pins: PinFile, key: string, tools: readonly Tool[], now = new Date()): boolean {
+  const stamp = now.toISOString();
+  let changed = !(key in pins.servers);
+  const server = (pins.servers[key] ??= { approved: stamp, tools: {} });
+  for (const tool of tools) {
+    const print = fingerprint(tool);
+    if (server.tools[tool.name]?.fingerprint === print) continue;
+    server.tools[tool.name] = { fingerprint: print, approved: stamp, definition: shownDefinition(tool) };
+    changed = true;
+  }
+  return changed;
+}
+
+/**
+ * Follows the pins file (an approval by `tools approve` in another process, an edit): calls `onChange` with what it
+ * reads whenever the file's identity changes, polled like the tool-state file (README "Enabled and disabled tools"
+ * says why polling). Never throws and never keeps the process alive.
+ */
+export function watchPins(path: string, onChange: (read: PinsRead) => void, log: Logger, intervalMs = DEFAULT_WATCH_INTERVAL_MS): { close(): void } {
+  let closed = false;
+  let timer: NodeJS.Timeout | undefined;
+  let last: string | undefined;
+  const poll = async (): Promise<void> => {
+    const signature = await fileSignature(path);
+    if (last === undefined) last = signature;
+    if (signature === last) return;
+    last = signature;
+    const read = await readPins(path);
+    if (!closed) onChange(read);
+  };
+  const loop = (): void => {
+    poll()
+      .catch((error: unknown) => log.warn(`Watching ${path} failed once: ${String(error)}; will retry.`))
+      .finally(() => {
+        if (closed) return;
+        timer = setTimeout(loop, intervalMs);
+        timer.unref();
+      });
+  };
+  loop();
+  return {
+    close() {
+      closed = true;
+      if (timer) clearTimeout(timer);
+    },
+  };
+}
