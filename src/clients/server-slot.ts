@@ -401,7 +401,12 @@ export class ServerSlot {
     return createDownstreamClient({
       clientInfo: this.options.clientInfo,
       upstream: this.options.upstream,
-      probeTimeoutMs: Math.min(PROBE_TIMEOUT_MS, this.config.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS),
+      // Only a stdio server can stay silent on the probe (a legacy one ignores requests before initialize); a remote
+      // legacy server answers it with an HTTP error at once, so a slow remote server gets its whole connect timeout.
+      probeTimeoutMs:
+        this.config.type === 'stdio'
+          ? Math.min(PROBE_TIMEOUT_MS, this.config.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS)
+          : (this.config.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS),
       relayTo: { toolbox: this.toolbox, server: this.config.name },
       log: this.log,
     });

@@ -40,6 +40,19 @@ describe('remote downstream servers (Streamable HTTP and legacy SSE, on loopback
     }
   });
 
+  it('waits for a remote server whose first answer takes 4 s, within its connectTimeoutMs (the era probe has no shorter limit)', async () => {
+    const slow = await startRecordingProxy(streamable.origin, { firstRequestDelayMs: 4_000 });
+    const wb = await startWorkbench({ toolboxes: { remote: { mcpServers: { slow: { type: 'http', url: `${slow.origin}/mcp`, connectTimeoutMs: 30_000 } } } } });
+    try {
+      const result = await wb.useTool('remote', 'remote__slow__echo', { message: 'after a cold start' });
+      assert.notEqual(result.isError, true, textOf(result));
+      assert.match(textOf(result), /after a cold start/);
+    } finally {
+      await wb.close();
+      await slow.close();
+    }
+  });
+
   it('uses a Streamable HTTP server and an SSE server through one toolbox, every listed tool callable', async () => {
     const wb = await startWorkbench({
       toolboxes: {

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { isAlive } from '../../src/shared/process-tree.js';
@@ -81,13 +81,21 @@ export interface RecordingProxy {
  * A pass-through HTTP proxy (bodies and event streams are piped as they come) that records each request's method,
  * path and headers, and can pretend that the server ended its Streamable HTTP sessions.
  */
-export async function startRecordingProxy(target: string): Promise<RecordingProxy> {
+export async function startRecordingProxy(target: string, options: { firstRequestDelayMs?: number } = {}): Promise<RecordingProxy> {
   const targetUrl = new URL(target);
   const requests: RecordedRequest[] = [];
   const seenSessions = new Set<string>();
   const expired = new Set<string>();
   const server = createServer((req, res) => {
     requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers });
+    // A slow remote server (a cold start): its first answer takes this long.
+    if (requests.length === 1 && options.firstRequestDelayMs) {
+      setTimeout(() => forward(req, res), options.firstRequestDelayMs);
+      return;
+    }
+    forward(req, res);
+  });
+  const forward = (req: IncomingMessage, res: ServerResponse): void => {
     const session = req.headers['mcp-session-id'];
     if (typeof session === 'string' && expired.has(session)) {
       req.resume();
@@ -107,7 +115,7 @@ export async function startRecordingProxy(target: string): Promise<RecordingProx
     upstream.on('error', () => res.destroy());
     res.on('close', () => upstream.destroy());
     req.pipe(upstream);
-  });
+  };
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;
