@@ -93,6 +93,31 @@ export interface ServerProblem {
   fix: string;
 }
 
+/**
+ * Whether the same call may succeed if simply made again later, without changing anything: true for a timeout, a
+ * server that crashed or could not be reached (it is restarted on next use), a cancelled call, a server still in
+ * backoff; false where the call, the config or a person must change something first (an unknown or disabled tool,
+ * invalid arguments, a broken state file, a server that cannot start as configured). Programs and models read it
+ * from `_meta["mcp-workbench/error"].retryable` (README "Errors").
+ */
+export function isRetryable(code: WorkbenchErrorCode, failure?: ServerFailure): boolean {
+  switch (code) {
+    case 'CALL_TIMEOUT':
+    case 'CONNECT_TIMEOUT':
+    case 'CALL_CANCELLED':
+    case 'SERVER_EXITED':
+    case 'SHUTTING_DOWN':
+      return true;
+    case 'CONNECT_FAILED':
+      // A crash or an unreachable host may pass; a missing command or a misconfigured entry will not.
+      return failure === undefined || !['command-not-found', 'command-not-executable', 'misconfigured'].includes(failure.kind);
+    case 'CALL_FAILED':
+      return failure !== undefined && ['exited', 'killed', 'closed', 'unreachable'].includes(failure.kind);
+    default:
+      return false;
+  }
+}
+
 export class WorkbenchError extends Error {
   readonly code: WorkbenchErrorCode;
   /** One line per individual problem when the error aggregates several (e.g. every schema violation). */

@@ -5,7 +5,7 @@ import { overriddenText, type OverrideResolver } from '../catalog/overrides.js';
 import { revealHidden, revealInSchema } from '../shared/hidden-text.js';
 import type { CatalogTool } from '../catalog/toolbox-catalog.js';
 import type { FailedServer } from '../clients/client-manager.js';
-import type { ServerFailure, WorkbenchErrorCode } from '../errors.js';
+import { isRetryable, type ServerFailure, type WorkbenchErrorCode } from '../errors.js';
 
 /** One tool as `open_toolbox` presents it (the full entry of the catalog index). */
 export type ToolEntry = FullEntry;
@@ -59,10 +59,12 @@ export const ERROR_META_KEY = 'mcp-workbench/error';
 
 /**
  * A failure of a proxied call as the client sees it: an `isError` result whose `_meta["mcp-workbench/error"]` carries
- * the code and, for a server that failed, what happened to it as fields (kind, exit code, signal, HTTP status…).
+ * the code, whether simply retrying later may succeed (see isRetryable) and, for a server that failed, what happened
+ * to it as fields (kind, exit code, signal, HTTP status…). The one place such results are made.
  */
 export function errorResult(text: string, code: WorkbenchErrorCode, failure?: ServerFailure): CallToolResult {
-  return { isError: true, content: [{ type: 'text', text }], _meta: { [ERROR_META_KEY]: failure ? { code, failure } : { code } } };
+  const retryable = isRetryable(code, failure);
+  return { isError: true, content: [{ type: 'text', text }], _meta: { [ERROR_META_KEY]: failure ? { code, retryable, failure } : { code, retryable } } };
 }
 
 export function disabledMessage(name: string, reason: string, source: string): string {

@@ -78,6 +78,10 @@ for (const transport of TRANSPORTS) {
         const hung = await wb.useTool('mix', 'mix__hung__echo', { text: 'x' });
         assert.equal(hung.isError, true);
         assert.equal(workbenchErrorCode(hung), 'CONNECT_TIMEOUT');
+        const meta = hung._meta?.['mcp-workbench/error'] as { retryable?: boolean } | undefined;
+        assert.equal(meta?.retryable, true, 'a timeout may pass: retrying later is worth it');
+        const unknown = await wb.useTool('mix', 'mix__ok__no_such_tool', {});
+        assert.equal((unknown._meta?.['mcp-workbench/error'] as { retryable?: boolean } | undefined)?.retryable, false, 'an unknown tool stays unknown');
       } finally {
         await wb.close();
       }

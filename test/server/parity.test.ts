@@ -86,7 +86,7 @@ describe('stdio and HTTP give the same answers', () => {
       // Protocol faults are JSON-RPC errors; a meta-tool's malformed parameters are refusals (README "Errors").
       if (c.name.startsWith('tools/call with arguments') || c.name === 'an unknown top-level tool') assert.equal(last.error?.code, -32602);
       if (c.name === 'use_tool without toolbox_name' || c.name.startsWith('use_tool with an unknown parameter')) {
-        assert.deepEqual(last.result?._meta, { 'mcp-workbench/error': { code: 'INVALID_PARAMETERS' } });
+        assert.deepEqual(last.result?._meta, { 'mcp-workbench/error': { code: 'INVALID_PARAMETERS', retryable: false } });
       }
       if (c.name.startsWith('a content block of an unknown type')) {
         assert.deepEqual(last.result, { content: [{ type: 'hologram', frames: 3 }, { type: 'text', text: 'and text' }], vendorField: { kept: true } });
