@@ -1,12 +1,13 @@
-import { ParseErrorCode, visit } from 'jsonc-parser';
+import { type Node, type ParseError, ParseErrorCode, parseTree, visit } from 'jsonc-parser';
 import { WorkbenchError, type WorkbenchErrorCode } from '../errors.js';
 import { formatJsonPath, type JsonPath } from './expand-env.js';
 
 /**
- * Strict JSON for every file a user writes (the config, the state file, the project file): the value comes from
- * `JSON.parse` (exact JSON semantics: a `__proto__` key stays data), and jsonc-parser reads the same text once more
- * for what `JSON.parse` cannot give — the position of a syntax error, and keys written twice in one object
- * (`JSON.parse` silently keeps the last one).
+ * JSONC for the files a user writes (the config and the project file; the state file has its own reader in state/):
+ * JSON with line and block comments and trailing commas, as every MCP client's config that users copy from is. Read
+ * with jsonc-parser, which also gives what `JSON.parse` cannot — the position of a syntax error, and keys written twice
+ * in one object. Values are built as `JSON.parse` builds them (a `__proto__` key stays data; the last of a key written
+ * twice wins, and is reported).
  */
 export interface JsonDocument {
   value: unknown;
@@ -23,7 +24,7 @@ export class JsonSyntaxError extends Error {
     readonly line: number,
     readonly column: number,
     readonly lineText: string,
-    /** A hint such as " (JSON has no comments; …)", or ''. */
+    /** A hint such as " (JSON strings use double quotes)", or ''. */
     readonly hint: string,
   ) {
     super(`${reason} at line ${line}, column ${column}${hint}`);
@@ -38,13 +39,49 @@ export class JsonSyntaxError extends Error {
  */
 export function parseJsonText(text: string): JsonDocument {
   const body = text.startsWith('\uFEFF') ? text.slice(1) : text;
-  let value: unknown;
+  const errors: ParseError[] = [];
+  let tree: Node | undefined;
   try {
-    value = JSON.parse(body);
+    tree = parseTree(body, errors, JSONC);
   } catch {
-    throw syntaxError(body);
+    // The recursive parser ran out of stack on absurd nesting.
+    throw new JsonSyntaxError('Nested too deeply', 0, 1, 1, '', '');
   }
-  return { value, duplicateKeys: findDuplicateKeys(body) };
+  if (errors.length > 0 || tree === undefined) throw syntaxError(body);
+  return { value: valueOf(tree), duplicateKeys: findDuplicateKeys(body) };
+}
+
+/** Comments and trailing commas allowed; an empty text is not a document. */
+const JSONC = { allowTrailingComma: true, disallowComments: false, allowEmptyContent: false } as const;
+
+/**
+ * A node's value as `JSON.parse` would give it: keys defined as data (never a prototype), the last of a twice-written
+ * key. Built with a stack of its own rather than recursion, so nesting as deep as the parser accepts is fine.
+ */
+function valueOf(root: Node): unknown {
+  const empty = (node: Node): unknown => (node.type === 'array' ? [] : node.type === 'object' ? {} : node.value);
+  const isContainer = (node: Node): boolean => node.type === 'array' || node.type === 'object';
+  const top = empty(root);
+  const pending: { node: Node; value: unknown }[] = [{ node: root, value: top }];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const { node, value } = next;
+    if (node.type === 'array') {
+      for (const child of node.children ?? []) {
+        const item = empty(child);
+        (value as unknown[]).push(item);
+        if (isContainer(child)) pending.push({ node: child, value: item });
+      }
+    } else if (node.type === 'object') {
+      for (const property of node.children ?? []) {
+        const [key, child] = property.children ?? [];
+        if (key === undefined) continue;
+        const item = child === undefined ? null : empty(child);
+        Object.defineProperty(value, String(key.value), { value: item, enumerable: true, writable: true, configurable: true });
+        if (child !== undefined && isContainer(child)) pending.push({ node: child, value: item });
+      }
+    }
+  }
+  return top;
 }
 
 /**
@@ -101,10 +138,10 @@ function findDuplicateKeys(text: string): JsonPath[] {
           found.push([...pathSupplier(), property]);
         },
       },
-      { disallowComments: true, allowTrailingComma: false },
+      JSONC,
     );
   } catch {
-    // Absurd nesting can exhaust the stack of the recursive parser: JSON.parse accepted it, so report nothing.
+    // Absurd nesting can exhaust the stack of the recursive parser: it parsed, so report nothing.
   }
   return found;
 }
@@ -128,12 +165,12 @@ function syntaxError(text: string): JsonSyntaxError {
           inside = open[open.length - 1];
         },
       },
-      { disallowComments: true, allowTrailingComma: false, allowEmptyContent: false },
+      JSONC,
     );
   } catch {
     // see findDuplicateKeys
   }
-  // JSON.parse refused the text; should jsonc-parser find nothing wrong, the end of the text is the best position.
+  // Should the visit find nothing wrong, the end of the text is the best position.
   const offset = first ? pinpoint(text, first.code, first.offset) : text.length;
   const reason = first ? describeCode(first.code, text, offset, inside) : 'Not valid JSON';
   const { line, column, lineText } = lineAndColumn(text, offset);
@@ -172,7 +209,7 @@ function describeCode(code: ParseErrorCode, text: string, offset: number, inside
       return 'Unexpected text after the end of the JSON value';
     case ParseErrorCode.InvalidCommentToken:
     case ParseErrorCode.UnexpectedEndOfComment:
-      return 'Unexpected comment';
+      return 'A /* comment is never closed';
     case ParseErrorCode.UnexpectedEndOfString:
       return 'Unterminated string';
     case ParseErrorCode.UnexpectedEndOfNumber:
@@ -225,12 +262,7 @@ function excerpt(line: number, column: number, lineText: string): string {
 function syntaxHint(text: string, position: number): string {
   const ch = text[position];
   if (position >= text.length) return ' (the file ends early: a closing "}", "]" or quote may be missing)';
-  if (ch === '/') return ' (JSON has no comments; use a key starting with "_" instead, e.g. "_comment")';
   if (ch === "'") return ' (JSON strings use double quotes)';
   if (ch !== undefined && ch < ' ' && ch !== '\n' && ch !== '\r') return ' (write it escaped, e.g. \\t or \\n)';
-  if (ch === '}' || ch === ']') {
-    const previous = text.slice(0, position).trimEnd().slice(-1);
-    if (previous === ',') return ' (JSON does not allow a trailing comma)';
-  }
   return '';
 }

@@ -1,3 +1,4 @@
+import { parseJsonText } from '../config/parse-json.js';
 import { expandString } from '../config/expand-env.js';
 import { parseConfig, parseConfigJson } from '../config/load.js';
 import { configProblemsError } from '../config/server-problems.js';
@@ -44,7 +45,8 @@ function applyPlan(text: string, document: unknown, ops: readonly Op[]): string 
 
 function sameJson(text: string, expected: unknown): boolean {
   try {
-    return JSON.stringify(JSON.parse(text)) === JSON.stringify(expected);
+    // The config is JSONC: the edited text keeps the user's comments and trailing commas.
+    return JSON.stringify(parseJsonText(text).value) === JSON.stringify(expected);
   } catch {
     return false;
   }

@@ -190,10 +190,28 @@ describe('loadConfig', () => {
     assert.equal(lines[2], '    |                                      ^');
   });
 
+  it('reads JSONC: comments and trailing commas are fine, a __proto__ key stays data, a key written twice is reported', () => {
+    const text = [
+      '// copied from my client config',
+      '{',
+      '  /* the toolboxes */',
+      '  "toolboxes": {',
+      '    "dev": { "mcpServers": { "s": { "command": "node", "args": ["x",], }, }, },',
+      '  },',
+      '  "__proto__": { "polluted": true },',
+      '}',
+    ].join('\n');
+    const value = parseConfigJson(text, 'c.json') as Record<string, unknown>;
+    assert.deepEqual(Object.keys(value), ['toolboxes', '__proto__']);
+    assert.equal(({} as Record<string, unknown>).polluted, undefined);
+    assert.equal(Object.getPrototypeOf(value), Object.prototype);
+    assert.deepEqual((value.toolboxes as Record<string, { mcpServers: Record<string, { args: string[] }> }>).dev!.mcpServers.s!.args, ['x']);
+  });
+
   it('finds line and column for every kind of JSON error, with hints', () => {
     const cases: [string, RegExp][] = [
-      ['{\n  "toolboxes": {},\n  // note\n}', /line 3, column 3 \(JSON has no comments/],
-      ['{\n  "toolboxes": {\n    "a": 1,\n  }\n}', /line 4, column 3 \(JSON does not allow a trailing comma\)/],
+      ['{\n  "toolboxes": {},\n  /* note\n}', /line 3, column 3/],
+      ['{\n  "toolboxes": {\n    "a": 1,,\n  }\n}', /line 3, column 12/],
       ['{\r\n  "toolboxes": x\r\n}', /Unexpected token 'x' at line 2, column 16\./],
       ["{'toolboxes': {}}", /line 1, column 2 \(JSON strings use double quotes\)/],
       ['{"toolboxes": {', /at line 1, column 16 \(the file ends early/],

@@ -130,7 +130,7 @@ describe('loadProjectFile', () => {
   it('parses the text with the config\'s own JSON parser (same errors, with the file and position)', async () => {
     const dir = join(data.dir, 'broken');
     await mkdir(dir);
-    await writeFile(join(dir, PROJECT_FILE), '{ "disabledTools": ["a",] }');
+    await writeFile(join(dir, PROJECT_FILE), '{ "disabledTools": ["a" "b"] }');
     const error = await rejection(loadProjectFile(resolveProjectPath({ cwd: dir })), 'CONFIG_PARSE');
     assert.match(error.message, /\.mcp-workbench\.json/);
     assert.match(error.message, /line 1/);
