@@ -29,6 +29,24 @@ function assertValid(text: string, source = 'test.json'): void {
 }
 
 describe('migrateConfigText: 0.9 → 0.10', () => {
+  it('edits a JSONC config in place: its comments and trailing commas stay', () => {
+    const before = [
+      '{',
+      '  "toolMode": "proxy",',
+      '  // my toolboxes',
+      '  "toolboxes": {',
+      '    "dev": { "mcpServers": { "s": { "transport": "stdio", "command": "node", /* why */ }, }, },',
+      '  },',
+      '}',
+      '',
+    ].join('\n');
+    const result = migrateConfigText(before, 'c.json');
+    assert.match(result.after, /\/\/ my toolboxes/);
+    assert.match(result.after, /\/\* why \*\//);
+    assert.doesNotMatch(result.after, /toolMode|transport/);
+    assert.match(result.after, /"type": "stdio"/);
+  });
+
   it('removes toolMode, renames transport, keeps unknown keys as comments, and the result loads', () => {
     const before = read('migrate-0.9-dynamic.json');
     const result = migrateConfigText(before, 'old.json');
