@@ -29,14 +29,19 @@ export function renameKey(text: string, path: readonly string[], newKey: string)
 
 /** Removes the member at `path` with its comma; the remaining members keep their lines and indentation. */
 export function removeMember(text: string, path: readonly string[]): string {
-  if (!findValue(text, path)) return text;
+  const property = findValue(text, path)?.parent;
+  if (!property) return text;
+  const memberEnd = property.offset + property.length;
   const edits = modify(text, [...path], undefined, {}).map((edit) => {
     // For a first member followed by others, jsonc-parser removes up to the next key, taking that key's line break
     // and indentation with it; keep them.
     const removed = text.slice(edit.offset, edit.offset + edit.length);
     if (edit.content !== '' || text[edit.offset - 1] !== '{' || text[edit.offset + edit.length] !== '"') return edit;
     const lead = /^\s*/.exec(removed)![0].length;
-    return { ...edit, offset: edit.offset + lead, length: edit.length - lead };
+    // A comment between this member and the next belongs to the next one (the config is JSONC): keep it.
+    const comment = text.slice(memberEnd, edit.offset + edit.length).search(/\/[/*]/);
+    const end = comment >= 0 ? memberEnd + comment : edit.offset + edit.length;
+    return { ...edit, offset: edit.offset + lead, length: end - edit.offset - lead };
   });
   return applyEdits(text, edits);
 }
