@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { ErrorObject } from 'ajv';
+import { loadBundledSchema, type BundledSchema } from './bundled-schema.js';
 import { WorkbenchError } from '../errors.js';
 import { clashMessage, normaliseOverrides, normaliseToolsets, toolsetNameClashes, type RawToolOverride, type RawToolset } from './catalog-settings.js';
 import { formatJsonPath, type JsonPath } from './expand-env.js';
@@ -112,29 +112,11 @@ interface Problem {
   message: string;
 }
 
-interface CompiledSchema {
-  validate: ValidateFunction;
-  keys: { top: string[]; toolset: string[]; override: string[] };
-}
+let compiled: BundledSchema<'toolset' | 'override'> | undefined;
 
-let compiled: CompiledSchema | undefined;
-
-function schema(): CompiledSchema {
-  if (compiled) return compiled;
-  // From src/config (tsx) and dist/config (built) alike, the schema sits two levels up, at the package root.
-  const url = new URL('../../mcp-workbench-project.schema.json', import.meta.url);
-  const document = JSON.parse(readFileSync(url, 'utf8')) as {
-    properties: Record<string, unknown>;
-    definitions: Record<'toolset' | 'toolOverride', { properties: Record<string, unknown> }>;
-  };
-  compiled = {
-    validate: new Ajv({ allErrors: true }).compile(document),
-    keys: {
-      top: Object.keys(document.properties),
-      toolset: Object.keys(document.definitions.toolset.properties),
-      override: Object.keys(document.definitions.toolOverride.properties),
-    },
-  };
+/** Compiled once per process, on first use. */
+function schema(): BundledSchema<'toolset' | 'override'> {
+  compiled ??= loadBundledSchema('mcp-workbench-project.schema.json', { toolset: 'toolset', override: 'toolOverride' });
   return compiled;
 }
 
@@ -155,7 +137,7 @@ function findProblems(raw: unknown): Problem[] {
   return problems;
 }
 
-function describe(error: ErrorObject, path: JsonPath, keys: CompiledSchema['keys']): Problem {
+function describe(error: ErrorObject, path: JsonPath, keys: BundledSchema<'toolset' | 'override'>['keys']): Problem {
   const params = error.params as Record<string, unknown>;
   switch (error.keyword) {
     case 'additionalProperties': {

@@ -1,6 +1,5 @@
-import { Ajv, type ValidateFunction } from 'ajv';
-import { readFileSync } from 'node:fs';
 import { WorkbenchError } from '../errors.js';
+import { loadBundledSchema, type BundledSchema } from './bundled-schema.js';
 import { formatJsonPath, type JsonPath } from './expand-env.js';
 import { describeError, pathToPointer, pointerToPath, problemPath, valueAt, type Level } from './problem-messages.js';
 import { isRecord } from './text.js';
@@ -19,34 +18,11 @@ export interface Problem {
   whole?: boolean;
 }
 
-interface CompiledSchema {
-  validate: ValidateFunction;
-  /** Allowed keys per object level, read from the schema so suggestions never drift from it. */
-  keys: Record<Level, readonly string[]>;
-}
-
-let compiledSchema: CompiledSchema | undefined;
+let compiledSchema: BundledSchema<Exclude<Level, 'top'>> | undefined;
 
 /** Compiled once per process, on first use: start-up of commands that never load a config stays cheap. */
-function schema(): CompiledSchema {
-  if (compiledSchema) return compiledSchema;
-  // From src/config (tsx) and dist/config (built) alike, the schema sits two levels up, at the package root.
-  const url = new URL('../../workbench-config.schema.json', import.meta.url);
-  const document = JSON.parse(readFileSync(url, 'utf8')) as {
-    properties: Record<string, unknown>;
-    definitions: Record<'toolbox' | 'server' | 'toolset' | 'toolOverride', { properties: Record<string, unknown> }>;
-  };
-  const ajv = new Ajv({ allErrors: true });
-  compiledSchema = {
-    validate: ajv.compile(document),
-    keys: {
-      top: Object.keys(document.properties),
-      toolbox: Object.keys(document.definitions.toolbox.properties),
-      server: Object.keys(document.definitions.server.properties),
-      toolset: Object.keys(document.definitions.toolset.properties),
-      override: Object.keys(document.definitions.toolOverride.properties),
-    },
-  };
+function schema(): BundledSchema<Exclude<Level, 'top'>> {
+  compiledSchema ??= loadBundledSchema('workbench-config.schema.json', { toolbox: 'toolbox', server: 'server', toolset: 'toolset', override: 'toolOverride' });
   return compiledSchema;
 }
 
