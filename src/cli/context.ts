@@ -41,3 +41,13 @@ export function createCliContext(): CliContext {
 export function splitList(value: string, previous: string[] = []): string[] {
   return [...previous, ...value.split(',').map((s) => s.trim()).filter((s) => s.length > 0)];
 }
+
+/** Connection chatter (info) is noise for a listing; warnings and errors still show. */
+export function quiet(log: Logger): Logger {
+  return {
+    ...log,
+    info: () => {},
+    debug: () => {},
+    child: (scope: string) => quiet(log.child(scope)),
+  };
+}

@@ -8,17 +8,18 @@ import { Workbench } from '../core/workbench.js';
 import { type ToolStatusReport } from '../core/tool-entry.js';
 import { createRedactor, redactDeep } from '../shared/redact.js';
 import { VERSION } from '../version.js';
-import { EXIT_FAILURE, EXIT_USAGE, splitList, type CliContext } from './context.js';
+import { EXIT_FAILURE, EXIT_USAGE, quiet, splitList, type CliContext } from './context.js';
 import { createRuntime, stateFilePath } from './runtime.js';
 import { unmatchedNames } from '../catalog/name-suggestions.js';
 import { parseToolName } from '../catalog/names.js';
+import { registerToolsTryCommands } from './tools-try.js';
 
 /**
  * `mcp-workbench tools list | enable | disable | reset`: the same state model the server uses, from a shell.
  * A running workbench picks changes up from the state file within about a second.
  */
 export function registerToolsCommand(program: Command, ctx: CliContext): void {
-  const tools = program.command('tools').description('list tools with their status, or change which are enabled (persisted in the state file)');
+  const tools = program.command('tools').description('list, search and call tools, or change which are enabled (persisted in the state file)');
 
   const common = (cmd: Command): Command =>
     cmd
@@ -90,6 +91,8 @@ export function registerToolsCommand(program: Command, ctx: CliContext): void {
         }
       });
   }
+
+  registerToolsTryCommands(tools, ctx);
 
   common(tools.command('reset'))
     .description('forget every enable/disable in the state file (all tools enabled again, config and --disabled-tools still apply)')
@@ -195,15 +198,5 @@ function startProgress(workbench: Workbench, toolbox: string | undefined): () =>
   return () => {
     clearInterval(timer);
     process.stderr.write('\r\x1b[2K');
-  };
-}
-
-/** Connection chatter (info) is noise for a listing; warnings and errors still show. */
-function quiet(log: CliContext['log']): CliContext['log'] {
-  return {
-    ...log,
-    info: () => {},
-    debug: () => {},
-    child: (scope: string) => quiet(log.child(scope)),
   };
 }
