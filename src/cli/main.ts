@@ -11,6 +11,7 @@ import { formatValidateReport, validateConfig } from './validate.js';
 import { registerMigrateCommand } from './migrate.js';
 import { registerDoctorCommand } from './doctor.js';
 import { nearestWord } from '../config/text.js';
+import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../log.js';
 
 /**
  * commander wiring and printing only. Exit codes: 0 success, 1 failure, 2 usage error.
@@ -75,8 +76,15 @@ const program = new Command()
   .version(VERSION, '-V, --version')
   // `-v` printed the version before 0.11; it still does (not shown in --help).
   .addOption(new Option('-v').hideHelp())
+  .addOption(new Option('--log-level <level>', 'stderr log level (default: $WORKBENCH_LOG_LEVEL, else info); debug also logs each call').choices(LOG_LEVELS))
+  .addOption(new Option('--log-format <format>', 'stderr log lines as text or JSON (default: $WORKBENCH_LOG_FORMAT, else text)').choices(LOG_FORMATS))
   .exitOverride()
   .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+// Before any command runs (the options may come before or after the command's name).
+program.hook('preAction', () => {
+  const { logLevel, logFormat } = program.opts<{ logLevel?: LogLevel; logFormat?: LogFormat }>();
+  ctx.setLogging({ level: logLevel, format: logFormat });
+});
 program.on('option:v', () => {
   process.stdout.write(`${VERSION}\n`);
   process.exit(0);
@@ -133,6 +141,7 @@ program
           catalogBudget: opts.catalogBudget,
           catalogCache: opts.catalogCache,
           maxMessageBytes: maxMessageBytes(),
+          observer: ctx.callLogger(),
           env,
           cwd: ctx.cwd,
           log,

@@ -13,6 +13,7 @@ import { toolsetWarnings } from '../catalog/toolsets.js';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import { Workbench } from '../core/workbench.js';
+import type { WorkbenchObserver } from '../core/call-events.js';
 import { VERSION } from '../version.js';
 
 /** Options shared by every way of serving (stdio, HTTP). */
@@ -43,6 +44,8 @@ export interface RuntimeOptions {
   env: Record<string, string | undefined>;
   cwd: string;
   log: Logger;
+  /** Told of every call and toolbox open (the debug call log, the audit log). */
+  observer?: WorkbenchObserver;
 }
 
 export interface Runtime {
@@ -89,6 +92,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     cliDisabled: options.disabledTools,
     maxMessageBytes: options.maxMessageBytes,
     catalogBudget: options.catalogBudget,
+    observer: options.observer,
     catalogCache: options.catalogCache === false ? undefined : new CatalogCache(catalogCacheDir(options.env, options.env.HOME || homedir()), options.log),
     state: read.state,
     ...(read.problem && { stateProblem: read.problem }),

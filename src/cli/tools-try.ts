@@ -75,7 +75,7 @@ async function withRuntime(ctx: CliContext, opts: RuntimeFlags, use: (runtime: R
   let runtime: Runtime | undefined;
   try {
     // Connection chatter is noise here; warnings and errors still show.
-    runtime = await createRuntime({ ...opts, env: ctx.env, cwd: ctx.cwd, log: quiet(ctx.log) });
+    runtime = await createRuntime({ ...opts, env: ctx.env, cwd: ctx.cwd, log: quiet(ctx.log), observer: ctx.callLogger() });
     await use(runtime);
   } catch (error) {
     ctx.fail(error);

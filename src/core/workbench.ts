@@ -24,6 +24,8 @@ import { toolStatuses } from './tool-status.js';
 import { withStateWarning } from './state-problem.js';
 import { describeToolset, openToolset, type ToolsetHost } from './toolset-routes.js';
 import { useTool, type UseToolHost } from './use-tool.js';
+import { observerFailure, outcomeOf, outcomeOfThrown, type WorkbenchEvent, type WorkbenchObserver } from './call-events.js';
+import { parseToolName } from '../catalog/names.js';
 import { ToolValidators } from './validators.js';
 
 export interface WorkbenchOptions {
@@ -45,6 +47,11 @@ export interface WorkbenchOptions {
   catalogCache?: CatalogCache;
   /** `--catalog-budget` (characters). */
   catalogBudget?: number;
+  /**
+   * Told of every use_tool call and open_toolbox when it ends (debug log, audit log); never of values. Unset, the
+   * call path does no extra work.
+   */
+  observer?: WorkbenchObserver;
 }
 
 export type { CallContext, UpstreamSession } from './session-routing.js';
@@ -320,6 +327,22 @@ export class Workbench {
    * name. `options.onprogress` reports progress to the client while it waits.
    */
   async openToolbox(request: OpenToolboxRequest, session?: SessionScope, options: OpenOptions = {}): Promise<BudgetedAnswer> {
+    const observer = this.options.observer;
+    if (!observer) return this.openToolboxChecked(request, session, options);
+    const started = performance.now();
+    const base = { kind: 'open' as const, session: options.sessionLabel, toolbox: request.toolbox_name ?? '*' };
+    try {
+      const answer = await this.openToolboxChecked(request, session, options);
+      const outcome = answer.isError ? 'failed' : 'ok';
+      this.observe({ ...base, duration_ms: elapsed(started), outcome, result_bytes: Buffer.byteLength(answer.text) });
+      return answer;
+    } catch (error) {
+      this.observe({ ...base, duration_ms: elapsed(started), ...outcomeOfThrown(error) });
+      throw error;
+    }
+  }
+
+  private async openToolboxChecked(request: OpenToolboxRequest, session: SessionScope | undefined, options: OpenOptions): Promise<BudgetedAnswer> {
     const broken = this.brokenState();
     if (broken && !broken.lastGood) throw broken.problem;
     const answer = await this.openToolboxNow(request, session, options);
@@ -360,7 +383,43 @@ export class Workbench {
    * the tool's inputSchema, forwards the call and returns the downstream result as it came (see use-tool.ts).
    */
   useTool(toolboxName: string, toolName: string, args: Record<string, unknown> | undefined, options: UseToolOptions = {}): Promise<CallToolResult> {
-    return useTool(this.useToolHost, toolboxName, toolName, args, options);
+    if (!this.options.observer) return useTool(this.useToolHost, toolboxName, toolName, args, options);
+    const started = performance.now();
+    const event = (): Pick<WorkbenchEvent, 'kind' | 'session' | 'toolbox' | 'server' | 'tool'> => ({
+      kind: 'call',
+      session: options.sessionLabel,
+      toolbox: toolboxName,
+      ...this.resolvedTool(toolboxName, toolName, options.scope),
+    });
+    return useTool(this.useToolHost, toolboxName, toolName, args, options).then(
+      (result) => {
+        this.observe({ ...event(), duration_ms: elapsed(started), ...outcomeOf(result), result_bytes: Buffer.byteLength(JSON.stringify(result)) });
+        return result;
+      },
+      (error: unknown) => {
+        this.observe({ ...event(), duration_ms: elapsed(started), ...outcomeOfThrown(error) });
+        throw error;
+      },
+    );
+  }
+
+  /** The server and downstream name a use_tool name resolved to (after the call, so from the live catalog). */
+  private resolvedTool(toolbox: string, name: string, session: SessionScope | undefined): { server?: string; tool: string } {
+    if (this.toolboxes.has(toolbox)) {
+      const lookup = this.cachedCatalog(this.scopeOf(session), toolbox).catalog.find(name);
+      if ('found' in lookup) return { server: lookup.found.server, tool: lookup.found.tool.name };
+      if ('hidden' in lookup) return { server: lookup.hidden.server, tool: lookup.hidden.tool.name };
+    }
+    const parts = parseToolName(name);
+    return parts ? { server: parts.server, tool: parts.tool } : { tool: name };
+  }
+
+  private observe(event: WorkbenchEvent): void {
+    try {
+      this.options.observer?.(event);
+    } catch (error) {
+      this.log.warn(observerFailure(error));
+    }
   }
 
   /**
@@ -433,3 +492,5 @@ export class Workbench {
 function sharedKeysOf(config: WorkbenchConfig): Set<string> {
   return new Set(config.toolboxes.flatMap((t) => t.servers.filter((s) => s.shared).map((s) => `${t.name}/${s.name}`)));
 }
+
+const elapsed = (started: number): number => Math.round(performance.now() - started);

@@ -226,7 +226,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Workb
   };
 
   const openSession = async (): Promise<Session> => {
-    const { server, connect, close } = createServer(workbench, version, { ...options.serverOptions, isolated: true });
+    const { server, connect, close } = createServer(workbench, version, { ...options.serverOptions, isolated: true, sessionLabel: () => session.id });
     const transport = new NodeStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
