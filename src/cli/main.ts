@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { resolve } from 'node:path';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { isWorkbenchError } from '../errors.js';
 import { VERSION } from '../version.js';
@@ -106,6 +107,9 @@ program
   .addOption(new Option('--allow-origin <origins>', 'browser origins to allow besides localhost (repeatable or comma-separated)').argParser(splitList))
   .addOption(new Option('--max-sessions <n>', 'most concurrent HTTP sessions (default 32)').argParser(parsePositiveInt))
   .addOption(new Option('--session-idle-timeout <seconds>', 'close an HTTP session idle this long: no request of its own answered or arriving; an open GET stream is not activity (default 600)').argParser(parsePositiveInt))
+  .option('--audit-log <path>', 'append one JSON line per tool call and toolbox open to this file (never argument or result values)')
+  .addOption(new Option('--audit-log-max-bytes <n>', 'rotate the audit log at this size (default 10485760)').argParser(parsePositiveInt))
+  .addOption(new Option('--audit-log-keep <n>', 'rotated audit logs to keep: PATH.1 … PATH.N (default 5)').argParser(parsePositiveInt))
   .allowUnknownOption()
   .allowExcessArguments()
   .action(
@@ -124,6 +128,9 @@ program
         allowOrigin?: string[];
         maxSessions?: number;
         sessionIdleTimeout?: number;
+        auditLog?: string;
+        auditLogMaxBytes?: number;
+        auditLogKeep?: number;
       },
       cmd: Command,
     ) => {
@@ -142,6 +149,7 @@ program
           catalogCache: opts.catalogCache,
           maxMessageBytes: maxMessageBytes(),
           observer: ctx.callLogger(),
+          ...(opts.auditLog !== undefined && { auditLog: { path: resolve(ctx.cwd, opts.auditLog), maxBytes: opts.auditLogMaxBytes, keep: opts.auditLogKeep } }),
           env,
           cwd: ctx.cwd,
           log,
