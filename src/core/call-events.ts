@@ -1,5 +1,6 @@
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { errorMessage, isWorkbenchError } from '../errors.js';
+import type { Logger } from '../log.js';
 import { ERROR_META_KEY } from './tool-entry.js';
 
 /**
@@ -58,7 +59,33 @@ export function describeEvent(event: WorkbenchEvent): string {
   return `${event.kind === 'call' ? 'call' : 'open'} ${where}: ${event.outcome}${code} in ${event.duration_ms} ms${session}`;
 }
 
-/** A reason for the log when an observer itself fails: it must never break a call. */
-export function observerFailure(error: unknown): string {
-  return `recording a call failed: ${errorMessage(error)}`;
+/**
+ * Runs `run` and tells `observer` how it ended: `describe` gives who and what (called once it has ended, so a name can
+ * be resolved against what the call connected), `finish` the outcome of a value; a throw is classified by
+ * {@link outcomeOfThrown} and rethrown. An observer that throws is logged and never breaks the call.
+ */
+export function observed<T>(
+  sink: { observer: WorkbenchObserver; log: Logger },
+  describe: () => Pick<WorkbenchEvent, 'kind' | 'session' | 'toolbox' | 'server' | 'tool'>,
+  run: () => Promise<T>,
+  finish: (value: T) => Pick<WorkbenchEvent, 'outcome' | 'code' | 'result_bytes'>,
+): Promise<T> {
+  const started = performance.now();
+  const tell = (end: Pick<WorkbenchEvent, 'outcome' | 'code' | 'result_bytes'>): void => {
+    try {
+      sink.observer({ ...describe(), duration_ms: Math.round(performance.now() - started), ...end });
+    } catch (error) {
+      sink.log.warn(`recording a call failed: ${errorMessage(error)}`);
+    }
+  };
+  return run().then(
+    (value) => {
+      tell(finish(value));
+      return value;
+    },
+    (error: unknown) => {
+      tell(outcomeOfThrown(error));
+      throw error;
+    },
+  );
 }

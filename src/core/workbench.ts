@@ -24,7 +24,7 @@ import { toolStatuses } from './tool-status.js';
 import { withStateWarning } from './state-problem.js';
 import { describeToolset, openToolset, type ToolsetHost } from './toolset-routes.js';
 import { useTool, type UseToolHost } from './use-tool.js';
-import { observerFailure, outcomeOf, outcomeOfThrown, type WorkbenchEvent, type WorkbenchObserver } from './call-events.js';
+import { observed, outcomeOf, type WorkbenchObserver } from './call-events.js';
 import { parseToolName } from '../catalog/names.js';
 import { ToolValidators } from './validators.js';
 
@@ -329,17 +329,12 @@ export class Workbench {
   async openToolbox(request: OpenToolboxRequest, session?: SessionScope, options: OpenOptions = {}): Promise<BudgetedAnswer> {
     const observer = this.options.observer;
     if (!observer) return this.openToolboxChecked(request, session, options);
-    const started = performance.now();
-    const base = { kind: 'open' as const, session: options.sessionLabel, toolbox: request.toolbox_name ?? '*' };
-    try {
-      const answer = await this.openToolboxChecked(request, session, options);
-      const outcome = answer.isError ? 'failed' : 'ok';
-      this.observe({ ...base, duration_ms: elapsed(started), outcome, result_bytes: Buffer.byteLength(answer.text) });
-      return answer;
-    } catch (error) {
-      this.observe({ ...base, duration_ms: elapsed(started), ...outcomeOfThrown(error) });
-      throw error;
-    }
+    return observed(
+      { observer, log: this.log },
+      () => ({ kind: 'open', session: options.sessionLabel, toolbox: request.toolbox_name ?? '*' }),
+      () => this.openToolboxChecked(request, session, options),
+      (answer) => ({ outcome: answer.isError ? 'failed' : 'ok', result_bytes: Buffer.byteLength(answer.text) }),
+    );
   }
 
   private async openToolboxChecked(request: OpenToolboxRequest, session: SessionScope | undefined, options: OpenOptions): Promise<BudgetedAnswer> {
@@ -383,23 +378,13 @@ export class Workbench {
    * the tool's inputSchema, forwards the call and returns the downstream result as it came (see use-tool.ts).
    */
   useTool(toolboxName: string, toolName: string, args: Record<string, unknown> | undefined, options: UseToolOptions = {}): Promise<CallToolResult> {
-    if (!this.options.observer) return useTool(this.useToolHost, toolboxName, toolName, args, options);
-    const started = performance.now();
-    const event = (): Pick<WorkbenchEvent, 'kind' | 'session' | 'toolbox' | 'server' | 'tool'> => ({
-      kind: 'call',
-      session: options.sessionLabel,
-      toolbox: toolboxName,
-      ...this.resolvedTool(toolboxName, toolName, options.scope),
-    });
-    return useTool(this.useToolHost, toolboxName, toolName, args, options).then(
-      (result) => {
-        this.observe({ ...event(), duration_ms: elapsed(started), ...outcomeOf(result), result_bytes: Buffer.byteLength(JSON.stringify(result)) });
-        return result;
-      },
-      (error: unknown) => {
-        this.observe({ ...event(), duration_ms: elapsed(started), ...outcomeOfThrown(error) });
-        throw error;
-      },
+    const observer = this.options.observer;
+    if (!observer) return useTool(this.useToolHost, toolboxName, toolName, args, options);
+    return observed(
+      { observer, log: this.log },
+      () => ({ kind: 'call', session: options.sessionLabel, toolbox: toolboxName, ...this.resolvedTool(toolboxName, toolName, options.scope) }),
+      () => useTool(this.useToolHost, toolboxName, toolName, args, options),
+      (result) => ({ ...outcomeOf(result), result_bytes: Buffer.byteLength(JSON.stringify(result)) }),
     );
   }
 
@@ -414,13 +399,6 @@ export class Workbench {
     return parts ? { server: parts.server, tool: parts.tool } : { tool: name };
   }
 
-  private observe(event: WorkbenchEvent): void {
-    try {
-      this.options.observer?.(event);
-    } catch (error) {
-      this.log.warn(observerFailure(error));
-    }
-  }
 
   /**
    * Every tool of the given toolbox (or of all toolboxes), enabled or not, with the source that disabled it.
@@ -492,5 +470,3 @@ export class Workbench {
 function sharedKeysOf(config: WorkbenchConfig): Set<string> {
   return new Set(config.toolboxes.flatMap((t) => t.servers.filter((s) => s.shared).map((s) => `${t.name}/${s.name}`)));
 }
-
-const elapsed = (started: number): number => Math.round(performance.now() - started);
