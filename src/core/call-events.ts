@@ -1,6 +1,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { errorMessage, isWorkbenchError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { quoteClientText } from '../shared/client-text.js';
 import { ERROR_META_KEY } from './tool-entry.js';
 
 /**
@@ -51,9 +52,13 @@ export function outcomeOfThrown(error: unknown): { outcome: CallOutcome; code?: 
   return { outcome: 'failed', code: isWorkbenchError(error) ? error.code : undefined };
 }
 
-/** One line for the text log: `call tb/fx/echo: ok in 12 ms` (no values). */
+/**
+ * One line for the text log: `call tb/fx/echo: ok in 12 ms` (no values). Names come from clients and servers: one
+ * that is not plain printable ASCII is quoted and escaped, so it can never start a line of its own or run long.
+ */
 export function describeEvent(event: WorkbenchEvent): string {
-  const where = [event.toolbox, event.server, event.tool].filter((p) => p !== undefined).join('/');
+  const safe = (name: string): string => (/^[\x21-\x7e]{1,256}$/.test(name) ? name : quoteClientText(name));
+  const where = [event.toolbox, event.server, event.tool].filter((p): p is string => p !== undefined).map(safe).join('/');
   const code = event.code ? ` (${event.code})` : '';
   const session = event.session ? ` [session ${event.session}]` : '';
   return `${event.kind === 'call' ? 'call' : 'open'} ${where}: ${event.outcome}${code} in ${event.duration_ms} ms${session}`;

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { assertIsoTime, logLines } from '../helpers/log-lines.js';
-import { fixtureServer, runCli, startWorkbench } from '../helpers/workbench-process.js';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fixtureServer, runCli, startWorkbench, tempDir } from '../helpers/workbench-process.js';
 
 /**
  * README "Command line", Logs: every stderr log line has an ISO-8601 time and a level; `--log-level debug` logs each
@@ -76,6 +78,21 @@ describe('logs', () => {
     assert.equal(parsed.level, 'error');
     assertIsoTime(parsed.time);
     assert.match(parsed.message, /nonexistent/);
+  });
+
+  it('a name with a line break cannot forge a log line', async () => {
+    const { dir, cleanup } = await tempDir();
+    try {
+      const configPath = join(dir, 'workbench-config.json');
+      await writeFile(configPath, JSON.stringify(config));
+      const forged = 'mcp-workbench error: forged';
+      const run = runCli(['tools', 'call', 'tb', `echo\n${forged}`, '--config', configPath, '--log-level', 'debug'], { env: { HOME: dir } });
+      assert.equal(run.code, 1);
+      assert.ok(logLines(run.stderr).some((l) => l.message.startsWith('call tb/')), run.stderr);
+      assert.ok(!run.stderr.split('\n').some((l) => l.startsWith(forged)), run.stderr);
+    } finally {
+      await cleanup();
+    }
   });
 
   it('an unknown level or format is a usage error', () => {

@@ -102,6 +102,22 @@ describe('tools enable under a disabled glob', () => {
     assert.deepEqual(JSON.parse(await readFile(stateFile, 'utf8').then(stripComment)), { enabled: [], disabled: ['tb__fx__*', 'tb__fx__echo'], exceptions: [] });
   });
 
+  it('enable_tools (management tools) records the same exception, and the tool is callable at once', async () => {
+    const { env, stateFile } = await setup();
+    await writeFile(stateFile, JSON.stringify({ enabled: [], disabled: ['tb__fx__*'] }));
+    const wb = await startWorkbench(config, { args: ['--state-file', stateFile, '--management-tools'], env: { HOME: env.HOME! } });
+    try {
+      assert.equal(workbenchErrorCode(await wb.useTool('tb', 'tb__fx__echo', { text: 'x' })), 'TOOL_DISABLED');
+      const answer = await wb.call('enable_tools', { enable: ['tb__fx__echo'] });
+      assert.equal(answer.isError, undefined, JSON.stringify(answer));
+      assert.equal((await wb.useTool('tb', 'tb__fx__echo', { text: 'x' })).isError, undefined);
+      assert.equal(workbenchErrorCode(await wb.useTool('tb', 'tb__fx__add', { a: 1, b: 2 })), 'TOOL_DISABLED');
+    } finally {
+      await wb.close();
+    }
+    assert.deepEqual(JSON.parse(await readFile(stateFile, 'utf8')), { enabled: [], disabled: ['tb__fx__*'], exceptions: ['tb__fx__echo'] });
+  });
+
   it('a glob under a broader disabled glob is not made an exception: it says which pattern keeps it hidden', async () => {
     const { env, stateFile } = await setup();
     await writeFile(stateFile, JSON.stringify({ enabled: [], disabled: ['tb__*'] }));
