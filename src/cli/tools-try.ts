@@ -18,7 +18,8 @@ export function registerToolsTryCommands(tools: Command, ctx: CliContext): void 
       .option('-c, --config <file>', 'config file (default: $WORKBENCH_CONFIG, else ./workbench-config.json)')
       .option('--state-file <file>', 'tool state file (default: $WORKBENCH_STATE_FILE, else ~/.mcp-workbench/tool-state.json)')
       .option('--project <dir>', 'directory of the project file .mcp-workbench.json (default: the current directory)')
-      .addOption(new Option('--disabled-tools <names>', 'as for serve: comma-separated names or globs').argParser(splitList));
+      .addOption(new Option('--disabled-tools <names>', 'as for serve: comma-separated names or globs').argParser(splitList))
+      .addOption(new Option('--toolset <names>', 'as for serve: only the tools of these toolsets (comma-separated or repeated)').argParser(splitList));
 
   common(tools.command('search <query...>'))
     .description('search the enabled tools by what they do: ranked, with toolbox, server and a one-line description')
@@ -68,6 +69,7 @@ interface RuntimeFlags {
   stateFile?: string;
   project?: string;
   disabledTools?: string[];
+  toolset?: string[];
 }
 
 /** Builds a one-shot runtime (no watchers), runs `use`, and always closes every server it started. */
@@ -75,7 +77,8 @@ async function withRuntime(ctx: CliContext, opts: RuntimeFlags, use: (runtime: R
   let runtime: Runtime | undefined;
   try {
     // Connection chatter is noise here; warnings and errors still show.
-    runtime = await createRuntime({ ...opts, env: ctx.env, cwd: ctx.cwd, log: quiet(ctx.log), observer: ctx.callLogger() });
+    const { toolset, ...rest } = opts;
+    runtime = await createRuntime({ ...rest, toolsets: toolset, env: ctx.env, cwd: ctx.cwd, log: quiet(ctx.log), observer: ctx.callLogger() });
     await use(runtime);
   } catch (error) {
     ctx.fail(error);

@@ -48,6 +48,17 @@ describe('tools search', () => {
     assert.equal((JSON.parse(json.stdout) as SearchJson).results.some((r) => r.name === 'tb__fx__echo'), false);
   });
 
+  it('--toolset limits what is found and called, as for serve', async () => {
+    const { env, dir } = await setup();
+    const withSet = join(dir, 'with-toolset.json');
+    await writeFile(withSet, JSON.stringify({ toolboxes: { tb: { mcpServers: { fx: fixtureServer() } } }, toolsets: { quick: { tools: ['tb__fx__add'] } } }));
+    const found = runCli(['tools', 'search', 'echo', 'add', '--config', withSet, '--toolset', 'quick', '--json'], { env });
+    assert.equal(found.code, 0, found.stderr);
+    assert.deepEqual((JSON.parse(found.stdout) as SearchJson).results.map((r) => r.name), ['tb__fx__add']);
+    assert.equal(runCli(['tools', 'call', 'tb', 'echo', '--args', '{"text":"x"}', '--config', withSet, '--toolset', 'quick'], { env }).code, 1);
+    assert.equal(runCli(['tools', 'call', 'quick', 'add', '--args', '{"a":1,"b":1}', '--config', withSet, '--toolset', 'quick'], { env }).code, 0);
+  });
+
   it('an unknown toolbox is a usage error', async () => {
     const { env } = await setup();
     assert.equal(runCli(['tools', 'search', 'echo', '--toolbox', 'nope'], { env }).code, 2);
