@@ -35,6 +35,8 @@ export type WorkbenchErrorCode =
   | 'STATE_INVALID'
   | 'STATE_UNREADABLE'
   | 'STATE_UNWRITABLE'
+  /** `serve --audit-log`: the file cannot be created or opened for appending. */
+  | 'AUDIT_UNWRITABLE'
   /** The workbench (or the client session) is closing; nothing new is started. */
   | 'SHUTTING_DOWN'
   /** A client of MCP 2026-07-28 came back for a call's input round that this process no longer (or never) held. */

@@ -22,6 +22,11 @@ export type Visibility =
 export interface ToolState {
   enabled: readonly string[];
   disabled: readonly string[];
+  /**
+   * Canonical names that the globs of `disabled` do not cover (recorded by enabling one tool under a disabled glob);
+   * an exact entry in `disabled` still wins. Absent when empty.
+   */
+  exceptions?: readonly string[];
 }
 
 export interface VisibilityInputs {
@@ -65,6 +70,7 @@ export function createVisibilityPolicy(inputs: VisibilityInputs): VisibilityPoli
   const sessionToolsets = inputs.sessionToolsets;
   const stateDisabled = rules(inputs.state?.disabled);
   const stateEnabled = rules(inputs.state?.enabled);
+  const stateExceptions = new Set(inputs.state?.exceptions ?? []);
   const memo = new LRUCache<string, Visibility>({ max: VISIBILITY_MEMO_SIZE });
 
   const evaluate = (toolbox: string, server: string, tool: string, canonical: string): Visibility => {
@@ -103,7 +109,8 @@ export function createVisibilityPolicy(inputs: VisibilityInputs): VisibilityPoli
       const names = sessionToolsets.map((t) => t.name).join(', ');
       return { enabled: false, source: 'toolset', rule: names, reason: `not in the toolset(s) this session is limited to (--toolset ${names})` };
     }
-    const stateRule = find(stateDisabled, canonical);
+    // An exception lifts the globs of the disabled list for exactly that tool; its exact name there still applies.
+    const stateRule = stateExceptions.has(canonical) ? stateDisabled.find((r) => r.pattern === canonical) : find(stateDisabled, canonical);
     if (stateRule) {
       return {
         enabled: false,

@@ -1,5 +1,6 @@
 import { errorMessage } from '../errors.js';
-import { createLogger, parseLogLevel, type Logger } from '../log.js';
+import { describeEvent, type WorkbenchObserver } from '../core/call-events.js';
+import { createLogger, logsAt, parseLogFormat, parseLogLevel, type LogFormat, type Logger, type LoggerOptions, type LogLevel } from '../log.js';
 
 /**
  * What every command needs from the process, read once here (the only place besides main.ts that touches
@@ -19,11 +20,19 @@ export interface CliContext {
   print(text: string): void;
   /** Logs the error on stderr and sets exit code 1. */
   fail(error: unknown): void;
+  /** `--log-level` / `--log-format`: applies to every logger made from `log`, children included. */
+  setLogging(settings: { level?: LogLevel; format?: LogFormat }): void;
+  /** At `debug`, an observer that logs each call and toolbox open (tool, server, duration, outcome; never values). */
+  callLogger(): WorkbenchObserver | undefined;
 }
 
 export function createCliContext(): CliContext {
   const env = process.env as Record<string, string | undefined>;
-  const log = createLogger({ level: parseLogLevel(env.WORKBENCH_LOG_LEVEL) ?? 'info' });
+  const logOptions: LoggerOptions = {
+    level: parseLogLevel(env.WORKBENCH_LOG_LEVEL) ?? 'info',
+    format: parseLogFormat(env.WORKBENCH_LOG_FORMAT) ?? 'text',
+  };
+  const log = createLogger(logOptions);
   return {
     env,
     cwd: process.cwd(),
@@ -34,10 +43,29 @@ export function createCliContext(): CliContext {
       log.error(errorMessage(error));
       process.exitCode = EXIT_FAILURE;
     },
+    setLogging: ({ level, format }) => {
+      if (level !== undefined) logOptions.level = level;
+      if (format !== undefined) logOptions.format = format;
+    },
+    callLogger: () => {
+      if (!logsAt(logOptions, 'debug')) return undefined;
+      const calls = log.child('calls');
+      return (event) => calls.debug(describeEvent(event), { event: event.kind, ...event, kind: undefined });
+    },
   };
 }
 
 /** `a, b,,c ` → ['a', 'b', 'c']; for options that may also be repeated. */
 export function splitList(value: string, previous: string[] = []): string[] {
   return [...previous, ...value.split(',').map((s) => s.trim()).filter((s) => s.length > 0)];
+}
+
+/** Connection chatter (info) is noise for a listing; warnings and errors still show. */
+export function quiet(log: Logger): Logger {
+  return {
+    ...log,
+    info: () => {},
+    debug: () => {},
+    child: (scope: string) => quiet(log.child(scope)),
+  };
 }

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { resolve } from 'node:path';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { isWorkbenchError } from '../errors.js';
 import { VERSION } from '../version.js';
@@ -10,6 +11,8 @@ import { toolsetWarnings } from '../catalog/toolsets.js';
 import { formatValidateReport, validateConfig } from './validate.js';
 import { registerMigrateCommand } from './migrate.js';
 import { registerDoctorCommand } from './doctor.js';
+import { nearestWord } from '../config/text.js';
+import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../log.js';
 
 /**
  * commander wiring and printing only. Exit codes: 0 success, 1 failure, 2 usage error.
@@ -19,15 +22,31 @@ const ctx = createCliContext();
 const { env, log } = ctx;
 
 /**
- * Options an MCP host may pass that we do not know: warn on stderr, never fail the start. A leading word that is not
- * an option is a mistyped command (`mcp-workbench valdate`), not something to serve through: that is a usage error.
+ * What `serve` does with arguments it does not know. A leading word that is not an option is a mistyped command
+ * (`mcp-workbench valdate`), and an unknown option within a small edit distance of one of serve's own (`--htp`) is a
+ * mistyped option: both are usage errors, so nothing is ever served on a guess. Other unknown options are ones an MCP
+ * host may add of its own: warned about on stderr, never failing the start.
  */
-function checkLeftovers(args: readonly string[]): boolean {
+function checkLeftovers(cmd: Command): boolean {
+  const args = cmd.args;
   const first = args[0];
   if (first !== undefined && !first.startsWith('-')) {
-    log.error(`unknown command "${first}" (commands: serve, validate, tools, doctor, migrate; see mcp-workbench --help)`);
+    const commands = program.commands.map((c) => c.name());
+    const near = nearestWord(first, commands);
+    log.error(`unknown command "${first}"${near ? ` (did you mean "${near}"?)` : ''} (commands: ${commands.join(', ')}; see mcp-workbench --help)`);
     process.exitCode = EXIT_USAGE;
     return false;
+  }
+  const known = [...cmd.options, ...program.options].flatMap((o) => (o.long ? [o.long.slice(2)] : [])).concat('help');
+  for (const arg of args) {
+    if (!arg.startsWith('--') || arg === '--') continue;
+    const flag = arg.slice(2).split('=')[0]!;
+    const near = nearestWord(flag, known);
+    if (near !== undefined) {
+      log.error(`unknown option "--${flag}" (did you mean "--${near}"?); nothing was started (see mcp-workbench serve --help)`);
+      process.exitCode = EXIT_USAGE;
+      return false;
+    }
   }
   if (args.length > 0) log.warn(`ignoring unknown option(s): ${args.join(' ')} (see mcp-workbench --help)`);
   return true;
@@ -55,9 +74,22 @@ function parseCatalogBudget(value: string): number {
 const program = new Command()
   .name('mcp-workbench')
   .description('An MCP server that puts many MCP servers behind two tools: open_toolbox and use_tool.')
-  .version(VERSION, '-v, --version')
+  .version(VERSION, '-V, --version')
+  // `-v` printed the version before 0.11; it still does (not shown in --help).
+  .addOption(new Option('-v').hideHelp())
+  .addOption(new Option('--log-level <level>', 'stderr log level (default: $WORKBENCH_LOG_LEVEL, else info); debug also logs each call').choices(LOG_LEVELS))
+  .addOption(new Option('--log-format <format>', 'stderr log lines as text or JSON (default: $WORKBENCH_LOG_FORMAT, else text)').choices(LOG_FORMATS))
   .exitOverride()
   .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+// Before any command runs (the options may come before or after the command's name).
+program.hook('preAction', () => {
+  const { logLevel, logFormat } = program.opts<{ logLevel?: LogLevel; logFormat?: LogFormat }>();
+  ctx.setLogging({ level: logLevel, format: logFormat });
+});
+program.on('option:v', () => {
+  process.stdout.write(`${VERSION}\n`);
+  process.exit(0);
+});
 
 program
   .command('serve', { isDefault: true })
@@ -75,6 +107,9 @@ program
   .addOption(new Option('--allow-origin <origins>', 'browser origins to allow besides localhost (repeatable or comma-separated)').argParser(splitList))
   .addOption(new Option('--max-sessions <n>', 'most concurrent HTTP sessions (default 32)').argParser(parsePositiveInt))
   .addOption(new Option('--session-idle-timeout <seconds>', 'close an HTTP session idle this long: no request of its own answered or arriving; an open GET stream is not activity (default 600)').argParser(parsePositiveInt))
+  .option('--audit-log <path>', 'append one JSON line per tool call and toolbox open to this file (never argument or result values)')
+  .addOption(new Option('--audit-log-max-bytes <n>', 'rotate the audit log at this size (default 10485760)').argParser(parsePositiveInt))
+  .addOption(new Option('--audit-log-keep <n>', 'rotated audit logs to keep: PATH.1 … PATH.N (default 5)').argParser(parsePositiveInt))
   .allowUnknownOption()
   .allowExcessArguments()
   .action(
@@ -93,10 +128,13 @@ program
         allowOrigin?: string[];
         maxSessions?: number;
         sessionIdleTimeout?: number;
+        auditLog?: string;
+        auditLogMaxBytes?: number;
+        auditLogKeep?: number;
       },
       cmd: Command,
     ) => {
-      if (!checkLeftovers(cmd.args)) return;
+      if (!checkLeftovers(cmd)) return;
       try {
         const common = {
           config: opts.config,
@@ -110,6 +148,8 @@ program
           catalogBudget: opts.catalogBudget,
           catalogCache: opts.catalogCache,
           maxMessageBytes: maxMessageBytes(),
+          observer: ctx.callLogger(),
+          ...(opts.auditLog !== undefined && { auditLog: { path: resolve(ctx.cwd, opts.auditLog), maxBytes: opts.auditLogMaxBytes, keep: opts.auditLogKeep } }),
           env,
           cwd: ctx.cwd,
           log,

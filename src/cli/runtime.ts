@@ -14,6 +14,8 @@ import { toolsetWarnings } from '../catalog/toolsets.js';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import { Workbench } from '../core/workbench.js';
+import type { WorkbenchObserver } from '../core/call-events.js';
+import { openAuditLog } from '../audit/audit-log.js';
 import { VERSION } from '../version.js';
 
 /** Options shared by every way of serving (stdio, HTTP). */
@@ -44,6 +46,10 @@ export interface RuntimeOptions {
   env: Record<string, string | undefined>;
   cwd: string;
   log: Logger;
+  /** Told of every call and toolbox open (the debug call log). */
+  observer?: WorkbenchObserver;
+  /** `--audit-log PATH` (serving): one JSON line per call and toolbox open, rotated by size. */
+  auditLog?: { path: string; maxBytes?: number; keep?: number };
 }
 
 export interface Runtime {
@@ -84,6 +90,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   if (read.problem && !options.serving) throw read.problem;
   const pinsPath = pinsPathFor(statePath);
   const pins = await readPins(pinsPath);
+  const audit = options.auditLog && (await openAuditLog(options.auditLog.path, { ...options.auditLog, log: options.log }));
+  if (audit) options.log.info(`audit log: ${options.auditLog!.path}`);
+  const observer = combineObservers(options.observer, audit ? (event) => audit.record(event) : undefined);
   const workbench = new Workbench({
     config,
     env: options.env,
@@ -92,6 +101,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     cliDisabled: options.disabledTools,
     maxMessageBytes: options.maxMessageBytes,
     catalogBudget: options.catalogBudget,
+    observer,
     catalogCache: options.catalogCache === false ? undefined : new CatalogCache(catalogCacheDir(options.env, options.env.HOME || homedir()), options.log),
     state: read.state,
     ...(read.problem && { stateProblem: read.problem }),
@@ -152,7 +162,17 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       watcher?.close();
       pinsWatcher?.close();
       await workbench.close();
+      // After the workbench: calls cut short by the shutdown are recorded too.
+      await audit?.close();
     },
+  };
+}
+
+function combineObservers(...observers: (WorkbenchObserver | undefined)[]): WorkbenchObserver | undefined {
+  const present = observers.filter((o): o is WorkbenchObserver => o !== undefined);
+  if (present.length <= 1) return present[0];
+  return (event) => {
+    for (const observer of present) observer(event);
   };
 }
 

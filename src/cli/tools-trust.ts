@@ -6,7 +6,7 @@ import { unifiedDiff } from '../migrate/text-diff.js';
 import { compileGlob } from '../shared/glob.js';
 import { createRedactor, redactDeep } from '../shared/redact.js';
 import { approveTools, fingerprint, pinsPathFor, readPins, serverKey, shownDefinition, updatePins, type PinnedServer } from '../state/pins.js';
-import { EXIT_FAILURE, EXIT_USAGE, splitList, type CliContext } from './context.js';
+import { EXIT_FAILURE, EXIT_USAGE, quiet, splitList, type CliContext } from './context.js';
 import { createRuntime } from './runtime.js';
 
 /**
@@ -155,8 +155,4 @@ async function withListings(
   } finally {
     await runtime?.close();
   }
-}
-
-function quiet(log: CliContext['log']): CliContext['log'] {
-  return { ...log, info: () => {}, debug: () => {}, child: (scope: string) => quiet(log.child(scope)) };
 }

@@ -1,5 +1,5 @@
 import { Command, Option } from 'commander';
-import { updateToolState, type ToolStateUpdate } from '../state/update.js';
+import { assertToolPatterns, updateToolState, type ToolStateUpdate } from '../state/update.js';
 import { loadConfig } from '../config/load.js';
 import { resolveConfigPath } from '../config/config-path.js';
 import { errorMessage, isWorkbenchError } from '../errors.js';
@@ -8,16 +8,19 @@ import { Workbench } from '../core/workbench.js';
 import { type ToolStatusReport } from '../core/tool-entry.js';
 import { createRedactor, redactDeep } from '../shared/redact.js';
 import { VERSION } from '../version.js';
-import { EXIT_FAILURE, EXIT_USAGE, splitList, type CliContext } from './context.js';
+import { EXIT_FAILURE, EXIT_USAGE, quiet, splitList, type CliContext } from './context.js';
 import { createRuntime, stateFilePath } from './runtime.js';
 import { registerTrustCommands } from './tools-trust.js';
+import { unmatchedNames } from '../catalog/name-suggestions.js';
+import { parseToolName } from '../catalog/names.js';
+import { registerToolsTryCommands } from './tools-try.js';
 
 /**
  * `mcp-workbench tools list | enable | disable | reset`: the same state model the server uses, from a shell.
  * A running workbench picks changes up from the state file within about a second.
  */
 export function registerToolsCommand(program: Command, ctx: CliContext): void {
-  const tools = program.command('tools').description('list tools with their status, or change which are enabled (persisted in the state file)');
+  const tools = program.command('tools').description('list, search and call tools, or change which are enabled (persisted in the state file)');
 
   const common = (cmd: Command): Command =>
     cmd
@@ -60,10 +63,13 @@ export function registerToolsCommand(program: Command, ctx: CliContext): void {
   registerTrustCommands(tools, ctx, common);
 
   for (const action of ['enable', 'disable'] as const) {
-    common(tools.command(`${action} <names...>`))
+    const command = common(tools.command(`${action} <names...>`))
       .description(`${action} tools by canonical name ({toolbox}__{server}__{tool}) or * glob`)
-      .option('--json', 'machine-readable output')
-      .action(async (names: string[], opts: { config?: string; stateFile?: string; json?: boolean }) => {
+      .option('--json', 'machine-readable output');
+    if (action === 'disable') {
+      command.option('--force', 'record names that match no known tool anyway (e.g. for a server not yet started)');
+    }
+    command.action(async (names: string[], opts: { config?: string; stateFile?: string; json?: boolean; force?: boolean }) => {
         const statePath = stateFilePath({ ...opts, env: ctx.env, cwd: ctx.cwd });
         const requested = names.flatMap((n) => splitList(n));
         const protectedNames = requested.filter((n) => PROTECTED_TOOLS.includes(n));
@@ -74,6 +80,12 @@ export function registerToolsCommand(program: Command, ctx: CliContext): void {
           return;
         }
         try {
+          assertToolPatterns(rest);
+          // Disabling a name that matches nothing would look done and hide nothing (a typo): refuse unless forced.
+          if (action === 'disable' && opts.force !== true && !(await allNamesMatch(rest, opts, ctx))) {
+            process.exitCode ??= EXIT_USAGE;
+            return;
+          }
           const knownNames = await knownNameCheck(opts, ctx);
           const update = await updateToolState(statePath, action === 'enable' ? { enable: rest } : { disable: rest }, { log: ctx.log, knownNames });
           report(ctx, statePath, update, opts.json === true);
@@ -82,6 +94,8 @@ export function registerToolsCommand(program: Command, ctx: CliContext): void {
         }
       });
   }
+
+  registerToolsTryCommands(tools, ctx);
 
   common(tools.command('reset'))
     .description('forget every enable/disable in the state file (all tools enabled again, config and --disabled-tools still apply)')
@@ -94,6 +108,39 @@ export function registerToolsCommand(program: Command, ctx: CliContext): void {
         ctx.fail(error);
       }
     });
+}
+
+/**
+ * Whether every name or glob matches a tool of the configured servers (connected to list their tools: only the
+ * toolboxes the names name, or all when one names none of them). Logs each one that does not, with the nearest names,
+ * the servers whose tools could not be listed, and what to do.
+ */
+async function allNamesMatch(names: readonly string[], opts: { config?: string; stateFile?: string }, ctx: CliContext): Promise<boolean> {
+  let runtime: Awaited<ReturnType<typeof createRuntime>> | undefined;
+  const advice = 'Nothing was changed. See the names with "mcp-workbench tools list", or pass --force to record them anyway (e.g. for a server not yet started).';
+  try {
+    runtime = await createRuntime({ ...opts, env: ctx.env, cwd: ctx.cwd, log: quiet(ctx.log) });
+    const configured = new Set(runtime.config.toolboxes.map((t) => t.name));
+    const named = names.map((n) => parseToolName(n)?.toolbox);
+    const toolboxes = named.every((t): t is string => t !== undefined && configured.has(t)) ? [...new Set(named)] : [undefined];
+    const reports = await Promise.all(toolboxes.map((t) => runtime!.workbench.listAllTools(t)));
+    const unmatched = unmatchedNames(names, reports.flatMap((r) => r.tools));
+    for (const { name, suggestions } of unmatched) {
+      ctx.log.error(`"${name}" matches no known tool${suggestions.length > 0 ? ` (nearest: ${suggestions.join(', ')})` : ''}`);
+    }
+    if (unmatched.length === 0) return true;
+    for (const failure of reports.flatMap((r) => r.servers_failed)) {
+      ctx.log.error(`${failure.toolbox}/${failure.server} could not be connected, so its tools are not known: ${failure.error}`);
+    }
+    ctx.log.error(advice);
+    return false;
+  } catch (error) {
+    ctx.log.error(`Could not check ${names.join(', ')} against the configured servers: ${errorMessage(error)}. ${advice}`);
+    process.exitCode = EXIT_FAILURE;
+    return false;
+  } finally {
+    await runtime?.close();
+  }
 }
 
 /** Names are checked against the config (toolbox and server must exist) when one can be loaded; otherwise not at all. */
@@ -114,6 +161,9 @@ function report(ctx: CliContext, statePath: string, update: ToolStateUpdate, jso
   for (const { name, pattern } of update.stillDisabledBy) {
     ctx.log.warn(`${name} stays disabled: "${pattern}" in the state file's disabled list still covers it (disabled always wins)`);
   }
+  for (const { name, patterns } of update.excepted) {
+    ctx.log.info(`${name} is enabled as an exception to ${patterns.map((p) => `"${p}"`).join(', ')} (recorded in the state file's "exceptions")`);
+  }
   if (json) {
     ctx.print(JSON.stringify({ state_file: statePath, ...update }, null, 2));
     return;
@@ -122,7 +172,10 @@ function report(ctx: CliContext, statePath: string, update: ToolStateUpdate, jso
   if (update.changed.enabled.length > 0) lines.push(`  enabled:  ${update.changed.enabled.join(', ')}`);
   if (update.changed.disabled.length > 0) lines.push(`  disabled: ${update.changed.disabled.join(', ')}`);
   if (update.changed.enabled.length === 0 && update.changed.disabled.length === 0) lines.push('  no change (already so)');
-  lines.push(`  now: enabled=${JSON.stringify(update.state.enabled)} disabled=${JSON.stringify(update.state.disabled)}`);
+  const exceptions = update.state.exceptions ?? [];
+  lines.push(
+    `  now: enabled=${JSON.stringify(update.state.enabled)} disabled=${JSON.stringify(update.state.disabled)}${exceptions.length > 0 ? ` exceptions=${JSON.stringify(exceptions)}` : ''}`,
+  );
   lines.push('  Running workbenches apply this within about a second.');
   ctx.print(lines.join('\n'));
 }
@@ -148,15 +201,5 @@ function startProgress(workbench: Workbench, toolbox: string | undefined): () =>
   return () => {
     clearInterval(timer);
     process.stderr.write('\r\x1b[2K');
-  };
-}
-
-/** Connection chatter (info) is noise for a listing; warnings and errors still show. */
-function quiet(log: CliContext['log']): CliContext['log'] {
-  return {
-    ...log,
-    info: () => {},
-    debug: () => {},
-    child: (scope: string) => quiet(log.child(scope)),
   };
 }

@@ -61,6 +61,22 @@ export function boundedEditDistance(a: string, b: string, max: number): number {
   return Math.min(prev[b.length]!, over);
 }
 
+/**
+ * The candidate nearest to `word` (case-insensitive) when it is within a small edit distance — 1 for words of up to 4
+ * characters, else a third of the length, at most 3 — for "did you mean" on commands and options. Ties go to the
+ * first candidate given.
+ */
+export function nearestWord(word: string, candidates: readonly string[]): string | undefined {
+  const target = word.toLowerCase();
+  const max = target.length <= 4 ? 1 : Math.min(3, Math.floor(target.length / 3));
+  let best: { candidate: string; distance: number } | undefined;
+  for (const candidate of candidates) {
+    const distance = boundedEditDistance(target, candidate.toLowerCase(), max);
+    if (distance <= max && (best === undefined || distance < best.distance)) best = { candidate, distance };
+  }
+  return best?.candidate;
+}
+
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

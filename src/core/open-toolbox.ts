@@ -63,6 +63,8 @@ export interface DiscoveryScope {
 /** How open_toolbox may wait: progress to report while servers start. */
 export interface OpenOptions {
   onprogress?: (progress: OpenProgress) => void;
+  /** Who asked, for the debug and audit logs: an HTTP session id, `stdio`, or nothing for the CLI. */
+  sessionLabel?: string;
 }
 
 /** What an answer is made from: one toolbox, or a toolset's tools across several (`member` says which). */

@@ -8,6 +8,8 @@ export interface UseToolOptions extends CallOptions {
   call?: CallContext;
   /** The session's downstream connections and catalogs (see `Workbench.openSession`); default: the workbench's own. */
   scope?: SessionScope;
+  /** Who asked, for the debug and audit logs: an HTTP session id, `stdio`, or nothing for the CLI. */
+  sessionLabel?: string;
 }
 
 /**

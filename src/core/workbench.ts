@@ -27,6 +27,8 @@ import { toolStatuses } from './tool-status.js';
 import { withStateWarning } from './state-problem.js';
 import { describeToolset, openToolset, type ToolsetHost } from './toolset-routes.js';
 import { useTool, type UseToolHost } from './use-tool.js';
+import { observed, outcomeOf, type WorkbenchObserver } from './call-events.js';
+import { parseToolName } from '../catalog/names.js';
 import { ToolValidators } from './validators.js';
 
 export interface WorkbenchOptions {
@@ -50,6 +52,11 @@ export interface WorkbenchOptions {
   catalogBudget?: number;
   /** The tool pins file and its content at start (README "Pinned tool definitions"); no checks without it. */
   pins?: { path: string; read: PinsRead; record: boolean };
+  /**
+   * Told of every use_tool call and open_toolbox when it ends (debug log, audit log); never of values. Unset, the
+   * call path does no extra work.
+   */
+  observer?: WorkbenchObserver;
 }
 
 export type { CallContext, UpstreamSession } from './session-routing.js';
@@ -344,6 +351,17 @@ export class Workbench {
    * name. `options.onprogress` reports progress to the client while it waits.
    */
   async openToolbox(request: OpenToolboxRequest, session?: SessionScope, options: OpenOptions = {}): Promise<BudgetedAnswer> {
+    const observer = this.options.observer;
+    if (!observer) return this.openToolboxChecked(request, session, options);
+    return observed(
+      { observer, log: this.log },
+      () => ({ kind: 'open', session: options.sessionLabel, toolbox: request.toolbox_name ?? '*' }),
+      () => this.openToolboxChecked(request, session, options),
+      (answer) => ({ outcome: answer.isError ? 'failed' : 'ok', result_bytes: Buffer.byteLength(answer.text) }),
+    );
+  }
+
+  private async openToolboxChecked(request: OpenToolboxRequest, session: SessionScope | undefined, options: OpenOptions): Promise<BudgetedAnswer> {
     const broken = this.brokenState();
     if (broken && !broken.lastGood) throw broken.problem;
     const answer = await this.openToolboxNow(request, session, options);
@@ -384,8 +402,27 @@ export class Workbench {
    * the tool's inputSchema, forwards the call and returns the downstream result as it came (see use-tool.ts).
    */
   useTool(toolboxName: string, toolName: string, args: Record<string, unknown> | undefined, options: UseToolOptions = {}): Promise<CallToolResult> {
-    return useTool(this.useToolHost, toolboxName, toolName, args, options);
+    const observer = this.options.observer;
+    if (!observer) return useTool(this.useToolHost, toolboxName, toolName, args, options);
+    return observed(
+      { observer, log: this.log },
+      () => ({ kind: 'call', session: options.sessionLabel, toolbox: toolboxName, ...this.resolvedTool(toolboxName, toolName, options.scope) }),
+      () => useTool(this.useToolHost, toolboxName, toolName, args, options),
+      (result) => ({ ...outcomeOf(result), result_bytes: Buffer.byteLength(JSON.stringify(result)) }),
+    );
   }
+
+  /** The server and downstream name a use_tool name resolved to (after the call, so from the live catalog). */
+  private resolvedTool(toolbox: string, name: string, session: SessionScope | undefined): { server?: string; tool: string } {
+    if (this.toolboxes.has(toolbox)) {
+      const lookup = this.cachedCatalog(this.scopeOf(session), toolbox).catalog.find(name);
+      if ('found' in lookup) return { server: lookup.found.server, tool: lookup.found.tool.name };
+      if ('hidden' in lookup) return { server: lookup.hidden.server, tool: lookup.hidden.tool.name };
+    }
+    const parts = parseToolName(name);
+    return parts ? { server: parts.server, tool: parts.tool } : { tool: name };
+  }
+
 
   /**
    * Each server's live tools exactly as it listed them, for the given toolbox (or all): what `tools approve` and

@@ -75,6 +75,8 @@ export interface CreateServerOptions {
    * pass-through input rounds (replicas: derived from their tokens); default, a key of this process.
    */
   stateKey?: Uint8Array;
+  /** Who the calls come from, for the debug and audit logs: the HTTP session id; default `stdio`. */
+  sessionLabel?: () => string | undefined;
 }
 
 /**
@@ -113,6 +115,7 @@ const processKey = randomBytes(32);
 export function createSurface(workbench: Workbench, version: string, options: CreateServerOptions = {}): UpstreamSurface {
   const management = options.management;
   const owner = options.owner ?? 'local';
+  const sessionLabel = options.sessionLabel ?? (() => 'stdio');
   // The meta-tools' enums carry the current toolbox and toolset names: instructions cannot change after a config
   // reload, but the tool list can, and the client is told to fetch it again.
   const definitions = (): Tool[] => [
@@ -158,6 +161,7 @@ export function createSurface(workbench: Workbench, version: string, options: Cr
       cancellation: call.cancellation,
       meta: call.meta,
       call: { session, request: call.request },
+      sessionLabel: sessionLabel(),
       onprogress:
         progressToken === undefined
           ? undefined
@@ -183,7 +187,7 @@ export function createSurface(workbench: Workbench, version: string, options: Cr
         if (progressToken !== undefined) call.notify({ method: 'notifications/progress', params: { ...progress, progressToken } });
       };
       try {
-        const { result, text, isError } = await workbench.openToolbox(request, scope, { onprogress });
+        const { result, text, isError } = await workbench.openToolbox(request, scope, { onprogress, sessionLabel: sessionLabel() });
         return { content: [{ type: 'text', text }], structuredContent: result as unknown as Record<string, unknown>, ...(isError ? { isError } : {}) };
       } catch (error) {
         if (isWorkbenchError(error, 'TOOLBOX_NOT_FOUND')) return errorResult(`${error.toDisplayString()} Call open_toolbox with one of them.`, error.code);

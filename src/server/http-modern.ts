@@ -38,7 +38,7 @@ export function createModernHttp(workbench: Workbench, version: string, options:
     let entry = principals.get(key);
     if (!entry) {
       const owner = key.slice(0, key.indexOf('\0'));
-      const surface = createSurface(workbench, version, { ...options, isolated: true, owner });
+      const surface = createSurface(workbench, version, { ...options, isolated: true, owner, sessionLabel: () => 'http' });
       entry = { surface, active: 0, lastSeen: Date.now() };
       principals.set(key, entry);
       // Clients listening for list changes (subscriptions/listen) hear of a reload.

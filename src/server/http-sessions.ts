@@ -59,7 +59,7 @@ export function createLegacySessions(workbench: Workbench, version: string, serv
       return all.size;
     },
     async create() {
-      const { server, connect, close: closeServer } = createServer(workbench, version, { ...serverOptions, isolated: true });
+      const { server, connect, close: closeServer } = createServer(workbench, version, { ...serverOptions, isolated: true, sessionLabel: () => session.id });
       const transport = new NodeStreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         onsessioninitialized: (id) => {

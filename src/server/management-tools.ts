@@ -101,6 +101,9 @@ export async function enableTools(
     for (const { name, pattern } of update.stillDisabledBy) {
       notes.push(`${quoteClientText(name)} stays disabled: ${quoteClientText(pattern)} in the state file's disabled list still covers it.`);
     }
+    for (const { name, patterns } of update.excepted) {
+      notes.push(`${quoteClientText(name)} is enabled as an exception to ${quoteAll(patterns)} (recorded in the state file's exceptions list).`);
+    }
     const summary = {
       state_file: statePath,
       enabled: update.changed.enabled,

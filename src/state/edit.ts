@@ -12,7 +12,7 @@ export function editStateText(text: string, next: ToolState): string | undefined
   const eol = text.includes('\r\n') ? '\r\n' : '\n';
   let current = text;
   for (const key of STATE_LISTS) {
-    const want = next[key];
+    const want = next[key] ?? [];
     const wanted = new Set(want);
     // Remove the entries that go (and later copies of one that stays), last first so earlier indexes stay valid.
     for (;;) {
@@ -53,7 +53,10 @@ export function replaceLists(text: string, next: ToolState): string | undefined 
   const eol = text.includes('\r\n') ? '\r\n' : '\n';
   let current = text;
   for (const key of STATE_LISTS) {
-    current = applyEdits(current, modify(current, [key], [...next[key]], { formattingOptions: { insertSpaces: true, tabSize: 2, eol } }));
+    const want = next[key] ?? [];
+    // An optional list (exceptions) is not added empty.
+    if (want.length === 0 && !currentList(current, key)) continue;
+    current = applyEdits(current, modify(current, [key], [...want], { formattingOptions: { insertSpaces: true, tabSize: 2, eol } }));
   }
   const check = parseStateText(current);
   return check.ok && sameState(check.state, next) ? current : undefined;
@@ -217,5 +220,5 @@ function lineStart(text: string, offset: number): number {
 }
 
 function sameState(a: ToolState, b: ToolState): boolean {
-  return JSON.stringify([a.enabled, a.disabled]) === JSON.stringify([b.enabled, b.disabled]);
+  return JSON.stringify([a.enabled, a.disabled, a.exceptions ?? []]) === JSON.stringify([b.enabled, b.disabled, b.exceptions ?? []]);
 }

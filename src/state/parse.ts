@@ -14,14 +14,14 @@ export type ParsedState =
       ok: true;
       /** The lists, trimmed, without blanks or duplicates. */
       state: ToolState;
-      /** Top-level keys other than `enabled` and `disabled` (ignored here, kept by every write). */
+      /** Top-level keys other than `enabled`, `disabled` and `exceptions` (ignored here, kept by every write). */
       extraKeys: string[];
       /** The syntax tree, for edits that keep the user's layout and comments. */
       tree: Node;
     }
   | { ok: false; position: FilePosition; reason: string };
 
-export const STATE_LISTS = ['enabled', 'disabled'] as const;
+export const STATE_LISTS = ['enabled', 'disabled', 'exceptions'] as const;
 
 /** Trimmed, blanks dropped, first occurrence kept. */
 export function normalizeNames(names: readonly string[]): string[] {
@@ -57,12 +57,12 @@ export function parseStateText(text: string): ParsedState {
   if (duplicate) {
     return fail(duplicate.offset, `key "${String(duplicate.value)}" is written twice in the same object (JSON keeps only the last one): remove or merge one`);
   }
-  const lists: Record<(typeof STATE_LISTS)[number], string[]> = { enabled: [], disabled: [] };
+  const lists: Record<(typeof STATE_LISTS)[number], string[]> = { enabled: [], disabled: [], exceptions: [] };
   const extraKeys: string[] = [];
   for (const property of tree.children ?? []) {
     const [key, value] = property.children ?? [];
     const name = String(key?.value);
-    if (name !== 'enabled' && name !== 'disabled') {
+    if (name !== 'enabled' && name !== 'disabled' && name !== 'exceptions') {
       extraKeys.push(name);
       continue;
     }
@@ -72,7 +72,9 @@ export function parseStateText(text: string): ParsedState {
       lists[name].push(item.value as string);
     }
   }
-  return { ok: true, state: { enabled: normalizeNames(lists.enabled), disabled: normalizeNames(lists.disabled) }, extraKeys, tree };
+  const exceptions = normalizeNames(lists.exceptions);
+  const state = { enabled: normalizeNames(lists.enabled), disabled: normalizeNames(lists.disabled), ...(exceptions.length > 0 && { exceptions }) };
+  return { ok: true, state, extraKeys, tree };
 }
 
 /** The property node of a top-level list, if the file has one. */

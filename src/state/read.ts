@@ -74,9 +74,13 @@ export async function readToolState(path: string, log: Logger): Promise<ToolStat
   return { state: snapshot.state };
 }
 
-/** The canonical text of a new state file: 2-space JSON, `enabled` then `disabled`, a trailing newline. */
+/**
+ * The canonical text of a new state file: 2-space JSON, `enabled` then `disabled` (then `exceptions` when there are
+ * any), a trailing newline.
+ */
 export function serialize(state: ToolState): string {
-  return `${JSON.stringify({ enabled: [...state.enabled], disabled: [...state.disabled] }, null, 2)}\n`;
+  const exceptions = state.exceptions ?? [];
+  return `${JSON.stringify({ enabled: [...state.enabled], disabled: [...state.disabled], ...(exceptions.length > 0 && { exceptions: [...exceptions] }) }, null, 2)}\n`;
 }
 
 export function warnExtras(path: string, extraKeys: readonly string[], log: Logger): void {

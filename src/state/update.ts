@@ -12,9 +12,15 @@ import { editStateText, replaceLists } from './edit.js';
 import { defaults, normalizeNames, readSnapshot, realTarget, serialize, warnExtras } from './read.js';
 
 export interface ToolStateChange {
-  /** Names to enable: removed from `disabled`; added to `enabled` only while that is a non-empty allowlist. */
+  /**
+   * Names to enable: removed from `disabled`; added to `enabled` only while that is a non-empty allowlist. A canonical
+   * name that a glob in `disabled` still covers is added to `exceptions`, so exactly that tool is enabled.
+   */
   enable?: readonly string[];
-  /** Names to disable: added to `disabled`, removed from `enabled` (unless that would empty the allowlist). */
+  /**
+   * Names to disable: added to `disabled`, removed from `enabled` (unless that would empty the allowlist); exceptions
+   * they cover are removed (the newer wish wins).
+   */
   disable?: readonly string[];
   /** Start from the defaults (applied before `enable` and `disable`). Unknown extra keys are still kept. */
   reset?: boolean;
@@ -47,6 +53,8 @@ export interface ToolStateUpdate {
    * is not rewritten.
    */
   stillDisabledBy: { name: string; pattern: string }[];
+  /** Canonical names enabled by a new entry in `exceptions`, each with the disabled glob(s) it is exempt from. */
+  excepted: { name: string; patterns: string[] }[];
 }
 
 /**
@@ -72,15 +80,7 @@ export async function updateToolState(
   const { log } = options;
   const enable = normalizeNames(change.enable ?? []);
   const disable = normalizeNames(change.disable ?? []);
-  const invalid = [...enable, ...disable].filter((name) => !/[*?]/.test(name) && !parseToolName(name));
-  if (invalid.length > 0) {
-    throw new WorkbenchError(
-      'INVALID_NAME',
-      `Not a tool name: ${invalid.map((n) => JSON.stringify(n)).join(', ')}. Use the canonical ` +
-        `toolbox__server__tool form, or a glob such as "${invalid[0]}__*".`,
-      { details: invalid.map((n) => `"${n}" is neither toolbox__server__tool nor a pattern with * or ?`) },
-    );
-  }
+  assertToolPatterns([...enable, ...disable]);
   const known = options.knownNames;
   const unknown = known ? [...new Set([...enable, ...disable])].filter((name) => !known(name)) : [];
 
@@ -113,6 +113,23 @@ export async function updateToolState(
   }
 }
 
+/**
+ * Every name is a canonical `toolbox__server__tool` name or a glob with `*` or `?`.
+ *
+ * @throws WorkbenchError `INVALID_NAME` naming each one that is not, with a glob to use instead.
+ */
+export function assertToolPatterns(names: readonly string[]): void {
+  const invalid = names.filter((name) => !/[*?]/.test(name) && !parseToolName(name));
+  if (invalid.length > 0) {
+    throw new WorkbenchError(
+      'INVALID_NAME',
+      `Not a tool name: ${invalid.map((n) => JSON.stringify(n)).join(', ')}. Use the canonical ` +
+        `toolbox__server__tool form, or a glob such as "${invalid[0]}__*".`,
+      { details: invalid.map((n) => `"${n}" is neither toolbox__server__tool nor a pattern with * or ?`) },
+    );
+  }
+}
+
 /** The file's text with its lists changed to `state`, everything else kept (see edit.ts). */
 function editedText(path: string, snapshot: { text: string; bom: boolean }, state: ToolState, log: Logger): string {
   let edited = editStateText(snapshot.text, state);
@@ -131,9 +148,10 @@ function editedText(path: string, snapshot: { text: string; bom: boolean }, stat
 function applyChange(
   previous: ToolState,
   change: { enable: string[]; disable: string[]; reset: boolean },
-): Pick<ToolStateUpdate, 'state' | 'changed' | 'stillDisabledBy'> {
+): Pick<ToolStateUpdate, 'state' | 'changed' | 'stillDisabledBy' | 'excepted'> {
   const enabled = change.reset ? [] : [...previous.enabled];
   const disabled = change.reset ? [] : [...previous.disabled];
+  const exceptions = change.reset ? [] : [...(previous.exceptions ?? [])];
   const changed = { enabled: change.reset ? [...previous.disabled] : [], disabled: [] as string[] };
 
   for (const name of change.enable) {
@@ -153,18 +171,32 @@ function applyChange(
     // Removing the last allowlist entry would flip "only X" into "everything" (empty = all), i.e. disabling X would
     // enable every other tool. Keep it: disabled wins anyway, and the allowlist stays in force.
     if (enabled.length > 1 || enabled[0] !== name) remove(enabled, name);
+    const covers = compileGlob(name);
+    for (const exception of exceptions.filter((e) => covers(e))) remove(exceptions, exception);
   }
 
   const stillDisabledBy: ToolStateUpdate['stillDisabledBy'] = [];
+  const excepted: ToolStateUpdate['excepted'] = [];
   for (const name of change.enable) {
     const coversName = compileGlob(name);
-    for (const pattern of disabled) {
-      // Either the pattern matches the name, or (for a glob name) the name's glob covers a disabled entry.
-      if (compileGlob(pattern)(name) || coversName(pattern)) stillDisabledBy.push({ name, pattern });
+    const covering = disabled.filter((pattern) => compileGlob(pattern)(name) || coversName(pattern));
+    // One tool under a disabled glob: record an exception rather than rewrite the user's glob. Only for a canonical
+    // name, so an exception never enables more than the one tool that was named.
+    if (covering.length > 0 && !isGlob(name) && covering.every(isGlob)) {
+      if (!exceptions.includes(name)) {
+        exceptions.push(name);
+        excepted.push({ name, patterns: covering });
+        if (!changed.enabled.includes(name)) changed.enabled.push(name);
+      }
+      continue;
     }
+    // Either the pattern matches the name, or (for a glob name) the name's glob covers a disabled entry.
+    for (const pattern of covering) stillDisabledBy.push({ name, pattern });
   }
-  return { state: { enabled, disabled }, changed, stillDisabledBy };
+  return { state: { enabled, disabled, ...(exceptions.length > 0 && { exceptions }) }, changed, stillDisabledBy, excepted };
 }
+
+const isGlob = (name: string): boolean => /[*?]/.test(name);
 
 function remove(list: string[], name: string): boolean {
   const index = list.indexOf(name);

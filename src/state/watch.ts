@@ -177,5 +177,5 @@ function sameBroken(a: BrokenState, b: BrokenState): boolean {
 }
 
 function stateKey(state: ToolState): string {
-  return JSON.stringify([state.enabled, state.disabled]);
+  return JSON.stringify([state.enabled, state.disabled, state.exceptions ?? []]);
 }

@@ -236,7 +236,9 @@ describe('mcp-workbench tools', () => {
     assert.match(text.stdout, /tb__fx__add\s+disabled \(state\)/);
     assert.match(text.stdout, /tb__fx__echo\s+enabled/);
 
-    const unknown = cli(['tools', 'disable', 'nobox__x__y'], env);
+    // A name that matches no tool is refused (a typo would look done and hide nothing); --force records it.
+    assert.equal(cli(['tools', 'disable', 'nobox__x__y'], env).code, 2);
+    const unknown = cli(['tools', 'disable', '--force', 'nobox__x__y'], env);
     assert.equal(unknown.code, 0);
     assert.match(unknown.stderr, /not \(yet\) known.*nobox__x__y/);
 

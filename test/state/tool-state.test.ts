@@ -195,16 +195,24 @@ describe('updateToolState', () => {
     assert.deepEqual(result.state, { enabled: [], disabled: ['a__b__c'] });
   });
 
-  it('reports an enabled name that a disabled glob still covers, without rewriting the glob', async () => {
+  it('records an exception for one tool under a disabled glob, and reports an enabled glob that stays covered', async () => {
     const path = join(await freshDir(), 'tool-state.json');
     await write(path, { enabled: [], disabled: ['dev__*', 'ops__s__t'] });
     const result = await update(path, { enable: ['dev__s__t', 'ops__*', 'prod__s__t'] });
-    assert.deepEqual(result.state, { enabled: [], disabled: ['dev__*', 'ops__s__t'] });
-    assert.deepEqual(result.stillDisabledBy, [
-      { name: 'dev__s__t', pattern: 'dev__*' },
-      { name: 'ops__*', pattern: 'ops__s__t' },
-    ]);
-    assert.deepEqual(result.changed.enabled, []);
+    assert.deepEqual(result.state, { enabled: [], disabled: ['dev__*', 'ops__s__t'], exceptions: ['dev__s__t'] });
+    assert.deepEqual(result.excepted, [{ name: 'dev__s__t', patterns: ['dev__*'] }]);
+    assert.deepEqual(result.stillDisabledBy, [{ name: 'ops__*', pattern: 'ops__s__t' }]);
+    assert.deepEqual(result.changed.enabled, ['dev__s__t']);
+    assert.deepEqual(await json(path), { enabled: [], disabled: ['dev__*', 'ops__s__t'], exceptions: ['dev__s__t'] });
+  });
+
+  it('a disable that covers an exception removes it; reset clears exceptions', async () => {
+    const path = join(await freshDir(), 'tool-state.json');
+    await write(path, `${JSON.stringify({ enabled: [], disabled: ['dev__*'], exceptions: ['dev__s__t', 'dev__s__u'] }, null, 2)}\n`);
+    const result = await update(path, { disable: ['dev__s__t'] });
+    assert.deepEqual(result.state, { enabled: [], disabled: ['dev__*', 'dev__s__t'], exceptions: ['dev__s__u'] });
+    assert.deepEqual((await update(path, { reset: true })).state, { enabled: [], disabled: [] });
+    assert.deepEqual(await json(path), { enabled: [], disabled: [], exceptions: [] });
   });
 
   it('reset writes the defaults and reports the cleared disabled entries', async () => {

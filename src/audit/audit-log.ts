@@ -1,0 +1,151 @@
+import { mkdir, open, rename, rm, type FileHandle } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import type { WorkbenchEvent } from '../core/call-events.js';
+import { WorkbenchError, errorMessage } from '../errors.js';
+import type { Logger } from '../log.js';
+
+/**
+ * The audit log (`serve --audit-log PATH`, README "Audit log"): one JSON line per `use_tool` call and per
+ * `open_toolbox`, with who, what, when, how long and how it ended — never argument or result values. Lines are
+ * appended in the order calls end, written in batches off the call path; when the file would grow past `maxBytes` it
+ * is renamed to `PATH.1` (`.1` to `.2` …, the oldest beyond `keep` deleted) and a new one is started, so a line is
+ * never split across files.
+ */
+export interface AuditLogOptions {
+  /** Size at which the file is rotated (default {@link DEFAULT_AUDIT_MAX_BYTES}). */
+  maxBytes?: number;
+  /** Rotated files kept besides the current one (default {@link DEFAULT_AUDIT_KEEP}). */
+  keep?: number;
+  log: Logger;
+  now?: () => number;
+}
+
+export const DEFAULT_AUDIT_MAX_BYTES = 10 * 1024 * 1024;
+export const DEFAULT_AUDIT_KEEP = 5;
+
+export interface AuditLog {
+  /** Queues one event's line; never throws and never waits (a failed write is logged on stderr). */
+  record(event: WorkbenchEvent): void;
+  /** Writes what is queued and closes the file. */
+  close(): Promise<void>;
+}
+
+/** One line of the audit log, as written. */
+export interface AuditRecord {
+  /** When the call or open started (ISO-8601, UTC). */
+  time: string;
+  event: 'call' | 'open';
+  /** The HTTP session id, `http` for a client of MCP 2026-07-28 over HTTP, or `stdio`. */
+  session: string | null;
+  toolbox: string;
+  server: string | null;
+  tool: string | null;
+  duration_ms: number;
+  outcome: WorkbenchEvent['outcome'];
+  /** The workbench's error code, when it (not the tool) made the result an error. */
+  code: string | null;
+  result_bytes: number | null;
+}
+
+/**
+ * Opens (creating it and its directory if needed, mode 0600) the audit log at `path` for appending.
+ *
+ * @throws WorkbenchError `AUDIT_UNWRITABLE` naming the path and the OS reason when it cannot be created or opened, so `serve`
+ *   refuses to start rather than run without the record it was asked to keep.
+ */
+export async function openAuditLog(path: string, options: AuditLogOptions): Promise<AuditLog> {
+  const maxBytes = options.maxBytes ?? DEFAULT_AUDIT_MAX_BYTES;
+  const keep = options.keep ?? DEFAULT_AUDIT_KEEP;
+  const now = options.now ?? Date.now;
+  const openFile = async (): Promise<{ handle: FileHandle; size: number }> => {
+    await mkdir(dirname(path), { recursive: true });
+    const handle = await open(path, 'a', 0o600);
+    return { handle, size: (await handle.stat()).size };
+  };
+  let file: { handle: FileHandle; size: number };
+  try {
+    file = await openFile();
+  } catch (error) {
+    throw new WorkbenchError('AUDIT_UNWRITABLE', `cannot open the audit log ${path}: ${errorMessage(error)}. Choose a writable path for --audit-log.`, { cause: error });
+  }
+
+  let pending: string[] = [];
+  let writing: Promise<void> | undefined;
+  let closed = false;
+  let failures = 0;
+
+  const rotate = async (): Promise<void> => {
+    await file.handle.close();
+    await rm(`${path}.${keep}`, { force: true });
+    for (let i = keep - 1; i >= 1; i--) await rename(`${path}.${i}`, `${path}.${i + 1}`).catch(() => {});
+    if (keep >= 1) await rename(path, `${path}.1`);
+    else await rm(path, { force: true });
+    file = await openFile();
+  };
+
+  const drain = async (): Promise<void> => {
+    while (pending.length > 0) {
+      const lines = pending;
+      pending = [];
+      // Rotate before a batch that would cross the limit; each line is whole in one file.
+      let batch = '';
+      for (const line of lines) {
+        const bytes = Buffer.byteLength(batch) + Buffer.byteLength(line);
+        if (file.size + bytes > maxBytes && file.size + Buffer.byteLength(batch) > 0) {
+          if (batch !== '') await write(batch);
+          batch = '';
+          await rotate();
+        }
+        batch += line;
+      }
+      if (batch !== '') await write(batch);
+    }
+  };
+
+  const write = async (text: string): Promise<void> => {
+    await file.handle.write(text);
+    file.size += Buffer.byteLength(text);
+  };
+
+  const flush = (): void => {
+    if (writing) return;
+    writing = drain()
+      .catch((error: unknown) => {
+        // Say it once, then every 100th time: a full disk must not flood stderr.
+        if (failures++ % 100 === 0) options.log.error(`audit log ${path}: a write failed (${errorMessage(error)}); lines may be missing`);
+      })
+      .finally(() => {
+        writing = undefined;
+        if (pending.length > 0 && !closed) flush();
+      });
+  };
+
+  return {
+    record(event) {
+      if (closed) return;
+      const line: AuditRecord = {
+        time: new Date(now() - event.duration_ms).toISOString(),
+        event: event.kind,
+        session: event.session ?? null,
+        toolbox: event.toolbox,
+        server: event.server ?? null,
+        tool: event.tool ?? null,
+        duration_ms: event.duration_ms,
+        outcome: event.outcome,
+        code: event.code ?? null,
+        result_bytes: event.result_bytes ?? null,
+      };
+      pending.push(`${JSON.stringify(line)}\n`);
+      flush();
+    },
+    async close() {
+      closed = true;
+      while (writing) await writing;
+      if (pending.length > 0) {
+        flush();
+        while (writing) await writing;
+      }
+      await file.handle.close().catch(() => {});
+    },
+  };
+}

@@ -1,0 +1,154 @@
+import { readFile } from 'node:fs/promises';
+import type { CallToolResult } from '@modelcontextprotocol/client';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { type FullEntry, summaryOf } from '../catalog/catalog-index.js';
+import { MAX_SEARCH_LIMIT } from '../catalog/search.js';
+import { isRecord } from '../config/text.js';
+import { errorMessage, isWorkbenchError } from '../errors.js';
+import { EXIT_FAILURE, EXIT_USAGE, quiet, splitList, type CliContext } from './context.js';
+import { createRuntime, type Runtime } from './runtime.js';
+
+/**
+ * `mcp-workbench tools search | call`: try tools from a shell, without an MCP client. Both go through the same
+ * Workbench as `serve` (open_toolbox's search, use_tool's pipeline), so the same tools are enabled and disabled.
+ */
+export function registerToolsTryCommands(tools: Command, ctx: CliContext): void {
+  const common = (cmd: Command): Command =>
+    cmd
+      .option('-c, --config <file>', 'config file (default: $WORKBENCH_CONFIG, else ./workbench-config.json)')
+      .option('--state-file <file>', 'tool state file (default: $WORKBENCH_STATE_FILE, else ~/.mcp-workbench/tool-state.json)')
+      .option('--project <dir>', 'directory of the project file .mcp-workbench.json (default: the current directory)')
+      .addOption(new Option('--disabled-tools <names>', 'as for serve: comma-separated names or globs').argParser(splitList))
+      .addOption(new Option('--toolset <names>', 'as for serve: only the tools of these toolsets (comma-separated or repeated)').argParser(splitList));
+
+  common(tools.command('search <query...>'))
+    .description('search the enabled tools by what they do: ranked, with toolbox, server and a one-line description')
+    .option('-t, --toolbox <name>', 'only this toolbox (default: every toolbox)')
+    .addOption(new Option('--limit <n>', `most results (1–${MAX_SEARCH_LIMIT}, default 5)`).argParser(parseLimit))
+    .option('--json', 'machine-readable output')
+    .action(async (words: string[], opts: RuntimeFlags & { toolbox?: string; limit?: number; json?: boolean }) => {
+      await withRuntime(ctx, opts, async (runtime) => {
+        const answer = await runtime.workbench.openToolbox({ toolbox_name: opts.toolbox, query: words.join(' '), limit: opts.limit, detail: 'full' });
+        const found = answer.result.tools.filter((t): t is FullEntry => 'toolbox_name' in t);
+        for (const failure of answer.result.servers_failed) ctx.log.warn(`${failure.server} could not be connected, so its tools were not searched: ${failure.error}`);
+        for (const pending of answer.result.servers_pending ?? []) ctx.log.warn(`${pending.server} was still starting, so its tools were not searched`);
+        if (opts.json) {
+          const results = found.map((t, i) => ({ rank: i + 1, name: t.name, toolbox: t.toolbox_name, server: t.source_server, tool: t.original_name, summary: summaryOf(t) }));
+          ctx.print(JSON.stringify({ query: words.join(' '), results }, null, 2));
+        } else {
+          ctx.print(found.length === 0 ? 'No enabled tool matched; try other words (a verb and an object).' : formatSearch(found));
+        }
+        if (answer.isError) process.exitCode = EXIT_FAILURE;
+      });
+    });
+
+  common(tools.command('call <toolbox> <tool>'))
+    .description('call one tool (starting the servers it needs) and print its result; exit 1 when the result is an error')
+    .option('--args <json>', 'the arguments as a JSON object (default: {})')
+    .option('--args-file <path>', 'read the arguments (a JSON object) from this file')
+    .option('--json', 'print the whole result as JSON')
+    .action(async (toolbox: string, tool: string, opts: RuntimeFlags & { args?: string; argsFile?: string; json?: boolean }) => {
+      let args: Record<string, unknown>;
+      try {
+        args = await readArguments(opts);
+      } catch (error) {
+        ctx.log.error(errorMessage(error));
+        process.exitCode = EXIT_USAGE;
+        return;
+      }
+      await withRuntime(ctx, opts, async (runtime) => {
+        const result = await runtime.workbench.useTool(toolbox, tool, args);
+        ctx.print(opts.json ? JSON.stringify(result, null, 2) : formatResult(result));
+        if (result.isError === true) process.exitCode = EXIT_FAILURE;
+      });
+    });
+}
+
+interface RuntimeFlags {
+  config?: string;
+  stateFile?: string;
+  project?: string;
+  disabledTools?: string[];
+  toolset?: string[];
+}
+
+/** Builds a one-shot runtime (no watchers), runs `use`, and always closes every server it started. */
+async function withRuntime(ctx: CliContext, opts: RuntimeFlags, use: (runtime: Runtime) => Promise<void>): Promise<void> {
+  let runtime: Runtime | undefined;
+  try {
+    // Connection chatter is noise here; warnings and errors still show.
+    const { toolset, ...rest } = opts;
+    runtime = await createRuntime({ ...rest, toolsets: toolset, env: ctx.env, cwd: ctx.cwd, log: quiet(ctx.log), observer: ctx.callLogger() });
+    await use(runtime);
+  } catch (error) {
+    ctx.fail(error);
+    if (isWorkbenchError(error, 'TOOLBOX_NOT_FOUND')) process.exitCode = EXIT_USAGE;
+  } finally {
+    await runtime?.close();
+  }
+}
+
+/** `--args` or `--args-file` (not both): a JSON object. Throws with what is wrong and where. */
+async function readArguments(opts: { args?: string; argsFile?: string }): Promise<Record<string, unknown>> {
+  if (opts.args !== undefined && opts.argsFile !== undefined) throw new Error('give --args or --args-file, not both');
+  let text = opts.args;
+  let where = '--args';
+  if (opts.argsFile !== undefined) {
+    where = opts.argsFile;
+    try {
+      text = await readFile(opts.argsFile, 'utf8');
+    } catch (error) {
+      throw new Error(`cannot read --args-file ${opts.argsFile}: ${errorMessage(error)}`);
+    }
+  }
+  if (text === undefined) return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new Error(`${where} is not valid JSON: ${errorMessage(error)} (arguments are one JSON object, e.g. '{"path": "/tmp"}')`);
+  }
+  if (!isRecord(value)) throw new Error(`${where} must be a JSON object of arguments, e.g. '{"path": "/tmp"}'`);
+  return value;
+}
+
+function parseLimit(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < 1 || n > MAX_SEARCH_LIMIT) throw new InvalidArgumentError(`expected a whole number from 1 to ${MAX_SEARCH_LIMIT}`);
+  return n;
+}
+
+/** One line per match: rank, canonical name, toolbox/server, and the first sentence of its description. */
+export function formatSearch(found: readonly FullEntry[]): string {
+  const width = Math.min(Math.max(...found.map((t) => t.name.length)), 60);
+  return found.map((t, i) => `${String(i + 1).padStart(2)}. ${t.name.padEnd(width)}  [${t.toolbox_name}/${t.source_server}]  ${summaryOf(t)}`).join('\n');
+}
+
+/**
+ * A result as text: each text block as it is, other blocks described in one line (never their bytes), and the
+ * structured content as JSON when no text block carries it.
+ */
+export function formatResult(result: CallToolResult): string {
+  const lines: string[] = [];
+  for (const block of result.content ?? []) {
+    switch (block.type) {
+      case 'text':
+        lines.push(block.text);
+        break;
+      case 'image':
+      case 'audio':
+        lines.push(`[${block.type} ${block.mimeType}, ${Math.floor((block.data.length * 3) / 4)} bytes]`);
+        break;
+      case 'resource_link':
+        lines.push(`[resource link ${block.uri}${block.name ? ` (${block.name})` : ''}]`);
+        break;
+      case 'resource':
+        lines.push('text' in block.resource ? block.resource.text : `[resource ${block.resource.uri}, ${block.resource.mimeType ?? 'binary'}]`);
+        break;
+      default:
+        lines.push(JSON.stringify(block));
+    }
+  }
+  if (result.structuredContent !== undefined && !lines.some((l) => l.trim().length > 0)) lines.push(JSON.stringify(result.structuredContent, null, 2));
+  return lines.join('\n');
+}

@@ -1,0 +1,104 @@
+import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { everythingServer, fixtureServer, runCli, tempDir } from '../helpers/workbench-process.js';
+
+/**
+ * README "Command line": `tools search` and `tools call` try tools without an MCP client, through the same workbench
+ * as `serve`, so the same tools are enabled and disabled.
+ */
+async function setup(state?: unknown): Promise<{ dir: string; env: Record<string, string> }> {
+  const { dir, cleanup } = await tempDir();
+  after(cleanup);
+  const configPath = join(dir, 'workbench-config.json');
+  await writeFile(configPath, JSON.stringify({ toolboxes: { tb: { mcpServers: { fx: fixtureServer() } }, demo: { mcpServers: { everything: everythingServer() } } } }));
+  const stateFile = join(dir, 'tool-state.json');
+  if (state !== undefined) await writeFile(stateFile, JSON.stringify(state));
+  return { dir, env: { HOME: dir, WORKBENCH_CONFIG: configPath, WORKBENCH_STATE_FILE: stateFile } };
+}
+
+interface SearchJson {
+  query: string;
+  results: { rank: number; name: string; toolbox: string; server: string; tool: string; summary: string }[];
+}
+
+describe('tools search', () => {
+  it('prints ranked enabled tools with toolbox, server and a summary', async () => {
+    const { env } = await setup();
+    const text = runCli(['tools', 'search', 'add', 'two', 'numbers', '--toolbox', 'tb'], { env });
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(text.stdout.split('\n')[0]!, /^\s*1\. tb__fx__add\s+\[tb\/fx\]/);
+
+    const json = runCli(['tools', 'search', 'echo', '--json', '--limit', '3'], { env });
+    assert.equal(json.code, 0, json.stderr);
+    const answer = JSON.parse(json.stdout) as SearchJson;
+    assert.equal(answer.query, 'echo');
+    assert.ok(answer.results.length >= 2 && answer.results.length <= 3);
+    assert.deepEqual(answer.results.map((r) => r.rank), answer.results.map((_, i) => i + 1));
+    const toolboxes = new Set(answer.results.map((r) => r.toolbox));
+    assert.ok(toolboxes.has('tb') && toolboxes.has('demo'), 'searched every toolbox');
+    for (const r of answer.results) assert.equal(r.name, `${r.toolbox}__${r.server}__${r.tool}`);
+  });
+
+  it('leaves out tools the state file disables', async () => {
+    const { env } = await setup({ enabled: [], disabled: ['tb__fx__echo'] });
+    const json = runCli(['tools', 'search', 'echo', '--toolbox', 'tb', '--json'], { env });
+    assert.equal(json.code, 0, json.stderr);
+    assert.equal((JSON.parse(json.stdout) as SearchJson).results.some((r) => r.name === 'tb__fx__echo'), false);
+  });
+
+  it('--toolset limits what is found and called, as for serve', async () => {
+    const { env, dir } = await setup();
+    const withSet = join(dir, 'with-toolset.json');
+    await writeFile(withSet, JSON.stringify({ toolboxes: { tb: { mcpServers: { fx: fixtureServer() } } }, toolsets: { quick: { tools: ['tb__fx__add'] } } }));
+    const found = runCli(['tools', 'search', 'echo', 'add', '--config', withSet, '--toolset', 'quick', '--json'], { env });
+    assert.equal(found.code, 0, found.stderr);
+    assert.deepEqual((JSON.parse(found.stdout) as SearchJson).results.map((r) => r.name), ['tb__fx__add']);
+    assert.equal(runCli(['tools', 'call', 'tb', 'echo', '--args', '{"text":"x"}', '--config', withSet, '--toolset', 'quick'], { env }).code, 1);
+    assert.equal(runCli(['tools', 'call', 'quick', 'add', '--args', '{"a":1,"b":1}', '--config', withSet, '--toolset', 'quick'], { env }).code, 0);
+  });
+
+  it('an unknown toolbox is a usage error', async () => {
+    const { env } = await setup();
+    assert.equal(runCli(['tools', 'search', 'echo', '--toolbox', 'nope'], { env }).code, 2);
+  });
+});
+
+describe('tools call', () => {
+  it('prints the text of a result (a reference server), or the whole result with --json', async () => {
+    const { env, dir } = await setup();
+    const text = runCli(['tools', 'call', 'demo', 'echo', '--args', '{"message":"hello there"}'], { env });
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(text.stdout, /hello there/);
+
+    const argsFile = join(dir, 'args.json');
+    await writeFile(argsFile, '{"a": 2, "b": 3}');
+    const json = runCli(['tools', 'call', 'tb', 'tb__fx__add', '--args-file', argsFile, '--json'], { env });
+    assert.equal(json.code, 0, json.stderr);
+    assert.deepEqual((JSON.parse(json.stdout) as { structuredContent: unknown }).structuredContent, { sum: 5 });
+  });
+
+  it('exits 1 when the result is an error: the tool failed, its arguments are invalid, or it is disabled', async () => {
+    const { env } = await setup({ enabled: [], disabled: ['tb__fx__pid'] });
+    const failed = runCli(['tools', 'call', 'tb', 'fail', '--json'], { env });
+    assert.equal(failed.code, 1);
+    assert.equal((JSON.parse(failed.stdout) as { isError: boolean }).isError, true);
+
+    assert.equal(runCli(['tools', 'call', 'tb', 'add', '--args', '{"a": 1}'], { env }).code, 1);
+
+    const disabled = runCli(['tools', 'call', 'tb', 'tb__fx__pid', '--json'], { env });
+    assert.equal(disabled.code, 1);
+    const meta = (JSON.parse(disabled.stdout) as { _meta: Record<string, { code: string }> })._meta;
+    assert.equal(meta['mcp-workbench/error']?.code, 'TOOL_DISABLED');
+  });
+
+  it('refuses arguments that are not one JSON object, before starting anything', async () => {
+    const { env, dir } = await setup();
+    for (const args of [['--args', '{a:1}'], ['--args', '[1]'], ['--args', '{}', '--args-file', join(dir, 'x.json')], ['--args-file', join(dir, 'missing.json')]]) {
+      const run = runCli(['tools', 'call', 'tb', 'echo', ...args], { env });
+      assert.equal(run.code, 2, `${args.join(' ')}: ${run.stderr}`);
+      assert.equal(run.stdout, '');
+    }
+  });
+});
