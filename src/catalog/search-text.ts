@@ -23,22 +23,46 @@ export const STOP_WORDS: ReadonlySet<string> = new Set(
 /**
  * Lower-case words of a text, with identifiers split into their parts: camelCase and PascalCase (acronyms kept
  * whole: `HTTPServer` → http, server), snake_case, kebab-case, dotted names, and letters from digits (`v2` → v, 2).
+ * Letters are ASCII: other characters separate words. One pass over the text, since every tool text goes through it.
  */
 export function words(text: string): string[] {
-  return text
-    .replace(/([a-z])([A-Z])/g, '$1 $2')
-    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
-    .replace(/([A-Za-z])([0-9])/g, '$1 $2')
-    .replace(/([0-9])([A-Za-z])/g, '$1 $2')
-    .toLowerCase()
-    .split(/[^a-z0-9]+/)
-    .filter((w) => w.length > 0);
+  const out: string[] = [];
+  let start = -1;
+  let prev = 0; // 0 other, 1 lower, 2 upper, 3 digit
+  for (let i = 0; i <= text.length; i++) {
+    const c = i < text.length ? text.charCodeAt(i) : 32;
+    const kind = c >= 97 && c <= 122 ? 1 : c >= 65 && c <= 90 ? 2 : c >= 48 && c <= 57 ? 3 : 0;
+    let cut = kind === 0 || (prev !== 0 && ((prev === 3) !== (kind === 3) || (prev === 1 && kind === 2)));
+    // "HTTPServer": an upper-case letter followed by a lower-case one starts a word inside a run of capitals.
+    let at = i;
+    if (!cut && prev === 2 && kind === 1 && start >= 0 && i - 1 > start) {
+      cut = true;
+      at = i - 1;
+    }
+    if (cut && start >= 0) {
+      if (at > start) out.push(text.slice(start, at).toLowerCase());
+      start = kind === 0 ? -1 : at;
+    } else if (start < 0 && kind !== 0) start = i;
+    prev = kind;
+  }
+  return out;
 }
 
 /** The Porter stem of a lower-case word (`creating`, `creates` → `creat`; `entities` → `entiti`). */
 export function stem(word: string): string {
-  return word.length <= 2 ? word : stemmer(word);
+  if (word.length <= 2) return word;
+  let s = stems.get(word);
+  if (s === undefined) {
+    // A memo of a pure function, bounded: catalogs share most of their words, so an index rebuilt after a catalog
+    // change stems almost nothing anew.
+    if (stems.size >= MAX_STEMS) stems.clear();
+    stems.set(word, (s = stemmer(word)));
+  }
+  return s;
 }
+
+const MAX_STEMS = 50_000;
+const stems = new Map<string, string>();
 
 /** The stems of a text's words that are not stop words, in order, repeats kept. */
 export function terms(text: string): string[] {

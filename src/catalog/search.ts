@@ -2,6 +2,7 @@ import type { FullEntry } from './catalog-index.js';
 import { parseQuery, type ParsedQuery } from './search-query.js';
 import { terms, words } from './search-text.js';
 import { boundedEditDistance } from '../config/text.js';
+import type { Bridge } from './search-bridge.js';
 
 export { stem, words } from './search-text.js';
 
@@ -31,6 +32,14 @@ export interface RankingParams {
   feedbackDocs: number;
   feedbackTerms: number;
   feedbackWeight: number;
+  /** Weight of a name word reached through the vocabulary bridge, times the bridge's strength (0 turns it off). */
+  bridgeWeight: number;
+}
+
+/** How to search: ranking figures, and the vocabulary bridge of every catalog known (see search-bridge). */
+export interface SearchOptions {
+  params?: RankingParams;
+  bridge?: Bridge;
 }
 
 export const DEFAULT_PARAMS: RankingParams = {
@@ -40,9 +49,10 @@ export const DEFAULT_PARAMS: RankingParams = {
   nameCoverage: 0.5,
   prefixWeight: 0.7,
   typoWeight: 0.6,
-  feedbackDocs: 0,
-  feedbackTerms: 0,
+  feedbackDocs: 3,
+  feedbackTerms: 4,
   feedbackWeight: 0,
+  bridgeWeight: 0.3,
 };
 
 const F = FIELDS.length;
@@ -97,7 +107,7 @@ function buildIndex(entries: readonly FullEntry[], context: SearchContext | unde
 
 function addDoc(index: SearchIndex, entry: FullEntry, context: SearchContext | undefined): void {
   const id = index.docs.length;
-  const counts = new Map<string, Float64Array>();
+  const counts = new Map<string, number[]>();
   const lengths = new Float64Array(F);
   const add = (field: number, text: string | undefined): string[] => {
     if (!text) return [];
@@ -108,7 +118,7 @@ function addDoc(index: SearchIndex, entry: FullEntry, context: SearchContext | u
       if (t === undefined) continue;
       out.push(t);
       let c = counts.get(t);
-      if (!c) counts.set(t, (c = new Float64Array(F)));
+      if (!c) counts.set(t, (c = [0, 0, 0, 0, 0, 0, 0, 0]));
       c[field]! += 1;
       lengths[field]! += 1;
     }
@@ -136,7 +146,7 @@ function addDoc(index: SearchIndex, entry: FullEntry, context: SearchContext | u
     let p = index.postings.get(term);
     if (!p) index.postings.set(term, (p = { docs: [], tf: [] }));
     p.docs.push(id);
-    for (let f = 0; f < F; f++) p.tf.push(c[f]!);
+    p.tf.push(...c);
   }
   for (let f = 0; f < F; f++) index.totals[f]! += lengths[f]!;
   const names = [entry.original_name.toLowerCase(), entry.name.toLowerCase()];
@@ -169,8 +179,8 @@ type Slot = { term: string; weight: number }[];
  * `server:NAME` and `toolbox:NAME` (globs allowed) narrow the search. Ties go to the shorter name, then to code-point
  * order, so the same query over the same tools always answers the same. Tools that match no query word are left out.
  */
-export function searchTools(indexes: readonly SearchIndex[], query: string, limit: number, params: RankingParams = DEFAULT_PARAMS): FullEntry[] {
-  return rankTools(indexes, parseQuery(query), params)
+export function searchTools(indexes: readonly SearchIndex[], query: string, limit: number, options: SearchOptions = {}): FullEntry[] {
+  return rankTools(indexes, parseQuery(query), options)
     .slice(0, limit)
     .map((s) => s.entry);
 }
@@ -181,9 +191,10 @@ export interface Scored {
 }
 
 /** Every tool that matches, scored and sorted best first. */
-export function rankTools(indexes: readonly SearchIndex[], parsed: ParsedQuery, params: RankingParams = DEFAULT_PARAMS): Scored[] {
+export function rankTools(indexes: readonly SearchIndex[], parsed: ParsedQuery, options: SearchOptions = {}): Scored[] {
+  const params = options.params ?? DEFAULT_PARAMS;
   const stats = statsOf(indexes);
-  const slots = parsed.words.map((w, i) => slotOf(indexes, w, i === parsed.words.length - 1 && parsed.openEnded, params));
+  const slots = parsed.words.map((w, i) => slotOf(indexes, w, i === parsed.words.length - 1 && parsed.openEnded, params, options.bridge));
   let scores = scoreSlots(indexes, stats, slots.filter((s) => s.length > 0), params, parsed);
   if (params.feedbackWeight > 0 && scores.length > 0) {
     const extra = feedbackSlots(indexes, stats, scores, slots, params);
@@ -238,7 +249,7 @@ function df(indexes: readonly SearchIndex[], term: string): number {
 }
 
 /** A query word's alternatives: its own stem, words it begins when it is the last word, near spellings when unknown. */
-function slotOf(indexes: readonly SearchIndex[], word: string, openEnded: boolean, params: RankingParams): Slot {
+function slotOf(indexes: readonly SearchIndex[], word: string, openEnded: boolean, params: RankingParams, bridge: Bridge | undefined): Slot {
   const own = terms(word);
   if (own.length === 0) return [];
   const term = own[0]!;
@@ -246,6 +257,13 @@ function slotOf(indexes: readonly SearchIndex[], word: string, openEnded: boolea
   const known = df(indexes, term) > 0;
   if (known) slot.push({ term, weight: 1 });
   const seen = new Set(slot.map((s) => s.term));
+  if (bridge && params.bridgeWeight > 0) {
+    for (const r of bridge.related.get(term) ?? []) {
+      if (seen.has(r.term) || df(indexes, r.term) === 0) continue;
+      seen.add(r.term);
+      slot.push({ term: r.term, weight: params.bridgeWeight * r.strength });
+    }
+  }
   if (openEnded && word.length >= 2) {
     for (const index of indexes) {
       for (const [surface, t] of index.vocabulary) {
