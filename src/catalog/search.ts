@@ -364,3 +364,32 @@ function feedbackSlots(indexes: readonly SearchIndex[], stats: Stats, first: Sco
     .slice(0, params.feedbackTerms)
     .map(([term]) => [{ term, weight: params.feedbackWeight }]);
 }
+
+/**
+ * For a query that matched nothing: the `limit` tools whose names look most like it (shared character trigrams of
+ * the query and the tool's name and title), best first, so an empty answer still names somewhere to go.
+ */
+export function closestTools(indexes: readonly SearchIndex[], query: string, limit: number): FullEntry[] {
+  const wanted = trigrams(words(query).join(' '));
+  if (wanted.size === 0) return [];
+  const scored: Scored[] = [];
+  for (const index of indexes) {
+    for (const doc of index.docs) {
+      const have = trigrams(`${words(doc.entry.original_name).join(' ')} ${words(doc.entry.title ?? '').join(' ')}`);
+      let shared = 0;
+      for (const g of wanted) if (have.has(g)) shared++;
+      if (shared > 0) scored.push({ entry: doc.entry, score: shared / Math.sqrt(wanted.size * have.size) });
+    }
+  }
+  scored.sort((a, b) => b.score - a.score || (a.entry.name < b.entry.name ? -1 : a.entry.name > b.entry.name ? 1 : 0));
+  return scored.slice(0, limit).map((s) => s.entry);
+}
+
+function trigrams(text: string): Set<string> {
+  const out = new Set<string>();
+  for (const w of text.split(' ')) {
+    const padded = ` ${w} `;
+    for (let i = 0; i + 3 <= padded.length; i++) out.add(padded.slice(i, i + 3));
+  }
+  return out;
+}
