@@ -43,16 +43,16 @@ export interface SearchOptions {
 }
 
 export const DEFAULT_PARAMS: RankingParams = {
-  weights: { name: 6, title: 3, summary: 2, description: 1, parameters: 1.5, parameterText: 0.4, server: 1, toolbox: 0.5 },
-  b: { name: 0.3, title: 0.3, summary: 0.5, description: 0.75, parameters: 0.5, parameterText: 0.75, server: 0.3, toolbox: 0.3 },
+  weights: { name: 3, title: 1.125, summary: 2, description: 0.5, parameters: 0.75, parameterText: 0.4, server: 1, toolbox: 0.375 },
+  b: { name: 0, title: 0.125, summary: 0.5, description: 0.125, parameters: 1, parameterText: 0.75, server: 0, toolbox: 0.3 },
   k1: 1.2,
   nameCoverage: 0.5,
-  prefixWeight: 0.7,
-  typoWeight: 0.6,
+  prefixWeight: 1,
+  typoWeight: 0.15,
   feedbackDocs: 3,
   feedbackTerms: 4,
   feedbackWeight: 0,
-  bridgeWeight: 0.3,
+  bridgeWeight: 0.075,
 };
 
 const F = FIELDS.length;
