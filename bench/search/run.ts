@@ -53,12 +53,19 @@ for (let i = 0; thousand.length < 1000; i++) {
   thousand.push({ ...e, source_server: server, toolbox_name: 'big', name: formatToolName('big', server, e.original_name) });
 }
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+// Cold: every text new to the process (each round changes every description), stems memoised as in a running
+// workbench. Warm: the same texts in new entry objects, as when a catalog changes and most tools stay as they were.
 const builds: number[] = [];
+const rebuilds: number[] = [];
 for (let i = 0; i < 30; i++) {
-  const copy = thousand.map((e) => ({ ...e }));
-  const t0 = performance.now();
-  searchIndex(copy);
+  const fresh = thousand.map((e) => ({ ...e, description: `${e.description} (${i})` }));
+  let t0 = performance.now();
+  searchIndex(fresh);
   builds.push(performance.now() - t0);
+  const again = fresh.map((e) => ({ ...e }));
+  t0 = performance.now();
+  searchIndex(again);
+  rebuilds.push(performance.now() - t0);
 }
 const index = searchIndex(thousand);
 const perToolbox = [...toolboxes.values()].map((e) => searchIndex(e));
@@ -78,6 +85,7 @@ const many = times(perToolbox);
 const p = (xs: number[], q: number): string => `${([...xs].sort((a, b) => a - b)[Math.floor(xs.length * q)]!).toFixed(3)} ms`;
 console.log('\n| Speed | p50 | p99 | Target |');
 console.log('| --- | --- | --- | --- |');
-console.log(`| index build, 1,000 tools (median of ${builds.length}) | ${median(builds).toFixed(1)} ms | | < 50 ms |`);
+console.log(`| index build, 1,000 tools, every text new (median of ${builds.length}) | ${median(builds).toFixed(1)} ms | | < 50 ms |`);
+console.log(`| index rebuild, 1,000 tools, texts unchanged (after a catalog change; median of ${rebuilds.length}) | ${median(rebuilds).toFixed(1)} ms | | |`);
 console.log(`| search, one toolbox of 1,000 tools (${one.length} queries) | ${p(one, 0.5)} | ${p(one, 0.99)} | < 2 ms p50 |`);
 console.log(`| search, ${perToolbox.length} toolboxes, ${toolCount} tools (global) | ${p(many, 0.5)} | ${p(many, 0.99)} | |`);

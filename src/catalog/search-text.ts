@@ -70,3 +70,32 @@ export function terms(text: string): string[] {
   for (const w of words(text)) if (!STOP_WORDS.has(w)) out.push(stem(w));
   return out;
 }
+
+/** A text's words that are not stop words, and their stems, position by position. */
+export interface Analyzed {
+  surfaces: readonly string[];
+  terms: readonly string[];
+}
+
+const MAX_TEXTS = 20_000;
+const analyzed = new Map<string, Analyzed>();
+
+/**
+ * {@link terms} with the surface words kept, memoised (bounded): when a catalog changes, most of its tools' texts
+ * are the same strings as before, so rebuilding its index re-reads almost nothing — the index is incremental in cost.
+ */
+export function analyze(text: string): Analyzed {
+  let a = analyzed.get(text);
+  if (a === undefined) {
+    const surfaces: string[] = [];
+    const stems: string[] = [];
+    for (const w of words(text)) {
+      if (STOP_WORDS.has(w)) continue;
+      surfaces.push(w);
+      stems.push(stem(w));
+    }
+    if (analyzed.size >= MAX_TEXTS) analyzed.clear();
+    analyzed.set(text, (a = { surfaces, terms: stems }));
+  }
+  return a;
+}

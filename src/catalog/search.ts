@@ -1,6 +1,6 @@
 import type { FullEntry } from './catalog-index.js';
 import { parseQuery, type ParsedQuery } from './search-query.js';
-import { terms, words } from './search-text.js';
+import { analyze, terms, words } from './search-text.js';
 import { boundedEditDistance } from '../config/text.js';
 import type { Bridge } from './search-bridge.js';
 
@@ -84,7 +84,7 @@ export interface SearchIndex {
   postings: Map<string, Postings>;
   /** Summed field lengths, for the average length that normalises each field. */
   totals: Float64Array;
-  /** Every surface word seen, with its stem: for prefix and typo matches. */
+  /** Every surface word seen (stop words aside), with its stem: for prefix and typo matches. */
   vocabulary: Map<string, string>;
 }
 
@@ -109,22 +109,20 @@ function addDoc(index: SearchIndex, entry: FullEntry, context: SearchContext | u
   const id = index.docs.length;
   const counts = new Map<string, number[]>();
   const lengths = new Float64Array(F);
-  const add = (field: number, text: string | undefined): string[] => {
+  const add = (field: number, text: string | undefined): readonly string[] => {
     if (!text) return [];
-    const ws = words(text);
-    const out: string[] = [];
-    for (const w of ws) {
-      const t = termOf(w, index.vocabulary);
-      if (t === undefined) continue;
-      out.push(t);
+    const { surfaces, terms: ts } = analyze(text);
+    for (let i = 0; i < ts.length; i++) {
+      const t = ts[i]!;
+      if (!index.vocabulary.has(surfaces[i]!)) index.vocabulary.set(surfaces[i]!, t);
       let c = counts.get(t);
       if (!c) counts.set(t, (c = [0, 0, 0, 0, 0, 0, 0, 0]));
       c[field]! += 1;
       lengths[field]! += 1;
     }
-    return out;
+    return ts;
   };
-  const nameTerms = new Set(add(0, entry.original_name));
+  const nameTerms = new Set<string>(add(0, entry.original_name));
   add(1, entry.title ?? entry.annotations?.title);
   const description = entry.description.replace(/^\[[^\]]*\]\s*/, '');
   const cut = firstSentenceEnd(description);
@@ -151,15 +149,6 @@ function addDoc(index: SearchIndex, entry: FullEntry, context: SearchContext | u
   for (let f = 0; f < F; f++) index.totals[f]! += lengths[f]!;
   const names = [entry.original_name.toLowerCase(), entry.name.toLowerCase()];
   index.docs.push({ entry, bare: words(entry.original_name).join('_'), names, nameTerms, lengths });
-}
-
-/** A word's index term (undefined for a stop word), remembering the surface word for prefix and typo matching. */
-function termOf(word: string, vocabulary: Map<string, string>): string | undefined {
-  const known = vocabulary.get(word);
-  if (known !== undefined) return known || undefined;
-  const [t] = terms(word);
-  vocabulary.set(word, t ?? '');
-  return t;
 }
 
 /** Where a description's first sentence ends: the first ". " / newline after some words, or the whole text. */
