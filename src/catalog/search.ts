@@ -1,171 +1,384 @@
 import type { FullEntry } from './catalog-index.js';
+import { parseQuery, type ParsedQuery } from './search-query.js';
+import { analyze, terms, words } from './search-text.js';
+import { boundedEditDistance } from '../config/text.js';
+import type { Bridge } from './search-bridge.js';
+
+export { stem, words } from './search-text.js';
 
 /** Default and largest number of matches a search returns (README: "Search"). */
 export const DEFAULT_SEARCH_LIMIT = 5;
 export const MAX_SEARCH_LIMIT = 20;
 
 /**
- * Field weights: a word in the tool's name says most about what it does; its title next; its parameters' names tell
- * what it works on; prose descriptions are long and say many things.
+ * The fields a tool is indexed by (README: "Search"), each with its BM25F weight and length normalisation `b`.
+ * The name says most; the description's first sentence says what the tool does, the rest says how; parameter text
+ * and the server's and toolbox's descriptions only tell the neighbourhood. Figures tuned on the tuning part of the
+ * search benchmark (bench/search), never on its held-out part.
  */
-const WEIGHTS = { name: 4, title: 3, parameter: 2, server: 1, description: 1, parameterDescription: 0.5 } as const;
+export const FIELDS = ['name', 'title', 'summary', 'description', 'parameters', 'parameterText', 'server', 'toolbox'] as const;
+export type Field = (typeof FIELDS)[number];
 
-const STOP_WORDS = new Set(
-  'a an and are as at be by can do for from get how i in into is it its me my of on or set that the this to use using via what when which with you your'.split(' '),
-);
+export interface RankingParams {
+  weights: Record<Field, number>;
+  b: Record<Field, number>;
+  k1: number;
+  /** Extra factor for the share of the tool's name words that the query names. */
+  nameCoverage: number;
+  /** Weight of a term reached by prefix (the last query word still being typed) or by a typo, against an exact one. */
+  prefixWeight: number;
+  typoWeight: number;
+  /** Pseudo-relevance feedback: terms taken from the first pass's top tools, and their weight (0 turns it off). */
+  feedbackDocs: number;
+  feedbackTerms: number;
+  feedbackWeight: number;
+  /** Weight of a name word reached through the vocabulary bridge, times the bridge's strength (0 turns it off). */
+  bridgeWeight: number;
+}
 
-/** One tool's weighted term frequencies. */
+/** How to search: ranking figures, and the vocabulary bridge of every catalog known (see search-bridge). */
+export interface SearchOptions {
+  params?: RankingParams;
+  bridge?: Bridge;
+}
+
+export const DEFAULT_PARAMS: RankingParams = {
+  weights: { name: 3, title: 1.125, summary: 2, description: 0.5, parameters: 0.75, parameterText: 0.4, server: 1, toolbox: 0.375 },
+  b: { name: 0, title: 0.125, summary: 0.5, description: 0.125, parameters: 1, parameterText: 0.75, server: 0, toolbox: 0.3 },
+  k1: 1.2,
+  nameCoverage: 0.5,
+  prefixWeight: 1,
+  typoWeight: 0.15,
+  feedbackDocs: 3,
+  feedbackTerms: 4,
+  feedbackWeight: 0,
+  bridgeWeight: 0.075,
+};
+
+const F = FIELDS.length;
+
+/** Descriptions of where tools live, indexed with them: by toolbox name, and by `toolbox/server`. */
+export interface SearchContext {
+  toolboxes?: ReadonlyMap<string, string>;
+  servers?: ReadonlyMap<string, string>;
+}
+
 interface Doc {
   entry: FullEntry;
-  terms: Map<string, number>;
-  /** The stemmed words of the tool's own name, for the all-words-in-the-name bonus. */
-  nameTerms: Set<string>;
+  /** The name's words joined by `_`, and the name itself lower-cased, for exact-name matches. */
   bare: string;
+  names: readonly string[];
+  nameTerms: ReadonlySet<string>;
+  lengths: Float64Array;
+}
+
+/** Per term: the docs it occurs in and, for each, its count in every field (F numbers per doc, flattened). */
+interface Postings {
+  docs: number[];
+  tf: number[];
 }
 
 /** A list of tools prepared for search once; reuse it for as long as the list stays the same. */
 export interface SearchIndex {
   docs: Doc[];
-  /** In how many docs each term occurs. */
-  df: Map<string, number>;
+  postings: Map<string, Postings>;
+  /** Summed field lengths, for the average length that normalises each field. */
+  totals: Float64Array;
+  /** Every surface word seen (stop words aside), with its stem: for prefix and typo matches. */
+  vocabulary: Map<string, string>;
 }
 
-const built = new WeakMap<readonly FullEntry[], SearchIndex>();
+const built = new WeakMap<readonly FullEntry[], { context: SearchContext | undefined; index: SearchIndex }>();
 
-/** The search index of a list of tools, built once per list object. */
-export function searchIndex(entries: readonly FullEntry[]): SearchIndex {
-  let index = built.get(entries);
-  if (!index) {
-    const docs = entries.map(toDoc);
-    const df = new Map<string, number>();
-    for (const doc of docs) for (const term of doc.terms.keys()) df.set(term, (df.get(term) ?? 0) + 1);
-    index = { docs, df };
-    built.set(entries, index);
-  }
+/** The search index of a list of tools, built once per list object (and context). */
+export function searchIndex(entries: readonly FullEntry[], context?: SearchContext): SearchIndex {
+  const cached = built.get(entries);
+  if (cached && cached.context === context) return cached.index;
+  const index = buildIndex(entries, context);
+  built.set(entries, { context, index });
   return index;
 }
 
+function buildIndex(entries: readonly FullEntry[], context: SearchContext | undefined): SearchIndex {
+  const index: SearchIndex = { docs: [], postings: new Map(), totals: new Float64Array(F), vocabulary: new Map() };
+  for (const entry of entries) addDoc(index, entry, context);
+  return index;
+}
+
+function addDoc(index: SearchIndex, entry: FullEntry, context: SearchContext | undefined): void {
+  const id = index.docs.length;
+  const counts = new Map<string, number[]>();
+  const lengths = new Float64Array(F);
+  const add = (field: number, text: string | undefined): readonly string[] => {
+    if (!text) return [];
+    const { surfaces, terms: ts } = analyze(text);
+    for (let i = 0; i < ts.length; i++) {
+      const t = ts[i]!;
+      if (!index.vocabulary.has(surfaces[i]!)) index.vocabulary.set(surfaces[i]!, t);
+      let c = counts.get(t);
+      if (!c) counts.set(t, (c = [0, 0, 0, 0, 0, 0, 0, 0]));
+      c[field]! += 1;
+      lengths[field]! += 1;
+    }
+    return ts;
+  };
+  const nameTerms = new Set<string>(add(0, entry.original_name));
+  add(1, entry.title ?? entry.annotations?.title);
+  const description = entry.description.replace(/^\[[^\]]*\]\s*/, '');
+  const cut = firstSentenceEnd(description);
+  add(2, description.slice(0, cut));
+  add(3, description.slice(cut));
+  const properties = (entry.inputSchema.properties ?? {}) as Record<string, unknown>;
+  for (const [key, value] of Object.entries(properties)) {
+    add(4, key);
+    if (value === null || typeof value !== 'object') continue;
+    const { description: about, enum: values } = value as { description?: unknown; enum?: unknown };
+    if (typeof about === 'string') add(5, about);
+    if (Array.isArray(values)) add(5, values.filter((v) => typeof v === 'string').join(' '));
+  }
+  add(6, entry.source_server);
+  add(6, context?.servers?.get(`${entry.toolbox_name}/${entry.source_server}`));
+  add(7, entry.toolbox_name);
+  add(7, context?.toolboxes?.get(entry.toolbox_name));
+  for (const [term, c] of counts) {
+    let p = index.postings.get(term);
+    if (!p) index.postings.set(term, (p = { docs: [], tf: [] }));
+    p.docs.push(id);
+    p.tf.push(...c);
+  }
+  for (let f = 0; f < F; f++) index.totals[f]! += lengths[f]!;
+  const names = [entry.original_name.toLowerCase(), entry.name.toLowerCase()];
+  index.docs.push({ entry, bare: words(entry.original_name).join('_'), names, nameTerms, lengths });
+}
+
+/** Where a description's first sentence ends: the first ". " / newline after some words, or the whole text. */
+function firstSentenceEnd(text: string): number {
+  const m = /[.!?](\s|$)|\n/.exec(text.slice(20));
+  return m ? 20 + m.index + 1 : text.length;
+}
+
+/** One query word's alternatives: index terms with the weight a match on each counts for. */
+type Slot = { term: string; weight: number }[];
+
 /**
- * The best `limit` matches of `query` across the given indexes, best first: a BM25-like lexical score over name
- * parts (snake, kebab, camel and dotted names are split), title, description, and parameter names and descriptions,
- * with light stemming, plus a bonus when every query word is in the tool's name. Ties go to the shorter name, then to code-point
+ * The best `limit` matches of `query` across the given indexes, best first (README: "Search"). Ranking is BM25F over
+ * the tool's fields with per-field length normalisation, plus a factor for how much of the tool's name the query
+ * names; a tool whose name the query spells exactly (bare, canonical, or in quotes) comes first. The last query word
+ * also matches words it begins (a word still being typed), and a word no tool has matches words a typo or two away.
+ * `server:NAME` and `toolbox:NAME` (globs allowed) narrow the search. Ties go to the shorter name, then to code-point
  * order, so the same query over the same tools always answers the same. Tools that match no query word are left out.
  */
-export function searchTools(indexes: readonly SearchIndex[], query: string, limit: number): FullEntry[] {
-  const wanted = [...new Set(termsOf(query))];
-  const queryBare = words(query).join('_');
-  if (wanted.length === 0) return [];
-  const total = indexes.reduce((n, i) => n + i.docs.length, 0);
-  const idf = new Map<string, number>();
-  for (const term of wanted) {
-    const df = indexes.reduce((n, i) => n + (i.df.get(term) ?? 0), 0);
-    idf.set(term, Math.log(1 + (total - df + 0.5) / (df + 0.5)));
+export function searchTools(indexes: readonly SearchIndex[], query: string, limit: number, options: SearchOptions = {}): FullEntry[] {
+  return rankTools(indexes, parseQuery(query), options)
+    .slice(0, limit)
+    .map((s) => s.entry);
+}
+
+export interface Scored {
+  entry: FullEntry;
+  score: number;
+}
+
+/** Every tool that matches, scored and sorted best first. */
+export function rankTools(indexes: readonly SearchIndex[], parsed: ParsedQuery, options: SearchOptions = {}): Scored[] {
+  const params = options.params ?? DEFAULT_PARAMS;
+  const stats = statsOf(indexes);
+  const slots = parsed.words.map((w, i) => slotOf(indexes, w, i === parsed.words.length - 1 && parsed.openEnded, params, options.bridge));
+  let scores = scoreSlots(indexes, stats, slots.filter((s) => s.length > 0), params, parsed);
+  if (params.feedbackWeight > 0 && scores.length > 0) {
+    const extra = feedbackSlots(indexes, stats, scores, slots, params);
+    if (extra.length > 0) scores = scoreSlots(indexes, stats, [...slots.filter((s) => s.length > 0), ...extra], params, parsed);
   }
-  const scored: { entry: FullEntry; score: number }[] = [];
-  for (const index of indexes) {
-    for (const doc of index.docs) {
-      let score = 0;
-      let inName = 0;
-      for (const term of wanted) {
-        const tf = doc.terms.get(term);
-        if (tf === undefined) continue;
-        score += idf.get(term)! * ((tf * 2.2) / (tf + 1.2));
-        if (doc.nameTerms.has(term)) inName++;
+  const exact = parsed.exactNames;
+  if (exact.length > 0) {
+    // A tool the query names exactly comes first, even when no other word of the query matched it.
+    const have = new Set(scores.map((s) => s.entry));
+    for (const index of indexes) {
+      for (const doc of index.docs) {
+        if (!exact.some((n) => doc.names.includes(n) || doc.bare === n) || !allowed(doc.entry, parsed)) continue;
+        if (!have.has(doc.entry)) scores.push({ entry: doc.entry, score: 0 });
       }
-      if (score === 0) continue;
-      if (inName === wanted.length) score *= 1.5;
-      // A query that names most of what the tool's name says is about that tool (delete_relations for "delete relations").
-      score *= 1 + (0.5 * coveredName(doc.nameTerms, wanted)) / Math.max(1, doc.nameTerms.size);
-      if (doc.bare === queryBare) score *= 2;
-      scored.push({ entry: doc.entry, score });
+    }
+    for (const s of scores) {
+      const doc = s.entry;
+      const name = doc.original_name.toLowerCase();
+      const bare = words(doc.original_name).join('_');
+      if (exact.some((n) => n === name || n === doc.name.toLowerCase() || n === bare)) s.score += 1e6;
     }
   }
-  // Equal scores: the plainer (shorter) name first, then code-point order.
-  scored.sort(
+  scores.sort(
     (a, b) =>
       b.score - a.score ||
       a.entry.original_name.length - b.entry.original_name.length ||
       (a.entry.name < b.entry.name ? -1 : a.entry.name > b.entry.name ? 1 : 0),
   );
+  return scores;
+}
+
+interface Stats {
+  n: number;
+  avg: Float64Array;
+}
+
+function statsOf(indexes: readonly SearchIndex[]): Stats {
+  let n = 0;
+  const avg = new Float64Array(F);
+  for (const index of indexes) {
+    n += index.docs.length;
+    for (let f = 0; f < F; f++) avg[f]! += index.totals[f]!;
+  }
+  for (let f = 0; f < F; f++) avg[f] = n > 0 ? Math.max(avg[f]! / n, 1e-9) : 1;
+  return { n, avg };
+}
+
+function df(indexes: readonly SearchIndex[], term: string): number {
+  let d = 0;
+  for (const index of indexes) d += index.postings.get(term)?.docs.length ?? 0;
+  return d;
+}
+
+/** A query word's alternatives: its own stem, words it begins when it is the last word, near spellings when unknown. */
+function slotOf(indexes: readonly SearchIndex[], word: string, openEnded: boolean, params: RankingParams, bridge: Bridge | undefined): Slot {
+  const own = terms(word);
+  if (own.length === 0) return [];
+  const term = own[0]!;
+  const slot: Slot = [];
+  const known = df(indexes, term) > 0;
+  if (known) slot.push({ term, weight: 1 });
+  const seen = new Set(slot.map((s) => s.term));
+  if (bridge && params.bridgeWeight > 0) {
+    for (const r of bridge.related.get(term) ?? []) {
+      if (seen.has(r.term) || df(indexes, r.term) === 0) continue;
+      seen.add(r.term);
+      slot.push({ term: r.term, weight: params.bridgeWeight * r.strength });
+    }
+  }
+  if (openEnded && word.length >= 2) {
+    for (const index of indexes) {
+      for (const [surface, t] of index.vocabulary) {
+        if (t && !seen.has(t) && surface.length > word.length && surface.startsWith(word)) {
+          seen.add(t);
+          slot.push({ term: t, weight: params.prefixWeight });
+        }
+      }
+    }
+  }
+  if (!known && word.length >= 4) {
+    const max = word.length >= 8 ? 2 : 1;
+    for (const index of indexes) {
+      for (const [surface, t] of index.vocabulary) {
+        if (!t || seen.has(t) || Math.abs(surface.length - word.length) > max) continue;
+        if (boundedEditDistance(word, surface, max) <= max) {
+          seen.add(t);
+          slot.push({ term: t, weight: params.typoWeight });
+        }
+      }
+    }
+  }
+  return slot;
+}
+
+function allowed(entry: FullEntry, parsed: ParsedQuery): boolean {
+  return (!parsed.server || parsed.server(entry.source_server)) && (!parsed.toolbox || parsed.toolbox(entry.toolbox_name));
+}
+
+/** BM25F: per slot, the best of its alternatives; per alternative, idf × saturated weighted, normalised term count. */
+function scoreSlots(indexes: readonly SearchIndex[], stats: Stats, slots: readonly Slot[], params: RankingParams, parsed: ParsedQuery): Scored[] {
+  const { weights, b, k1 } = params;
+  const w = FIELDS.map((f) => weights[f]);
+  const bf = FIELDS.map((f) => b[f]);
+  const out: Scored[] = [];
+  let offset = 0;
+  const base = new Map<number, { score: number; inName: number; doc: Doc }>();
+  for (const index of indexes) {
+    for (const slot of slots) {
+      const best = new Map<number, { score: number; inName: boolean }>();
+      for (const { term, weight } of slot) {
+        const p = index.postings.get(term);
+        if (!p) continue;
+        const d = df(indexes, term);
+        const idf = Math.log(1 + (stats.n - d + 0.5) / (d + 0.5));
+        for (let i = 0; i < p.docs.length; i++) {
+          const id = p.docs[i]!;
+          const doc = index.docs[id]!;
+          let tf = 0;
+          for (let f = 0; f < F; f++) {
+            const c = p.tf[i * F + f]!;
+            if (c > 0) tf += (w[f]! * c) / (1 - bf[f]! + (bf[f]! * doc.lengths[f]!) / stats.avg[f]!);
+          }
+          const s = weight * idf * (tf / (k1 + tf));
+          const prev = best.get(id);
+          if (!prev || s > prev.score) best.set(id, { score: s, inName: weight === 1 && p.tf[i * F]! > 0 });
+        }
+      }
+      for (const [id, { score, inName }] of best) {
+        const key = offset + id;
+        const acc = base.get(key);
+        if (acc) {
+          acc.score += score;
+          if (inName) acc.inName++;
+        } else base.set(key, { score, inName: inName ? 1 : 0, doc: index.docs[id]! });
+      }
+    }
+    offset += index.docs.length;
+  }
+  for (const { score, inName, doc } of base.values()) {
+    if (!allowed(doc.entry, parsed)) continue;
+    // A query that names most of what the tool's name says is about that tool (delete_relations for "delete relations").
+    const coverage = doc.nameTerms.size > 0 ? Math.min(1, inName / doc.nameTerms.size) : 0;
+    out.push({ entry: doc.entry, score: score * (1 + params.nameCoverage * coverage) });
+  }
+  return out;
+}
+
+/** Pseudo-relevance feedback: the strongest name and title terms of the first pass's best tools, as extra slots. */
+function feedbackSlots(indexes: readonly SearchIndex[], stats: Stats, first: Scored[], slots: readonly Slot[], params: RankingParams): Slot[] {
+  const top = [...first].sort((a, b) => b.score - a.score).slice(0, params.feedbackDocs);
+  const have = new Set(slots.flatMap((s) => s.map((a) => a.term)));
+  const weight = new Map<string, number>();
+  const topSet = new Set(top.map((s) => s.entry));
+  for (const index of indexes) {
+    for (const [term, p] of index.postings) {
+      if (have.has(term)) continue;
+      const d = p.docs.length;
+      for (let i = 0; i < p.docs.length; i++) {
+        if (!topSet.has(index.docs[p.docs[i]!]!.entry)) continue;
+        const inName = p.tf[i * F]! + p.tf[i * F + 1]! + p.tf[i * F + 2]!;
+        if (inName > 0) weight.set(term, (weight.get(term) ?? 0) + Math.log(1 + stats.n / d));
+      }
+    }
+  }
+  return [...weight.entries()]
+    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+    .slice(0, params.feedbackTerms)
+    .map(([term]) => [{ term, weight: params.feedbackWeight }]);
+}
+
+/**
+ * For a query that matched nothing: the `limit` tools whose names look most like it (shared character trigrams of
+ * the query and the tool's name and title), best first, so an empty answer still names somewhere to go.
+ */
+export function closestTools(indexes: readonly SearchIndex[], query: string, limit: number): FullEntry[] {
+  const wanted = trigrams(words(query).join(' '));
+  if (wanted.size === 0) return [];
+  const scored: Scored[] = [];
+  for (const index of indexes) {
+    for (const doc of index.docs) {
+      const have = trigrams(`${words(doc.entry.original_name).join(' ')} ${words(doc.entry.title ?? '').join(' ')}`);
+      let shared = 0;
+      for (const g of wanted) if (have.has(g)) shared++;
+      if (shared > 0) scored.push({ entry: doc.entry, score: shared / Math.sqrt(wanted.size * have.size) });
+    }
+  }
+  scored.sort((a, b) => b.score - a.score || (a.entry.name < b.entry.name ? -1 : a.entry.name > b.entry.name ? 1 : 0));
   return scored.slice(0, limit).map((s) => s.entry);
 }
 
-function coveredName(nameTerms: Set<string>, terms: readonly string[]): number {
-  let n = 0;
-  for (const t of terms) if (nameTerms.has(t)) n++;
-  return n;
-}
-
-/** A few everyday words mapped to the word tool names use, on both sides, so "make a folder" meets create_directory. */
-const SYNONYMS: Record<string, string> = {
-  make: 'create',
-  remove: 'delete',
-  erase: 'delete',
-  find: 'search',
-  lookup: 'search',
-  fetch: 'get',
-  retrieve: 'get',
-  several: 'multiple',
-  many: 'multiple',
-  folder: 'directory',
-  folders: 'directories',
-  dir: 'directory',
-};
-
-function termsOf(text: string): string[] {
-  return words(text)
-    .map((w) => stem(SYNONYMS[w] ?? w))
-    .filter((t) => !STOP_WORDS.has(t));
-}
-
-function toDoc(entry: FullEntry): Doc {
-  const terms = new Map<string, number>();
-  const add = (text: string | undefined, weight: number): string[] => {
-    const stems = termsOf(text ?? '');
-    for (const term of stems) terms.set(term, (terms.get(term) ?? 0) + weight);
-    return stems;
-  };
-  const nameTerms = new Set(add(entry.original_name, WEIGHTS.name));
-  add(entry.title ?? entry.annotations?.title, WEIGHTS.title);
-  add(entry.source_server, WEIGHTS.server);
-  add(entry.description.replace(/^\[[^\]]*\]\s*/, ''), WEIGHTS.description);
-  const properties = (entry.inputSchema.properties ?? {}) as Record<string, unknown>;
-  for (const [key, value] of Object.entries(properties)) {
-    add(key, WEIGHTS.parameter);
-    const description = (value as { description?: unknown } | null)?.description;
-    if (typeof description === 'string') add(description, WEIGHTS.parameterDescription);
+function trigrams(text: string): Set<string> {
+  const out = new Set<string>();
+  for (const w of text.split(' ')) {
+    const padded = ` ${w} `;
+    for (let i = 0; i + 3 <= padded.length; i++) out.add(padded.slice(i, i + 3));
   }
-  return { entry, terms, nameTerms, bare: words(entry.original_name).join('_') };
-}
-
-/** Lower-case words of a text, with camelCase, snake_case, kebab-case and dotted names split into their parts. */
-export function words(text: string): string[] {
-  return text
-    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
-    .toLowerCase()
-    .split(/[^a-z0-9]+/)
-    .filter((w) => w.length > 0);
-}
-
-/** Light stemming: plural and -ing/-ed endings, so "screenshots", "screenshot" and "screenshotting" meet. */
-export function stem(word: string): string {
-  const base = suffixless(word);
-  // A final "e" goes too, so "create", "created" and "creating" all become "creat".
-  return base.length > 3 && base.endsWith('e') ? base.slice(0, -1) : base;
-}
-
-function suffixless(word: string): string {
-  if (word.length <= 3) return word;
-  if (word.endsWith('ies') && word.length > 4) return `${word.slice(0, -3)}y`;
-  if (word.endsWith('sses')) return word.slice(0, -2);
-  if (/(?:ch|sh|x|z)es$/.test(word)) return word.slice(0, -2);
-  if (word.endsWith('s') && !/(?:ss|us|is)$/.test(word)) return word.slice(0, -1);
-  if (word.endsWith('ing') && word.length > 5) return undouble(word.slice(0, -3));
-  if (word.endsWith('ed') && word.length > 4) return undouble(word.slice(0, -2));
-  return word;
-}
-
-function undouble(word: string): string {
-  return /([^aeiouls])\1$/.test(word) ? word.slice(0, -1) : word;
+  return out;
 }

@@ -18,7 +18,8 @@ import {
   type PendingServer,
 } from '../catalog/catalog-index.js';
 import { compileGlob } from '../shared/glob.js';
-import { DEFAULT_SEARCH_LIMIT, searchIndex, searchTools } from '../catalog/search.js';
+import { closestTools, DEFAULT_SEARCH_LIMIT, searchIndex, searchTools, type SearchContext, type SearchIndex } from '../catalog/search.js';
+import { buildBridge, type Bridge } from '../catalog/search-bridge.js';
 import { ToolboxCatalog, type CatalogTool } from '../catalog/toolbox-catalog.js';
 import type { TrustPolicy, UnapprovedTool } from '../catalog/trust.js';
 import type { VisibilityPolicy } from '../catalog/visibility.js';
@@ -95,7 +96,61 @@ export class Discovery {
   /** Servers whose last connect failed: never presented from the cache until one succeeds. */
   private readonly failing = new Set<string>();
 
+  /** The last search index of each toolbox, from which the vocabulary bridge and empty-result hints are drawn. */
+  private readonly known = new Map<string, SearchIndex>();
+  private bridgeMemo?: { from: SearchIndex[]; bridge: Bridge };
+  private contextMemo?: { config: WorkbenchConfig; context: SearchContext };
+
   constructor(private readonly options: DiscoveryOptions) {}
+
+  /** Toolbox descriptions are indexed with their tools; one context object per config, so indexes are reused. */
+  private searchContext(): SearchContext {
+    const config = this.options.config();
+    if (this.contextMemo?.config !== config) {
+      this.contextMemo = { config, context: { toolboxes: new Map(config.toolboxes.map((t) => [t.name, t.description])) } };
+    }
+    return this.contextMemo.context;
+  }
+
+  /** A toolbox's search index, remembered as that toolbox's latest. */
+  private indexOf(toolbox: string | undefined, entries: readonly FullEntry[]): SearchIndex {
+    const index = searchIndex(entries, this.searchContext());
+    if (toolbox !== undefined) this.known.set(toolbox, index);
+    return index;
+  }
+
+  /** The bridge learnt from every toolbox's latest index, rebuilt only when one of them changed. */
+  private bridge(): Bridge {
+    const from = [...this.known.values()];
+    const memo = this.bridgeMemo;
+    if (memo && memo.from.length === from.length && memo.from.every((index, i) => index === from[i])) return memo.bridge;
+    this.bridgeMemo = { from, bridge: buildBridge(from) };
+    return this.bridgeMemo.bridge;
+  }
+
+  /**
+   * Search one view; when nothing matches, the hint names the other toolboxes (as last seen) where the query
+   * does match, else the tools whose names look most like it.
+   */
+  private search(toolbox: string | undefined, indexes: readonly SearchIndex[], query: string, limit: number): { matches: FullEntry[]; extra: Partial<Answer> } {
+    const matches = searchTools(indexes, query, limit, { bridge: this.bridge() });
+    if (matches.length > 0) return { matches, extra: {} };
+    const elsewhere = [...this.known].filter(([name]) => name !== toolbox);
+    const found = new Map<string, string[]>();
+    for (const match of searchTools(elsewhere.map(([, index]) => index), query, 5, { bridge: this.bridge() })) {
+      found.set(match.toolbox_name, [...(found.get(match.toolbox_name) ?? []), match.name]);
+    }
+    if (found.size > 0) {
+      const where = [...found].map(([name, tools]) => `toolbox "${name}" (${tools.join(', ')})`).join('; ');
+      return { matches, extra: { hint: `No tool here matched the query. It matches in ${where}: open that toolbox with the same query.` } };
+    }
+    const closest = closestTools(toolbox === undefined ? indexes : [...indexes, ...elsewhere.map(([, index]) => index)], query, 5).map((e) => e.name);
+    const names = closest.length > 0 ? ` Closest names: ${closest.join(', ')}.` : '';
+    return {
+      matches,
+      extra: { hint: `No tool matched the query: try other words (a verb and an object, e.g. "take screenshot"), or open the toolbox without a query for its index.${names}` },
+    };
+  }
 
   /**
    * A server's live tools changed (connected, refreshed, lost): the session hears what differs from what it was shown,
@@ -128,7 +183,7 @@ export class Discovery {
     if (request.toolbox_name === undefined) {
       // Search everywhere: last known lists where there are some (no server started for them), the rest connected now.
       const names = this.options.config().toolboxes.map((t) => t.name);
-      const views = await Promise.all(names.map((name) => this.view(name, scope, { ...options, search: true })));
+      const views = await Promise.all(names.map((name) => this.view(name, scope, options)));
       const prefix = <T extends { server: string }>(list: readonly T[] | undefined, i: number): T[] => (list ?? []).map((x) => ({ ...x, server: `${names[i]}/${x.server}` }));
       const head: AnswerHead = {
         toolbox: '*',
@@ -141,8 +196,9 @@ export class Discovery {
         ...unapprovedHead(views.flatMap((v) => v.catalogs)),
       };
       const budget = request.detail === 'full' ? Infinity : this.budget();
-      const matches = searchTools(views.map((v) => searchIndex(v.entries)), request.query ?? '', request.limit ?? DEFAULT_SEARCH_LIMIT);
-      return budgetMatches(head, matches, budget, noMatchHint(matches));
+      const indexes = views.map((v, i) => this.indexOf(names[i], v.entries));
+      const { matches, extra } = this.search(undefined, indexes, request.query ?? '', request.limit ?? DEFAULT_SEARCH_LIMIT);
+      return budgetMatches(head, matches, budget, extra);
     }
     const toolbox = this.toolbox(request.toolbox_name);
     const view = await this.view(toolbox.name, scope, options);
@@ -173,8 +229,9 @@ export class Discovery {
       return budgetMatches(head, entries, budget, notFound.length > 0 ? { not_found: notFound } : {});
     }
     if (request.query !== undefined) {
-      const matches = searchTools([searchIndex(view.entries)], request.query, limit);
-      return budgetMatches(head, matches, budget, noMatchHint(matches));
+      const toolbox = this.options.config().toolboxes.some((t) => t.name === about.toolbox) ? about.toolbox : undefined;
+      const { matches, extra } = this.search(toolbox, [this.indexOf(toolbox, view.entries)], request.query, limit);
+      return budgetMatches(head, matches, budget, extra);
     }
     return budgetCatalog(head, view.entries, { budget, detail: request.detail, cursor: request.cursor });
   }
@@ -214,10 +271,10 @@ export class Discovery {
   /**
    * The toolbox as it can be shown now. Connected servers: live. Not connected but with a last known list (and no
    * failed connect since): that list, at once, with the server connected in the background unless its list is still
-   * fresh or this is a search. The rest: connected now, waited for until the toolbox's `openWaitMs`, then shown as
+   * fresh. The rest: connected now, waited for until the toolbox's `openWaitMs`, then shown as
    * failed or still starting.
    */
-  private async view(name: string, scope: DiscoveryScope, options: OpenOptions & { search?: boolean }): Promise<View> {
+  private async view(name: string, scope: DiscoveryScope, options: OpenOptions): Promise<View> {
     const { manager } = scope;
     const toolbox = this.toolbox(name);
     const unconnected = toolbox.servers.filter((s) => !manager.isConnected(name, s.name));
@@ -241,7 +298,7 @@ export class Discovery {
       if (cached.has(server.name)) continue;
       connects.set(server.name, manager.connectServer(name, server.name).then((failure) => this.settled(name, server.name, failure, failed)));
     }
-    const revalidate = options.search ? [] : unconnected.filter((s) => cached.has(s.name) && !((cached.get(s.name)!.freshUntil ?? 0) > now));
+    const revalidate = unconnected.filter((s) => cached.has(s.name) && !((cached.get(s.name)!.freshUntil ?? 0) > now));
     // Spawning takes milliseconds per server: start the revalidations after this answer has gone out.
     if (revalidate.length > 0) {
       setImmediate(() => {
@@ -363,10 +420,4 @@ export function formatAge(ms: number): string {
   if (min < 90) return `${min} min`;
   const h = Math.round(min / 60);
   return h < 48 ? `${h} h` : `${Math.round(h / 24)} d`;
-}
-
-function noMatchHint(matches: readonly FullEntry[]): Partial<Answer> {
-  return matches.length > 0
-    ? {}
-    : { hint: 'No tool matched the query: try other words (a verb and an object, e.g. "take screenshot"), or open the toolbox without a query for its index.' };
 }

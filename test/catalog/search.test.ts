@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { FullEntry } from '../../src/catalog/catalog-index.js';
-import { searchIndex, searchTools, stem, words } from '../../src/catalog/search.js';
+import { closestTools, searchIndex, searchTools, stem, words } from '../../src/catalog/search.js';
+import { buildBridge } from '../../src/catalog/search-bridge.js';
 
 function tool(name: string, description: string, properties: Record<string, object> = {}, title?: string): FullEntry {
   return {
@@ -18,6 +19,7 @@ function tool(name: string, description: string, properties: Record<string, obje
 describe('search', () => {
   it('splits snake, kebab, camel and dotted names into words', () => {
     assert.deepEqual(words('browser.take_screenshot-nowHTTPServer'), ['browser', 'take', 'screenshot', 'now', 'http', 'server']);
+    assert.deepEqual(words('getV2Items API-get-user XMLHttpRequest'), ['get', 'v', '2', 'items', 'api', 'get', 'user', 'xml', 'http', 'request']);
   });
 
   it('stems plurals and -ing/-ed endings to one form', () => {
@@ -25,6 +27,63 @@ describe('search', () => {
     assert.equal(stem('creating'), stem('create'));
     assert.equal(stem('created'), stem('creates'));
     assert.equal(stem('entities'), stem('entity'));
+    // Porter stems (the stemmer package), beyond plural and -ing/-ed: derivations meet too.
+    assert.equal(stem('navigation'), stem('navigate'));
+    assert.equal(stem('repositories'), stem('repository'));
+  });
+
+  it('does not let a long description win by bulk over a short, exact one', () => {
+    const long = `Manages many things. ${'It can also list files, read files, and much more about files in general. '.repeat(8)}`;
+    const entries = [tool('workspace_manager', long), tool('list_files', 'List the files of a folder.')];
+    assert.equal(searchTools([searchIndex(entries)], 'list files', 5)[0]!.original_name, 'list_files');
+  });
+
+  it('matches the last word as a prefix, forgives typos, and puts a quoted or exact name first', () => {
+    const entries = [
+      tool('take_screenshot', 'Capture the visible page as PNG.'),
+      tool('screen_info', 'Size of the screen.'),
+      tool('fill_form', 'Type values into form fields.'),
+      tool('fill', 'Type into one field of a form.'),
+    ];
+    const index = searchIndex(entries);
+    assert.ok(searchTools([index], 'screensh', 5).some((t) => t.original_name === 'take_screenshot'), 'prefix of the last word');
+    assert.equal(searchTools([index], 'fil', 5).length, 2, 'prefix of the last word');
+    assert.deepEqual(searchTools([index], 'fil ', 5), [], 'a finished word is not a prefix');
+    assert.equal(searchTools([index], 'take screnshot', 5)[0]!.original_name, 'take_screenshot', 'one typo');
+    assert.equal(searchTools([index], '"fill_form"', 5)[0]!.original_name, 'fill_form');
+    assert.equal(searchTools([index], 'fill', 5)[0]!.original_name, 'fill');
+    assert.equal(searchTools([index], 'fill form', 5)[0]!.original_name, 'fill_form');
+  });
+
+  it('narrows with server: and toolbox: qualifiers (names or globs)', () => {
+    const a = searchIndex([tool('read_file', 'Read a file.')]);
+    const other: FullEntry = { ...tool('read_file', 'Read a file.'), name: 'u__b__read_file', toolbox_name: 'u', source_server: 'b' };
+    const b = searchIndex([other]);
+    assert.deepEqual(searchTools([a, b], 'server:b read file', 5).map((t) => t.name), ['u__b__read_file']);
+    assert.deepEqual(searchTools([a, b], 'read toolbox:t*', 5).map((t) => t.name), ['t__s__read_file']);
+    assert.deepEqual(searchTools([a, b], 'server:nothing read', 5), []);
+  });
+
+  it('bridges a word to the name words it goes with across servers, learnt from the catalogs', () => {
+    const seen = (server: string, name: string, description: string): FullEntry => ({ ...tool(name, description), name: `k__${server}__${name}`, toolbox_name: 'k', source_server: server });
+    const known = searchIndex([
+      seen('one', 'create_directory', 'Make a new folder.'),
+      seen('two', 'make_directory', 'Create a folder on disk.'),
+      seen('three', 'new_directory', 'New folder at a path.'),
+      seen('one', 'read_file', 'Read a text file.'),
+      seen('two', 'get_time', 'Current time.'),
+      seen('three', 'send_mail', 'Send an email.'),
+      seen('three', 'list_users', 'Users of the workspace.'),
+    ]);
+    const here = searchIndex([tool('create_directory', 'Creates a path on disk.'), tool('remove_path', 'Deletes a path.')]);
+    const bridge = buildBridge([known, here]);
+    assert.deepEqual(searchTools([here], 'folder', 5), [], 'no word in common without the bridge');
+    assert.equal(searchTools([here], 'folder', 5, { bridge })[0]?.original_name, 'create_directory');
+  });
+
+  it('names the closest tools when nothing matches', () => {
+    const index = searchIndex([tool('take_screenshot', 'Capture the page.'), tool('navigate', 'Open a URL.')]);
+    assert.equal(closestTools([index], 'screenshoots', 1)[0]!.original_name, 'take_screenshot');
   });
 
   it('ranks by name parts, title, description and parameters, deterministically', () => {

@@ -192,6 +192,24 @@ for (const transport of ['stdio', 'http'] as const) {
       assert.deepEqual(misses, []);
     });
 
+    it('search narrows with server: and toolbox: qualifiers, and puts a quoted exact name first', async () => {
+      const { answer } = await open(s, { query: 'server:memory read', limit: 20 });
+      assert.ok(answer.tools.length > 0);
+      assert.ok((answer.tools as FullEntry[]).every((t) => t.source_server === 'ref/memory' || t.source_server === 'memory'), JSON.stringify(answer.tools.map((t) => (t as FullEntry).name)));
+      const quoted = await open(s, { toolbox_name: 'ref', query: '"read_graph" file' });
+      assert.equal((quoted.answer.tools[0] as FullEntry).original_name, 'read_graph');
+    });
+
+    it('a search that matches nothing in its toolbox names the toolbox where the query matches', async () => {
+      await open(s, { toolbox_name: 'big', query: 'invoices' });
+      const { answer } = await open(s, { toolbox_name: 'ref', query: 'invoices' });
+      assert.deepEqual(answer.tools, []);
+      assert.match(answer.hint ?? '', /toolbox "big" \(big__fixture__/);
+      const nothing = await open(s, { toolbox_name: 'ref', query: 'zzqx' });
+      assert.deepEqual(nothing.answer.tools, []);
+      assert.match(nothing.answer.hint ?? '', /No tool matched/);
+    });
+
     it('search is deterministic and its answers respect the budget', async () => {
       const a = await open(s, { toolbox_name: 'tight', query: 'create issue', limit: 20 });
       const b = await open(s, { toolbox_name: 'tight', query: 'create issue', limit: 20 });

@@ -1,0 +1,101 @@
+import { stemmer } from 'stemmer';
+
+/**
+ * Text analysis for tool search (README: "Search"): words split out of identifiers, English stop words dropped,
+ * Porter stems from the `stemmer` package, so "screenshots", "screenshotting" and "screenshot" meet.
+ */
+
+/**
+ * Function words of English that say nothing about what a tool does. General English only: no word here is aimed
+ * at a server or a query, and verbs such as "get", "set" and "list" stay, since tool names are made of them.
+ */
+export const STOP_WORDS: ReadonlySet<string> = new Set(
+  (
+    'a about above after again against all am an and any are as at be because been before being below between both but by ' +
+    'can could did do does doing down during each few for from further had has have having he her here hers herself him ' +
+    'himself his how i if in into is it its itself just let me more most my myself no nor not now of off on once only or ' +
+    'other our ours ourselves out over own please same she should so some such than that the their theirs them themselves ' +
+    'then there these they this those through to too under until up very via was we were what when where which while who ' +
+    'whom why will with would you your yours yourself yourselves'
+  ).split(' '),
+);
+
+/**
+ * Lower-case words of a text, with identifiers split into their parts: camelCase and PascalCase (acronyms kept
+ * whole: `HTTPServer` → http, server), snake_case, kebab-case, dotted names, and letters from digits (`v2` → v, 2).
+ * Letters are ASCII: other characters separate words. One pass over the text, since every tool text goes through it.
+ */
+export function words(text: string): string[] {
+  const out: string[] = [];
+  let start = -1;
+  let prev = 0; // 0 other, 1 lower, 2 upper, 3 digit
+  for (let i = 0; i <= text.length; i++) {
+    const c = i < text.length ? text.charCodeAt(i) : 32;
+    const kind = c >= 97 && c <= 122 ? 1 : c >= 65 && c <= 90 ? 2 : c >= 48 && c <= 57 ? 3 : 0;
+    let cut = kind === 0 || (prev !== 0 && ((prev === 3) !== (kind === 3) || (prev === 1 && kind === 2)));
+    // "HTTPServer": an upper-case letter followed by a lower-case one starts a word inside a run of capitals.
+    let at = i;
+    if (!cut && prev === 2 && kind === 1 && start >= 0 && i - 1 > start) {
+      cut = true;
+      at = i - 1;
+    }
+    if (cut && start >= 0) {
+      if (at > start) out.push(text.slice(start, at).toLowerCase());
+      start = kind === 0 ? -1 : at;
+    } else if (start < 0 && kind !== 0) start = i;
+    prev = kind;
+  }
+  return out;
+}
+
+/** The Porter stem of a lower-case word (`creating`, `creates` → `creat`; `entities` → `entiti`). */
+export function stem(word: string): string {
+  if (word.length <= 2) return word;
+  let s = stems.get(word);
+  if (s === undefined) {
+    // A memo of a pure function, bounded: catalogs share most of their words, so an index rebuilt after a catalog
+    // change stems almost nothing anew.
+    if (stems.size >= MAX_STEMS) stems.clear();
+    stems.set(word, (s = stemmer(word)));
+  }
+  return s;
+}
+
+const MAX_STEMS = 50_000;
+const stems = new Map<string, string>();
+
+/** The stems of a text's words that are not stop words, in order, repeats kept. */
+export function terms(text: string): string[] {
+  const out: string[] = [];
+  for (const w of words(text)) if (!STOP_WORDS.has(w)) out.push(stem(w));
+  return out;
+}
+
+/** A text's words that are not stop words, and their stems, position by position. */
+export interface Analyzed {
+  surfaces: readonly string[];
+  terms: readonly string[];
+}
+
+const MAX_TEXTS = 20_000;
+const analyzed = new Map<string, Analyzed>();
+
+/**
+ * {@link terms} with the surface words kept, memoised (bounded): when a catalog changes, most of its tools' texts
+ * are the same strings as before, so rebuilding its index re-reads almost nothing — the index is incremental in cost.
+ */
+export function analyze(text: string): Analyzed {
+  let a = analyzed.get(text);
+  if (a === undefined) {
+    const surfaces: string[] = [];
+    const stems: string[] = [];
+    for (const w of words(text)) {
+      if (STOP_WORDS.has(w)) continue;
+      surfaces.push(w);
+      stems.push(stem(w));
+    }
+    if (analyzed.size >= MAX_TEXTS) analyzed.clear();
+    analyzed.set(text, (a = { surfaces, terms: stems }));
+  }
+  return a;
+}

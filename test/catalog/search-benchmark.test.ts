@@ -1,0 +1,36 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { describe, it } from 'node:test';
+import { corpusEntries, loadCorpus } from '../../bench/search/corpus.js';
+import { metricsOf, runQueries, workbenchRanker } from '../../bench/search/evaluate.js';
+import { QUERIES } from '../../bench/search/queries.js';
+import { heldOutIds } from '../../bench/search/split.js';
+
+/**
+ * The quality guard of search (README: "Search"; BENCHMARKS.md): on the held-out benchmark queries over the frozen
+ * corpus, hit@5 may not fall more than 2 points below the figure recorded in bench/search/recorded.json. Quality
+ * only: timings are measured by `npm run bench:search`, never asserted here.
+ */
+const recorded = JSON.parse(readFileSync(new URL('../../bench/search/recorded.json', import.meta.url), 'utf8')) as {
+  heldOut: { scopedHit5: number; globalHit5: number };
+};
+
+describe('search benchmark (held-out queries)', () => {
+  const files = loadCorpus();
+  const held = heldOutIds();
+  const results = runQueries(workbenchRanker(files), corpusEntries(files), QUERIES.filter((q) => held.has(q.id)));
+
+  it('has the corpus and split it promises: ≥ 20 servers, ≥ 400 tools, ≥ 150 queries, a third held out', () => {
+    assert.ok(files.length >= 20);
+    assert.ok(files.reduce((n, f) => n + f.tools.length, 0) >= 400);
+    assert.ok(QUERIES.length >= 150);
+    assert.equal(held.size, Math.round(QUERIES.length / 3));
+  });
+
+  it('keeps held-out hit@5 within 2 points of the recorded figure, scoped and global', () => {
+    const scoped = metricsOf(results, 'scoped').hit5 * 100;
+    const global = metricsOf(results, 'global').hit5 * 100;
+    assert.ok(scoped >= recorded.heldOut.scopedHit5 - 2, `scoped hit@5 ${scoped.toFixed(1)}% < recorded ${recorded.heldOut.scopedHit5}% − 2`);
+    assert.ok(global >= recorded.heldOut.globalHit5 - 2, `global hit@5 ${global.toFixed(1)}% < recorded ${recorded.heldOut.globalHit5}% − 2`);
+  });
+});
