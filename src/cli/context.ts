@@ -1,5 +1,8 @@
+import { homedir } from 'node:os';
+import type { SecretSource } from '../config/secret-source.js';
 import { errorMessage } from '../errors.js';
 import { createLogger, parseLogLevel, type Logger } from '../log.js';
+import { type SecretStore, openSecretStore } from '../secrets/secret-store.js';
 
 /**
  * What every command needs from the process, read once here (the only place besides main.ts that touches
@@ -19,12 +22,29 @@ export interface CliContext {
   print(text: string): void;
   /** Logs the error on stderr and sets exit code 1. */
   fail(error: unknown): void;
+  /** Opens the secret store (README "Secrets"). @throws WorkbenchError SECRET_STORE_FAILED */
+  secretStore(): Promise<SecretStore>;
+  /**
+   * A fresh snapshot of the secret store for `${secret:NAME}`; never throws: a store that cannot be opened becomes
+   * the `problem` of every server that uses a secret, never a failure of the workbench.
+   */
+  secretSource(): Promise<SecretSource>;
 }
 
 export function createCliContext(): CliContext {
   const env = process.env as Record<string, string | undefined>;
   const log = createLogger({ level: parseLogLevel(env.WORKBENCH_LOG_LEVEL) ?? 'info' });
+  const secretStore = (): Promise<SecretStore> =>
+    openSecretStore({ env, homedir: env.HOME || homedir(), cwd: process.cwd(), platform: process.platform, log });
   return {
+    secretStore,
+    secretSource: async () => {
+      try {
+        return await (await secretStore()).source();
+      } catch (error) {
+        return { where: 'the secret store', get: () => undefined, problem: errorMessage(error) };
+      }
+    },
     env,
     cwd: process.cwd(),
     log,

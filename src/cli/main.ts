@@ -10,6 +10,9 @@ import { toolsetWarnings } from '../catalog/toolsets.js';
 import { formatValidateReport, validateConfig } from './validate.js';
 import { registerMigrateCommand } from './migrate.js';
 import { registerDoctorCommand } from './doctor.js';
+import { registerSecretCommand } from './secret.js';
+import { resolveSecretsPath } from '../secrets/secrets-path.js';
+import { homedir } from 'node:os';
 
 /**
  * commander wiring and printing only. Exit codes: 0 success, 1 failure, 2 usage error.
@@ -25,7 +28,7 @@ const { env, log } = ctx;
 function checkLeftovers(args: readonly string[]): boolean {
   const first = args[0];
   if (first !== undefined && !first.startsWith('-')) {
-    log.error(`unknown command "${first}" (commands: serve, validate, tools, doctor, migrate; see mcp-workbench --help)`);
+    log.error(`unknown command "${first}" (commands: serve, validate, tools, doctor, migrate, secret; see mcp-workbench --help)`);
     process.exitCode = EXIT_USAGE;
     return false;
   }
@@ -113,6 +116,8 @@ program
           env,
           cwd: ctx.cwd,
           log,
+          secrets: ctx.secretSource,
+          secretsFile: resolveSecretsPath({ env, homedir: env.HOME || homedir(), cwd: ctx.cwd }).path,
         };
         if (opts.http === undefined && (opts.token !== undefined || opts.allowOrigin || opts.maxSessions || opts.sessionIdleTimeout)) {
           log.warn('--token, --allow-origin, --max-sessions and --session-idle-timeout only apply with --http; ignoring them');
@@ -145,7 +150,7 @@ program
   .option('--json', 'print the result as JSON (secrets are not printed)')
   .action(async (opts: { config?: string; project?: string; json?: boolean }) => {
     try {
-      const report = await validateConfig({ config: opts.config, project: opts.project, env, cwd: ctx.cwd });
+      const report = await validateConfig({ config: opts.config, project: opts.project, env, cwd: ctx.cwd, secrets: ctx.secretSource });
       for (const warning of [...report.config.warnings, ...toolsetWarnings(report.config)]) log.warn(warning);
       if (opts.json) {
         const summary = {
@@ -174,6 +179,7 @@ registerToolsCommand(program, ctx);
 
 registerMigrateCommand(program, ctx);
 registerDoctorCommand(program, ctx);
+registerSecretCommand(program, ctx);
 
 try {
   await program.parseAsync(process.argv);

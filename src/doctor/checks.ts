@@ -34,7 +34,7 @@ import { DEFAULT_DOCTOR_TIMEOUT_MS, type DoctorFailure, type DoctorOptions, type
  */
 export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   const { path } = resolveConfigPath({ flag: options.config, env: options.env, cwd: options.cwd });
-  const config = await loadConfig(path, options.env);
+  const config = await loadConfig(path, options.env, { secrets: options.secrets });
   for (const warning of config.warnings) options.log.warn(warning);
   let toolboxes = config.toolboxes;
   if (options.toolbox !== undefined) {
