@@ -227,3 +227,57 @@ describe('validate and doctor on a config with an unknown secret', () => {
     assert.ok(!`${run.stdout}${run.stderr}`.includes(VALUE));
   });
 });
+
+describe('migrate --from CLIENT --secrets store', () => {
+  let data: { dir: string; cleanup: () => Promise<void> };
+  let env: Record<string, string>;
+  let client: string;
+  let config: string;
+
+  before(async () => {
+    data = await tempDir('wb-secret-migrate-');
+    env = isolated(data.dir);
+    client = join(data.dir, 'claude_desktop_config.json');
+    config = join(data.dir, 'workbench-config.json');
+    await writeFile(
+      client,
+      JSON.stringify({
+        mcpServers: {
+          github: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-github'], env: { GITHUB_PERSONAL_ACCESS_TOKEN: VALUE, LOG_LEVEL: 'info' } },
+          remote: { type: 'http', url: 'https://mcp.example.test/mcp', headers: { Authorization: `Bearer ${OTHER_VALUE}` } },
+        },
+      }),
+    );
+  });
+  after(() => data.cleanup());
+
+  it('shows the references without storing anything, then with --write stores the values and saves a config without them', async () => {
+    const args = ['migrate', '--from', 'claude-desktop', client, '--toolbox', 'desk', '--secrets', 'store', '--config', config];
+    const dry = await runWithStdin(args, '', env, data.dir);
+    assert.equal(dry.code, 0, dry.stderr);
+    assert.match(dry.stdout, /"GITHUB_PERSONAL_ACCESS_TOKEN": "\$\{secret:desk\.github\.GITHUB_PERSONAL_ACCESS_TOKEN\}"/);
+    assert.match(dry.stdout, /"Authorization": "\$\{secret:desk\.remote\.Authorization\}"/);
+    assert.match(dry.stdout, /With --write, these would be stored in the secret store:\n {2}- desk\.github\.GITHUB_PERSONAL_ACCESS_TOKEN\n {2}- desk\.remote\.Authorization/);
+    await assert.rejects(stat(env.MCP_WORKBENCH_SECRETS_FILE!), 'nothing is stored without --write');
+
+    const written = await runWithStdin([...args, '--write'], '', env, data.dir);
+    assert.equal(written.code, 0, written.stderr);
+    assert.deepEqual(JSON.parse(await readFile(env.MCP_WORKBENCH_SECRETS_FILE!, 'utf8')).secrets, {
+      'desk.github.GITHUB_PERSONAL_ACCESS_TOKEN': VALUE,
+      'desk.remote.Authorization': `Bearer ${OTHER_VALUE}`,
+    });
+    const saved = await readFile(config, 'utf8');
+    assert.match(saved, /"LOG_LEVEL": "info"/, 'what is not a credential stays as written');
+    for (const text of [dry.stdout, dry.stderr, written.stdout, written.stderr, saved]) {
+      assert.ok(!text.includes(VALUE) && !text.includes(OTHER_VALUE), text);
+    }
+    const validated = await runWithStdin(['validate', '--config', config], '', env, data.dir);
+    assert.equal(validated.code, 0, validated.stderr);
+  });
+
+  it('is refused without --from (exit 2)', async () => {
+    const run = await runWithStdin(['migrate', '--secrets', 'store', '--config', config], '', env, data.dir);
+    assert.equal(run.code, 2);
+    assert.match(run.stderr, /--secrets is only used with --from/);
+  });
+});
