@@ -281,3 +281,38 @@ describe('migrate --from CLIENT --secrets store', () => {
     assert.match(run.stderr, /--secrets is only used with --from/);
   });
 });
+
+describe('a running workbench follows the secret file', () => {
+  let data: { dir: string; cleanup: () => Promise<void> };
+  let env: Record<string, string>;
+  let wb: Awaited<ReturnType<typeof startOver>>;
+
+  before(async () => {
+    data = await tempDir('wb-secret-follow-');
+    env = isolated(data.dir);
+    assert.equal((await runWithStdin(['secret', 'set', 'github'], VALUE, env, data.dir)).code, 0);
+    wb = await startOver('stdio', secretConfig(), [], env);
+  });
+  after(async () => {
+    await wb?.close();
+    await data.cleanup();
+  });
+
+  it('starts the server whose secret was missing once `secret set` stores it, without a restart', async () => {
+    const first = (await wb.call('open_toolbox', { toolbox_name: 'dev' })).structuredContent as OpenToolboxResult;
+    assert.deepEqual(first.servers_failed.map((f) => f.server), ['lacking']);
+    const set = await runWithStdin(['secret', 'set', 'not-stored'], OTHER_VALUE, env, data.dir);
+    assert.equal(set.code, 0, set.stderr);
+    let opened: OpenToolboxResult | undefined;
+    const deadline = Date.now() + 20_000;
+    while (Date.now() < deadline) {
+      opened = (await wb.call('open_toolbox', { toolbox_name: 'dev' })).structuredContent as OpenToolboxResult;
+      if (opened.servers_failed.length === 0 && opened.servers_connected.includes('lacking')) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    assert.deepEqual(opened?.servers_failed, [], wb.stderr());
+    assert.ok(opened?.servers_connected.includes('lacking'), JSON.stringify(opened));
+    assert.match(wb.stderr(), /config reloaded/);
+    assert.ok(!wb.stderr().includes(OTHER_VALUE));
+  });
+});
