@@ -11,6 +11,10 @@ export type WorkbenchErrorCode =
   | 'CONFIG_INVALID'
   | 'CONFIG_DYNAMIC_MODE'
   | 'ENV_MISSING'
+  /** A `${secret:NAME}` is not in the secret store (its server cannot start), or `secret remove` found nothing. */
+  | 'SECRET_MISSING'
+  /** The secret store cannot be read or written (a corrupt file, permissions, an unusable keychain). */
+  | 'SECRET_STORE_FAILED'
   | 'TOOLBOX_NOT_FOUND'
   | 'TOOL_NOT_FOUND'
   | 'TOOL_DISABLED'
@@ -82,13 +86,16 @@ export interface ServerFailure {
 export interface ServerProblem {
   /**
    * `env-missing`: a `${VAR}` without a default whose variable is unset; `invalid-url`: `url` is not an absolute
-   * http(s) URL; `empty-value`: `command` or `cwd` is empty after expansion.
+   * http(s) URL; `empty-value`: `command` or `cwd` is empty after expansion; `secret-missing`: a `${secret:NAME}`
+   * whose secret is not in the secret store (or the store could not be read).
    */
-  kind: 'env-missing' | 'invalid-url' | 'empty-value';
+  kind: 'env-missing' | 'invalid-url' | 'empty-value' | 'secret-missing';
   /** Where in the config, as `toolboxes.dev.mcpServers.fs.args[2]`. */
   path: string;
   /** The unset variables used at `path` (kind "env-missing"), in order of use. */
   variables?: string[];
+  /** The secrets used at `path` that are not available (kind "secret-missing"), in order of use. */
+  secrets?: string[];
   /** What is wrong, as a phrase that follows the path (`<path>: <message>`). */
   message: string;
   /** What to do about it. */

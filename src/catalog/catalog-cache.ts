@@ -34,15 +34,17 @@ export const cacheKey = serverCacheKey;
 
 /**
  * The key of one tool list: the launch key, a hash of the credentials the server runs with (the values of env
- * variables and headers whose names say they are credentials, by the redaction rule: one authorization context, so a list a server marked
+ * variables and headers whose names say they are credentials, by the redaction rule, and of those that hold a
+ * `${secret:NAME}` whatever their names: one authorization context, so a list a server marked
  * `private` is never reused under other credentials), and the capabilities it was listed for (see capabilitiesKey: a
  * server may list other tools for other clients). Only the hash is kept: no value is ever written.
  */
 export function catalogKey(toolbox: string, server: ServerConfig, capabilities: string): string {
   const values = server.type === 'stdio' ? server.env : server.headers;
   const namesCredential = server.type === 'stdio' ? namesSecret : isSecretHeader;
+  const holdsStoredSecret = new Set(server.secretEntries);
   const credentials = Object.keys(values)
-    .filter(namesCredential)
+    .filter((name) => namesCredential(name) || holdsStoredSecret.has(name))
     .sort()
     .map((name) => [name, values[name]]);
   return createHash('sha256').update(JSON.stringify([serverCacheKey(toolbox, server), credentials, capabilities])).digest('hex');

@@ -1,6 +1,9 @@
+import { homedir } from 'node:os';
+import type { SecretSource } from '../config/secret-source.js';
 import { errorMessage } from '../errors.js';
 import { describeEvent, type WorkbenchObserver } from '../core/call-events.js';
 import { createLogger, logsAt, parseLogFormat, parseLogLevel, type LogFormat, type Logger, type LoggerOptions, type LogLevel } from '../log.js';
+import { type SecretStore, openSecretStore } from '../secrets/secret-store.js';
 
 /**
  * What every command needs from the process, read once here (the only place besides main.ts that touches
@@ -24,6 +27,13 @@ export interface CliContext {
   setLogging(settings: { level?: LogLevel; format?: LogFormat }): void;
   /** At `debug`, an observer that logs each call and toolbox open (tool, server, duration, outcome; never values). */
   callLogger(): WorkbenchObserver | undefined;
+  /** Opens the secret store (README "Secrets"). @throws WorkbenchError SECRET_STORE_FAILED */
+  secretStore(): Promise<SecretStore>;
+  /**
+   * A fresh snapshot of the secret store for `${secret:NAME}`; never throws: a store that cannot be opened becomes
+   * the `problem` of every server that uses a secret, never a failure of the workbench.
+   */
+  secretSource(): Promise<SecretSource>;
 }
 
 export function createCliContext(): CliContext {
@@ -33,7 +43,17 @@ export function createCliContext(): CliContext {
     format: parseLogFormat(env.WORKBENCH_LOG_FORMAT) ?? 'text',
   };
   const log = createLogger(logOptions);
+  const secretStore = (): Promise<SecretStore> =>
+    openSecretStore({ env, homedir: env.HOME || homedir(), cwd: process.cwd(), platform: process.platform, log });
   return {
+    secretStore,
+    secretSource: async () => {
+      try {
+        return await (await secretStore()).source();
+      } catch (error) {
+        return { where: 'the secret store', get: () => undefined, problem: errorMessage(error) };
+      }
+    },
     env,
     cwd: process.cwd(),
     log,

@@ -50,6 +50,7 @@ export function registerDoctorCommand(program: Command, ctx: CliContext): void {
           env: ctx.env,
           cwd: ctx.cwd,
           log: ctx.log,
+          secrets: ctx.secretSource,
           signal: controller.signal,
           ...(live && {
             onProgress: (progress: DoctorProgress) => {

@@ -13,6 +13,9 @@ import { registerMigrateCommand } from './migrate.js';
 import { registerDoctorCommand } from './doctor.js';
 import { nearestWord } from '../config/text.js';
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../log.js';
+import { registerSecretCommand } from './secret.js';
+import { resolveSecretsPath } from '../secrets/secrets-path.js';
+import { homedir } from 'node:os';
 
 /**
  * commander wiring and printing only. Exit codes: 0 success, 1 failure, 2 usage error.
@@ -153,6 +156,8 @@ program
           env,
           cwd: ctx.cwd,
           log,
+          secrets: ctx.secretSource,
+          secretsFile: resolveSecretsPath({ env, homedir: env.HOME || homedir(), cwd: ctx.cwd }).path,
         };
         if (opts.http === undefined && (opts.token !== undefined || opts.allowOrigin || opts.maxSessions || opts.sessionIdleTimeout)) {
           log.warn('--token, --allow-origin, --max-sessions and --session-idle-timeout only apply with --http; ignoring them');
@@ -185,7 +190,7 @@ program
   .option('--json', 'print the result as JSON (secrets are not printed)')
   .action(async (opts: { config?: string; project?: string; json?: boolean }) => {
     try {
-      const report = await validateConfig({ config: opts.config, project: opts.project, env, cwd: ctx.cwd });
+      const report = await validateConfig({ config: opts.config, project: opts.project, env, cwd: ctx.cwd, secrets: ctx.secretSource });
       for (const warning of [...report.config.warnings, ...toolsetWarnings(report.config)]) log.warn(warning);
       if (opts.json) {
         const summary = {
@@ -214,6 +219,7 @@ registerToolsCommand(program, ctx);
 
 registerMigrateCommand(program, ctx);
 registerDoctorCommand(program, ctx);
+registerSecretCommand(program, ctx);
 
 try {
   await program.parseAsync(process.argv);

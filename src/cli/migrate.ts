@@ -10,6 +10,8 @@ import { importIntoConfigText, migrateConfigText } from '../migrate/migrate.js';
 import { readConfigFile, saveConfigFile } from '../migrate/config-file.js';
 import { type ConfigEdit } from '../migrate/config-edit.js';
 import { unifiedDiff } from '../migrate/text-diff.js';
+import { type MovedSecret, moveLiteralSecrets } from '../migrate/store-secrets.js';
+import type { SecretStore } from '../secrets/secret-store.js';
 import { WorkbenchError, errorMessage, isWorkbenchError } from '../errors.js';
 import { EXIT_FAILURE, EXIT_USAGE, type CliContext } from './context.js';
 
@@ -23,6 +25,10 @@ export interface MigrateOptions {
   description?: string;
   project?: string;
   merge?: boolean;
+  /** `store`: move literal credentials of imported entries into the secret store (with `write`; else only shown). */
+  secrets?: 'store';
+  /** Opens the secret store (for `secrets: "store"` with `write`). */
+  secretStore?: () => Promise<SecretStore>;
   env: Record<string, string | undefined>;
   cwd: string;
   platform?: NodeJS.Platform;
@@ -42,6 +48,8 @@ export interface MigrateReport {
   changes: ConfigEdit['changes'];
   notes: string[];
   variables: { required: string[]; optional: string[]; unset: string[]; about: Record<string, string> };
+  /** `--secrets store`: the secrets the imported entries now refer to (names only), and whether they were stored. */
+  secrets?: { names: string[]; stored: boolean };
   diff: string;
 }
 
@@ -57,9 +65,10 @@ export async function runMigrate(options: MigrateOptions): Promise<MigrateReport
   const existing = await readConfigFile(path);
   let edit: ConfigEdit;
   let from: MigrateReport['from'];
+  let moved: MovedSecret[] = [];
 
   if (options.from === undefined) {
-    for (const [flag, given] of [['--toolbox', options.toolbox], ['--description', options.description], ['--project', options.project], ['--merge', options.merge]] as const) {
+    for (const [flag, given] of [['--toolbox', options.toolbox], ['--description', options.description], ['--project', options.project], ['--merge', options.merge], ['--secrets', options.secrets]] as const) {
       if (given !== undefined) throw new WorkbenchError('USAGE', `${flag} is only used with --from <client>.`);
     }
     if (options.file !== undefined) {
@@ -84,10 +93,16 @@ export async function runMigrate(options: MigrateOptions): Promise<MigrateReport
         `No ${CLIENT_LABELS[client]} config at ${file}. Pass its path: mcp-workbench migrate --from ${client} <file> --toolbox ${toolbox}.`,
       );
     }
-    const imported = importClientServers(client, parseConfigJson(source.text, file), {
+    let imported = importClientServers(client, parseConfigJson(source.text, file), {
       source: file,
       ...(options.project !== undefined && { project: resolve(options.cwd, options.project) }),
+      ...(options.secrets && { secrets: options.secrets }),
     });
+    if (options.secrets === 'store') {
+      const taken = moveLiteralSecrets(toolbox, imported.servers);
+      imported = { ...imported, servers: taken.servers, notes: [...imported.notes, ...taken.notes] };
+      moved = taken.moved;
+    }
     from = { client, path: file };
     edit = importIntoConfigText(existing?.text, path, imported, {
       toolbox,
@@ -109,9 +124,17 @@ export async function runMigrate(options: MigrateOptions): Promise<MigrateReport
     changes: edit.changes,
     notes: edit.notes,
     variables: { ...edit.variables, unset: edit.variables.required.filter((name) => options.env[name] === undefined) },
+    ...(options.secrets === 'store' && { secrets: { names: moved.map((m) => m.name), stored: false } }),
     diff: unifiedDiff(edit.before, edit.after, existing ? path : '/dev/null', `${path} (${options.from === undefined ? 'migrated' : 'with imported servers'})`),
   };
   if (options.write && changed) {
+    // The secrets first: a saved config that refers to secrets not yet stored would fail those servers.
+    if (moved.length > 0) {
+      if (!options.secretStore) throw new WorkbenchError('SECRET_STORE_FAILED', 'no secret store to move the imported credentials into; nothing was written.');
+      const store = await options.secretStore();
+      for (const secret of moved) await store.set(secret.name, secret.value);
+      report.secrets = { names: moved.map((m) => m.name), stored: true };
+    }
     const saved = await saveConfigFile(path, edit.after, existing?.bytes, options.now);
     report.written = true;
     if (saved.backup !== undefined) report.backup = saved.backup;
@@ -150,6 +173,10 @@ export function formatMigrateReport(report: MigrateReport, write: boolean): stri
     for (const name of required) lines.push(`  - ${name}${unset.includes(name) ? ' (not set in this shell)' : ''}${why(name)}`);
     for (const name of optional) lines.push(`  - ${name} (optional: it has a default)${why(name)}`);
   }
+  if (report.secrets && report.secrets.names.length > 0) {
+    lines.push('', report.secrets.stored ? 'Stored in the secret store (see mcp-workbench secret list):' : 'With --write, these would be stored in the secret store:');
+    for (const name of report.secrets.names) lines.push(`  - ${name}`);
+  }
   if (report.status === 'changed') {
     lines.push('');
     if (report.written) {
@@ -175,10 +202,11 @@ export function registerMigrateCommand(program: Command, ctx: CliContext): void 
     .option('--description <text>', 'with --from: the new toolbox\'s description')
     .option('--project <path>', 'with --from claude-code and ~/.claude.json: also import this project\'s servers')
     .option('--merge', 'with --from: add to an existing toolbox of that name (its servers are never replaced)')
+    .addOption(new Option('--secrets <mode>', 'with --from: "store" moves literal tokens into the secret store and writes ${secret:NAME} in their place').choices(['store']))
     .option('--json', 'print the result as JSON')
     .action(async (file: string | undefined, opts: Omit<MigrateOptions, 'env' | 'cwd' | 'file'> & { json?: boolean }) => {
       try {
-        const report = await runMigrate({ ...opts, ...(file !== undefined && { file }), env: ctx.env, cwd: ctx.cwd });
+        const report = await runMigrate({ ...opts, ...(file !== undefined && { file }), env: ctx.env, cwd: ctx.cwd, secretStore: ctx.secretStore });
         ctx.print(opts.json ? JSON.stringify(report, null, 2) : formatMigrateReport(report, opts.write === true));
       } catch (error) {
         const usage = isWorkbenchError(error, 'USAGE');

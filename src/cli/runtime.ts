@@ -1,4 +1,6 @@
+import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
+import { dirname } from 'node:path';
 import { CatalogCache, catalogCacheDir } from '../catalog/catalog-cache.js';
 import { keepCopy, readToolState } from '../state/read.js';
 import { resolveStatePath } from '../state/path.js';
@@ -8,6 +10,7 @@ import { loadConfig } from '../config/load.js';
 import { resolveConfigPath } from '../config/config-path.js';
 import { brokenServerWarning, brokenServers, noServerCanStartError } from '../config/server-problems.js';
 import { applyProject, loadProjectFile, resolveProjectPath } from '../config/project-file.js';
+import type { SecretSource } from '../config/secret-source.js';
 import type { WorkbenchConfig } from '../config/types.js';
 import { snapshotFiles, watchConfigFiles } from '../config/watch.js';
 import { toolsetWarnings } from '../catalog/toolsets.js';
@@ -50,6 +53,10 @@ export interface RuntimeOptions {
   observer?: WorkbenchObserver;
   /** `--audit-log PATH` (serving): one JSON line per call and toolbox open, rotated by size. */
   auditLog?: { path: string; maxBytes?: number; keep?: number };
+  /** Opens the secret store for `${secret:NAME}` (a fresh snapshot at every load and reload); never rejects. */
+  secrets?: () => Promise<SecretSource>;
+  /** The secret file, followed like the config so a `secret set` applies without a restart. */
+  secretsFile?: string;
 }
 
 export interface Runtime {
@@ -72,13 +79,15 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const { path } = resolveConfigPath({ flag: options.config, env: options.env, cwd: options.cwd });
   const projectPath = resolveProjectPath({ flag: options.project, cwd: options.cwd });
   const load = async (): Promise<WorkbenchConfig> => {
-    const loaded = applyProject(await loadConfig(path, options.env), await loadProjectFile(projectPath));
+    const loaded = applyProject(await loadConfig(path, options.env, { secrets: options.secrets }), await loadProjectFile(projectPath));
     const fatal = noServerCanStartError(loaded);
     if (fatal) throw fatal;
     return loaded;
   };
   const warnBroken = brokenServerWarner(options.log);
-  const watched = [path, projectPath.path];
+  // The secret file only when its directory exists: a user without secrets gets no warning about following it.
+  const secretsFile = options.secretsFile && existsSync(dirname(options.secretsFile)) ? [options.secretsFile] : [];
+  const watched = [path, projectPath.path, ...secretsFile];
   const baseline = options.watchConfig ? await snapshotFiles(watched) : '';
   const config = await load();
   for (const warning of [...config.warnings, ...toolsetWarnings(config)]) options.log.warn(warning);

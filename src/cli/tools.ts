@@ -39,7 +39,7 @@ export function registerToolsCommand(program: Command, ctx: CliContext): void {
       const log = ctx.log;
       let runtime: Awaited<ReturnType<typeof createRuntime>> | undefined;
       try {
-        runtime = await createRuntime({ ...opts, env: ctx.env, cwd: ctx.cwd, log: quiet(log) });
+        runtime = await createRuntime({ ...opts, env: ctx.env, cwd: ctx.cwd, log: quiet(log), secrets: ctx.secretSource });
         const progress = ctx.stderrIsTTY ? startProgress(runtime.workbench, opts.toolbox) : undefined;
         const workbench = runtime.workbench;
         const listed: ToolStatusReport & { unmatched?: string[] } = await (

@@ -2,6 +2,7 @@ import { loadConfig } from '../config/load.js';
 import { resolveConfigPath } from '../config/config-path.js';
 import { configProblemsError } from '../config/server-problems.js';
 import { applyProject, loadProjectFile, resolveProjectPath } from '../config/project-file.js';
+import type { SecretSource } from '../config/secret-source.js';
 import type { WorkbenchConfig } from '../config/types.js';
 
 export interface ValidateReport {
@@ -14,9 +15,15 @@ export interface ValidateReport {
  * `serve` would; throws the loader's WorkbenchError when either is invalid, and one error listing every problem that
  * keeps a server from starting (unset variables, malformed URLs), which `serve` would only warn about.
  */
-export async function validateConfig(options: { config?: string; project?: string; env: Record<string, string | undefined>; cwd: string }): Promise<ValidateReport> {
+export async function validateConfig(options: {
+  config?: string;
+  project?: string;
+  env: Record<string, string | undefined>;
+  cwd: string;
+  secrets?: () => Promise<SecretSource>;
+}): Promise<ValidateReport> {
   const { path } = resolveConfigPath({ flag: options.config, env: options.env, cwd: options.cwd });
-  const config = await loadConfig(path, options.env);
+  const config = await loadConfig(path, options.env, { secrets: options.secrets });
   const broken = configProblemsError(config);
   if (broken) throw broken;
   const project = await loadProjectFile(resolveProjectPath({ flag: options.project, cwd: options.cwd }));

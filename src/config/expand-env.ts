@@ -1,5 +1,6 @@
 import { WorkbenchError } from '../errors.js';
 import { namesSecret, type Secret } from '../shared/redact.js';
+import type { SecretSource } from './secret-source.js';
 import { isRecord } from './text.js';
 
 /** An environment as passed in by the caller; `undefined` and absent both mean "unset". */
@@ -46,10 +47,23 @@ export interface ExpandResult {
   secrets: Secret[];
   /** Every use of an unset variable without a default, in document order; its server cannot start. */
   missing: MissingVariable[];
+  /** Every use of a `${secret:NAME}` that the secret source does not hold (or could not read); `name` is the secret's. */
+  missingSecrets: MissingVariable[];
+  /** Every use of a stored secret that resolved, with where it is used (never its value). */
+  secretUses: SecretUse[];
+}
+
+/** One use of `${secret:NAME}` that resolved: the catalog cache keys the env entries and headers that hold one. */
+export interface SecretUse {
+  name: string;
+  toolbox: string;
+  server: string;
+  /** `env` or `headers` with the entry's name, when the secret is used in one; absent elsewhere (args, url, …). */
+  entry?: { key: 'env' | 'headers'; name: string };
 }
 
 /**
- * Expands `${VAR}` and `${VAR:-default}` in the places of every server where the contract allows it: `command`,
+ * Expands `${VAR}`, `${VAR:-default}` and `${secret:NAME}` in the places of every server where the contract allows it: `command`,
  * each `args` item, `env` values, `cwd`, `url` and `headers` values. Nothing else in the config is touched.
  *
  * Semantics (a deliberate subset of the shell): `${VAR}` uses the value even when it is empty and is an error when
@@ -58,6 +72,12 @@ export interface ExpandResult {
  * `` `cmd` ``, `$1`, `${VAR-x}`, `${VAR:+x}`, …) stays literal text; nothing is ever executed. Substituted values are
  * never re-expanded, so a secret containing `$` arrives intact.
  *
+ * `${secret:NAME}` takes the value stored under NAME in `secrets` (README "Secrets"), as a plain lookup: nothing is
+ * run. It may stand anywhere a `${VAR}` may, including inside a default (`${GITHUB_TOKEN:-${secret:github}}`, looked
+ * up only when the default is used), but has no default of its own. Every resolved value is a secret whatever it is
+ * called (labelled `secret NAME`); one that is not stored, or any when `secrets` is absent or unreadable, is reported
+ * in `missingSecrets` like an unset variable in `missing`.
+ *
  * An unset variable without a default is not an error here: it is reported in `missing` with its path and server
  * (and contributes an empty string), so the caller can fail only the servers that use one (README "Configuration").
  * {@link missingVariablesError} turns such a list into one error naming them all.
@@ -65,20 +85,28 @@ export interface ExpandResult {
  * Walks the config defensively (anything not shaped like a config is copied as is), so it can run before or after
  * schema validation. `env` is only read. Never throws.
  */
-export function expandConfigEnv(raw: unknown, env: EnvLike): ExpandResult {
+export function expandConfigEnv(raw: unknown, env: EnvLike, secretSource?: SecretSource): ExpandResult {
   const config = structuredClone(raw);
   const missing: MissingVariable[] = [];
+  const missingSecrets: MissingVariable[] = [];
+  const secretUses: SecretUse[] = [];
   const warnings: string[] = [];
   const secrets: Secret[] = [];
 
   const expandAt = (text: string, path: JsonPath): string => {
-    const result = expandString(text, env);
+    const result = expandString(text, env, secretSource);
     for (const { name, value } of result.substituted) if (namesSecret(name)) secrets.push({ value, label: `\${${name}}` });
-    const [, toolbox, , server] = path as string[];
+    const [, toolbox, , server, key, entry] = path as string[];
+    for (const { name, value } of result.stored) {
+      secrets.push({ value, label: `secret ${name}` });
+      const inEntry = (key === 'env' || key === 'headers') && typeof entry === 'string';
+      secretUses.push({ name, toolbox: toolbox!, server: server!, ...(inEntry && { entry: { key, name: entry } }) });
+    }
     for (const name of result.missing) missing.push({ name, path: formatJsonPath(path), toolbox: toolbox!, server: server! });
+    for (const name of result.missingSecrets) missingSecrets.push({ name, path: formatJsonPath(path), toolbox: toolbox!, server: server! });
     if (result.keptLiteral) {
       warnings.push(
-        `${formatJsonPath(path)}: contains "\${" that is not \${VAR} or \${VAR:-default}; it was kept as literal text`,
+        `${formatJsonPath(path)}: contains "\${" that is not \${VAR}, \${VAR:-default} or \${secret:NAME}; it was kept as literal text`,
       );
     }
     return result.value;
@@ -110,7 +138,7 @@ export function expandConfigEnv(raw: unknown, env: EnvLike): ExpandResult {
     }
   }
 
-  return { config, warnings, secrets, missing };
+  return { config, warnings, secrets, missing, missingSecrets, secretUses };
 }
 
 /** The outcome of expanding one string. */
@@ -122,26 +150,35 @@ export interface ExpandStringResult {
   keptLiteral: boolean;
   /** Each variable whose value went into `value`, with that value. */
   substituted: { name: string; value: string }[];
+  /** Each stored secret (`${secret:NAME}`) whose value went into `value`, with that value. */
+  stored: { name: string; value: string }[];
+  /** Secrets referenced where their value was needed but not available, in order of use. */
+  missingSecrets: string[];
 }
 
 /**
  * Expands one string with the rules of {@link expandConfigEnv}. Never throws: unset variables without a default are
  * reported in `missing` and contribute an empty string to `value`, which the caller must then not use.
  */
-export function expandString(text: string, env: EnvLike): ExpandStringResult {
+export function expandString(text: string, env: EnvLike, secretSource?: SecretSource): ExpandStringResult {
   const { pieces, keptLiteral } = tokenize(text);
-  const missing: string[] = [];
-  const substituted: { name: string; value: string }[] = [];
-  return { value: evaluate(pieces, env, missing, substituted), missing, keptLiteral, substituted };
+  const found: Found = { missing: [], substituted: [], stored: [], missingSecrets: [] };
+  return { value: evaluate(pieces, env, secretSource, found), keptLiteral, ...found };
 }
 
 type Piece = string | Reference;
 
-/** `${name}` (fallback undefined) or `${name:-fallback}`. */
+/** `${name}` (fallback undefined), `${name:-fallback}`, or `${secret:name}` (secret true, never a fallback). */
 interface Reference {
   name: string;
   fallback?: Piece[];
+  secret?: true;
 }
+
+type Found = Pick<ExpandStringResult, 'missing' | 'substituted' | 'stored' | 'missingSecrets'>;
+
+/** `secret:NAME}` right after `${`: the name rule of config/secret-source (a letter, then letters, digits, `_-.`). */
+const SECRET_REFERENCE = /^secret:([A-Za-z][A-Za-z0-9_.-]{0,63})\}/;
 
 function tokenize(text: string): { pieces: Piece[]; keptLiteral: boolean } {
   const pieces: Piece[] = [];
@@ -176,6 +213,8 @@ function tokenize(text: string): { pieces: Piece[]; keptLiteral: boolean } {
  * `{` or `}` is refused rather than guessed at.
  */
 function parseReference(text: string, start: number): { reference: Reference; end: number } | undefined {
+  const secret = SECRET_REFERENCE.exec(text.slice(start + 2, start + 2 + 72));
+  if (secret) return { reference: { name: secret[1]!, secret: true }, end: start + 2 + secret[0].length };
   const match = /^[A-Za-z_][A-Za-z0-9_]*/.exec(text.slice(start + 2));
   if (!match) return undefined;
   const name = match[0];
@@ -207,25 +246,34 @@ function parseReference(text: string, start: number): { reference: Reference; en
   return undefined;
 }
 
-function evaluate(pieces: readonly Piece[], env: EnvLike, missing: string[], substituted: { name: string; value: string }[]): string {
+function evaluate(pieces: readonly Piece[], env: EnvLike, secretSource: SecretSource | undefined, found: Found): string {
   let out = '';
   for (const piece of pieces) {
     if (typeof piece === 'string') {
       out += piece;
       continue;
     }
+    if (piece.secret) {
+      const value = secretSource && secretSource.problem === undefined ? secretSource.get(piece.name) : undefined;
+      if (value === undefined) found.missingSecrets.push(piece.name);
+      else {
+        found.stored.push({ name: piece.name, value });
+        out += value;
+      }
+      continue;
+    }
     const value = lookup(env, piece.name);
     if (piece.fallback === undefined) {
-      if (value === undefined) missing.push(piece.name);
+      if (value === undefined) found.missing.push(piece.name);
       else {
-        substituted.push({ name: piece.name, value });
+        found.substituted.push({ name: piece.name, value });
         out += value;
       }
     } else if (value !== undefined && value !== '') {
-      substituted.push({ name: piece.name, value });
+      found.substituted.push({ name: piece.name, value });
       out += value;
     } else {
-      out += evaluate(piece.fallback, env, missing, substituted);
+      out += evaluate(piece.fallback, env, secretSource, found);
     }
   }
   return out;

@@ -3,12 +3,13 @@ import { WorkbenchError } from '../errors.js';
 import { type Secret, argSecrets, envSecrets, headerSecrets, urlCredentials, urlSecrets } from '../shared/redact.js';
 import { clashMessage, normaliseToolsets, toolsetNameClashes } from './catalog-settings.js';
 import type { resolveConfigPath } from './config-path.js';
-import { type EnvLike, type JsonPath, expandConfigEnv, formatJsonPath } from './expand-env.js';
+import { type EnvLike, type JsonPath, type SecretUse, expandConfigEnv, formatJsonPath } from './expand-env.js';
 import { type RawConfig, normaliseToolbox } from './normalise.js';
 import { duplicateKeyMessage, parseJsonDocument } from './parse-json.js';
+import type { SecretSource } from './secret-source.js';
 import { isRecord } from './text.js';
 import type { ToolboxConfig, WorkbenchConfig } from './types.js';
-import { findServerProblems, withProblems } from './server-problems.js';
+import { findServerProblems, serverKey, withProblems } from './server-problems.js';
 import { type Problem, findProblems, inDocumentOrder, invalidError } from './validate.js';
 
 /**
@@ -21,7 +22,7 @@ import { type Problem, findProblems, inDocumentOrder, invalidError } from './val
  *   - `CONFIG_PARSE` when it is not JSON, with line, column and the offending line;
  *   - anything {@link parseConfig} throws.
  */
-export async function loadConfig(path: string, env: EnvLike): Promise<WorkbenchConfig> {
+export async function loadConfig(path: string, env: EnvLike, options: LoadConfigOptions = {}): Promise<WorkbenchConfig> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
@@ -29,7 +30,17 @@ export async function loadConfig(path: string, env: EnvLike): Promise<WorkbenchC
     throw readError(path, error);
   }
   const document = parseJsonDocument(text, path);
-  return parseConfig(document.value, path, env, { duplicateKeys: document.duplicateKeys });
+  // The store is opened only for a config that refers to it: probing a keychain costs time and may ask the user.
+  const secrets = options.secrets && text.includes('${secret:') ? await options.secrets() : undefined;
+  return parseConfig(document.value, path, env, { duplicateKeys: document.duplicateKeys, ...(secrets && { secrets }) });
+}
+
+export interface LoadConfigOptions {
+  /**
+   * Opens the secret store that `${secret:NAME}` is looked up in; called once, and only when the file holds such a
+   * reference. Without it every such reference is a problem of its server.
+   */
+  secrets?: () => Promise<SecretSource>;
 }
 
 /**
@@ -79,13 +90,15 @@ export function parseConfig(raw: unknown, source: string, env: EnvLike, options:
     );
   }
 
-  const expanded = expandConfigEnv(raw, env);
+  const expanded = expandConfigEnv(raw, env, options.secrets);
   warnings.push(...expanded.warnings);
   // Validation succeeded on the same shape (expansion only replaces strings with strings).
   const document = expanded.config as RawConfig;
-  const serverProblems = findServerProblems(document, expanded.missing);
+  const serverProblems = findServerProblems(document, expanded.missing, expanded.missingSecrets, options.secrets);
 
-  const toolboxes = Object.entries(document.toolboxes).map(([name, toolbox]) => withProblems(normaliseToolbox(name, toolbox), serverProblems));
+  const toolboxes = Object.entries(document.toolboxes).map(([name, toolbox]) =>
+    withSecretEntries(withProblems(normaliseToolbox(name, toolbox), serverProblems), expanded.secretUses),
+  );
   if (toolboxes.length === 0) warnings.push(`${source} defines no toolboxes; the workbench will have nothing to open.`);
   for (const toolbox of toolboxes) {
     if (toolbox.servers.length === 0) warnings.push(`Toolbox "${toolbox.name}" has no servers.`);
@@ -106,6 +119,31 @@ export function parseConfig(raw: unknown, source: string, env: EnvLike, options:
 export interface ParseConfigOptions {
   /** Keys written twice in the document (from {@link parseJsonDocument}); each is reported as a problem. */
   duplicateKeys?: readonly JsonPath[];
+  /** Where `${secret:NAME}` is looked up; without it every such reference is a problem of its server. */
+  secrets?: SecretSource;
+}
+
+/**
+ * Marks the `env` entries (stdio) or headers (remote) that hold a stored secret as credentials of their server,
+ * whatever their names say: the catalog cache keys its lists by them as it does by `API_TOKEN` (README "Catalog
+ * cache").
+ */
+function withSecretEntries(toolbox: ToolboxConfig, uses: readonly SecretUse[]): ToolboxConfig {
+  if (uses.length === 0) return toolbox;
+  const entries = new Map<string, Set<string>>();
+  for (const use of uses) {
+    if (use.toolbox !== toolbox.name || !use.entry) continue;
+    const key = serverKey(use.toolbox, use.server);
+    entries.set(key, (entries.get(key) ?? new Set()).add(use.entry.name));
+  }
+  if (entries.size === 0) return toolbox;
+  return {
+    ...toolbox,
+    servers: toolbox.servers.map((server) => {
+      const names = entries.get(serverKey(toolbox.name, server.name));
+      return names ? { ...server, secretEntries: [...names].sort() } : server;
+    }),
+  };
 }
 
 /**

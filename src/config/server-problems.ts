@@ -1,6 +1,7 @@
 import { WorkbenchError, type ServerProblem } from '../errors.js';
 import { formatJsonPath, missingVariablesError, type MissingVariable } from './expand-env.js';
 import type { RawConfig } from './normalise.js';
+import { type SecretSource, secretSetCommand } from './secret-source.js';
 import type { ServerConfig, ToolboxConfig, WorkbenchConfig } from './types.js';
 
 /**
@@ -18,10 +19,16 @@ export function serverKey(toolbox: string, server: string): string {
 
 /**
  * Finds the problems of each server of an expanded document: every use of an unset variable (`missing`, grouped by
- * path), then the checks that only make sense on expanded values — `command`/`cwd` not empty, `url` an absolute
- * http(s) URL. A value that is already wrong because a variable in it is unset is not reported a second time.
+ * path) and of a secret the store does not hold (`missingSecrets`, named with the `secret set` command), then the
+ * checks that only make sense on expanded values — `command`/`cwd` not empty, `url` an absolute http(s) URL. A value
+ * that is already wrong because a variable or secret in it is missing is not reported a second time.
  */
-export function findServerProblems(document: RawConfig, missing: readonly MissingVariable[]): ServerProblems {
+export function findServerProblems(
+  document: RawConfig,
+  missing: readonly MissingVariable[],
+  missingSecrets: readonly MissingVariable[] = [],
+  secretSource?: SecretSource,
+): ServerProblems {
   const found: ServerProblems = new Map();
   const add = (toolbox: string, server: string, problem: ServerProblem): void => {
     const key = serverKey(toolbox, server);
@@ -30,6 +37,12 @@ export function findServerProblems(document: RawConfig, missing: readonly Missin
   const byPath = new Map<string, MissingVariable[]>();
   for (const use of missing) byPath.set(use.path, [...(byPath.get(use.path) ?? []), use]);
   for (const [path, uses] of byPath) add(uses[0]!.toolbox, uses[0]!.server, missingProblem(path, [...new Set(uses.map((u) => u.name))]));
+  const secretsByPath = new Map<string, MissingVariable[]>();
+  for (const use of missingSecrets) secretsByPath.set(use.path, [...(secretsByPath.get(use.path) ?? []), use]);
+  for (const [path, uses] of secretsByPath) {
+    add(uses[0]!.toolbox, uses[0]!.server, missingSecretProblem(path, [...new Set(uses.map((u) => u.name))], secretSource));
+    if (!byPath.has(path)) byPath.set(path, []);
+  }
 
   for (const [toolboxName, toolbox] of Object.entries(document.toolboxes)) {
     for (const [serverName, server] of Object.entries(toolbox.mcpServers)) {
@@ -73,6 +86,22 @@ function missingProblem(path: string, names: readonly string[]): ServerProblem {
   };
 }
 
+function missingSecretProblem(path: string, names: readonly string[], source: SecretSource | undefined): ServerProblem {
+  const refs = names.map((n) => `\${secret:${n}}`).join(', ');
+  const commands = names.map((n) => `\`${secretSetCommand(n)}\``).join(', then ');
+  const message =
+    source === undefined
+      ? `${refs} cannot be looked up: no secret store was given`
+      : source.problem !== undefined
+        ? `${refs} cannot be looked up: ${source.where} cannot be read (${source.problem})`
+        : `${refs} ${names.length === 1 ? 'is' : 'are'} not in ${source.where}`;
+  const fix =
+    source?.problem !== undefined
+      ? `repair or remove ${source.where}, then store ${names.length === 1 ? 'it' : 'them'} with ${commands}`
+      : `store ${names.length === 1 ? 'it' : 'them'} with ${commands} (the value is read from stdin or a prompt), then restart the workbench or save the config to reload it`;
+  return { kind: 'secret-missing', path, secrets: [...names], message, fix };
+}
+
 function isHttpUrl(text: string): boolean {
   try {
     const url = new URL(text);
@@ -101,10 +130,10 @@ export function brokenServers(config: Pick<WorkbenchConfig, 'toolboxes'>): { too
 
 /**
  * The failure of connecting a server that has problems: `ENV_MISSING` when a variable is unset, else
- * `CONFIG_INVALID`; `failure.kind` is `misconfigured` with the problems as fields. Nothing is started.
+ * `SECRET_MISSING` when a stored secret is missing, else `CONFIG_INVALID`; `failure.kind` is `misconfigured` with the problems as fields. Nothing is started.
  */
 export function serverProblemError(label: string, problems: readonly ServerProblem[]): WorkbenchError {
-  const code = problems.some((p) => p.kind === 'env-missing') ? 'ENV_MISSING' : 'CONFIG_INVALID';
+  const code = problems.some((p) => p.kind === 'env-missing') ? 'ENV_MISSING' : problems.some((p) => p.kind === 'secret-missing') ? 'SECRET_MISSING' : 'CONFIG_INVALID';
   const failure = { kind: 'misconfigured' as const, problems: [...problems] };
   const tail = 'The other servers are not affected.';
   if (problems.length === 1) {
@@ -134,7 +163,8 @@ export function configProblemsError(config: Pick<WorkbenchConfig, 'source' | 'to
     return missingVariablesError(problems.flatMap((p) => (p.variables ?? []).map((name) => ({ name, path: p.path }))), config.source);
   }
   const count = problems.length === 1 ? '1 problem' : `${problems.length} problems`;
-  return new WorkbenchError('CONFIG_INVALID', `${config.source} has ${count} that keep servers from starting (the other servers work):`, {
+  const code = problems.every((p) => p.kind === 'secret-missing') ? 'SECRET_MISSING' : 'CONFIG_INVALID';
+  return new WorkbenchError(code, `${config.source} has ${count} that keep servers from starting (the other servers work):`, {
     details: problems.map((p) => `${p.path}: ${p.message}; to fix: ${p.fix}`),
   });
 }

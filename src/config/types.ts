@@ -39,6 +39,11 @@ export interface ServerCommon {
    * server stays in its toolbox, and connecting it fails at once with these (see config/server-problems).
    */
   problems?: ServerProblem[];
+  /**
+   * Names of the `env` entries (stdio) or headers (remote) whose value holds a `${secret:NAME}`, sorted; absent when
+   * none. They are credentials whatever their names say (the catalog cache keys lists by their values' hash).
+   */
+  secretEntries?: string[];
 }
 
 /** `toolOverrides` entry: fields shown instead of (or, for the suffix and annotations, on top of) the server's. */
@@ -133,7 +138,8 @@ export interface WorkbenchConfig {
   warnings: string[];
   /**
    * Values that output must never show, chosen by what they mean (env entries, headers and flags with secret names,
-   * secret headers, URL credentials, values of `${VAR}` with secret names; see shared/redact), for `createRedactor`.
+   * secret headers, URL credentials, values of `${VAR}` with secret names, every `${secret:NAME}` value; see
+   * shared/redact), for `createRedactor`.
    * Absent for configs built in memory.
    */
   secrets?: readonly Secret[];

@@ -40,7 +40,7 @@ import { DEFAULT_DOCTOR_TIMEOUT_MS, type CatalogProblem, type DoctorFailure, typ
  */
 export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   const { path } = resolveConfigPath({ flag: options.config, env: options.env, cwd: options.cwd });
-  const config = await loadConfig(path, options.env);
+  const config = await loadConfig(path, options.env, { secrets: options.secrets });
   for (const warning of config.warnings) options.log.warn(warning);
   let toolboxes = config.toolboxes;
   if (options.toolbox !== undefined) {
@@ -198,8 +198,10 @@ export function classifyFailure(failed: FailedServer): DoctorFailure {
 /** `unset variable FOO`, `malformed URL`, … for the one-line form. */
 function misconfiguredSummary(problems: readonly ServerProblem[]): string {
   const variables = [...new Set(problems.flatMap((p) => p.variables ?? []))];
+  const secrets = [...new Set(problems.flatMap((p) => p.secrets ?? []))];
   const parts = [
     ...(variables.length > 0 ? [`unset variable${variables.length === 1 ? '' : 's'} ${variables.join(', ')}`] : []),
+    ...(secrets.length > 0 ? [`unknown secret${secrets.length === 1 ? '' : 's'} ${secrets.join(', ')}`] : []),
     ...(problems.some((p) => p.kind === 'invalid-url') ? ['malformed URL'] : []),
     ...(problems.some((p) => p.kind === 'empty-value') ? ['empty after expansion'] : []),
   ];

@@ -1,3 +1,4 @@
+import type { SecretSource } from '../config/secret-source.js';
 import type { ServerConfig, ServerProblem } from '../config/types.js';
 import type { Logger } from '../log.js';
 
@@ -92,6 +93,8 @@ export interface DoctorOptions {
   env: Record<string, string | undefined>;
   cwd: string;
   log: Logger;
+  /** Opens the secret store for `${secret:NAME}`; without it every such reference is its server's problem. */
+  secrets?: () => Promise<SecretSource>;
   onProgress?: (progress: DoctorProgress) => void;
   /** Aborting closes every connection at once; the report then has `interrupted: true`. */
   signal?: AbortSignal;

@@ -77,8 +77,8 @@ function applyToValue(document: unknown, ops: readonly Op[]): unknown {
 }
 
 /**
- * Validates exactly as the loader does, with every variable the document needs set to a placeholder: a variable
- * missing from this shell is reported to the user, not treated as a broken config.
+ * Validates exactly as the loader does, with every variable and secret the document needs set to a placeholder: a
+ * variable missing from this shell is reported to the user, not treated as a broken config.
  */
 function checkConfig(document: unknown, source: string): WorkbenchConfig {
   const env: Record<string, string> = {};
@@ -88,7 +88,8 @@ function checkConfig(document: unknown, source: string): WorkbenchConfig {
       env[name] = key === 'url' && value.startsWith(`\${${name}`) ? 'http://placeholder.invalid' : 'placeholder';
     }
   }
-  const config = parseConfig(document, source, env);
+  // Likewise every ${secret:NAME}: whether it is stored is for `validate` to say, not a flaw of the document.
+  const config = parseConfig(document, source, env, { secrets: { where: 'the secret store', get: () => 'placeholder' } });
   // A server that could not start (a malformed URL) makes the result as invalid as a schema violation would.
   const broken = configProblemsError(config);
   if (broken) throw broken;

@@ -7,6 +7,20 @@ import { uniqueName } from './server-names.js';
 const SECRET_NAME = /(TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIAL|_PAT$)/i;
 const SECRET_HEADER = /^(authorization|proxy-authorization|cookie|x-api-key|api-key|x-auth-token)$/i;
 
+/**
+ * The env entries and headers of a converted entry that hold a credential written as a literal (no `${`): what an
+ * import copies into the config unless it moves them into the secret store (`migrate --secrets store`).
+ */
+export function literalSecrets(entry: Record<string, unknown>): { key: 'env' | 'headers'; name: string; value: string }[] {
+  const literal = (value: unknown): value is string => typeof value === 'string' && value !== '' && !value.includes('${');
+  const found: { key: 'env' | 'headers'; name: string; value: string }[] = [];
+  for (const [key, test] of [['env', SECRET_NAME], ['headers', SECRET_HEADER]] as const) {
+    const map = isRecord(entry[key]) ? entry[key] : {};
+    for (const [name, value] of Object.entries(map)) if (test.test(name) && literal(value)) found.push({ key, name, value });
+  }
+  return found;
+}
+
 const STDIO_KEYS = new Set(['command', 'args', 'env', 'cwd']);
 const REMOTE_KEYS = new Set(['url', 'headers']);
 
@@ -84,7 +98,8 @@ export class EntryConverter {
         out.headers = headers;
       }
     }
-    this.noteLiteralSecrets(where, out);
+    // Moved into the secret store after naming instead (see migrate/store-secrets), so no advice to do it by hand.
+    if (this.options.secrets !== 'store') this.noteLiteralSecrets(where, out);
     const own = type === 'stdio' ? STDIO_KEYS : REMOTE_KEYS;
     for (const [key, value] of Object.entries(entry)) {
       if (own.has(key) || key === 'type' || key === 'transport' || key === 'disabled') continue;
@@ -106,14 +121,12 @@ export class EntryConverter {
 
   /** Env values and headers that look like secrets written into the file: the import copies them, so say so. */
   private noteLiteralSecrets(where: string, entry: Record<string, unknown>): void {
-    const literal = (value: unknown): boolean => typeof value === 'string' && value !== '' && !value.includes('${');
-    const env = Object.entries((entry.env ?? {}) as Record<string, unknown>).filter(([key, value]) => SECRET_NAME.test(key) && literal(value));
-    const headers = Object.entries((entry.headers ?? {}) as Record<string, unknown>).filter(([key, value]) => SECRET_HEADER.test(key) && literal(value));
-    for (const [key] of env) {
-      this.notes.push(`${where}: env ${key} looks like a secret and was copied as written; consider "\${${key}}" in the config and setting ${key} where the workbench runs`);
-    }
-    for (const [key] of headers) {
-      this.notes.push(`${where}: header ${key} looks like a credential and was copied as written; consider a \${VAR} reference in its place`);
+    for (const { key, name } of literalSecrets(entry)) {
+      this.notes.push(
+        key === 'env'
+          ? `${where}: env ${name} looks like a secret and was copied as written; consider "\${${name}}" in the config and setting ${name} where the workbench runs, or import with --secrets store`
+          : `${where}: header ${name} looks like a credential and was copied as written; consider a \${VAR} reference in its place, or import with --secrets store`,
+      );
     }
   }
 

@@ -29,4 +29,6 @@ export interface ImportOptions {
   source: string;
   /** Claude Code `~/.claude.json` only: the project (absolute path) whose local-scope servers to import too. */
   project?: string;
+  /** `store`: literal credentials are moved into the secret store afterwards (migrate/store-secrets), not noted. */
+  secrets?: 'store';
 }

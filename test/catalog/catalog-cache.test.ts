@@ -38,6 +38,12 @@ describe('catalog cache', () => {
     assert.notEqual(catalogKey('dev', server({ TOKEN: 'a' }), '{}'), catalogKey('dev', server({ TOKEN: 'a' }), '{"sampling":{}}'));
   });
 
+  it('keys tool lists by the values of env entries holding a ${secret:NAME}, whatever their names (README "Catalog cache")', () => {
+    const holding = (mode: string): StdioServerConfig => ({ ...server({ MODE: mode }), secretEntries: ['MODE'] });
+    assert.notEqual(catalogKey('dev', holding('secret-a'), '{}'), catalogKey('dev', holding('secret-b'), '{}'));
+    assert.equal(catalogKey('dev', server({ MODE: 'secret-a' }), '{}'), catalogKey('dev', server({ MODE: 'secret-b' }), '{}'));
+  });
+
   it('writes tools without secrets, reads them back under the same credentials and capabilities only, and ignores a corrupt file', async () => {
     const { dir, cleanup } = await tempDir();
     try {

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { expandConfigEnv, expandString, formatJsonPath, missingVariablesError } from '../../src/config/expand-env.js';
+import type { SecretSource } from '../../src/config/secret-source.js';
 
 function expandOne(text: string, env: Record<string, string | undefined>): string {
   const result = expandString(text, env);
@@ -56,6 +57,8 @@ describe('expandString', () => {
       missing: [],
       keptLiteral: false,
       substituted: [{ name: 'A', value: 'a' }],
+      stored: [],
+      missingSecrets: [],
     });
     // What was substituted is what output must hide: the variable's value, not a default written in the config.
     assert.deepEqual(expandString('${NOPE:-plain}-${B}', { B: 'bee' }).substituted, [{ name: 'B', value: 'bee' }]);
@@ -286,5 +289,73 @@ describe('expansion never executes anything', () => {
     const result = expandString('$(echo ${NOT_SET:-x}) $(echo $NOT_SET)', {});
     assert.equal(result.value, '$(echo x) $(echo $NOT_SET)');
     assert.deepEqual(expandConfigEnv(withServer({ command: '$(${NOT_SET})' }), {}).missing.map((m) => m.name), ['NOT_SET']);
+  });
+});
+
+/** A secret source over a fixed map (README "Secrets"); `problem` makes it an unreadable store. */
+function source(values: Record<string, string>, problem?: string): SecretSource {
+  const map = new Map(Object.entries(values));
+  return { where: 'the test store', get: (name) => map.get(name), ...(problem !== undefined && { problem }) };
+}
+
+describe('${secret:NAME}', () => {
+  it('takes the stored value, as a lookup only, and reports every secret that is not stored', () => {
+    const store = source({ github: 'ghp_stored_0123', 'a.b-c_d': '$(id) ${HOME}' });
+    const result = expandString('x ${secret:github} ${secret:a.b-c_d} ${secret:nope} ${secret:nope}', { HOME: '/h' }, store);
+    assert.equal(result.value, 'x ghp_stored_0123 $(id) ${HOME}  ');
+    assert.deepEqual(result.stored, [
+      { name: 'github', value: 'ghp_stored_0123' },
+      { name: 'a.b-c_d', value: '$(id) ${HOME}' },
+    ]);
+    assert.deepEqual(result.missingSecrets, ['nope', 'nope']);
+    assert.deepEqual(result.missing, []);
+  });
+
+  it('may stand in a default, looked up only when the default is used', () => {
+    const store = source({ github: 'ghp_stored_0123' });
+    assert.equal(expandString('${GITHUB_TOKEN:-${secret:github}}', {}, store).value, 'ghp_stored_0123');
+    const fromEnv = expandString('${GITHUB_TOKEN:-${secret:absent}}', { GITHUB_TOKEN: 'env-value' }, store);
+    assert.equal(fromEnv.value, 'env-value');
+    assert.deepEqual(fromEnv.missingSecrets, []);
+  });
+
+  it('keeps other forms literal: a default of its own, an invalid name, no name', () => {
+    for (const text of ['${secret:a:-x}', '${secret:1abc}', '${secret:}', '${secret:a b}', '${secret:_x}', `\${secret:${'a'.repeat(65)}}`]) {
+      const result = expandString(text, {}, source({ a: 'value-a', _x: 'v', a1: 'v' }));
+      assert.equal(result.value, text, text);
+      assert.equal(result.keptLiteral, true, text);
+    }
+  });
+
+  it('treats every reference as missing without a source or with an unreadable one', () => {
+    assert.deepEqual(expandString('${secret:github}', {}).missingSecrets, ['github']);
+    assert.deepEqual(expandString('${secret:github}', {}, source({ github: 'ghp_stored_0123' }, 'broken')).missingSecrets, ['github']);
+  });
+
+  it('labels every resolved value as a secret whatever it is called, and marks the env entries and headers that hold one', () => {
+    const raw = {
+      toolboxes: {
+        dev: {
+          mcpServers: {
+            s: { command: 'x', args: ['--mode=${secret:plain}'], env: { MODE: 'pre-${secret:plain}', HOME_DIR: '/h' } },
+            r: { type: 'http', url: 'https://h.test/mcp', headers: { 'X-Thing': '${secret:remote}', Accept: 'a' } },
+            m: { command: 'x', env: { A: '${secret:absent}' } },
+          },
+        },
+      },
+    };
+    const expanded = expandConfigEnv(raw, {}, source({ plain: 'value-plain', remote: 'value-remote' }));
+    assert.deepEqual(expanded.secrets, [
+      { value: 'value-plain', label: 'secret plain' },
+      { value: 'value-plain', label: 'secret plain' },
+      { value: 'value-remote', label: 'secret remote' },
+    ]);
+    assert.deepEqual(expanded.secretUses, [
+      { name: 'plain', toolbox: 'dev', server: 's' },
+      { name: 'plain', toolbox: 'dev', server: 's', entry: { key: 'env', name: 'MODE' } },
+      { name: 'remote', toolbox: 'dev', server: 'r', entry: { key: 'headers', name: 'X-Thing' } },
+    ]);
+    assert.deepEqual(expanded.missingSecrets, [{ name: 'absent', path: 'toolboxes.dev.mcpServers.m.env.A', toolbox: 'dev', server: 'm' }]);
+    assert.ok(!JSON.stringify(expanded.missingSecrets).includes('value-'));
   });
 });

@@ -637,3 +637,72 @@ describe('catalogBudget', () => {
     assert.match(found, /toolboxes\.dev\.catalogBudget|toolboxes\/dev\/catalogBudget/);
   });
 });
+
+describe('${secret:NAME} in a config (README "Secrets")', () => {
+  const store = (values: Record<string, string>) => ({ where: 'the secret file /s/secrets.json', get: (name: string) => values[name] });
+  const raw = {
+    toolboxes: {
+      dev: {
+        mcpServers: {
+          ok: { command: 'x', env: { MODE: '${secret:known}' } },
+          broken: { command: 'x', args: ['--key=${secret:unknown}'] },
+        },
+      },
+    },
+  };
+
+  it('fails only the server that uses an unknown secret, naming it and the secret set command; never a value', () => {
+    const config = parseConfig(raw, 'mem', {}, { secrets: store({ known: 'stored-value-1' }) });
+    const [ok, broken] = config.toolboxes[0]!.servers;
+    assert.equal(ok!.problems, undefined);
+    assert.deepEqual(ok!.type === 'stdio' && ok!.env, { MODE: 'stored-value-1' });
+    assert.deepEqual(ok!.secretEntries, ['MODE']);
+    assert.deepEqual(broken!.problems, [
+      {
+        kind: 'secret-missing',
+        path: 'toolboxes.dev.mcpServers.broken.args[0]',
+        secrets: ['unknown'],
+        message: '${secret:unknown} is not in the secret file /s/secrets.json',
+        fix: 'store it with `mcp-workbench secret set unknown` (the value is read from stdin or a prompt), then restart the workbench or save the config to reload it',
+      },
+    ]);
+    assert.ok(config.secrets?.some((s) => s.value === 'stored-value-1' && s.label === 'secret known'));
+    const error = serverProblemError('server "broken"', broken!.problems!);
+    assert.equal(error.code, 'SECRET_MISSING');
+    assert.match(error.message, /mcp-workbench secret set unknown/);
+    assert.equal(noServerCanStartError(config), undefined, 'one server can start');
+    const all = configProblemsError(config)!;
+    assert.equal(all.code, 'SECRET_MISSING');
+    assert.ok(!all.toDisplayString().includes('stored-value-1'));
+  });
+
+  it('says the store cannot be read when it cannot, and that none was given without one', () => {
+    const unreadable = parseConfig(raw, 'mem', {}, { secrets: { where: 'the secret file /s/secrets.json', get: () => undefined, problem: 'it is not valid JSON' } });
+    assert.match(unreadable.toolboxes[0]!.servers[0]!.problems![0]!.message, /cannot be read \(it is not valid JSON\)/);
+    const without = parseConfig(raw, 'mem', {});
+    assert.match(without.toolboxes[0]!.servers[1]!.problems![0]!.message, /no secret store was given/);
+    assert.ok(noServerCanStartError(without), 'no server can start');
+  });
+
+  it('opens the store only for a config that refers to it', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'wb-secret-load-'));
+    try {
+      let opened = 0;
+      const secrets = async () => {
+        opened++;
+        return store({ known: 'stored-value-1', unknown: 'stored-value-2' });
+      };
+      const plain = join(dir, 'plain.json');
+      await writeFile(plain, JSON.stringify({ toolboxes: { dev: { mcpServers: { s: { command: 'x' } } } } }));
+      await loadConfig(plain, {}, { secrets });
+      assert.equal(opened, 0);
+      const using = join(dir, 'using.json');
+      await writeFile(using, JSON.stringify(raw));
+      const loaded = await loadConfig(using, {}, { secrets });
+      assert.equal(opened, 1);
+      assert.ok(loaded.toolboxes[0]!.servers.every((s) => !s.problems));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,131 @@
+import { chmod, mkdir, readFile, stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import writeFileAtomic from 'write-file-atomic';
+import { isSecretName } from '../config/secret-source.js';
+import { WorkbenchError, isWorkbenchError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { acquireLock, lockOptions } from '../state/lock.js';
+import { errnoCode, reasonOf } from '../state/file-errors.js';
+
+/** Format 1: `{ "format": 1, "secrets": { "NAME": "value", … } }`, names sorted. */
+const FORMAT = 1;
+
+/** What a read found: the secrets, or why the file cannot be used (it is then never written over). */
+export type FileRead = { secrets: Map<string, string> } | { problem: string };
+
+/**
+ * The secret file (README "Secrets"): a JSON object of names to values, mode 0600 in a directory of mode 0700.
+ * Every change is a read-modify-write under the same lock as the tool-state file (`<file>.lock`, state/lock) and
+ * lands with write-file-atomic (temp file beside it, fsync, rename), so two `secret set` at once both land and a
+ * crash leaves the old file or the new one. A file that does not parse is never written over: changes are refused
+ * with the reason until it is repaired or moved away.
+ */
+export class FileSecretStore {
+  constructor(
+    readonly path: string,
+    private readonly options: {
+      log: Logger;
+      /** The directory is the workbench's own (`~/.mcp-workbench`): tighten it to 0700 if it is looser. */
+      ownDirectory: boolean;
+    },
+  ) {}
+
+  /** Reads the file; a missing file holds no secrets. Never throws. */
+  async read(): Promise<FileRead> {
+    let text: string;
+    try {
+      text = await readFile(this.path, 'utf8');
+    } catch (error) {
+      if (errnoCode(error) === 'ENOENT') return { secrets: new Map() };
+      return { problem: `cannot read it: ${reasonOf(error)}` };
+    }
+    return parseSecretsFile(text);
+  }
+
+  /** Stores `value` under `name`, replacing any value it had. @throws WorkbenchError SECRET_STORE_FAILED */
+  async set(name: string, value: string): Promise<void> {
+    await this.change((secrets) => void secrets.set(name, value));
+  }
+
+  /** Removes `name`; false when it was not stored (nothing is written then). @throws WorkbenchError SECRET_STORE_FAILED */
+  async remove(name: string): Promise<boolean> {
+    let removed = false;
+    await this.change((secrets) => {
+      removed = secrets.delete(name);
+      return removed;
+    });
+    return removed;
+  }
+
+  private async change(apply: (secrets: Map<string, string>) => boolean | void): Promise<void> {
+    await this.prepareDirectory();
+    let release: () => Promise<void>;
+    try {
+      release = await acquireLock(this.path, lockOptions({}, this.options.log, true));
+    } catch (error) {
+      throw this.failure(`could not take the lock ${this.path}.lock`, isWorkbenchError(error) ? error.message : reasonOf(error), error);
+    }
+    try {
+      const read = await this.read();
+      if ('problem' in read) {
+        throw new WorkbenchError(
+          'SECRET_STORE_FAILED',
+          `The secret file ${this.path} ${read.problem}. Nothing was changed and the file is left as it is: repair it, or ` +
+            'move it away and store the secrets again.',
+        );
+      }
+      if (apply(read.secrets) === false) return;
+      const sorted = Object.fromEntries([...read.secrets].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+      try {
+        await writeFileAtomic(this.path, `${JSON.stringify({ format: FORMAT, secrets: sorted }, null, 2)}\n`, { mode: 0o600 });
+        // write-file-atomic keeps an existing file's mode; a secret file is never readable by others.
+        await chmod(this.path, 0o600);
+      } catch (error) {
+        throw this.failure('could not write it', reasonOf(error), error);
+      }
+    } finally {
+      await release();
+    }
+  }
+
+  /** Creates the directory 0700; tightens the workbench's own directory when it is looser (POSIX only). */
+  private async prepareDirectory(): Promise<void> {
+    const dir = dirname(this.path);
+    try {
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      if (this.options.ownDirectory && process.platform !== 'win32' && ((await stat(dir)).mode & 0o077) !== 0) await chmod(dir, 0o700);
+    } catch (error) {
+      throw this.failure(`could not create its directory ${dir}`, reasonOf(error), error);
+    }
+  }
+
+  private failure(action: string, reason: string, cause: unknown): WorkbenchError {
+    return new WorkbenchError(
+      'SECRET_STORE_FAILED',
+      `Cannot change the secret file ${this.path}: ${action}: ${reason}. Nothing was changed. Fix the permissions of ` +
+        `${dirname(this.path)}, or point MCP_WORKBENCH_SECRETS_FILE at a writable location.`,
+      { cause },
+    );
+  }
+}
+
+/** Parses the text of a secret file, checking its shape and every name; never throws. */
+export function parseSecretsFile(text: string): FileRead {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text.replace(/^\uFEFF/, ''));
+  } catch (error) {
+    return { problem: `is not valid JSON (${reasonOf(error)})` };
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return { problem: 'is not a JSON object' };
+  const { format, secrets } = parsed as { format?: unknown; secrets?: unknown };
+  if (format !== FORMAT) return { problem: `has format ${JSON.stringify(format)}, expected ${FORMAT}` };
+  if (typeof secrets !== 'object' || secrets === null || Array.isArray(secrets)) return { problem: 'has no "secrets" object' };
+  const found = new Map<string, string>();
+  for (const [name, value] of Object.entries(secrets)) {
+    if (!isSecretName(name)) return { problem: `holds an invalid secret name ${JSON.stringify(name)}` };
+    if (typeof value !== 'string') return { problem: `holds a value of "${name}" that is not a string` };
+    found.set(name, value);
+  }
+  return { secrets: found };
+}
