@@ -1,4 +1,4 @@
-import type { SearchIndex } from './search.js';
+import type { SearchIndex } from './search-index.js';
 
 /**
  * The vocabulary bridge (README: "Search"): words people use for a tool's job, learnt offline from the catalogs

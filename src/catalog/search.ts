@@ -3,6 +3,9 @@ import { parseQuery, type ParsedQuery } from './search-query.js';
 import { analyze, terms, words } from './search-text.js';
 import { boundedEditDistance } from '../config/text.js';
 import type { Bridge } from './search-bridge.js';
+import type { Doc, Postings, SearchIndex } from './search-index.js';
+
+export type { SearchIndex } from './search-index.js';
 
 export { stem, words } from './search-text.js';
 
@@ -61,31 +64,6 @@ const F = FIELDS.length;
 export interface SearchContext {
   toolboxes?: ReadonlyMap<string, string>;
   servers?: ReadonlyMap<string, string>;
-}
-
-interface Doc {
-  entry: FullEntry;
-  /** The name's words joined by `_`, and the name itself lower-cased, for exact-name matches. */
-  bare: string;
-  names: readonly string[];
-  nameTerms: ReadonlySet<string>;
-  lengths: Float64Array;
-}
-
-/** Per term: the docs it occurs in and, for each, its count in every field (F numbers per doc, flattened). */
-interface Postings {
-  docs: number[];
-  tf: number[];
-}
-
-/** A list of tools prepared for search once; reuse it for as long as the list stays the same. */
-export interface SearchIndex {
-  docs: Doc[];
-  postings: Map<string, Postings>;
-  /** Summed field lengths, for the average length that normalises each field. */
-  totals: Float64Array;
-  /** Every surface word seen (stop words aside), with its stem: for prefix and typo matches. */
-  vocabulary: Map<string, string>;
 }
 
 const built = new WeakMap<readonly FullEntry[], { context: SearchContext | undefined; index: SearchIndex }>();
