@@ -110,6 +110,7 @@ program
   .addOption(new Option('--allow-origin <origins>', 'browser origins to allow besides localhost (repeatable or comma-separated)').argParser(splitList))
   .addOption(new Option('--max-sessions <n>', 'most concurrent HTTP sessions (default 32)').argParser(parsePositiveInt))
   .addOption(new Option('--session-idle-timeout <seconds>', 'close an HTTP session idle this long: no request of its own answered or arriving; an open GET stream is not activity (default 600)').argParser(parsePositiveInt))
+  .option('--metrics', 'with --http: Prometheus metrics at /metrics, behind the same token (calls, latency, sessions, connected servers)')
   .option('--audit-log <path>', 'append one JSON line per tool call and toolbox open to this file (never argument or result values)')
   .addOption(new Option('--audit-log-max-bytes <n>', 'rotate the audit log at this size (default 10485760)').argParser(parsePositiveInt))
   .addOption(new Option('--audit-log-keep <n>', 'rotated audit logs to keep: PATH.1 … PATH.N (default 5)').argParser(parsePositiveInt))
@@ -131,6 +132,7 @@ program
         allowOrigin?: string[];
         maxSessions?: number;
         sessionIdleTimeout?: number;
+        metrics?: boolean;
         auditLog?: string;
         auditLogMaxBytes?: number;
         auditLogKeep?: number;
@@ -159,8 +161,8 @@ program
           secrets: ctx.secretSource,
           secretsFile: resolveSecretsPath({ env, homedir: env.HOME || homedir(), cwd: ctx.cwd }).path,
         };
-        if (opts.http === undefined && (opts.token !== undefined || opts.allowOrigin || opts.maxSessions || opts.sessionIdleTimeout)) {
-          log.warn('--token, --allow-origin, --max-sessions and --session-idle-timeout only apply with --http; ignoring them');
+        if (opts.http === undefined && (opts.token !== undefined || opts.allowOrigin || opts.maxSessions || opts.sessionIdleTimeout || opts.metrics)) {
+          log.warn('--token, --allow-origin, --max-sessions, --session-idle-timeout and --metrics only apply with --http; ignoring them');
         }
         const code =
           opts.http === undefined
@@ -172,6 +174,7 @@ program
                 allowOrigins: opts.allowOrigin,
                 maxSessions: opts.maxSessions,
                 sessionIdleSeconds: opts.sessionIdleTimeout,
+                metrics: opts.metrics === true,
               });
         // Children are gone; lingering handles (stdin) must not keep the process alive.
         process.exit(code);

@@ -101,7 +101,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const pins = await readPins(pinsPath);
   const audit = options.auditLog && (await openAuditLog(options.auditLog.path, { ...options.auditLog, log: options.log }));
   if (audit) options.log.info(`audit log: ${options.auditLog!.path}`);
-  const observer = combineObservers(options.observer, audit ? (event) => audit.record(event) : undefined);
+  const observer = chainObservers(options.observer, audit ? (event) => audit.record(event) : undefined);
   const workbench = new Workbench({
     config,
     env: options.env,
@@ -177,7 +177,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   };
 }
 
-function combineObservers(...observers: (WorkbenchObserver | undefined)[]): WorkbenchObserver | undefined {
+/** One observer telling each of these in turn (undefined when none). */
+export function chainObservers(...observers: (WorkbenchObserver | undefined)[]): WorkbenchObserver | undefined {
   const present = observers.filter((o): o is WorkbenchObserver => o !== undefined);
   if (present.length <= 1) return present[0];
   return (event) => {

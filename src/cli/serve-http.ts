@@ -1,10 +1,12 @@
 import { InvalidArgumentError } from 'commander';
 import { WorkbenchError, isWorkbenchError } from '../errors.js';
 import { isLoopbackHost, normalizeOrigin, parseListenAddress } from '../server/http-security.js';
-import { startHttpServer } from '../server/http-server.js';
+import { startHttpServer, type WorkbenchHttpServer } from '../server/http-server.js';
+import { createHttpMetrics } from '../server/http-metrics.js';
+import type { Workbench } from '../core/workbench.js';
 import { VERSION } from '../version.js';
 import { EXIT_USAGE } from './context.js';
-import { createRuntime, untilShutdown, type RuntimeOptions } from './runtime.js';
+import { chainObservers, createRuntime, untilShutdown, type RuntimeOptions } from './runtime.js';
 
 export interface ServeHttpOptions extends RuntimeOptions {
   /** `--http [host:]port`. */
@@ -17,6 +19,8 @@ export interface ServeHttpOptions extends RuntimeOptions {
   /** Idle time after which a session is closed, in seconds. */
   sessionIdleSeconds?: number;
   maxBodyBytes?: number;
+  /** `--metrics`: Prometheus metrics at /metrics (behind the token). */
+  metrics?: boolean;
 }
 
 /** Below this length a token is easy to guess; it still works, with a warning. */
@@ -44,7 +48,20 @@ export async function serveHttp(options: ServeHttpOptions): Promise<number> {
     log.warn(`a token is shorter than ${SHORT_TOKEN} characters; use a long random one (e.g. \`openssl rand -hex 32\`)`);
   }
 
-  const runtime = await createRuntime(options);
+  // Metrics are fed by the call observer, so they exist before the workbench; their gauges read the server once it runs.
+  let started: { http: WorkbenchHttpServer; workbench: Workbench } | undefined;
+  const metrics = options.metrics
+    ? createHttpMetrics({
+        sessions: () => started?.http.clientCount() ?? 0,
+        servers: () => started?.workbench.connectionCount() ?? 0,
+        configured: (toolbox, server) => {
+          const names = started?.workbench.catalogNames() ?? [];
+          if (!names.includes(toolbox)) return false;
+          return server === undefined || (started?.workbench.toolboxConfigs().find((t) => t.name === toolbox)?.servers.some((s) => s.name === server) ?? false);
+        },
+      })
+    : undefined;
+  const runtime = await createRuntime(metrics ? { ...options, observer: chainObservers(options.observer, metrics.observer) } : options);
   let http;
   try {
     http = await startHttpServer({
@@ -59,8 +76,10 @@ export async function serveHttp(options: ServeHttpOptions): Promise<number> {
       // One limit for client messages on both transports (WORKBENCH_MAX_MESSAGE_BYTES) unless given its own.
       maxBodyBytes: options.maxBodyBytes ?? options.maxMessageBytes,
       serverOptions: { management: options.managementTools ? { statePath: runtime.statePath, log } : undefined },
+      ...(metrics ? { metrics } : {}),
       log,
     });
+    started = { http, workbench: runtime.workbench };
   } catch (error) {
     await runtime.close();
     if (isWorkbenchError(error, 'USAGE')) {

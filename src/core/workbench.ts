@@ -306,6 +306,26 @@ export class Workbench {
     return () => void this.catalogListeners.delete(listener);
   }
 
+  /** Downstream connections open now across every session; a `shared: true` server's one connection counts once. */
+  connectionCount(): number {
+    const seen = new Set<string>();
+    let count = 0;
+    for (const scope of this.scopes) {
+      for (const toolbox of this.current.toolboxes) {
+        for (const server of toolbox.servers) {
+          if (!scope.manager.isConnected(toolbox.name, server.name)) continue;
+          const key = `${toolbox.name}/${server.name}`;
+          if (scope !== this.root && this.sharedKeys.has(key)) {
+            if (seen.has(key)) continue;
+            seen.add(key);
+          }
+          count++;
+        }
+      }
+    }
+    return count;
+  }
+
   toolboxConfigs(): ToolboxConfig[] {
     return this.current.toolboxes;
   }

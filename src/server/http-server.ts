@@ -12,11 +12,13 @@ import { createModernHttp, type ModernHttp } from './http-modern.js';
 import { discardRest, pathOf, readBody, sendJson, sendJsonRpcError } from './http-body.js';
 import { createHttpGate, isLoopbackHost, type HttpGate } from './http-security.js';
 import { createLegacySessions, type LegacySessions } from './http-sessions.js';
+import type { HttpMetrics } from './http-metrics.js';
 import { isJsonRpcMessage } from './stdio-server-transport.js';
 import { PARSE_ERROR_JSON, PARSE_ERROR_JSON_RPC, jsonRpcError, tooLargeError } from './tool-call-pipeline.js';
 
 export const MCP_PATH = '/mcp';
 export const HEALTH_PATH = '/healthz';
+export const METRICS_PATH = '/metrics';
 export const DEFAULT_MAX_SESSIONS = 32;
 export const DEFAULT_SESSION_IDLE_MS = 10 * 60_000;
 export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -36,6 +38,8 @@ export interface HttpServerOptions {
   maxBodyBytes?: number;
   /** Passed to every session's createServer (e.g. the management tools). */
   serverOptions?: CreateServerOptions;
+  /** `--metrics`: Prometheus metrics at `/metrics`, behind the same token as `/mcp`. */
+  metrics?: HttpMetrics;
   log: Logger;
 }
 
@@ -45,6 +49,8 @@ export interface WorkbenchHttpServer {
   host: string;
   port: number;
   sessionCount(): number;
+  /** Clients served now: handshake-era sessions and modern clients (one per principal and capability set). */
+  clientCount(): number;
   /** Closes every session and the listener; resolves when all connections are gone. Downstream servers stay up. */
   close(): Promise<void>;
 }
@@ -75,7 +81,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Workb
   // Replicas given the same tokens sign input rounds alike, so a modern server's pass-through round continues anywhere.
   const stateKey = token === undefined ? undefined : createHash('sha256').update(`mcp-workbench requestState\0${token}`).digest();
   const modern = createModernHttp(workbench, version, { ...options.serverOptions, ...(stateKey ? { stateKey } : {}) }, log);
-  const front: Front = { gate, sessions, modern, limits, version, log, closing: false };
+  const front: Front = { gate, sessions, modern, limits, version, log, closing: false, ...(options.metrics ? { metrics: options.metrics } : {}) };
 
   const http = createNodeServer((req, res) => {
     handle(front, req, res).catch((error: unknown) => {
@@ -110,6 +116,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Workb
     host: address.address,
     port: address.port,
     sessionCount: () => sessions.open,
+    clientCount: () => sessions.open + modern.principalCount(),
     close: async () => {
       front.closing = true;
       clearInterval(sweeper);
@@ -131,6 +138,7 @@ interface Front {
   version: string;
   log: Logger;
   closing: boolean;
+  metrics?: HttpMetrics;
 }
 
 /** One HTTP request: health, CORS preflight, or an /mcp request once admitted. */
@@ -141,6 +149,12 @@ async function handle(front: Front, req: IncomingMessage, res: ServerResponse): 
   if (path === HEALTH_PATH) {
     if (req.method !== 'GET' && req.method !== 'HEAD') return sendJsonRpcError(res, 405, 'Method not allowed', { Allow: 'GET, HEAD' });
     return sendJson(res, 200, { status: 'ok', version: front.version, sessions: sessions.open });
+  }
+  if (path === METRICS_PATH && front.metrics) {
+    // Behind the token: the figures name toolboxes and servers.
+    if (gate.principal(req, res) === undefined) return;
+    if (req.method !== 'GET' && req.method !== 'HEAD') return sendJsonRpcError(res, 405, 'Method not allowed', { Allow: 'GET, HEAD' });
+    return front.metrics.serve(res);
   }
   if (path !== MCP_PATH) return sendJsonRpcError(res, 404, `Not found: the MCP endpoint is ${MCP_PATH}`);
   if (req.method === 'OPTIONS') {
