@@ -37,6 +37,8 @@ export interface AuditRecord {
   event: 'call' | 'open';
   /** The HTTP session id, `http` for a client of MCP 2026-07-28 over HTTP, or `stdio`. */
   session: string | null;
+  /** Who: `token:` and the first 8 hex digits of the SHA-256 of the bearer token that admitted the client, `local` for a tokenless loopback workbench, or `stdio`. */
+  principal: string | null;
   toolbox: string;
   server: string | null;
   tool: string | null;
@@ -127,6 +129,7 @@ export async function openAuditLog(path: string, options: AuditLogOptions): Prom
         time: new Date(now() - event.duration_ms).toISOString(),
         event: event.kind,
         session: event.session ?? null,
+        principal: event.principal ?? null,
         toolbox: event.toolbox,
         server: event.server ?? null,
         tool: event.tool ?? null,

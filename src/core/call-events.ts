@@ -15,6 +15,8 @@ export interface WorkbenchEvent {
   kind: 'call' | 'open';
   /** The client session: its id over HTTP, `stdio`, or undefined for the CLI's own calls. */
   session?: string;
+  /** Who the client is (see AuditRecord.principal); never the token itself. */
+  principal?: string;
   /** `*` for a search across every toolbox. */
   toolbox: string;
   /** The server that answered, when the name resolved to one. */

@@ -66,6 +66,8 @@ export interface OpenOptions {
   onprogress?: (progress: OpenProgress) => void;
   /** Who asked, for the debug and audit logs: an HTTP session id, `stdio`, or nothing for the CLI. */
   sessionLabel?: string;
+  /** Who the client is, for the debug and audit logs (never a token). */
+  principal?: string;
 }
 
 /** What an answer is made from: one toolbox, or a toolset's tools across several (`member` says which). */

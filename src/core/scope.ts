@@ -10,6 +10,8 @@ export interface UseToolOptions extends CallOptions {
   scope?: SessionScope;
   /** Who asked, for the debug and audit logs: an HTTP session id, `stdio`, or nothing for the CLI. */
   sessionLabel?: string;
+  /** Who the client is, for the debug and audit logs (never a token). */
+  principal?: string;
 }
 
 /**

@@ -375,7 +375,7 @@ export class Workbench {
     if (!observer) return this.openToolboxChecked(request, session, options);
     return observed(
       { observer, log: this.log },
-      () => ({ kind: 'open', session: options.sessionLabel, toolbox: request.toolbox_name ?? '*' }),
+      () => ({ kind: 'open', session: options.sessionLabel, principal: options.principal, toolbox: request.toolbox_name ?? '*' }),
       () => this.openToolboxChecked(request, session, options),
       (answer) => ({ outcome: answer.isError ? 'failed' : 'ok', result_bytes: Buffer.byteLength(answer.text) }),
     );
@@ -426,7 +426,7 @@ export class Workbench {
     if (!observer) return useTool(this.useToolHost, toolboxName, toolName, args, options);
     return observed(
       { observer, log: this.log },
-      () => ({ kind: 'call', session: options.sessionLabel, toolbox: toolboxName, ...this.resolvedTool(toolboxName, toolName, options.scope) }),
+      () => ({ kind: 'call', session: options.sessionLabel, principal: options.principal, toolbox: toolboxName, ...this.resolvedTool(toolboxName, toolName, options.scope) }),
       () => useTool(this.useToolHost, toolboxName, toolName, args, options),
       (result) => ({ ...outcomeOf(result), result_bytes: Buffer.byteLength(JSON.stringify(result)) }),
     );

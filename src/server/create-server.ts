@@ -77,6 +77,8 @@ export interface CreateServerOptions {
   stateKey?: Uint8Array;
   /** Who the calls come from, for the debug and audit logs: the HTTP session id; default `stdio`. */
   sessionLabel?: () => string | undefined;
+  /** Who the client is, for the debug and audit logs: see principalLabel; default `stdio`. */
+  principal?: string;
 }
 
 /**
@@ -116,6 +118,7 @@ export function createSurface(workbench: Workbench, version: string, options: Cr
   const management = options.management;
   const owner = options.owner ?? 'local';
   const sessionLabel = options.sessionLabel ?? (() => 'stdio');
+  const principal = options.principal ?? 'stdio';
   // The meta-tools' enums carry the current toolbox and toolset names: instructions cannot change after a config
   // reload, but the tool list can, and the client is told to fetch it again.
   const definitions = (): Tool[] => [
@@ -162,6 +165,7 @@ export function createSurface(workbench: Workbench, version: string, options: Cr
       meta: call.meta,
       call: { session, request: call.request },
       sessionLabel: sessionLabel(),
+      principal,
       onprogress:
         progressToken === undefined
           ? undefined
@@ -187,7 +191,7 @@ export function createSurface(workbench: Workbench, version: string, options: Cr
         if (progressToken !== undefined) call.notify({ method: 'notifications/progress', params: { ...progress, progressToken } });
       };
       try {
-        const { result, text, isError } = await workbench.openToolbox(request, scope, { onprogress, sessionLabel: sessionLabel() });
+        const { result, text, isError } = await workbench.openToolbox(request, scope, { onprogress, sessionLabel: sessionLabel(), principal });
         return { content: [{ type: 'text', text }], structuredContent: result as unknown as Record<string, unknown>, ...(isError ? { isError } : {}) };
       } catch (error) {
         if (isWorkbenchError(error, 'TOOLBOX_NOT_FOUND')) return errorResult(`${error.toDisplayString()} Call open_toolbox with one of them.`, error.code);

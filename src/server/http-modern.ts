@@ -5,6 +5,7 @@ import type { Workbench } from '../core/workbench.js';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import { createSurface, type CreateServerOptions, type UpstreamSurface } from './create-server.js';
+import { principalLabel } from './http-security.js';
 
 /**
  * The MCP 2026-07-28 side of `--http`: no handshake and no session, each POST carries its protocol version, client
@@ -38,7 +39,7 @@ export function createModernHttp(workbench: Workbench, version: string, options:
     let entry = principals.get(key);
     if (!entry) {
       const owner = key.slice(0, key.indexOf('\0'));
-      const surface = createSurface(workbench, version, { ...options, isolated: true, owner, sessionLabel: () => 'http' });
+      const surface = createSurface(workbench, version, { ...options, isolated: true, owner, sessionLabel: () => 'http', principal: principalLabel(owner) });
       entry = { surface, active: 0, lastSeen: Date.now() };
       principals.set(key, entry);
       // Clients listening for list changes (subscriptions/listen) hear of a reload.

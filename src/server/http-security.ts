@@ -148,3 +148,11 @@ export function createHttpGate(options: HttpGateOptions): HttpGate {
     },
   };
 }
+
+/**
+ * How logs name a principal (see HttpGate.principal): `token:` and the first 8 hex digits of its token's SHA-256 —
+ * enough to tell users apart, nothing to recover a token from — or `local` for a tokenless loopback workbench.
+ */
+export function principalLabel(principal: string): string {
+  return principal === 'local' ? 'local' : `token:${principal.slice(0, 8)}`;
+}

@@ -207,7 +207,7 @@ async function serveMcp(front: Front, principal: string, req: IncomingMessage, r
   if (!isInitialize) return sendJsonRpcError(res, 400, 'Bad Request: Mcp-Session-Id header is required');
   // The cap is checked again: other requests may have opened sessions while this body was read.
   if (sessions.all >= limits.maxSessions) return full();
-  const session = await sessions.create();
+  const session = await sessions.create(principal);
   await sessions.serve(session, req, res, body);
   if (session.id === undefined) await sessions.close(session, 'not initialized');
 }

@@ -5,6 +5,7 @@ import type { Workbench } from '../core/workbench.js';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import { createServer, type CreateServerOptions } from './create-server.js';
+import { principalLabel } from './http-security.js';
 
 /**
  * The sessions of handshake-era HTTP clients: one MCP server (createServer) per session over the shared Workbench,
@@ -27,8 +28,8 @@ export interface LegacySessions {
   readonly open: number;
   /** Every session, including ones whose initialize is still being handled (what the session cap counts). */
   readonly all: number;
-  /** A new session; it is registered under its id once its initialize succeeds. */
-  create(): Promise<LegacySession>;
+  /** A new session of `principal` (see HttpGate.principal); it is registered under its id once its initialize succeeds. */
+  create(principal: string): Promise<LegacySession>;
   /** Hands one request to its session's transport, counting it as activity while it is answered. */
   serve(session: LegacySession, req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void>;
   close(session: LegacySession, why: string): Promise<void>;
@@ -58,8 +59,8 @@ export function createLegacySessions(workbench: Workbench, version: string, serv
     get all() {
       return all.size;
     },
-    async create() {
-      const { server, connect, close: closeServer } = createServer(workbench, version, { ...serverOptions, isolated: true, sessionLabel: () => session.id });
+    async create(principal) {
+      const { server, connect, close: closeServer } = createServer(workbench, version, { ...serverOptions, isolated: true, sessionLabel: () => session.id, principal: principalLabel(principal) });
       const transport = new NodeStreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         onsessioninitialized: (id) => {

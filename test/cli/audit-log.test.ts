@@ -35,7 +35,7 @@ function checkShape(record: AuditRecord): void {
   assert.ok(record.event === 'call' || record.event === 'open');
   assert.ok(Number.isInteger(record.duration_ms) && record.duration_ms >= 0);
   assert.ok(['ok', 'tool_error', 'failed', 'cancelled', 'timeout'].includes(record.outcome));
-  assert.deepEqual(Object.keys(record).sort(), ['code', 'duration_ms', 'event', 'outcome', 'result_bytes', 'server', 'session', 'time', 'tool', 'toolbox']);
+  assert.deepEqual(Object.keys(record).sort(), ['code', 'duration_ms', 'event', 'outcome', 'principal', 'result_bytes', 'server', 'session', 'time', 'tool', 'toolbox']);
 }
 
 describe('audit log', () => {
@@ -60,7 +60,7 @@ describe('audit log', () => {
     }
     const lines = await records(file);
     lines.forEach(checkShape);
-    assert.ok(lines.every((l) => l.session === 'stdio'));
+    assert.ok(lines.every((l) => l.session === 'stdio' && l.principal === 'stdio'));
     const call = (tool: string): AuditRecord | undefined => lines.find((l) => l.event === 'call' && l.tool === tool);
     assert.deepEqual(
       lines.filter((l) => l.event === 'open').map((l) => [l.toolbox, l.outcome]),
@@ -74,6 +74,26 @@ describe('audit log', () => {
     assert.deepEqual([call('pid')?.outcome, call('pid')?.code], ['failed', 'TOOL_DISABLED']);
     const hangs = lines.filter((l) => l.tool === 'hang').map((l) => l.outcome);
     assert.deepEqual(hangs.sort(), ['cancelled', 'timeout']);
+  });
+
+  it('over HTTP: who called, by token, never the token itself', async () => {
+    const file = join(await auditDir(), 'audit.jsonl');
+    const [alice, bob] = ['alice-token-0123456789abcdef', 'bob-token-fedcba9876543210'];
+    const wb = await startHttpWorkbench(config, ['--http', '0', '--audit-log', file], { WORKBENCH_TOKEN: `${alice},${bob}` });
+    try {
+      for (const token of [alice, bob]) {
+        const session = await wb.connect({ authorization: `Bearer ${token}` });
+        await session.client.callTool({ name: 'use_tool', arguments: { toolbox_name: 'tb', tool_name: 'echo', arguments: { text: 'x' } } });
+        await session.close();
+      }
+    } finally {
+      assert.equal(await wb.stop(), 0);
+    }
+    const text = await readFile(file, 'utf8');
+    assert.ok(!text.includes(alice) && !text.includes(bob), 'no token in the audit log');
+    const principals = [...new Set((await records(file)).filter((l) => l.event === 'call').map((l) => l.principal))];
+    assert.equal(principals.length, 2, JSON.stringify(principals));
+    assert.ok(principals.every((p) => typeof p === 'string' && /^token:[0-9a-f]{8}$/.test(p)));
   });
 
   it('over HTTP: the session id of each client', async () => {
