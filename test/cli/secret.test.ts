@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -8,7 +7,7 @@ import type { OpenToolboxResult } from '../../src/core/tool-entry.js';
 import type { DoctorReport } from '../../src/doctor/types.js';
 import { TRANSPORTS, startOver } from '../helpers/both-transports.js';
 import { type CliRun, runCliAsync } from '../helpers/cli-run.js';
-import { fixtureServer, node, paths, tempDir, textOf, workbenchErrorCode } from '../helpers/workbench-process.js';
+import { fixtureServer, tempDir, textOf, workbenchErrorCode } from '../helpers/workbench-process.js';
 
 /**
  * README "Secrets" (the secret store): `secret set | list | remove` through the built CLI with the file store, and
@@ -36,20 +35,8 @@ function isolated(dir: string): Record<string, string> {
 
 /** Runs the built CLI with `input` piped on stdin (not a terminal), from `cwd`. */
 function runWithStdin(args: string[], input: string, env: Record<string, string>, cwd: string): Promise<CliRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(node, [paths.cli, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, cwd, stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-    child.stdin.end(input);
-  });
+  // No HOME from this process: the test's env says where everything lives.
+  return runCliAsync(args, { HOME: env.HOME ?? cwd, ...env }, { cwd, input });
 }
 
 /** Every file under `dir`, with its content. */

@@ -10,22 +10,25 @@ export interface CliRun {
 /**
  * Runs the built CLI (`dist/cli/main.js …args`) to completion without blocking this process, so a server the test
  * runs in-process (an HTTP fixture) keeps answering. Killed after a minute so a hang fails the test instead of the run.
+ * With `input`, that text is piped on stdin (not a terminal); else stdin is closed.
  */
-export function runCliAsync(args: string[], env: Record<string, string> = {}): Promise<CliRun> {
+export function runCliAsync(args: string[], env: Record<string, string> = {}, options: { cwd?: string; input?: string } = {}): Promise<CliRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(node, [paths.cli, ...args], {
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
+      stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
     const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
     child.on('error', reject);
     child.on('close', (code) => {
       clearTimeout(timer);
       resolve({ code, stdout, stderr });
     });
+    if (options.input !== undefined) child.stdin!.end(options.input);
   });
 }
