@@ -54,6 +54,7 @@ export async function serveHttp(options: ServeHttpOptions): Promise<number> {
     ? createHttpMetrics({
         sessions: () => started?.http.clientCount() ?? 0,
         servers: () => started?.workbench.connectionCount() ?? 0,
+        restarts: () => started?.workbench.restartCount() ?? 0,
         configured: (toolbox, server) => {
           const names = started?.workbench.catalogNames() ?? [];
           if (!names.includes(toolbox)) return false;

@@ -78,6 +78,8 @@ export class ServerSlot {
    * rounds of a modern server's input requests. Counted only off the hot path.
    */
   private held = 0;
+  /** Whether this slot has been connected before: its next connect is a restart. */
+  private everConnected = false;
   /** An `http` entry that answered like a legacy SSE server: it is connected over SSE from then on. */
   private legacySse = false;
   private refreshTimer: NodeJS.Timeout | undefined;
@@ -349,6 +351,8 @@ export class ServerSlot {
     client.onclose = () => this.onClosed(live);
     this.watch(live);
     this.lastConnectError = undefined;
+    if (this.everConnected) this.options.onRestarted?.(this.toolbox, this.config.name);
+    this.everConnected = true;
     return live;
   }
 

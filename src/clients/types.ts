@@ -21,6 +21,8 @@ export interface SlotOptions {
   maxMessageBytes?: number;
   /** Called after a server's tool list changed (connected, refreshed, or lost). */
   onToolsChanged?: (toolbox: string, server: string) => void;
+  /** Called when a server that had been connected before is connected again (it crashed or was lost): a restart. */
+  onRestarted?: (toolbox: string, server: string) => void;
   /** Lines a stdio server wrote to stdout that are not JSON-RPC (instead of warnings in the log). */
   onStdoutNoise?: (toolbox: string, server: string, line: string) => void;
   /** Downstream `notifications/message`, to be forwarded upstream. */

@@ -96,6 +96,8 @@ export class Workbench {
   /** Every server's protocol era, for all sessions' connections (persisted in the catalog cache when there is one). */
   private readonly eras: EraMemory;
   private readonly pins: ToolPins | undefined;
+  /** Downstream servers connected again after they had been connected (crashed or lost), since start. */
+  private restarts = 0;
 
   constructor(options: WorkbenchOptions) {
     this.options = options;
@@ -160,6 +162,7 @@ export class Workbench {
     const books: Omit<Scope, 'manager' | 'close'> = { catalogs: new Map(), activity: new Map(), upstream, shown: new ShownLists() };
     const manager = new ClientManager({
       ...this.connectionOptions(),
+      onRestarted: () => void this.restarts++,
       onToolsChanged: (toolbox, server) => {
         books.catalogs.delete(toolbox);
         this.observePins(manager, toolbox, server);
@@ -199,6 +202,7 @@ export class Workbench {
     const shared = new SharedServers({
       ...this.connectionOptions(),
       groups: reaper,
+      onRestarted: () => void this.restarts++,
       onToolsChanged: (toolbox, server) => {
         for (const scope of this.scopes) {
           scope.catalogs.delete(toolbox);
@@ -304,6 +308,11 @@ export class Workbench {
   onCatalogChanged(listener: () => void): () => void {
     this.catalogListeners.add(listener);
     return () => void this.catalogListeners.delete(listener);
+  }
+
+  /** How many times a downstream server was connected again after it had been connected (a crash, a lost link). */
+  restartCount(): number {
+    return this.restarts;
   }
 
   /** Downstream connections open now across every session; a `shared: true` server's one connection counts once. */

@@ -21,6 +21,8 @@ export interface MetricSources {
   sessions(): number;
   /** Downstream servers connected now, across every session. */
   servers(): number;
+  /** Restarts of downstream servers since start (see Workbench.restartCount). */
+  restarts(): number;
   /** Whether the config (now) has this toolbox or toolset, and this server in it: other names are not labels. */
   configured(toolbox: string, server?: string): boolean;
 }
@@ -54,6 +56,15 @@ export function createHttpMetrics(sources: MetricSources): HttpMetrics {
     registers: [registry],
     collect() {
       this.set(sources.servers());
+    },
+  });
+  new Counter({
+    name: 'mcp_workbench_server_restarts_total',
+    help: 'downstream servers connected again after they had been connected (crashed or lost), since start',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(sources.restarts());
     },
   });
   return {

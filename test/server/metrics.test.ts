@@ -65,6 +65,25 @@ describe('serve --http --metrics', () => {
   });
 });
 
+describe('serve --http --metrics: restarts', () => {
+  it('counts a server connected again after it crashed', async () => {
+    const wb = await startHttpWorkbench(config, ['--http', '0', '--metrics'], { WORKBENCH_TOKEN: TOKEN });
+    const session = await wb.connect({ authorization: `Bearer ${TOKEN}` });
+    try {
+      const call = (args: Record<string, unknown>): Promise<CallToolResult> => session.client.callTool({ name: 'use_tool', arguments: args }) as Promise<CallToolResult>;
+      await call({ toolbox_name: 'fx', tool_name: 'fx__f__echo', arguments: { text: 'a' } });
+      await call({ toolbox_name: 'fx', tool_name: 'fx__f__crash', arguments: { code: 3 } });
+      const again = await call({ toolbox_name: 'fx', tool_name: 'fx__f__echo', arguments: { text: 'b' } });
+      assert.notEqual(again.isError, true, textOf(again));
+      const text = await (await fetch(`${wb.origin}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).text();
+      assert.equal(sample(text, 'mcp_workbench_server_restarts_total', {}), 1, text.split('\n').filter((l) => l.includes('restarts')).join('\n'));
+    } finally {
+      await session.close();
+      await wb.stop();
+    }
+  });
+});
+
 describe('serve --http without --metrics', () => {
   it('has no /metrics', async () => {
     const wb = await startHttpWorkbench(config, ['--http', '0'], { WORKBENCH_TOKEN: TOKEN });
