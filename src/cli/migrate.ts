@@ -154,7 +154,7 @@ export async function runMigrate(options: MigrateOptions): Promise<MigrateReport
 }
 
 /** `$schema` for a new config: the schema shipped with this installation, relative to the config's folder. */
-function schemaReference(configPath: string): string {
+export function schemaReference(configPath: string): string {
   const schema = fileURLToPath(new URL('../../workbench-config.schema.json', import.meta.url));
   const path = relative(dirname(configPath), schema).split(sep).join('/');
   return path.startsWith('.') || path.startsWith('/') ? path : `./${path}`;
