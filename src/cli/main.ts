@@ -14,6 +14,8 @@ import { registerDoctorCommand } from './doctor.js';
 import { nearestWord } from '../config/text.js';
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../log.js';
 import { registerSecretCommand } from './secret.js';
+import { registerInitCommand } from './init.js';
+import { registerServerCommand } from './server.js';
 import { resolveSecretsPath } from '../secrets/secrets-path.js';
 import { homedir } from 'node:os';
 
@@ -223,6 +225,8 @@ registerToolsCommand(program, ctx);
 registerMigrateCommand(program, ctx);
 registerDoctorCommand(program, ctx);
 registerSecretCommand(program, ctx);
+registerInitCommand(program, ctx);
+registerServerCommand(program, ctx);
 
 try {
   await program.parseAsync(process.argv);

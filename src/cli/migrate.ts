@@ -1,7 +1,8 @@
 import { dirname, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, Option } from 'commander';
-import { CLIENT_KINDS, CLIENT_LABELS, defaultClientConfigPath, importClientServers, type ClientKind } from '../migrate/import-client.js';
+import { CLIENT_KINDS, CLIENT_LABELS, defaultClientConfigPaths, importClientServers, type ClientKind } from '../migrate/import-client.js';
+import { maskLiteralSecrets } from '../migrate/entry-converter.js';
 import { sanitizeName } from '../migrate/server-names.js';
 import { parseConfigJson } from '../config/load.js';
 import { resolveConfigPath } from '../config/config-path.js';
@@ -85,16 +86,25 @@ export async function runMigrate(options: MigrateOptions): Promise<MigrateReport
     if (!NAME_PATTERN.test(toolbox)) {
       throw new WorkbenchError('USAGE', `--toolbox "${toolbox}" is not a valid toolbox name (${NAME_RULE}); for example "${sanitizeName(toolbox, 'imported')}".`);
     }
-    const file = options.file !== undefined ? resolve(options.cwd, options.file) : defaultClientConfigPath(client, options.env, options.platform ?? process.platform, options.cwd);
-    const source = await readConfigFile(file);
+    const candidates =
+      options.file !== undefined ? [resolve(options.cwd, options.file)] : defaultClientConfigPaths(client, options.env, options.platform ?? process.platform, options.cwd);
+    let file = candidates[0]!;
+    let source: Awaited<ReturnType<typeof readConfigFile>>;
+    for (const candidate of candidates) {
+      source = await readConfigFile(candidate);
+      file = candidate;
+      if (source) break;
+    }
     if (!source) {
       throw new WorkbenchError(
         'CONFIG_NOT_FOUND',
-        `No ${CLIENT_LABELS[client]} config at ${file}. Pass its path: mcp-workbench migrate --from ${client} <file> --toolbox ${toolbox}.`,
+        `No ${CLIENT_LABELS[client]} config at ${candidates.join(' or ')}. Pass its path: mcp-workbench migrate --from ${client} <file> --toolbox ${toolbox}.`,
       );
     }
     let imported = importClientServers(client, parseConfigJson(source.text, file), {
       source: file,
+      self: [fileURLToPath(new URL('./main.js', import.meta.url))],
+      toolbox,
       ...(options.project !== undefined && { project: resolve(options.cwd, options.project) }),
       ...(options.secrets && { secrets: options.secrets }),
     });
@@ -125,7 +135,8 @@ export async function runMigrate(options: MigrateOptions): Promise<MigrateReport
     notes: edit.notes,
     variables: { ...edit.variables, unset: edit.variables.required.filter((name) => options.env[name] === undefined) },
     ...(options.secrets === 'store' && { secrets: { names: moved.map((m) => m.name), stored: false } }),
-    diff: unifiedDiff(edit.before, edit.after, existing ? path : '/dev/null', `${path} (${options.from === undefined ? 'migrated' : 'with imported servers'})`),
+    // Credentials already in the config (or in an import with --secrets store before --write) are never printed.
+    diff: maskLiteralSecrets(unifiedDiff(edit.before, edit.after, existing ? path : '/dev/null', `${path} (${options.from === undefined ? 'migrated' : 'with imported servers'})`)),
   };
   if (options.write && changed) {
     // The secrets first: a saved config that refers to secrets not yet stored would fail those servers.
@@ -143,7 +154,7 @@ export async function runMigrate(options: MigrateOptions): Promise<MigrateReport
 }
 
 /** `$schema` for a new config: the schema shipped with this installation, relative to the config's folder. */
-function schemaReference(configPath: string): string {
+export function schemaReference(configPath: string): string {
   const schema = fileURLToPath(new URL('../../workbench-config.schema.json', import.meta.url));
   const path = relative(dirname(configPath), schema).split(sep).join('/');
   return path.startsWith('.') || path.startsWith('/') ? path : `./${path}`;

@@ -31,12 +31,18 @@ export async function readConfigFile(path: string): Promise<ConfigFile | undefin
  * Saves `text` to `path` atomically (write-file-atomic: temp file beside it, fsync, rename; the new file keeps the
  * old one's mode and owner). When `original` is given the file must still hold exactly those bytes (else nothing is
  * written: someone edited it meanwhile); they are first copied to `<path>.bak-<timestamp>` (a new name, never an
- * existing backup). Without `original` the file must not exist yet; it is created, never overwritten.
+ * existing backup; skipped with `backup: false`). Without `original` the file must not exist yet; it is created, never overwritten.
  *
  * @returns the backup's path, when one was made.
  * @throws WorkbenchError `CONFIG_UNWRITABLE` (the file changed, appeared, or cannot be written — with the reason).
  */
-export async function saveConfigFile(path: string, text: string, original: Buffer | undefined, now = new Date()): Promise<{ backup?: string }> {
+export async function saveConfigFile(
+  path: string,
+  text: string,
+  original: Buffer | undefined,
+  now = new Date(),
+  options: { backup?: boolean } = {},
+): Promise<{ backup?: string }> {
   const fail = (reason: string, cause?: unknown): never => {
     throw new WorkbenchError('CONFIG_UNWRITABLE', `Did not write ${path}: ${reason}.`, { cause });
   };
@@ -44,7 +50,8 @@ export async function saveConfigFile(path: string, text: string, original: Buffe
   if (original) {
     const current = await readFile(path).catch((error: unknown) => fail('it can no longer be read', error));
     if (!current.equals(original)) fail('it changed while migrate was running; run migrate again');
-    backup = await makeBackup(path, now).catch((error: unknown) => fail(`the backup could not be made (${(error as Error).message})`, error));
+    // `server add`/`remove` make one small, shown edit each: no backup per command (options.backup false).
+    if (options.backup !== false) backup = await makeBackup(path, now).catch((error: unknown) => fail(`the backup could not be made (${(error as Error).message})`, error));
   } else {
     // Claim the name first: an exclusive create fails if the file appeared meanwhile, where a rename would replace it.
     await open(path, 'wx').then(

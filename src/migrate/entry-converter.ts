@@ -1,5 +1,6 @@
-import { basename, dirname, sep } from 'node:path';
+import { basename, dirname, resolve, sep } from 'node:path';
 import { isRecord } from '../config/text.js';
+import { serverKeys } from './plan.js';
 import type { ClientKind, ImportOptions, ImportedVariable } from './import-types.js';
 import { uniqueName } from './server-names.js';
 
@@ -11,6 +12,26 @@ const SECRET_HEADER = /^(authorization|proxy-authorization|cookie|x-api-key|api-
  * The env entries and headers of a converted entry that hold a credential written as a literal (no `${`): what an
  * import copies into the config unless it moves them into the secret store (`migrate --secrets store`).
  */
+/**
+ * Masks, in the text of a JSON document or a diff of one, the values of members whose names look like credentials and
+ * that are written literally (`"GITHUB_TOKEN": "ghp_…"` → `"GITHUB_TOKEN": "****"`); `${…}` references are shown.
+ */
+export function maskLiteralSecrets(text: string): string {
+  return text.replace(/("([^"\\]*)"\s*:\s*)"((?:[^"\\]|\\.)*)"/g, (whole, lead: string, name: string, value: string) =>
+    (SECRET_NAME.test(name) || SECRET_HEADER.test(name)) && value !== '' && !value.includes('${') ? `${lead}"****"` : whole,
+  );
+}
+
+/** Where a server entry runs the workbench itself (the reason to skip it), or undefined. */
+export function runsWorkbench(entry: Record<string, unknown>, self: readonly string[]): string | undefined {
+  const words = [entry.command, ...(Array.isArray(entry.args) ? entry.args : [])].filter((w): w is string => typeof w === 'string');
+  for (const word of words) {
+    if (/mcp-workbench/i.test(word)) return word;
+    if (self.some((path) => resolve(word) === path)) return word;
+  }
+  return undefined;
+}
+
 export function literalSecrets(entry: Record<string, unknown>): { key: 'env' | 'headers'; name: string; value: string }[] {
   const literal = (value: unknown): value is string => typeof value === 'string' && value !== '' && !value.includes('${');
   const found: { key: 'env' | 'headers'; name: string; value: string }[] = [];
@@ -36,6 +57,8 @@ export class EntryConverter {
   private readonly inputs: Map<string, Record<string, unknown>>;
   /** VS Code input id → the variable it became. */
   private readonly inputNames = new Map<string, string>();
+  /** Variable → the literal credential it replaces (kept in memory only, to keep different values apart). */
+  private readonly secretValues = new Map<string, string>();
 
   constructor(
     private readonly client: ClientKind,
@@ -56,13 +79,25 @@ export class EntryConverter {
     if (!isRecord(entry)) return skip('its entry is not an object');
     // Cline, Roo Code, Windsurf and others mark switched-off servers this way; importing one would switch it on.
     if (entry.disabled === true) return skip('it is marked "disabled": true');
+    // Windsurf calls a remote server's URL "serverUrl".
+    if (entry.url === undefined && typeof entry.serverUrl === 'string') {
+      const { serverUrl, ...rest } = entry;
+      entry = { ...rest, url: serverUrl };
+    }
+    if (!isRecord(entry)) return undefined;
+    const itself = runsWorkbench(entry, this.options.self ?? []);
+    if (itself !== undefined) return skip(`it runs the workbench itself (${JSON.stringify(itself)}); the workbench must not start itself`);
     const declared = entry.type ?? entry.transport;
     let type: string;
     if (declared === undefined) {
       if (typeof entry.command === 'string') type = 'stdio';
       else if (typeof entry.url === 'string') {
-        type = 'http';
-        this.notes.push(`server "${name}" has a "url" but no "type"; it is imported as "type": "http" (Streamable HTTP) — use "sse" if it is a legacy SSE server`);
+        type = ssePath(entry.url) ? 'sse' : 'http';
+        this.notes.push(
+          type === 'sse'
+            ? `server "${name}" has a "url" but no "type"; its path ends in /sse, so it is imported as "type": "sse" (legacy HTTP+SSE)`
+            : `server "${name}" has a "url" but no "type"; it is imported as "type": "http" (Streamable HTTP) — use "sse" if it is a legacy SSE server`,
+        );
       } else return skip('it has neither "command" nor "url"');
     } else if (declared === 'stdio' || declared === 'http' || declared === 'sse') {
       type = declared;
@@ -74,7 +109,8 @@ export class EntryConverter {
 
     const out: Record<string, unknown> = {};
     const where = `server "${name}"`;
-    if (declared !== undefined) out.type = type;
+    // Written out when the source left it implicit for a URL, so the config says what the guess was.
+    if (declared !== undefined || type !== 'stdio') out.type = type;
     const dropped: string[] = [];
     if (type === 'stdio') {
       if (typeof entry.command !== 'string' || entry.command.trim() === '') return skip('"command" is missing or empty');
@@ -98,11 +134,17 @@ export class EntryConverter {
         out.headers = headers;
       }
     }
-    // Moved into the secret store after naming instead (see migrate/store-secrets), so no advice to do it by hand.
-    if (this.options.secrets !== 'store') this.noteLiteralSecrets(where, out);
+    // Moved into the secret store after naming instead (see migrate/store-secrets); else into ${VAR} references.
+    if (this.options.secrets !== 'store') this.moveLiteralSecrets(name, where, out);
     const own = type === 'stdio' ? STDIO_KEYS : REMOTE_KEYS;
+    // A workbench source keeps every key a workbench server entry has (timeouts, shared, …).
+    const kept = this.client === 'workbench' ? new Set(serverKeys()) : new Set<string>();
     for (const [key, value] of Object.entries(entry)) {
       if (own.has(key) || key === 'type' || key === 'transport' || key === 'disabled') continue;
+      if (kept.has(key)) {
+        out[key] = value;
+        continue;
+      }
       if (/^[$_]/.test(key)) {
         out[key] = value; // a comment in both formats
         continue;
@@ -119,13 +161,27 @@ export class EntryConverter {
     return out;
   }
 
-  /** Env values and headers that look like secrets written into the file: the import copies them, so say so. */
-  private noteLiteralSecrets(where: string, entry: Record<string, unknown>): void {
-    for (const { key, name } of literalSecrets(entry)) {
+  /**
+   * Env values and headers that look like secrets written into the file are never copied: each becomes a `${VAR}`
+   * reference (the env entry's own name, or `<SERVER>_TOKEN` for a header; a header's `Bearer `/`Basic ` scheme is
+   * kept), listed with the variables to set. The value itself is dropped and never shown.
+   */
+  private moveLiteralSecrets(server: string, where: string, entry: Record<string, unknown>): void {
+    for (const { key, name, value } of literalSecrets(entry)) {
+      const base = (key === 'env' ? name : `${server}_${/^(proxy-)?authorization$/i.test(name) ? 'token' : name}`)
+        .replace(/[^A-Za-z0-9_]+/g, '_')
+        .replace(/^([0-9])/, '_$1')
+        .toUpperCase();
+      let variable = base;
+      // The same variable for two different values would give one server the other's credential.
+      for (let n = 2; this.secretValues.has(variable) && this.secretValues.get(variable) !== value; n++) variable = `${base}_${n}`;
+      this.secretValues.set(variable, value);
+      const scheme = key === 'headers' ? (/^(Bearer|Basic|Token)\s+/i.exec(value)?.[0] ?? '') : '';
+      entry[key] = { ...(entry[key] as Record<string, string>), [name]: `${scheme}\${${variable}}` };
+      const what = key === 'env' ? `env ${name}` : `header ${name}`;
+      if (!this.variables.has(variable)) this.variables.set(variable, { name: variable, reason: `the credential ${where} had written in ${what}` });
       this.notes.push(
-        key === 'env'
-          ? `${where}: env ${name} looks like a secret and was copied as written; consider "\${${name}}" in the config and setting ${name} where the workbench runs, or import with --secrets store`
-          : `${where}: header ${name} looks like a credential and was copied as written; consider a \${VAR} reference in its place, or import with --secrets store`,
+        `${where}: ${what} held a literal credential; it now reads \${${variable}} (set ${variable} where the workbench runs, or import with --secrets store); the value is not copied or shown`,
       );
     }
   }
@@ -138,7 +194,7 @@ export class EntryConverter {
         this.notes.push(`${where}.${key} is null; it was dropped`);
         continue;
       }
-      out[key] = this.text(scalarText(item, `${where}.${key}`, this.notes), `${where}.${key}`);
+      out[key] = this.text(scalarText(item, `${where}.${key}`, this.notes, SECRET_NAME.test(key) || SECRET_HEADER.test(key)), `${where}.${key}`);
     }
     return out;
   }
@@ -147,6 +203,7 @@ export class EntryConverter {
   private text(value: string, where: string): string {
     switch (this.client) {
       case 'claude-code':
+      case 'workbench':
         return value; // the same ${VAR} / ${VAR:-default} syntax as the workbench
       case 'claude-desktop':
         if (/\$\{[A-Za-z_][A-Za-z0-9_]*(\}|:-)/.test(value)) {
@@ -154,6 +211,9 @@ export class EntryConverter {
         }
         return value;
       case 'vscode':
+      case 'cursor':
+      case 'windsurf':
+        // Cursor and Windsurf interpolate VS Code's way: ${env:NAME}, ${userHome}, ${workspaceFolder}.
         return value.replace(/\$\{([^}]*)\}/g, (whole, inner: string) => this.vscodeVariable(whole, inner, where));
     }
   }
@@ -215,18 +275,29 @@ export class EntryConverter {
     return reference;
   }
 
-  /** The project folder of a `.vscode/mcp.json` (its parent's parent); undefined for a profile's mcp.json. */
+  /** The project folder of a `.vscode/mcp.json` or `.cursor/mcp.json` (its parent's parent); else undefined. */
   private workspaceFolder(): string | undefined {
     const dir = dirname(this.options.source);
-    return basename(dir) === '.vscode' ? dirname(dir) : undefined;
+    return basename(dir) === '.vscode' || basename(dir) === '.cursor' ? dirname(dir) : undefined;
   }
 }
 
+/** Whether a URL's path ends in `/sse` (a trailing slash aside): the legacy HTTP+SSE transport's usual endpoint. */
+function ssePath(url: string): boolean {
+  let path: string;
+  try {
+    path = new URL(url).pathname;
+  } catch {
+    path = url.replace(/[?#].*$/, ''); // a URL made of ${VAR}s
+  }
+  return /\/sse\/?$/i.test(path);
+}
+
 /** Numbers and booleans become their text (JSON configs of clients sometimes hold `"PORT": 8080`), with a note. */
-function scalarText(value: unknown, where: string, notes: string[]): string {
+function scalarText(value: unknown, where: string, notes: string[], secret = false): string {
   if (typeof value === 'string') return value;
   if (typeof value === 'number' || typeof value === 'boolean') {
-    notes.push(`${where} was ${JSON.stringify(value)}; it is written as the string "${String(value)}"`);
+    notes.push(secret ? `${where} was not a string; it is written as one` : `${where} was ${JSON.stringify(value)}; it is written as the string "${String(value)}"`);
     return String(value);
   }
   notes.push(`${where} was ${JSON.stringify(value)}; it is written as JSON text`);

@@ -19,27 +19,43 @@ import { sanitizeName, uniqueName } from './server-names.js';
  *   `projects[<absolute path>].mcpServers` (local scope, which wins over user scope for the same name).
  * - VS Code, `.vscode/mcp.json` (or the profile's mcp.json): `{ "servers": { name: { type, command, args, env,
  *   envFile, url, headers } }, "inputs": [{ type: "promptString", id, description, password?, default? }] }`,
- *   with `${input:id}` (prompted), `${env:NAME}` and predefined variables such as `${workspaceFolder}`.
+ *   with `${input:id}` (prompted), `${env:NAME}` and predefined variables such as `${workspaceFolder}`. The user
+ *   `settings.json` holds the same under `"mcp": { "servers", "inputs" }`.
+ * - Cursor, `~/.cursor/mcp.json` or a project's `.cursor/mcp.json`: `{ "mcpServers": { name: entry } }`, stdio
+ *   (`command`, `args`, `env`, `envFile`) or remote (`url`, `headers`, with or without `type`); `${env:NAME}`,
+ *   `${userHome}`, `${workspaceFolder}` are interpolated, as in VS Code.
+ * - Windsurf, `~/.codeium/windsurf/mcp_config.json`: `{ "mcpServers": { name: entry } }`, stdio as above or remote
+ *   with `serverUrl` (or `url`) and `headers`; `${env:NAME}` is interpolated; `disabled: true` switches one off.
+ * - A workbench config (0.9's too: `transport` for `type`): one toolbox's `mcpServers`, entries as they are.
+ *
+ * Every client: an entry with a `url` and no `type` is `http`, or `sse` when the URL's path ends in `/sse`; an entry
+ * that runs the workbench itself is skipped; a literal credential becomes a `${VAR}` reference (never copied).
  *
  * Nothing here reads files or the process environment: the caller passes the parsed document and where it came from.
  */
 export { CLIENT_KINDS, CLIENT_LABELS, type ClientKind, type ImportOptions, type ImportedServers, type ImportedVariable } from './import-types.js';
 
 /**
- * Where each client keeps its config by default (for `--from <client>` without a file). Claude Code and VS Code
- * are the project files in `cwd`; Claude Desktop is per operating system.
+ * Where each client keeps its config by default (for `--from <client>` without a file), most specific first: the
+ * caller reads the first that exists. Project files are looked for in `cwd`, user files under the home folder.
  */
-export function defaultClientConfigPath(client: ClientKind, env: EnvLike, platform: NodeJS.Platform, cwd: string): string {
+export function defaultClientConfigPaths(client: ClientKind, env: EnvLike, platform: NodeJS.Platform, cwd: string): string[] {
+  const home = env.HOME ?? env.USERPROFILE ?? '~';
   switch (client) {
     case 'claude-code':
-      return join(cwd, '.mcp.json');
+      return [join(cwd, '.mcp.json'), join(home, '.claude.json')];
+    case 'cursor':
+      return [join(cwd, '.cursor', 'mcp.json'), join(home, '.cursor', 'mcp.json')];
     case 'vscode':
-      return join(cwd, '.vscode', 'mcp.json');
+      return [join(cwd, '.vscode', 'mcp.json')];
+    case 'windsurf':
+      return [join(home, '.codeium', 'windsurf', 'mcp_config.json')];
+    case 'workbench':
+      return [join(cwd, 'workbench-config.json')];
     case 'claude-desktop': {
-      const home = env.HOME ?? env.USERPROFILE ?? '~';
-      if (platform === 'darwin') return join(home, 'Library', 'Application Support', 'Claude', 'claude_desktop_config.json');
-      if (platform === 'win32') return join(env.APPDATA ?? join(home, 'AppData', 'Roaming'), 'Claude', 'claude_desktop_config.json');
-      return join(env.XDG_CONFIG_HOME ?? join(home, '.config'), 'Claude', 'claude_desktop_config.json');
+      if (platform === 'darwin') return [join(home, 'Library', 'Application Support', 'Claude', 'claude_desktop_config.json')];
+      if (platform === 'win32') return [join(env.APPDATA ?? join(home, 'AppData', 'Roaming'), 'Claude', 'claude_desktop_config.json')];
+      return [join(env.XDG_CONFIG_HOME ?? join(home, '.config'), 'Claude', 'claude_desktop_config.json')];
     }
   }
 }
@@ -54,9 +70,9 @@ export function defaultClientConfigPath(client: ClientKind, env: EnvLike, platfo
  */
 export function importClientServers(client: ClientKind, raw: unknown, options: ImportOptions): ImportedServers {
   const notes: string[] = [];
-  const block = serverBlock(client, raw, options, notes);
+  const { entries: block, scope } = serverBlock(client, raw, options, notes);
   const variables = new Map<string, ImportedVariable>();
-  const converter = new EntryConverter(client, options, raw, notes, variables);
+  const converter = new EntryConverter(client, options, scope, notes, variables);
   const servers: [string, Record<string, unknown>][] = [];
   const taken = new Set<string>();
   for (const [name, entry] of block) {
@@ -74,10 +90,20 @@ export function importClientServers(client: ClientKind, raw: unknown, options: I
   return { client, servers, notes, variables: [...variables.values()] };
 }
 
-function serverBlock(client: ClientKind, raw: unknown, options: ImportOptions, notes: string[]): [string, unknown][] {
+/**
+ * The entries to import, and the object they sit in (for VS Code's `inputs`, which sit beside `servers`). VS Code's
+ * `settings.json` holds the same block under `"mcp": { "servers", "inputs" }` (or the dotted keys `"mcp.servers"`).
+ */
+function serverBlock(client: ClientKind, raw: unknown, options: ImportOptions, notes: string[]): { entries: [string, unknown][]; scope: unknown } {
   const label = CLIENT_LABELS[client];
   const key = client === 'vscode' ? 'servers' : 'mcpServers';
   if (!isRecord(raw)) throw new WorkbenchError('CONFIG_INVALID', `${options.source} is not a ${label} config: it is not a JSON object.`);
+  if (client === 'workbench') return { entries: workbenchToolbox(raw, options), scope: raw };
+  if (client === 'vscode' && !isRecord(raw.servers)) {
+    if (isRecord(raw.mcp) && isRecord(raw.mcp.servers)) raw = raw.mcp;
+    else if (isRecord(raw['mcp.servers'])) raw = { servers: raw['mcp.servers'], inputs: raw['mcp.inputs'] };
+  }
+  if (!isRecord(raw)) throw new WorkbenchError('CONFIG_INVALID', `${options.source} is not a ${label} config.`);
   const looksLike =
     client === 'vscode' && isRecord(raw.mcpServers)
       ? ' It has "mcpServers", like Claude Desktop and Claude Code files: try --from claude-code (or claude-desktop).'
@@ -87,7 +113,7 @@ function serverBlock(client: ClientKind, raw: unknown, options: ImportOptions, n
           ? ' It looks like a workbench config already.'
           : '';
 
-  if (client === 'claude-code' && isRecord(raw.projects)) return claudeCodeUserFile(raw, raw.projects, options, notes);
+  if (client === 'claude-code' && isRecord(raw.projects)) return { entries: claudeCodeUserFile(raw, raw.projects, options, notes), scope: raw };
   if (options.project !== undefined) {
     throw new WorkbenchError('USAGE', `--project applies to Claude Code's ~/.claude.json (a file with "projects"); ${options.source} has no "projects".`);
   }
@@ -97,7 +123,27 @@ function serverBlock(client: ClientKind, raw: unknown, options: ImportOptions, n
   }
   const entries = Object.entries(block);
   if (entries.length === 0) throw new WorkbenchError('CONFIG_INVALID', `${options.source}: "${key}" is empty; there is nothing to import.`);
-  return entries;
+  return { entries, scope: raw };
+}
+
+/**
+ * A workbench config (0.9 or later) as the source: the servers of one of its toolboxes — `options.toolbox` when it
+ * has one of that name, else its only toolbox. (To update a 0.9 file in place, `migrate --config FILE` is the tool.)
+ */
+function workbenchToolbox(raw: Record<string, unknown>, options: ImportOptions): [string, unknown][] {
+  const toolboxes = raw.toolboxes;
+  if (!isRecord(toolboxes) || Object.keys(toolboxes).length === 0) {
+    throw new WorkbenchError('CONFIG_INVALID', `${options.source} has no "toolboxes" object, so it is not a workbench config.`);
+  }
+  const names = Object.keys(toolboxes);
+  const chosen = options.toolbox !== undefined && names.includes(options.toolbox) ? options.toolbox : names.length === 1 ? names[0]! : undefined;
+  if (chosen === undefined) {
+    throw new WorkbenchError('USAGE', `${options.source} has several toolboxes (${names.join(', ')}) and none is called "${options.toolbox ?? ''}": name the one to import with --toolbox.`);
+  }
+  const toolbox = toolboxes[chosen];
+  const servers = isRecord(toolbox) ? toolbox.mcpServers : undefined;
+  if (!isRecord(servers) || Object.keys(servers).length === 0) throw new WorkbenchError('CONFIG_INVALID', `${options.source}: toolbox "${chosen}" has no servers to import.`);
+  return Object.entries(servers);
 }
 
 /** `~/.claude.json`: user-scope servers, plus one project's local-scope servers with `--project`. */

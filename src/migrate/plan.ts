@@ -52,6 +52,11 @@ function keys(): SchemaKeys {
   return schemaKeys;
 }
 
+/** The keys a workbench server entry may have, as the schema gives them. */
+export function serverKeys(): readonly string[] {
+  return keys().server;
+}
+
 export function planMigration(document: unknown): Plan {
   const plan: Plan = { ops: [], changes: [], notes: [] };
   if (!isRecord(document)) return plan;

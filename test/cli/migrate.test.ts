@@ -152,7 +152,9 @@ describe('migrate --from: importing other clients\' configs', () => {
     assert.match(result.stdout, new RegExp(`Created ${target}\\.`));
     const written = JSON.parse(await readFile(target, 'utf8')) as { $schema: string };
     assert.ok(existsSync(join(dir, written.$schema)), `$schema ${written.$schema} resolves to the shipped schema`);
-    const validate = run(['validate', '--config', target]);
+    // The literal tokens became ${VAR} references: the config is valid once they are set.
+    assert.match(result.stdout, /GITHUB_PERSONAL_ACCESS_TOKEN \(not set in this shell\)/);
+    const validate = run(['validate', '--config', target], { env: { GITHUB_PERSONAL_ACCESS_TOKEN: 'x', BRAVE_API_KEY: 'y' } });
     assert.equal(validate.code, 0, validate.stderr);
     assert.match(validate.stdout, /valid \(1 toolbox\(es\), 4 server\(s\)\)/);
   });
@@ -237,7 +239,7 @@ describe('migrate --from: importing other clients\' configs', () => {
     for (const args of [
       ['migrate', '--config', target, '--from', 'claude-desktop', fixtureConfig('import-claude-desktop.json')],
       ['migrate', '--config', target, '--from', 'claude-desktop', fixtureConfig('import-claude-desktop.json'), '--toolbox', 'bad__name'],
-      ['migrate', '--config', target, '--from', 'cursor', 'x.json', '--toolbox', 'x'],
+      ['migrate', '--config', target, '--from', 'zed', 'x.json', '--toolbox', 'x'],
       ['migrate', '--config', target, 'stray-file.json'],
       ['migrate', '--config', target, '--toolbox', 'x'],
     ]) {

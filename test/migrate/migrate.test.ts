@@ -158,16 +158,17 @@ describe('importClientServers', () => {
   const importFile = (client: ClientKind, name: string, project?: string) =>
     importClientServers(client, json(read(name)), { source: fixture(name), ...(project !== undefined && { project }) });
 
-  it('Claude Desktop: stdio entries, names made valid, literal secrets pointed out', () => {
+  it('Claude Desktop: stdio entries, names made valid, literal secrets moved to ${VAR} references', () => {
     const result = importFile('claude-desktop', 'import-claude-desktop.json');
     assert.deepEqual(result.servers.map(([name]) => name), ['filesystem', 'github', 'brave-search', 'sqlite']);
     assert.deepEqual(result.servers[1]![1], {
       command: 'npx',
       args: ['-y', '@modelcontextprotocol/server-github'],
-      env: { GITHUB_PERSONAL_ACCESS_TOKEN: '<YOUR_TOKEN>' },
+      env: { GITHUB_PERSONAL_ACCESS_TOKEN: '${GITHUB_PERSONAL_ACCESS_TOKEN}' },
     });
     assert.match(result.notes.join('\n'), /"brave\.search" is imported as "brave-search"/);
-    assert.match(result.notes.join('\n'), /GITHUB_PERSONAL_ACCESS_TOKEN looks like a secret/);
+    assert.match(result.notes.join('\n'), /env GITHUB_PERSONAL_ACCESS_TOKEN held a literal credential; it now reads \$\{GITHUB_PERSONAL_ACCESS_TOKEN\}/);
+    assert.doesNotMatch(JSON.stringify(result), /YOUR_TOKEN/);
   });
 
   it('Claude Code .mcp.json: stdio, http and sse entries with their ${VAR} references kept', () => {
@@ -221,7 +222,7 @@ describe('importClientServers', () => {
     const servers = Object.fromEntries(result.servers) as Record<string, Record<string, unknown>>;
     assert.deepEqual(Object.keys(servers), ['ok', 'remote', 'odd']);
     assert.deepEqual(servers.ok, { command: 'node', args: ['s.js', '8080'], env: { PORT: '8080', ON: 'true' } });
-    assert.deepEqual(servers.remote, { url: 'https://x.test/mcp', headers: { Authorization: 'Bearer ${TOKEN}' } });
+    assert.deepEqual(servers.remote, { type: 'http', url: 'https://x.test/mcp', headers: { Authorization: 'Bearer ${TOKEN}' } });
     const notes = result.notes.join('\n');
     for (const expected of [/"off" was skipped: it is marked "disabled": true/, /"ws" was skipped: its type "ws"/, /"nothing" was skipped/, /dev/, /"type": "http"/, /\$\{config:editor\.tabSize\} has no workbench equivalent/]) {
       assert.match(notes, expected);

@@ -1,0 +1,57 @@
+import { mkdir } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import type { Command } from 'commander';
+import { resolveConfigPath } from '../config/config-path.js';
+import { WorkbenchError, errorMessage } from '../errors.js';
+import { readConfigFile, saveConfigFile } from '../migrate/config-file.js';
+import { starterConfigText } from '../migrate/server-edit.js';
+import { EXIT_FAILURE, type CliContext } from './context.js';
+import { schemaReference } from './migrate.js';
+
+export interface InitReport {
+  path: string;
+  /** The previous file, kept when `--force` replaced one. */
+  backup?: string;
+  replaced: boolean;
+}
+
+/**
+ * Writes the starter config (see {@link starterConfigText}) to the config path, creating its folder.
+ *
+ * @throws WorkbenchError `CONFIG_UNWRITABLE` when the file exists and `force` is not set (nothing is written), or
+ *   when writing fails; with `force` the old file is kept as `<file>.bak-<timestamp>`.
+ */
+export async function runInit(options: { config?: string; force?: boolean; env: Record<string, string | undefined>; cwd: string }): Promise<InitReport> {
+  const { path } = resolveConfigPath({ flag: options.config, env: options.env, cwd: options.cwd });
+  const existing = await readConfigFile(path);
+  if (existing && options.force !== true) {
+    throw new WorkbenchError('CONFIG_UNWRITABLE', `${path} already exists; nothing was written. Pass --force to replace it (the old file is kept as a backup), or choose another file with --config.`);
+  }
+  await mkdir(dirname(path), { recursive: true });
+  const saved = await saveConfigFile(path, starterConfigText(schemaReference(path)), existing?.bytes);
+  return { path, replaced: existing !== undefined, ...(saved.backup !== undefined && { backup: saved.backup }) };
+}
+
+/** `mcp-workbench init [--config PATH] [--force]`: exit 0 when written, 1 when the file exists or cannot be written. */
+export function registerInitCommand(program: Command, ctx: CliContext): void {
+  program
+    .command('init')
+    .description('write a commented starter config (never replaces an existing file without --force)')
+    .option('-c, --config <file>', 'where to write it (default: $WORKBENCH_CONFIG, else ./workbench-config.json)')
+    .option('--force', 'replace an existing file (it is kept as <file>.bak-<timestamp>)')
+    .action(async (opts: { config?: string; force?: boolean }) => {
+      try {
+        const report = await runInit({ ...opts, env: ctx.env, cwd: ctx.cwd });
+        ctx.print(
+          [
+            report.replaced ? `Replaced ${report.path}; the previous file is kept as ${report.backup}.` : `Created ${report.path}.`,
+            `Check it with:  mcp-workbench validate --config ${report.path}`,
+            `Add a server:   mcp-workbench server add --config ${report.path} <toolbox> <name> -- <command> [args…]`,
+          ].join('\n'),
+        );
+      } catch (error) {
+        ctx.log.error(errorMessage(error));
+        process.exitCode = EXIT_FAILURE;
+      }
+    });
+}

@@ -1,0 +1,120 @@
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { resolveConfigPath } from '../config/config-path.js';
+import { WorkbenchError, errorMessage, isWorkbenchError } from '../errors.js';
+import type { ConfigEdit } from '../migrate/config-edit.js';
+import { readConfigFile, saveConfigFile } from '../migrate/config-file.js';
+import { literalSecrets } from '../migrate/entry-converter.js';
+import { addServerText, removeServerText, serverEntry, type ServerSpec } from '../migrate/server-edit.js';
+import { EXIT_FAILURE, EXIT_USAGE, type CliContext } from './context.js';
+
+/** `--env K=V` (repeatable): the first `=` splits. */
+function parseEnvPair(value: string, previous: Record<string, string> = {}): Record<string, string> {
+  const at = value.indexOf('=');
+  if (at <= 0) throw new InvalidArgumentError(`expected NAME=VALUE, got "${value}"`);
+  return { ...previous, [value.slice(0, at)]: value.slice(at + 1) };
+}
+
+/** `--header K:V` (repeatable): the first `:` splits; spaces around the value are dropped. */
+function parseHeaderPair(value: string, previous: Record<string, string> = {}): Record<string, string> {
+  const at = value.indexOf(':');
+  if (at <= 0) throw new InvalidArgumentError(`expected Name:Value, got "${value}"`);
+  return { ...previous, [value.slice(0, at).trim()]: value.slice(at + 1).trim() };
+}
+
+/**
+ * Reads the config, applies `edit` to its text and saves it atomically (no backup: the change is one server, and the
+ * file must still hold what was read). Returns the saved path and the edit.
+ *
+ * @throws WorkbenchError `CONFIG_NOT_FOUND` (with the `init` hint), the edit's errors, `CONFIG_UNWRITABLE`.
+ */
+async function editConfig(
+  options: { config?: string; env: Record<string, string | undefined>; cwd: string },
+  edit: (text: string, path: string) => ConfigEdit,
+): Promise<{ path: string; edit: ConfigEdit }> {
+  const { path } = resolveConfigPath({ flag: options.config, env: options.env, cwd: options.cwd });
+  const existing = await readConfigFile(path);
+  if (!existing) throw new WorkbenchError('CONFIG_NOT_FOUND', `Config file not found: ${path}. Create one with: mcp-workbench init --config ${path}`);
+  const result = edit(existing.text, path);
+  await saveConfigFile(path, result.after, existing.bytes, undefined, { backup: false });
+  return { path, edit: result };
+}
+
+function report(ctx: CliContext, error: unknown): void {
+  if (isWorkbenchError(error, 'CONFIG_INVALID') || isWorkbenchError(error, 'ENV_MISSING')) {
+    ctx.log.error(`the result would not be a valid config; nothing was written:\n${error.toDisplayString()}`);
+  } else {
+    ctx.log.error(errorMessage(error));
+  }
+  process.exitCode = isWorkbenchError(error, 'USAGE') ? EXIT_USAGE : EXIT_FAILURE;
+}
+
+/**
+ * `mcp-workbench server add <toolbox> <name> [--env K=V …] -- <command> [args…]`, `server add <toolbox> <name> --url
+ * URL [--header K:V …]` and `server remove <toolbox> <name>`: one-server edits of the config that keep its comments,
+ * order and formatting. Exit 0 when saved, 1 on failure (nothing written), 2 on usage errors (a name that exists).
+ */
+export function registerServerCommand(program: Command, ctx: CliContext): void {
+  const server = program.command('server').description('add a server to a toolbox of the config, or remove one');
+
+  server
+    .command('add')
+    .description('add a stdio server (-- <command> [args…]) or a remote one (--url URL) to a toolbox, creating the toolbox if needed')
+    .argument('<toolbox>', 'toolbox to add it to')
+    .argument('<name>', 'the new server\'s name')
+    .argument('[command...]', 'after --: the command that starts a stdio server, and its arguments')
+    .option('-c, --config <file>', 'config file (default: $WORKBENCH_CONFIG, else ./workbench-config.json)')
+    .addOption(new Option('--env <NAME=VALUE>', 'an environment variable for a stdio server (repeatable; ${VAR} is expanded at start)').argParser(parseEnvPair))
+    .option('--url <url>', 'the URL of a remote server')
+    .addOption(new Option('--type <type>', 'the remote transport (default: sse when the URL path ends in /sse, else http)').choices(['http', 'sse']))
+    .addOption(new Option('--header <Name:Value>', 'an HTTP header for a remote server (repeatable)').argParser(parseHeaderPair))
+    .option('--description <text>', 'the description of a toolbox this creates')
+    .action(
+      async (
+        toolbox: string,
+        name: string,
+        command: string[],
+        opts: { config?: string; env?: Record<string, string>; url?: string; type?: 'http' | 'sse'; header?: Record<string, string>; description?: string },
+      ) => {
+        try {
+          let spec: ServerSpec;
+          if (opts.url !== undefined) {
+            if (command.length > 0) throw new WorkbenchError('USAGE', 'give either --url or a command after --, not both.');
+            if (opts.env) throw new WorkbenchError('USAGE', '--env is for stdio servers; a remote server takes --header.');
+            spec = { url: opts.url, ...(opts.type && { type: opts.type }), ...(opts.header && { headers: opts.header }) };
+          } else {
+            if (command.length === 0) throw new WorkbenchError('USAGE', 'give the command after --, e.g. server add dev memory -- npx -y @modelcontextprotocol/server-memory, or --url URL.');
+            if (opts.header || opts.type) throw new WorkbenchError('USAGE', '--header and --type are for remote servers (--url).');
+            spec = { command: command[0]!, args: command.slice(1), ...(opts.env && { env: opts.env }) };
+          }
+          const { path, edit } = await editConfig({ config: opts.config, env: ctx.env, cwd: ctx.cwd }, (text, source) =>
+            addServerText(text, source, toolbox, name, spec, opts.description),
+          );
+          const lines = [`Added server "${name}" to toolbox "${toolbox}" in ${path}.`];
+          for (const note of edit.notes) lines.push(`  - ${note}`);
+          for (const { key, name: entry } of literalSecrets(serverEntry(spec))) {
+            lines.push(`  - ${key === 'env' ? 'env' : 'header'} ${entry} is written into the file as given; a \${VAR} or \${secret:NAME} reference keeps it out`);
+          }
+          const unset = edit.variables.required.filter((v) => ctx.env[v] === undefined);
+          if (unset.length > 0) lines.push(`  - set ${unset.join(', ')} where the workbench runs (not set in this shell)`);
+          ctx.print(lines.join('\n'));
+        } catch (error) {
+          report(ctx, error);
+        }
+      },
+    );
+
+  server
+    .command('remove')
+    .description('remove a server from a toolbox')
+    .argument('<toolbox>', 'its toolbox')
+    .argument('<name>', 'the server')
+    .option('-c, --config <file>', 'config file (default: $WORKBENCH_CONFIG, else ./workbench-config.json)')
+    .action(async (toolbox: string, name: string, opts: { config?: string }) => {
+      try {
+        const { path, edit } = await editConfig({ config: opts.config, env: ctx.env, cwd: ctx.cwd }, (text, source) => removeServerText(text, source, toolbox, name));
+        ctx.print([`Removed server "${name}" from toolbox "${toolbox}" in ${path}.`, ...edit.notes.map((n) => `  - ${n}`)].join('\n'));
+      } catch (error) {
+        report(ctx, error);
+      }
+    });
+}

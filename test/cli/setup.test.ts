@@ -1,0 +1,136 @@
+import assert from 'node:assert/strict';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import { parse } from 'jsonc-parser';
+import { fixtureServer, runCli, tempDir } from '../helpers/workbench-process.js';
+
+/** `init`, `server add`, `server remove` through the built CLI (README "Command line"). */
+
+let dir: string;
+let config: string;
+let cleanup: (() => Promise<void>) | undefined;
+beforeEach(async () => {
+  const temp = await tempDir('wb-setup-');
+  cleanup = temp.cleanup;
+  dir = temp.dir;
+  config = join(dir, 'workbench-config.json');
+});
+afterEach(() => cleanup?.());
+
+const run = (args: string[], env: Record<string, string> = {}) => runCli(args, { cwd: dir, env: { HOME: dir, ...env } });
+
+type Doc = { toolboxes: Record<string, { description?: string; mcpServers: Record<string, Record<string, unknown>> }> };
+const read = async (): Promise<Doc> => parse(await readFile(config, 'utf8')) as Doc;
+
+describe('init', () => {
+  it('writes a commented starter config that validates, and never replaces a file without --force', async () => {
+    const created = run(['init']);
+    assert.equal(created.code, 0, created.stderr);
+    const text = await readFile(config, 'utf8');
+    assert.match(text, /^\s*\/\/ /m, 'it has // comments');
+    const validate = run(['validate', '--config', config]);
+    assert.equal(validate.code, 0, validate.stderr);
+
+    await writeFile(config, '{ "toolboxes": {} } // mine\n');
+    const again = run(['init']);
+    assert.equal(again.code, 1);
+    assert.equal(await readFile(config, 'utf8'), '{ "toolboxes": {} } // mine\n');
+
+    const forced = run(['init', '--force']);
+    assert.equal(forced.code, 0, forced.stderr);
+    assert.equal(await readFile(config, 'utf8'), text);
+    const backups = (await readdir(dir)).filter((f) => f.startsWith('workbench-config.json.bak-'));
+    assert.equal(backups.length, 1);
+    assert.equal(await readFile(join(dir, backups[0]!), 'utf8'), '{ "toolboxes": {} } // mine\n');
+  });
+
+  it('--config PATH writes there, creating its folder', async () => {
+    const path = join(dir, 'nested', 'wb.jsonc');
+    const created = run(['init', '--config', path]);
+    assert.equal(created.code, 0, created.stderr);
+    assert.equal(run(['validate', '--config', path]).code, 0);
+    assert.deepEqual(await readdir(dir), ['nested']);
+  });
+});
+
+describe('server add / remove', () => {
+  const userConfig = `{
+  // my servers
+  "toolboxes": {
+    "dev": {
+      "description": "mine",   // keep this note
+      "mcpServers": {
+        "b-server": { "command": "node", "args": ["b.js"] },
+        "a-server": { "command": "node", "args": ["a.js"] }, // and this one
+      },
+    },
+  },
+}
+`;
+
+  it('adds a stdio server after --, keeping comments, order and formatting; the server then answers tools call', async () => {
+    await writeFile(config, userConfig);
+    const fx = fixtureServer();
+    const added = run(['server', 'add', 'dev', 'fx', '--env', 'GREETING=hi=there', '--', fx.command, ...fx.args]);
+    assert.equal(added.code, 0, added.stderr);
+    const text = await readFile(config, 'utf8');
+    for (const kept of ['// my servers', '"description": "mine",   // keep this note', '"b-server": { "command": "node", "args": ["b.js"] },', '// and this one']) {
+      assert.ok(text.includes(kept), `kept: ${kept}`);
+    }
+    const doc = await read();
+    assert.deepEqual(Object.keys(doc.toolboxes.dev!.mcpServers), ['b-server', 'a-server', 'fx']);
+    assert.deepEqual(doc.toolboxes.dev!.mcpServers.fx, { command: fx.command, args: fx.args, env: { GREETING: 'hi=there' } });
+
+    await writeFile(config, text.replace(/"b-server"[^\n]*\n/, '').replace(/"a-server"[^\n]*\n/, ''));
+    const called = run(['tools', 'call', 'dev', 'echo', '--args', '{"text":"added!"}', '--config', config, '--state-file', join(dir, 'state.json')]);
+    assert.equal(called.code, 0, called.stderr);
+    assert.match(called.stdout, /added!/);
+  });
+
+  it('adds a remote server with --url and --header, creating the toolbox; the type follows the URL', async () => {
+    await writeFile(config, userConfig);
+    const sse = run(['server', 'add', 'web', 'legacy', '--url', 'https://legacy.example.com/sse', '--description', 'Remote']);
+    assert.equal(sse.code, 0, sse.stderr);
+    const http = run(['server', 'add', 'web', 'docs', '--url', 'https://docs.example.com/mcp', '--header', 'Authorization: Bearer ${DOCS_TOKEN}']);
+    assert.equal(http.code, 0, http.stderr);
+    const doc = await read();
+    assert.deepEqual(Object.keys(doc.toolboxes), ['dev', 'web']);
+    assert.equal(doc.toolboxes.web!.description, 'Remote');
+    assert.deepEqual(doc.toolboxes.web!.mcpServers, {
+      legacy: { type: 'sse', url: 'https://legacy.example.com/sse' },
+      docs: { type: 'http', url: 'https://docs.example.com/mcp', headers: { Authorization: 'Bearer ${DOCS_TOKEN}' } },
+    });
+    assert.ok((await readFile(config, 'utf8')).includes('// and this one'));
+    assert.equal(run(['validate', '--config', config], { DOCS_TOKEN: 't' }).code, 0);
+  });
+
+  it('refuses a name that exists, bad names and mixed forms (exit 2), and a missing config (exit 1), writing nothing', async () => {
+    await writeFile(config, userConfig);
+    for (const args of [
+      ['server', 'add', 'dev', 'a-server', '--', 'node', 'x.js'],
+      ['server', 'add', 'dev', 'bad__name', '--', 'node', 'x.js'],
+      ['server', 'add', 'dev', 'x', '--url', 'https://x.example.com/mcp', '--', 'node'],
+      ['server', 'add', 'dev', 'x'],
+      ['server', 'add', 'dev', 'x', '--env', 'NOEQUALS', '--', 'node'],
+      ['server', 'remove', 'dev', 'nope'],
+    ]) {
+      const result = run(args);
+      assert.equal(result.code, 2, `${args.join(' ')}: ${result.stderr}`);
+    }
+    assert.equal(await readFile(config, 'utf8'), userConfig);
+    const missing = run(['server', 'add', '--config', join(dir, 'none.json'), 'dev', 'x', '--', 'node']);
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /mcp-workbench init/);
+  });
+
+  it('removes a server, keeping the rest of the file as it was', async () => {
+    await writeFile(config, userConfig);
+    const removed = run(['server', 'remove', 'dev', 'b-server']);
+    assert.equal(removed.code, 0, removed.stderr);
+    const text = await readFile(config, 'utf8');
+    assert.equal(text, userConfig.replace('        "b-server": { "command": "node", "args": ["b.js"] },\n', ''));
+    assert.equal(run(['server', 'remove', 'nobox', 'x']).code, 1);
+    assert.deepEqual((await readdir(dir)).filter((f) => f.includes('.bak-')), []);
+  });
+});
