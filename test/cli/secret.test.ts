@@ -39,11 +39,17 @@ function runWithStdin(args: string[], input: string, env: Record<string, string>
   return runCliAsync(args, { HOME: env.HOME ?? cwd, ...env }, { cwd, input });
 }
 
-/** Every file under `dir`, with its content. */
+/**
+ * Every file under `dir`, with its content. A file can vanish between the listing and the read (an atomic write's
+ * temporary file, renamed to its final name): the listing is then taken again, so no file's content is missed.
+ */
 async function filesUnder(dir: string): Promise<{ path: string; text: string }[]> {
-  const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => []);
-  const files = entries.filter((e) => e.isFile()).map((e) => join(e.parentPath ?? e.path, e.name));
-  return Promise.all(files.map(async (path) => ({ path, text: await readFile(path, 'utf8') })));
+  for (;;) {
+    const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => []);
+    const files = entries.filter((e) => e.isFile()).map((e) => join(e.parentPath ?? e.path, e.name));
+    const read = await Promise.all(files.map(async (path) => ({ path, text: await readFile(path, 'utf8').catch(() => undefined) })));
+    if (read.every((f) => f.text !== undefined)) return read as { path: string; text: string }[];
+  }
 }
 
 describe('secret set | list | remove with the file store', () => {
