@@ -215,7 +215,8 @@ export function createSurface(workbench: Workbench, version: string, options: Cr
    * - a legacy server's requests during a live call are held in an {@link InputRounds} round of this process.
    */
   const modernUseTool = async (args: Record<string, unknown>, call: ModernUseToolCall): Promise<ModernAnswer> => {
-    const { signal, meta } = call;
+    const { meta } = call;
+    const requestCancellation = call.cancellation;
     const notify = call.notify as Notify;
     const state = call.state as RequestStatePayload | undefined;
     const responses = call.responses ?? {};
@@ -224,14 +225,16 @@ export function createSurface(workbench: Workbench, version: string, options: Cr
     const target = `${String(args.toolbox_name)}\0${String(args.tool_name)}`;
     let outcome: Promise<RoundOutcome>;
     if (state !== undefined && 'round' in state) {
-      const resumed = rounds.resume(owner, state.round, responses, signal, notify);
+      const resumed = rounds.resume(owner, state.round, responses, requestCancellation, notify);
       if (!resumed) {
-        return { complete: errorResult(
-          "This call's input round is not held by this workbench: it ended (answered, cancelled, or no answer within 10 minutes), or it was " +
-            'started by another workbench process (README "Protocol eras": a call that asks for input returns to the process that started it). ' +
-            'Call use_tool again without requestState.',
-          'INPUT_ROUND_UNKNOWN',
-        ) };
+        return {
+          complete: errorResult(
+            "This call's input round is not held by this workbench: it ended (answered, cancelled, or no answer within 10 minutes), or it was " +
+              'started by another workbench process (README "Protocol eras": a call that asks for input returns to the process that started it). ' +
+              'Call use_tool again without requestState.',
+            'INPUT_ROUND_UNKNOWN',
+          ),
+        };
       }
       outcome = resumed;
     } else {
@@ -256,7 +259,7 @@ export function createSurface(workbench: Workbench, version: string, options: Cr
             request: (request, askSignal) => ask(request, askSignal),
             pass,
           }),
-        signal,
+        requestCancellation,
         notify,
       );
     }
@@ -327,7 +330,7 @@ export function createSurface(workbench: Workbench, version: string, options: Cr
       if (name === USE_TOOL) {
         if (era === 'modern') {
           const call = {
-            signal: ctx.mcpReq.signal,
+            cancellation: Cancellation.from(ctx.mcpReq.signal),
             meta,
             notify: progressSender(ctx),
             state: ctx.mcpReq.requestState<RequestStatePayload>(),

@@ -68,7 +68,8 @@ export interface UseToolCall extends MetaToolCall {
 
 /** What a use_tool request of MCP 2026-07-28 brings besides its arguments (create-server.ts answers it). */
 export interface ModernUseToolCall {
-  signal: AbortSignal;
+  /** Cancelled when the client cancels the request. */
+  cancellation: Cancellation | undefined;
   /** The request's `_meta` as the SDK hands it to a handler (envelope lifted). */
   meta: Record<string, unknown> | undefined;
   /** Sends the call's notifications (progress, with the request's own token) to the client. */
@@ -222,15 +223,13 @@ export function createToolCallPipeline(handlers: ToolCallHandlers, sink: ReplySi
       if (progressToken !== undefined) respond({ jsonrpc: '2.0', method: notification.method, params: { ...notification.params, progressToken } } as JSONRPCMessage);
     };
     const cancellation = new Cancellation();
-    const controller = new AbortController();
-    cancellation.onCancel((reason) => controller.abort(reason));
     inFlight.set(id, cancellation);
     let answer: Promise<ModernAnswer>;
     try {
       answer =
         name === OPEN_TOOLBOX
           ? handlers.openToolbox(input, { progressToken, notify: notify as MetaToolCall['notify'] }).then((complete) => ({ complete }))
-          : modernHandlers.useTool(input, { signal: controller.signal, meta, notify });
+          : modernHandlers.useTool(input, { cancellation, meta, notify });
     } catch (error) {
       answer = Promise.reject(error);
     }
