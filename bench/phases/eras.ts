@@ -47,8 +47,8 @@ async function events(spawnLog: string): Promise<{ spawns: number; probes: numbe
 
 /**
  * Sequential `use_tool` → server-everything `echo` latencies of one SDK v2 client pinned to `era`, on a workbench of its
- * own over stdio (the modern client's calls go through the SDK's request handling, the legacy one's through the
- * tool-call pipeline).
+ * own over stdio (both eras' calls are taken by the tool-call pipeline; a modern client's first call, which introduces
+ * its envelope, goes through the SDK's request handling).
  */
 async function eraLatencies(era: 'legacy' | 'modern', calls: number, dir: string): Promise<number[]> {
   const configPath = join(dir, `config-${era}.json`);
@@ -129,7 +129,7 @@ export async function erasPhase(ctx: PhaseContext): Promise<Section> {
     head: ['Client of the workbench', 'use_tool echo p50', 'p99', 'Calls'],
     rows: [
       ['SDK v2 client, handshake era (tool-call pipeline)', fmtMs(median(byEra.legacy)), fmtMs(quantile(byEra.legacy, 0.99)), String(byEra.legacy.length)],
-      ['SDK v2 client, MCP 2026-07-28 (SDK request handling)', fmtMs(median(byEra.modern)), fmtMs(quantile(byEra.modern, 0.99)), String(byEra.modern.length)],
+      ['SDK v2 client, MCP 2026-07-28 (tool-call pipeline)', fmtMs(median(byEra.modern)), fmtMs(quantile(byEra.modern, 0.99)), String(byEra.modern.length)],
       ['modern ÷ handshake era', fmtRatio(eraRatio), '', ''],
     ],
   });

@@ -12,8 +12,8 @@ export type ServeOptions = RuntimeOptions;
  * process tree and resolves with the exit code. stdout carries MCP messages only; everything else goes to stderr.
  *
  * The client's opening message picks the protocol era (README "Protocol eras"): `initialize` is served as MCP up to
- * 2025-11-25, with the tool-call pipeline as a framing shortcut in front of the server; `server/discover` or a request
- * carrying the 2026-07-28 envelope is served as MCP 2026-07-28.
+ * 2025-11-25, `server/discover` or a request carrying the 2026-07-28 envelope as MCP 2026-07-28; in both the tool-call
+ * pipeline is a framing shortcut in front of the server.
  */
 export async function serve(options: ServeOptions): Promise<number> {
   const runtime = await createRuntime(options);
@@ -48,12 +48,11 @@ export async function serve(options: ServeOptions): Promise<number> {
     ({ era }) => {
       const server = surface.instance(era);
       pinned = server;
-      if (era === 'legacy') {
-        const pipeline = surface.pipeline(transport);
-        transport.intercept = (message) => pipeline.take(message);
-      } else {
-        transport.intercept = undefined;
-      }
+      // The tool-call pipeline takes use_tool and open_toolbox before the server sees them, in either era; in the modern
+      // era it hands back to the server (through the transport's own delivery) what it cannot answer as the SDK would.
+      const pipeline =
+        era === 'legacy' ? surface.pipeline(transport) : surface.pipeline(transport, { deliver: (message) => transport.onmessage?.(message) });
+      transport.intercept = (message) => pipeline.take(message);
       options.log.debug(`client speaks the ${era === 'modern' ? 'MCP 2026-07-28' : 'handshake (up to 2025-11-25)'} era`);
       return server;
     },

@@ -9,6 +9,7 @@ import {
   type CallToolResult,
   type ClientCapabilities,
   type InputRequests,
+  type JSONRPCMessage,
   type RequestId,
   type ServerContext,
   type Tool,
@@ -20,11 +21,15 @@ import { StdioServerLineTransport } from './stdio-server-transport.js';
 import {
   createToolCallPipeline,
   type MetaToolCall,
+  type ModernAnswer,
+  type ModernHandlers,
+  type ModernUseToolCall,
   type ToolCallHandlers,
   type ToolCallPipeline,
   type ReplySink,
   type UseToolCall,
 } from './tool-call-pipeline.js';
+import { AcceptedEnvelopes } from './modern-wire.js';
 import type { Logger } from '../log.js';
 import { quoteClientText } from '../shared/client-text.js';
 import {
@@ -89,8 +94,11 @@ export interface CreateServerOptions {
 export interface UpstreamSurface {
   /** A server instance for one era. A legacy instance becomes the surface's way to reach its client. */
   instance(era: Era): Server;
-  /** The tool-call pipeline over a reply sink (legacy era: a framing shortcut in front of the instance). */
-  pipeline(sink: ReplySink): ToolCallPipeline;
+  /**
+   * The tool-call pipeline over a reply sink: a framing shortcut in front of the instance. In the modern era it needs
+   * `deliver`, the way to the instance for the requests it hands over (see {@link createToolCallPipeline}).
+   */
+  pipeline(sink: ReplySink, modern?: { deliver(message: JSONRPCMessage): void }): ToolCallPipeline;
   /** Calls the listener when the tool list changes (a config reload renamed toolboxes); returns the unsubscribe. */
   onToolsChanged(listener: () => void): () => void;
   /** Input rounds held for calls of clients of MCP 2026-07-28. */
@@ -140,6 +148,11 @@ export function createSurface(workbench: Workbench, version: string, options: Cr
   let legacy: Server | undefined;
   /** A modern client's capabilities, as its latest request declared them. */
   let declared: ClientCapabilities | undefined;
+  const serverInfo = { name: 'mcp-workbench', title: 'MCP Workbench', version };
+  /** Envelopes the SDK accepted (modern era): requests carrying one of them may take the pipeline. */
+  const envelopes = new AcceptedEnvelopes();
+  /** Answers the modern pipeline worked out and left to the MCP server to frame, by request id. */
+  const handedOver = new Map<RequestId, Promise<ModernAnswer>>();
   const session: UpstreamSession = {
     capabilities: () => legacy?.getClientCapabilities() ?? declared,
     request: (request, signal) =>
@@ -209,32 +222,37 @@ export function createSurface(workbench: Workbench, version: string, options: Cr
    *   ours: nothing is held here, so the retry may reach any workbench process that shares the signing key;
    * - a legacy server's requests during a live call are held in an {@link InputRounds} round of this process.
    */
-  const modernUseTool = async (args: Record<string, unknown>, meta: Record<string, unknown> | undefined, ctx: ServerContext): Promise<CallToolResult> => {
-    const signal = ctx.mcpReq.signal;
-    const notify = progressSender(ctx) as unknown as Notify;
-    const state = ctx.mcpReq.requestState<RequestStatePayload>();
-    const responses = (ctx.mcpReq.inputResponses ?? {}) as Record<string, unknown>;
+  const modernUseTool = async (args: Record<string, unknown>, call: ModernUseToolCall): Promise<ModernAnswer> => {
+    const { meta } = call;
+    const requestCancellation = call.cancellation;
+    const notify = call.notify as Notify;
+    const state = call.state as RequestStatePayload | undefined;
+    const responses = call.responses ?? {};
     const problem = useToolProblem(args);
-    if (problem !== undefined) return refusal(USE_TOOL_USAGE, problem);
+    if (problem !== undefined) return { complete: refusal(USE_TOOL_USAGE, problem) };
     const target = `${String(args.toolbox_name)}\0${String(args.tool_name)}`;
     let outcome: Promise<RoundOutcome>;
     if (state !== undefined && 'round' in state) {
-      const resumed = rounds.resume(owner, state.round, responses, signal, notify);
+      const resumed = rounds.resume(owner, state.round, responses, requestCancellation, notify);
       if (!resumed) {
-        return errorResult(
-          "This call's input round is not held by this workbench: it ended (answered, cancelled, or no answer within 10 minutes), or it was " +
-            'started by another workbench process (README "Protocol eras": a call that asks for input returns to the process that started it). ' +
-            'Call use_tool again without requestState.',
-          'INPUT_ROUND_UNKNOWN',
-        );
+        return {
+          complete: errorResult(
+            "This call's input round is not held by this workbench: it ended (answered, cancelled, or no answer within 10 minutes), or it was " +
+              'started by another workbench process (README "Protocol eras": a call that asks for input returns to the process that started it). ' +
+              'Call use_tool again without requestState.',
+            'INPUT_ROUND_UNKNOWN',
+          ),
+        };
       }
       outcome = resumed;
     } else {
       if (state !== undefined && state.pass.target !== target) {
-        return refusal(
-          USE_TOOL_USAGE,
-          `${USE_TOOL}: this requestState continues a call of another tool; retry with the toolbox_name and tool_name of the call that asked for input`,
-        );
+        return {
+          complete: refusal(
+            USE_TOOL_USAGE,
+            `${USE_TOOL}: this requestState continues a call of another tool; retry with the toolbox_name and tool_name of the call that asked for input`,
+          ),
+        };
       }
       const pass: NonNullable<UseToolCall['pass']> =
         state === undefined ? { passInputRequired: true } : { passInputRequired: true, inputResponses: responses, requestState: state.pass.state };
@@ -249,28 +267,43 @@ export function createSurface(workbench: Workbench, version: string, options: Cr
             request: (request, askSignal) => ask(request, askSignal),
             pass,
           }),
-        signal,
+        requestCancellation,
         notify,
       );
     }
     const result = await outcome;
+    // An input-required answer's requestState is signed with the request's context, which only the SDK path has.
     if (result.kind === 'input') {
-      return inputRequired({
-        inputRequests: result.inputRequests as unknown as InputRequests,
-        requestState: await codec.mint({ round: result.round }, ctx),
-      }) as unknown as CallToolResult;
+      return {
+        finish: async (ctx) =>
+          inputRequired({
+            inputRequests: result.inputRequests as unknown as InputRequests,
+            requestState: await codec.mint({ round: result.round }, ctx),
+          }) as unknown as CallToolResult,
+      };
     }
     const answer = result.result as CallToolResult & { resultType?: string; inputRequests?: InputRequests; requestState?: unknown };
-    if (answer.resultType !== 'input_required') return answer;
-    return inputRequired({
-      ...(answer.inputRequests ? { inputRequests: answer.inputRequests } : {}),
-      requestState: await codec.mint({ pass: { target, ...(typeof answer.requestState === 'string' ? { state: answer.requestState } : {}) } }, ctx),
-    }) as unknown as CallToolResult;
+    if (answer.resultType !== 'input_required') return { complete: answer };
+    return {
+      finish: async (ctx) =>
+        inputRequired({
+          ...(answer.inputRequests ? { inputRequests: answer.inputRequests } : {}),
+          requestState: await codec.mint({ pass: { target, ...(typeof answer.requestState === 'string' ? { state: answer.requestState } : {}) } }, ctx),
+        }) as unknown as CallToolResult,
+    };
+  };
+
+  const modern: ModernHandlers = {
+    envelopes,
+    serverInfo,
+    useTool: modernUseTool,
+    declared: (capabilities) => void (declared = capabilities),
+    handOver: (id, answer) => void handedOver.set(id, answer),
   };
 
   const instance = (era: Era): Server => {
     const server = new Server(
-      { name: 'mcp-workbench', title: 'MCP Workbench', version },
+      serverInfo,
       {
         capabilities: { tools: { listChanged: true }, logging: {} },
         instructions: workbench.instructions(),
@@ -290,12 +323,29 @@ export function createSurface(workbench: Workbench, version: string, options: Cr
       const args = (request.params.arguments ?? {}) as Record<string, unknown>;
       const meta = request.params._meta as Record<string, unknown> | undefined;
       if (era === 'modern') {
-        const caps = (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY];
+        const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+        const caps = envelope?.[CLIENT_CAPABILITIES_META_KEY];
         if (caps) declared = caps as ClientCapabilities;
+        envelopes.accept(envelope);
+        // An answer the pipeline worked out and left to this handler to frame.
+        const handed = handedOver.get(ctx.mcpReq.id);
+        if (handed !== undefined) {
+          handedOver.delete(ctx.mcpReq.id);
+          return finish(await handed, ctx);
+        }
       }
       if (name === OPEN_TOOLBOX) return handlers.openToolbox(args, metaToolCall(ctx, meta));
       if (name === USE_TOOL) {
-        if (era === 'modern') return modernUseTool(args, meta, ctx);
+        if (era === 'modern') {
+          const call = {
+            cancellation: Cancellation.from(ctx.mcpReq.signal),
+            meta,
+            notify: progressSender(ctx),
+            state: ctx.mcpReq.requestState<RequestStatePayload>(),
+            responses: (ctx.mcpReq.inputResponses ?? {}) as Record<string, unknown>,
+          };
+          return finish(await modernUseTool(args, call), ctx);
+        }
         return handlers.useTool(args, {
           ...metaToolCall(ctx, meta),
           cancellation: Cancellation.from(ctx.mcpReq.signal) ?? new Cancellation(),
@@ -323,7 +373,7 @@ export function createSurface(workbench: Workbench, version: string, options: Cr
 
   return {
     instance,
-    pipeline: (sink) => createToolCallPipeline(handlers, sink),
+    pipeline: (sink, options) => createToolCallPipeline(handlers, sink, options && { handlers: modern, deliver: options.deliver }),
     onToolsChanged: (listener) => {
       listeners.add(listener);
       return () => void listeners.delete(listener);
@@ -377,6 +427,11 @@ function askLegacy(
   relatedRequestId?: RequestId,
 ): Promise<Record<string, unknown>> {
   return server.request(request as never, { signal, timeout: RELAY_TIMEOUT_MS, resetTimeoutOnProgress: true, relatedRequestId }) as Promise<Record<string, unknown>>;
+}
+
+/** The result a modern answer stands for, in the context of the request it answers. */
+function finish(answer: ModernAnswer, ctx: ServerContext): Promise<CallToolResult> | CallToolResult {
+  return 'complete' in answer ? answer.complete : answer.finish(ctx);
 }
 
 /** A meta-tool call answered by the MCP server (either era): the request's progress token, notifications tied to it. */

@@ -66,7 +66,7 @@ export class InputRounds {
       cancellation: Cancellation,
       notify: Notify,
     ) => Promise<CallToolResult>,
-    signal: AbortSignal | undefined,
+    signal: Cancellation | undefined,
     notify: Notify,
   ): Promise<RoundOutcome> {
     if (this.waiting() >= MAX_ROUNDS) {
@@ -124,7 +124,7 @@ export class InputRounds {
    * left unanswered are asked again. Undefined when there is no such round for this owner (expired, finished, or
    * started in another process).
    */
-  resume(owner: string, id: string, responses: Record<string, unknown>, signal: AbortSignal | undefined, notify: Notify): Promise<RoundOutcome> | undefined {
+  resume(owner: string, id: string, responses: Record<string, unknown>, signal: Cancellation | undefined, notify: Notify): Promise<RoundOutcome> | undefined {
     const round = this.rounds.get(id);
     if (!round || round.owner !== owner) return undefined;
     round.notify = notify;
@@ -157,7 +157,7 @@ export class InputRounds {
     return count;
   }
 
-  private wait(round: Round, signal: AbortSignal | undefined): Promise<RoundOutcome> {
+  private wait(round: Round, signal: Cancellation | undefined): Promise<RoundOutcome> {
     if (round.expiry) clearTimeout(round.expiry);
     round.expiry = undefined;
     return new Promise<RoundOutcome>((resolve, reject) => {
@@ -169,7 +169,7 @@ export class InputRounds {
       const check = (): void => {
         if (round.settled) {
           round.wake = undefined;
-          signal?.removeEventListener('abort', onAbort);
+          signal?.offCancel(onAbort);
           this.rounds.delete(round.id);
           if ('result' in round.settled) resolve({ kind: 'complete', result: round.settled.result });
           else reject(round.settled.error);
@@ -180,7 +180,7 @@ export class InputRounds {
         round.wake = undefined;
         setImmediate(() => {
           if (round.settled) return check();
-          signal?.removeEventListener('abort', onAbort);
+          signal?.offCancel(onAbort);
           const inputRequests: Extract<RoundOutcome, { kind: 'input' }>['inputRequests'] = {};
           for (const [key, ask] of round.fresh) {
             inputRequests[key] = ask.request;
@@ -192,8 +192,8 @@ export class InputRounds {
           resolve({ kind: 'input', round: round.id, inputRequests });
         });
       };
-      if (signal?.aborted) return onAbort();
-      signal?.addEventListener('abort', onAbort, { once: true });
+      if (signal?.cancelled) return onAbort();
+      signal?.onCancel(onAbort);
       round.wake = check;
       check();
     });

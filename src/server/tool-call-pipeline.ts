@@ -3,14 +3,17 @@ import {
   type CallToolResult,
   type JSONRPCMessage,
   type ProgressToken,
+  type ClientCapabilities,
   type RequestId,
   type Result,
+  type ServerContext,
   type ServerNotification,
   type TransportSendOptions,
 } from '@modelcontextprotocol/server';
 import { Cancellation } from '../shared/cancellation.js';
 import type { RelayedRequest } from '../clients/types.js';
 import { OPEN_TOOLBOX, USE_TOOL } from './meta-tools.js';
+import { modernResponse, type AcceptedEnvelopes } from './modern-wire.js';
 
 /**
  * The one way a `use_tool` or `open_toolbox` request becomes its JSON-RPC response, whatever the transport. The
@@ -22,6 +25,11 @@ import { OPEN_TOOLBOX, USE_TOOL } from './meta-tools.js';
  * Every other message (initialize, tools/list, management tools, unknown tools, task-augmented calls, a tools/call
  * whose `arguments` is not an object) is left to the MCP server, which is the same code on both transports and in both
  * protocol eras.
+ *
+ * For a client of MCP 2026-07-28 (stdio) the pipeline takes the common case too and answers it as the SDK's `Server`
+ * would, byte for byte ({@link modernResponse}): a request whose envelope the SDK has accepted before, without
+ * `inputResponses`/`requestState`. An answer it cannot frame itself (an input-required round, a result the SDK's
+ * parse would change, a thrown error) is handed over to the MCP server with the request, which encodes it.
  */
 export interface ToolCallPipeline {
   /** Takes a message meant for the pipeline (and answers it through the sink); returns false for anything else. */
@@ -58,6 +66,37 @@ export interface UseToolCall extends MetaToolCall {
   pass?: { passInputRequired: true; inputResponses?: Record<string, unknown>; requestState?: string };
 }
 
+/** What a use_tool request of MCP 2026-07-28 brings besides its arguments (create-server.ts answers it). */
+export interface ModernUseToolCall {
+  /** Cancelled when the client cancels the request. */
+  cancellation: Cancellation | undefined;
+  /** The request's `_meta` as the SDK hands it to a handler (envelope lifted). */
+  meta: Record<string, unknown> | undefined;
+  /** Sends the call's notifications (progress, with the request's own token) to the client. */
+  notify(notification: { method: string; params?: Record<string, unknown> }): void;
+  /** A retry's verified `requestState` and its `inputResponses` (SDK path only). */
+  state?: unknown;
+  responses?: Record<string, unknown>;
+}
+
+/**
+ * A modern use_tool's answer: complete, or an input-required answer that still needs the request's context (the
+ * SDK's) to sign its `requestState`.
+ */
+export type ModernAnswer = { complete: CallToolResult } | { finish(ctx: ServerContext): Promise<CallToolResult> };
+
+/** The pipeline's side of MCP 2026-07-28 (only a surface's modern pipeline has it). */
+export interface ModernHandlers {
+  envelopes: AcceptedEnvelopes;
+  /** The identity the SDK stamps into every result's `_meta`. */
+  serverInfo: Record<string, unknown>;
+  useTool(args: Record<string, unknown>, call: ModernUseToolCall): Promise<ModernAnswer>;
+  /** Records the capabilities a request declared (the SDK path does the same). */
+  declared(capabilities: ClientCapabilities): void;
+  /** Leaves request `id`'s answer to the MCP server: its tools/call handler returns `answer` for that request. */
+  handOver(id: RequestId, answer: Promise<ModernAnswer>): void;
+}
+
 export interface ToolCallHandlers {
   useTool(args: Record<string, unknown>, call: UseToolCall): Promise<CallToolResult>;
   openToolbox(args: Record<string, unknown>, call: MetaToolCall): Promise<CallToolResult>;
@@ -78,7 +117,14 @@ export function tooLargeError(id: RequestId | null, limit: number): JSONRPCMessa
 export const PARSE_ERROR_JSON = 'Parse error: Invalid JSON';
 export const PARSE_ERROR_JSON_RPC = 'Parse error: Invalid JSON-RPC message';
 
-export function createToolCallPipeline(handlers: ToolCallHandlers, sink: ReplySink): ToolCallPipeline {
+/** MCP 2026-07-28: how the pipeline reaches the MCP server with a request it hands over. */
+export interface ModernPipelineOptions {
+  handlers: ModernHandlers;
+  /** Gives a message to the MCP server, as the transport would have. */
+  deliver(message: JSONRPCMessage): void;
+}
+
+export function createToolCallPipeline(handlers: ToolCallHandlers, sink: ReplySink, modern?: ModernPipelineOptions): ToolCallPipeline {
   const inFlight = new Map<RequestId, Cancellation>();
   const write = sink.write?.bind(sink);
   const respond = write ?? ((message: JSONRPCMessage): void => void sink.send(message).catch(() => {}));
@@ -118,6 +164,7 @@ export function createToolCallPipeline(handlers: ToolCallHandlers, sink: ReplySi
       if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args))) return false;
       const id = m.id;
       const input = (args ?? {}) as Record<string, unknown>;
+      if (modern) return takeModern(message, id, name, params, input, modern);
       const meta = params._meta as Record<string, unknown> | undefined;
       const progressToken = meta?.progressToken as ProgressToken | undefined;
       if (name === OPEN_TOOLBOX) {
@@ -152,6 +199,60 @@ export function createToolCallPipeline(handlers: ToolCallHandlers, sink: ReplySi
       return true;
     },
   };
+
+  /**
+   * A use_tool or open_toolbox call of MCP 2026-07-28: false (for the MCP server) unless the request is one the SDK
+   * would take as it is; then the answer is written here when {@link modernResponse} can frame it, else handed over.
+   */
+  function takeModern(
+    message: JSONRPCMessage,
+    id: RequestId,
+    name: string,
+    params: Record<string, unknown>,
+    input: Record<string, unknown>,
+    { handlers: modernHandlers, deliver }: ModernPipelineOptions,
+  ): boolean {
+    if (params.inputResponses !== undefined || params.requestState !== undefined) return false;
+    const request = modernHandlers.envelopes.admit(params);
+    if (request === undefined) return false;
+    modernHandlers.declared(request.capabilities);
+    const { meta } = request;
+    const progressToken = meta?.progressToken as ProgressToken | undefined;
+    const notify = (notification: { method: string; params?: Record<string, unknown> }): void => {
+      if (notification.method !== 'notifications/progress') return respond({ jsonrpc: '2.0', ...notification } as JSONRPCMessage);
+      if (progressToken !== undefined) respond({ jsonrpc: '2.0', method: notification.method, params: { ...notification.params, progressToken } } as JSONRPCMessage);
+    };
+    const cancellation = new Cancellation();
+    inFlight.set(id, cancellation);
+    let answer: Promise<ModernAnswer>;
+    try {
+      answer =
+        name === OPEN_TOOLBOX
+          ? handlers.openToolbox(input, { progressToken, notify: notify as MetaToolCall['notify'] }).then((complete) => ({ complete }))
+          : modernHandlers.useTool(input, { cancellation, meta, notify });
+    } catch (error) {
+      answer = Promise.reject(error);
+    }
+    const handOver = (): void => {
+      modernHandlers.handOver(id, answer);
+      deliver(message);
+    };
+    answer.then(
+      (value) => {
+        inFlight.delete(id);
+        if (cancellation.cancelled) return;
+        const response = 'complete' in value ? modernResponse(id, value.complete, modernHandlers.serverInfo) : undefined;
+        if (response) respond(response);
+        else handOver();
+      },
+      () => {
+        inFlight.delete(id);
+        // A cancelled request gets no response (as the SDK does); an error is the SDK's to frame.
+        if (!cancellation.cancelled) handOver();
+      },
+    );
+    return true;
+  }
 
   /** Notifications about request `id`: written at once on stdio, on the request's own stream over HTTP. */
   function notifier(id: RequestId): MetaToolCall['notify'] {

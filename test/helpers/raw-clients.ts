@@ -109,3 +109,80 @@ export async function rawHttp(url: string, headers: Record<string, string> = {})
     },
   };
 }
+
+/** The per-request envelope of a client of MCP 2026-07-28 (the same for every request of one client). */
+export const MODERN_ENVELOPE = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+  'io.modelcontextprotocol/clientCapabilities': {},
+} as const;
+
+/** `serve` on stdio as a real process, spoken to as MCP 2026-07-28: no handshake, each request carries its envelope. */
+export async function rawModernStdio(config: unknown, env: Record<string, string> = {}): Promise<RawWire> {
+  const { dir, cleanup } = await tempDir('wb-raw-modern-');
+  const configPath = join(dir, 'workbench-config.json');
+  await writeFile(configPath, JSON.stringify(config));
+  const child: ChildProcess = spawn(node, [paths.cli, 'serve', '--config', configPath], {
+    env: { PATH: process.env.PATH ?? '', HOME: dir, WORKBENCH_STATE_FILE: join(dir, 'tool-state.json'), ...env },
+    cwd: dir,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  child.stderr!.resume();
+  const lines: string[] = [];
+  let partial = '';
+  child.stdout!.on('data', (chunk: Buffer) => {
+    partial += chunk.toString('utf8');
+    let newline: number;
+    while ((newline = partial.indexOf('\n')) >= 0) {
+      lines.push(partial.slice(0, newline));
+      partial = partial.slice(newline + 1);
+    }
+  });
+  return {
+    exchange: async (body, until) => {
+      const start = lines.length;
+      child.stdin!.write(`${typeof body === 'string' ? body : JSON.stringify(body)}\n`);
+      const deadline = Date.now() + 20_000;
+      while (!until(lines.slice(start))) {
+        if (Date.now() > deadline) throw new Error(`no answer over stdio to ${JSON.stringify(body).slice(0, 200)}; got ${lines.slice(start).join('\n')}`);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      return lines.slice(start);
+    },
+    close: async () => {
+      child.stdin!.end();
+      await new Promise((resolve) => child.once('exit', resolve));
+      await cleanup();
+    },
+  };
+}
+
+/** One POST per request to a running `serve --http`, as MCP 2026-07-28 (no session); SSE or JSON answers as text. */
+export function rawModernHttp(url: string): RawWire {
+  return {
+    exchange: async (body) => {
+      const message = body as { method?: string; params?: { name?: string } };
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2026-07-28',
+          ...(message.method ? { 'mcp-method': message.method } : {}),
+          ...(typeof message.params?.name === 'string' ? { 'mcp-name': message.params.name } : {}),
+        },
+        body: JSON.stringify(body),
+      });
+      const text = await response.text();
+      if ((response.headers.get('content-type') ?? '').includes('text/event-stream')) {
+        return text
+          .split('\n')
+          .filter((line) => line.startsWith('data: '))
+          .map((line) => line.slice(6))
+          .filter((data) => data.length > 0);
+      }
+      return text.length > 0 ? [text] : [];
+    },
+    close: async () => {},
+  };
+}

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startHttpWorkbench, type HttpWorkbench } from '../helpers/http-workbench.js';
-import { rawHttp, rawStdio, type RawWire } from '../helpers/raw-clients.js';
+import { MODERN_ENVELOPE, rawHttp, rawModernHttp, rawModernStdio, rawStdio, type RawWire } from '../helpers/raw-clients.js';
 import { fixtureServer, tempDir, waitFor } from '../helpers/workbench-process.js';
 
 /**
@@ -127,5 +127,88 @@ describe('stdio and HTTP give the same answers', () => {
     const { status, messages } = await overHttp.post(use(40, 'echo', { text: 'q'.repeat(LIMIT) }));
     assert.equal(status, 413);
     assert.equal((JSON.parse(messages[0]!) as { id: unknown }).id, 40);
+  });
+});
+
+/**
+ * The MCP 2026-07-28 column: over stdio the tool-call pipeline answers a modern client's use_tool and open_toolbox (or
+ * hands the request over to the SDK Server when it cannot frame the answer itself); over HTTP the SDK Server answers
+ * every modern request. The two must agree byte for byte, the SDK being the reference.
+ */
+describe('MCP 2026-07-28: the pipeline (stdio) and the SDK Server (HTTP) give the same answers', () => {
+  /** The case's request as a modern client sends it: the envelope in `_meta`, then the client's own keys. */
+  const modern = (body: unknown, params: Record<string, unknown> = {}) => {
+    const request = body as { params: Record<string, unknown> & { _meta?: Record<string, unknown> } };
+    return { ...request, params: { ...request.params, ...params, _meta: { ...MODERN_ENVELOPE, ...request.params._meta } } };
+  };
+  const MODERN_CASES: { name: string; body: unknown; id: unknown }[] = [
+    ...CASES.filter((c) => typeof c.body === 'object' && (c.body as { method?: string }).method === 'tools/call' && !c.name.includes('size limit')).map((c) => ({
+      ...c,
+      body: modern(c.body),
+    })),
+    { name: 'progress token after other _meta keys', body: modern(use(50, 'meta_echo', {}, { 'x/first': 1, progressToken: 'p-50' })), id: 50 },
+    { name: 'a numeric progress token, with progress', body: modern(use(51, 'slow', { ms: 100, steps: 2 }, { progressToken: 51 })), id: 51 },
+    { name: 'a task-augmented call', body: modern(use(52, 'echo', { text: 'task' }), { task: { ttl: 1000 } }), id: 52 },
+    { name: 'a requestState that was never handed out', body: modern(use(53, 'echo', { text: 'x' }), { requestState: 'forged' }), id: 53 },
+    { name: 'inputResponses without a requestState', body: modern(use(54, 'echo', { text: 'x' }), { inputResponses: {} }), id: 54 },
+    {
+      name: 'a malformed capabilities envelope',
+      body: { ...modern(use(55, 'echo', { text: 'x' })), params: { ...modern(use(55, 'echo', { text: 'x' })).params, _meta: { ...MODERN_ENVELOPE, 'io.modelcontextprotocol/clientCapabilities': 'all' } } },
+      id: 55,
+    },
+    { name: 'other declared capabilities', body: { ...modern(use(56, 'echo', { text: 'x' })), params: { ...modern(use(56, 'echo', { text: 'x' })).params, _meta: { ...MODERN_ENVELOPE, 'io.modelcontextprotocol/clientCapabilities': { roots: {} } } } }, id: 56 },
+    { name: 'open_toolbox of an unknown toolbox', body: modern(call(57, 'open_toolbox', { toolbox_name: 'nope' })), id: 57 },
+  ];
+
+  let dir: string;
+  let cleanup: () => Promise<void>;
+  let stdio: RawWire;
+  let http: HttpWorkbench;
+  let overHttp: RawWire;
+
+  before(async () => {
+    ({ dir, cleanup } = await tempDir('wb-parity-modern-'));
+    const config = (log: string) => ({ toolboxes: { fx: { mcpServers: { f: fixtureServer('--odd', '--log', log) } } } });
+    stdio = await rawModernStdio(config(join(dir, 'stdio.log')), env);
+    http = await startHttpWorkbench(config(join(dir, 'http.log')), ['--http', '127.0.0.1:0'], env);
+    overHttp = rawModernHttp(http.url);
+    // The SDK answers a client's first request (and accepts its envelope); the pipeline may take the ones after.
+    const first = modern(use(0, 'echo', { text: 'first' }));
+    assert.deepEqual(await stdio.exchange(first, answered(0)), await overHttp.exchange(first, answered(0)));
+  });
+
+  after(async () => {
+    await stdio?.close();
+    await http?.stop();
+    await cleanup?.();
+  });
+
+  for (const c of MODERN_CASES) {
+    it(c.name, async () => {
+      const overStdio = await stdio.exchange(c.body, answered(c.id));
+      const viaHttp = await overHttp.exchange(c.body, answered(c.id));
+      const last = JSON.parse(overStdio.at(-1)!) as { result?: { resultType?: string; _meta?: Record<string, unknown> }; error?: { code: number; message: string } };
+      if (c.name.includes('malformed capabilities')) {
+        // The SDK's HTTP entry checks the envelope itself (and names the key); over stdio the SDK Server answers it, as
+        // it did before the pipeline took modern calls. Either way a -32602, never a call.
+        assert.equal(last.error?.code, -32602);
+        assert.equal(last.error?.message, 'Invalid _meta envelope for protocol revision 2026-07-28: Invalid input: expected object, received string');
+        assert.equal((JSON.parse(viaHttp.at(-1)!) as { error?: { code: number } }).error?.code, -32602);
+        return;
+      }
+      assert.deepEqual(overStdio, viaHttp);
+      if (last.result) {
+        assert.equal(last.result.resultType, 'complete');
+        assert.ok(last.result._meta?.['io.modelcontextprotocol/serverInfo'], 'the server identity is stamped');
+      }
+      if (c.name.includes('with progress')) assert.ok(overStdio.length > 1, 'progress came before the result');
+    });
+  }
+
+  it('the same call twice gets the same answer (the second after the envelope is known)', async () => {
+    const again = (id: number) => modern(use(id, 'echo', { text: 'again' }));
+    const first = await stdio.exchange(again(60), answered(60));
+    const second = await stdio.exchange(again(60), answered(60));
+    assert.deepEqual(second, first);
   });
 });

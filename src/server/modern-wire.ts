@@ -1,0 +1,122 @@
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
+  LOG_LEVEL_META_KEY,
+  PROTOCOL_VERSION_META_KEY,
+  SERVER_INFO_META_KEY,
+  type CallToolResult,
+  type ClientCapabilities,
+  type JSONRPCMessage,
+  type RequestId,
+} from '@modelcontextprotocol/server';
+
+/**
+ * What the SDK's `Server` does to a `tools/call` of MCP 2026-07-28, written out for the tool-call pipeline's common
+ * case so that it can answer without the SDK's request handling and send the same bytes. The SDK stays the reference:
+ * everything here either reproduces it exactly or declines (`undefined`), and a declined request or result is answered
+ * by the SDK `Server`.
+ *
+ * On the way in the SDK lifts the reserved envelope keys out of `_meta`, checks the envelope against its schema, and
+ * parses the remaining `_meta` (a loose object whose one known key, `progressToken`, comes first). On the way out it
+ * parses the result (content blocks are re-built in schema key order), stamps `resultType: 'complete'` and the server's
+ * identity into `_meta`, and frames the response as `{ result, jsonrpc, id }`.
+ */
+
+/** The one revision the fast path answers; others (a later revision, a typo) are left to the SDK. */
+export const MODERN_REVISION = '2026-07-28';
+
+const ENVELOPE_KEYS = [PROTOCOL_VERSION_META_KEY, CLIENT_INFO_META_KEY, CLIENT_CAPABILITIES_META_KEY, LOG_LEVEL_META_KEY] as const;
+/** Envelopes the SDK accepted, remembered by their text; a client sends the same one with every request. */
+const MAX_ACCEPTED_ENVELOPES = 32;
+
+export interface ModernRequest {
+  /** The request's `_meta` without the envelope, as the SDK hands it to a handler (undefined when nothing is left). */
+  meta: Record<string, unknown> | undefined;
+  /** The capabilities the request declares. */
+  capabilities: ClientCapabilities;
+}
+
+/**
+ * The envelopes of modern requests the SDK has accepted. The envelope schema is the SDK's (not exported), so rather
+ * than re-implement it the fast path only takes requests whose envelope is one the SDK has already validated: the
+ * first request of a client (or of a new capability set) goes through the SDK, and every later one can skip it.
+ */
+export class AcceptedEnvelopes {
+  private readonly texts = new Set<string>();
+
+  /** Records the envelope of a request the SDK accepted (`ctx.mcpReq.envelope`). */
+  accept(envelope: Record<string, unknown> | undefined): void {
+    if (envelope === undefined || envelope[PROTOCOL_VERSION_META_KEY] !== MODERN_REVISION) return;
+    if (this.texts.size >= MAX_ACCEPTED_ENVELOPES) this.texts.clear();
+    this.texts.add(envelopeText(envelope));
+  }
+
+  /**
+   * The request as the SDK's handler would see it, when the fast path can answer it: its `_meta` carries an envelope
+   * the SDK accepted before, and the rest of `_meta` would pass the SDK's parse unchanged. Undefined otherwise.
+   */
+  admit(params: Record<string, unknown>): ModernRequest | undefined {
+    const raw = params._meta;
+    if (!isPlainObject(raw) || raw[PROTOCOL_VERSION_META_KEY] !== MODERN_REVISION) return undefined;
+    if (!this.texts.has(envelopeText(raw))) return undefined;
+    let meta: Record<string, unknown> | undefined;
+    for (const key of Object.keys(raw)) {
+      if ((ENVELOPE_KEYS as readonly string[]).includes(key)) continue;
+      (meta ??= {})[key] = raw[key];
+    }
+    if (meta !== undefined && 'progressToken' in meta) {
+      const token = meta.progressToken;
+      if (typeof token !== 'string' && !(typeof token === 'number' && Number.isInteger(token))) return undefined;
+      // The SDK's parse puts its one known key first.
+      const { progressToken, ...rest } = meta;
+      meta = { progressToken, ...rest };
+    }
+    return { meta, capabilities: raw[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities };
+  }
+}
+
+/** The envelope keys of a `_meta`, in a fixed order, as text. */
+function envelopeText(meta: Record<string, unknown>): string {
+  return JSON.stringify(ENVELOPE_KEYS.map((key) => meta[key] ?? null));
+}
+
+const RESULT_KEYS = ['_meta', 'content', 'structuredContent', 'isError'];
+
+/**
+ * The response the SDK sends for a complete `tools/call` result, when the result is one its parse leaves as it is:
+ * only the known keys, in schema order; text content blocks only; an `isError` that is a boolean; a `_meta` without
+ * a server identity of its own. Undefined for anything else (the SDK answers it).
+ */
+export function modernResponse(id: RequestId, result: CallToolResult, serverInfo: Record<string, unknown>): JSONRPCMessage | undefined {
+  if (!isPlainObject(result)) return undefined;
+  let next = 0;
+  for (const key of Object.keys(result)) {
+    const at = RESULT_KEYS.indexOf(key, next);
+    if (at === -1) return undefined;
+    next = at + 1;
+  }
+  const { content, isError, _meta: meta } = result;
+  if (!Array.isArray(content) || !content.every(isPlainText)) return undefined;
+  if ('isError' in result && typeof isError !== 'boolean') return undefined;
+  if ('structuredContent' in result && result.structuredContent === undefined) return undefined;
+  let stamped: Record<string, unknown>;
+  if (meta === undefined) {
+    if ('_meta' in result) return undefined;
+    stamped = { ...result, resultType: 'complete', _meta: { [SERVER_INFO_META_KEY]: serverInfo } };
+  } else {
+    if (!isPlainObject(meta) || SERVER_INFO_META_KEY in meta) return undefined;
+    stamped = { ...result, _meta: { ...meta, [SERVER_INFO_META_KEY]: serverInfo }, resultType: 'complete' };
+  }
+  return { result: stamped, jsonrpc: '2.0', id } as JSONRPCMessage;
+}
+
+/** `{ type: 'text', text }` and nothing else, keys in that order: what the SDK's parse of a text block gives back. */
+function isPlainText(block: unknown): boolean {
+  if (!isPlainObject(block) || block.type !== 'text' || typeof block.text !== 'string') return false;
+  const keys = Object.keys(block);
+  return keys.length === 2 && keys[0] === 'type';
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
