@@ -22,7 +22,18 @@ const INITIALIZE = {
 
 /** `serve` on stdio as a real process, initialized. */
 export async function rawStdio(config: unknown, env: Record<string, string> = {}): Promise<RawWire> {
-  const { dir, cleanup } = await tempDir('wb-raw-');
+  const wire = await spawnStdio(config, env, 'wb-raw-');
+  await wire.exchange(INITIALIZE, (m) => m.length > 0);
+  wire.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  return wire;
+}
+
+/**
+ * `serve` on stdio as a real process, with no handshake made: each line it writes is collected, and `exchange` sends
+ * one message and waits (20 s at most) until what came back since satisfies `until`.
+ */
+async function spawnStdio(config: unknown, env: Record<string, string>, prefix: string): Promise<RawWire & { send(message: unknown): void }> {
+  const { dir, cleanup } = await tempDir(prefix);
   const configPath = join(dir, 'workbench-config.json');
   await writeFile(configPath, JSON.stringify(config));
   const child: ChildProcess = spawn(node, [paths.cli, 'serve', '--config', configPath], {
@@ -43,23 +54,23 @@ export async function rawStdio(config: unknown, env: Record<string, string> = {}
     }
     waiter?.();
   });
-  const exchange = async (body: unknown, until: (messages: string[]) => boolean): Promise<string[]> => {
-    const start = lines.length;
-    child.stdin!.write(`${typeof body === 'string' ? body : JSON.stringify(body)}\n`);
-    const deadline = Date.now() + 20_000;
-    while (!until(lines.slice(start))) {
-      if (Date.now() > deadline) throw new Error(`no answer over stdio to ${String(body).slice(0, 200)}; got ${lines.slice(start).join('\n')}`);
-      await new Promise<void>((resolve) => {
-        waiter = resolve;
-        setTimeout(resolve, 200);
-      });
-    }
-    return lines.slice(start);
-  };
-  await exchange(INITIALIZE, (m) => m.length > 0);
-  child.stdin!.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
+  const send = (message: unknown): void => void child.stdin!.write(`${typeof message === 'string' ? message : JSON.stringify(message)}\n`);
   return {
-    exchange,
+    send,
+    exchange: async (body, until) => {
+      const start = lines.length;
+      send(body);
+      const deadline = Date.now() + 20_000;
+      while (!until(lines.slice(start))) {
+        if (Date.now() > deadline) throw new Error(`no answer over stdio to ${JSON.stringify(body).slice(0, 200)}; got ${lines.slice(start).join('\n')}`);
+        // Woken by the next line, or after 200 ms at most.
+        await new Promise<void>((resolve) => {
+          waiter = resolve;
+          setTimeout(resolve, 200);
+        });
+      }
+      return lines.slice(start);
+    },
     close: async () => {
       child.stdin!.end();
       await new Promise((resolve) => child.once('exit', resolve));
@@ -118,43 +129,8 @@ export const MODERN_ENVELOPE = {
 } as const;
 
 /** `serve` on stdio as a real process, spoken to as MCP 2026-07-28: no handshake, each request carries its envelope. */
-export async function rawModernStdio(config: unknown, env: Record<string, string> = {}): Promise<RawWire> {
-  const { dir, cleanup } = await tempDir('wb-raw-modern-');
-  const configPath = join(dir, 'workbench-config.json');
-  await writeFile(configPath, JSON.stringify(config));
-  const child: ChildProcess = spawn(node, [paths.cli, 'serve', '--config', configPath], {
-    env: { PATH: process.env.PATH ?? '', HOME: dir, WORKBENCH_STATE_FILE: join(dir, 'tool-state.json'), ...env },
-    cwd: dir,
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  child.stderr!.resume();
-  const lines: string[] = [];
-  let partial = '';
-  child.stdout!.on('data', (chunk: Buffer) => {
-    partial += chunk.toString('utf8');
-    let newline: number;
-    while ((newline = partial.indexOf('\n')) >= 0) {
-      lines.push(partial.slice(0, newline));
-      partial = partial.slice(newline + 1);
-    }
-  });
-  return {
-    exchange: async (body, until) => {
-      const start = lines.length;
-      child.stdin!.write(`${typeof body === 'string' ? body : JSON.stringify(body)}\n`);
-      const deadline = Date.now() + 20_000;
-      while (!until(lines.slice(start))) {
-        if (Date.now() > deadline) throw new Error(`no answer over stdio to ${JSON.stringify(body).slice(0, 200)}; got ${lines.slice(start).join('\n')}`);
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
-      return lines.slice(start);
-    },
-    close: async () => {
-      child.stdin!.end();
-      await new Promise((resolve) => child.once('exit', resolve));
-      await cleanup();
-    },
-  };
+export function rawModernStdio(config: unknown, env: Record<string, string> = {}): Promise<RawWire> {
+  return spawnStdio(config, env, 'wb-raw-modern-');
 }
 
 /** One POST per request to a running `serve --http`, as MCP 2026-07-28 (no session); SSE or JSON answers as text. */
