@@ -48,10 +48,9 @@ export function registerTrustCommands(tools: Command, ctx: CliContext, common: (
           (pins) => {
             let changed = false;
             for (const [key, { toolbox, server, tools: list }] of chosen) {
-              const before = pins.servers[key];
-              const fresh = list.filter((t) => before?.tools[t.name]?.fingerprint !== fingerprint(t));
-              if (approveTools(pins, key, fresh)) changed = true;
-              approved.push(...fresh.map((t) => formatToolName(toolbox, server, t.name)));
+              const result = approveTools(pins, key, list);
+              if (result.changed) changed = true;
+              approved.push(...result.approved.map((name) => formatToolName(toolbox, server, name)));
             }
             return changed;
           },

@@ -21,8 +21,9 @@ import { compileGlob } from '../shared/glob.js';
 import { closestTools, DEFAULT_SEARCH_LIMIT, searchIndex, searchTools, type SearchContext, type SearchIndex } from '../catalog/search.js';
 import { buildBridge, type Bridge } from '../catalog/search-bridge.js';
 import { ToolboxCatalog, type CatalogTool } from '../catalog/toolbox-catalog.js';
-import type { TrustPolicy, UnapprovedTool } from '../catalog/trust.js';
+import type { TrustPolicy } from '../catalog/trust.js';
 import type { VisibilityPolicy } from '../catalog/visibility.js';
+import { cachedServer, optional, unapprovedHead } from './answer-head.js';
 import { pendingServer, waitForServers, type OpenProgress } from './open-wait.js';
 import type { ShownLists } from './shown-lists.js';
 
@@ -365,61 +366,4 @@ export class Discovery {
     }
     return toolbox;
   }
-}
-
-/** Most held or unapproved tools an answer names (the rest are counted). */
-const MAX_UNAPPROVED_SHOWN = 20;
-
-/**
- * The tools of these catalogs whose definitions are not the approved ones (README "Pinned tool definitions"): held
- * ones (use_tool refuses them) and flagged ones, each with why and what to do; absent when there are none.
- */
-function unapprovedHead(catalogs: readonly ToolboxCatalog[], member?: (name: string) => boolean): Pick<AnswerHead, 'tools_held' | 'tools_unapproved'> {
-  const keep = (name: string): boolean => member === undefined || member(name);
-  const held: UnapprovedTool[] = [];
-  const flagged: UnapprovedTool[] = [];
-  for (const catalog of catalogs) {
-    for (const t of catalog.hidden) {
-      if (t.visibility.source !== 'quarantine' || !keep(t.name)) continue;
-      held.push({ name: t.name, change: t.visibility.rule as UnapprovedTool['change'], note: `${t.visibility.reason}; held until approved (mcp-workbench tools approve ${t.name})` });
-    }
-    for (const t of catalog.tools) {
-      if (!t.unapproved || !keep(t.name)) continue;
-      flagged.push({ name: t.name, change: t.unapproved.change, note: `${t.unapproved.reason}; usable, but check it before relying on it` });
-    }
-  }
-  return { ...optional('tools_held', capped(held)), ...optional('tools_unapproved', capped(flagged)) };
-}
-
-function capped(list: UnapprovedTool[]): UnapprovedTool[] {
-  if (list.length <= MAX_UNAPPROVED_SHOWN) return list;
-  const rest = list.length - MAX_UNAPPROVED_SHOWN;
-  return [...list.slice(0, MAX_UNAPPROVED_SHOWN), { name: `(${rest} more)`, change: list[MAX_UNAPPROVED_SHOWN]!.change, note: `${rest} more tools like these; mcp-workbench tools list shows them all` }];
-}
-
-/** A head field only when it has something to say (answers without it stay as they were). */
-function optional<K extends string, T>(key: K, list: readonly T[]): { [P in K]?: T[] } {
-  return (list.length > 0 ? { [key]: [...list] } : {}) as { [P in K]?: T[] };
-}
-
-function cachedServer(server: string, list: CachedList, now: number): CachedServer {
-  const fresh = (list.freshUntil ?? 0) > now;
-  return {
-    server,
-    listed: new Date(list.listedAt).toISOString(),
-    age: formatAge(now - list.listedAt),
-    note: fresh
-      ? 'its last list, still fresh by the server\'s own hint; calls connect it'
-      : 'its last known list, being checked now; calls always use the live server',
-  };
-}
-
-/** An age for people and models: "45 s", "12 min", "3 h", "2 d". */
-export function formatAge(ms: number): string {
-  const s = Math.max(0, Math.round(ms / 1000));
-  if (s < 90) return `${s} s`;
-  const min = Math.round(s / 60);
-  if (min < 90) return `${min} min`;
-  const h = Math.round(min / 60);
-  return h < 48 ? `${h} h` : `${Math.round(h / 24)} d`;
 }

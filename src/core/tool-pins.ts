@@ -75,7 +75,7 @@ export class ToolPins {
   private recordFirstSight(key: string, tools: readonly Tool[]): void {
     if (this.recording.has(key)) return;
     this.recording.add(key);
-    updatePins(this.path, (pins) => (key in pins.servers ? false : approveTools(pins, key, tools)), { log: this.log })
+    updatePins(this.path, (pins) => (key in pins.servers ? false : approveTools(pins, key, tools).changed), { log: this.log })
       .then((pins) => {
         this.set({ kind: 'valid', pins });
         this.log.info(`recorded the tool definitions of ${key} as approved (${tools.length} tools) in ${this.path}`);

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { parseTree, type ParseError } from 'jsonc-parser';
 import writeFileAtomic from 'write-file-atomic';
 import type { Tool } from '@modelcontextprotocol/client';
+import { parseJsonText } from '../config/parse-json.js';
 import { WorkbenchError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { errnoCode, unwritable } from './file-errors.js';
@@ -98,14 +98,11 @@ export async function readPins(path: string): Promise<PinsRead> {
 }
 
 export function parsePins(text: string): PinsRead {
-  const errors: ParseError[] = [];
-  const tree = parseTree(text, errors, { allowTrailingComma: true });
-  if (errors.length > 0 || !tree) return { kind: 'broken', reason: 'does not parse as JSON' };
   let value: unknown;
   try {
-    value = JSON.parse(text.replace(/^\uFEFF/, ''));
+    value = parseJsonText(text).value;
   } catch {
-    return { kind: 'broken', reason: 'does not parse as JSON (comments are not kept in this file: it is written by the workbench)' };
+    return { kind: 'broken', reason: 'does not parse as JSON' };
   }
   const file = value as Partial<PinFile> | null;
   if (typeof file !== 'object' || file === null || typeof file.servers !== 'object' || file.servers === null || Array.isArray(file.servers)) {
@@ -153,18 +150,22 @@ export async function updatePins(path: string, change: (pins: PinFile) => boolea
   }
 }
 
-/** Records `tools` as approved now for `key` (adding the server when new); returns whether anything changed. */
-export function approveTools(pins: PinFile, key: string, tools: readonly Tool[], now = new Date()): boolean {
+/**
+ * Records `tools` as approved now for `key` (adding the server when new). Returns the names whose approved
+ * definition changed, and whether the file changed at all (a new server with no tools changes it too).
+ */
+export function approveTools(pins: PinFile, key: string, tools: readonly Tool[], now = new Date()): { approved: string[]; changed: boolean } {
   const stamp = now.toISOString();
-  let changed = !(key in pins.servers);
+  const added = !(key in pins.servers);
   const server = (pins.servers[key] ??= { approved: stamp, tools: {} });
+  const approved: string[] = [];
   for (const tool of tools) {
     const print = fingerprint(tool);
     if (server.tools[tool.name]?.fingerprint === print) continue;
     server.tools[tool.name] = { fingerprint: print, approved: stamp, definition: shownDefinition(tool) };
-    changed = true;
+    approved.push(tool.name);
   }
-  return changed;
+  return { approved, changed: added || approved.length > 0 };
 }
 
 /**
