@@ -127,29 +127,81 @@ export function isRetryable(code: WorkbenchErrorCode, failure?: ServerFailure): 
   }
 }
 
+/** Where a failure happened, as names (never parsed back out of a message). */
+export interface FailureSite {
+  toolbox?: string;
+  server?: string;
+  /** The downstream tool's own name (not the canonical `{toolbox}__{server}__{tool}`). */
+  tool?: string;
+}
+
+export interface WorkbenchErrorOptions extends FailureSite {
+  cause?: unknown;
+  /** One line per individual problem when the error aggregates several (e.g. every schema violation). */
+  details?: readonly string[];
+  /** For failures of a downstream server: what happened to it, as fields. */
+  failure?: ServerFailure;
+  /** What to do next, as one or more sentences; shown after the message. */
+  hint?: string;
+  /** A downstream server's own JSON-RPC error code (CALL_FAILED from an error response). Never passed on as ours. */
+  downstreamCode?: number;
+}
+
+/**
+ * The workbench's typed failure: a stable code (what kind of failure), where it happened (toolbox, server, tool), what
+ * happened to the server (`failure`), what to do next (`hint`) and whether simply retrying may succeed (`retryable`).
+ * It travels as it is from the place it happens to the one place that shows it — `failureResult` (a tool result),
+ * the CLI (exit code and message), or a JSON-RPC error for protocol faults — and no field is ever parsed back out of
+ * the message text.
+ */
 export class WorkbenchError extends Error {
   readonly code: WorkbenchErrorCode;
-  /** One line per individual problem when the error aggregates several (e.g. every schema violation). */
   readonly details: readonly string[];
-  /** For failures of a downstream server: what happened to it, as fields. */
   readonly failure: ServerFailure | undefined;
+  readonly site: Readonly<FailureSite>;
+  readonly hint: string | undefined;
+  readonly downstreamCode: number | undefined;
 
-  constructor(
-    code: WorkbenchErrorCode,
-    message: string,
-    options: { cause?: unknown; details?: readonly string[]; failure?: ServerFailure } = {},
-  ) {
+  constructor(code: WorkbenchErrorCode, message: string, options: WorkbenchErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'WorkbenchError';
     this.code = code;
     this.details = options.details ?? [];
     this.failure = options.failure;
+    this.site = siteOf(options);
+    this.hint = options.hint;
+    this.downstreamCode = options.downstreamCode;
   }
 
-  /** The message followed by its details, one per line, as printed to a user. */
-  toDisplayString(): string {
-    return this.details.length === 0 ? this.message : `${this.message}\n${this.details.map((d) => `  - ${d}`).join('\n')}`;
+  /** Whether the same call may succeed if simply made again later (see {@link isRetryable}). */
+  get retryable(): boolean {
+    return isRetryable(this.code, this.failure);
   }
+
+  /** The same failure, placed: `site` fills in what is not known yet (the tool, once the caller knows it). */
+  at(site: FailureSite): WorkbenchError {
+    const placed = new WorkbenchError(this.code, this.message, { ...this.options(), ...site, ...this.site });
+    placed.stack = this.stack;
+    return placed;
+  }
+
+  /** The message, its hint, then its details one per line, as printed to a user. */
+  toDisplayString(): string {
+    const head = this.hint === undefined ? this.message : `${this.message}${this.message.includes('\n') ? '\n' : ' '}${this.hint}`;
+    return this.details.length === 0 ? head : `${head}\n${this.details.map((d) => `  - ${d}`).join('\n')}`;
+  }
+
+  private options(): WorkbenchErrorOptions {
+    return { cause: this.cause, details: this.details, failure: this.failure, hint: this.hint, downstreamCode: this.downstreamCode, ...this.site };
+  }
+}
+
+function siteOf(options: FailureSite): FailureSite {
+  const site: FailureSite = {};
+  if (options.toolbox !== undefined) site.toolbox = options.toolbox;
+  if (options.server !== undefined) site.server = options.server;
+  if (options.tool !== undefined) site.tool = options.tool;
+  return site;
 }
 
 export function isWorkbenchError(error: unknown, code?: WorkbenchErrorCode): error is WorkbenchError {

@@ -1,12 +1,12 @@
 import type { FetchLike } from '@modelcontextprotocol/client';
-import { MESSAGE_TOO_LARGE_CODE } from './stdio-transport.js';
+import { DroppedMessageError, droppedResponse } from './dropped-message.js';
 
 /**
  * A `fetch` for the remote (Streamable HTTP, SSE) client transports that holds every message from the server to
  * `maxMessageBytes`, as the stdio transport does: a JSON body is counted whole, an event stream per event (bytes
  * since the last blank line). A message over the limit is never buffered. When the POST that opened the stream was a
- * request, its caller gets a JSON-RPC error at once (code MESSAGE_TOO_LARGE_CODE, as over stdio) and the stream
- * ends; otherwise the stream fails with that error.
+ * request, its caller gets a JSON-RPC error at once (see dropped-message.ts, as over stdio) and the stream
+ * ends; otherwise the stream fails with a DroppedMessageError.
  */
 export function limitedFetch(maxMessageBytes: number, base: FetchLike = fetch): FetchLike {
   return async (url, init) => {
@@ -14,7 +14,6 @@ export function limitedFetch(maxMessageBytes: number, base: FetchLike = fetch): 
     if (!response.body) return response;
     const eventStream = (response.headers.get('content-type') ?? '').includes('text/event-stream');
     const requestId = requestIdOf(init?.body);
-    const tooLarge = `the server's response was larger than the workbench's ${maxMessageBytes}-byte limit and was dropped`;
     let since = 0;
     let previous = 0;
     const limited = response.body.pipeThrough(
@@ -40,12 +39,12 @@ export function limitedFetch(maxMessageBytes: number, base: FetchLike = fetch): 
           }
           if (eventStream && requestId !== undefined) {
             // End the partial event (its data is dropped as unreadable) and answer the request in its place.
-            const error = { jsonrpc: '2.0', id: requestId, error: { code: MESSAGE_TOO_LARGE_CODE, message: tooLarge } };
+            const error = droppedResponse(requestId, { reason: 'too-large', limitBytes: maxMessageBytes });
             controller.enqueue(new TextEncoder().encode(`\n\nevent: message\ndata: ${JSON.stringify(error)}\n\n`));
             controller.terminate();
             return;
           }
-          controller.error(Object.assign(new Error(tooLarge), { code: MESSAGE_TOO_LARGE_CODE }));
+          controller.error(new DroppedMessageError({ reason: 'too-large', limitBytes: maxMessageBytes }));
         },
       }),
     );

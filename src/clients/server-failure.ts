@@ -12,6 +12,10 @@ export interface FailedServer {
   server: string;
   error: string;
   code: WorkbenchErrorCode;
+  /** Whether simply trying again later may succeed (see isRetryable). */
+  retryable: boolean;
+  /** What to do about it, when known apart from the message. */
+  hint?: string;
   failure?: ServerFailure;
 }
 
@@ -51,9 +55,16 @@ export function summary(failure: ServerFailure): string {
 /** The entry of open_toolbox's servers_failed (and of list_all_tools) for a failed connect. */
 export function failedServer(server: string, error: unknown): FailedServer {
   if (error instanceof WorkbenchError) {
-    return { server, error: errorMessage(error), code: error.code, ...(error.failure ? { failure: error.failure } : {}) };
+    return {
+      server,
+      error: errorMessage(error),
+      code: error.code,
+      retryable: error.retryable,
+      ...(error.hint !== undefined ? { hint: error.hint } : {}),
+      ...(error.failure ? { failure: error.failure } : {}),
+    };
   }
-  return { server, error: errorMessage(error), code: 'CONNECT_FAILED' };
+  return { server, error: errorMessage(error), code: 'CONNECT_FAILED', retryable: true };
 }
 
 /** The last few non-empty lines of stderr, each shortened. */

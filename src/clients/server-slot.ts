@@ -284,15 +284,18 @@ export class ServerSlot {
    * waits out the backoff of a server that crashed after working (the caller wants it back).
    */
   private async readyToConnect(): Promise<void> {
-    if (this.closed) throw shuttingDown(this.label);
+    if (this.closed) throw this.redactError(shuttingDown(this.label));
     // An entry that cannot start as written (unset variable, malformed URL) fails at once, every time, spawning nothing.
-    if (this.config.problems) throw serverProblemError(this.label, this.config.problems);
+    if (this.config.problems) throw this.redactError(serverProblemError(this.label, this.config.problems));
     const wait = this.retryAt - Date.now();
     if (wait > 0 && this.lastConnectError) {
       // A server that keeps failing to start must not stall every open_toolbox of its toolbox: answer at once.
-      const { code, message, failure } = this.lastConnectError;
-      throw new WorkbenchError(code, `${message} (not retried yet: it failed ${this.quickFailures} times in a row; next attempt in ${Math.ceil(wait / 1000)} s)`, {
-        failure,
+      const last = this.lastConnectError;
+      throw new WorkbenchError(last.code, `${last.message} (not retried yet: it failed ${this.quickFailures} times in a row; next attempt in ${Math.ceil(wait / 1000)} s)`, {
+        failure: last.failure,
+        hint: last.hint,
+        details: last.details,
+        ...last.site,
       });
     }
     if (wait > 0) {
@@ -363,7 +366,7 @@ export class ServerSlot {
       // it, which is no failure to report — nor one to count towards the backoff.
       await attempt.transport.close().catch(() => {});
       this.log.debug(`connect stopped (closing): ${errorMessage(error)}`);
-      return shuttingDown(this.label);
+      return this.redactError(shuttingDown(this.label));
     }
     // Decide the cause before closing: ending a process tree takes a moment, and the connect timer must not fire
     // meanwhile and turn "exited with code 3" into "timed out".
@@ -371,7 +374,7 @@ export class ServerSlot {
     await attempt.transport.close().catch(() => {});
     this.noteFailure(0);
     this.lastConnectError = described;
-    this.log.warn(described.message);
+    this.log.warn(described.toDisplayString());
     return described;
   }
 
@@ -490,14 +493,18 @@ export class ServerSlot {
    * The same error with its message, details and the stderr tail of its structured failure redacted (a wrapped fetch
    * error repeats the whole URL; a crashing server may print its environment). The failure's fields are kept.
    */
+  /** The error as it may leave the slot: placed at this toolbox/server, every text in it redacted by meaning. */
   private redactError(error: WorkbenchError): WorkbenchError {
-    const message = this.redact(error.message);
-    const details = error.details.map(this.redact);
-    const tail = error.failure?.stderrTail;
+    const placed = error.at({ toolbox: this.toolbox, server: this.config.name });
+    const message = this.redact(placed.message);
+    const hint = placed.hint === undefined ? undefined : this.redact(placed.hint);
+    const details = placed.details.map(this.redact);
+    const tail = placed.failure?.stderrTail;
     const redactedTail = tail?.map(this.redact);
-    const same = message === error.message && details.every((d, i) => d === error.details[i]) && (tail === undefined || redactedTail!.every((l, i) => l === tail[i]));
-    if (same) return error;
-    const failure = error.failure && (redactedTail ? { ...error.failure, stderrTail: redactedTail } : error.failure);
-    return new WorkbenchError(error.code, message, { cause: error.cause, details, ...(failure ? { failure } : {}) });
+    const same =
+      message === placed.message && hint === placed.hint && details.every((d, i) => d === placed.details[i]) && (tail === undefined || redactedTail!.every((l, i) => l === tail[i]));
+    if (same) return placed;
+    const failure = placed.failure && (redactedTail ? { ...placed.failure, stderrTail: redactedTail } : placed.failure);
+    return new WorkbenchError(placed.code, message, { cause: placed.cause, details, failure, hint, downstreamCode: placed.downstreamCode, ...placed.site });
   }
 }

@@ -5,7 +5,8 @@ import { WorkbenchError, errorMessage, type ServerFailure } from '../errors.js';
 import type { Cancellation } from '../shared/cancellation.js';
 import { MalformedResultError } from './call-channel.js';
 import { httpStatusOf, stderrOf, summary } from './server-failure.js';
-import { ChildProcessTransport, MESSAGE_TOO_LARGE_CODE } from './stdio-transport.js';
+import { droppedMessageOf } from './dropped-message.js';
+import { ChildProcessTransport } from './stdio-transport.js';
 import { describeUrl } from './transports.js';
 
 /**
@@ -42,8 +43,12 @@ export function describeConnectError(
   if (timedOut) {
     return new WorkbenchError(
       'CONNECT_TIMEOUT',
-      `${slot.label} did not complete the MCP handshake within ${timeoutMs} ms and was stopped. ${slot.config.type === 'stdio' ? 'Check that it speaks MCP on stdio' : 'Check that the URL is an MCP endpoint and reachable'}, or raise "connectTimeoutMs" for this server.`,
-      { cause: error, failure: { kind: 'handshake-timeout', timeoutMs, ...stderrOf(transport) } },
+      `${slot.label} did not complete the MCP handshake within ${timeoutMs} ms and was stopped.`,
+      {
+        cause: error,
+        failure: { kind: 'handshake-timeout', timeoutMs, ...stderrOf(transport) },
+        hint: `${slot.config.type === 'stdio' ? 'Check that it speaks MCP on stdio' : 'Check that the URL is an MCP endpoint and reachable'}, or raise "connectTimeoutMs" for this server.`,
+      },
     );
   }
   if (transport instanceof ChildProcessTransport) {
@@ -52,8 +57,8 @@ export function describeConnectError(
     const failure = endOf(transport);
     return new WorkbenchError(
       'CONNECT_FAILED',
-      `${slot.label} failed to start: ${summary(failure)}\nFix its command, args or env in the config (\`mcp-workbench doctor\` checks every server); it is tried again on next use.`,
-      { cause: error, failure },
+      `${slot.label} failed to start: ${summary(failure)}`,
+      { cause: error, failure, hint: 'Fix its command, args or env in the config (`mcp-workbench doctor` checks every server); it is tried again on next use.' },
     );
   }
   // Never the full URL: an expanded secret may sit in its query string.
@@ -103,34 +108,35 @@ export function describeCallError(
     const failure = endOf(live.transport);
     return new WorkbenchError(
       'SERVER_EXITED',
-      `${what} failed: the server stopped (${summary(failure)}). It will be restarted on the next call; retry if the tool is safe to repeat.`,
-      { cause: error, failure },
+      `${what} failed: the server stopped (${summary(failure)}).`,
+      { cause: error, failure, tool, hint: 'It will be restarted on the next call; retry if the tool is safe to repeat.' },
     );
   }
   if (error instanceof MalformedResultError) {
-    return new WorkbenchError('INVALID_OUTPUT', `${what} failed: ${error.message}. Report this to the server's maintainers.`, { cause: error });
+    return new WorkbenchError('INVALID_OUTPUT', `${what} failed: ${error.message}.`, { cause: error, tool, hint: "Report this to the server's maintainers." });
   }
   if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout) {
     return new WorkbenchError(
       'CALL_TIMEOUT',
-      `${what} did not answer within ${timeout} ms and was cancelled. Retry, or raise "timeoutMs" for this server if the tool is expected to take longer.`,
-      { cause: error },
+      `${what} did not answer within ${timeout} ms and was cancelled.`,
+      { cause: error, tool, hint: 'Retry, or raise "timeoutMs" for this server if the tool is expected to take longer.' },
     );
   }
   if (cancellation?.cancelled) {
-    return new WorkbenchError('CALL_CANCELLED', `${what} was cancelled by the client`, { cause: error });
+    return new WorkbenchError('CALL_CANCELLED', `${what} was cancelled by the client`, { cause: error, tool });
   }
-  if ((error as { code?: unknown } | undefined)?.code === MESSAGE_TOO_LARGE_CODE) {
-    return new WorkbenchError('MESSAGE_TOO_LARGE', `${what} failed: ${errorMessage(error).replace(/^MCP error -?\d+: /, '')}. Ask for less output (narrower arguments).`, {
-      cause: error,
-    });
+  const dropped = droppedMessageOf(error);
+  if (dropped) {
+    return new WorkbenchError('MESSAGE_TOO_LARGE', `${what} failed: ${dropped}.`, { cause: error, tool, hint: 'Ask for less output (narrower arguments).' });
   }
   if (error instanceof ProtocolError) {
-    return new WorkbenchError(
-      'CALL_FAILED',
-      `${what} returned an error (downstream JSON-RPC code ${error.code}): ${error.message.replace(/^MCP error -?\d+: /, '')}. Check the arguments against the tool's inputSchema (open_toolbox lists it), then retry.`,
-      { cause: error },
-    );
+    // The server's own message, as it sent it: nothing is parsed out of it, and its code is carried as a field.
+    return new WorkbenchError('CALL_FAILED', `${what} returned a JSON-RPC error (code ${error.code}): ${error.message}.`, {
+      cause: error,
+      tool,
+      downstreamCode: error.code,
+      hint: "Check the arguments against the tool's inputSchema (open_toolbox lists it), then retry.",
+    });
   }
-  return new WorkbenchError('CALL_FAILED', `${what} failed: ${errorMessage(error)}`, { cause: error });
+  return new WorkbenchError('CALL_FAILED', `${what} failed: ${errorMessage(error)}`, { cause: error, tool });
 }

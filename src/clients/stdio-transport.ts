@@ -3,6 +3,7 @@ import crossSpawn from 'cross-spawn';
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
 import { LineWriter } from '../shared/line-writer.js';
 import { ID_SEARCH_BYTES, findMessageId } from '../shared/message-id.js';
+import { droppedResponse } from './dropped-message.js';
 import type { GroupTracker } from './orphan-reaper.js';
 import { isAlive, listDescendants, signal, terminateAll, waitForExit } from '../shared/process-tree.js';
 import type { Logger } from '../log.js';
@@ -37,9 +38,6 @@ export interface ExitInfo {
   code: number | null;
   signal: NodeJS.Signals | null;
 }
-
-/** Error code attached to the synthesized JSON-RPC error for an oversized message (a server error range code). */
-export const MESSAGE_TOO_LARGE_CODE = -32099;
 
 const NEWLINE = 0x0a;
 const NOISE_LOGS_PER_MINUTE = 10;
@@ -261,14 +259,7 @@ export class ChildProcessTransport implements Transport {
     const id = findMessageId(head, tail);
     this.options.log.warn(`dropped a ${bytes}-byte message from the server: larger than the ${limit}-byte limit`);
     if (id === undefined) return;
-    this.onmessage?.({
-      jsonrpc: '2.0',
-      id,
-      error: {
-        code: MESSAGE_TOO_LARGE_CODE,
-        message: `the server's response was larger than the workbench's ${limit}-byte limit and was dropped (at least ${bytes} bytes)`,
-      },
-    });
+    this.onmessage?.(droppedResponse(id, { reason: 'too-large', limitBytes: limit, bytes }));
   }
 
   private noiseOnStdout(line: Buffer): void {

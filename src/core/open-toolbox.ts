@@ -362,7 +362,7 @@ export class Discovery {
     const toolbox = config.toolboxes.find((t) => t.name === name);
     if (!toolbox) {
       const names = [...config.toolboxes.map((t) => t.name), ...(config.toolsets ?? []).map((t) => t.name)].join(', ') || '(none configured)';
-      throw new WorkbenchError('TOOLBOX_NOT_FOUND', `Unknown toolbox ${quoteClientText(name)}. Available toolboxes and toolsets: ${names}.`);
+      throw new WorkbenchError('TOOLBOX_NOT_FOUND', `Unknown toolbox ${quoteClientText(name)}. Available toolboxes and toolsets: ${names}.`, { hint: 'Call open_toolbox with one of them.' });
     }
     return toolbox;
   }

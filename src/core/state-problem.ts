@@ -16,6 +16,7 @@ export function stateRefusal(toolName: string, problem: WorkbenchError): CallToo
     `Cannot call ${quoteClientText(toolName)}: no tool is called while the tool state file cannot be trusted, so nothing ` +
       `it disables can run. ${problem.message} Calls resume as soon as it is good again (no restart needed).`,
     problem.code,
+    { hint: 'Fix the tool state file; calls resume as soon as it is good again (no restart needed).' },
   );
 }
 

@@ -5,7 +5,7 @@ import { overriddenText, type OverrideResolver } from '../catalog/overrides.js';
 import { revealHidden, revealInSchema } from '../shared/hidden-text.js';
 import type { CatalogTool } from '../catalog/toolbox-catalog.js';
 import type { FailedServer } from '../clients/client-manager.js';
-import { isRetryable, type ServerFailure, type WorkbenchErrorCode } from '../errors.js';
+import { isRetryable, type FailureSite, type ServerFailure, type WorkbenchError, type WorkbenchErrorCode } from '../errors.js';
 
 /** One tool as `open_toolbox` presents it (the full entry of the catalog index). */
 export type ToolEntry = FullEntry;
@@ -57,14 +57,41 @@ export function toEntry(t: CatalogTool, overrides: OverrideResolver): ToolEntry 
 /** `_meta` key marking results the workbench produced itself (as opposed to a downstream tool's own error). */
 export const ERROR_META_KEY = 'mcp-workbench/error';
 
+/** What `_meta["mcp-workbench/error"]` carries besides the code (README "Errors"). */
+export interface ErrorFields extends FailureSite {
+  failure?: ServerFailure;
+  hint?: string;
+  downstreamCode?: number;
+}
+
 /**
  * A failure of a proxied call as the client sees it: an `isError` result whose `_meta["mcp-workbench/error"]` carries
- * the code, whether simply retrying later may succeed (see isRetryable) and, for a server that failed, what happened
- * to it as fields (kind, exit code, signal, HTTP status…). The one place such results are made.
+ * the code, whether simply retrying later may succeed (see isRetryable), where it happened (toolbox, server, tool),
+ * what to do next (`hint`), a downstream JSON-RPC error's own code and, for a server that failed, what happened to it
+ * as fields (kind, exit code, signal, HTTP status…). The one place such results are made.
  */
-export function errorResult(text: string, code: WorkbenchErrorCode, failure?: ServerFailure): CallToolResult {
-  const retryable = isRetryable(code, failure);
-  return { isError: true, content: [{ type: 'text', text }], _meta: { [ERROR_META_KEY]: failure ? { code, retryable, failure } : { code, retryable } } };
+export function errorResult(text: string, code: WorkbenchErrorCode, fields: ErrorFields = {}): CallToolResult {
+  return { isError: true, content: [{ type: 'text', text }], _meta: { [ERROR_META_KEY]: errorMeta(code, fields) } };
+}
+
+/** The `_meta["mcp-workbench/error"]` entry of a failure (see errorResult). */
+export function errorMeta(code: WorkbenchErrorCode, fields: ErrorFields = {}): Record<string, unknown> {
+  const entry: Record<string, unknown> = { code, retryable: isRetryable(code, fields.failure) };
+  for (const key of ['toolbox', 'server', 'tool', 'hint', 'downstreamCode', 'failure'] as const) {
+    if (fields[key] !== undefined) entry[key] = fields[key];
+  }
+  return entry;
+}
+
+/** A typed failure as a tool result: its display text after `prefix`, and its fields in `_meta` (see errorResult). */
+export function failureResult(error: WorkbenchError, prefix = '', site: FailureSite = {}): CallToolResult {
+  return errorResult(`${prefix}${error.toDisplayString()}`, error.code, {
+    ...site,
+    ...error.site,
+    ...(error.failure ? { failure: error.failure } : {}),
+    ...(error.hint !== undefined ? { hint: error.hint } : {}),
+    ...(error.downstreamCode !== undefined ? { downstreamCode: error.downstreamCode } : {}),
+  });
 }
 
 export function disabledMessage(name: string, reason: string, source: string): string {

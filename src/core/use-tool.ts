@@ -5,11 +5,11 @@ import type { CatalogTool, ToolLookup } from '../catalog/toolbox-catalog.js';
 import type { ResolvedToolset } from '../catalog/toolsets.js';
 import type { VisibilityPolicy } from '../catalog/visibility.js';
 import type { ServerConfig, ToolboxConfig } from '../config/types.js';
-import { isWorkbenchError, type WorkbenchError } from '../errors.js';
+import { isWorkbenchError, type FailureSite, type WorkbenchError } from '../errors.js';
 import { quoteClientText } from '../shared/client-text.js';
 import type { CachedCatalog, Scope, SessionScope, UseToolOptions } from './scope.js';
 import type { CallContext } from './session-routing.js';
-import { ERROR_META_KEY, disabledMessage, errorResult, type ToolEntry } from './tool-entry.js';
+import { ERROR_META_KEY, disabledMessage, errorMeta, errorResult, failureResult, type ToolEntry } from './tool-entry.js';
 import { stateRefusal } from './state-problem.js';
 import { routeToolsetCall, type ToolsetHost } from './toolset-routes.js';
 import { describeParams, type ToolValidators } from './validators.js';
@@ -67,6 +67,7 @@ function useToolNow(host: UseToolHost, toolboxName: string, toolName: string, ar
     return Promise.resolve(errorResult(
       `Unknown toolbox ${quoteClientText(toolboxName)}. Available toolboxes: ${host.toolboxNames()}. Call open_toolbox with one of them to see its tools.`,
       'TOOLBOX_NOT_FOUND',
+      { hint: 'Call open_toolbox with one of the available toolboxes to see its tools.' },
     ));
   }
   const parts = parseToolName(toolName);
@@ -74,6 +75,7 @@ function useToolNow(host: UseToolHost, toolboxName: string, toolName: string, ar
     return Promise.resolve(errorResult(
       `Tool ${quoteClientText(toolName)} belongs to toolbox "${parts.toolbox}", not "${toolboxName}". Call use_tool with toolbox_name "${parts.toolbox}".`,
       'TOOL_NOT_FOUND',
+      { toolbox: toolboxName, hint: `Call use_tool with toolbox_name "${parts.toolbox}".` },
     ));
   }
   const knownServer = parts && parts.toolbox === toolboxName ? toolbox.servers.find((s) => s.name === parts.server) : undefined;
@@ -90,7 +92,7 @@ async function useToolsetTool(host: UseToolHost, toolset: ResolvedToolset, toolN
   try {
     route = await routeToolsetCall(host.toolsetHost(host.scopeOf(options.scope)), toolset, toolName, new Set(host.toolboxes().keys()));
   } catch (error) {
-    if (isWorkbenchError(error)) return errorResult(`Cannot call ${quoteClientText(toolName)}: ${error.toDisplayString()}`, error.code, error.failure);
+    if (isWorkbenchError(error)) return failureResult(error, `Cannot call ${quoteClientText(toolName)}: `);
     throw error;
   }
   if ('error' in route) return errorResult(route.error, route.code);
@@ -143,7 +145,7 @@ async function connectThenUse(request: UseRequest, resolution: Resolution): Prom
 async function connectFor(request: UseRequest, knownServer: ServerConfig | undefined): Promise<{ lookup: ToolLookup } | { refusal: CallToolResult }> {
   const { host, scope, toolbox, toolName } = request;
   const cannotCall = (error: WorkbenchError): { refusal: CallToolResult } => ({
-    refusal: errorResult(`Cannot call ${quoteClientText(toolName)}: ${error.toDisplayString()}`, error.code, error.failure),
+    refusal: failureResult(error, `Cannot call ${quoteClientText(toolName)}: `, { toolbox: toolbox.name }),
   });
   try {
     if (knownServer && !scope.manager.isConnected(toolbox.name, knownServer.name)) {
@@ -167,18 +169,25 @@ function lookupRefusal(request: UseRequest, lookup: Exclude<ToolLookup, { found:
   const toolboxName = toolbox.name;
   if ('hidden' in lookup) {
     const { source, reason } = lookup.hidden.visibility;
-    return errorResult(disabledMessage(lookup.hidden.name, reason, source), source === 'quarantine' ? 'TOOL_HELD' : 'TOOL_DISABLED');
+    const hidden = lookup.hidden;
+    return errorResult(disabledMessage(hidden.name, reason, source), source === 'quarantine' ? 'TOOL_HELD' : 'TOOL_DISABLED', {
+      toolbox: toolboxName,
+      server: hidden.server,
+      tool: hidden.tool.name,
+    });
   }
   if ('ambiguous' in lookup) {
     return errorResult(
       `Tool name ${quoteClientText(toolName)} is ambiguous in toolbox "${toolboxName}": it matches ${lookup.ambiguous.map((t) => t.name).join(', ')}. Use the full name.`,
       'TOOL_NOT_FOUND',
+      { toolbox: toolboxName, hint: 'Use the full name.' },
     );
   }
   if (parts?.toolbox === toolboxName && !knownServer) {
     return errorResult(
       `Tool ${quoteClientText(toolName)} names server "${parts.server}", which toolbox "${toolboxName}" does not have. Its servers: ${toolbox.servers.map((s) => s.name).join(', ')}. Call open_toolbox {"toolbox_name":"${toolboxName}"} to list the valid names.`,
       'TOOL_NOT_FOUND',
+      { toolbox: toolboxName, hint: `Call open_toolbox {"toolbox_name":"${toolboxName}"} to list the valid names.` },
     );
   }
   const failed = toolbox.servers.filter((s) => !scope.manager.isConnected(toolboxName, s.name)).map((s) => s.name);
@@ -187,6 +196,7 @@ function lookupRefusal(request: UseRequest, lookup: Exclude<ToolLookup, { found:
   return errorResult(
     `Unknown tool ${quoteClientText(toolName)} in toolbox "${toolboxName}".${hint}${down} Call open_toolbox {"toolbox_name":"${toolboxName}"} to list the valid names.`,
     'TOOL_NOT_FOUND',
+    { toolbox: toolboxName, hint: `Call open_toolbox {"toolbox_name":"${toolboxName}"} to list the valid names.` },
   );
 }
 
@@ -200,6 +210,7 @@ function forward(host: UseToolHost, scope: Scope, toolbox: ToolboxConfig, entry:
     return Promise.resolve(errorResult(
       `Invalid arguments for "${entry.name}" (server "${entry.server}", tool "${entry.tool.name}"):\n${problems.map((p) => `- ${p}`).join('\n')}\nFix the arguments to match the tool's inputSchema: ${JSON.stringify(entry.tool.inputSchema)}`,
       'INVALID_ARGUMENTS',
+      { ...siteOf(toolboxName, entry), hint: "Fix the arguments to match the tool's inputSchema." },
     ));
   }
 
@@ -211,7 +222,7 @@ function forward(host: UseToolHost, scope: Scope, toolbox: ToolboxConfig, entry:
       ? (result) => ((result as { resultType?: unknown }).resultType === 'input_required' ? result : checkOutput(entry, result, host.validators))
       : (result) => checkOutput(entry, result, host.validators),
     (error: unknown) => {
-      if (isWorkbenchError(error)) return errorResult(`${entry.name}: ${error.toDisplayString()}`, error.code, error.failure);
+      if (isWorkbenchError(error)) return failureResult(error, `${entry.name}: `, siteOf(toolboxName, entry));
       throw error;
     },
   );
@@ -225,6 +236,7 @@ function checkOutput(entry: CatalogTool, raw: CallToolResult, validators: ToolVa
     return errorResult(
       `${entry.name}: the server's result has a "content" that is not a list, so no client can read it. Report this to the server's maintainers.`,
       'INVALID_OUTPUT',
+      { ...siteOf(entry.toolbox, entry), hint: "Report this to the server's maintainers." },
     );
   }
   const result = raw.content === undefined ? { ...raw, content: [] } : raw;
@@ -233,6 +245,7 @@ function checkOutput(entry: CatalogTool, raw: CallToolResult, validators: ToolVa
     return errorResult(
       `${entry.name}: the server declared an outputSchema for "${entry.tool.name}" but returned no structuredContent. The tool's result cannot be trusted; report this to the server's maintainers.`,
       'INVALID_OUTPUT',
+      { ...siteOf(entry.toolbox, entry), hint: "Report this to the server's maintainers." },
     );
   }
   const validate = validators.output(entry.tool);
@@ -245,8 +258,13 @@ function checkOutput(entry: CatalogTool, raw: CallToolResult, validators: ToolVa
         { type: 'text', text: `${entry.name}: the server's structuredContent does not match its own outputSchema (${problems}).` },
         ...result.content,
       ],
-      _meta: { ...result._meta, [ERROR_META_KEY]: { code: 'INVALID_OUTPUT' } },
+      _meta: { ...result._meta, [ERROR_META_KEY]: errorMeta('INVALID_OUTPUT', siteOf(entry.toolbox, entry)) },
     };
   }
   return result;
+}
+
+/** Where a call to `entry` happens, as the fields of a failure. */
+function siteOf(toolbox: string, entry: CatalogTool): FailureSite {
+  return { toolbox, server: entry.server, tool: entry.tool.name };
 }

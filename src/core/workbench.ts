@@ -351,7 +351,7 @@ export class Workbench {
   async describeToolset(name: string): Promise<ToolStatusReport & { unmatched: string[] }> {
     const toolset = this.toolsets.get(name);
     if (!toolset) {
-      throw new WorkbenchError('TOOLBOX_NOT_FOUND', `Unknown toolset "${name}". Toolsets: ${(this.current.toolsets ?? []).map((t) => t.name).join(', ') || '(none configured)'}.`);
+      throw new WorkbenchError('TOOLBOX_NOT_FOUND', `Unknown toolset "${name}". Toolsets: ${(this.current.toolsets ?? []).map((t) => t.name).join(', ') || '(none configured)'}.`, { hint: 'Call open_toolbox with one of them.' });
     }
     return describeToolset(this.toolsetHost(this.root), toolset, (toolbox) => this.statusOf(this.root, toolbox));
   }
@@ -521,7 +521,7 @@ export class Workbench {
   private requireToolbox(name: string): ToolboxConfig {
     const toolbox = this.toolboxes.get(name);
     if (!toolbox) {
-      throw new WorkbenchError('TOOLBOX_NOT_FOUND', `Unknown toolbox ${quoteClientText(name)}. Available toolboxes: ${this.toolboxNames()}.`);
+      throw new WorkbenchError('TOOLBOX_NOT_FOUND', `Unknown toolbox ${quoteClientText(name)}. Available toolboxes: ${this.toolboxNames()}.`, { hint: 'Call open_toolbox with one of them.' });
     }
     return toolbox;
   }

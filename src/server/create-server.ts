@@ -43,7 +43,7 @@ import {
 } from './management-tools.js';
 import { OPEN_TOOLBOX, OPEN_TOOLBOX_USAGE, USE_TOOL, USE_TOOL_USAGE, metaToolDefinitions } from './meta-tools.js';
 import { parseOpenToolboxArgs } from './open-toolbox-params.js';
-import { errorResult } from '../core/tool-entry.js';
+import { errorResult, failureResult } from '../core/tool-entry.js';
 import { type UpstreamSession, type Workbench } from '../core/workbench.js';
 import type { UseToolOptions } from '../core/scope.js';
 import { InputRounds, type Notify, type RoundOutcome } from './input-rounds.js';
@@ -207,8 +207,7 @@ export function createSurface(workbench: Workbench, version: string, options: Cr
         const { result, text, isError } = await workbench.openToolbox(request, scope, { onprogress, sessionLabel: sessionLabel(), principal });
         return { content: [{ type: 'text', text }], structuredContent: result as unknown as Record<string, unknown>, ...(isError ? { isError } : {}) };
       } catch (error) {
-        if (isWorkbenchError(error, 'TOOLBOX_NOT_FOUND')) return errorResult(`${error.toDisplayString()} Call open_toolbox with one of them.`, error.code);
-        if (isWorkbenchError(error)) return errorResult(error.toDisplayString(), error.code);
+        if (isWorkbenchError(error)) return failureResult(error);
         throw error;
       }
     },

@@ -4,7 +4,7 @@ import { isWorkbenchError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { quoteClientText } from '../shared/client-text.js';
 import { PROTECTED_TOOLS, type Usage } from './meta-tools.js';
-import { errorResult } from '../core/tool-entry.js';
+import { errorResult, failureResult } from '../core/tool-entry.js';
 import { stateWarning } from '../core/state-problem.js';
 import { type SessionScope } from '../core/scope.js';
 import { type Workbench } from '../core/workbench.js';
@@ -65,13 +65,13 @@ export function managementToolDefinitions(toolboxNames: readonly string[]): Tool
 export async function listAllTools(workbench: Workbench, toolbox: string | undefined, session?: SessionScope): Promise<CallToolResult> {
   // A broken state file: the last good state read in this run, with a note; with none, nothing to show but the problem.
   const broken = workbench.brokenState();
-  if (broken && !broken.lastGood) return errorResult(broken.problem.message, broken.problem.code);
+  if (broken && !broken.lastGood) return failureResult(broken.problem);
   try {
     const listed = await workbench.listAllTools(toolbox, session);
     const report = broken ? { ...listed, state_warning: stateWarning(broken.problem) } : listed;
     return { content: [{ type: 'text', text: JSON.stringify(report) }], structuredContent: { ...report } };
   } catch (error) {
-    if (isWorkbenchError(error)) return errorResult(error.toDisplayString(), error.code);
+    if (isWorkbenchError(error)) return failureResult(error);
     throw error;
   }
 }
@@ -114,7 +114,7 @@ export async function enableTools(
     };
     return { content: [{ type: 'text', text: JSON.stringify(summary) }], structuredContent: summary };
   } catch (error) {
-    if (isWorkbenchError(error)) return errorResult(error.toDisplayString(), error.code);
+    if (isWorkbenchError(error)) return failureResult(error);
     throw error;
   }
 }

@@ -25,8 +25,9 @@ export function refusal(usage: Usage, problem: string): CallToolResult {
 }
 
 /**
- * A JSON-RPC -32602 error for a protocol fault (an unknown top-level tool), whose message reaches the client as
- * written (an McpError's message carries an "MCP error -32602:" prefix, which the client's SDK then adds a second time).
+ * A JSON-RPC -32602 (Invalid params) error for a protocol fault (an unknown top-level tool): the one way the workbench
+ * answers a tools/call with a JSON-RPC error; its message reaches the client as written. Everything else about a
+ * call is a tool result (README "Errors").
  */
 export function invalidParams(message: string): Error & { code: number } {
   return Object.assign(new Error(message), { code: ProtocolErrorCode.InvalidParams });

@@ -1,0 +1,144 @@
+import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { Client, StreamableHTTPClientTransport, type CallToolResult } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { startHttpWorkbench, type HttpWorkbench } from '../helpers/http-workbench.js';
+import { fixtureServer, node, paths, tempDir } from '../helpers/workbench-process.js';
+
+// One error model (README "Errors"): every failure of a call reaches the client as an isError result whose
+// `_meta["mcp-workbench/error"]` names the code, where it happened (toolbox, server, tool), what to do next (`hint`),
+// whether retrying may help, a downstream JSON-RPC error's own code, and what happened to a failed server — the same
+// fields for a handshake-era and an MCP 2026-07-28 client, over stdio and over HTTP.
+
+interface ErrorMeta {
+  code: string;
+  retryable: boolean;
+  toolbox?: string;
+  server?: string;
+  tool?: string;
+  hint?: string;
+  downstreamCode?: number;
+  failure?: { kind: string };
+}
+
+const CONFIG = {
+  toolboxes: {
+    tb: {
+      mcpServers: {
+        fx: fixtureServer('--odd'),
+        gone: { command: join(paths.fixture, '..', 'no-such-command') },
+      },
+    },
+  },
+};
+const ENV = { WORKBENCH_MAX_MESSAGE_BYTES: String(1024 * 1024) };
+
+type Era = 'legacy' | 'modern';
+type Transport = 'stdio' | 'http';
+
+function errorMeta(result: CallToolResult): ErrorMeta {
+  const meta = result._meta?.['mcp-workbench/error'];
+  assert.ok(meta && typeof meta === 'object', `an error result carries _meta["mcp-workbench/error"]: ${JSON.stringify(result)}`);
+  return meta as ErrorMeta;
+}
+
+function text(result: CallToolResult): string {
+  return result.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n');
+}
+
+function newClient(era: Era): Client {
+  return new Client({ name: `errors-${era}`, version: '1.0.0' }, { versionNegotiation: { mode: era === 'modern' ? { pin: '2026-07-28' } : 'legacy' } });
+}
+
+describe('one error model on every era and transport', () => {
+  let dir: string;
+  let cleanup: () => Promise<void>;
+  let configPath: string;
+  let http: HttpWorkbench;
+
+  before(async () => {
+    ({ dir, cleanup } = await tempDir('wb-errors-'));
+    configPath = join(dir, 'workbench-config.json');
+    await writeFile(configPath, JSON.stringify(CONFIG));
+    http = await startHttpWorkbench(CONFIG, ['--http', '0'], { ...ENV, MCP_WORKBENCH_CACHE_DIR: join(dir, 'http-cache') });
+  });
+  after(async () => {
+    await http.stop();
+    await cleanup();
+  });
+
+  async function connect(era: Era, transport: Transport): Promise<Client> {
+    const client = newClient(era);
+    if (transport === 'http') {
+      await client.connect(new StreamableHTTPClientTransport(new URL(http.url)));
+    } else {
+      const env = { ...(process.env as Record<string, string>), ...ENV, MCP_WORKBENCH_CACHE_DIR: join(dir, `cache-${era}`) };
+      await client.connect(new StdioClientTransport({ command: node, args: [paths.cli, 'serve', '--config', configPath], env, stderr: 'ignore' }));
+    }
+    return client;
+  }
+
+  for (const era of ['legacy', 'modern'] as const) {
+    for (const transport of ['stdio', 'http'] as const) {
+      test(`${era} client over ${transport}`, async () => {
+        const client = await connect(era, transport);
+        const use = async (tool: string, args: Record<string, unknown> = {}): Promise<CallToolResult> =>
+          (await client.callTool({ name: 'use_tool', arguments: { toolbox_name: 'tb', tool_name: tool, arguments: args } })) as CallToolResult;
+        try {
+          // A downstream JSON-RPC error: its message as sent, its code as a field (never passed on as ours).
+          const rpc = await use('tb__fx__throw_jsonrpc', { code: -32050, message: 'database is locked' });
+          assert.equal(rpc.isError, true);
+          assert.deepEqual(errorMeta(rpc), {
+            code: 'CALL_FAILED',
+            retryable: false,
+            toolbox: 'tb',
+            server: 'fx',
+            tool: 'throw_jsonrpc',
+            downstreamCode: -32050,
+            hint: "Check the arguments against the tool's inputSchema (open_toolbox lists it), then retry.",
+          });
+          assert.match(text(rpc), /database is locked/);
+
+          // A message over the limit, dropped unread: named as such, with what to do.
+          const big = await use('tb__fx__huge', { bytes: 3 * 1024 * 1024 });
+          const bigMeta = errorMeta(big);
+          assert.equal(bigMeta.code, 'MESSAGE_TOO_LARGE');
+          assert.deepEqual([bigMeta.toolbox, bigMeta.server, bigMeta.tool], ['tb', 'fx', 'huge']);
+          assert.equal(bigMeta.hint, 'Ask for less output (narrower arguments).');
+          assert.equal(bigMeta.downstreamCode, undefined, 'the workbench made that answer: no downstream code');
+
+          // A server that cannot start: its failure as fields, not retryable, the fix as a hint.
+          const gone = await use('tb__gone__anything');
+          const goneMeta = errorMeta(gone);
+          assert.equal(goneMeta.code, 'CONNECT_FAILED');
+          assert.equal(goneMeta.toolbox, 'tb');
+          assert.equal(goneMeta.server, 'gone');
+          assert.equal(goneMeta.failure?.kind, 'command-not-found');
+          assert.equal(goneMeta.retryable, false);
+
+          // An unknown tool of a known toolbox: where, and the next step.
+          const unknown = await use('tb__fx__no_such_tool');
+          assert.deepEqual(errorMeta(unknown), {
+            code: 'TOOL_NOT_FOUND',
+            retryable: false,
+            toolbox: 'tb',
+            hint: 'Call open_toolbox {"toolbox_name":"tb"} to list the valid names.',
+          });
+
+          // Invalid arguments: refused before anything is sent, naming the tool.
+          const invalid = await use('tb__fx__throw_jsonrpc', { code: 'not a number' });
+          const invalidMeta = errorMeta(invalid);
+          assert.equal(invalidMeta.code, 'INVALID_ARGUMENTS');
+          assert.deepEqual([invalidMeta.toolbox, invalidMeta.server, invalidMeta.tool], ['tb', 'fx', 'throw_jsonrpc']);
+
+          // The server still serves after all of it.
+          assert.equal(text(await use('tb__fx__echo', { text: 'still here' })), 'still here');
+        } finally {
+          await client.close();
+        }
+      });
+    }
+  }
+});
