@@ -2,7 +2,7 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import crossSpawn from 'cross-spawn';
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
 import { LineWriter } from '../shared/line-writer.js';
-import { ID_SEARCH_BYTES, findMessageId } from '../shared/message-id.js';
+import { LineSplitter, type OversizedLine } from '../shared/line-splitter.js';
 import { droppedResponse } from './dropped-message.js';
 import type { GroupTracker } from './orphan-reaper.js';
 import { isAlive, listDescendants, signal, terminateAll, waitForExit } from '../shared/process-tree.js';
@@ -39,7 +39,6 @@ export interface ExitInfo {
   signal: NodeJS.Signals | null;
 }
 
-const NEWLINE = 0x0a;
 const NOISE_LOGS_PER_MINUTE = 10;
 
 export class ChildProcessTransport implements Transport {
@@ -49,10 +48,7 @@ export class ChildProcessTransport implements Transport {
 
   private child: ChildProcess | undefined;
   private readonly options: ChildProcessTransportOptions;
-  private chunks: Buffer[] = [];
-  private buffered = 0;
-  /** While skipping an oversized line: its first and last bytes, to recover the response id wherever it sits. */
-  private skipping: { head: string; tail: string; bytes: number } | undefined;
+  private readonly lines: LineSplitter;
   private stderrTail = '';
   private exit: ExitInfo | undefined;
   private closed = false;
@@ -62,6 +58,7 @@ export class ChildProcessTransport implements Transport {
 
   constructor(options: ChildProcessTransportOptions) {
     this.options = options;
+    this.lines = new LineSplitter(options.maxMessageBytes, { line: (line) => this.onLine(line), oversized: (line) => this.onOversized(line) });
   }
 
   get pid(): number | undefined {
@@ -114,7 +111,7 @@ export class ChildProcessTransport implements Transport {
         this.spawnError ??= error;
         this.onerror?.(error);
       });
-      child.stdout!.on('data', (chunk: Buffer) => this.onStdout(chunk));
+      child.stdout!.on('data', (chunk: Buffer) => this.lines.push(chunk));
       child.stderr!.on('data', (chunk: Buffer) => this.onStderr(chunk));
       child.stdin!.on('error', (error) => {
         // EPIPE after the child died is expected; the exit handler reports the real cause.
@@ -199,45 +196,8 @@ export class ChildProcessTransport implements Transport {
     for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) this.options.log.debug(`stderr: ${line}`);
   }
 
-  private onStdout(chunk: Buffer): void {
-    let start = 0;
-    while (start < chunk.length) {
-      const newline = chunk.indexOf(NEWLINE, start);
-      const end = newline === -1 ? chunk.length : newline;
-      const piece = chunk.subarray(start, end);
-      if (this.skipping) {
-        this.skipping.bytes += piece.length;
-        this.skipping.tail = (this.skipping.tail + piece.subarray(-ID_SEARCH_BYTES).toString('latin1')).slice(-ID_SEARCH_BYTES);
-      } else if (this.buffered + piece.length > this.options.maxMessageBytes) {
-        // Too big to ever deliver: stop buffering now, keep only both ends to find the id of the response.
-        const seen = Buffer.concat([...this.chunks, piece]);
-        this.skipping = {
-          head: seen.subarray(0, ID_SEARCH_BYTES).toString('latin1'),
-          tail: seen.subarray(-ID_SEARCH_BYTES).toString('latin1'),
-          bytes: seen.length,
-        };
-        this.chunks = [];
-        this.buffered = 0;
-      } else if (piece.length > 0) {
-        this.chunks.push(piece);
-        this.buffered += piece.length;
-      }
-      if (newline === -1) break;
-      this.endOfLine();
-      start = newline + 1;
-    }
-  }
-
-  private endOfLine(): void {
-    if (this.skipping) {
-      const { head, tail, bytes } = this.skipping;
-      this.skipping = undefined;
-      this.rejectOversized(head, tail, bytes);
-      return;
-    }
-    const line = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.buffered);
-    this.chunks = [];
-    this.buffered = 0;
+  /** One line from the server: a JSON-RPC message, or noise some servers print on stdout. */
+  private onLine(line: Buffer): void {
     if (line.length === 0) return;
     let message: unknown;
     try {
@@ -254,9 +214,8 @@ export class ChildProcessTransport implements Transport {
   }
 
   /** Turns a dropped oversized response into a JSON-RPC error for its request, so the caller is not left waiting. */
-  private rejectOversized(head: string, tail: string, bytes: number): void {
+  private onOversized({ bytes, id }: OversizedLine): void {
     const limit = this.options.maxMessageBytes;
-    const id = findMessageId(head, tail);
     this.options.log.warn(`dropped a ${bytes}-byte message from the server: larger than the ${limit}-byte limit`);
     if (id === undefined) return;
     this.onmessage?.(droppedResponse(id, { reason: 'too-large', limitBytes: limit, bytes }));

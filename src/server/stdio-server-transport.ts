@@ -1,9 +1,7 @@
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
 import { LineWriter } from '../shared/line-writer.js';
-import { ID_SEARCH_BYTES, findMessageId } from '../shared/message-id.js';
+import { LineSplitter, type OversizedLine } from '../shared/line-splitter.js';
 import { PARSE_ERROR_JSON, PARSE_ERROR_JSON_RPC, jsonRpcError, tooLargeError } from './tool-call-pipeline.js';
-
-const NEWLINE = 0x0a;
 
 /**
  * The server side of MCP over stdio, written for a proxy's hot path:
@@ -23,14 +21,11 @@ export class StdioServerLineTransport implements Transport {
   readonly closed: Promise<void>;
   private markClosed!: () => void;
 
-  private chunks: Buffer[] = [];
-  private buffered = 0;
-  /** While skipping an oversized message: its first and last bytes, to find its id for the answer. */
-  private skipping: { head: string; tail: string } | undefined;
+  private readonly lines: LineSplitter;
   private started = false;
   private isClosed = false;
   private readonly out: LineWriter;
-  private readonly onData = (chunk: Buffer): void => this.read(chunk);
+  private readonly onData = (chunk: Buffer): void => this.lines.push(chunk);
   private readonly onError = (error: Error): void => this.onerror?.(error);
   private readonly onEnd = (): void => void this.close();
   // A client that goes away can break stdout before stdin ends (EPIPE): that is the end of the session too, never a
@@ -47,6 +42,7 @@ export class StdioServerLineTransport implements Transport {
     private readonly maxMessageBytes = 32 * 1024 * 1024,
   ) {
     this.out = new LineWriter(stdout);
+    this.lines = new LineSplitter(maxMessageBytes, { line: (line) => this.line(line), oversized: (line) => this.tooLarge(line) });
     this.closed = new Promise((resolve) => (this.markClosed = resolve));
   }
 
@@ -76,49 +72,18 @@ export class StdioServerLineTransport implements Transport {
     this.stdin.off('data', this.onData);
     this.stdin.off('error', this.onError);
     this.stdin.off('end', this.onEnd);
-    this.chunks = [];
-    this.buffered = 0;
+    this.lines.reset();
     this.markClosed();
     this.onclose?.();
   }
 
-  private read(chunk: Buffer): void {
-    let start = 0;
-    while (start < chunk.length) {
-      const newline = chunk.indexOf(NEWLINE, start);
-      const end = newline === -1 ? chunk.length : newline;
-      if (this.skipping) {
-        if (end > start) this.skipping.tail = (this.skipping.tail + chunk.toString('latin1', Math.max(start, end - ID_SEARCH_BYTES), end)).slice(-ID_SEARCH_BYTES);
-      } else if (end > start) {
-        this.chunks.push(chunk.subarray(start, end));
-        this.buffered += end - start;
-        if (this.buffered > this.maxMessageBytes) {
-          const seen = Buffer.concat(this.chunks, this.buffered);
-          this.skipping = { head: seen.toString('latin1', 0, ID_SEARCH_BYTES), tail: seen.toString('latin1', seen.length - ID_SEARCH_BYTES) };
-          this.chunks = [];
-          this.buffered = 0;
-        }
-      }
-      if (newline === -1) break;
-      if (this.skipping) this.tooLarge();
-      else this.line();
-      start = newline + 1;
-    }
-  }
-
   /** The end of an oversized message: answered like HTTP's 413, with the request's id when it can be found. */
-  private tooLarge(): void {
-    const { head, tail } = this.skipping!;
-    this.skipping = undefined;
-    const id = findMessageId(head, tail);
+  private tooLarge({ id }: OversizedLine): void {
     this.onerror?.(new Error(`a message from the client was larger than ${this.maxMessageBytes} bytes and was refused`));
     this.write(tooLargeError(id ?? null, this.maxMessageBytes));
   }
 
-  private line(): void {
-    const buffer = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.buffered);
-    this.chunks = [];
-    this.buffered = 0;
+  private line(buffer: Buffer): void {
     // JSON.parse accepts surrounding whitespace (and so a CRLF line end); a blank line is skipped quietly.
     const text = buffer.toString('utf8');
     let message: unknown;
