@@ -1,7 +1,6 @@
-import { watch, type FSWatcher } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { basename, dirname } from 'node:path';
 import type { Logger } from '../log.js';
+import { followFiles } from '../shared/file-watch.js';
 
 /** How long to wait after the last change event before reloading: editors write a file in several steps. */
 export const DEFAULT_RELOAD_DEBOUNCE_MS = 150;
@@ -27,25 +26,18 @@ export interface WatchConfigFilesOptions {
 
 /**
  * Follows the config and project files while the workbench runs, and calls `apply` after a change that altered
- * their bytes. Watches the files' directories rather than the files: editors such as vim and VS Code save by writing
- * a temporary file and renaming it over the original, which replaces the inode a file watch would be attached to.
- * Events are debounced; a burst of them ends in one `apply`, and changes during an `apply` lead to one more.
+ * their bytes. They are polled like every file the workbench follows (shared/file-watch.ts), which also sees an
+ * editor's save by rename (vim, VS Code) and a file that does not exist yet. A change is acted on `debounceMs` after
+ * it is seen (editors write a file in several steps), and changes during an `apply` lead to one more.
  * Reading is all it ever does to the files: nothing the user wrote is rewritten. Never keeps the process alive and
  * never throws; `close()` stops it (no `apply` starts after it returns).
  */
 export function watchConfigFiles(options: WatchConfigFilesOptions): { close(): void } {
   const debounceMs = options.debounceMs ?? DEFAULT_RELOAD_DEBOUNCE_MS;
-  const names = new Map<string, Set<string>>();
-  for (const file of options.files) {
-    const dir = dirname(file);
-    if (!names.has(dir)) names.set(dir, new Set());
-    names.get(dir)!.add(basename(file));
-  }
   let closed = false;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let again = false;
-  const watchers: FSWatcher[] = [];
 
   // The content the running config came from; a change event that leaves the bytes as they were does nothing.
   let lastSeen = options.baseline;
@@ -84,20 +76,13 @@ export function watchConfigFiles(options: WatchConfigFilesOptions): { close(): v
     timer.unref();
   };
 
-  for (const [dir, files] of names) {
-    try {
-      const watcher = watch(dir, { persistent: false }, (_event, filename) => {
-        // Some platforms omit the name; then any change in the directory may be ours.
-        if (filename === null || files.has(filename.toString())) schedule();
-      });
-      watcher.on('error', (error) => options.log.warn(`stopped following changes in ${dir}: ${error.message}; restart the workbench to apply later edits`));
-      watchers.push(watcher);
-    } catch (error) {
-      options.log.warn(
-        `cannot follow changes of ${[...files].join(', ')} in ${dir}: ${error instanceof Error ? error.message : String(error)}; restart the workbench to apply edits`,
-      );
-    }
-  }
+  const polling = followFiles(
+    options.files,
+    async () => {
+      schedule();
+    },
+    { log: options.log, first: 'baseline', what: options.files.join(', ') },
+  );
 
   // Anything that changed between the caller's snapshot and now.
   schedule();
@@ -106,7 +91,7 @@ export function watchConfigFiles(options: WatchConfigFilesOptions): { close(): v
     close() {
       closed = true;
       clearTimeout(timer);
-      for (const watcher of watchers) watcher.close();
+      polling.close();
     },
   };
 }

@@ -8,7 +8,7 @@ import { WorkbenchError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { errnoCode, unwritable } from './file-errors.js';
 import { type LockOptions, acquireLock, lockOptions } from './lock.js';
-import { DEFAULT_WATCH_INTERVAL_MS, fileSignature } from './watch.js';
+import { DEFAULT_WATCH_INTERVAL_MS, followFiles } from '../shared/file-watch.js';
 
 /**
  * The approved definitions of tools (README "Pinned tool definitions"): for each server, what each of its tools told
@@ -175,30 +175,18 @@ export function approveTools(pins: PinFile, key: string, tools: readonly Tool[],
  */
 export function watchPins(path: string, onChange: (read: PinsRead) => void, log: Logger, intervalMs = DEFAULT_WATCH_INTERVAL_MS): { close(): void } {
   let closed = false;
-  let timer: NodeJS.Timeout | undefined;
-  let last: string | undefined;
-  const poll = async (): Promise<void> => {
-    const signature = await fileSignature(path);
-    if (last === undefined) last = signature;
-    if (signature === last) return;
-    last = signature;
-    const read = await readPins(path);
-    if (!closed) onChange(read);
-  };
-  const loop = (): void => {
-    poll()
-      .catch((error: unknown) => log.warn(`Watching ${path} failed once: ${String(error)}; will retry.`))
-      .finally(() => {
-        if (closed) return;
-        timer = setTimeout(loop, intervalMs);
-        timer.unref();
-      });
-  };
-  loop();
+  const watcher = followFiles(
+    [path],
+    async () => {
+      const read = await readPins(path);
+      if (!closed) onChange(read);
+    },
+    { log, intervalMs, first: 'baseline' },
+  );
   return {
     close() {
       closed = true;
-      if (timer) clearTimeout(timer);
+      watcher.close();
     },
   };
 }

@@ -1,12 +1,11 @@
-import { stat } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ToolState } from '../catalog/visibility.js';
 import type { Logger } from '../log.js';
-import { type StateFileError, errnoCode, reasonOf } from './file-errors.js';
+import { DEFAULT_WATCH_INTERVAL_MS, followFiles } from '../shared/file-watch.js';
+import { type StateFileError, reasonOf } from './file-errors.js';
 import { type Snapshot, defaults, readSnapshot, warnExtras } from './read.js';
 
-/** Watcher poll interval: well inside the "about a second" a running server has to follow a change. */
-export const DEFAULT_WATCH_INTERVAL_MS = 300;
+export { DEFAULT_WATCH_INTERVAL_MS };
 /** How long the watcher waits before re-reading a file that looked broken (an editor may be mid-save). */
 export const DEFAULT_WATCH_SETTLE_MS = 250;
 
@@ -45,10 +44,7 @@ export interface WatchToolStateOptions {
  * broken, `onProblem` is told and `onChange` is not called: the caller fails closed until the file is good again
  * (README "Enabled and disabled tools"). The file is only ever read, never written or moved.
  * Never throws and never keeps the process alive; `close()` stops polling (no call after it returns).
- *
- * Polling rather than `fs.watch`: `fs.watch` on the file is lost when an atomic rename replaces the inode, watching
- * a directory that does not exist yet is impossible, and events are unreliable on network and container file
- * systems. A `stat` of one small file every 300 ms costs nothing measurable and meets "about a second".
+ * Followed by polling, as every file the workbench follows (shared/file-watch.ts says why).
  */
 export function watchToolState(
   path: string,
@@ -57,17 +53,19 @@ export function watchToolState(
   options: WatchToolStateOptions = {},
 ): { close(): void } {
   const watcher = new StateFileWatcher(path, onChange, log, options);
-  watcher.loop();
-  return { close: () => watcher.close() };
+  const polling = followFiles([path], () => watcher.changed(), { log, intervalMs: options.intervalMs ?? DEFAULT_WATCH_INTERVAL_MS, what: path });
+  return {
+    close: () => {
+      watcher.close();
+      polling.close();
+    },
+  };
 }
 
 /** The polling behind {@link watchToolState}: what was last seen, and what to do when it changes. */
 class StateFileWatcher {
-  private readonly intervalMs: number;
   private readonly settleMs: number;
   private closed = false;
-  private timer: NodeJS.Timeout | undefined;
-  private lastSignature: string | undefined;
   private broken: BrokenState | undefined;
   private lastKey: string | undefined;
   private lastExtras: string | undefined;
@@ -78,7 +76,6 @@ class StateFileWatcher {
     private readonly log: Logger,
     private readonly options: WatchToolStateOptions,
   ) {
-    this.intervalMs = options.intervalMs ?? DEFAULT_WATCH_INTERVAL_MS;
     this.settleMs = options.settleMs ?? DEFAULT_WATCH_SETTLE_MS;
     const initial = options.initial;
     this.broken = initial && 'problem' in initial ? initial : undefined;
@@ -88,31 +85,17 @@ class StateFileWatcher {
 
   close(): void {
     this.closed = true;
-    if (this.timer) clearTimeout(this.timer);
   }
 
-  /** Polls now, then again `intervalMs` after each poll ends (a chained timeout: a slow disk never overlaps polls). */
-  loop(): void {
-    this.poll()
-      .catch((error: unknown) => this.log.warn(`Watching ${this.path} failed once: ${reasonOf(error)}; will retry.`))
-      .finally(() => {
-        if (this.closed) return;
-        this.timer = setTimeout(() => this.loop(), this.intervalMs);
-        this.timer.unref();
-      });
-  }
-
-  private async poll(): Promise<void> {
-    const signature = await fileSignature(this.path);
-    if (signature === this.lastSignature) return;
+  /** The file changed (or this is the first look): read it and act; false while it is still changing. */
+  async changed(): Promise<boolean> {
     const result = await this.readSettled();
-    if (this.closed || result === 'retry') return; // the file is still changing: look again on the next poll
-    this.lastSignature = signature;
+    if (this.closed || result === 'retry') return false; // the file is still changing: look again on the next poll
     if (result.kind === 'broken') this.reportProblem(result);
     else if (result.kind === 'missing') this.apply(defaults(), []);
     else this.apply(result.state, result.extraKeys);
+    return true;
   }
-
 
   /** The file's settled content, or 'retry' while it is still changing. */
   private async readSettled(): Promise<Snapshot | 'retry'> {
@@ -154,20 +137,6 @@ class StateFileWatcher {
       this.log.error(`Applying the changed tool state from ${this.path} failed: ${reasonOf(error)}`);
     }
     if (repaired) this.options.onProblem?.(undefined);
-  }
-}
-
-/**
- * A file's identity for polling: stat fields rather than content, so an unchanged file costs one stat per poll. ns
- * times and the inode catch both in-place edits and renames; ctime catches a same-size rewrite within one mtime tick
- * on coarse file systems. A missing or unreadable file has a signature too (its error code).
- */
-export async function fileSignature(path: string): Promise<string> {
-  try {
-    const s = await stat(path, { bigint: true });
-    return `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
-  } catch (error) {
-    return `error:${errnoCode(error) ?? 'unknown'}`;
   }
 }
 
