@@ -1,15 +1,12 @@
 import type { Tool } from '@modelcontextprotocol/client';
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import type { CatalogCache } from '../catalog/catalog-cache.js';
-import { EraMemory } from '../clients/era-memory.js';
 import type { BudgetedAnswer } from '../catalog/catalog-index.js';
 import { createOverrideResolver, type OverrideResolver } from '../catalog/overrides.js';
 import { ToolboxCatalog } from '../catalog/toolbox-catalog.js';
 import { resolveToolsets, sessionToolsetFilter, type ResolvedToolset } from '../catalog/toolsets.js';
 import { createVisibilityPolicy, type ToolState, type VisibilityPolicy } from '../catalog/visibility.js';
-import { ClientManager, type ClientManagerOptions } from '../clients/client-manager.js';
-import { OrphanReaper } from '../clients/orphan-reaper.js';
-import { SharedServers } from '../clients/shared-servers.js';
+import type { ClientManager } from '../clients/client-manager.js';
 import type { ToolboxConfig, WorkbenchConfig } from '../config/types.js';
 import { WorkbenchError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -17,11 +14,11 @@ import { quoteClientText } from '../shared/client-text.js';
 import { workbenchInstructions } from './instructions.js';
 import { isKnownToolName } from './known-name.js';
 import { Discovery, type DiscoveryScope, type OpenOptions, type OpenToolboxRequest } from './open-toolbox.js';
-import { ShownLists } from './shown-lists.js';
 import { ToolPins } from './tool-pins.js';
 import type { PinsRead } from '../state/pins.js';
 import type { CachedCatalog, Scope, SessionScope, UseToolOptions } from './scope.js';
-import { scopeRelay, sharedLogRouter, sharedRelay, trackCall, type CallContext, type UpstreamSession } from './session-routing.js';
+import { Scopes } from './scopes.js';
+import type { UpstreamSession } from './session-routing.js';
 import { toEntry, type ToolEntry, type ToolStatus, type ToolStatusReport } from './tool-entry.js';
 import { toolStatuses } from './tool-status.js';
 import { withStateWarning } from './state-problem.js';
@@ -63,8 +60,8 @@ export type { CallContext, UpstreamSession } from './session-routing.js';
 
 /**
  * The state shared by every client session: the visibility policy, per-toolbox catalogs (rebuilt only when a server's
- * tools or the visibility inputs change), compiled argument validators, discovery (open_toolbox), and one scope per
- * client session with that session's downstream connections (the root scope serves stdio and the CLI). The MCP-facing
+ * tools or the visibility inputs change), compiled argument validators, discovery (open_toolbox), and the sessions'
+ * downstream connections (`Scopes`, in scopes.ts: the root scope serves stdio and the CLI). The MCP-facing
  * layer (`createSurface` in server/create-server.ts) turns requests of either protocol era into calls of this class.
  */
 export class Workbench {
@@ -83,38 +80,27 @@ export class Workbench {
   private readonly cliDisabled: readonly string[];
   private readonly options: WorkbenchOptions;
   private policy: VisibilityPolicy;
-  private readonly root: Scope;
-  /** Every scope, the root's included: a change of tools or state reaches all their catalogs. */
-  private readonly scopes = new Set<Scope>();
-  /** Made on the first isolated session: the `shared: true` servers, and one orphan reaper for all sessions. */
-  private pool: { shared: SharedServers; reaper: OrphanReaper; activity: Map<string, Set<CallContext>> } | undefined;
-  /** `toolbox/server` of every `shared: true` server. */
-  private sharedKeys: Set<string>;
+  /** Every session's downstream connections (the root scope serves stdio and the CLI). */
+  private readonly scopes: Scopes;
   private readonly validators: ToolValidators;
   private readonly useToolHost: UseToolHost;
   private readonly discovery: Discovery;
-  /** Every server's protocol era, for all sessions' connections (persisted in the catalog cache when there is one). */
-  private readonly eras: EraMemory;
   private readonly pins: ToolPins | undefined;
-  /** Downstream servers connected again after they had been connected (crashed or lost), since start. */
-  private restarts = 0;
-
   constructor(options: WorkbenchOptions) {
     this.options = options;
     this.current = options.config;
     this.log = options.log;
     this.validators = new ToolValidators(options.log);
-    this.eras = new EraMemory(options.catalogCache);
     this.pins = options.pins && new ToolPins(options.pins.path, options.pins.read, options.log, options.pins.record);
     this.useToolHost = {
-      scopeOf: (session) => this.scopeOf(session),
+      scopeOf: (session) => this.scopes.of(session),
       toolboxes: () => this.toolboxes,
       toolsets: () => this.toolsets,
       policy: () => this.policy,
       toolboxNames: () => this.toolboxNames(),
       cachedCatalog: (scope, toolbox) => this.cachedCatalog(scope, toolbox),
       toolsetHost: (scope) => this.toolsetHost(scope),
-      tracked: (scope, toolbox, server, call, run) => this.tracked(scope, toolbox, server, call, run),
+      tracked: (scope, toolbox, server, call, run) => this.scopes.tracked(scope, toolbox, server, call, run),
       validators: this.validators,
       stateProblem: () => this.stateProblem,
     };
@@ -127,7 +113,6 @@ export class Workbench {
     this.toolsets = resolveToolsets(options.config);
     this.overrides = createOverrideResolver(options.config);
     this.policy = this.createPolicy(options.config);
-    this.sharedKeys = sharedKeysOf(options.config);
     this.discovery = new Discovery({
       config: () => this.current,
       policy: () => this.policy,
@@ -136,96 +121,24 @@ export class Workbench {
       cache: options.catalogCache,
       budget: options.catalogBudget,
     });
-    this.root = this.createScope(undefined);
+    this.scopes = new Scopes({
+      config: options.config,
+      env: options.env,
+      log: options.log,
+      version: options.version,
+      maxMessageBytes: options.maxMessageBytes,
+      catalogCache: options.catalogCache,
+      onToolsChanged: (scope, toolbox, server) => {
+        scope.catalogs.delete(toolbox);
+        this.observePins(scope.manager, toolbox, server);
+        this.discovery.toolsChanged(scope.manager, toolbox, server, scope.shown);
+      },
+    });
   }
 
-  /**
-   * Opens a client session. Not isolated (stdio: the only session), it uses the workbench's own connections.
-   * Isolated (HTTP), it gets connections of its own for every server that is not `shared`, started on first use and
-   * ended by `close()`; requests and log messages of those servers go to this session only.
-   */
+  /** Opens a client session: see {@link Scopes.open}. */
   openSession(upstream: UpstreamSession, options: { isolated: boolean }): SessionScope {
-    if (!options.isolated) {
-      this.root.upstream = upstream;
-      return {
-        manager: this.root.manager,
-        close: async () => {
-          if (this.root.upstream === upstream) this.root.upstream = undefined;
-        },
-      };
-    }
-    return this.createScope(upstream);
-  }
-
-  private createScope(upstream: UpstreamSession | undefined): Scope {
-    const pool = upstream ? this.sharedPool() : undefined;
-    const books: Omit<Scope, 'manager' | 'close'> = { catalogs: new Map(), activity: new Map(), upstream, shown: new ShownLists() };
-    const manager = new ClientManager({
-      ...this.connectionOptions(),
-      onRestarted: () => void this.restarts++,
-      onToolsChanged: (toolbox, server) => {
-        books.catalogs.delete(toolbox);
-        this.observePins(manager, toolbox, server);
-        this.discovery.toolsChanged(manager, toolbox, server, books.shown);
-      },
-      onLogMessage: (toolbox, server, params) => {
-        const logger = params.logger ? `${toolbox}/${server}/${params.logger}` : `${toolbox}/${server}`;
-        books.upstream?.log({ ...params, logger });
-      },
-      upstream: scopeRelay(books),
-      ...(pool ? { shared: pool.shared, groups: pool.reaper } : {}),
-    });
-    const scope: Scope = Object.assign(books, {
-      manager,
-      close: async (): Promise<void> => {
-        this.scopes.delete(scope);
-        books.upstream = undefined;
-        await manager.close();
-      },
-    });
-    this.scopes.add(scope);
-    return scope;
-  }
-
-  /** What every set of downstream connections is made with: the config in effect, env, log and limits. */
-  private connectionOptions(): Pick<ClientManagerOptions, 'config' | 'env' | 'log' | 'clientInfo' | 'maxMessageBytes' | 'eras'> {
-    const { env, log, version, maxMessageBytes } = this.options;
-    return { config: this.current, env, log, clientInfo: { name: 'mcp-workbench', version }, maxMessageBytes, eras: this.eras };
-  }
-
-  /** The `shared: true` servers of isolated sessions, made once. */
-  private sharedPool(): NonNullable<Workbench['pool']> {
-    if (this.pool) return this.pool;
-    const options = this.options;
-    const reaper = new OrphanReaper(options.log);
-    const activity = new Map<string, Set<CallContext>>();
-    const shared = new SharedServers({
-      ...this.connectionOptions(),
-      groups: reaper,
-      onRestarted: () => void this.restarts++,
-      onToolsChanged: (toolbox, server) => {
-        for (const scope of this.scopes) {
-          scope.catalogs.delete(toolbox);
-          this.observePins(scope.manager, toolbox, server);
-          this.discovery.toolsChanged(scope.manager, toolbox, server, scope.shown);
-        }
-      },
-      onLogMessage: sharedLogRouter(activity, this.log),
-      upstream: sharedRelay(activity, this.log),
-    });
-    return (this.pool = { shared, reaper, activity });
-  }
-
-  /**
-   * Runs a forwarded call while recording it as in flight on its server (in the books of whoever routes that server's
-   * requests: the scope, or the shared pool). Returns the call's own promise (the bookkeeping hangs off it), so the
-   * hot path gains no promise turn.
-   */
-  private tracked<T>(scope: Scope, toolbox: string, server: string, call: CallContext | undefined, run: () => Promise<T>): Promise<T> {
-    if (!call) return run();
-    const key = `${toolbox}/${server}`;
-    const books = scope !== this.root && this.pool && this.sharedKeys.has(key) ? this.pool.activity : scope.activity;
-    return trackCall(books, key, call, run);
+    return this.scopes.open(upstream, options);
   }
 
   /** The config in effect (it changes on {@link reload}). */
@@ -286,14 +199,7 @@ export class Workbench {
     this.toolsets = resolveToolsets(config);
     this.overrides = createOverrideResolver(config);
     this.policy = policy;
-    this.sharedKeys = sharedKeysOf(config);
-    this.pool?.shared.reload(config);
-    let outcome = { replaced: [] as string[], removed: [] as string[] };
-    for (const scope of this.scopes) {
-      scope.catalogs.clear();
-      const changed = scope.manager.reload(config);
-      if (scope === this.root) outcome = changed;
-    }
+    const outcome = this.scopes.reload(config);
     for (const listener of this.catalogListeners) {
       try {
         listener();
@@ -312,27 +218,12 @@ export class Workbench {
 
   /** How many times a downstream server was connected again after it had been connected (a crash, a lost link). */
   restartCount(): number {
-    return this.restarts;
+    return this.scopes.restartCount();
   }
 
   /** Downstream connections open now across every session; a `shared: true` server's one connection counts once. */
   connectionCount(): number {
-    const seen = new Set<string>();
-    let count = 0;
-    for (const scope of this.scopes) {
-      for (const toolbox of this.current.toolboxes) {
-        for (const server of toolbox.servers) {
-          if (!scope.manager.isConnected(toolbox.name, server.name)) continue;
-          const key = `${toolbox.name}/${server.name}`;
-          if (scope !== this.root && this.sharedKeys.has(key)) {
-            if (seen.has(key)) continue;
-            seen.add(key);
-          }
-          count++;
-        }
-      }
-    }
-    return count;
+    return this.scopes.connectionCount();
   }
 
   toolboxConfigs(): ToolboxConfig[] {
@@ -353,7 +244,7 @@ export class Workbench {
     if (!toolset) {
       throw new WorkbenchError('TOOLBOX_NOT_FOUND', `Unknown toolset "${name}". Toolsets: ${(this.current.toolsets ?? []).map((t) => t.name).join(', ') || '(none configured)'}.`, { hint: 'Call open_toolbox with one of them.' });
     }
-    return describeToolset(this.toolsetHost(this.root), toolset, (toolbox) => this.statusOf(this.root, toolbox));
+    return describeToolset(this.toolsetHost(this.scopes.root), toolset, (toolbox) => this.statusOf(this.scopes.root, toolbox));
   }
 
   private createPolicy(config: WorkbenchConfig): VisibilityPolicy {
@@ -398,7 +289,7 @@ export class Workbench {
   }
 
   private async openToolboxNow(request: OpenToolboxRequest, session: SessionScope | undefined, options: OpenOptions): Promise<BudgetedAnswer> {
-    const scope = this.scopeOf(session);
+    const scope = this.scopes.of(session);
     const name = request.toolbox_name;
     const toolset = name === undefined || this.toolboxes.has(name) ? undefined : this.toolsets.get(name);
     if (toolset) {
@@ -444,7 +335,7 @@ export class Workbench {
   /** The server and downstream name a use_tool name resolved to (after the call, so from the live catalog). */
   private resolvedTool(toolbox: string, name: string, session: SessionScope | undefined): { server?: string; tool: string } {
     if (this.toolboxes.has(toolbox)) {
-      const lookup = this.cachedCatalog(this.scopeOf(session), toolbox).catalog.find(name);
+      const lookup = this.cachedCatalog(this.scopes.of(session), toolbox).catalog.find(name);
       if ('found' in lookup) return { server: lookup.found.server, tool: lookup.found.tool.name };
       if ('hidden' in lookup) return { server: lookup.hidden.server, tool: lookup.hidden.tool.name };
     }
@@ -459,8 +350,8 @@ export class Workbench {
    */
   async serverListings(toolbox?: string): Promise<{ listings: { toolbox: string; server: string; tools: Tool[] }[]; failed: ToolStatusReport['servers_failed'] }> {
     const names = toolbox === undefined ? this.config.toolboxes.map((t) => t.name) : [this.requireToolbox(toolbox).name];
-    const opened = await Promise.all(names.map(async (name) => ({ name, result: await this.root.manager.openToolbox(name) })));
-    const listings = opened.flatMap(({ name }) => this.root.manager.serverTools(name).map((s) => ({ toolbox: name, server: s.server, tools: s.tools })));
+    const opened = await Promise.all(names.map(async (name) => ({ name, result: await this.scopes.root.manager.openToolbox(name) })));
+    const listings = opened.flatMap(({ name }) => this.scopes.root.manager.serverTools(name).map((s) => ({ toolbox: name, server: s.server, tools: s.tools })));
     const failed = opened.flatMap(({ name, result }) => result.failed.map((failure) => ({ toolbox: name, ...failure })));
     return { listings, failed };
   }
@@ -470,7 +361,7 @@ export class Workbench {
    * Connects what it must; servers that fail are reported, not thrown.
    */
   async listAllTools(toolbox?: string, session?: SessionScope): Promise<ToolStatusReport> {
-    const scope = this.scopeOf(session);
+    const scope = this.scopes.of(session);
     const names = toolbox === undefined ? this.config.toolboxes.map((t) => t.name) : [this.requireToolbox(toolbox).name];
     const opened = await Promise.all(names.map(async (name) => ({ name, result: await scope.manager.openToolbox(name) })));
     const report: ToolStatusReport = { tools: [], servers_failed: [] };
@@ -492,13 +383,11 @@ export class Workbench {
    * of the workbench's own.
    */
   isKnownName(name: string, session?: SessionScope): boolean {
-    return isKnownToolName(name, this.toolboxes, this.scopeOf(session).manager);
+    return isKnownToolName(name, this.toolboxes, this.scopes.of(session).manager);
   }
 
   async close(): Promise<void> {
-    const scopes = [...this.scopes];
-    await Promise.allSettled([...scopes.map((s) => s.close()), this.pool?.shared.close()]);
-    this.pool?.reaper.close();
+    await this.scopes.close();
     await this.options.catalogCache?.flush();
   }
 
@@ -513,11 +402,6 @@ export class Workbench {
     return cached;
   }
 
-  /** The scope of a session (the workbench's own for none, or for a session that is not isolated). */
-  private scopeOf(session: SessionScope | undefined): Scope {
-    return session !== undefined && this.scopes.has(session as Scope) ? (session as Scope) : this.root;
-  }
-
   private requireToolbox(name: string): ToolboxConfig {
     const toolbox = this.toolboxes.get(name);
     if (!toolbox) {
@@ -529,9 +413,4 @@ export class Workbench {
   private toolboxNames(): string {
     return this.catalogNames().join(', ') || '(none configured)';
   }
-}
-
-/** `toolbox/server` of every `shared: true` server. */
-function sharedKeysOf(config: WorkbenchConfig): Set<string> {
-  return new Set(config.toolboxes.flatMap((t) => t.servers.filter((s) => s.shared).map((s) => `${t.name}/${s.name}`)));
 }

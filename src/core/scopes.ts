@@ -1,0 +1,186 @@
+import { ClientManager, type ClientManagerOptions } from '../clients/client-manager.js';
+import { EraMemory } from '../clients/era-memory.js';
+import { OrphanReaper } from '../clients/orphan-reaper.js';
+import { SharedServers } from '../clients/shared-servers.js';
+import type { CatalogCache } from '../catalog/catalog-cache.js';
+import type { WorkbenchConfig } from '../config/types.js';
+import type { Logger } from '../log.js';
+import type { Scope, SessionScope } from './scope.js';
+import { scopeRelay, sharedLogRouter, sharedRelay, trackCall, type CallContext, type UpstreamSession } from './session-routing.js';
+import { ShownLists } from './shown-lists.js';
+
+export interface ScopesOptions {
+  config: WorkbenchConfig;
+  env: Record<string, string | undefined>;
+  log: Logger;
+  version: string;
+  maxMessageBytes?: number;
+  catalogCache?: CatalogCache;
+  /** A server's tools changed in `scope` (connected, refreshed, lost): its catalogs and views must follow. */
+  onToolsChanged(scope: Scope, toolbox: string, server: string): void;
+}
+
+/**
+ * Every client session's downstream connections: the root scope (stdio and the CLI), one scope per isolated session
+ * (HTTP), and the pool of `shared: true` servers and the orphan reaper those sessions share. It knows who owns which
+ * connection and where a server's requests and log messages go; what a session may see is the Workbench's concern.
+ */
+export class Scopes {
+  readonly root: Scope;
+  /** Every scope, the root's included: a change of tools or state reaches all their catalogs. */
+  private readonly all = new Set<Scope>();
+  /** Made on the first isolated session: the `shared: true` servers, and one orphan reaper for all sessions. */
+  private pool: { shared: SharedServers; reaper: OrphanReaper; activity: Map<string, Set<CallContext>> } | undefined;
+  /** `toolbox/server` of every `shared: true` server. */
+  private sharedKeys: Set<string>;
+  /** Every server's protocol era, for all sessions' connections (persisted in the catalog cache when there is one). */
+  private readonly eras: EraMemory;
+  private config: WorkbenchConfig;
+  /** Downstream servers connected again after they had been connected (crashed or lost), since start. */
+  private restarts = 0;
+
+  constructor(private readonly options: ScopesOptions) {
+    this.config = options.config;
+    this.eras = new EraMemory(options.catalogCache);
+    this.sharedKeys = sharedKeysOf(options.config);
+    this.root = this.create(undefined);
+  }
+
+  [Symbol.iterator](): Iterator<Scope> {
+    return this.all[Symbol.iterator]();
+  }
+
+  /**
+   * Opens a client session. Not isolated (stdio: the only session), it uses the root's connections. Isolated (HTTP),
+   * it gets connections of its own for every server that is not `shared`, started on first use and ended by
+   * `close()`; requests and log messages of those servers go to this session only.
+   */
+  open(upstream: UpstreamSession, options: { isolated: boolean }): SessionScope {
+    if (!options.isolated) {
+      this.root.upstream = upstream;
+      return {
+        manager: this.root.manager,
+        close: async () => {
+          if (this.root.upstream === upstream) this.root.upstream = undefined;
+        },
+      };
+    }
+    return this.create(upstream);
+  }
+
+  /** The scope of a session (the root for none, or for a session that is not isolated). */
+  of(session: SessionScope | undefined): Scope {
+    return session !== undefined && this.all.has(session as Scope) ? (session as Scope) : this.root;
+  }
+
+  /**
+   * Runs a forwarded call while recording it as in flight on its server (in the books of whoever routes that server's
+   * requests: the scope, or the shared pool). Returns the call's own promise (the bookkeeping hangs off it), so the
+   * hot path gains no promise turn.
+   */
+  tracked<T>(scope: Scope, toolbox: string, server: string, call: CallContext | undefined, run: () => Promise<T>): Promise<T> {
+    if (!call) return run();
+    const key = `${toolbox}/${server}`;
+    const books = scope !== this.root && this.pool && this.sharedKeys.has(key) ? this.pool.activity : scope.activity;
+    return trackCall(books, key, call, run);
+  }
+
+  /** Every scope and the shared pool switch to `config`; returns what changed for the root's connections. */
+  reload(config: WorkbenchConfig): { replaced: string[]; removed: string[] } {
+    this.config = config;
+    this.sharedKeys = sharedKeysOf(config);
+    this.pool?.shared.reload(config);
+    let outcome = { replaced: [] as string[], removed: [] as string[] };
+    for (const scope of this.all) {
+      scope.catalogs.clear();
+      const changed = scope.manager.reload(config);
+      if (scope === this.root) outcome = changed;
+    }
+    return outcome;
+  }
+
+  /** How many times a downstream server was connected again after it had been connected (a crash, a lost link). */
+  restartCount(): number {
+    return this.restarts;
+  }
+
+  /** Downstream connections open now across every session; a `shared: true` server's one connection counts once. */
+  connectionCount(): number {
+    const seen = new Set<string>();
+    let count = 0;
+    for (const scope of this.all) {
+      for (const toolbox of this.config.toolboxes) {
+        for (const server of toolbox.servers) {
+          if (!scope.manager.isConnected(toolbox.name, server.name)) continue;
+          const key = `${toolbox.name}/${server.name}`;
+          if (scope !== this.root && this.sharedKeys.has(key)) {
+            if (seen.has(key)) continue;
+            seen.add(key);
+          }
+          count++;
+        }
+      }
+    }
+    return count;
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([...[...this.all].map((s) => s.close()), this.pool?.shared.close()]);
+    this.pool?.reaper.close();
+  }
+
+  private create(upstream: UpstreamSession | undefined): Scope {
+    const pool = upstream ? this.sharedPool() : undefined;
+    const books: Omit<Scope, 'manager' | 'close'> = { catalogs: new Map(), activity: new Map(), upstream, shown: new ShownLists() };
+    const manager: ClientManager = new ClientManager({
+      ...this.connectionOptions(),
+      onRestarted: () => void this.restarts++,
+      onToolsChanged: (toolbox, server) => this.options.onToolsChanged(scope, toolbox, server),
+      onLogMessage: (toolbox, server, params) => {
+        const logger = params.logger ? `${toolbox}/${server}/${params.logger}` : `${toolbox}/${server}`;
+        books.upstream?.log({ ...params, logger });
+      },
+      upstream: scopeRelay(books),
+      ...(pool ? { shared: pool.shared, groups: pool.reaper } : {}),
+    });
+    const scope: Scope = Object.assign(books, {
+      manager,
+      close: async (): Promise<void> => {
+        this.all.delete(scope);
+        books.upstream = undefined;
+        await manager.close();
+      },
+    });
+    this.all.add(scope);
+    return scope;
+  }
+
+  /** What every set of downstream connections is made with: the config in effect, env, log and limits. */
+  private connectionOptions(): Pick<ClientManagerOptions, 'config' | 'env' | 'log' | 'clientInfo' | 'maxMessageBytes' | 'eras'> {
+    const { env, log, version, maxMessageBytes } = this.options;
+    return { config: this.config, env, log, clientInfo: { name: 'mcp-workbench', version }, maxMessageBytes, eras: this.eras };
+  }
+
+  /** The `shared: true` servers of isolated sessions, made once. */
+  private sharedPool(): NonNullable<Scopes['pool']> {
+    if (this.pool) return this.pool;
+    const reaper = new OrphanReaper(this.options.log);
+    const activity = new Map<string, Set<CallContext>>();
+    const shared = new SharedServers({
+      ...this.connectionOptions(),
+      groups: reaper,
+      onRestarted: () => void this.restarts++,
+      onToolsChanged: (toolbox, server) => {
+        for (const scope of this.all) this.options.onToolsChanged(scope, toolbox, server);
+      },
+      onLogMessage: sharedLogRouter(activity, this.options.log),
+      upstream: sharedRelay(activity, this.options.log),
+    });
+    return (this.pool = { shared, reaper, activity });
+  }
+}
+
+/** `toolbox/server` of every `shared: true` server. */
+function sharedKeysOf(config: WorkbenchConfig): Set<string> {
+  return new Set(config.toolboxes.flatMap((t) => t.servers.filter((s) => s.shared).map((s) => `${t.name}/${s.name}`)));
+}
