@@ -125,86 +125,86 @@ export interface ModernPipelineOptions {
 }
 
 export function createToolCallPipeline(handlers: ToolCallHandlers, sink: ReplySink, modern?: ModernPipelineOptions): ToolCallPipeline {
-  const inFlight = new Map<RequestId, Cancellation>();
-  const write = sink.write?.bind(sink);
-  const respond = write ?? ((message: JSONRPCMessage): void => void sink.send(message).catch(() => {}));
+  return new Pipeline(handlers, sink, modern);
+}
 
-  const fail = (id: RequestId, error: unknown): void => {
-    // The answer the SDK's request handling gives for a thrown error: its code if it has one (else -32603), its
-    // message, and its data when there is some.
-    const e = error as { code?: unknown; message?: unknown; data?: unknown } | null;
-    const code = e?.code;
-    respond({
-      jsonrpc: '2.0',
-      id,
-      error: {
-        code: typeof code === 'number' && Number.isSafeInteger(code) ? code : ProtocolErrorCode.InternalError,
-        message: error instanceof Error ? error.message : String(error),
-        ...(e?.data !== undefined ? { data: e.data } : {}),
+/** The pipeline of one session: its requests in flight (to cancel them), and how it answers (see ToolCallPipeline). */
+class Pipeline implements ToolCallPipeline {
+  private readonly inFlight = new Map<RequestId, Cancellation>();
+  private readonly write: ((message: JSONRPCMessage) => void) | undefined;
+  private readonly respond: (message: JSONRPCMessage) => void;
+
+  constructor(
+    private readonly handlers: ToolCallHandlers,
+    private readonly sink: ReplySink,
+    private readonly modern: ModernPipelineOptions | undefined,
+  ) {
+    this.write = sink.write?.bind(sink);
+    this.respond = this.write ?? ((message: JSONRPCMessage): void => void sink.send(message).catch(() => {}));
+  }
+
+  take(message: JSONRPCMessage): boolean {
+    const m = message as { id?: RequestId; method?: string; params?: Record<string, unknown> };
+    if (m.method === 'notifications/cancelled') return this.cancel(m.params);
+    if (m.method !== 'tools/call' || m.id === undefined || m.params === undefined || m.params.task !== undefined) return false;
+    const name = m.params.name;
+    if (name !== USE_TOOL && name !== OPEN_TOOLBOX) return false;
+    const params = m.params;
+    const args = params.arguments;
+    // Not an object: a malformed tools/call, which the MCP server answers (-32602) as it does in every era.
+    if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args))) return false;
+    const input = (args ?? {}) as Record<string, unknown>;
+    if (this.modern) return this.takeModern(message, m.id, name, params, input, this.modern);
+    const meta = params._meta as Record<string, unknown> | undefined;
+    const progressToken = meta?.progressToken as ProgressToken | undefined;
+    if (name === OPEN_TOOLBOX) this.settle(m.id, this.handlers.openToolbox(input, { progressToken, notify: this.notifier(m.id) }));
+    else this.useTool(m.id, input, meta, progressToken);
+    return true;
+  }
+
+  /** A client's notifications/cancelled for a request of this pipeline; false for any other request (the SDK's). */
+  private cancel(params: Record<string, unknown> | undefined): boolean {
+    const requestId = (params as { requestId?: RequestId } | undefined)?.requestId;
+    const cancellation = requestId === undefined ? undefined : this.inFlight.get(requestId);
+    if (!cancellation) return false;
+    cancellation.cancel(params?.reason ?? 'cancelled by the client');
+    return true;
+  }
+
+  /** A handshake-era use_tool: the call, then its result or error as the response (none once cancelled). */
+  private useTool(id: RequestId, input: Record<string, unknown>, meta: Record<string, unknown> | undefined, progressToken: ProgressToken | undefined): void {
+    const cancellation = new Cancellation();
+    this.inFlight.set(id, cancellation);
+    let result: Promise<CallToolResult>;
+    try {
+      result = this.handlers.useTool(input, {
+        cancellation,
+        progressToken,
+        meta,
+        notify: this.notifier(id),
+        request: (request, signal) => this.handlers.relay(request, signal, id),
+      });
+    } catch (error) {
+      result = Promise.reject(error);
+    }
+    result.then(
+      (value) => {
+        this.inFlight.delete(id);
+        if (!cancellation.cancelled) this.respond({ jsonrpc: '2.0', id, result: value } as JSONRPCMessage);
       },
-    } as JSONRPCMessage);
-  };
-
-  return {
-    take(message) {
-      const m = message as { id?: RequestId; method?: string; params?: Record<string, unknown> };
-      if (m.method === 'notifications/cancelled') {
-        const requestId = (m.params as { requestId?: RequestId } | undefined)?.requestId;
-        const cancellation = requestId === undefined ? undefined : inFlight.get(requestId);
-        if (!cancellation) return false;
-        cancellation.cancel(m.params?.reason ?? 'cancelled by the client');
-        return true;
-      }
-      if (m.method !== 'tools/call' || m.id === undefined || m.params === undefined || m.params.task !== undefined) return false;
-      const name = m.params.name;
-      if (name !== USE_TOOL && name !== OPEN_TOOLBOX) return false;
-      const params = m.params;
-      const args = params.arguments;
-      // Not an object: a malformed tools/call, which the MCP server answers (-32602) as it does in every era.
-      if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args))) return false;
-      const id = m.id;
-      const input = (args ?? {}) as Record<string, unknown>;
-      if (modern) return takeModern(message, id, name, params, input, modern);
-      const meta = params._meta as Record<string, unknown> | undefined;
-      const progressToken = meta?.progressToken as ProgressToken | undefined;
-      if (name === OPEN_TOOLBOX) {
-        settle(id, handlers.openToolbox(input, { progressToken, notify: notifier(id) }));
-        return true;
-      }
-      const cancellation = new Cancellation();
-      inFlight.set(id, cancellation);
-      let result: Promise<CallToolResult>;
-      try {
-        result = handlers.useTool(input, {
-          cancellation,
-          progressToken,
-          meta,
-          notify: notifier(id),
-          request: (request, signal) => handlers.relay(request, signal, id),
-        });
-      } catch (error) {
-        result = Promise.reject(error);
-      }
-      result.then(
-        (value) => {
-          inFlight.delete(id);
-          if (!cancellation.cancelled) respond({ jsonrpc: '2.0', id, result: value } as JSONRPCMessage);
-        },
-        (error: unknown) => {
-          inFlight.delete(id);
-          // A cancelled request gets no response (as the SDK does).
-          if (!cancellation.cancelled) fail(id, error);
-        },
-      );
-      return true;
-    },
-  };
+      (error: unknown) => {
+        this.inFlight.delete(id);
+        // A cancelled request gets no response (as the SDK does).
+        if (!cancellation.cancelled) this.fail(id, error);
+      },
+    );
+  }
 
   /**
    * A use_tool or open_toolbox call of MCP 2026-07-28: false (for the MCP server) unless the request is one the SDK
    * would take as it is; then the answer is written here when {@link modernResponse} can frame it, else handed over.
    */
-  function takeModern(
+  private takeModern(
     message: JSONRPCMessage,
     id: RequestId,
     name: string,
@@ -218,17 +218,14 @@ export function createToolCallPipeline(handlers: ToolCallHandlers, sink: ReplySi
     modernHandlers.declared(request.capabilities);
     const { meta } = request;
     const progressToken = meta?.progressToken as ProgressToken | undefined;
-    const notify = (notification: { method: string; params?: Record<string, unknown> }): void => {
-      if (notification.method !== 'notifications/progress') return respond({ jsonrpc: '2.0', ...notification } as JSONRPCMessage);
-      if (progressToken !== undefined) respond({ jsonrpc: '2.0', method: notification.method, params: { ...notification.params, progressToken } } as JSONRPCMessage);
-    };
     const cancellation = new Cancellation();
-    inFlight.set(id, cancellation);
+    this.inFlight.set(id, cancellation);
     let answer: Promise<ModernAnswer>;
     try {
+      const notify = this.modernNotifier(progressToken);
       answer =
         name === OPEN_TOOLBOX
-          ? handlers.openToolbox(input, { progressToken, notify: notify as MetaToolCall['notify'] }).then((complete) => ({ complete }))
+          ? this.handlers.openToolbox(input, { progressToken, notify: notify as MetaToolCall['notify'] }).then((complete) => ({ complete }))
           : modernHandlers.useTool(input, { cancellation, meta, notify });
     } catch (error) {
       answer = Promise.reject(error);
@@ -239,14 +236,14 @@ export function createToolCallPipeline(handlers: ToolCallHandlers, sink: ReplySi
     };
     answer.then(
       (value) => {
-        inFlight.delete(id);
+        this.inFlight.delete(id);
         if (cancellation.cancelled) return;
         const response = 'complete' in value ? modernResponse(id, value.complete, modernHandlers.serverInfo) : undefined;
-        if (response) respond(response);
+        if (response) this.respond(response);
         else handOver();
       },
       () => {
-        inFlight.delete(id);
+        this.inFlight.delete(id);
         // A cancelled request gets no response (as the SDK does); an error is the SDK's to frame.
         if (!cancellation.cancelled) handOver();
       },
@@ -254,17 +251,45 @@ export function createToolCallPipeline(handlers: ToolCallHandlers, sink: ReplySi
     return true;
   }
 
+  /** A modern call's notifications: progress with the request's own token (none without one), others as they are. */
+  private modernNotifier(progressToken: ProgressToken | undefined): ModernUseToolCall['notify'] {
+    return (notification) => {
+      if (notification.method !== 'notifications/progress') return this.respond({ jsonrpc: '2.0', ...notification } as JSONRPCMessage);
+      if (progressToken !== undefined) this.respond({ jsonrpc: '2.0', method: notification.method, params: { ...notification.params, progressToken } } as JSONRPCMessage);
+    };
+  }
+
   /** Notifications about request `id`: written at once on stdio, on the request's own stream over HTTP. */
-  function notifier(id: RequestId): MetaToolCall['notify'] {
+  private notifier(id: RequestId): MetaToolCall['notify'] {
+    const write = this.write;
+    const sink = this.sink;
     return write
       ? (notification) => write({ jsonrpc: '2.0', ...notification } as JSONRPCMessage)
       : (notification) => void sink.send({ jsonrpc: '2.0', ...notification } as JSONRPCMessage, { relatedRequestId: id }).catch(() => {});
   }
 
-  function settle(id: RequestId, result: Promise<CallToolResult>): void {
+  private settle(id: RequestId, result: Promise<CallToolResult>): void {
     result.then(
-      (value) => respond({ jsonrpc: '2.0', id, result: value } as JSONRPCMessage),
-      (error: unknown) => fail(id, error),
+      (value) => this.respond({ jsonrpc: '2.0', id, result: value } as JSONRPCMessage),
+      (error: unknown) => this.fail(id, error),
     );
+  }
+
+  /**
+   * The answer the SDK's request handling gives for a thrown error: its code if it has one (else -32603), its
+   * message, and its data when there is some.
+   */
+  private fail(id: RequestId, error: unknown): void {
+    const e = error as { code?: unknown; message?: unknown; data?: unknown } | null;
+    const code = e?.code;
+    this.respond({
+      jsonrpc: '2.0',
+      id,
+      error: {
+        code: typeof code === 'number' && Number.isSafeInteger(code) ? code : ProtocolErrorCode.InternalError,
+        message: error instanceof Error ? error.message : String(error),
+        ...(e?.data !== undefined ? { data: e.data } : {}),
+      },
+    } as JSONRPCMessage);
   }
 }
