@@ -236,8 +236,9 @@ describe('serve --http (Streamable HTTP on /mcp)', () => {
       }
       // While a's call is in flight on the shared server, b's log line cannot be attributed with certainty: it must
       // still never reach a (it reaches b only if a's call was not in flight yet).
-      const slowA = callTool(a, 'use_tool', { toolbox_name: 'fx', tool_name: 'fx__f__slow', arguments: { ms: 800, steps: 2 } });
-      await new Promise((r) => setTimeout(r, 100));
+      const progressA: Progress[] = [];
+      const slowA = callTool(a, 'use_tool', { toolbox_name: 'fx', tool_name: 'fx__f__slow', arguments: { ms: 800, steps: 4 } }, (p) => void progressA.push(p));
+      assert.ok(await waitFor(() => progressA.length > 0, 10_000), "a's slow call is in flight (its first progress arrived)");
       await callTool(b, 'use_tool', { toolbox_name: 'fx', tool_name: 'fx__f__log', arguments: { message: 'overlap-from-b' } });
       await slowA;
       assert.ok(await waitFor(() => seen.a.length >= 3 && seen.b.length >= 3, 5000), `both got their logs: ${JSON.stringify(seen)}`);

@@ -374,14 +374,12 @@ describe('updateToolState', () => {
       const dir = await freshDir();
       const path = join(dir, 'tool-state.json');
       const release = await holdLock(path);
-      let released = false;
-      const releasing = new Promise<void>((r) => setTimeout(r, 200)).then(async () => {
-        released = true;
-        await release();
-      });
-      const result = await updateToolState(path, { disable: ['a__b__c'] }, { log: capture().log, lockTimeoutMs: 10_000 });
-      assert.ok(released, 'the update waited for the holder');
-      await releasing;
+      let settled = false;
+      const updating = updateToolState(path, { disable: ['a__b__c'] }, { log: capture().log, lockTimeoutMs: 10_000 }).finally(() => (settled = true));
+      await new Promise((r) => setTimeout(r, 200)); // a window in which nothing may happen: the update waits while the lock is held
+      assert.equal(settled, false, 'the update waited for the holder');
+      await release();
+      const result = await updating;
       assert.deepEqual(result.state.disabled, ['a__b__c']);
     });
 
@@ -461,7 +459,7 @@ describe('updateToolState', () => {
       while (reading) {
         await readToolState(path, log);
         reads++;
-        await new Promise((r) => setTimeout(r, 5));
+        await new Promise((r) => setTimeout(r, 5)); // pacing between reads, not a wait for anything
       }
     })();
 
@@ -511,15 +509,16 @@ describe('watchToolState', () => {
     const path = join(await freshDir(), 'tool-state.json');
     await write(path, { enabled: [], disabled: ['a__b__c'] });
     const seen: ToolState[] = [];
-    const watcher = watchToolState(path, (s) => seen.push(s), capture().log, { intervalMs: 50 });
+    // Its baseline is the content as read before it started (no wait for a first poll).
+    const watcher = watchToolState(path, (s) => seen.push(s), capture().log, { intervalMs: 50, initial: { enabled: [], disabled: ['a__b__c'] } });
     try {
-      await new Promise((r) => setTimeout(r, 200)); // let it take its baseline
       // Same content, different formatting: not a change.
       await writeFile(path, '{ "disabled": ["a__b__c"], "enabled": [] }');
-      await new Promise((r) => setTimeout(r, 200));
+      await new Promise((r) => setTimeout(r, 200)); // a window in which nothing may happen: no report of a reformatting
+      assert.deepEqual(seen, []);
       await update(path, { disable: ['d__e__f'] });
       await waitFor('the change', () => seen.length > 0);
-      await new Promise((r) => setTimeout(r, 200));
+      await new Promise((r) => setTimeout(r, 200)); // a window in which nothing may happen: the change is reported once
       assert.deepEqual(seen, [{ enabled: [], disabled: ['a__b__c', 'd__e__f'] }]);
       // Deleting the file means the defaults.
       await unlink(path);
@@ -604,7 +603,7 @@ describe('watchToolState', () => {
     const watcher = watchToolState(path, (s) => seen.push(s), log, { intervalMs: 20, settleMs: 2_000, initial: { enabled: [], disabled: [] } });
     try {
       await writeFile(path, '{"enabled": [], "disab'); // half-written
-      await new Promise((r) => setTimeout(r, 100));
+      await new Promise((r) => setTimeout(r, 100)); // a window in which nothing may happen: the half-written file is not reported
       await writeFile(path, '{"enabled": [], "disabled": ["a__b__c"]}');
       await waitFor('the saved content', () => seen.length > 0, 10_000);
       assert.deepEqual(seen, [{ enabled: [], disabled: ['a__b__c'] }]);
@@ -621,7 +620,7 @@ describe('watchToolState', () => {
     const watcher = watchToolState(path, (s) => seen.push(s), capture().log, { intervalMs: 20, initial: { enabled: [], disabled: [] } });
     watcher.close();
     await write(path, { enabled: [], disabled: ['a__b__c'] });
-    await new Promise((r) => setTimeout(r, 200));
+    await new Promise((r) => setTimeout(r, 200)); // a window in which nothing may happen: no call after close()
     assert.deepEqual(seen, []);
   });
 });
