@@ -205,6 +205,9 @@ describe('validate and doctor on a config with an unknown secret', () => {
     assert.match(run.stderr, /toolboxes\.dev\.mcpServers\.lacking\.env\.API_TOKEN: \$\{secret:not-stored\} is not in the secret file/);
     assert.match(run.stderr, /mcp-workbench secret set not-stored/);
     assert.ok(!`${run.stdout}${run.stderr}`.includes(VALUE));
+    const json = await runWithStdin(['validate', '--config', config, '--json'], '', env, '/');
+    assert.equal(json.code, 1);
+    assert.equal((JSON.parse(json.stdout) as { code: string }).code, 'SECRET_MISSING');
   });
 
   it('doctor reports the unknown secret and checks the other server', async () => {
