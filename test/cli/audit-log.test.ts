@@ -6,7 +6,7 @@ import { after, describe, it } from 'node:test';
 import type { AuditRecord } from '../../src/audit/audit-log.js';
 import { startHttpWorkbench } from '../helpers/http-workbench.js';
 import { assertIsoTime } from '../helpers/log-lines.js';
-import { fixtureServer, runCli, startWorkbench, tempDir } from '../helpers/workbench-process.js';
+import { fixtureEvents, fixtureServer, runCli, startWorkbench, tempDir, waitFor } from '../helpers/workbench-process.js';
 
 /**
  * README "Audit log": `serve --audit-log PATH` appends one JSON line per use_tool call and per open_toolbox — who,
@@ -40,8 +40,12 @@ function checkShape(record: AuditRecord): void {
 
 describe('audit log', () => {
   it('over stdio: every call and open, with its outcome, and never a value', async () => {
-    const file = join(await auditDir(), 'logs', 'audit.jsonl');
-    const wb = await startWorkbench(config, { args: ['--audit-log', file, '--disabled-tools', 'tb__fx__pid'] });
+    const dir = await auditDir();
+    const file = join(dir, 'logs', 'audit.jsonl');
+    const fxLog = join(dir, 'fixture-events.jsonl');
+    const hangCalls = async (): Promise<number> => (await fixtureEvents(fxLog)).filter((e) => e.event === 'call' && e.tool === 'hang').length;
+    const logged = { toolboxes: { tb: { mcpServers: { fx: { ...fixtureServer('--log', fxLog), timeoutMs: 1000 } } } } };
+    const wb = await startWorkbench(logged, { args: ['--audit-log', file, '--disabled-tools', 'tb__fx__pid'] });
     try {
       await wb.call('open_toolbox', { toolbox_name: 'tb' });
       assert.equal((await wb.useTool('tb', 'echo', { text: SECRET })).isError, undefined);
@@ -50,10 +54,13 @@ describe('audit log', () => {
       assert.equal((await wb.useTool('tb', 'pid', {})).isError, true);
       assert.equal((await wb.useTool('tb', 'hang', {})).isError, true);
       const controller = new AbortController();
+      const hangsBefore = await hangCalls();
       const cancelled = wb.client
         .callTool({ name: 'use_tool', arguments: { toolbox_name: 'tb', tool_name: 'hang', arguments: {} } }, undefined, { signal: controller.signal })
         .catch(() => undefined);
-      setTimeout(() => controller.abort(), 200);
+      // Cancelled once the call has reached the server (well inside its 1 s timeout).
+      assert.ok(await waitFor(async () => (await hangCalls()) > hangsBefore, 10_000), 'the second hang call reached the server');
+      controller.abort();
       await cancelled;
     } finally {
       await wb.close();

@@ -65,7 +65,8 @@ describe('command line', () => {
     assert.equal(json.code, 1);
     const report = JSON.parse(json.stdout) as { valid: boolean; code: string; details: string[] };
     assert.equal(report.valid, false);
-    assert.ok(report.details.length >= 1);
+    assert.equal(report.code, 'CONFIG_INVALID');
+    assert.ok(report.details.some((d) => d.startsWith('toolboxes.dev.mcpServers.fs: unknown key "comand"')), JSON.stringify(report.details));
   });
 
   it('validate: a missing config says where it looked and what to do', () => {
@@ -85,6 +86,9 @@ describe('command line', () => {
     assert.match(stderr, /dynamic/);
     assert.match(stderr, /0\.10\.0/);
     assert.match(stderr, /MIGRATION\.md|mcp-workbench migrate/);
+    const json = run(['validate', '--config', file, '--json']);
+    assert.equal(json.code, 1);
+    assert.equal((JSON.parse(json.stdout) as { code: string }).code, 'CONFIG_DYNAMIC_MODE');
   });
 });
 

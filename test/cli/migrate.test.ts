@@ -57,6 +57,9 @@ describe('migrate: a 0.9 dynamic config', () => {
     assert.equal(result.code, 1);
     assert.match(result.stderr, /sets "toolMode": "dynamic", but dynamic mode was removed in 0\.10\.0/);
     assert.match(result.stderr, /mcp-workbench migrate --config .* --write/);
+    const json = run(['validate', '--config', file, '--json']);
+    assert.equal(json.code, 1);
+    assert.equal((JSON.parse(json.stdout) as { code: string }).code, 'CONFIG_DYNAMIC_MODE');
   });
 
   it('without --write prints the diff and the changes, and writes nothing', async () => {
@@ -172,6 +175,9 @@ describe('migrate --from: importing other clients\' configs', () => {
     const missing = run(['validate', '--config', target]);
     assert.equal(missing.code, 1);
     assert.match(missing.stderr, /API_KEY, INTERNAL_API_KEY/);
+    const missingJson = run(['validate', '--config', target, '--json']);
+    assert.equal(missingJson.code, 1);
+    assert.equal((JSON.parse(missingJson.stdout) as { code: string }).code, 'ENV_MISSING');
     const validate = run(['validate', '--config', target, '--json'], { env: { API_KEY: 'k', INTERNAL_API_KEY: 'i' } });
     assert.equal(validate.code, 0, validate.stderr);
     const servers = (JSON.parse(validate.stdout) as { toolboxes: { servers: { name: string; type: string }[] }[] }).toolboxes[0]!.servers;

@@ -121,9 +121,11 @@ describe('tools enable under a disabled glob', () => {
   it('a glob under a broader disabled glob is not made an exception: it says which pattern keeps it hidden', async () => {
     const { env, stateFile } = await setup();
     await writeFile(stateFile, JSON.stringify({ enabled: [], disabled: ['tb__*'] }));
-    const run = cli(['tools', 'enable', 'tb__fx__e*'], env);
+    const run = cli(['tools', 'enable', 'tb__fx__e*', '--json'], env);
     assert.equal(run.code, 0, run.stderr);
-    assert.match(run.stderr, /stays disabled: "tb__\*"/);
+    const update = JSON.parse(run.stdout) as { stillDisabledBy: { name: string; pattern: string }[]; excepted: unknown[] };
+    assert.deepEqual(update.stillDisabledBy, [{ name: 'tb__fx__e*', pattern: 'tb__*' }], 'it says which pattern keeps it hidden');
+    assert.deepEqual(update.excepted, []);
     assert.deepEqual(JSON.parse(await readFile(stateFile, 'utf8')), { enabled: [], disabled: ['tb__*'] });
   });
 });

@@ -133,32 +133,40 @@ export function rawModernStdio(config: unknown, env: Record<string, string> = {}
   return spawnStdio(config, env, 'wb-raw-modern-');
 }
 
-/** One POST per request to a running `serve --http`, as MCP 2026-07-28 (no session); SSE or JSON answers as text. */
-export function rawModernHttp(url: string): RawWire {
-  return {
-    exchange: async (body) => {
-      const message = body as { method?: string; params?: { name?: string } };
-      const response = await fetch(url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'mcp-protocol-version': '2026-07-28',
-          ...(message.method ? { 'mcp-method': message.method } : {}),
-          ...(typeof message.params?.name === 'string' ? { 'mcp-name': message.params.name } : {}),
-        },
-        body: JSON.stringify(body),
-      });
-      const text = await response.text();
-      if ((response.headers.get('content-type') ?? '').includes('text/event-stream')) {
-        return text
+/**
+ * One POST per request to a running `serve --http`, as MCP 2026-07-28 (no session); SSE or JSON answers as text. A
+ * string body is sent as is (even if it is not JSON); `post` also gives the HTTP status and takes an abort signal.
+ */
+export function rawModernHttp(url: string): RawWire & { post(body: unknown, signal?: AbortSignal): Promise<{ status: number; messages: string[] }> } {
+  const post = async (body: unknown, signal?: AbortSignal): Promise<{ status: number; messages: string[] }> => {
+    const message = (typeof body === 'object' && body !== null ? body : {}) as { method?: string; params?: { name?: string } };
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2026-07-28',
+        ...(message.method ? { 'mcp-method': message.method } : {}),
+        ...(typeof message.params?.name === 'string' ? { 'mcp-name': message.params.name } : {}),
+      },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+      signal,
+    });
+    const text = await response.text();
+    const messages = (response.headers.get('content-type') ?? '').includes('text/event-stream')
+      ? text
           .split('\n')
           .filter((line) => line.startsWith('data: '))
           .map((line) => line.slice(6))
-          .filter((data) => data.length > 0);
-      }
-      return text.length > 0 ? [text] : [];
-    },
+          .filter((data) => data.length > 0)
+      : text.length > 0
+        ? [text]
+        : [];
+    return { status: response.status, messages };
+  };
+  return {
+    post,
+    exchange: async (body) => (await post(body)).messages,
     close: async () => {},
   };
 }

@@ -10,6 +10,9 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { isAlive, listDescendants } from '../../src/shared/process-tree.js';
 import { isOrphanWatchdog } from '../../src/clients/orphan-reaper.js';
+import { waitFor } from './wait-for.js';
+
+export { waitFor };
 
 /** Absolute paths of the things the tests start. */
 export const paths = {
@@ -109,15 +112,6 @@ export async function startWorkbench(config: unknown, options: StartOptions = {}
   };
 }
 
-/** Polls until `predicate` holds or `ms` pass; returns whether it held. */
-export async function waitFor(predicate: () => boolean | Promise<boolean>, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (await predicate()) return true;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return predicate();
-}
 
 /** The text of the first text content item. */
 export function textOf(result: CallToolResult): string {

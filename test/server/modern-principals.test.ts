@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Client, StreamableHTTPClientTransport, type CallToolResult } from '@modelcontextprotocol/client';
 import { startHttpWorkbench, type HttpWorkbench } from '../helpers/http-workbench.js';
+import { inputRound } from '../helpers/input-round.js';
 import { fixtureServer } from '../helpers/workbench-process.js';
 
 // Clients of MCP 2026-07-28 over --http have no session: what keeps two users apart is the token that admitted each
@@ -61,8 +62,7 @@ describe('modern HTTP clients are kept apart by their token', () => {
     const a = await modernClient(wb.url, TOKEN_A);
     const b = await modernClient(wb.url, TOKEN_B);
     try {
-      const first = (await use(a, 'ask', { kind: 'elicitation' })) as unknown as { resultType: string; inputRequests: Record<string, unknown>; requestState: string };
-      assert.equal(first.resultType, 'input_required');
+      const first = inputRound(await use(a, 'ask', { kind: 'elicitation' }));
       const key = Object.keys(first.inputRequests)[0]!;
       const answer = { inputResponses: { [key]: { action: 'accept', content: { name: 'mallory' } } }, requestState: first.requestState };
       // The requestState is bound to the user it was handed to: another token's echo is refused before any lookup.

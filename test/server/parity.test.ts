@@ -1,17 +1,21 @@
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startHttpWorkbench, type HttpWorkbench } from '../helpers/http-workbench.js';
 import { MODERN_ENVELOPE, rawHttp, rawModernHttp, rawModernStdio, rawStdio, type RawWire } from '../helpers/raw-clients.js';
-import { fixtureServer, tempDir, waitFor } from '../helpers/workbench-process.js';
+import { fixtureEvents, fixtureServer, tempDir, waitFor } from '../helpers/workbench-process.js';
 
 /**
  * The same requests over stdio and over Streamable HTTP must get the same answers, byte for byte (README "Serving
- * over HTTP"): both transports hand use_tool and open_toolbox to one pipeline, and frame only.
+ * over HTTP"): both transports hand use_tool and open_toolbox to one pipeline, and frame only. The table runs for both
+ * protocol eras — a handshake-era client (legacy) and a client of MCP 2026-07-28 (modern, each request carrying its
+ * envelope) — on both transports: legacy-stdio against legacy-HTTP, modern-stdio against modern-HTTP.
  */
 const LIMIT = 64 * 1024;
 const env = { WORKBENCH_MAX_MESSAGE_BYTES: String(LIMIT) };
+
+type Era = 'legacy' | 'modern';
+const ERAS: readonly Era[] = ['legacy', 'modern'];
 
 const call = (id: number | string, name: string, args: unknown, meta?: Record<string, unknown>) => ({
   jsonrpc: '2.0',
@@ -24,8 +28,30 @@ const use = (id: number, tool: string, args?: Record<string, unknown>, meta?: Re
 
 /** The messages answering `id` (its response, and notifications before it), as the text that came over the wire. */
 const answered = (id: unknown) => (messages: string[]) => messages.some((m) => (JSON.parse(m) as { id?: unknown }).id === id);
+const idOf = (message: string): unknown => (JSON.parse(message) as { id?: unknown }).id;
 
-const CASES: { name: string; body: unknown; id: unknown }[] = [
+interface Case {
+  name: string;
+  /** The request as a handshake-era client sends it (a string is sent as is). */
+  body: unknown;
+  id: unknown;
+  /** Top-level params a client adds to the request (2026-07-28 retry and task keys). */
+  params?: Record<string, unknown>;
+  /** Envelope keys a modern client sends instead of the usual ones. */
+  envelope?: Record<string, unknown>;
+  /** The eras the case means something in (both unless said); a case for one era says why. */
+  eras?: readonly Era[];
+}
+
+/** The case's request as a client of `era` sends it: a modern one puts its envelope in `_meta`, before its own keys. */
+function requestOf(c: Case, era: Era): unknown {
+  if (typeof c.body !== 'object' || c.body === null || !('params' in c.body)) return c.body;
+  const request = c.body as { params: Record<string, unknown> & { _meta?: Record<string, unknown> } };
+  if (era === 'legacy') return c.params ? { ...request, params: { ...request.params, ...c.params } } : request;
+  return { ...request, params: { ...request.params, ...c.params, _meta: { ...MODERN_ENVELOPE, ...c.envelope, ...request.params._meta } } };
+}
+
+const CASES: Case[] = [
   { name: 'open_toolbox', body: call(1, 'open_toolbox', { toolbox_name: 'fx' }), id: 1 },
   { name: 'a normal result', body: use(2, 'echo', { text: 'same on both' }), id: 2 },
   { name: 'an image and a resource link', body: use(3, 'image'), id: 3 },
@@ -49,166 +75,159 @@ const CASES: { name: string; body: unknown; id: unknown }[] = [
   },
   { name: 'progress, with the client _meta passed downstream', body: use(18, 'slow', { ms: 200, steps: 2 }, { progressToken: 'p-18' }), id: 18 },
   { name: 'the client _meta (trace context) reaches the downstream call', body: use(19, 'meta_echo', {}, { traceparent: '00-abc-def-01', 'x/vendor': { a: 1 } }), id: 19 },
+  { name: 'progress token after other _meta keys', body: use(50, 'meta_echo', {}, { 'x/first': 1, progressToken: 'p-50' }), id: 50 },
+  { name: 'a numeric progress token, with progress', body: use(51, 'slow', { ms: 100, steps: 2 }, { progressToken: 51 }), id: 51 },
+  { name: 'a task-augmented call', body: use(52, 'echo', { text: 'task' }), params: { task: { ttl: 1000 } }, id: 52 },
+  { name: 'a requestState that was never handed out', body: use(53, 'echo', { text: 'x' }), params: { requestState: 'forged' }, id: 53 },
+  { name: 'inputResponses without a requestState', body: use(54, 'echo', { text: 'x' }), params: { inputResponses: {} }, id: 54 },
+  // A handshake-era client declares its capabilities once, at initialize: it has no per-request envelope to get wrong.
+  { name: 'a malformed capabilities envelope', body: use(55, 'echo', { text: 'x' }), envelope: { 'io.modelcontextprotocol/clientCapabilities': 'all' }, id: 55, eras: ['modern'] },
+  { name: 'other declared capabilities', body: use(56, 'echo', { text: 'x' }), envelope: { 'io.modelcontextprotocol/clientCapabilities': { roots: {} } }, id: 56, eras: ['modern'] },
+  { name: 'open_toolbox of an unknown toolbox', body: call(57, 'open_toolbox', { toolbox_name: 'nope' }), id: 57 },
 ];
 
-describe('stdio and HTTP give the same answers', () => {
-  let dir: string;
-  let cleanup: () => Promise<void>;
-  let stdio: RawWire;
-  let http: HttpWorkbench;
-  let overHttp: Awaited<ReturnType<typeof rawHttp>>;
-  const logs = { stdio: '', http: '' };
+interface Last {
+  result?: { resultType?: string; _meta?: Record<string, unknown>; content?: { text?: string }[] } & Record<string, unknown>;
+  error?: { code: number; message: string };
+}
 
-  before(async () => {
-    ({ dir, cleanup } = await tempDir('wb-parity-'));
-    logs.stdio = join(dir, 'stdio.log');
-    logs.http = join(dir, 'http.log');
-    const config = (log: string) => ({ toolboxes: { fx: { mcpServers: { f: fixtureServer('--odd', '--log', log) } } } });
-    stdio = await rawStdio(config(logs.stdio), env);
-    http = await startHttpWorkbench(config(logs.http), ['--http', '127.0.0.1:0'], env);
-    overHttp = await rawHttp(http.url);
-  });
-
-  after(async () => {
-    await stdio?.close();
-    await overHttp?.close();
-    await http?.stop();
-    await cleanup?.();
-  });
-
-  for (const c of CASES) {
-    it(c.name, async () => {
-      const overStdio = await stdio.exchange(c.body, answered(c.id));
-      const viaHttp = await overHttp.exchange(c.body, answered(c.id));
-      assert.deepEqual(viaHttp, overStdio);
-      const last = JSON.parse(overStdio.at(-1)!) as { result?: { _meta?: Record<string, unknown> }; error?: { code: number } };
-      if (c.name.includes('over the size limit')) assert.equal(last.error?.code, -32600);
-      // Protocol faults are JSON-RPC errors; a meta-tool's malformed parameters are refusals (README "Errors").
-      if (c.name.startsWith('tools/call with arguments') || c.name === 'an unknown top-level tool') assert.equal(last.error?.code, -32602);
-      if (c.name === 'use_tool without toolbox_name' || c.name.startsWith('use_tool with an unknown parameter')) {
-        assert.deepEqual(last.result?._meta, { 'mcp-workbench/error': { code: 'INVALID_PARAMETERS', retryable: false } });
-      }
-      if (c.name.startsWith('a content block of an unknown type')) {
-        assert.deepEqual(last.result, { content: [{ type: 'hologram', frames: 3 }, { type: 'text', text: 'and text' }], vendorField: { kept: true } });
-      }
-      if (c.name.includes('not base64')) assert.deepEqual(last.result, { content: [{ type: 'image', data: 'not base64 at all!', mimeType: 'image/png' }] });
-      if (c.name.startsWith('progress')) assert.ok(overStdio.length > 1, 'progress came before the result');
-      if (c.name.includes('_meta (trace context)')) {
-        const text = (last.result as { content: { text: string }[] }).content[0]!.text;
-        assert.deepEqual(JSON.parse(text), { traceparent: '00-abc-def-01', 'x/vendor': { a: 1 } });
-      }
-    });
+/** The checks of one case beyond "the same on both transports", on the stdio answer `messages` of `era`. */
+function checkCase(c: Case, era: Era, messages: string[]): void {
+  const last = JSON.parse(messages.at(-1)!) as Last;
+  // A complete result of the modern era says so, and carries the server's identity; the rest of it is the legacy one.
+  let result = last.result;
+  if (era === 'modern' && result) {
+    const { resultType, _meta, ...rest } = result;
+    assert.equal(resultType, 'complete');
+    assert.ok(_meta?.['io.modelcontextprotocol/serverInfo'], 'the server identity is stamped');
+    const { 'io.modelcontextprotocol/serverInfo': _serverInfo, ...ownMeta } = _meta ?? {};
+    result = Object.keys(ownMeta).length > 0 ? { ...rest, _meta: ownMeta } : rest;
   }
+  if (c.name.includes('over the size limit')) assert.equal(last.error?.code, -32600);
+  // Protocol faults are JSON-RPC errors; a meta-tool's malformed parameters are refusals (README "Errors").
+  if (c.name.startsWith('tools/call with arguments') || c.name === 'an unknown top-level tool') assert.equal(last.error?.code, -32602);
+  if (c.name === 'use_tool without toolbox_name' || c.name.startsWith('use_tool with an unknown parameter')) {
+    assert.deepEqual(result?._meta, { 'mcp-workbench/error': { code: 'INVALID_PARAMETERS', retryable: false } });
+  }
+  // A handshake-era client gets a downstream result as it was, however odd; the SDK's codec of MCP 2026-07-28 checks
+  // results against the spec's schema first (the same on both transports, which is what this table asks).
+  if (era === 'legacy' && c.name.startsWith('a content block of an unknown type')) {
+    assert.deepEqual(result, { content: [{ type: 'hologram', frames: 3 }, { type: 'text', text: 'and text' }], vendorField: { kept: true } });
+  }
+  if (era === 'legacy' && c.name.includes('not base64')) assert.deepEqual(result, { content: [{ type: 'image', data: 'not base64 at all!', mimeType: 'image/png' }] });
+  if (c.name.startsWith('progress,') || c.name.includes('with progress')) assert.ok(messages.length > 1, 'progress came before the result');
+  if (c.name.includes('_meta (trace context)')) {
+    const seen = JSON.parse(result?.content?.[0]?.text ?? '{}') as Record<string, unknown>;
+    assert.deepEqual({ traceparent: seen.traceparent, 'x/vendor': seen['x/vendor'] }, { traceparent: '00-abc-def-01', 'x/vendor': { a: 1 } });
+    if (era === 'legacy') assert.deepEqual(Object.keys(seen), ['traceparent', 'x/vendor']);
+  }
+  if (c.name.includes('malformed capabilities')) {
+    assert.equal(last.error?.code, -32602);
+    assert.equal(last.error?.message, 'Invalid _meta envelope for protocol revision 2026-07-28: Invalid input: expected object, received string');
+  }
+}
 
-  it('a cancelled call gets no response on either transport, and the downstream call is cancelled', async () => {
-    const hang = use(30, 'hang');
-    const cancel = { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 30, reason: 'user' } };
-    const ping = { jsonrpc: '2.0', id: 31, method: 'ping' };
+/** A workbench over stdio and one over HTTP, each with the fixture writing its events to a file, spoken to as `era`. */
+interface Wires {
+  stdio: RawWire;
+  http: RawWire & { post(body: unknown, signal?: AbortSignal): Promise<{ status: number; messages: string[] }> };
+  /** The fixture's event files behind each transport. */
+  events: { stdio: string; http: string };
+  close(): Promise<void>;
+}
 
-    const stdioSeen = await stdio.exchange(hang, () => true);
-    assert.ok(await waitFor(async () => (await readFile(logs.stdio, 'utf8')).includes('"tool":"hang"'), 10_000));
-    await stdio.exchange(cancel, () => true);
-    assert.ok(await waitFor(async () => (await readFile(logs.stdio, 'utf8')).includes('"event":"cancelled"'), 10_000), 'stdio: downstream cancelled');
-    const afterCancel = await stdio.exchange(ping, answered(31));
-    assert.ok(![...stdioSeen, ...afterCancel].some((m) => (JSON.parse(m) as { id?: unknown }).id === 30), 'stdio: no response to a cancelled call');
-
-    const abort = new AbortController();
-    const pending = overHttp.post(hang, abort.signal).catch(() => ({ status: 0, messages: [] as string[] }));
-    assert.ok(await waitFor(async () => (await readFile(logs.http, 'utf8')).includes('"tool":"hang"'), 10_000));
-    await overHttp.post(cancel);
-    assert.ok(await waitFor(async () => (await readFile(logs.http, 'utf8')).includes('"event":"cancelled"'), 10_000), 'HTTP: downstream cancelled');
-    assert.deepEqual((await overHttp.post(ping)).messages, afterCancel.filter((m) => (JSON.parse(m) as { id?: unknown }).id === 31));
-    abort.abort();
-    const hung = await pending;
-    assert.ok(!hung.messages.some((m) => (JSON.parse(m) as { id?: unknown }).id === 30), 'HTTP: no response to a cancelled call');
-  });
-
-  it('HTTP answers an oversized body with status 413 and the same JSON-RPC error', async () => {
-    const { status, messages } = await overHttp.post(use(40, 'echo', { text: 'q'.repeat(LIMIT) }));
-    assert.equal(status, 413);
-    assert.equal((JSON.parse(messages[0]!) as { id: unknown }).id, 40);
-  });
-});
-
-/**
- * The MCP 2026-07-28 column: over stdio the tool-call pipeline answers a modern client's use_tool and open_toolbox (or
- * hands the request over to the SDK Server when it cannot frame the answer itself); over HTTP the SDK Server answers
- * every modern request. The two must agree byte for byte, the SDK being the reference.
- */
-describe('MCP 2026-07-28: the pipeline (stdio) and the SDK Server (HTTP) give the same answers', () => {
-  /** The case's request as a modern client sends it: the envelope in `_meta`, then the client's own keys. */
-  const modern = (body: unknown, params: Record<string, unknown> = {}) => {
-    const request = body as { params: Record<string, unknown> & { _meta?: Record<string, unknown> } };
-    return { ...request, params: { ...request.params, ...params, _meta: { ...MODERN_ENVELOPE, ...request.params._meta } } };
-  };
-  const MODERN_CASES: { name: string; body: unknown; id: unknown }[] = [
-    ...CASES.filter((c) => typeof c.body === 'object' && (c.body as { method?: string }).method === 'tools/call' && !c.name.includes('size limit')).map((c) => ({
-      ...c,
-      body: modern(c.body),
-    })),
-    { name: 'progress token after other _meta keys', body: modern(use(50, 'meta_echo', {}, { 'x/first': 1, progressToken: 'p-50' })), id: 50 },
-    { name: 'a numeric progress token, with progress', body: modern(use(51, 'slow', { ms: 100, steps: 2 }, { progressToken: 51 })), id: 51 },
-    { name: 'a task-augmented call', body: modern(use(52, 'echo', { text: 'task' }), { task: { ttl: 1000 } }), id: 52 },
-    { name: 'a requestState that was never handed out', body: modern(use(53, 'echo', { text: 'x' }), { requestState: 'forged' }), id: 53 },
-    { name: 'inputResponses without a requestState', body: modern(use(54, 'echo', { text: 'x' }), { inputResponses: {} }), id: 54 },
-    {
-      name: 'a malformed capabilities envelope',
-      body: { ...modern(use(55, 'echo', { text: 'x' })), params: { ...modern(use(55, 'echo', { text: 'x' })).params, _meta: { ...MODERN_ENVELOPE, 'io.modelcontextprotocol/clientCapabilities': 'all' } } },
-      id: 55,
+async function openWires(era: Era): Promise<Wires> {
+  const { dir, cleanup } = await tempDir(`wb-parity-${era}-`);
+  const events = { stdio: join(dir, 'stdio.log'), http: join(dir, 'http.log') };
+  const config = (log: string) => ({ toolboxes: { fx: { mcpServers: { f: fixtureServer('--odd', '--log', log) } } } });
+  const stdio = era === 'legacy' ? await rawStdio(config(events.stdio), env) : await rawModernStdio(config(events.stdio), env);
+  const workbench: HttpWorkbench = await startHttpWorkbench(config(events.http), ['--http', '127.0.0.1:0'], env);
+  const http = era === 'legacy' ? await rawHttp(workbench.url) : rawModernHttp(workbench.url);
+  return {
+    stdio,
+    http,
+    events,
+    close: async () => {
+      await stdio.close();
+      await http.close();
+      await workbench.stop();
+      await cleanup();
     },
-    { name: 'other declared capabilities', body: { ...modern(use(56, 'echo', { text: 'x' })), params: { ...modern(use(56, 'echo', { text: 'x' })).params, _meta: { ...MODERN_ENVELOPE, 'io.modelcontextprotocol/clientCapabilities': { roots: {} } } } }, id: 56 },
-    { name: 'open_toolbox of an unknown toolbox', body: modern(call(57, 'open_toolbox', { toolbox_name: 'nope' })), id: 57 },
-  ];
+  };
+}
 
-  let dir: string;
-  let cleanup: () => Promise<void>;
-  let stdio: RawWire;
-  let http: HttpWorkbench;
-  let overHttp: RawWire;
-
-  before(async () => {
-    ({ dir, cleanup } = await tempDir('wb-parity-modern-'));
-    const config = (log: string) => ({ toolboxes: { fx: { mcpServers: { f: fixtureServer('--odd', '--log', log) } } } });
-    stdio = await rawModernStdio(config(join(dir, 'stdio.log')), env);
-    http = await startHttpWorkbench(config(join(dir, 'http.log')), ['--http', '127.0.0.1:0'], env);
-    overHttp = rawModernHttp(http.url);
-    // The SDK answers a client's first request (and accepts its envelope); the pipeline may take the ones after.
-    const first = modern(use(0, 'echo', { text: 'first' }));
-    assert.deepEqual(await stdio.exchange(first, answered(0)), await overHttp.exchange(first, answered(0)));
-  });
-
-  after(async () => {
-    await stdio?.close();
-    await http?.stop();
-    await cleanup?.();
-  });
-
-  for (const c of MODERN_CASES) {
-    it(c.name, async () => {
-      const overStdio = await stdio.exchange(c.body, answered(c.id));
-      const viaHttp = await overHttp.exchange(c.body, answered(c.id));
-      const last = JSON.parse(overStdio.at(-1)!) as { result?: { resultType?: string; _meta?: Record<string, unknown> }; error?: { code: number; message: string } };
-      if (c.name.includes('malformed capabilities')) {
-        // The SDK's HTTP entry checks the envelope itself (and names the key); over stdio the SDK Server answers it, as
-        // it did before the pipeline took modern calls. Either way a -32602, never a call.
-        assert.equal(last.error?.code, -32602);
-        assert.equal(last.error?.message, 'Invalid _meta envelope for protocol revision 2026-07-28: Invalid input: expected object, received string');
-        assert.equal((JSON.parse(viaHttp.at(-1)!) as { error?: { code: number } }).error?.code, -32602);
-        return;
+for (const era of ERAS) {
+  describe(`${era} clients: stdio and HTTP give the same answers`, () => {
+    let wires: Wires;
+    before(async () => {
+      wires = await openWires(era);
+      if (era === 'modern') {
+        // The SDK answers a modern client's first request (and accepts its envelope); the pipeline may take the ones after.
+        const first = requestOf({ name: 'first', body: use(0, 'echo', { text: 'first' }), id: 0 }, era);
+        assert.deepEqual(await wires.stdio.exchange(first, answered(0)), await wires.http.exchange(first, answered(0)));
       }
-      assert.deepEqual(overStdio, viaHttp);
-      if (last.result) {
-        assert.equal(last.result.resultType, 'complete');
-        assert.ok(last.result._meta?.['io.modelcontextprotocol/serverInfo'], 'the server identity is stamped');
-      }
-      if (c.name.includes('with progress')) assert.ok(overStdio.length > 1, 'progress came before the result');
     });
-  }
+    after(async () => {
+      await wires?.close();
+    });
 
-  it('the same call twice gets the same answer (the second after the envelope is known)', async () => {
-    const again = (id: number) => modern(use(id, 'echo', { text: 'again' }));
-    const first = await stdio.exchange(again(60), answered(60));
-    const second = await stdio.exchange(again(60), answered(60));
-    assert.deepEqual(second, first);
+    for (const c of CASES.filter((c) => !c.eras || c.eras.includes(era))) {
+      it(c.name, async () => {
+        const request = requestOf(c, era);
+        const overStdio = await wires.stdio.exchange(request, answered(c.id));
+        const overHttp = await wires.http.exchange(request, answered(c.id));
+        if (c.name.includes('malformed capabilities')) {
+          // The SDK's HTTP entry checks the envelope itself (and names the key); over stdio the SDK Server answers it.
+          // Either way a -32602, never a call.
+          assert.equal((JSON.parse(overHttp.at(-1)!) as Last).error?.code, -32602);
+        } else {
+          assert.deepEqual(overHttp, overStdio);
+        }
+        checkCase(c, era, overStdio);
+      });
+    }
+
+    it('the same call twice gets the same answer on each transport', async () => {
+      const again = requestOf({ name: 'again', body: use(60, 'echo', { text: 'again' }), id: 60 }, era);
+      for (const wire of [wires.stdio, wires.http]) {
+        const first = await wire.exchange(again, answered(60));
+        assert.deepEqual(await wire.exchange(again, answered(60)), first);
+      }
+    });
+
+    it('a cancelled call gets no response on either transport, and the downstream call is cancelled', async () => {
+      const hang = requestOf({ name: 'hang', body: use(30, 'hang'), id: 30 }, era);
+      const cancel = { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 30, reason: 'user' } };
+      // A call after the cancelled one, to see the wire still answers (a modern client's ping gets "Method not found" here).
+      const next = requestOf({ name: 'next', body: use(31, 'echo', { text: 'after the cancel' }), id: 31 }, era);
+      const reached = async (file: string, event: string): Promise<boolean> =>
+        waitFor(async () => (await fixtureEvents(file)).some((e) => e.event === event && e.tool === 'hang'), 10_000);
+
+      const stdioSeen = await wires.stdio.exchange(hang, () => true);
+      assert.ok(await reached(wires.events.stdio, 'call'), 'stdio: the call reached the server');
+      await wires.stdio.exchange(cancel, () => true);
+      assert.ok(await reached(wires.events.stdio, 'cancelled'), 'stdio: downstream cancelled');
+      const afterCancel = await wires.stdio.exchange(next, answered(31));
+      assert.ok(![...stdioSeen, ...afterCancel].some((m) => idOf(m) === 30), 'stdio: no response to a cancelled call');
+
+      const abort = new AbortController();
+      const pending = wires.http.post(hang, abort.signal).catch(() => ({ status: 0, messages: [] as string[] }));
+      assert.ok(await reached(wires.events.http, 'call'), 'HTTP: the call reached the server');
+      // A handshake-era client cancels with a notification in its session; a modern one has no session, and cancels
+      // by closing the request's stream.
+      if (era === 'legacy') await wires.http.post(cancel);
+      else abort.abort();
+      assert.ok(await reached(wires.events.http, 'cancelled'), 'HTTP: downstream cancelled');
+      assert.deepEqual((await wires.http.post(next)).messages, afterCancel.filter((m) => idOf(m) === 31));
+      abort.abort();
+      const hung = await pending;
+      assert.ok(!hung.messages.some((m) => idOf(m) === 30), 'HTTP: no response to a cancelled call');
+    });
+
+    it('HTTP answers an oversized body with status 413 and the same JSON-RPC error', async () => {
+      const { status, messages } = await wires.http.post(requestOf({ name: 'big', body: use(40, 'echo', { text: 'q'.repeat(LIMIT) }), id: 40 }, era));
+      assert.equal(status, 413);
+      assert.equal(idOf(messages[0]!), 40);
+    });
   });
-});
+}

@@ -96,9 +96,12 @@ describe('a project file that tries to add servers or commands', () => {
     assert.match(listed.stderr, /never add servers or commands/);
     for (const key of ['mcpServers', 'toolboxes', 'command', 'args']) assert.match(listed.stderr, new RegExp(`${key}: `));
 
-    const validated = runCli(['validate', '--config', configPath], { cwd: join(data.dir, 'repo'), env: env() });
+    const validated = runCli(['validate', '--config', configPath, '--json'], { cwd: join(data.dir, 'repo'), env: env() });
     assert.equal(validated.code, 1);
-    assert.match(validated.stderr, /never add servers or commands/);
+    const report = JSON.parse(validated.stdout) as { valid: boolean; code: string; details: string[] };
+    assert.equal(report.valid, false);
+    assert.deepEqual(report.details.map((d) => d.slice(0, d.indexOf(':'))).sort(), ['args', 'command', 'mcpServers', 'toolboxes'], JSON.stringify(report));
+    for (const detail of report.details) assert.match(detail, /never add servers or commands/);
 
     const served = runCli(['serve', '--config', configPath, '--project', join(data.dir, 'repo')], { cwd: data.dir, env: env() });
     assert.equal(served.code, 1);

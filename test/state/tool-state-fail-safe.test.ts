@@ -2,9 +2,13 @@ import assert from 'node:assert/strict';
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fixtureServer, startWorkbench, textOf, waitFor, workbenchErrorCode, type RunningWorkbench } from '../helpers/workbench-process.js';
+import { fixtureServer, startWorkbench, structuredAnswer, textOf, waitFor, workbenchErrorCode, type RunningWorkbench } from '../helpers/workbench-process.js';
 
-const count = (text: string, part: string): number => text.split(part).length - 1;
+/** The parts of an open_toolbox answer these tests read: the tools shown, and the warning while the state file is broken. */
+interface OpenToolboxAnswer {
+  tools: { name: string }[];
+  state_warning?: string;
+}
 
 describe('a state file that breaks while the workbench runs never re-enables a tool: calls are refused until it is good again', () => {
   let running: RunningWorkbench;
@@ -20,27 +24,32 @@ describe('a state file that breaks while the workbench runs never re-enables a t
   after(() => running.close());
 
   /**
-   * Changes the file, waits until the workbench has reacted (a new error naming it), then checks that calls are
-   * refused (fail closed: the disabled tool and every other) and that open_toolbox shows the last good state.
+   * Changes the file, waits until the workbench has reacted (a refusal naming this problem of the file), then checks
+   * that calls are refused (fail closed: the disabled tool and every other) and that open_toolbox shows the last good
+   * state, with a warning that names the problem.
    */
-  const breakAndCheck = async (label: string, change: () => Promise<void>, warningPart: string, code = 'STATE_INVALID'): Promise<void> => {
-    const before = count(running.stderr(), warningPart);
+  const breakAndCheck = async (label: string, change: () => Promise<void>, problem: string, code = 'STATE_INVALID'): Promise<OpenToolboxAnswer> => {
     await change();
-    assert.ok(await waitFor(() => count(running.stderr(), warningPart) > before, 10_000), `${label}: an error names the file:\n${running.stderr()}`);
+    const refusesWith = async (): Promise<boolean> => {
+      const result = await running.useTool('tb', 'tb__fx__add', { a: 1, b: 2 });
+      return workbenchErrorCode(result) === code && textOf(result).includes(problem);
+    };
+    assert.ok(await waitFor(refusesWith, 10_000), `${label}: a refusal names the problem "${problem}":\n${running.stderr()}`);
     for (const tool of ['tb__fx__echo', 'tb__fx__add']) {
       const result = await running.useTool('tb', tool, { text: 'x', a: 1, b: 2 });
       assert.equal(workbenchErrorCode(result), code, `${label}: ${tool} refused, got ${textOf(result)}`);
       assert.ok(textOf(result).includes(statePath), `${label}: the refusal names the file`);
     }
-    const opened = await running.call('open_toolbox', { toolbox_name: 'tb' });
-    const names = (opened.structuredContent as { tools: { name: string }[] }).tools.map((t) => t.name);
-    assert.ok(!names.includes('tb__fx__echo'), `${label}: open_toolbox does not list it`);
+    const opened = structuredAnswer<OpenToolboxAnswer>(await running.call('open_toolbox', { toolbox_name: 'tb' }), 'tools');
+    assert.ok(!opened.tools.some((t) => t.name === 'tb__fx__echo'), `${label}: open_toolbox does not list it`);
+    assert.ok(opened.state_warning?.includes(problem), `${label}: open_toolbox warns, naming the problem: ${opened.state_warning}`);
+    return opened;
   };
 
   it('a half-saved file: the last good state stays, the file stays where it is', async () => {
-    await breakAndCheck('half-saved', () => writeFile(statePath, '{"enabled": [], "disab'), `${statePath} is invalid at line 1, column 17`);
+    const opened = await breakAndCheck('half-saved', () => writeFile(statePath, '{"enabled": [], "disab'), `${statePath} is invalid at line 1, column 17`);
     assert.ok((await readdir(running.dir)).includes('tool-state.json'), 'not moved aside while running');
-    assert.match(running.stderr(), /no tool call is forwarded and open_toolbox shows the tools as of its last good content/);
+    assert.match(opened.state_warning ?? '', /use_tool refuses every call until it is fixed; the tools shown are as of its last good content/);
   });
 
   it('a key written twice (the last would enable everything): refused the same way', async () => {

@@ -15,6 +15,7 @@ import { watchToolState } from '../../src/state/watch.js';
 import type { ToolState } from '../../src/catalog/visibility.js';
 import { isWorkbenchError } from '../../src/errors.js';
 import { createLogger, type Logger } from '../../src/log.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const run = promisify(execFile);
 const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -40,14 +41,6 @@ function capture(): { log: Logger; lines: string[]; warnings: () => string[] } {
   const lines: string[] = [];
   const log = createLogger({ level: 'debug', write: (line) => lines.push(line) });
   return { log, lines, warnings: () => lines.filter((l) => l.includes(' warn: ')) };
-}
-
-async function waitFor(what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) assert.fail(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 const write = (path: string, state: ToolState | string): Promise<void> =>
@@ -374,14 +367,12 @@ describe('updateToolState', () => {
       const dir = await freshDir();
       const path = join(dir, 'tool-state.json');
       const release = await holdLock(path);
-      let released = false;
-      const releasing = new Promise<void>((r) => setTimeout(r, 200)).then(async () => {
-        released = true;
-        await release();
-      });
-      const result = await updateToolState(path, { disable: ['a__b__c'] }, { log: capture().log, lockTimeoutMs: 10_000 });
-      assert.ok(released, 'the update waited for the holder');
-      await releasing;
+      let settled = false;
+      const updating = updateToolState(path, { disable: ['a__b__c'] }, { log: capture().log, lockTimeoutMs: 10_000 }).finally(() => (settled = true));
+      await new Promise((r) => setTimeout(r, 200)); // a window in which nothing may happen: the update waits while the lock is held
+      assert.equal(settled, false, 'the update waited for the holder');
+      await release();
+      const result = await updating;
       assert.deepEqual(result.state.disabled, ['a__b__c']);
     });
 
@@ -461,7 +452,7 @@ describe('updateToolState', () => {
       while (reading) {
         await readToolState(path, log);
         reads++;
-        await new Promise((r) => setTimeout(r, 5));
+        await new Promise((r) => setTimeout(r, 5)); // pacing between reads, not a wait for anything
       }
     })();
 
@@ -499,7 +490,7 @@ describe('watchToolState', () => {
     const watcher = watchToolState(path, (s) => seen.push(s), log, { initial: { enabled: [], disabled: [] } });
     try {
       await writeFromAnotherProcess(path, '{"enabled": [], "disabled": ["a__b__c"]}');
-      await waitFor('the change', () => seen.length > 0);
+      await waitFor(() => seen.length > 0, { timeoutMs: 5_000, what: 'the change' });
       assert.deepEqual(seen, [{ enabled: [], disabled: ['a__b__c'] }]);
       assert.deepEqual(lines, []);
     } finally {
@@ -511,19 +502,20 @@ describe('watchToolState', () => {
     const path = join(await freshDir(), 'tool-state.json');
     await write(path, { enabled: [], disabled: ['a__b__c'] });
     const seen: ToolState[] = [];
-    const watcher = watchToolState(path, (s) => seen.push(s), capture().log, { intervalMs: 50 });
+    // Its baseline is the content as read before it started (no wait for a first poll).
+    const watcher = watchToolState(path, (s) => seen.push(s), capture().log, { intervalMs: 50, initial: { enabled: [], disabled: ['a__b__c'] } });
     try {
-      await new Promise((r) => setTimeout(r, 200)); // let it take its baseline
       // Same content, different formatting: not a change.
       await writeFile(path, '{ "disabled": ["a__b__c"], "enabled": [] }');
-      await new Promise((r) => setTimeout(r, 200));
+      await new Promise((r) => setTimeout(r, 200)); // a window in which nothing may happen: no report of a reformatting
+      assert.deepEqual(seen, []);
       await update(path, { disable: ['d__e__f'] });
-      await waitFor('the change', () => seen.length > 0);
-      await new Promise((r) => setTimeout(r, 200));
+      await waitFor(() => seen.length > 0, { timeoutMs: 5_000, what: 'the change' });
+      await new Promise((r) => setTimeout(r, 200)); // a window in which nothing may happen: the change is reported once
       assert.deepEqual(seen, [{ enabled: [], disabled: ['a__b__c', 'd__e__f'] }]);
       // Deleting the file means the defaults.
       await unlink(path);
-      await waitFor('the deletion', () => seen.length > 1);
+      await waitFor(() => seen.length > 1, { timeoutMs: 5_000, what: 'the deletion' });
       assert.deepEqual(seen[1], { enabled: [], disabled: [] });
     } finally {
       watcher.close();
@@ -549,16 +541,16 @@ describe('watchToolState', () => {
       ] as const) {
         const before = problems.length;
         await writeFile(path, broken);
-        await waitFor('the problem', () => problems.length > before);
+        await waitFor(() => problems.length > before, { timeoutMs: 5_000, what: 'the problem' });
         assert.equal(problems[before], `STATE_INVALID ${location} ${broken}`);
         assert.deepEqual(await readdir(dir), ['tool-state.json'], 'nothing is moved or written beside it');
       }
       assert.deepEqual(seen, [], 'no state was reported while broken');
       // Good again with the same content as before it broke: the state is still delivered, then the all-clear.
       await writeFile(path, '{"enabled": [], "disabled": ["a__b__c"],}');
-      await waitFor('the repaired state', () => seen.length > 0);
+      await waitFor(() => seen.length > 0, { timeoutMs: 5_000, what: 'the repaired state' });
       assert.deepEqual(seen, [{ enabled: [], disabled: ['a__b__c'] }]);
-      await waitFor('the all-clear', () => problems.length === 3);
+      await waitFor(() => problems.length === 3, { timeoutMs: 5_000, what: 'the all-clear' });
       assert.equal(problems[2], undefined);
     } finally {
       watcher.close();
@@ -582,13 +574,13 @@ describe('watchToolState', () => {
     try {
       await rm(path);
       await mkdir(path);
-      await waitFor('the problem', () => problems.length > 0);
+      await waitFor(() => problems.length > 0, { timeoutMs: 5_000, what: 'the problem' });
       assert.deepEqual(problems, ['STATE_UNREADABLE'], 'the broken file it started with was not reported again');
       await rm(path, { recursive: true });
       await write(path, { enabled: [], disabled: [] });
-      await waitFor('the state', () => seen.length > 0);
+      await waitFor(() => seen.length > 0, { timeoutMs: 5_000, what: 'the state' });
       assert.deepEqual(seen, [{ enabled: [], disabled: [] }], 'delivered although it equals the defaults');
-      await waitFor('the all-clear', () => problems.length === 2);
+      await waitFor(() => problems.length === 2, { timeoutMs: 5_000, what: 'the all-clear' });
     } finally {
       watcher.close();
     }
@@ -604,9 +596,9 @@ describe('watchToolState', () => {
     const watcher = watchToolState(path, (s) => seen.push(s), log, { intervalMs: 20, settleMs: 2_000, initial: { enabled: [], disabled: [] } });
     try {
       await writeFile(path, '{"enabled": [], "disab'); // half-written
-      await new Promise((r) => setTimeout(r, 100));
+      await new Promise((r) => setTimeout(r, 100)); // a window in which nothing may happen: the half-written file is not reported
       await writeFile(path, '{"enabled": [], "disabled": ["a__b__c"]}');
-      await waitFor('the saved content', () => seen.length > 0, 10_000);
+      await waitFor(() => seen.length > 0, { timeoutMs: 10_000, what: 'the saved content' });
       assert.deepEqual(seen, [{ enabled: [], disabled: ['a__b__c'] }]);
       assert.deepEqual(await readdir(dir), ['tool-state.json']);
       assert.deepEqual(warnings(), []);
@@ -621,7 +613,7 @@ describe('watchToolState', () => {
     const watcher = watchToolState(path, (s) => seen.push(s), capture().log, { intervalMs: 20, initial: { enabled: [], disabled: [] } });
     watcher.close();
     await write(path, { enabled: [], disabled: ['a__b__c'] });
-    await new Promise((r) => setTimeout(r, 200));
+    await new Promise((r) => setTimeout(r, 200)); // a window in which nothing may happen: no call after close()
     assert.deepEqual(seen, []);
   });
 });
