@@ -152,6 +152,9 @@ export function searchTools(indexes: readonly SearchIndex[], query: string, limi
     .map((s) => s.entry);
 }
 
+/** What a tool whose name the query spells exactly gets on top of its score: it comes first. */
+export const EXACT_NAME = 1e6;
+
 export interface Scored {
   entry: FullEntry;
   score: number;
@@ -181,16 +184,19 @@ export function rankTools(indexes: readonly SearchIndex[], parsed: ParsedQuery, 
       const doc = s.entry;
       const name = doc.original_name.toLowerCase();
       const bare = words(doc.original_name).join('_');
-      if (exact.some((n) => n === name || n === doc.name.toLowerCase() || n === bare)) s.score += 1e6;
+      if (exact.some((n) => n === name || n === doc.name.toLowerCase() || n === bare)) s.score += EXACT_NAME;
     }
   }
-  scores.sort(
-    (a, b) =>
-      b.score - a.score ||
-      a.entry.original_name.length - b.entry.original_name.length ||
-      (a.entry.name < b.entry.name ? -1 : a.entry.name > b.entry.name ? 1 : 0),
+  return scores.sort(byScore);
+}
+
+/** Best score first; ties to the shorter name, then code-point order, so the same query always answers the same. */
+export function byScore(a: Scored, b: Scored): number {
+  return (
+    b.score - a.score ||
+    a.entry.original_name.length - b.entry.original_name.length ||
+    (a.entry.name < b.entry.name ? -1 : a.entry.name > b.entry.name ? 1 : 0)
   );
-  return scores;
 }
 
 interface Stats {
@@ -256,7 +262,8 @@ function slotOf(indexes: readonly SearchIndex[], word: string, openEnded: boolea
   return slot;
 }
 
-function allowed(entry: FullEntry, parsed: ParsedQuery): boolean {
+/** Whether a tool passes the query's `server:` and `toolbox:` qualifiers. */
+export function allowed(entry: FullEntry, parsed: ParsedQuery): boolean {
   return (!parsed.server || parsed.server(entry.source_server)) && (!parsed.toolbox || parsed.toolbox(entry.toolbox_name));
 }
 

@@ -18,14 +18,15 @@ import {
   type PendingServer,
 } from '../catalog/catalog-index.js';
 import { compileGlob } from '../shared/glob.js';
-import { closestTools, DEFAULT_SEARCH_LIMIT, searchIndex, searchTools, type SearchContext, type SearchIndex } from '../catalog/search.js';
-import { buildBridge, type Bridge } from '../catalog/search-bridge.js';
+import { DEFAULT_SEARCH_LIMIT } from '../catalog/search.js';
 import { ToolboxCatalog, type CatalogTool } from '../catalog/toolbox-catalog.js';
 import type { TrustPolicy } from '../catalog/trust.js';
 import type { VisibilityPolicy } from '../catalog/visibility.js';
 import { cachedServer, optional, unapprovedHead } from './answer-head.js';
 import { pendingServer, waitForServers, type OpenProgress } from './open-wait.js';
 import type { ShownLists } from './shown-lists.js';
+import { ToolSearch } from './tool-search.js';
+import type { Logger } from '../log.js';
 
 /** What `open_toolbox` was asked (parameters already checked for type; see README "open_toolbox"). */
 export interface OpenToolboxRequest {
@@ -49,6 +50,8 @@ export interface DiscoveryOptions {
   cache?: CatalogCache;
   /** `--catalog-budget`: beats the config's top-level `catalogBudget`, not a toolbox's own. */
   budget?: number;
+  /** Where the semantic ranker says it is down (README "Search"); without it that ranker is off. */
+  log?: Logger;
 }
 
 /**
@@ -99,60 +102,15 @@ export class Discovery {
   /** Servers whose last connect failed: never presented from the cache until one succeeds. */
   private readonly failing = new Set<string>();
 
-  /** The last search index of each toolbox, from which the vocabulary bridge and empty-result hints are drawn. */
-  private readonly known = new Map<string, SearchIndex>();
-  private bridgeMemo?: { from: SearchIndex[]; bridge: Bridge };
-  private contextMemo?: { config: WorkbenchConfig; context: SearchContext };
+  private readonly search: ToolSearch;
 
-  constructor(private readonly options: DiscoveryOptions) {}
-
-  /** Toolbox descriptions are indexed with their tools; one context object per config, so indexes are reused. */
-  private searchContext(): SearchContext {
-    const config = this.options.config();
-    if (this.contextMemo?.config !== config) {
-      this.contextMemo = { config, context: { toolboxes: new Map(config.toolboxes.map((t) => [t.name, t.description])) } };
-    }
-    return this.contextMemo.context;
+  constructor(private readonly options: DiscoveryOptions) {
+    this.search = new ToolSearch({ config: options.config, ...(options.cache && { cacheDir: options.cache.dir }), ...(options.log && { log: options.log }) });
   }
 
-  /** A toolbox's search index, remembered as that toolbox's latest. */
-  private indexOf(toolbox: string | undefined, entries: readonly FullEntry[]): SearchIndex {
-    const index = searchIndex(entries, this.searchContext());
-    if (toolbox !== undefined) this.known.set(toolbox, index);
-    return index;
-  }
-
-  /** The bridge learnt from every toolbox's latest index, rebuilt only when one of them changed. */
-  private bridge(): Bridge {
-    const from = [...this.known.values()];
-    const memo = this.bridgeMemo;
-    if (memo && memo.from.length === from.length && memo.from.every((index, i) => index === from[i])) return memo.bridge;
-    this.bridgeMemo = { from, bridge: buildBridge(from) };
-    return this.bridgeMemo.bridge;
-  }
-
-  /**
-   * Search one view; when nothing matches, the hint names the other toolboxes (as last seen) where the query
-   * does match, else the tools whose names look most like it.
-   */
-  private search(toolbox: string | undefined, indexes: readonly SearchIndex[], query: string, limit: number): { matches: FullEntry[]; extra: Partial<Answer> } {
-    const matches = searchTools(indexes, query, limit, { bridge: this.bridge() });
-    if (matches.length > 0) return { matches, extra: {} };
-    const elsewhere = [...this.known].filter(([name]) => name !== toolbox);
-    const found = new Map<string, string[]>();
-    for (const match of searchTools(elsewhere.map(([, index]) => index), query, 5, { bridge: this.bridge() })) {
-      found.set(match.toolbox_name, [...(found.get(match.toolbox_name) ?? []), match.name]);
-    }
-    if (found.size > 0) {
-      const where = [...found].map(([name, tools]) => `toolbox "${name}" (${tools.join(', ')})`).join('; ');
-      return { matches, extra: { hint: `No tool here matched the query. It matches in ${where}: open that toolbox with the same query.` } };
-    }
-    const closest = closestTools(toolbox === undefined ? indexes : [...indexes, ...elsewhere.map(([, index]) => index)], query, 5).map((e) => e.name);
-    const names = closest.length > 0 ? ` Closest names: ${closest.join(', ')}.` : '';
-    return {
-      matches,
-      extra: { hint: `No tool matched the query: try other words (a verb and an object, e.g. "take screenshot"), or open the toolbox without a query for its index.${names}` },
-    };
+  /** Waits for search vectors being written (on shutdown). */
+  flush(): Promise<void> {
+    return this.search.flush();
   }
 
   /**
@@ -199,13 +157,13 @@ export class Discovery {
         ...unapprovedHead(views.flatMap((v) => v.catalogs)),
       };
       const budget = request.detail === 'full' ? Infinity : this.budget();
-      const indexes = views.map((v, i) => this.indexOf(names[i], v.entries));
-      const { matches, extra } = this.search(undefined, indexes, request.query ?? '', request.limit ?? DEFAULT_SEARCH_LIMIT);
+      const indexes = views.map((v, i) => this.search.indexOf(names[i], v.entries));
+      const { matches, extra } = await this.search.search(undefined, indexes, request.query ?? '', request.limit ?? DEFAULT_SEARCH_LIMIT);
       return budgetMatches(head, matches, budget, extra);
     }
     const toolbox = this.toolbox(request.toolbox_name);
     const view = await this.view(toolbox.name, scope, options);
-    const answer = this.answer(request, { toolbox: toolbox.name, description: toolbox.description }, view, this.budget(toolbox.name), scope.shown.take());
+    const answer = await this.answer(request, { toolbox: toolbox.name, description: toolbox.description }, view, this.budget(toolbox.name), scope.shown.take());
     // A toolbox none of whose servers can serve: an error the model can read (each reason is in servers_failed).
     if (view.failed.length > 0 && view.connected.length === 0 && !view.cached?.length && !view.pending?.length) return { ...answer, isError: true };
     return answer;
@@ -215,7 +173,7 @@ export class Discovery {
    * The answer about one view (a toolbox, or a toolset's tools): the catalog under the budget, full entries for named
    * tools, or search results.
    */
-  answer(request: OpenToolboxRequest, about: { toolbox: string; description: string }, view: View, ownBudget: number, changes: CatalogChange[] = []): BudgetedAnswer {
+  async answer(request: OpenToolboxRequest, about: { toolbox: string; description: string }, view: View, ownBudget: number, changes: CatalogChange[] = []): Promise<BudgetedAnswer> {
     const budget = request.detail === 'full' ? Infinity : ownBudget;
     const limit = request.limit ?? DEFAULT_SEARCH_LIMIT;
     const head: AnswerHead = {
@@ -233,7 +191,7 @@ export class Discovery {
     }
     if (request.query !== undefined) {
       const toolbox = this.options.config().toolboxes.some((t) => t.name === about.toolbox) ? about.toolbox : undefined;
-      const { matches, extra } = this.search(toolbox, [this.indexOf(toolbox, view.entries)], request.query, limit);
+      const { matches, extra } = await this.search.search(toolbox, [this.search.indexOf(toolbox, view.entries)], request.query, limit);
       return budgetMatches(head, matches, budget, extra);
     }
     return budgetCatalog(head, view.entries, { budget, detail: request.detail, cursor: request.cursor });

@@ -135,6 +135,7 @@ export class Workbench {
       toEntry: (t) => toEntry(t, this.overrides),
       cache: options.catalogCache,
       budget: options.catalogBudget,
+      log: options.log,
     });
     this.root = this.createScope(undefined);
   }
@@ -499,7 +500,7 @@ export class Workbench {
     const scopes = [...this.scopes];
     await Promise.allSettled([...scopes.map((s) => s.close()), this.pool?.shared.close()]);
     this.pool?.reaper.close();
-    await this.options.catalogCache?.flush();
+    await Promise.allSettled([this.options.catalogCache?.flush(), this.discovery.flush()]);
   }
 
   private cachedCatalog(scope: Scope, toolbox: string): CachedCatalog {
