@@ -1,7 +1,7 @@
 import type { FullEntry } from './catalog-index.js';
 import { parseQuery, type ParsedQuery } from './search-query.js';
 import { analyze, terms, words } from './search-text.js';
-import { boundedEditDistance } from '../config/text.js';
+import { boundedEditDistance, editDistance } from '../config/text.js';
 import type { Bridge } from './search-bridge.js';
 import type { Doc, Postings, SearchIndex } from './search-index.js';
 
@@ -341,21 +341,31 @@ function feedbackSlots(indexes: readonly SearchIndex[], stats: Stats, first: Sco
 
 /**
  * For a query that matched nothing: the `limit` tools whose names look most like it (shared character trigrams of
- * the query and the tool's name and title), best first, so an empty answer still names somewhere to go.
+ * the query and the tool's name and title), best first, topped up with the names nearest it by edit distance, so an
+ * empty answer still names somewhere to go whenever there are tools at all.
  */
 export function closestTools(indexes: readonly SearchIndex[], query: string, limit: number): FullEntry[] {
-  const wanted = trigrams(words(query).join(' '));
-  if (wanted.size === 0) return [];
+  const text = words(query).join(' ');
+  if (text === '') return [];
+  const wanted = trigrams(text);
   const scored: Scored[] = [];
+  const near: { entry: FullEntry; name: string }[] = [];
   for (const index of indexes) {
     for (const doc of index.docs) {
-      const have = trigrams(`${words(doc.entry.original_name).join(' ')} ${words(doc.entry.title ?? '').join(' ')}`);
+      const name = words(doc.entry.original_name).join(' ');
+      const have = trigrams(`${name} ${words(doc.entry.title ?? '').join(' ')}`);
       let shared = 0;
       for (const g of wanted) if (have.has(g)) shared++;
       if (shared > 0) scored.push({ entry: doc.entry, score: shared / Math.sqrt(wanted.size * have.size) });
+      else near.push({ entry: doc.entry, name });
     }
   }
-  scored.sort((a, b) => b.score - a.score || (a.entry.name < b.entry.name ? -1 : a.entry.name > b.entry.name ? 1 : 0));
+  const byName = (a: Scored, b: Scored): number => b.score - a.score || (a.entry.name < b.entry.name ? -1 : a.entry.name > b.entry.name ? 1 : 0);
+  scored.sort(byName);
+  if (scored.length < limit) {
+    const distant = near.map(({ entry, name }) => ({ entry, score: -editDistance(text, name) }));
+    scored.push(...distant.sort(byName).slice(0, limit - scored.length));
+  }
   return scored.slice(0, limit).map((s) => s.entry);
 }
 

@@ -38,30 +38,51 @@ export class ToolSearch {
   }
 
   /**
-   * Searches one view; when nothing matches, the hint names the other toolboxes (as last seen) where the query
-   * does match, else the tools whose names look most like it. Never throws for the semantic ranker's sake.
+   * Searches one view (README "Search"). An answer is never empty-handed: when nothing matches, the hint names the
+   * other toolboxes (as last seen; `others` first makes them searchable) where the query does match, else the tools
+   * whose names look most like it; and the toolboxes to look in. Never throws for the semantic ranker's sake.
    */
-  async search(toolbox: string | undefined, indexes: readonly SearchIndex[], query: string, limit: number): Promise<{ matches: FullEntry[]; extra: Partial<Answer> }> {
+  async search(
+    toolbox: string | undefined,
+    indexes: readonly SearchIndex[],
+    query: string,
+    limit: number,
+    others?: () => Promise<void>,
+  ): Promise<{ matches: FullEntry[]; extra: Partial<Answer> }> {
     const parsed = parseQuery(query);
     const lexical = rankTools(indexes, parsed, { bridge: this.bridge() });
     const semantic = this.semantic();
     const matches = semantic ? await semantic.rank(indexes, parsed, lexical, limit) : lexical.slice(0, limit).map((s) => s.entry);
     if (matches.length > 0) return { matches, extra: {} };
-    const elsewhere = [...this.known].filter(([name]) => name !== toolbox);
+    await others?.();
+    const elsewhere = [...this.known].filter(([name]) => name !== toolbox).map(([, index]) => index);
     const found = new Map<string, string[]>();
-    for (const match of rankTools(elsewhere.map(([, index]) => index), parsed, { bridge: this.bridge() }).slice(0, 5)) {
+    for (const match of rankTools(elsewhere, parsed, { bridge: this.bridge() }).slice(0, 5)) {
       found.set(match.entry.toolbox_name, [...(found.get(match.entry.toolbox_name) ?? []), match.entry.name]);
     }
     if (found.size > 0) {
       const where = [...found].map(([name, tools]) => `toolbox "${name}" (${tools.join(', ')})`).join('; ');
       return { matches, extra: { hint: `No tool here matched the query. It matches in ${where}: open that toolbox with the same query.` } };
     }
-    const closest = closestTools(toolbox === undefined ? indexes : [...indexes, ...elsewhere.map(([, index]) => index)], query, 5).map((e) => e.name);
+    const closest = closestTools(toolbox === undefined ? indexes : [...indexes, ...elsewhere], query, 5).map((e) => e.name);
     const names = closest.length > 0 ? ` Closest names: ${closest.join(', ')}.` : '';
     return {
       matches,
-      extra: { hint: `No tool matched the query: try other words (a verb and an object, e.g. "take screenshot"), or open the toolbox without a query for its index.${names}` },
+      extra: {
+        hint:
+          `No tool matched the query.${names}${this.toolboxesToLookIn(toolbox)} Try other words (a verb and an object, e.g. "take screenshot"), ` +
+          'or open a toolbox without a query for its index.',
+      },
     };
+  }
+
+  /** ` Toolboxes to look in: a (its description), b.` — every toolbox but the one searched; empty when there is none. */
+  private toolboxesToLookIn(except: string | undefined): string {
+    const toolboxes = this.options.config().toolboxes.filter((t) => t.name !== except);
+    if (toolboxes.length === 0) return '';
+    const named = toolboxes.slice(0, 10).map((t) => (t.description ? `${t.name} (${t.description.slice(0, 80)})` : t.name));
+    const more = toolboxes.length > 10 ? `, and ${toolboxes.length - 10} more` : '';
+    return ` ${except === undefined ? 'Toolboxes' : 'Other toolboxes'} to look in: ${named.join(', ')}${more}.`;
   }
 
   /** Waits for tool vectors being written (on shutdown). */
