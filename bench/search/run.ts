@@ -2,7 +2,9 @@
  * `npm run bench:search`: search quality and speed over the frozen corpus (README: "Search"; BENCHMARKS.md).
  * Prints hit@1, hit@5 and MRR, scoped (the right toolbox) and global (every toolbox), for the tuning and held-out
  * queries separately, beside plain BM25, the ranking before issue 22 and MiniSearch; then index build time and search
- * latency over 1,000 tools. `--misses` lists the tuning queries the workbench misses (never the held-out ones).
+ * latency over 1,000 tools. With `SEARCH_EMBEDDINGS_URL` and `SEARCH_EMBEDDINGS_MODEL` (and `SEARCH_EMBEDDINGS_API_KEY`)
+ * naming an OpenAI-compatible endpoint, a row for the workbench with its semantic ranker as well. `--misses` lists
+ * the tuning queries the workbench misses (never the held-out ones).
  */
 import type { FullEntry } from '../../src/catalog/catalog-index.js';
 import { searchIndex, searchTools } from '../../src/catalog/search.js';
@@ -10,6 +12,7 @@ import { formatToolName } from '../../src/catalog/names.js';
 import { miniSearch, plainBm25, type Ranker } from './baselines.js';
 import { corpusEntries, loadCorpus } from './corpus.js';
 import { metricsOf, runQueries, workbenchRanker, type Metrics } from './evaluate.js';
+import { embeddingsRanker } from './embeddings.js';
 import { previousRanker } from './previous-ranker.js';
 import { QUERIES } from './queries.js';
 import { heldOutIds } from './split.js';
@@ -27,7 +30,9 @@ const row = (m: Metrics): string => `${pct(m.hit1)} | ${pct(m.hit5)} | ${m.mrr.t
 console.log(`# Search benchmark\n\n${files.length} servers, ${toolCount} tools; ${QUERIES.length} queries (${tuning.length} tuning, ${held.length} held out).\n`);
 console.log('| Ranker | Queries | Scoped hit@1 | Scoped hit@5 | Scoped MRR | Global hit@1 | Global hit@5 | Global MRR |');
 console.log('| --- | --- | --- | --- | --- | --- | --- | --- |');
-const rankers: Ranker<never>[] = [workbenchRanker(files), plainBm25, previousRanker, miniSearch] as unknown as Ranker<never>[];
+// With SEARCH_EMBEDDINGS_URL and SEARCH_EMBEDDINGS_MODEL set, the semantic ranker's row too (the others do not change).
+const withEmbeddings = await embeddingsRanker(process.env, files, toolboxes, QUERIES);
+const rankers: Ranker<never>[] = [workbenchRanker(files), ...(withEmbeddings ? [withEmbeddings] : []), plainBm25, previousRanker, miniSearch] as unknown as Ranker<never>[];
 for (const ranker of rankers) {
   for (const [label, set] of [['held out', held], ['tuning', tuning]] as const) {
     const results = runQueries(ranker, toolboxes, set);

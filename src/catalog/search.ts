@@ -1,7 +1,7 @@
 import type { FullEntry } from './catalog-index.js';
 import { parseQuery, type ParsedQuery } from './search-query.js';
 import { analyze, terms, words } from './search-text.js';
-import { boundedEditDistance } from '../config/text.js';
+import { boundedEditDistance, editDistance } from '../config/text.js';
 import type { Bridge } from './search-bridge.js';
 import type { Doc, Postings, SearchIndex } from './search-index.js';
 
@@ -152,6 +152,9 @@ export function searchTools(indexes: readonly SearchIndex[], query: string, limi
     .map((s) => s.entry);
 }
 
+/** What a tool whose name the query spells exactly gets on top of its score: it comes first. */
+export const EXACT_NAME = 1e6;
+
 export interface Scored {
   entry: FullEntry;
   score: number;
@@ -181,16 +184,19 @@ export function rankTools(indexes: readonly SearchIndex[], parsed: ParsedQuery, 
       const doc = s.entry;
       const name = doc.original_name.toLowerCase();
       const bare = words(doc.original_name).join('_');
-      if (exact.some((n) => n === name || n === doc.name.toLowerCase() || n === bare)) s.score += 1e6;
+      if (exact.some((n) => n === name || n === doc.name.toLowerCase() || n === bare)) s.score += EXACT_NAME;
     }
   }
-  scores.sort(
-    (a, b) =>
-      b.score - a.score ||
-      a.entry.original_name.length - b.entry.original_name.length ||
-      (a.entry.name < b.entry.name ? -1 : a.entry.name > b.entry.name ? 1 : 0),
+  return scores.sort(byScore);
+}
+
+/** Best score first; ties to the shorter name, then code-point order, so the same query always answers the same. */
+export function byScore(a: Scored, b: Scored): number {
+  return (
+    b.score - a.score ||
+    a.entry.original_name.length - b.entry.original_name.length ||
+    (a.entry.name < b.entry.name ? -1 : a.entry.name > b.entry.name ? 1 : 0)
   );
-  return scores;
 }
 
 interface Stats {
@@ -256,7 +262,8 @@ function slotOf(indexes: readonly SearchIndex[], word: string, openEnded: boolea
   return slot;
 }
 
-function allowed(entry: FullEntry, parsed: ParsedQuery): boolean {
+/** Whether a tool passes the query's `server:` and `toolbox:` qualifiers. */
+export function allowed(entry: FullEntry, parsed: ParsedQuery): boolean {
   return (!parsed.server || parsed.server(entry.source_server)) && (!parsed.toolbox || parsed.toolbox(entry.toolbox_name));
 }
 
@@ -334,21 +341,31 @@ function feedbackSlots(indexes: readonly SearchIndex[], stats: Stats, first: Sco
 
 /**
  * For a query that matched nothing: the `limit` tools whose names look most like it (shared character trigrams of
- * the query and the tool's name and title), best first, so an empty answer still names somewhere to go.
+ * the query and the tool's name and title), best first, topped up with the names nearest it by edit distance, so an
+ * empty answer still names somewhere to go whenever there are tools at all.
  */
 export function closestTools(indexes: readonly SearchIndex[], query: string, limit: number): FullEntry[] {
-  const wanted = trigrams(words(query).join(' '));
-  if (wanted.size === 0) return [];
+  const text = words(query).join(' ');
+  if (text === '') return [];
+  const wanted = trigrams(text);
   const scored: Scored[] = [];
+  const near: { entry: FullEntry; name: string }[] = [];
   for (const index of indexes) {
     for (const doc of index.docs) {
-      const have = trigrams(`${words(doc.entry.original_name).join(' ')} ${words(doc.entry.title ?? '').join(' ')}`);
+      const name = words(doc.entry.original_name).join(' ');
+      const have = trigrams(`${name} ${words(doc.entry.title ?? '').join(' ')}`);
       let shared = 0;
       for (const g of wanted) if (have.has(g)) shared++;
       if (shared > 0) scored.push({ entry: doc.entry, score: shared / Math.sqrt(wanted.size * have.size) });
+      else near.push({ entry: doc.entry, name });
     }
   }
-  scored.sort((a, b) => b.score - a.score || (a.entry.name < b.entry.name ? -1 : a.entry.name > b.entry.name ? 1 : 0));
+  const byName = (a: Scored, b: Scored): number => b.score - a.score || (a.entry.name < b.entry.name ? -1 : a.entry.name > b.entry.name ? 1 : 0);
+  scored.sort(byName);
+  if (scored.length < limit) {
+    const distant = near.map(({ entry, name }) => ({ entry, score: -editDistance(text, name) }));
+    scored.push(...distant.sort(byName).slice(0, limit - scored.length));
+  }
   return scored.slice(0, limit).map((s) => s.entry);
 }
 

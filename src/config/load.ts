@@ -10,6 +10,7 @@ import type { SecretSource } from './secret-source.js';
 import { isRecord } from './text.js';
 import type { ToolboxConfig, WorkbenchConfig } from './types.js';
 import { findServerProblems, serverKey, withProblems } from './server-problems.js';
+import { searchSettings } from './search-settings.js';
 import { type Problem, findProblems, inDocumentOrder, invalidError } from './validate.js';
 
 /**
@@ -104,6 +105,8 @@ export function parseConfig(raw: unknown, source: string, env: EnvLike, options:
     if (toolbox.servers.length === 0) warnings.push(`Toolbox "${toolbox.name}" has no servers.`);
   }
   warnings.push(...credentialWarnings(toolboxes));
+  const search = searchSettings(document.search, env, options.secrets);
+  warnings.push(...search.warnings);
   return {
     source,
     toolboxes,
@@ -111,8 +114,9 @@ export function parseConfig(raw: unknown, source: string, env: EnvLike, options:
     ...(document.catalogBudget !== undefined && { catalogBudget: document.catalogBudget }),
     ...(document.openWaitMs !== undefined && { openWaitMs: document.openWaitMs }),
     ...(document.toolChanges !== undefined && { toolChanges: document.toolChanges }),
+    ...(search.search && { search: search.search }),
     warnings,
-    secrets: [...expanded.secrets, ...configuredSecrets(toolboxes)],
+    secrets: [...expanded.secrets, ...configuredSecrets(toolboxes), ...search.secrets],
   };
 }
 

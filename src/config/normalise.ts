@@ -1,4 +1,5 @@
 import { normaliseOverrides, type RawToolOverride, type RawToolset } from './catalog-settings.js';
+import type { RawSearch } from './search-settings.js';
 import type { ServerConfig, ToolChanges, ToolboxConfig } from './types.js';
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -41,6 +42,7 @@ export interface RawConfig {
   catalogBudget?: number;
   openWaitMs?: number;
   toolChanges?: ToolChanges;
+  search?: RawSearch;
 }
 
 export function normaliseToolbox(name: string, raw: RawToolbox): ToolboxConfig {

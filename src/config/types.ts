@@ -134,6 +134,8 @@ export interface WorkbenchConfig {
   openWaitMs?: number;
   /** Default `toolChanges` (README "Pinned tool definitions"): "warn" when unset. */
   toolChanges?: ToolChanges;
+  /** `search`: the optional semantic ranker (README "Search"); absent: lexical search only. */
+  search?: SearchConfig;
   /** Non-fatal findings (deprecations) that the caller should show on stderr. */
   warnings: string[];
   /**
@@ -147,3 +149,18 @@ export interface WorkbenchConfig {
 
 /** What a tool that is new, or changed since it was approved, does: flagged and usable, or held until approved. */
 export type ToolChanges = 'warn' | 'quarantine';
+
+/** How open_toolbox's query ranks (README "Search"). */
+export interface SearchConfig {
+  /** The optional semantic ranker; absent when not configured or when its settings cannot be used (see warnings). */
+  embeddings?: EmbeddingsConfig;
+}
+
+/** An OpenAI-compatible embeddings endpoint, expanded (README "Search", "Semantic ranker"). */
+export interface EmbeddingsConfig {
+  /** An absolute http(s) URL, with or without the `/v1` suffix. */
+  url: string;
+  model: string;
+  /** Sent as a Bearer token; a secret (in `secrets`), never shown. */
+  apiKey?: string;
+}

@@ -43,7 +43,8 @@ export function optional<K extends string, T>(key: K, list: readonly T[]): { [P 
   return (list.length > 0 ? { [key]: [...list] } : {}) as { [P in K]?: T[] };
 }
 
-export function cachedServer(server: string, list: CachedList, now: number): CachedServer {
+/** A server shown from its last known list; `searching`: a search, which does not start it. */
+export function cachedServer(server: string, list: CachedList, now: number, searching = false): CachedServer {
   const fresh = (list.freshUntil ?? 0) > now;
   return {
     server,
@@ -51,7 +52,9 @@ export function cachedServer(server: string, list: CachedList, now: number): Cac
     age: formatAge(now - list.listedAt),
     note: fresh
       ? 'its last list, still fresh by the server\'s own hint; calls connect it'
-      : 'its last known list, being checked now; calls always use the live server',
+      : searching
+        ? 'its last known list; not started for a search: opening the toolbox without a query checks it, and calls always use the live server'
+        : 'its last known list, being checked now; calls always use the live server',
   };
 }
 

@@ -18,14 +18,15 @@ import {
   type PendingServer,
 } from '../catalog/catalog-index.js';
 import { compileGlob } from '../shared/glob.js';
-import { closestTools, DEFAULT_SEARCH_LIMIT, searchIndex, searchTools, type SearchContext, type SearchIndex } from '../catalog/search.js';
-import { buildBridge, type Bridge } from '../catalog/search-bridge.js';
+import { DEFAULT_SEARCH_LIMIT } from '../catalog/search.js';
 import { ToolboxCatalog, type CatalogTool } from '../catalog/toolbox-catalog.js';
 import type { TrustPolicy } from '../catalog/trust.js';
 import type { VisibilityPolicy } from '../catalog/visibility.js';
-import { cachedServer, optional, unapprovedHead } from './answer-head.js';
+import { cachedServer, formatAge, optional, unapprovedHead } from './answer-head.js';
 import { pendingServer, waitForServers, type OpenProgress } from './open-wait.js';
 import type { ShownLists } from './shown-lists.js';
+import { ToolSearch } from './tool-search.js';
+import type { Logger } from '../log.js';
 
 /** What `open_toolbox` was asked (parameters already checked for type; see README "open_toolbox"). */
 export interface OpenToolboxRequest {
@@ -49,6 +50,8 @@ export interface DiscoveryOptions {
   cache?: CatalogCache;
   /** `--catalog-budget`: beats the config's top-level `catalogBudget`, not a toolbox's own. */
   budget?: number;
+  /** Where the semantic ranker says it is down (README "Search"); without it that ranker is off. */
+  log?: Logger;
 }
 
 /**
@@ -88,6 +91,9 @@ export interface View {
 /** open_toolbox's default wait for servers that are still starting (README "open_toolbox"). */
 export const DEFAULT_OPEN_WAIT_MS = 5_000;
 
+/** How long a search leaves a server that failed to start alone (it is named with its failure meanwhile). */
+export const SEARCH_RETRY_FAILED_MS = 60_000;
+
 /**
  * Answers `open_toolbox`: the catalog under the context budget (full, or a compact index), full entries for named
  * tools, or search results. It never waits past the toolbox's `openWaitMs` for a server: servers with a last known
@@ -96,63 +102,21 @@ export const DEFAULT_OPEN_WAIT_MS = 5_000;
  * the cache: `use_tool` resolves against the live catalog.
  */
 export class Discovery {
-  /** Servers whose last connect failed: never presented from the cache until one succeeds. */
-  private readonly failing = new Set<string>();
-
-  /** The last search index of each toolbox, from which the vocabulary bridge and empty-result hints are drawn. */
-  private readonly known = new Map<string, SearchIndex>();
-  private bridgeMemo?: { from: SearchIndex[]; bridge: Bridge };
-  private contextMemo?: { config: WorkbenchConfig; context: SearchContext };
-
-  constructor(private readonly options: DiscoveryOptions) {}
-
-  /** Toolbox descriptions are indexed with their tools; one context object per config, so indexes are reused. */
-  private searchContext(): SearchContext {
-    const config = this.options.config();
-    if (this.contextMemo?.config !== config) {
-      this.contextMemo = { config, context: { toolboxes: new Map(config.toolboxes.map((t) => [t.name, t.description])) } };
-    }
-    return this.contextMemo.context;
-  }
-
-  /** A toolbox's search index, remembered as that toolbox's latest. */
-  private indexOf(toolbox: string | undefined, entries: readonly FullEntry[]): SearchIndex {
-    const index = searchIndex(entries, this.searchContext());
-    if (toolbox !== undefined) this.known.set(toolbox, index);
-    return index;
-  }
-
-  /** The bridge learnt from every toolbox's latest index, rebuilt only when one of them changed. */
-  private bridge(): Bridge {
-    const from = [...this.known.values()];
-    const memo = this.bridgeMemo;
-    if (memo && memo.from.length === from.length && memo.from.every((index, i) => index === from[i])) return memo.bridge;
-    this.bridgeMemo = { from, bridge: buildBridge(from) };
-    return this.bridgeMemo.bridge;
-  }
-
   /**
-   * Search one view; when nothing matches, the hint names the other toolboxes (as last seen) where the query
-   * does match, else the tools whose names look most like it.
+   * Servers whose last connect failed, with how and when: never presented from the cache until one succeeds, and not
+   * started again for a search within SEARCH_RETRY_FAILED_MS.
    */
-  private search(toolbox: string | undefined, indexes: readonly SearchIndex[], query: string, limit: number): { matches: FullEntry[]; extra: Partial<Answer> } {
-    const matches = searchTools(indexes, query, limit, { bridge: this.bridge() });
-    if (matches.length > 0) return { matches, extra: {} };
-    const elsewhere = [...this.known].filter(([name]) => name !== toolbox);
-    const found = new Map<string, string[]>();
-    for (const match of searchTools(elsewhere.map(([, index]) => index), query, 5, { bridge: this.bridge() })) {
-      found.set(match.toolbox_name, [...(found.get(match.toolbox_name) ?? []), match.name]);
-    }
-    if (found.size > 0) {
-      const where = [...found].map(([name, tools]) => `toolbox "${name}" (${tools.join(', ')})`).join('; ');
-      return { matches, extra: { hint: `No tool here matched the query. It matches in ${where}: open that toolbox with the same query.` } };
-    }
-    const closest = closestTools(toolbox === undefined ? indexes : [...indexes, ...elsewhere.map(([, index]) => index)], query, 5).map((e) => e.name);
-    const names = closest.length > 0 ? ` Closest names: ${closest.join(', ')}.` : '';
-    return {
-      matches,
-      extra: { hint: `No tool matched the query: try other words (a verb and an object, e.g. "take screenshot"), or open the toolbox without a query for its index.${names}` },
-    };
+  private readonly failing = new Map<string, { failed: FailedServer; at: number }>();
+
+  private readonly search: ToolSearch;
+
+  constructor(private readonly options: DiscoveryOptions) {
+    this.search = new ToolSearch({ config: options.config, ...(options.cache && { cacheDir: options.cache.dir }), ...(options.log && { log: options.log }) });
+  }
+
+  /** Waits for search vectors being written (on shutdown). */
+  flush(): Promise<void> {
+    return this.search.flush();
   }
 
   /**
@@ -183,39 +147,55 @@ export class Discovery {
 
   /** `open_toolbox` for a toolbox, or (without `toolbox_name`) a search of every toolbox. */
   async open(request: OpenToolboxRequest, scope: DiscoveryScope, options: OpenOptions = {}): Promise<BudgetedAnswer> {
-    if (request.toolbox_name === undefined) {
-      // Search everywhere: last known lists where there are some (no server started for them), the rest connected now.
-      const names = this.options.config().toolboxes.map((t) => t.name);
-      const views = await Promise.all(names.map((name) => this.view(name, scope, options)));
-      const prefix = <T extends { server: string }>(list: readonly T[] | undefined, i: number): T[] => (list ?? []).map((x) => ({ ...x, server: `${names[i]}/${x.server}` }));
-      const head: AnswerHead = {
-        toolbox: '*',
-        description: 'Search across every toolbox',
-        servers_connected: views.flatMap((v, i) => v.connected.map((s) => `${names[i]}/${s}`)),
-        servers_failed: views.flatMap((v, i) => prefix(v.failed, i)),
-        ...optional('servers_cached', views.flatMap((v, i) => prefix(v.cached, i))),
-        ...optional('servers_pending', views.flatMap((v, i) => prefix(v.pending, i))),
-        ...optional('catalog_changes', scope.shown.take()),
-        ...unapprovedHead(views.flatMap((v) => v.catalogs)),
-      };
-      const budget = request.detail === 'full' ? Infinity : this.budget();
-      const indexes = views.map((v, i) => this.indexOf(names[i], v.entries));
-      const { matches, extra } = this.search(undefined, indexes, request.query ?? '', request.limit ?? DEFAULT_SEARCH_LIMIT);
-      return budgetMatches(head, matches, budget, extra);
-    }
+    if (request.toolbox_name === undefined) return this.searchEverywhere(request, scope, options);
     const toolbox = this.toolbox(request.toolbox_name);
-    const view = await this.view(toolbox.name, scope, options);
-    const answer = this.answer(request, { toolbox: toolbox.name, description: toolbox.description }, view, this.budget(toolbox.name), scope.shown.take());
+    const searching = request.query !== undefined;
+    const view = await this.view(toolbox.name, scope, options, searching);
+    const others = searching ? () => this.learnOthers(toolbox.name, scope) : undefined;
+    const answer = await this.answer(request, { toolbox: toolbox.name, description: toolbox.description }, view, this.budget(toolbox.name), scope.shown.take(), others);
     // A toolbox none of whose servers can serve: an error the model can read (each reason is in servers_failed).
     if (view.failed.length > 0 && view.connected.length === 0 && !view.cached?.length && !view.pending?.length) return { ...answer, isError: true };
     return answer;
   }
 
   /**
-   * The answer about one view (a toolbox, or a toolset's tools): the catalog under the budget, full entries for named
-   * tools, or search results.
+   * A search of every toolbox and toolset (README "open_toolbox", Search): servers with a last known list are searched
+   * in it and not started; the rest are connected now, within the deadline. Servers that cannot start are named with
+   * why and what to do; the answer is never an error for them.
    */
-  answer(request: OpenToolboxRequest, about: { toolbox: string; description: string }, view: View, ownBudget: number, changes: CatalogChange[] = []): BudgetedAnswer {
+  private async searchEverywhere(request: OpenToolboxRequest, scope: DiscoveryScope, options: OpenOptions): Promise<BudgetedAnswer> {
+    const names = this.options.config().toolboxes.map((t) => t.name);
+    const views = await Promise.all(names.map((name) => this.view(name, scope, options, true)));
+    const prefix = <T extends { server: string }>(list: readonly T[] | undefined, i: number): T[] => (list ?? []).map((x) => ({ ...x, server: `${names[i]}/${x.server}` }));
+    const head: AnswerHead = {
+      toolbox: '*',
+      description: 'Search across every toolbox',
+      servers_connected: views.flatMap((v, i) => v.connected.map((s) => `${names[i]}/${s}`)),
+      servers_failed: views.flatMap((v, i) => prefix(v.failed, i)),
+      ...optional('servers_cached', views.flatMap((v, i) => prefix(v.cached, i))),
+      ...optional('servers_pending', views.flatMap((v, i) => prefix(v.pending, i))),
+      ...optional('catalog_changes', scope.shown.take()),
+      ...unapprovedHead(views.flatMap((v) => v.catalogs)),
+    };
+    const budget = request.detail === 'full' ? Infinity : this.budget();
+    const indexes = views.map((v, i) => this.search.indexOf(names[i], v.entries));
+    const { matches, extra } = await this.search.search(undefined, indexes, request.query ?? '', request.limit ?? DEFAULT_SEARCH_LIMIT);
+    return budgetMatches(head, matches, budget, extra);
+  }
+
+  /**
+   * The answer about one view (a toolbox, or a toolset's tools): the catalog under the budget, full entries for named
+   * tools, or search results. `others`, for a search that finds nothing, makes the other toolboxes' last known tools
+   * searchable for the hint.
+   */
+  async answer(
+    request: OpenToolboxRequest,
+    about: { toolbox: string; description: string },
+    view: View,
+    ownBudget: number,
+    changes: CatalogChange[] = [],
+    others?: () => Promise<void>,
+  ): Promise<BudgetedAnswer> {
     const budget = request.detail === 'full' ? Infinity : ownBudget;
     const limit = request.limit ?? DEFAULT_SEARCH_LIMIT;
     const head: AnswerHead = {
@@ -233,7 +213,7 @@ export class Discovery {
     }
     if (request.query !== undefined) {
       const toolbox = this.options.config().toolboxes.some((t) => t.name === about.toolbox) ? about.toolbox : undefined;
-      const { matches, extra } = this.search(toolbox, [this.indexOf(toolbox, view.entries)], request.query, limit);
+      const { matches, extra } = await this.search.search(toolbox, [this.search.indexOf(toolbox, view.entries)], request.query, limit, others);
       return budgetMatches(head, matches, budget, extra);
     }
     return budgetCatalog(head, view.entries, { budget, detail: request.detail, cursor: request.cursor });
@@ -277,7 +257,7 @@ export class Discovery {
    * fresh. The rest: connected now, waited for until the toolbox's `openWaitMs`, then shown as
    * failed or still starting.
    */
-  private async view(name: string, scope: DiscoveryScope, options: OpenOptions): Promise<View> {
+  private async view(name: string, scope: DiscoveryScope, options: OpenOptions, searching = false): Promise<View> {
     const { manager } = scope;
     const toolbox = this.toolbox(name);
     const unconnected = toolbox.servers.filter((s) => !manager.isConnected(name, s.name));
@@ -299,9 +279,15 @@ export class Discovery {
     const connects = new Map<string, Promise<unknown>>();
     for (const server of unconnected) {
       if (cached.has(server.name)) continue;
+      const failure = searching ? this.recentFailure(name, server.name, now) : undefined;
+      if (failure) {
+        failed.set(server.name, failure);
+        continue;
+      }
       connects.set(server.name, manager.connectServer(name, server.name).then((failure) => this.settled(name, server.name, failure, failed)));
     }
-    const revalidate = unconnected.filter((s) => cached.has(s.name) && !((cached.get(s.name)!.freshUntil ?? 0) > now));
+    // A search does not start a server for its last known list: opening the toolbox or calling a tool checks it.
+    const revalidate = searching ? [] : unconnected.filter((s) => cached.has(s.name) && !((cached.get(s.name)!.freshUntil ?? 0) > now));
     // Spawning takes milliseconds per server: start the revalidations after this answer has gone out.
     if (revalidate.length > 0) {
       setImmediate(() => {
@@ -309,7 +295,35 @@ export class Discovery {
       });
     }
     await waitForServers(connects, this.openWait(name), toolbox.servers.length, options.onprogress);
-    return this.mixedView(name, scope, cached, failed);
+    return this.mixedView(name, scope, cached, failed, searching);
+  }
+
+  /** A failure of this server in the last SEARCH_RETRY_FAILED_MS, as a search names it (not started again). */
+  private recentFailure(toolbox: string, server: string, now: number): FailedServer | undefined {
+    const last = this.failing.get(`${toolbox}/${server}`);
+    if (!last || now - last.at >= SEARCH_RETRY_FAILED_MS) return undefined;
+    const again = `not started again for this search (it failed ${formatAge(now - last.at)} ago); open_toolbox "${toolbox}" without a query, or use_tool, tries again`;
+    return { ...last.failed, error: `${last.failed.error} (${again})` };
+  }
+
+  /**
+   * Makes every other toolbox's tools searchable as last known (live lists, else cached ones), starting nothing: for
+   * the hint of a search that found nothing in its own toolbox.
+   */
+  private async learnOthers(except: string, scope: DiscoveryScope): Promise<void> {
+    const capabilities = scope.manager.capabilitiesKey();
+    for (const toolbox of this.options.config().toolboxes) {
+      if (toolbox.name === except) continue;
+      const live = new Map(scope.manager.serverTools(toolbox.name).map((s) => [s.server, s.tools]));
+      const servers: { server: string; tools: readonly Tool[] }[] = [];
+      for (const s of toolbox.servers) {
+        const known = live.get(s.name) ?? (this.failing.has(`${toolbox.name}/${s.name}`) ? undefined : (await this.options.cache?.read(toolbox.name, s, capabilities))?.tools);
+        if (known) servers.push({ server: s.name, tools: known });
+      }
+      if (servers.length === 0) continue;
+      const catalog = new ToolboxCatalog(toolbox.name, servers, this.options.policy(), this.options.trust?.());
+      this.search.indexOf(toolbox.name, catalog.tools.map(this.options.toEntry));
+    }
   }
 
   /** Every server connected: the session's live catalog. */
@@ -320,7 +334,7 @@ export class Discovery {
   }
 
   /** Live servers, last known lists, failures and servers still starting, as they stand now. */
-  private mixedView(name: string, scope: DiscoveryScope, cached: ReadonlyMap<string, CachedList>, failed: ReadonlyMap<string, FailedServer>): View {
+  private mixedView(name: string, scope: DiscoveryScope, cached: ReadonlyMap<string, CachedList>, failed: ReadonlyMap<string, FailedServer>, searching: boolean): View {
     const { manager } = scope;
     const now = Date.now();
     const live = new Map(manager.serverTools(name).map((s) => [s.server, s.tools]));
@@ -335,7 +349,7 @@ export class Discovery {
         view.connected.push(server);
         servers.push({ server, tools });
       } else if (last) {
-        view.cached.push(cachedServer(server, last, now));
+        view.cached.push(cachedServer(server, last, now, searching));
         servers.push({ server, tools: last.tools });
       } else if (failed.has(server)) {
         view.failed.push(failed.get(server)!);
@@ -353,8 +367,9 @@ export class Discovery {
   /** Books a connect's outcome: a failure is shown (and keeps the server off the cache until a connect succeeds). */
   private settled(toolbox: string, server: string, failure: WorkbenchError | undefined, failed: Map<string, FailedServer>): void {
     if (!failure) return;
-    this.failing.add(`${toolbox}/${server}`);
-    failed.set(server, failedServer(server, failure));
+    const entry = failedServer(server, failure);
+    this.failing.set(`${toolbox}/${server}`, { failed: entry, at: Date.now() });
+    failed.set(server, entry);
   }
 
   private toolbox(name: string): ToolboxConfig {

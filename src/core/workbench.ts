@@ -120,6 +120,7 @@ export class Workbench {
       toEntry: (t) => toEntry(t, this.overrides),
       cache: options.catalogCache,
       budget: options.catalogBudget,
+      log: options.log,
     });
     this.scopes = new Scopes({
       config: options.config,
@@ -388,7 +389,7 @@ export class Workbench {
 
   async close(): Promise<void> {
     await this.scopes.close();
-    await this.options.catalogCache?.flush();
+    await Promise.allSettled([this.options.catalogCache?.flush(), this.discovery.flush()]);
   }
 
   private cachedCatalog(scope: Scope, toolbox: string): CachedCatalog {

@@ -1,0 +1,210 @@
+import { createHash } from 'node:crypto';
+import type { EmbeddingsConfig } from '../config/types.js';
+import { errorMessage } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { FullEntry } from './catalog-index.js';
+import { allowed, byScore, EXACT_NAME, type Scored } from './search.js';
+import { EMBED_BATCH, EmbeddingsFailure, embeddingsUrl, embedTexts } from './search-embeddings-client.js';
+import type { SearchIndex } from './search-index.js';
+import type { ParsedQuery } from './search-query.js';
+import { words } from './search-text.js';
+import { VectorStore } from './search-vectors.js';
+
+export interface SemanticOptions {
+  config: EmbeddingsConfig;
+  /** Where tool vectors are filed (the catalog cache's `embeddings` folder); none: kept in memory only. */
+  dir?: string;
+  /** Where the one line about an outage goes; it should redact the config's secrets. */
+  log: Logger;
+  /** Longest a search waits for the endpoint (the query's vector, and tool vectors not known yet). */
+  waitMs?: number;
+  /** Longest one request of tool texts may take (they are embedded in the background). */
+  batchTimeoutMs?: number;
+  /** After a failure, how long search stays lexical before the endpoint is asked again. */
+  retryAfterMs?: number;
+}
+
+export const DEFAULT_WAIT_MS = 1_500;
+const DEFAULT_BATCH_TIMEOUT_MS = 30_000;
+export const DEFAULT_RETRY_AFTER_MS = 60_000;
+
+/** Reciprocal-rank fusion's constant: a tool's fused score is Σ 1 / (K + its rank) over the two rankings. */
+export const RRF_K = 60;
+/** How many of the nearest tools by meaning take part in the fusion. */
+const DENSE_DEPTH = 50;
+/** Characters of a tool's text that are embedded: its name, title and description say what it does. */
+const TEXT_CHARS = 1_000;
+
+type IndexVectors = readonly (Float32Array | undefined)[];
+
+/**
+ * The optional semantic ranker (README "Search", "Semantic ranker"): tool texts and queries are embedded by an
+ * OpenAI-compatible endpoint, tool vectors are kept on disk by endpoint, model and catalog (so a restart embeds
+ * nothing again), and the nearest tools by cosine are fused with the lexical ranking by reciprocal rank. A tool the
+ * query names exactly stays first. When the endpoint fails in any way, search is lexical at once, the failure is
+ * logged once (until the endpoint works again), and the endpoint is not asked again for `retryAfterMs`.
+ * Never throws.
+ */
+export class SemanticRanker {
+  /** Every tool vector known, by hash of its text. */
+  private readonly known = new Map<string, Float32Array>();
+  /** Keys of the vector files this process read or wrote. */
+  private readonly filed = new Set<string>();
+  private readonly prepared = new WeakMap<SearchIndex, Promise<IndexVectors | undefined>>();
+  private readonly store: VectorStore;
+  private readonly namespace: string;
+  private downUntil = 0;
+  private outage = false;
+
+  constructor(private readonly options: SemanticOptions) {
+    this.store = new VectorStore(options.dir, options.log);
+    this.namespace = hash(`${embeddingsUrl(options.config.url)}\n${options.config.model}`);
+  }
+
+  /** Starts embedding an index's tools (from disk, else the endpoint) unless under way; resolves to their vectors. */
+  prepare(index: SearchIndex): Promise<IndexVectors | undefined> {
+    const have = this.prepared.get(index);
+    if (have) return have;
+    if (this.isDown()) return Promise.resolve(undefined);
+    const vectors = this.embedIndex(index).catch((error: unknown) => {
+      this.failed(error);
+      this.prepared.delete(index);
+      return undefined;
+    });
+    this.prepared.set(index, vectors);
+    return vectors;
+  }
+
+  /**
+   * The best `limit` tools for the query: the lexical ranking fused with the nearest tools by meaning, or the lexical
+   * ranking alone when the endpoint is down or slower than `waitMs`. Indexes whose tool vectors are not ready by then
+   * take part lexically only.
+   */
+  async rank(indexes: readonly SearchIndex[], parsed: ParsedQuery, lexical: readonly Scored[], limit: number): Promise<FullEntry[]> {
+    const lexicalOnly = (): FullEntry[] => lexical.slice(0, limit).map((s) => s.entry);
+    const text = parsed.words.join(' ');
+    if (text === '' || this.isDown()) return lexicalOnly();
+    const waitMs = this.options.waitMs ?? DEFAULT_WAIT_MS;
+    const deadline = Date.now() + waitMs;
+    const preparing = indexes.map((index) => this.prepare(index));
+    let query: Float32Array;
+    try {
+      [query] = (await embedTexts(this.options.config, [text], waitMs)) as [Float32Array];
+    } catch (error) {
+      this.failed(error);
+      return lexicalOnly();
+    }
+    this.recovered();
+    const vectors = await untilDeadline(preparing, deadline);
+    const dense: Scored[] = [];
+    indexes.forEach((index, i) => {
+      const docVectors = vectors[i];
+      if (!docVectors) return;
+      index.docs.forEach((doc, d) => {
+        const vector = docVectors[d];
+        if (vector && vector.length === query.length && allowed(doc.entry, parsed)) dense.push({ entry: doc.entry, score: dot(query, vector) });
+      });
+    });
+    return fuse(lexical, dense.sort(byScore).slice(0, DENSE_DEPTH), limit);
+  }
+
+  /** Waits for vector files being written (on shutdown). */
+  flush(): Promise<void> {
+    return this.store.flush();
+  }
+
+  private async embedIndex(index: SearchIndex): Promise<IndexVectors> {
+    const texts = index.docs.map((doc) => toolText(doc.entry));
+    const hashes = texts.map(hash);
+    const key = hash(`${this.namespace}\n${hashes.join('\n')}`);
+    if (!this.filed.has(key) && hashes.some((h) => !this.known.has(h))) {
+      const disk = await this.store.read(key);
+      for (const [h, vector] of disk ?? []) this.known.set(h, vector);
+      if (disk) this.filed.add(key);
+    }
+    const missing = [...new Map(hashes.map((h, i) => [h, texts[i]!])).entries()].filter(([h]) => !this.known.has(h));
+    for (let start = 0; start < missing.length; start += EMBED_BATCH) {
+      const batch = missing.slice(start, start + EMBED_BATCH);
+      if (this.isDown()) throw new EmbeddingsFailure('down');
+      const got = await embedTexts(this.options.config, batch.map(([, t]) => t), this.options.batchTimeoutMs ?? DEFAULT_BATCH_TIMEOUT_MS);
+      batch.forEach(([h], i) => this.known.set(h, got[i]!));
+    }
+    if (!this.filed.has(key)) {
+      this.filed.add(key);
+      void this.store.write(key, this.options.config.model, new Map(hashes.map((h) => [h, this.known.get(h)!])));
+    }
+    return hashes.map((h) => this.known.get(h));
+  }
+
+  private isDown(): boolean {
+    return Date.now() < this.downUntil;
+  }
+
+  /** The endpoint failed: lexical search for a while, and one log line for the whole outage. */
+  private failed(error: unknown): void {
+    const retry = this.options.retryAfterMs ?? DEFAULT_RETRY_AFTER_MS;
+    // A batch given up because the endpoint went down meanwhile: already said.
+    if (error instanceof EmbeddingsFailure && error.what === 'down') return;
+    this.downUntil = Date.now() + retry;
+    if (this.outage) return;
+    this.outage = true;
+    const what = error instanceof EmbeddingsFailure ? error.what : errorMessage(error);
+    this.options.log.warn(
+      `search embeddings at ${embeddingsUrl(this.options.config.url)} failed: ${what}. Search ranks by words only; the endpoint is asked again ` +
+        `after ${Math.round(retry / 1000)} s (this is said once until it answers). Check that it serves model "${this.options.config.model}".`,
+    );
+  }
+
+  private recovered(): void {
+    if (!this.outage) return;
+    this.outage = false;
+    this.options.log.info(`search embeddings at ${embeddingsUrl(this.options.config.url)} answer again: search ranks by words and meaning`);
+  }
+}
+
+/** What is embedded of a tool: its name in words, its title and its description (without the `[toolbox/server] `). */
+export function toolText(entry: FullEntry): string {
+  const title = entry.title ?? entry.annotations?.title;
+  const description = entry.description.replace(/^\[[^\]]*\]\s*/, '');
+  return `${words(entry.original_name).join(' ')}${title ? `: ${title}` : ''}. ${description}`.slice(0, TEXT_CHARS);
+}
+
+/**
+ * Reciprocal-rank fusion of the lexical and the dense rankings (README "Search"): each tool scores Σ 1 / (RRF_K +
+ * rank) over the rankings it appears in; a tool the query names exactly stays first.
+ */
+export function fuse(lexical: readonly Scored[], dense: readonly Scored[], limit: number): FullEntry[] {
+  const fused = new Map<FullEntry, Scored>();
+  const add = (list: readonly Scored[]): void =>
+    list.forEach((s, i) => {
+      const have = fused.get(s.entry) ?? { entry: s.entry, score: s.score >= EXACT_NAME && list === lexical ? 1 : 0 };
+      have.score += 1 / (RRF_K + i + 1);
+      fused.set(s.entry, have);
+    });
+  add(lexical);
+  add(dense);
+  return [...fused.values()].sort(byScore).slice(0, limit).map((s) => s.entry);
+}
+
+function dot(a: Float32Array, b: Float32Array): number {
+  let s = 0;
+  for (let i = 0; i < a.length; i++) s += a[i]! * b[i]!;
+  return s;
+}
+
+function hash(text: string): string {
+  return createHash('sha256').update(text).digest('hex').slice(0, 32);
+}
+
+/** Each promise's value, or undefined for those not settled by the deadline. */
+async function untilDeadline<T>(promises: readonly Promise<T | undefined>[], deadline: number): Promise<(T | undefined)[]> {
+  const out: (T | undefined)[] = promises.map(() => undefined);
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, Math.max(0, deadline - Date.now()));
+    timer.unref();
+  });
+  await Promise.race([Promise.all(promises.map(async (p, i) => void (out[i] = await p))), timeout]);
+  clearTimeout(timer);
+  return [...out];
+}

@@ -1,0 +1,130 @@
+import { join } from 'node:path';
+import type { Answer, FullEntry } from '../catalog/catalog-index.js';
+import { closestTools, rankTools, searchIndex, type SearchContext, type SearchIndex } from '../catalog/search.js';
+import { buildBridge, type Bridge } from '../catalog/search-bridge.js';
+import { parseQuery } from '../catalog/search-query.js';
+import { SemanticRanker } from '../catalog/search-semantic.js';
+import type { WorkbenchConfig } from '../config/types.js';
+import { redactingLogger, type Logger } from '../log.js';
+import { createRedactor } from '../shared/redact.js';
+
+export interface ToolSearchOptions {
+  config: () => WorkbenchConfig;
+  /** The catalog cache's directory: tool vectors go in its `embeddings` folder. None: vectors stay in memory. */
+  cacheDir?: string;
+  log?: Logger;
+  /** How long a search waits for the embeddings endpoint (default: the ranker's). */
+  embeddingsWaitMs?: number;
+}
+
+/**
+ * open_toolbox's search (README "Search"): each toolbox's index as last seen, the vocabulary bridge learnt from them
+ * all, the optional semantic ranker of the config in effect, and the hint an empty answer carries.
+ */
+export class ToolSearch {
+  /** The last search index of each toolbox, from which the vocabulary bridge and empty-result hints are drawn. */
+  private readonly known = new Map<string, SearchIndex>();
+  private bridgeMemo?: { from: SearchIndex[]; bridge: Bridge };
+  private contextMemo?: { config: WorkbenchConfig; context: SearchContext };
+  private semanticMemo?: { json: string; ranker: SemanticRanker | undefined };
+
+  constructor(private readonly options: ToolSearchOptions) {}
+
+  /** A toolbox's search index (built once per list of entries), remembered as that toolbox's latest. */
+  indexOf(toolbox: string | undefined, entries: readonly FullEntry[]): SearchIndex {
+    const index = searchIndex(entries, this.searchContext());
+    if (toolbox !== undefined) this.known.set(toolbox, index);
+    return index;
+  }
+
+  /**
+   * Searches one view (README "Search"). An answer is never empty-handed: when nothing matches, the hint names the
+   * other toolboxes (as last seen; `others` first makes them searchable) where the query does match, else the tools
+   * whose names look most like it; and the toolboxes to look in. Never throws for the semantic ranker's sake.
+   */
+  async search(
+    toolbox: string | undefined,
+    indexes: readonly SearchIndex[],
+    query: string,
+    limit: number,
+    others?: () => Promise<void>,
+  ): Promise<{ matches: FullEntry[]; extra: Partial<Answer> }> {
+    const parsed = parseQuery(query);
+    const lexical = rankTools(indexes, parsed, { bridge: this.bridge() });
+    const semantic = this.semantic();
+    const matches = semantic ? await semantic.rank(indexes, parsed, lexical, limit) : lexical.slice(0, limit).map((s) => s.entry);
+    if (matches.length > 0) return { matches, extra: {} };
+    await others?.();
+    const elsewhere = [...this.known].filter(([name]) => name !== toolbox).map(([, index]) => index);
+    const found = new Map<string, string[]>();
+    for (const match of rankTools(elsewhere, parsed, { bridge: this.bridge() }).slice(0, 5)) {
+      found.set(match.entry.toolbox_name, [...(found.get(match.entry.toolbox_name) ?? []), match.entry.name]);
+    }
+    if (found.size > 0) {
+      const where = [...found].map(([name, tools]) => `toolbox "${name}" (${tools.join(', ')})`).join('; ');
+      return { matches, extra: { hint: `No tool here matched the query. It matches in ${where}: open that toolbox with the same query.` } };
+    }
+    const closest = closestTools(toolbox === undefined ? indexes : [...indexes, ...elsewhere], query, 5).map((e) => e.name);
+    const names = closest.length > 0 ? ` Closest names: ${closest.join(', ')}.` : '';
+    return {
+      matches,
+      extra: {
+        hint:
+          `No tool matched the query.${names}${this.toolboxesToLookIn(toolbox)} Try other words (a verb and an object, e.g. "take screenshot"), ` +
+          'or open a toolbox without a query for its index.',
+      },
+    };
+  }
+
+  /** ` Toolboxes to look in: a (its description), b.` — every toolbox but the one searched; empty when there is none. */
+  private toolboxesToLookIn(except: string | undefined): string {
+    const toolboxes = this.options.config().toolboxes.filter((t) => t.name !== except);
+    if (toolboxes.length === 0) return '';
+    const named = toolboxes.slice(0, 10).map((t) => (t.description ? `${t.name} (${t.description.slice(0, 80)})` : t.name));
+    const more = toolboxes.length > 10 ? `, and ${toolboxes.length - 10} more` : '';
+    return ` ${except === undefined ? 'Toolboxes' : 'Other toolboxes'} to look in: ${named.join(', ')}${more}.`;
+  }
+
+  /** Waits for tool vectors being written (on shutdown). */
+  async flush(): Promise<void> {
+    await this.semanticMemo?.ranker?.flush();
+  }
+
+  /** Toolbox descriptions are indexed with their tools; one context object per config, so indexes are reused. */
+  private searchContext(): SearchContext {
+    const config = this.options.config();
+    if (this.contextMemo?.config !== config) {
+      this.contextMemo = { config, context: { toolboxes: new Map(config.toolboxes.map((t) => [t.name, t.description])) } };
+    }
+    return this.contextMemo.context;
+  }
+
+  /** The bridge learnt from every toolbox's latest index, rebuilt only when one of them changed. */
+  private bridge(): Bridge {
+    const from = [...this.known.values()];
+    const memo = this.bridgeMemo;
+    if (memo && memo.from.length === from.length && memo.from.every((index, i) => index === from[i])) return memo.bridge;
+    this.bridgeMemo = { from, bridge: buildBridge(from) };
+    return this.bridgeMemo.bridge;
+  }
+
+  /** The semantic ranker of the config in effect (made again only when `search.embeddings` changes); none when off. */
+  private semantic(): SemanticRanker | undefined {
+    const config = this.options.config();
+    const embeddings = config.search?.embeddings;
+    const json = JSON.stringify(embeddings ?? null);
+    if (this.semanticMemo?.json === json) return this.semanticMemo.ranker;
+    const log = this.options.log;
+    const ranker =
+      embeddings && log
+        ? new SemanticRanker({
+            config: embeddings,
+            ...(this.options.cacheDir !== undefined && { dir: join(this.options.cacheDir, 'embeddings') }),
+            log: redactingLogger(log.child('search'), createRedactor(config.secrets)),
+            ...(this.options.embeddingsWaitMs !== undefined && { waitMs: this.options.embeddingsWaitMs }),
+          })
+        : undefined;
+    this.semanticMemo = { json, ranker };
+    return ranker;
+  }
+}

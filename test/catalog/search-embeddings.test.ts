@@ -1,0 +1,157 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { logLines } from '../helpers/log-lines.js';
+import { fixtureServer, node, startWorkbench, tempDir, waitFor, type RunningWorkbench } from '../helpers/workbench-process.js';
+
+/**
+ * The optional semantic ranker (README "Search", "Semantic ranker"), end to end: the built workbench over stdio against
+ * an OpenAI-compatible embeddings endpoint the test starts on loopback (test/fixtures/embeddings-server.mjs), which
+ * serves deterministic vectors in which "photo" is near "image" although the words differ.
+ */
+
+const fixture = fileURLToPath(new URL('../fixtures/embeddings-server.mjs', import.meta.url));
+const API_KEY = 'sk-test-0123456789abcdef';
+
+interface Endpoint {
+  url: string;
+  requests(): { path: string; auth: string | null; model: string; inputs: string[] }[];
+  close(): Promise<void>;
+}
+
+async function startEndpoint(dir: string, name: string, ...flags: string[]): Promise<Endpoint> {
+  const log = join(dir, `${name}.jsonl`);
+  const child: ChildProcess = spawn(node, [fixture, '--log', log, ...flags], { stdio: ['pipe', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+  assert.ok(await waitFor(() => /EMBEDDINGS_LISTENING \d+/.test(out), 10_000), 'the embeddings fixture did not start');
+  const port = Number(/EMBEDDINGS_LISTENING (\d+)/.exec(out)![1]);
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests: () => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) : []),
+    close: async () => {
+      child.stdin!.end();
+      await waitFor(() => child.exitCode !== null, 5_000);
+    },
+  };
+}
+
+function config(embeddings: Record<string, string>): unknown {
+  return { toolboxes: { dev: { description: 'Fixture tools', mcpServers: { fixture: fixtureServer() } } }, search: { embeddings } };
+}
+
+async function search(wb: RunningWorkbench, query: string, toolbox?: string): Promise<string[]> {
+  const result = await wb.call('open_toolbox', { query, ...(toolbox && { toolbox_name: toolbox }) });
+  assert.ok(!result.isError, JSON.stringify(result));
+  return (result.structuredContent as { tools: { name: string }[] }).tools.map((t) => t.name);
+}
+
+describe('search: the optional semantic ranker', () => {
+  let dir: string;
+  let cleanup: () => Promise<void>;
+  before(async () => ({ dir, cleanup } = await tempDir('wb-embed-')));
+  after(async () => cleanup());
+
+  it('ranks a tool whose words differ but whose meaning matches first, sends the key as Bearer and never logs it', async () => {
+    const endpoint = await startEndpoint(dir, 'fused');
+    const wb = await startWorkbench(config({ url: endpoint.url, model: 'fixture-embed', apiKey: '${EMBED_API_KEY}' }), {
+      env: { EMBED_API_KEY: API_KEY },
+      args: ['--log-level', 'debug'],
+    });
+    try {
+      // Tool vectors are embedded in the background from the first search on: wait until they take part.
+      assert.ok(await waitFor(async () => (await search(wb, 'photo', 'dev'))[0] === 'dev__fixture__image', 15_000), 'image never came first for "photo"');
+      assert.equal((await search(wb, 'photo'))[0], 'dev__fixture__image', 'global search fuses too');
+      // A lexical match still leads.
+      assert.equal((await search(wb, 'echo', 'dev'))[0], 'dev__fixture__echo');
+      const requests = endpoint.requests();
+      assert.ok(requests.length >= 2);
+      for (const r of requests) {
+        assert.equal(r.auth, `Bearer ${API_KEY}`);
+        assert.equal(r.path, '/v1/embeddings', 'a URL without /v1 gets /v1/embeddings');
+        assert.equal(r.model, 'fixture-embed');
+      }
+    } finally {
+      await wb.close();
+      await endpoint.close();
+    }
+    assert.ok(!wb.stderr().includes(API_KEY), 'the API key appears in the log');
+  });
+
+  it('keeps tool vectors on disk: a second process embeds only its queries', async () => {
+    const cache = join(dir, 'shared-cache');
+    const first = await startEndpoint(dir, 'first');
+    const settings = { url: `${first.url}/v1/`, model: 'fixture-embed' };
+    let wb = await startWorkbench(config(settings), { env: { MCP_WORKBENCH_CACHE_DIR: cache } });
+    try {
+      assert.ok(await waitFor(async () => (await search(wb, 'photo', 'dev'))[0] === 'dev__fixture__image', 15_000));
+    } finally {
+      await wb.close();
+    }
+    assert.ok(first.requests().some((r) => r.inputs.length > 1), 'the first process embedded the tool texts');
+    assert.ok(first.requests().every((r) => r.path === '/v1/embeddings'), 'a URL ending in /v1/ gets /embeddings');
+    const files = readdirSync(join(cache, 'embeddings'));
+    assert.ok(files.length > 0);
+    assert.equal(statSync(join(cache, 'embeddings')).mode & 0o777, 0o700);
+    for (const f of files) {
+      assert.equal(statSync(join(cache, 'embeddings', f)).mode & 0o777, 0o600);
+      assert.ok(!readFileSync(join(cache, 'embeddings', f), 'utf8').includes('Return an image'), 'vector files hold no tool text');
+    }
+
+    // A second process with the same cache: only the queries go to the endpoint.
+    const before = first.requests().length;
+    wb = await startWorkbench(config(settings), { env: { MCP_WORKBENCH_CACHE_DIR: cache } });
+    try {
+      assert.equal((await search(wb, 'photo', 'dev'))[0], 'dev__fixture__image');
+      assert.ok((await search(wb, 'picture')).includes('dev__fixture__image'));
+    } finally {
+      await wb.close();
+      await first.close();
+    }
+    assert.deepEqual(
+      first.requests().slice(before).map((r) => r.inputs),
+      [['photo'], ['picture']],
+      'only the queries were sent',
+    );
+  });
+
+  it('answers lexically at once when the endpoint is down, and says so once, naming the URL and what failed', async () => {
+    const gone = await startEndpoint(dir, 'gone');
+    const url = gone.url;
+    await gone.close();
+    const wb = await startWorkbench(config({ url, model: 'fixture-embed', apiKey: API_KEY }));
+    try {
+      for (const query of ['echo', 'photo', 'add numbers', 'echo text']) await search(wb, query, 'dev');
+      assert.equal((await search(wb, 'echo', 'dev'))[0], 'dev__fixture__echo');
+      assert.ok(!(await search(wb, 'photo', 'dev')).includes('dev__fixture__image'), 'lexical search does not know photos are images');
+    } finally {
+      await wb.close();
+    }
+    const lines = logLines(wb.stderr()).filter((l) => l.message.includes('search embeddings'));
+    assert.equal(lines.length, 1, wb.stderr());
+    assert.equal(lines[0]!.level, 'warn');
+    assert.match(lines[0]!.message, new RegExp(`${url.replace(/\./g, '\\.')}/v1/embeddings failed: unreachable \\(ECONNREFUSED\\)`));
+    assert.ok(!wb.stderr().includes(API_KEY));
+  });
+
+  it('an endpoint that answers badly (HTTP 401, not JSON) is one log line each, and search still answers', async () => {
+    for (const [flags, what] of [[['--status', '401'], 'HTTP 401'], [['--garbage'], 'not JSON']] as const) {
+      const endpoint = await startEndpoint(dir, `bad-${what}`, ...flags);
+      const wb = await startWorkbench(config({ url: endpoint.url, model: 'fixture-embed', apiKey: API_KEY }));
+      try {
+        for (const query of ['echo', 'photo', 'echo']) await search(wb, query, 'dev');
+        assert.equal((await search(wb, 'echo', 'dev'))[0], 'dev__fixture__echo');
+      } finally {
+        await wb.close();
+        await endpoint.close();
+      }
+      const lines = logLines(wb.stderr()).filter((l) => l.message.includes('search embeddings'));
+      assert.equal(lines.length, 1, wb.stderr());
+      assert.ok(lines[0]!.message.includes(what), lines[0]!.message);
+      assert.ok(!wb.stderr().includes(API_KEY));
+    }
+  });
+});

@@ -1,0 +1,102 @@
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { Answer } from '../../src/catalog/catalog-index.js';
+import { fixtureServer, startWorkbench, structuredAnswer, tempDir, textOf, type RunningWorkbench } from '../helpers/workbench-process.js';
+
+/**
+ * Search without starting the world (README "open_toolbox", Search), end to end over stdio: with every catalog cached,
+ * a search across toolboxes or inside one answers from the cache and starts no server (each fixture server writes a
+ * log file when it starts); a server that cannot start is named with why and what to do, and the answer is not an
+ * error; a search that finds nothing still names the closest tools and the toolboxes to look in.
+ */
+
+describe('search from cached catalogs (stdio)', () => {
+  let dir: string;
+  let cleanup: () => Promise<void>;
+  before(async () => ({ dir, cleanup } = await tempDir('wb-search-cache-')));
+  after(async () => cleanup());
+
+  /** Each test its own cache and start markers, under `run`. */
+  const marker = (run: string, name: string): string => join(dir, run, `${name}-started.jsonl`);
+  const config = (run: string, withBroken: boolean): unknown => ({
+    toolboxes: {
+      tools: { description: 'Echo and arithmetic', mcpServers: { fixture: fixtureServer('--log', marker(run, 'tools')) } },
+      files: { description: 'Generated file tools', mcpServers: { catalog: fixtureServer('--name', 'catalog', '--catalog', '30', '--log', marker(run, 'files')) } },
+      ...(withBroken && { broken: { description: 'A server that never starts', mcpServers: { crashy: fixtureServer('--crash-on-start', '3') } } }),
+    },
+  });
+  const env = (run: string): Record<string, string> => ({ MCP_WORKBENCH_CACHE_DIR: join(dir, run, 'cache') });
+
+  /** A first process lists every toolbox (filling the cache); then the start markers are removed. */
+  async function warm(run: string): Promise<void> {
+    mkdirSync(join(dir, run), { recursive: true });
+    const first = await startWorkbench(config(run, false), { env: env(run) });
+    try {
+      for (const toolbox of ['tools', 'files']) assert.ok(!(await first.call('open_toolbox', { toolbox_name: toolbox })).isError);
+    } finally {
+      await first.close();
+    }
+    for (const name of ['tools', 'files']) rmSync(marker(run, name), { force: true });
+  }
+
+  async function search(wb: RunningWorkbench, args: Record<string, unknown>): Promise<{ answer: Answer; isError: boolean }> {
+    const result = await wb.call('open_toolbox', args);
+    return { answer: structuredAnswer<Answer>(result, 'tools'), isError: result.isError === true };
+  }
+
+  it('answers global and scoped searches from the cache without starting a server; a call still starts it', async () => {
+    await warm('cached');
+    const startedMarker = (name: string): string => marker('cached', name);
+    const wb = await startWorkbench(config('cached', true), { env: env('cached') });
+    try {
+      const global = await search(wb, { query: 'echo text back' });
+      assert.equal(global.isError, false, textOf(await wb.call('open_toolbox', { query: 'echo' })));
+      assert.equal(global.answer.tools[0] && 'name' in global.answer.tools[0] ? global.answer.tools[0].name : undefined, 'tools__fixture__echo');
+      assert.deepEqual(global.answer.servers_cached?.map((c) => c.server).sort(), ['files/catalog', 'tools/fixture']);
+      assert.match(global.answer.servers_cached?.[0]?.note ?? '', /not started for a search/);
+      // The broken server has no cached list: it was tried, and is named with why and what to do.
+      assert.deepEqual(global.answer.servers_failed.map((f) => f.server), ['broken/crashy']);
+      assert.match(global.answer.servers_failed[0]!.error, /exited with code 3/);
+
+      const scoped = await search(wb, { toolbox_name: 'files', query: 'list' });
+      assert.equal(scoped.isError, false);
+      assert.ok(scoped.answer.tools.length > 0);
+      assert.deepEqual(scoped.answer.servers_cached?.map((c) => c.server), ['catalog']);
+
+      // Searched again within a minute, the broken server is named from its last failure, not started again.
+      const again = await search(wb, { query: 'echo' });
+      assert.match(again.answer.servers_failed[0]!.error, /not started again for this search/);
+
+      assert.equal(existsSync(startedMarker('tools')), false, 'a search started the tools server');
+      assert.equal(existsSync(startedMarker('files')), false, 'a search started the files server');
+
+      // A call needs the live server: it starts it (so the marker does tell).
+      assert.equal(textOf(await wb.useTool('tools', 'echo', { text: 'hi' })), 'hi');
+      assert.equal(existsSync(startedMarker('tools')), true);
+      assert.equal(existsSync(startedMarker('files')), false);
+    } finally {
+      await wb.close();
+    }
+  });
+
+  it('a search that finds nothing names the closest tools and the toolboxes to look in', async () => {
+    await warm('empty');
+    const wb = await startWorkbench(config('empty', false), { env: env('empty') });
+    try {
+      const global = await search(wb, { query: 'zzqx' });
+      assert.deepEqual(global.answer.tools, []);
+      assert.match(global.answer.hint ?? '', /Closest names: \w+__\w+__\w+/);
+      assert.match(global.answer.hint ?? '', /Toolboxes to look in: tools \(Echo and arithmetic\), files \(Generated file tools\)/);
+
+      // Inside one toolbox: the other toolbox's cached tools are searched for the hint, without starting it.
+      const scoped = await search(wb, { toolbox_name: 'tools', query: 'list' });
+      assert.deepEqual(scoped.answer.tools, []);
+      assert.match(scoped.answer.hint ?? '', /It matches in toolbox "files" \(files__catalog__/);
+      assert.equal(existsSync(marker('empty', 'files')), false, 'the hint started the files server');
+    } finally {
+      await wb.close();
+    }
+  });
+});
