@@ -14,6 +14,7 @@ import { EraMemory, type EraVerdict } from './era-memory.js';
 import { isInputRequired, untilComplete, type InputRelay } from './input-required.js';
 import type { CallOptions, SlotOptions } from './types.js';
 import { listAllTools, type ToolList } from './list-tools.js';
+import { listenFilter, watchFeatureNotices } from './feature-notices.js';
 import { applyList, type Live } from './live-connection.js';
 import type { GroupTracker } from './orphan-reaper.js';
 import { shuttingDown, summary } from './server-failure.js';
@@ -168,6 +169,19 @@ export class ServerSlot {
     const live = this.live;
     if (live && !live.dead) return this.callOn(live, tool, args, options);
     return this.holding(this.ensure().then((connected) => this.callOn(connected, tool, args, options)));
+  }
+
+  /**
+   * The connected SDK client (connecting first if need be), for requests other than tools/call (resources, prompts,
+   * completions, tasks). `use` runs while the slot counts as busy, so a reload does not close it mid-request.
+   */
+  withClient<T>(use: (client: Client) => Promise<T>): Promise<T> {
+    return this.holding(this.ensure().then((live) => use(live.client)));
+  }
+
+  /** The capabilities the connected server declared (undefined while not connected). */
+  get serverCapabilities(): ReturnType<Client['getServerCapabilities']> {
+    return this.live && !this.live.dead ? this.live.client.getServerCapabilities() : undefined;
   }
 
   /** `work`, counted in {@link held} until it settles. */
@@ -432,9 +446,12 @@ export class ServerSlot {
     live.client.setNotificationHandler('notifications/message', (notification) => {
       this.options.onLogMessage?.(this.toolbox, this.config.name, notification.params);
     });
-    // A modern server sends tools/list_changed only on a subscriptions/listen stream.
-    if (live.era === 'modern' && live.client.getServerCapabilities()?.tools?.listChanged) {
-      live.client.listen({ toolsListChanged: true }).then(
+    const onNotice = this.options.onServerNotice;
+    if (onNotice) watchFeatureNotices(live.client, (notice) => void (this.retiring || onNotice(this.toolbox, this.config.name, notice)));
+    // A modern server sends list changes only on a subscriptions/listen stream.
+    const filter = listenFilter(live.client);
+    if (live.era === 'modern' && Object.keys(filter).length > 0) {
+      live.client.listen(filter).then(
         (subscription) => {
           if (live.dead) void subscription.close().catch(() => {});
           else live.subscription = subscription;

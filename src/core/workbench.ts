@@ -18,6 +18,8 @@ import { workbenchInstructions } from './instructions.js';
 import { isKnownToolName } from './known-name.js';
 import { Discovery, type DiscoveryScope, type OpenOptions, type OpenToolboxRequest } from './open-toolbox.js';
 import { ShownLists } from './shown-lists.js';
+import { FeatureBooks, noticeTo, serverChanged } from './feature-books.js';
+import type { FeatureScope } from './feature-scope.js';
 import { ToolPins } from './tool-pins.js';
 import type { PinsRead } from '../state/pins.js';
 import type { CachedCatalog, Scope, SessionScope, UseToolOptions } from './scope.js';
@@ -159,7 +161,7 @@ export class Workbench {
 
   private createScope(upstream: UpstreamSession | undefined): Scope {
     const pool = upstream ? this.sharedPool() : undefined;
-    const books: Omit<Scope, 'manager' | 'close'> = { catalogs: new Map(), activity: new Map(), upstream, shown: new ShownLists() };
+    const books: Omit<Scope, 'manager' | 'close'> = { catalogs: new Map(), activity: new Map(), upstream, shown: new ShownLists(), features: new FeatureBooks() };
     const manager = new ClientManager({
       ...this.connectionOptions(),
       onRestarted: () => void this.restarts++,
@@ -167,7 +169,9 @@ export class Workbench {
         books.catalogs.delete(toolbox);
         this.observePins(manager, toolbox, server);
         this.discovery.toolsChanged(manager, toolbox, server, books.shown);
+        serverChanged(books, toolbox, server, manager.isConnected(toolbox, server));
       },
+      onServerNotice: (toolbox, server, notice) => noticeTo(books, toolbox, server, notice),
       onLogMessage: (toolbox, server, params) => {
         const logger = params.logger ? `${toolbox}/${server}/${params.logger}` : `${toolbox}/${server}`;
         books.upstream?.log({ ...params, logger });
@@ -208,7 +212,12 @@ export class Workbench {
           scope.catalogs.delete(toolbox);
           this.observePins(scope.manager, toolbox, server);
           this.discovery.toolsChanged(scope.manager, toolbox, server, scope.shown);
+          serverChanged(scope, toolbox, server, scope.manager.isConnected(toolbox, server));
         }
+      },
+      // A shared server's notice reaches every session that uses it; an update only the sessions subscribed to it.
+      onServerNotice: (toolbox, server, notice) => {
+        for (const scope of this.scopes) noticeTo(scope, toolbox, server, notice);
       },
       onLogMessage: sharedLogRouter(activity, this.log),
       upstream: sharedRelay(activity, this.log),
@@ -226,6 +235,12 @@ export class Workbench {
     const key = `${toolbox}/${server}`;
     const books = scope !== this.root && this.pool && this.sharedKeys.has(key) ? this.pool.activity : scope.activity;
     return trackCall(books, key, call, run);
+  }
+
+  /** What resource, prompt and completion requests of a session work with (the workbench's own for none). */
+  featureScope(session?: SessionScope): FeatureScope {
+    const scope = this.scopeOf(session);
+    return { manager: scope.manager, books: scope.features, toolboxes: this.current.toolboxes, log: this.log };
   }
 
   /** The config in effect (it changes on {@link reload}). */
