@@ -53,7 +53,8 @@ export class FeatureBooks {
     this.noteResult(toolbox, server, messages.map((m: { content?: unknown } | null) => m?.content));
   }
 
-  private noteUri(uri: unknown, toolbox: string, server: string): void {
+  /** Remembers where a URI was found (a result carried it, or a listing routed it): it stays routable while that server is down. */
+  noteUri(uri: unknown, toolbox: string, server: string): void {
     if (typeof uri !== 'string') return;
     this.links.delete(uri);
     this.links.set(uri, { toolbox, server });

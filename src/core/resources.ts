@@ -1,4 +1,4 @@
-import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/client';
+import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError } from '@modelcontextprotocol/client';
 import { offers } from '../clients/server-features.js';
 import { quoteClientText } from '../shared/client-text.js';
 import { SOURCE_META_KEY, type Route } from './feature-books.js';
@@ -73,7 +73,10 @@ export async function routeUri(scope: FeatureScope, uri: string, meta: unknown):
     else if (listing.templates?.some((t) => t.template === uri || t.matcher?.match(uri))) templated.push(route);
   }
   const candidates = listed.length > 0 ? listed : templated;
-  if (candidates.length === 1) return candidates[0]!;
+  if (candidates.length === 1) {
+    scope.books.noteUri(uri, candidates[0]!.toolbox, candidates[0]!.server);
+    return candidates[0]!;
+  }
   const names = (routes: Route[]): string => routes.map((r) => `"${r.toolbox}/${r.server}"`).join(', ');
   if (candidates.length > 1) {
     throw new ProtocolError(
@@ -83,8 +86,8 @@ export async function routeUri(scope: FeatureScope, uri: string, meta: unknown):
     );
   }
   const connected = scope.toolboxes.flatMap((t) => scope.manager.connectedServers(t.name).map((s) => ({ toolbox: t.name, server: s.server })));
-  throw new ProtocolError(
-    ProtocolErrorCode.ResourceNotFound,
+  throw new ResourceNotFoundError(
+    uri,
     `Resource ${quoteClientText(uri)} is not known to this session: no tool result here carried it, and no connected server ` +
       `(${connected.length > 0 ? names(connected) : 'none yet'}) lists it or has a template that matches it. Open the toolbox whose server offers it ` +
       '(open_toolbox), or call the tool that returns the link, then read it again.',
