@@ -15,6 +15,7 @@ import { isInputRequired, untilComplete, type InputRelay } from './input-require
 import type { CallOptions, SlotOptions } from './types.js';
 import { listAllTools, type ToolList } from './list-tools.js';
 import { listenFilter, watchFeatureNotices } from './feature-notices.js';
+import { callAsTask } from './task-call.js';
 import { applyList, type Live } from './live-connection.js';
 import type { GroupTracker } from './orphan-reaper.js';
 import { shuttingDown, summary } from './server-failure.js';
@@ -165,6 +166,7 @@ export class ServerSlot {
   }
 
   call(tool: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<CallToolResult> {
+    if (options.task) return this.holding(this.ensure().then((connected) => this.callTask(connected, tool, args, options)));
     // Connected: straight to the channel, without a promise turn for the connect that is not needed.
     const live = this.live;
     if (live && !live.dead) return this.callOn(live, tool, args, options);
@@ -230,6 +232,15 @@ export class ServerSlot {
     return first.then((result) =>
       options.passInputRequired || !isInputRequired(result) ? (result as CallToolResult) : this.fulfil(live, tool, args, options, channel, result),
     );
+  }
+
+  /** A task-only tool of a handshake-era server, as a task waited for (see callAsTask); a modern server's as usual. */
+  private callTask(live: Live, tool: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<CallToolResult> {
+    if (live.era === 'modern') return this.callOn(live, tool, args, options);
+    const timeoutMs = this.config.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
+    const what = `tool "${tool}" on ${this.label}`;
+    const task = { cancellation: options.cancellation, onprogress: options.onprogress, meta: options.meta, timeoutMs, maxTotalMs: Math.max(timeoutMs, DEFAULT_MAX_TOTAL_CALL_MS), what };
+    return callAsTask(live.client, tool, args, task).catch((error: unknown) => Promise.reject(error instanceof WorkbenchError ? this.redactError(error) : error));
   }
 
   /** Answers a modern server's input requests through the relay and calls again, until it completes (bounded). */

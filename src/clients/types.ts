@@ -91,6 +91,11 @@ export interface CallOptions {
    * ignored for legacy servers, whose requests always go through the relay.
    */
   passInputRequired?: boolean;
+  /**
+   * The tool requires task augmentation (`execution.taskSupport: "required"`): the call is made as a task and waited
+   * for (see callAsTask), on a handshake-era server; a modern server is called as usual.
+   */
+  task?: boolean;
   inputResponses?: Record<string, unknown>;
   requestState?: string;
 }

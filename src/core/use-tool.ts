@@ -203,8 +203,10 @@ function forward(host: UseToolHost, scope: Scope, toolbox: ToolboxConfig, entry:
     ));
   }
 
+  // A task-only tool is called as a task and waited for (README "Task-only tools").
+  const callOptions = entry.tool.execution?.taskSupport === 'required' ? { ...options, task: true } : options;
   return host.tracked(scope, toolboxName, entry.server, options.call, () =>
-    scope.manager.callTool(toolboxName, entry.server, entry.tool.name, args, options),
+    scope.manager.callTool(toolboxName, entry.server, entry.tool.name, args, callOptions),
   ).then(
     // A modern server's input-required answer, passed through for the client to answer itself, has nothing to check.
     // The URIs a result carries are remembered, so resources/read finds the server that produced them.
