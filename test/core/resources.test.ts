@@ -15,10 +15,11 @@ function config(logDir: string, shared = false): unknown {
   return {
     toolboxes: {
       lab: {
-        disabledPrompts: ['lab__b__secret-*'],
+        // One prompt hidden by the toolbox (by its workbench name), one by its server (by its own name).
+        disabledPrompts: ['lab__a__secret-*'],
         mcpServers: {
           a: { ...fixtureServer('--resources', '--name', 'a', '--log', join(logDir, 'a.jsonl')), shared },
-          b: fixtureServer('--resources', '--name', 'b'),
+          b: { ...fixtureServer('--resources', '--name', 'b'), disabledPrompts: ['secret-*'] },
         },
       },
     },
@@ -71,10 +72,11 @@ describe('routing resources between servers', () => {
         assert.deepEqual(greeted.completion.values, ['world', 'workbench']);
 
         const prompts = (await client.listPrompts()).prompts.map((p) => p.name);
-        assert.deepEqual(prompts, ['lab__a__greet', 'lab__a__secret-plan', 'lab__b__greet']);
+        assert.deepEqual(prompts, ['lab__a__greet', 'lab__b__greet']);
         const hello = await client.getPrompt({ name: 'lab__b__greet', arguments: { who: 'you' } });
         assert.deepEqual(hello.messages, [{ role: 'user', content: { type: 'text', text: 'Hello you from b' } }]);
         await assert.rejects(client.getPrompt({ name: 'lab__b__secret-plan' }), /disabled by "disabledPrompts"/);
+        await assert.rejects(client.getPrompt({ name: 'lab__a__secret-plan' }), /disabled by "disabledPrompts"/);
         await assert.rejects(client.getPrompt({ name: 'greet' }), /\{toolbox\}__\{server\}__\{prompt\}/);
       } finally {
         await wb.close();
@@ -110,6 +112,8 @@ describe('subscriptions', () => {
       second.setNotificationHandler('notifications/resources/updated', (n) => void heard.second.push(n.params.uri));
       await open(wb.client);
       await open(second);
+      // List changes reach a handshake-era client that has listed resources.
+      assert.equal((await wb.client.listResources()).resources.length, 4);
       await wb.client.subscribeResource({ uri: 'fixture://a/own' });
       assert.ok((await fixtureEvents(join(logs.dir, 'a.jsonl'))).some((e) => e.event === 'subscribe' && e.uri === 'fixture://a/own'));
 
