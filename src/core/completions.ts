@@ -3,7 +3,7 @@ import { quoteClientText } from '../shared/client-text.js';
 import { SOURCE_META_KEY, type Route } from './feature-books.js';
 import { forwardTo, chosenRoute, type FeatureScope } from './feature-scope.js';
 import { resolvePrompt } from './prompts.js';
-import { listResourceTemplates } from './resources.js';
+import { templateOwners } from './resources.js';
 
 /**
  * completion/complete, routed to the server that owns what is being completed (README "Resources, prompts and
@@ -28,8 +28,7 @@ export async function complete(scope: FeatureScope, params: Record<string, unkno
 
 /** The one connected server that lists the template; an error naming the candidates (or none) otherwise. */
 async function templateOwner(scope: FeatureScope, template: string): Promise<Route> {
-  const listed = await listResourceTemplates(scope);
-  const owners = listed.items.filter((t) => t.uriTemplate === template).map((t) => (t._meta as Record<string, Route>)[SOURCE_META_KEY]!);
+  const owners = await templateOwners(scope, template);
   if (owners.length === 1) return owners[0]!;
   const names = owners.map((r) => `"${r.toolbox}/${r.server}"`).join(', ');
   throw new ProtocolError(

@@ -1,7 +1,7 @@
 import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError } from '@modelcontextprotocol/client';
 import { offers } from '../clients/server-features.js';
 import { quoteClientText } from '../shared/client-text.js';
-import { SOURCE_META_KEY, type Route } from './feature-books.js';
+import { SOURCE_META_KEY, type Listing, type Route } from './feature-books.js';
 import { aggregate, chosenRoute, forwardTo, type AggregatedList, type FeatureScope } from './feature-scope.js';
 
 /**
@@ -64,11 +64,9 @@ export async function routeUri(scope: FeatureScope, uri: string, meta: unknown):
   if (chosen) return chosen;
   const linked = scope.books.links.get(uri);
   if (linked) return linked;
-  await knowListings(scope);
   const listed: Route[] = [];
   const templated: Route[] = [];
-  for (const [key, listing] of scope.books.listings) {
-    const route = { toolbox: key.slice(0, key.indexOf('/')), server: key.slice(key.indexOf('/') + 1) };
+  for (const { route, listing } of await connectedListings(scope)) {
     if (listing.uris?.has(uri)) listed.push(route);
     else if (listing.templates?.some((t) => t.template === uri || t.matcher?.match(uri))) templated.push(route);
   }
@@ -94,13 +92,27 @@ export async function routeUri(scope: FeatureScope, uri: string, meta: unknown):
   );
 }
 
-/** Lists the resources and templates of connected servers whose listing this session does not hold yet. */
-async function knowListings(scope: FeatureScope): Promise<void> {
-  const missing = scope.toolboxes.some((t) =>
-    scope.manager.connectedServers(t.name).some((s) => offers(s.capabilities, 'resources/list') && !isComplete(scope, `${t.name}/${s.server}`)),
+/** The servers that own a resource template (listed by it exactly), among the connected ones. */
+export async function templateOwners(scope: FeatureScope, template: string): Promise<Route[]> {
+  return (await connectedListings(scope)).filter(({ listing }) => listing.templates?.some((t) => t.template === template)).map(({ route }) => route);
+}
+
+/**
+ * The listings of the connected servers that offer resources, listing those this session does not hold yet (a server
+ * removed by a reload, or lost, is not among them).
+ */
+async function connectedListings(scope: FeatureScope): Promise<{ route: Route; listing: Listing }[]> {
+  const routes = scope.toolboxes.flatMap((t) =>
+    scope.manager
+      .connectedServers(t.name)
+      .filter((s) => offers(s.capabilities, 'resources/list'))
+      .map((s) => ({ toolbox: t.name, server: s.server })),
   );
-  if (!missing) return;
-  await Promise.all([listResources(scope), listResourceTemplates(scope)]);
+  if (routes.some((r) => !isComplete(scope, `${r.toolbox}/${r.server}`))) await Promise.all([listResources(scope), listResourceTemplates(scope)]);
+  return routes.flatMap((route) => {
+    const listing = scope.books.listings.get(`${route.toolbox}/${route.server}`);
+    return listing ? [{ route, listing }] : [];
+  });
 }
 
 function isComplete(scope: FeatureScope, key: string): boolean {
