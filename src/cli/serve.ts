@@ -1,5 +1,6 @@
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { createSurface } from '../server/create-server.js';
+import { sendNotice } from '../server/feature-handlers.js';
 import { StdioServerLineTransport } from '../server/stdio-server-transport.js';
 import { errorMessage } from '../errors.js';
 import { VERSION } from '../version.js';
@@ -22,9 +23,14 @@ export async function serve(options: ServeOptions): Promise<number> {
   });
   const transport = new StdioServerLineTransport(process.stdin, process.stdout, options.maxMessageBytes);
   let pinned: ReturnType<typeof surface.instance> | undefined;
-  const stopFollowing = surface.onToolsChanged(() => {
+  const stopTools = surface.onToolsChanged(() => {
     if (pinned?.transport) void pinned.sendToolListChanged().catch(() => {});
   });
+  const stopNotices = surface.onNotice((notice) => pinned && sendNotice(pinned, notice));
+  const stopFollowing = (): void => {
+    stopTools();
+    stopNotices();
+  };
   let handle: ReturnType<typeof serveStdio> | undefined;
   const done = untilShutdown(
     options.log,

@@ -1,4 +1,4 @@
-import type { CallToolResult, ClientCapabilities, LoggingMessageNotification, Progress, Result, Tool } from '@modelcontextprotocol/client';
+import type { CallToolResult, Client, ClientCapabilities, LoggingMessageNotification, Progress, Result, ServerCapabilities, Tool } from '@modelcontextprotocol/client';
 import type { ToolboxConfig, WorkbenchConfig } from '../config/types.js';
 import { WorkbenchError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -175,6 +175,32 @@ export class ClientManager {
     }
     if (!slot) return Promise.reject(new WorkbenchError('TOOL_NOT_FOUND', `toolbox "${toolbox}" has no server "${server}"`));
     return slot.call(tool, args, options);
+  }
+
+  /**
+   * Runs `use` with a server's connected SDK client, connecting it first if need be (resources, prompts, completions,
+   * tasks). Rejects with WorkbenchError TOOLBOX_NOT_FOUND / TOOL_NOT_FOUND for an unknown toolbox or server, or the
+   * connect failure.
+   */
+  withServer<T>(toolbox: string, server: string, use: (client: Client) => Promise<T>): Promise<T> {
+    let slot: ServerSlot | undefined;
+    try {
+      slot = this.slotOf(this.requireToolbox(toolbox), server);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (!slot) return Promise.reject(new WorkbenchError('TOOL_NOT_FOUND', `toolbox "${toolbox}" has no server "${server}"`));
+    return slot.withClient(use);
+  }
+
+  /** The toolbox's connected servers and the capabilities each declared, in config order. */
+  connectedServers(toolbox: string): { server: string; capabilities: ServerCapabilities }[] {
+    const entry = this.toolboxes.get(toolbox);
+    if (!entry || this.closing) return [];
+    return this.slotsOf(entry).flatMap((slot) => {
+      const capabilities = slot.serverCapabilities;
+      return capabilities ? [{ server: slot.config.name, capabilities }] : [];
+    });
   }
 
   /** Forwards the client's `notifications/roots/list_changed` to every connected server. */

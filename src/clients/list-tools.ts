@@ -11,7 +11,7 @@ const MAX_TOOL_PAGES = 1000;
  * Any object: the pages are checked tool by tool below rather than all-or-nothing by the SDK's spec schema, which
  * would make one malformed tool cost the whole server.
  */
-const ANY_OBJECT: StandardSchemaV1<unknown, Record<string, unknown>> = {
+export const ANY_OBJECT: StandardSchemaV1<unknown, Record<string, unknown>> = {
   '~standard': {
     version: 1,
     vendor: 'mcp-workbench',

@@ -14,6 +14,8 @@ import { EraMemory, type EraVerdict } from './era-memory.js';
 import { isInputRequired, untilComplete, type InputRelay } from './input-required.js';
 import type { CallOptions, SlotOptions } from './types.js';
 import { listAllTools, type ToolList } from './list-tools.js';
+import { listenFilter, watchFeatureNotices } from './feature-notices.js';
+import { callAsTask } from './task-call.js';
 import { applyList, type Live } from './live-connection.js';
 import type { GroupTracker } from './orphan-reaper.js';
 import { shuttingDown, summary } from './server-failure.js';
@@ -164,10 +166,24 @@ export class ServerSlot {
   }
 
   call(tool: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<CallToolResult> {
+    if (options.task) return this.holding(this.ensure().then((connected) => this.callTask(connected, tool, args, options)));
     // Connected: straight to the channel, without a promise turn for the connect that is not needed.
     const live = this.live;
     if (live && !live.dead) return this.callOn(live, tool, args, options);
     return this.holding(this.ensure().then((connected) => this.callOn(connected, tool, args, options)));
+  }
+
+  /**
+   * The connected SDK client (connecting first if need be), for requests other than tools/call (resources, prompts,
+   * completions, tasks). `use` runs while the slot counts as busy, so a reload does not close it mid-request.
+   */
+  withClient<T>(use: (client: Client) => Promise<T>): Promise<T> {
+    return this.holding(this.ensure().then((live) => use(live.client)));
+  }
+
+  /** The capabilities the connected server declared (undefined while not connected). */
+  get serverCapabilities(): ReturnType<Client['getServerCapabilities']> {
+    return this.live && !this.live.dead ? this.live.client.getServerCapabilities() : undefined;
   }
 
   /** `work`, counted in {@link held} until it settles. */
@@ -216,6 +232,15 @@ export class ServerSlot {
     return first.then((result) =>
       options.passInputRequired || !isInputRequired(result) ? (result as CallToolResult) : this.fulfil(live, tool, args, options, channel, result),
     );
+  }
+
+  /** A task-only tool of a handshake-era server, as a task waited for (see callAsTask); a modern server's as usual. */
+  private callTask(live: Live, tool: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<CallToolResult> {
+    if (live.era === 'modern') return this.callOn(live, tool, args, options);
+    const timeoutMs = this.config.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
+    const what = `tool "${tool}" on ${this.label}`;
+    const task = { cancellation: options.cancellation, onprogress: options.onprogress, meta: options.meta, timeoutMs, maxTotalMs: Math.max(timeoutMs, DEFAULT_MAX_TOTAL_CALL_MS), what };
+    return callAsTask(live.client, tool, args, task).catch((error: unknown) => Promise.reject(error instanceof WorkbenchError ? this.redactError(error) : error));
   }
 
   /** Answers a modern server's input requests through the relay and calls again, until it completes (bounded). */
@@ -435,9 +460,12 @@ export class ServerSlot {
     live.client.setNotificationHandler('notifications/message', (notification) => {
       this.options.onLogMessage?.(this.toolbox, this.config.name, notification.params);
     });
-    // A modern server sends tools/list_changed only on a subscriptions/listen stream.
-    if (live.era === 'modern' && live.client.getServerCapabilities()?.tools?.listChanged) {
-      live.client.listen({ toolsListChanged: true }).then(
+    const onNotice = this.options.onServerNotice;
+    if (onNotice) watchFeatureNotices(live.client, (notice) => void (this.retiring || onNotice(this.toolbox, this.config.name, notice)));
+    // A modern server sends list changes only on a subscriptions/listen stream.
+    const filter = listenFilter(live.client);
+    if (live.era === 'modern' && Object.keys(filter).length > 0) {
+      live.client.listen(filter).then(
         (subscription) => {
           if (live.dead) void subscription.close().catch(() => {});
           else live.subscription = subscription;

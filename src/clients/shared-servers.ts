@@ -9,7 +9,7 @@ type RelayableCapabilities = ReturnType<UpstreamRelay['capabilities']>;
 
 /** The settings that decide how a server is started and called; any change means a new connection. */
 export function launchKey(config: ServerConfig): string {
-  const { name: _name, disabledTools: _disabled, toolFilters: _filters, toolOverrides: _overrides, catalogCache: _cache, toolChanges: _changes, quarantine: _quarantine, ...launch } = config;
+  const { name: _name, disabledTools: _disabled, disabledPrompts: _prompts, toolFilters: _filters, toolOverrides: _overrides, catalogCache: _cache, toolChanges: _changes, quarantine: _quarantine, ...launch } = config;
   return JSON.stringify(launch);
 }
 

@@ -5,6 +5,7 @@ import type { Cancellation } from '../shared/cancellation.js';
 import type { EraMemory } from './era-memory.js';
 import type { GroupTracker } from './orphan-reaper.js';
 import type { FailedServer } from './server-failure.js';
+import type { ServerNotice } from './feature-notices.js';
 
 /**
  * The types the rooms of src/clients share: what a manager and each of its server slots are given, what a call may
@@ -27,6 +28,8 @@ export interface SlotOptions {
   onStdoutNoise?: (toolbox: string, server: string, line: string) => void;
   /** Downstream `notifications/message`, to be forwarded upstream. */
   onLogMessage?: (toolbox: string, server: string, params: LoggingMessageNotification['params']) => void;
+  /** A server's resource and prompt notifications (list changes, updates of subscribed resources). */
+  onServerNotice?: (toolbox: string, server: string, notice: ServerNotice) => void;
   /** Where server → client requests (sampling, elicitation, roots) from downstream servers are relayed. */
   upstream?: UpstreamRelay;
   /** Process-group tracking shared with other managers; without it the manager runs an orphan reaper of its own. */
@@ -88,6 +91,11 @@ export interface CallOptions {
    * ignored for legacy servers, whose requests always go through the relay.
    */
   passInputRequired?: boolean;
+  /**
+   * The tool requires task augmentation (`execution.taskSupport: "required"`): the call is made as a task and waited
+   * for (see callAsTask), on a handshake-era server; a modern server is called as usual.
+   */
+  task?: boolean;
   inputResponses?: Record<string, unknown>;
   requestState?: string;
 }

@@ -17,6 +17,7 @@ interface RawServer {
   headers?: Record<string, string>;
   toolFilters?: string[];
   disabledTools?: string[];
+  disabledPrompts?: string[];
   timeoutMs?: number;
   connectTimeoutMs?: number;
   toolOverrides?: Record<string, RawToolOverride>;
@@ -30,6 +31,7 @@ interface RawToolbox {
   description?: string;
   mcpServers: Record<string, RawServer>;
   disabledTools?: string[];
+  disabledPrompts?: string[];
   toolOverrides?: Record<string, RawToolOverride>;
   catalogBudget?: number;
   openWaitMs?: number;
@@ -50,6 +52,7 @@ export function normaliseToolbox(name: string, raw: RawToolbox): ToolboxConfig {
     name,
     description: raw.description ?? '',
     disabledTools: [...(raw.disabledTools ?? [])],
+    ...(raw.disabledPrompts && { disabledPrompts: [...raw.disabledPrompts] }),
     ...(raw.toolOverrides && { toolOverrides: normaliseOverrides(raw.toolOverrides) }),
     ...(raw.catalogBudget !== undefined && { catalogBudget: raw.catalogBudget }),
     ...(raw.openWaitMs !== undefined && { openWaitMs: raw.openWaitMs }),
@@ -62,6 +65,7 @@ function normaliseServer(name: string, raw: RawServer): ServerConfig {
   const common = {
     name,
     disabledTools: [...(raw.disabledTools ?? [])],
+    ...(raw.disabledPrompts && { disabledPrompts: [...raw.disabledPrompts] }),
     ...(raw.toolOverrides && { toolOverrides: normaliseOverrides(raw.toolOverrides) }),
     ...(raw.toolFilters !== undefined && { toolFilters: [...raw.toolFilters] }),
     ...(raw.timeoutMs !== undefined && { timeoutMs: raw.timeoutMs }),

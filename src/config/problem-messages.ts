@@ -66,7 +66,7 @@ function typeMessage(expected: string, path: JsonPath, value: unknown): string {
     null: 'null',
   };
   const described = what[expected] ?? expected;
-  if (expected === 'array' && (last === 'args' || last === 'toolFilters' || last === 'disabledTools')) {
+  if (expected === 'array' && (last === 'args' || last === 'toolFilters' || last === 'disabledTools' || last === 'disabledPrompts')) {
     return `must be an array of strings`;
   }
   if (expected === 'object' && typeof inside === 'string' && (inside === 'toolboxes' || inside === 'mcpServers')) {

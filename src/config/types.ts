@@ -14,6 +14,8 @@ export interface ServerCommon {
   toolFilters?: string[];
   /** Names or `*` globs of downstream tools to hide (downstream names, or canonical names). */
   disabledTools: string[];
+  /** Names or `*` globs of this server's prompts to hide (its own names, or `{toolbox}__{server}__{prompt}`); absent: none. */
+  disabledPrompts?: string[];
   /** Per-call timeout in milliseconds, if configured. */
   timeoutMs?: number;
   /** Connect (spawn + initialize + first tools/list) timeout in milliseconds, if configured. */
@@ -107,6 +109,8 @@ export interface ToolboxConfig {
   name: string;
   description: string;
   disabledTools: string[];
+  /** Names or `*` globs of prompts to hide in every server of this toolbox (as for servers); absent: none. */
+  disabledPrompts?: string[];
   /** Overrides keyed by canonical names or globs (applied after the servers' own). Absent means none. */
   toolOverrides?: ToolOverrideRule[];
   /** Characters an open_toolbox answer about this toolbox may take, if configured. */

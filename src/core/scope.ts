@@ -1,5 +1,6 @@
 import type { ToolboxCatalog } from '../catalog/toolbox-catalog.js';
 import type { CallOptions, ClientManager } from '../clients/client-manager.js';
+import type { FeatureBooks } from './feature-books.js';
 import type { CallContext, RoutingBooks } from './session-routing.js';
 import type { ShownLists } from './shown-lists.js';
 import type { ToolEntry } from './tool-entry.js';
@@ -28,6 +29,8 @@ export interface Scope extends SessionScope, RoutingBooks {
   readonly catalogs: Map<string, CachedCatalog>;
   /** What this session was shown of each server's tools (for open_toolbox's `catalog_changes`). */
   readonly shown: ShownLists;
+  /** Resource links, subscriptions and listings of this session (README "Resources, prompts and completions"). */
+  readonly features: FeatureBooks;
 }
 
 export interface CachedCatalog {

@@ -7,6 +7,7 @@ import type { WorkbenchConfig } from '../config/types.js';
 import type { Logger } from '../log.js';
 import type { Scope, SessionScope } from './scope.js';
 import { scopeRelay, sharedLogRouter, sharedRelay, trackCall, type CallContext, type UpstreamSession } from './session-routing.js';
+import { FeatureBooks, noticeTo } from './feature-books.js';
 import { ShownLists } from './shown-lists.js';
 
 export interface ScopesOptions {
@@ -131,11 +132,12 @@ export class Scopes {
 
   private create(upstream: UpstreamSession | undefined): Scope {
     const pool = upstream ? this.sharedPool() : undefined;
-    const books: Omit<Scope, 'manager' | 'close'> = { catalogs: new Map(), activity: new Map(), upstream, shown: new ShownLists() };
+    const books: Omit<Scope, 'manager' | 'close'> = { catalogs: new Map(), activity: new Map(), upstream, shown: new ShownLists(), features: new FeatureBooks() };
     const manager: ClientManager = new ClientManager({
       ...this.connectionOptions(),
       onRestarted: () => void this.restarts++,
       onToolsChanged: (toolbox, server) => this.options.onToolsChanged(scope, toolbox, server),
+      onServerNotice: (toolbox, server, notice) => noticeTo(books, toolbox, server, notice),
       onLogMessage: (toolbox, server, params) => {
         const logger = params.logger ? `${toolbox}/${server}/${params.logger}` : `${toolbox}/${server}`;
         books.upstream?.log({ ...params, logger });
@@ -172,6 +174,10 @@ export class Scopes {
       onRestarted: () => void this.restarts++,
       onToolsChanged: (toolbox, server) => {
         for (const scope of this.all) this.options.onToolsChanged(scope, toolbox, server);
+      },
+      // A shared server's notice reaches every session that uses it; an update only the sessions subscribed to it.
+      onServerNotice: (toolbox, server, notice) => {
+        for (const scope of this.all) noticeTo(scope, toolbox, server, notice);
       },
       onLogMessage: sharedLogRouter(activity, this.options.log),
       upstream: sharedRelay(activity, this.options.log),

@@ -1,6 +1,7 @@
 import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/client';
 import type { ClientCapabilities, LoggingMessageNotification, Result } from '@modelcontextprotocol/client';
 import type { ClientManagerOptions } from '../clients/client-manager.js';
+import type { ServerNotice } from '../clients/feature-notices.js';
 import type { RelayedMethod, RelayedRequest, UpstreamRelay } from '../clients/types.js';
 import type { Logger } from '../log.js';
 
@@ -20,6 +21,8 @@ export interface UpstreamSession {
   request(request: RelayedRequest, signal: AbortSignal): Promise<Result>;
   /** Delivers a downstream log message (subject to the client's logging/setLevel). */
   log(params: LoggingMessageNotification['params']): void;
+  /** Tells the client its resource or prompt list changed, or a resource it subscribed to was updated. */
+  notify?(notice: ServerNotice): void;
 }
 
 /** The use_tool call being made, so requests from the server it calls travel back with it (the same HTTP stream). */

@@ -214,18 +214,27 @@ function forward(host: UseToolHost, scope: Scope, toolbox: ToolboxConfig, entry:
     ));
   }
 
+  // A task-only tool is called as a task and waited for (README "Task-only tools").
+  const callOptions = entry.tool.execution?.taskSupport === 'required' ? { ...options, task: true } : options;
   return host.tracked(scope, toolboxName, entry.server, options.call, () =>
-    scope.manager.callTool(toolboxName, entry.server, entry.tool.name, args, options),
+    scope.manager.callTool(toolboxName, entry.server, entry.tool.name, args, callOptions),
   ).then(
     // A modern server's input-required answer, passed through for the client to answer itself, has nothing to check.
+    // The URIs a result carries are remembered, so resources/read finds the server that produced them.
     options.passInputRequired
-      ? (result) => ((result as { resultType?: unknown }).resultType === 'input_required' ? result : checkOutput(entry, result, host.validators))
-      : (result) => checkOutput(entry, result, host.validators),
+      ? (result) => ((result as { resultType?: unknown }).resultType === 'input_required' ? result : checkOutput(entry, noted(scope, toolboxName, entry.server, result), host.validators))
+      : (result) => checkOutput(entry, noted(scope, toolboxName, entry.server, result), host.validators),
     (error: unknown) => {
       if (isWorkbenchError(error)) return failureResult(error, `${entry.name}: `, siteOf(toolboxName, entry));
       throw error;
     },
   );
+}
+
+/** The result, with the URIs it carries noted in the session's books. */
+function noted(scope: Scope, toolbox: string, server: string, result: CallToolResult): CallToolResult {
+  scope.features.noteResult(toolbox, server, result.content);
+  return result;
 }
 
 /** Checks what came back: a readable content list, and structuredContent against the tool's own outputSchema. */

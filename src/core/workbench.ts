@@ -14,6 +14,8 @@ import { quoteClientText } from '../shared/client-text.js';
 import { workbenchInstructions } from './instructions.js';
 import { isKnownToolName } from './known-name.js';
 import { Discovery, type DiscoveryScope, type OpenOptions, type OpenToolboxRequest } from './open-toolbox.js';
+import { serverChanged } from './feature-books.js';
+import type { FeatureScope } from './feature-scope.js';
 import { ToolPins } from './tool-pins.js';
 import type { PinsRead } from '../state/pins.js';
 import type { CachedCatalog, Scope, SessionScope, UseToolOptions } from './scope.js';
@@ -133,6 +135,7 @@ export class Workbench {
         scope.catalogs.delete(toolbox);
         this.observePins(scope.manager, toolbox, server);
         this.discovery.toolsChanged(scope.manager, toolbox, server, scope.shown);
+        serverChanged(scope, toolbox, server, scope.manager.isConnected(toolbox, server));
       },
     });
   }
@@ -140,6 +143,12 @@ export class Workbench {
   /** Opens a client session: see {@link Scopes.open}. */
   openSession(upstream: UpstreamSession, options: { isolated: boolean }): SessionScope {
     return this.scopes.open(upstream, options);
+  }
+
+  /** What resource, prompt and completion requests of a session work with (the workbench's own for none). */
+  featureScope(session?: SessionScope): FeatureScope {
+    const scope = this.scopes.of(session);
+    return { manager: scope.manager, books: scope.features, toolboxes: this.current.toolboxes, log: this.log };
   }
 
   /** The config in effect (it changes on {@link reload}). */

@@ -47,6 +47,8 @@ import { errorResult, failureResult } from '../core/tool-entry.js';
 import { type UpstreamSession, type Workbench } from '../core/workbench.js';
 import type { UseToolOptions } from '../core/scope.js';
 import { InputRounds, type Notify, type RoundOutcome } from './input-rounds.js';
+import type { ServerNotice } from '../clients/feature-notices.js';
+import { featureCapabilities, registerFeatureHandlers, sendNotice } from './feature-handlers.js';
 import { invalidParams, refusal, stringProblem, stringsProblem, unknownParamsProblem, useToolProblem } from './tool-params.js';
 
 /** Relayed requests may wait for a human (elicitation) or a model (sampling): allow long, but not forever. */
@@ -101,6 +103,8 @@ export interface UpstreamSurface {
   pipeline(sink: ReplySink, modern?: { deliver(message: JSONRPCMessage): void }): ToolCallPipeline;
   /** Calls the listener when the tool list changes (a config reload renamed toolboxes); returns the unsubscribe. */
   onToolsChanged(listener: () => void): () => void;
+  /** Calls the listener when a resource or prompt list changes or a subscribed resource is updated; returns the unsubscribe. */
+  onNotice(listener: (notice: ServerNotice) => void): () => void;
   /** Input rounds held for calls of clients of MCP 2026-07-28. */
   readonly rounds: InputRounds;
   close(): Promise<void>;
@@ -136,6 +140,7 @@ export function createSurface(workbench: Workbench, version: string, options: Cr
   let tools = definitions();
   const toolNames = tools.map((t) => t.name);
   const listeners = new Set<() => void>();
+  const noticeListeners = new Set<(notice: ServerNotice) => void>();
   const stopFollowing = workbench.onCatalogChanged(() => {
     tools = definitions();
     for (const listener of listeners) listener();
@@ -166,6 +171,9 @@ export function createSurface(workbench: Workbench, version: string, options: Cr
           ),
     // With the session id, the SDK applies this session's logging/setLevel (it keeps levels per session).
     log: (params) => void legacy?.sendLoggingMessage(params, legacy.transport?.sessionId).catch(() => {}),
+    notify: (notice) => {
+      for (const listener of noticeListeners) listener(notice);
+    },
   };
   const scope = workbench.openSession(session, { isolated: options.isolated === true });
 
@@ -304,7 +312,7 @@ export function createSurface(workbench: Workbench, version: string, options: Cr
     const server = new Server(
       serverInfo,
       {
-        capabilities: { tools: { listChanged: true }, logging: {} },
+        capabilities: { tools: { listChanged: true }, logging: {}, ...featureCapabilities(era) },
         instructions: workbench.instructions(),
         cacheHints: { 'tools/list': { ttlMs: TOOLS_LIST_TTL_MS, cacheScope: 'public' } },
         requestState: { verify: codec.verify },
@@ -315,6 +323,7 @@ export function createSurface(workbench: Workbench, version: string, options: Cr
       server.setNotificationHandler('notifications/roots/list_changed', () => scope.manager.notifyRootsChanged());
     }
     server.setRequestHandler('tools/list', () => ({ tools }));
+    registerFeatureHandlers(server, era, () => workbench.featureScope(scope));
     // What the pipeline does not take: management tools, unknown tool names, task-augmented calls; and every call of a
     // client of MCP 2026-07-28.
     server.setRequestHandler('tools/call', async (request, ctx): Promise<CallToolResult> => {
@@ -377,10 +386,15 @@ export function createSurface(workbench: Workbench, version: string, options: Cr
       listeners.add(listener);
       return () => void listeners.delete(listener);
     },
+    onNotice: (listener) => {
+      noticeListeners.add(listener);
+      return () => void noticeListeners.delete(listener);
+    },
     rounds,
     close: async () => {
       stopFollowing();
       listeners.clear();
+      noticeListeners.clear();
       rounds.closeAll('the client session closed');
       await scope.close();
     },
@@ -391,9 +405,14 @@ export function createSurface(workbench: Workbench, version: string, options: Cr
 export function createServer(workbench: Workbench, version: string, options: CreateServerOptions = {}): WorkbenchServer {
   const surface = createSurface(workbench, version, options);
   const server = surface.instance('legacy');
-  const stop = surface.onToolsChanged(() => {
+  const stopTools = surface.onToolsChanged(() => {
     if (server.transport) void server.sendToolListChanged().catch(() => {});
   });
+  const stopNotices = surface.onNotice((notice) => sendNotice(server, notice));
+  const stop = (): void => {
+    stopTools();
+    stopNotices();
+  };
   return {
     server,
     connect: async (transport) => {

@@ -43,7 +43,16 @@ export function createModernHttp(workbench: Workbench, version: string, options:
       entry = { surface, active: 0, lastSeen: Date.now() };
       principals.set(key, entry);
       // Clients listening for list changes (subscriptions/listen) hear of a reload.
-      stopFollowing.set(key, surface.onToolsChanged(() => handler.notify.toolsChanged()));
+      const stopTools = surface.onToolsChanged(() => handler.notify.toolsChanged());
+      // Resource and prompt lists change as this principal's toolboxes open; there are no resource subscriptions here.
+      const stopNotices = surface.onNotice((notice) => {
+        if (notice.kind === 'resources') handler.notify.resourcesChanged();
+        else if (notice.kind === 'prompts') handler.notify.promptsChanged();
+      });
+      stopFollowing.set(key, () => {
+        stopTools();
+        stopNotices();
+      });
       log.info(`modern client ${key.slice(0, 8)} (MCP 2026-07-28) has its own downstream servers (${principals.size} principal(s) × capability sets)`);
     }
     return entry;

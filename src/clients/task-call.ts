@@ -1,0 +1,133 @@
+import type { CallToolResult, Client, Progress } from '@modelcontextprotocol/client';
+import { WorkbenchError, errorMessage } from '../errors.js';
+import type { Cancellation } from '../shared/cancellation.js';
+import { ANY_OBJECT } from './list-tools.js';
+
+/**
+ * A tool whose server requires task augmentation (`execution.taskSupport: "required"`, MCP 2025-11-25 tasks), called
+ * through a plain use_tool (README "Task-only tools"): the workbench creates the task downstream, polls `tasks/get`,
+ * relays each new status as a progress notification, and returns the result of `tasks/result` unchanged. The wait is
+ * the server's `timeoutMs`, reset whenever the status moves, never past the maximum total; a timeout or the client's
+ * cancel sends `tasks/cancel`.
+ */
+export interface TaskCallOptions {
+  cancellation?: Cancellation;
+  onprogress?: (progress: Progress) => void;
+  /** The client's `_meta` for the call (its progress token is the workbench's concern, not the server's). */
+  meta?: Record<string, unknown>;
+  timeoutMs: number;
+  maxTotalMs: number;
+  /** `tool "x" on server "s" of toolbox "t"`, for messages. */
+  what: string;
+}
+
+/** The status of a task, as tasks/get and the creation answer give it. */
+interface TaskView {
+  taskId: string;
+  status: string;
+  statusMessage?: string;
+  pollInterval?: number;
+}
+
+const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
+/** Polling bounds, whatever the server suggests. */
+const MIN_POLL_MS = 50;
+const MAX_POLL_MS = 5_000;
+/** How long the task may be kept downstream after it ends (the workbench reads its result at once). */
+const TASK_TTL_MS = 60_000;
+
+export async function callAsTask(client: Client, tool: string, args: Record<string, unknown> | undefined, options: TaskCallOptions): Promise<CallToolResult> {
+  const { cancellation, what } = options;
+  const abort = new AbortController();
+  const onCancel = (reason: unknown): void => abort.abort(reason);
+  cancellation?.onCancel(onCancel);
+  const request = { timeout: options.timeoutMs, signal: abort.signal };
+  try {
+    const { progressToken: _token, ...meta } = options.meta ?? {};
+    const params = { name: tool, ...(args !== undefined ? { arguments: args } : {}), task: { ttl: TASK_TTL_MS }, ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}) };
+    const created = await client.request({ method: 'tools/call', params } as never, ANY_OBJECT, request);
+    const task = taskOf(created.task);
+    // A server may answer a task-augmented call at once, with the result itself.
+    if (!task) return created as CallToolResult;
+    const final = await untilTerminal(client, task, options, abort.signal);
+    if (final.status === 'cancelled') throw new WorkbenchError('CALL_FAILED', `${what}: the server cancelled its task ${final.taskId}${final.statusMessage ? ` (${final.statusMessage})` : ''}. Call the tool again.`);
+    return (await client.request({ method: 'tasks/result', params: { taskId: task.taskId } } as never, ANY_OBJECT, { timeout: options.timeoutMs, signal: abort.signal })) as CallToolResult;
+  } catch (error) {
+    throw described(error, options, abort.signal);
+  } finally {
+    cancellation?.offCancel(onCancel);
+  }
+}
+
+/**
+ * Polls tasks/get until the task ends (or asks for input: then tasks/result, which delivers the server's queued
+ * requests and waits for the end, is what to wait on). Cancels the task downstream on timeout or abort.
+ */
+async function untilTerminal(client: Client, first: TaskView, options: TaskCallOptions, signal: AbortSignal): Promise<TaskView> {
+  const started = Date.now();
+  let deadline = started + Math.min(options.timeoutMs, options.maxTotalMs);
+  let task = first;
+  let seen = '';
+  let step = 0;
+  const cancel = (): void => void client.request({ method: 'tasks/cancel', params: { taskId: first.taskId } } as never, ANY_OBJECT, { timeout: 10_000 }).catch(() => {});
+  try {
+    for (;;) {
+      const said = `${task.status}\0${task.statusMessage ?? ''}`;
+      if (said !== seen) {
+        seen = said;
+        // The status moved: that is progress, which resets the timeout (never past the maximum total).
+        deadline = Math.min(Date.now() + options.timeoutMs, started + options.maxTotalMs);
+        options.onprogress?.({ progress: ++step, message: task.statusMessage ? `${task.status}: ${task.statusMessage}` : task.status });
+      }
+      if (TERMINAL.has(task.status) || task.status === 'input_required') return task;
+      if (Date.now() >= deadline) throw new TaskTimeout(first.taskId);
+      await pause(Math.min(Math.max(task.pollInterval ?? 1_000, MIN_POLL_MS), MAX_POLL_MS, Math.max(deadline - Date.now(), 0)), signal);
+      const polled = taskOf(await client.request({ method: 'tasks/get', params: { taskId: first.taskId } } as never, ANY_OBJECT, { timeout: options.timeoutMs, signal }));
+      if (!polled) throw new WorkbenchError('CALL_FAILED', `${options.what}: tasks/get for task ${first.taskId} answered without a status. Report this to the server's maintainers.`);
+      task = polled;
+    }
+  } catch (error) {
+    cancel();
+    throw error;
+  }
+}
+
+class TaskTimeout extends Error {
+  constructor(readonly taskId: string) {
+    super(`task ${taskId} timed out`);
+  }
+}
+
+function taskOf(value: unknown): TaskView | undefined {
+  const task = value as Partial<TaskView> | undefined;
+  return typeof task === 'object' && task !== null && typeof task.taskId === 'string' && typeof task.status === 'string' ? (task as TaskView) : undefined;
+}
+
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** What a failed task call rejects with: a WorkbenchError naming the tool, the task and what to do. */
+function described(error: unknown, options: TaskCallOptions, signal: AbortSignal): WorkbenchError {
+  if (error instanceof WorkbenchError) return error;
+  if (signal.aborted) return new WorkbenchError('CALL_CANCELLED', `${options.what}: cancelled by the client; its task was cancelled on the server too.`, { cause: error });
+  if (error instanceof TaskTimeout) {
+    return new WorkbenchError(
+      'CALL_TIMEOUT',
+      `${options.what}: its task ${error.taskId} made no progress for ${options.timeoutMs} ms, so the workbench cancelled it. Raise "timeoutMs" on the server in the workbench config if it needs longer.`,
+      { cause: error },
+    );
+  }
+  return new WorkbenchError('CALL_FAILED', `${options.what}: the task-augmented call failed: ${errorMessage(error)}`, { cause: error });
+}

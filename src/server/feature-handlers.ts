@@ -1,0 +1,75 @@
+import type { Server, ServerCapabilities } from '@modelcontextprotocol/server';
+import type { ServerNotice } from '../clients/feature-notices.js';
+import { complete } from '../core/completions.js';
+import type { AggregatedList, FeatureScope } from '../core/feature-scope.js';
+import { getPrompt, listPrompts } from '../core/prompts.js';
+import { listResourceTemplates, listResources, readResource, subscribeResource, unsubscribeResource } from '../core/resources.js';
+
+/**
+ * The MCP face of resources, prompts and completions (README "Resources, prompts and completions"): handlers of an
+ * SDK Server instance of either era, each a thin frame around one function of src/core that decides the answer. On
+ * stdio and HTTP alike every method but use_tool/open_toolbox tools/call reaches the SDK Server, so registering them
+ * here serves every client.
+ */
+
+type Era = 'legacy' | 'modern';
+
+/**
+ * Which lists a handshake-era instance's client has asked for: list changes are sent only for those (a client that
+ * never listed resources has no list to refresh, and notifications it never asked about would only be noise). A
+ * modern client says what it wants on its subscriptions/listen stream, which the SDK filters by.
+ */
+const listedBy = new WeakMap<Server, { era: Era; listed: Set<'resources' | 'prompts'> }>();
+
+/**
+ * What the workbench declares. A handshake-era client subscribes with resources/subscribe; a client of MCP 2026-07-28
+ * would subscribe on its subscriptions/listen stream, which the workbench does not pass downstream, so it is not
+ * offered subscriptions there. Lists change whenever a toolbox opens, so `listChanged` always holds.
+ */
+export function featureCapabilities(era: Era): Pick<ServerCapabilities, 'resources' | 'prompts' | 'completions'> {
+  return {
+    resources: era === 'legacy' ? { subscribe: true, listChanged: true } : { listChanged: true },
+    prompts: { listChanged: true },
+    completions: {},
+  };
+}
+
+/** Registers the resource, prompt and completion handlers on `server`, each answering for `scope()`. */
+export function registerFeatureHandlers(server: Server, era: Era, scope: () => FeatureScope): void {
+  const state = { era, listed: new Set<'resources' | 'prompts'>() };
+  listedBy.set(server, state);
+  /** A list result; to a modern client with caching hints no looser than the strictest downstream page's. */
+  const listed = (key: string, list: AggregatedList): never => {
+    state.listed.add(key === 'prompts' ? 'prompts' : 'resources');
+    return { [key]: list.items, ...(era === 'modern' ? { ttlMs: list.ttlMs, cacheScope: list.cacheScope } : {}) } as never;
+  };
+  const params = (request: { params?: unknown }): Record<string, unknown> => (request.params ?? {}) as Record<string, unknown>;
+
+  server.setRequestHandler('resources/list', async () => listed('resources', await listResources(scope())));
+  server.setRequestHandler('resources/templates/list', async () => listed('resourceTemplates', await listResourceTemplates(scope())));
+  server.setRequestHandler('resources/read', async (request) => (await readResource(scope(), params(request))) as never);
+  if (era === 'legacy') {
+    server.setRequestHandler('resources/subscribe', async (request) => (await subscribeResource(scope(), params(request))) as never);
+    server.setRequestHandler('resources/unsubscribe', async (request) => (await unsubscribeResource(scope(), params(request))) as never);
+  }
+  server.setRequestHandler('prompts/list', async () => listed('prompts', await listPrompts(scope())));
+  server.setRequestHandler('prompts/get', async (request) => (await getPrompt(scope(), params(request))) as never);
+  server.setRequestHandler('completion/complete', async (request) => (await complete(scope(), params(request))) as never);
+}
+
+/**
+ * Sends a resource or prompt notice to the client of a connected instance (handshake era, or modern stdio listen); a
+ * list change only to a handshake-era client that has listed that kind (see listedBy).
+ */
+export function sendNotice(server: Server, notice: ServerNotice): void {
+  if (!server.transport) return;
+  const state = listedBy.get(server);
+  if (state?.era === 'legacy' && notice.kind !== 'updated' && !state.listed.has(notice.kind)) return;
+  const sent =
+    notice.kind === 'resources'
+      ? server.sendResourceListChanged()
+      : notice.kind === 'prompts'
+        ? server.sendPromptListChanged()
+        : server.sendResourceUpdated(notice.params as { uri: string });
+  void sent.catch(() => {});
+}
