@@ -13,6 +13,7 @@ import { SharedServers } from '../clients/shared-servers.js';
 import type { ToolboxConfig, WorkbenchConfig } from '../config/types.js';
 import { WorkbenchError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
+import type { OAuthContext } from '../oauth/sign-in.js';
 import { quoteClientText } from '../shared/client-text.js';
 import { workbenchInstructions } from './instructions.js';
 import { isKnownToolName } from './known-name.js';
@@ -50,6 +51,8 @@ export interface WorkbenchOptions {
   catalogCache?: CatalogCache;
   /** `--catalog-budget` (characters). */
   catalogBudget?: number;
+  /** OAuth sign-ins of remote servers (README "Remote servers behind OAuth"); none without it. */
+  oauth?: OAuthContext;
   /** The tool pins file and its content at start (README "Pinned tool definitions"); no checks without it. */
   pins?: { path: string; read: PinsRead; record: boolean };
   /**
@@ -188,9 +191,9 @@ export class Workbench {
   }
 
   /** What every set of downstream connections is made with: the config in effect, env, log and limits. */
-  private connectionOptions(): Pick<ClientManagerOptions, 'config' | 'env' | 'log' | 'clientInfo' | 'maxMessageBytes' | 'eras'> {
-    const { env, log, version, maxMessageBytes } = this.options;
-    return { config: this.current, env, log, clientInfo: { name: 'mcp-workbench', version }, maxMessageBytes, eras: this.eras };
+  private connectionOptions(): Pick<ClientManagerOptions, 'config' | 'env' | 'log' | 'clientInfo' | 'maxMessageBytes' | 'eras' | 'oauth'> {
+    const { env, log, version, maxMessageBytes, oauth } = this.options;
+    return { config: this.current, env, log, clientInfo: { name: 'mcp-workbench', version }, maxMessageBytes, eras: this.eras, ...(oauth && { oauth }) };
   }
 
   /** The `shared: true` servers of isolated sessions, made once. */
