@@ -1,6 +1,6 @@
 import { UnauthorizedError, type FetchLike, type OAuthClientProvider, type Transport } from '@modelcontextprotocol/client';
 import type { OAuthConfig, RemoteServerConfig } from '../config/types.js';
-import { WorkbenchError } from '../errors.js';
+import { WorkbenchError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { StoredOAuthProvider } from '../oauth/provider.js';
 import { BrowserSignIn, createOAuthProvider, signInCommand, type OAuthContext } from '../oauth/sign-in.js';
@@ -88,13 +88,40 @@ export class OAuthConnector {
     const command = signInCommand(this.toolbox, this.server.name);
     if (signIn.pending && this.signIns < MAX_SIGN_INS_PER_CONNECT) {
       this.signIns++;
-      const params = await signIn.callback(remainingMs, command);
-      await finishAuth(transport, params);
+      await this.complete(transport, remainingMs, command);
       this.log.info('signed in (OAuth); connecting');
       return true;
     }
     if (signIn.needed) throw this.needsSignIn(command);
     return false;
+  }
+
+  /**
+   * After a failed call on a live connection: true when a browser sign-in the SDK started for it (step-up on
+   * `insufficient_scope`, or a refresh token that no longer works) has completed, so the call — refused before it
+   * ran — can be made again.
+   * @throws WorkbenchError SIGN_IN_REQUIRED (no browser: names `auth login`), SIGN_IN_FAILED (refused, timed out)
+   */
+  async recoverCall(error: unknown, transport: Transport, waitMs: number): Promise<boolean> {
+    if (!this.provider || !isUnauthorized(error)) return false;
+    const command = signInCommand(this.toolbox, this.server.name);
+    if (this.signIn?.pending) {
+      await this.complete(transport, waitMs, command);
+      this.log.info('signed in again (OAuth); retrying the call');
+      return true;
+    }
+    if (this.signIn?.needed) throw this.needsSignIn(command);
+    return false;
+  }
+
+  /** Waits for the browser's callback and redeems its code (the SDK checks `state`'s echo, `iss` and PKCE). */
+  private async complete(transport: Transport, waitMs: number, command: string): Promise<void> {
+    const params = await this.signIn!.callback(waitMs, command);
+    try {
+      await finishAuth(transport, params);
+    } catch (error) {
+      throw new WorkbenchError('SIGN_IN_FAILED', `${this.label}: the sign-in came back from the browser but could not be completed: ${errorMessage(error)}. Sign in again with \`${command}\`.`, { cause: error });
+    }
   }
 
   /** Ends a sign-in under way (the slot is closing). */

@@ -171,8 +171,16 @@ export class ServerSlot {
   call(tool: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<CallToolResult> {
     // Connected: straight to the channel, without a promise turn for the connect that is not needed.
     const live = this.live;
-    if (live && !live.dead) return this.callOn(live, tool, args, options);
-    return this.holding(this.ensure().then((connected) => this.callOn(connected, tool, args, options)));
+    const result = live && !live.dead ? this.callOn(live, tool, args, options) : this.holding(this.ensure().then((connected) => this.callOn(connected, tool, args, options)));
+    return this.oauth ? result.catch((error: unknown) => this.afterRefusedCall(error, tool, args, options)) : result;
+  }
+
+  /** A call refused for its OAuth token (step-up, a revoked refresh): made once more after the sign-in it started. */
+  private async afterRefusedCall(error: unknown, tool: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<CallToolResult> {
+    const live = this.live;
+    const waitMs = this.config.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+    if (!live || live.dead || !(await this.oauth!.recoverCall(error, live.transport, waitMs).catch((e: unknown) => Promise.reject(e instanceof WorkbenchError ? this.redactError(e) : e)))) throw error;
+    return this.callOn(live, tool, args, options);
   }
 
   /** `work`, counted in {@link held} until it settles. */

@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import type { OAuthConfig } from '../config/types.js';
 import type { OAuthKey, OAuthRecord, OAuthStore } from './token-store.js';
 
-/** An access token this close to its expiry is not sent: it is refreshed first (see tokens()). */
+/** An access token this close to its expiry (at most a tenth of its lifetime) is not sent: it is refreshed first. */
 const EXPIRY_MARGIN_MS = 30_000;
 
 /** The JWT-bearer grant (RFC 7523) of `grantType: "jwt_bearer"` with an `assertion`. */
@@ -107,11 +107,11 @@ export class StoredOAuthProvider implements OAuthClientProvider {
       await this.reload();
       return this.record.tokens;
     }
-    const { tokens, savedAt } = this.record;
-    if (!tokens) return undefined;
-    const expiresAt = tokens.expires_in !== undefined && savedAt !== undefined ? savedAt + tokens.expires_in * 1000 : undefined;
-    if (expiresAt !== undefined && expiresAt - EXPIRY_MARGIN_MS <= this.now()) return undefined;
-    return tokens;
+    const tokens = this.record.tokens;
+    const expiresAt = this.expiresAt;
+    if (!tokens || expiresAt === undefined) return tokens;
+    const margin = Math.min(EXPIRY_MARGIN_MS, ((tokens.expires_in ?? 0) * 1000) / 10);
+    return expiresAt - margin <= this.now() ? undefined : tokens;
   }
 
   async saveTokens(tokens: StoredOAuthTokens): Promise<void> {

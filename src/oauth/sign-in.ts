@@ -39,6 +39,7 @@ export class BrowserSignIn {
 
   async redirect(authorizationUrl: URL, state: string | undefined): Promise<void> {
     await this.close();
+    this.needed = false;
     const redirect = authorizationUrl.searchParams.get('redirect_uri');
     if (!this.context.browser || !redirect) {
       this.needed = true;
