@@ -25,10 +25,11 @@ interface Setup {
   cleanup(): Promise<void>;
 }
 
-/** A config with one OAuth server per fixture (`dev/<name>`), and an environment that keeps every file in a temp dir. */
-async function setup(servers: Record<string, { url: string }>): Promise<Setup> {
+/** A config with one OAuth server per fixture (`dev/<name>`, with `auth` unless told otherwise), and an environment that keeps every file in a temp dir. */
+async function setup(servers: Record<string, { url: string }>, auth: 'oauth' | undefined = 'oauth'): Promise<Setup> {
   const { dir, cleanup } = await tempDir('wb-oauth-');
-  const config = { toolboxes: { dev: { mcpServers: Object.fromEntries(Object.entries(servers).map(([name, s]) => [name, { type: 'http', url: s.url, auth: 'oauth' }])) } } };
+  const entry = (url: string): Record<string, unknown> => ({ type: 'http', url, ...(auth && { auth }) });
+  const config = { toolboxes: { dev: { mcpServers: Object.fromEntries(Object.entries(servers).map(([name, s]) => [name, entry(s.url)])) } } };
   const configPath = join(dir, 'workbench-config.json');
   await writeFile(configPath, JSON.stringify(config));
   const env = {
@@ -110,8 +111,8 @@ describe('OAuth sign-in of remote servers', () => {
     }
   });
 
-  it('serve signs in through the browser when the toolbox is opened, and steps up on insufficient_scope', async () => {
-    const s = await setup({ remote: other });
+  it('serve signs in through the browser to a server without "auth" that answers 401 with a Bearer challenge, and steps up on insufficient_scope', async () => {
+    const s = await setup({ remote: other }, undefined);
     try {
       const wb = await startWorkbench(s.config, { env: { ...s.env, BROWSER: browser } });
       try {
