@@ -60,12 +60,18 @@ export class OAuthConnector {
     return this.provider;
   }
 
-  /** Wraps a transport's fetch so the challenge of a 401 from the server itself is seen. */
+  /**
+   * Wraps a transport's fetch so the challenge of a 401 from the server itself is seen. A 401 to a request that
+   * carried a token also drops the remembered discovery (as the SDK asks hosts to): the server may have moved to
+   * another authorization server, which the sign-in it starts must then find and register with.
+   */
   readonly watch = (base: FetchLike): FetchLike => {
     const origin = new URL(this.server.url).origin;
     return async (url, init) => {
       const response = await base(url, init);
-      if (response.status === 401 && new URL(String(url)).origin === origin) this.lastChallenge = response.headers.get('www-authenticate') ?? '';
+      if (response.status !== 401 || new URL(String(url)).origin !== origin) return response;
+      this.lastChallenge = response.headers.get('www-authenticate') ?? '';
+      if (this.provider && new Headers(init?.headers).has('authorization')) await this.provider.invalidateCredentials('discovery');
       return response;
     };
   };

@@ -1,5 +1,6 @@
 import type {
   AddClientAuthentication,
+  DpopSession,
   OAuthClientInformationContext,
   OAuthClientMetadata,
   OAuthClientProvider,
@@ -9,6 +10,7 @@ import type {
 } from '@modelcontextprotocol/client';
 import { randomBytes } from 'node:crypto';
 import type { OAuthConfig } from '../config/types.js';
+import { dpopSession } from './dpop-key.js';
 import type { OAuthKey, OAuthRecord, OAuthStore } from './token-store.js';
 
 /** An access token this close to its expiry (at most a tenth of its lifetime) is not sent: it is refreshed first. */
@@ -44,6 +46,7 @@ export interface ProviderOptions {
 export class StoredOAuthProvider implements OAuthClientProvider {
   private record: OAuthRecord = {};
   private lastState: string | undefined;
+  private dpopSession: Promise<DpopSession> | undefined;
   readonly clientMetadataUrl: string | undefined;
   addClientAuthentication?: AddClientAuthentication;
 
@@ -142,7 +145,7 @@ export class StoredOAuthProvider implements OAuthClientProvider {
 
   async invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): Promise<void> {
     const drop: Record<typeof scope, (keyof OAuthRecord)[]> = {
-      all: ['tokens', 'savedAt', 'clientInformation', 'codeVerifier', 'discoveryState'],
+      all: ['tokens', 'savedAt', 'clientInformation', 'codeVerifier', 'discoveryState', 'dpopKey'],
       client: ['clientInformation'],
       tokens: ['tokens', 'savedAt'],
       verifier: ['codeVerifier'],
@@ -177,6 +180,22 @@ export class StoredOAuthProvider implements OAuthClientProvider {
 
   resourceUrl(): string | undefined | Promise<string | undefined> {
     return this.options.delegate?.resourceUrl?.();
+  }
+
+  /**
+   * A DPoP session (RFC 9449) where the authorization server supports DPoP or the stored token is DPoP-bound: the
+   * SDK then signs a proof into token requests and presents the token with the DPoP scheme. Plain Bearer otherwise.
+   */
+  dpop(): Promise<DpopSession | undefined> | undefined {
+    const metadata = this.record.discoveryState?.authorizationServerMetadata;
+    const algs = metadata && 'dpop_signing_alg_values_supported' in metadata ? metadata.dpop_signing_alg_values_supported : undefined;
+    const bound = this.record.tokens?.token_type?.toLowerCase() === 'dpop';
+    if (!bound && !algs?.includes('ES256')) return undefined;
+    this.dpopSession ??= dpopSession(this.record.dpopKey).then(async ({ session, created }) => {
+      if (created) await this.change(() => ({ dpopKey: created }));
+      return session;
+    });
+    return this.dpopSession;
   }
 
   /** When the stored access token expires (epoch ms), if the server said. */

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
 import { WorkbenchError, isWorkbenchError } from '../errors.js';
 import type { Logger } from '../log.js';
+import type { StoredDpopKey } from './dpop-key.js';
 import { acquireLock, lockOptions } from '../state/lock.js';
 import { reasonOf } from '../state/file-errors.js';
 
@@ -28,6 +29,8 @@ export interface OAuthRecord {
   codeVerifier?: string;
   /** The loopback redirect URI the client was registered with (its port is reused for the next sign-in). */
   redirectUrl?: string;
+  /** The DPoP key DPoP-bound tokens are bound to (RFC 9449), where the authorization server uses DPoP. */
+  dpopKey?: StoredDpopKey;
 }
 
 /** One file as listed by `auth status`. */
