@@ -184,8 +184,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
 }
 
 /** Where OAuth sign-ins are kept and how one is started (README "Remote servers behind OAuth"). */
-export function oauthContext(options: Pick<RuntimeOptions, 'env' | 'cwd' | 'log' | 'browser'>): OAuthContext {
+export function oauthContext(options: Pick<RuntimeOptions, 'env' | 'cwd' | 'log' | 'browser'> & { noBrowserReason?: string }): OAuthContext {
   return {
+    ...(options.noBrowserReason && { noBrowserReason: options.noBrowserReason }),
     store: new OAuthStore(resolveOAuthDir({ env: options.env, homedir: options.env.HOME || homedir(), cwd: options.cwd }), options.log),
     env: options.env,
     platform: process.platform,

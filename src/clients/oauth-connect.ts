@@ -137,7 +137,7 @@ export class OAuthConnector {
 
   private needsSignIn(command: string): WorkbenchError {
     const why = this.hadTokens ? 'its sign-in has expired or was revoked' : 'it needs you to sign in (OAuth)';
-    const browser = this.context.browser ? 'no browser can be opened here' : 'the workbench runs with --no-browser';
+    const browser = this.context.browser ? 'no browser can be opened here' : (this.context.noBrowserReason ?? 'the workbench runs with --no-browser');
     return new WorkbenchError(
       'SIGN_IN_REQUIRED',
       `${this.label} at ${describeUrl(this.server.url)}: ${why}, and ${browser}. Run \`${command}\` in a terminal, then use it again (the sign-in is kept in ${this.context.store.dir}).`,

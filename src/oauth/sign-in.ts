@@ -13,6 +13,8 @@ export interface OAuthContext {
   platform: NodeJS.Platform;
   /** false with `serve --no-browser`: a server that needs a sign-in fails at once, naming `auth login`. */
   browser: boolean;
+  /** Why no browser is opened when `browser` is false, for that message (default: `serve --no-browser`'s). */
+  noBrowserReason?: string;
   /** Tells the user something they must see (the authorization URL), unredacted: it holds no secret. */
   announce(message: string): void;
 }

@@ -149,6 +149,13 @@ describe('OAuth sign-in of remote servers', () => {
       } finally {
         await wb.close();
       }
+      const doctor = await runCliAsync(['doctor', '--json', '--config', s.configPath], { ...s.env, BROWSER: browser });
+      assert.equal(doctor.code, 1, 'doctor opens no browser: the servers are reported as needing a sign-in');
+      const report = JSON.parse(doctor.stdout) as { toolboxes: { servers: { server: string; failure?: { kind: string; summary: string } }[] }[] };
+      assert.deepEqual(report.toolboxes[0]!.servers.map((x) => [x.server, x.failure?.kind, x.failure?.summary]), [
+        ['remote', 'needs-sign-in', 'needs sign-in: run mcp-workbench auth login dev/remote'],
+        ['second', 'needs-sign-in', 'needs sign-in: run mcp-workbench auth login dev/second'],
+      ]);
       assert.equal((await login(s, 'dev/remote')).code, 0);
       assert.equal((await login(s, 'dev/second')).code, 0);
       assert.equal((await readdir(join(s.dir, 'oauth'))).length, 2, 'one file per server');

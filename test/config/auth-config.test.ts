@@ -54,6 +54,12 @@ describe('config: auth on remote servers', () => {
     assert.ok(problems({ type: 'http', url: 'https://x.test/mcp', auth: 'basic' }).some((p) => p.includes('must be one of "oauth"')));
   });
 
+  it('hides OAuth token fields in any text, JSON or form encoded', () => {
+    const redact = createRedactor([]);
+    assert.equal(redact('{"access_token":"at-12345678","token_type":"Bearer"}'), '{"access_token":"[redacted: access_token]","token_type":"Bearer"}');
+    assert.equal(redact('grant_type=refresh_token&refresh_token=rt-abcdef12&client_id=x'), 'grant_type=refresh_token&refresh_token=[redacted: refresh_token]&client_id=x');
+  });
+
   it('checks what each grant needs', () => {
     const cc = problems({ type: 'http', url: 'https://x.test/mcp', auth: { grantType: 'client_credentials' } });
     assert.ok(cc.some((p) => p.includes('needs "clientId"')));
