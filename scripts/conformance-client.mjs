@@ -85,8 +85,9 @@ async function main() {
   const dir = await mkdtemp(join(tmpdir(), 'wb-conformance-client-'));
   const configPath = join(dir, 'workbench-config.json');
   const auth = scenario.startsWith('auth/') ? { auth: authFor(process.env.MCP_CONFORMANCE_CONTEXT && JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT)) } : {};
-  // A sign-in takes several round trips: open_toolbox waits for it rather than answering before the server is ready.
-  const config = { ...(scenario.startsWith('auth/') && { openWaitMs: 25_000 }), toolboxes: { [TOOLBOX]: { mcpServers: { scenario: { type: 'http', url, ...auth } } } } };
+  // open_toolbox waits for the server (a sign-in takes several round trips; the suite runs every scenario at once, so a
+  // connect can take longer than the default 5 s) rather than answering before it is ready.
+  const config = { openWaitMs: 25_000, toolboxes: { [TOOLBOX]: { mcpServers: { scenario: { type: 'http', url, ...auth } } } } };
   await writeFile(configPath, JSON.stringify(config, null, 2));
   const transport = new StdioClientTransport({
     command: process.execPath,

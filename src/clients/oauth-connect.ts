@@ -52,7 +52,12 @@ export class OAuthConnector {
     this.signIn = new BrowserSignIn(this.context, this.label);
     const key = { toolbox: this.toolbox, server: this.server.name, url: this.server.url };
     this.provider = await createOAuthProvider(key, auth, this.context.store, this.signIn);
-    this.hadTokens = (await this.provider.tokens({ issuer: '' })) !== undefined;
+    this.hadTokens = this.provider.signedIn;
+  }
+
+  /** Whether OAuth applies to the server now (its calls may then be refused for their token and retried). */
+  get active(): boolean {
+    return this.provider !== undefined;
   }
 
   /** The provider the next transport signs its requests with, if OAuth applies. */

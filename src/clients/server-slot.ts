@@ -101,7 +101,7 @@ export class ServerSlot {
     this.log = redactingLogger(options.log.child(`${toolbox}/${config.name}`), redact);
     this.label = `server "${config.name}" of toolbox "${toolbox}"`;
     this.eras = options.eras ?? new EraMemory();
-    // The announcer is the unredacted logger: the authorization URL the user must open holds no secret.
+    // The authorization URL goes to the context's announcer (it holds no secret); the rest through this redacting log.
     this.oauth = config.type !== 'stdio' && options.oauth ? new OAuthConnector(toolbox, config, options.oauth, this.label, this.log) : undefined;
   }
 
@@ -172,7 +172,7 @@ export class ServerSlot {
     // Connected: straight to the channel, without a promise turn for the connect that is not needed.
     const live = this.live;
     const result = live && !live.dead ? this.callOn(live, tool, args, options) : this.holding(this.ensure().then((connected) => this.callOn(connected, tool, args, options)));
-    return this.oauth ? result.catch((error: unknown) => this.afterRefusedCall(error, tool, args, options)) : result;
+    return this.oauth?.active ? result.catch((error: unknown) => this.afterRefusedCall(error, tool, args, options)) : result;
   }
 
   /** A call refused for its OAuth token (step-up, a revoked refresh): made once more after the sign-in it started. */

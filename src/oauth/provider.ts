@@ -198,6 +198,11 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     return this.dpopSession;
   }
 
+  /** Whether tokens are stored (a sign-in was made; it may have expired). */
+  get signedIn(): boolean {
+    return this.record.tokens !== undefined;
+  }
+
   /** When the stored access token expires (epoch ms), if the server said. */
   get expiresAt(): number | undefined {
     const { tokens, savedAt } = this.record;
