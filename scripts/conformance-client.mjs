@@ -18,6 +18,10 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
 const cli = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+/** A stand-in browser for the authorization-code scenarios: follows the authorization redirect to the loopback. */
+const browser = fileURLToPath(new URL('../test/fixtures/oauth-browser.mjs', import.meta.url));
+/** The Client ID Metadata Document URL the suite's auth scenarios accept (auth/basic-cimd checks it is used). */
+const CLIENT_METADATA_URL = 'https://conformance-test.local/client-metadata.json';
 const url = process.argv.at(-1);
 const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? '';
 const TOOLBOX = 'conformance';
@@ -56,15 +60,46 @@ const plans = {
   },
 };
 
+/**
+ * The server's `auth` for an `auth/*` scenario, from the credentials the suite gives in MCP_CONFORMANCE_CONTEXT (README
+ * "Remote servers behind OAuth"): machine-to-machine grants, enterprise-managed authorization, a pre-registered
+ * client, else the browser flow with a Client ID Metadata Document (dynamic registration where it is not supported).
+ */
+function authFor(context) {
+  const c = context ?? {};
+  if (scenario === 'auth/client-credentials-jwt') {
+    return { grantType: 'client_credentials', clientId: c.client_id, privateKeyPem: c.private_key_pem, signingAlgorithm: c.signing_algorithm };
+  }
+  if (scenario === 'auth/client-credentials-basic') return { grantType: 'client_credentials', clientId: c.client_id, clientSecret: c.client_secret };
+  if (c.idp_id_token) {
+    const identityProvider = { issuer: c.idp_issuer, tokenEndpoint: c.idp_token_endpoint, clientId: c.idp_client_id, idToken: c.idp_id_token };
+    return { grantType: 'jwt_bearer', clientId: c.client_id, clientSecret: c.client_secret, identityProvider };
+  }
+  if (c.valid_jwt) return { grantType: 'jwt_bearer', clientId: c.client_id, assertion: c.valid_jwt };
+  if (c.client_id && c.client_secret) return { clientId: c.client_id, clientSecret: c.client_secret };
+  return { clientMetadataUrl: CLIENT_METADATA_URL };
+}
+
 async function main() {
   if (!url || !/^https?:\/\//.test(url)) throw new Error(`expected the scenario server's URL as the last argument, got "${url ?? ''}"`);
   const dir = await mkdtemp(join(tmpdir(), 'wb-conformance-client-'));
   const configPath = join(dir, 'workbench-config.json');
-  await writeFile(configPath, JSON.stringify({ toolboxes: { [TOOLBOX]: { mcpServers: { scenario: { type: 'http', url } } } } }, null, 2));
+  const auth = scenario.startsWith('auth/') ? { auth: authFor(process.env.MCP_CONFORMANCE_CONTEXT && JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT)) } : {};
+  // open_toolbox waits for the server (a sign-in takes several round trips; the suite runs every scenario at once, so a
+  // connect can take longer than the default 5 s) rather than answering before it is ready.
+  const config = { openWaitMs: 25_000, toolboxes: { [TOOLBOX]: { mcpServers: { scenario: { type: 'http', url, ...auth } } } } };
+  await writeFile(configPath, JSON.stringify(config, null, 2));
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [cli, 'serve', '--config', configPath],
-    env: { PATH: process.env.PATH ?? '', HOME: dir, WORKBENCH_STATE_FILE: join(dir, 'tool-state.json'), MCP_WORKBENCH_CACHE_DIR: join(dir, 'catalog-cache') },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: dir,
+      WORKBENCH_STATE_FILE: join(dir, 'tool-state.json'),
+      MCP_WORKBENCH_CACHE_DIR: join(dir, 'catalog-cache'),
+      MCP_WORKBENCH_OAUTH_DIR: join(dir, 'oauth'),
+      BROWSER: `${process.execPath} ${browser}`,
+    },
     stderr: 'inherit',
     cwd: dir,
   });

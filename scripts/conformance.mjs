@@ -19,8 +19,11 @@
  *
  * `--client` runs the client scenarios instead, with the workbench as the client of each scenario's server:
  * scripts/conformance-client.mjs (the command the suite starts) configures the scenario server as a downstream HTTP
- * server and drives the workbench over stdio with open_toolbox/use_tool. OAuth scenarios are listed as n/a: the
- * workbench takes downstream credentials from its config and runs no OAuth flow.
+ * server and drives the workbench over stdio with open_toolbox/use_tool; for the `auth/*` scenarios it configures the
+ * server's `auth` from the credentials the suite gives, and a stand-in browser follows the authorization redirect.
+ *
+ * `--auth` runs every `auth/*` client scenario at every spec version the suite tags it with, extensions included
+ * (scripts/conformance-auth.mjs): exit 0 when all pass, 1 when one fails, 2 when the suite could not be run.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -29,6 +32,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { runAuthScenarios } from './conformance-auth.mjs';
 
 const SUITE = '@modelcontextprotocol/conformance@0.2.0-alpha.12';
 const SUITE_NODE = 'node@22';
@@ -56,11 +60,8 @@ const NEEDS_REFERENCE_SERVER = [
   /^sep-2640-/,
   /^http-custom-header-server-validation$/,
 ];
-/**
- * Client scenarios (`--client`, the workbench as the client of the scenario's server) that do not apply: OAuth flows
- * (the workbench takes downstream credentials from its config only) and the skills extension.
- */
-const NOT_A_WORKBENCH_CLIENT_FEATURE = [/^auth\//, /^sep-2640-/];
+/** Client scenarios (`--client`, the workbench as the client of the scenario's server) that do not apply: skills. */
+const NOT_A_WORKBENCH_CLIENT_FEATURE = [/^sep-2640-/];
 let leg = 'server';
 const kindOf = (scenario) =>
   leg === 'server'
@@ -68,7 +69,7 @@ const kindOf = (scenario) =>
     : NOT_A_WORKBENCH_CLIENT_FEATURE.some((pattern) => pattern.test(scenario)) ? 'n/a' : 'proxy';
 
 function parseArgs(argv) {
-  const options = { revisions: REVISIONS, keep: undefined, verbose: false, client: false };
+  const options = { revisions: REVISIONS, keep: undefined, verbose: false, client: false, auth: false };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--requirements') {
@@ -80,6 +81,8 @@ function parseArgs(argv) {
       if (!options.keep) usage('--keep needs a directory to leave the results in');
     } else if (arg === '--client') {
       options.client = true;
+    } else if (arg === '--auth') {
+      options.auth = true;
     } else if (arg === '--verbose') {
       options.verbose = true;
     } else {
@@ -90,7 +93,7 @@ function parseArgs(argv) {
 }
 
 function usage(problem) {
-  process.stderr.write(`conformance: ${problem}\nusage: npm run conformance -- [--client] [--requirements ${REVISIONS.join(',')}] [--keep DIR] [--verbose]\n`);
+  process.stderr.write(`conformance: ${problem}\nusage: npm run conformance -- [--client | --auth] [--requirements ${REVISIONS.join(',')}] [--keep DIR] [--verbose]\n`);
   process.exit(2);
 }
 
@@ -193,6 +196,10 @@ async function main() {
   const options = parseArgs(process.argv.slice(2));
   if (options.client) leg = 'client';
   if (!existsSync(cli)) usage(`${cli} does not exist: run "npm run build" first (this script builds nothing)`);
+  if (options.auth) {
+    process.exitCode = (await runAuthScenarios({ suite: SUITE, node: SUITE_NODE, driver: clientDriver, verbose: options.verbose })) > 0 ? 1 : 0;
+    return;
+  }
   if (!existsSync(everything)) usage(`${everything} does not exist: run "npm ci" (server-everything is a devDependency)`);
   const work = await mkdtemp(join(tmpdir(), 'wb-conformance-'));
   const byRevision = new Map();
@@ -260,7 +267,7 @@ function printTable(byRevision) {
     process.stdout.write(
       `  ${revision}: scored ${count((s) => !unscored.has(s))}` +
         ` | scored, proxy-applicable ${count((s) => !unscored.has(s) && kindOf(s) === 'proxy')}` +
-        ` | scored, ${leg === 'server' ? 'needs the reference server' : 'not a workbench feature (OAuth)'} ${count((s) => !unscored.has(s) && kindOf(s) !== 'proxy')}` +
+        ` | scored, ${leg === 'server' ? 'needs the reference server' : 'not a workbench feature (skills)'} ${count((s) => !unscored.has(s) && kindOf(s) !== 'proxy')}` +
         ` | not scored ${count((s) => unscored.has(s))}\n`,
     );
   }

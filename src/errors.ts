@@ -45,6 +45,12 @@ export type WorkbenchErrorCode =
   | 'SHUTTING_DOWN'
   /** A client of MCP 2026-07-28 came back for a call's input round that this process no longer (or never) held. */
   | 'INPUT_ROUND_UNKNOWN'
+  /** A remote server needs an OAuth sign-in that cannot happen now (no browser, `serve --no-browser`): see `failure`. */
+  | 'SIGN_IN_REQUIRED'
+  /** An OAuth sign-in was tried and failed (refused in the browser, the authorization server's error, timed out). */
+  | 'SIGN_IN_FAILED'
+  /** The OAuth token directory cannot be written (permissions). */
+  | 'OAUTH_STORE_FAILED'
   | 'USAGE';
 
 /**
@@ -64,6 +70,8 @@ export interface ServerFailure {
     | 'shutting-down'
     /** Its config entry cannot be used as written (an unset variable, a malformed URL): see `problems`. */
     | 'misconfigured'
+    /** An OAuth-protected remote server that needs a sign-in first: run `signInCommand`. */
+    | 'needs-sign-in'
     | 'other';
   /** The process's exit code (kind "exited"). */
   exitCode?: number;
@@ -77,6 +85,8 @@ export interface ServerFailure {
   stderrTail?: string[];
   /** Why its config entry cannot be used (kind "misconfigured"). */
   problems?: ServerProblem[];
+  /** The command that signs in to it (kind "needs-sign-in"): `mcp-workbench auth login <toolbox>/<server>`. */
+  signInCommand?: string;
 }
 
 /**

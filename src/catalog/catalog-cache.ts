@@ -47,7 +47,9 @@ export function catalogKey(toolbox: string, server: ServerConfig, capabilities: 
     .filter((name) => namesCredential(name) || holdsStoredSecret.has(name))
     .sort()
     .map((name) => [name, values[name]]);
-  return createHash('sha256').update(JSON.stringify([serverCacheKey(toolbox, server), credentials, capabilities])).digest('hex');
+  // How an OAuth server is signed in to is part of its authorization context too (hashed like the rest).
+  const auth = server.type === 'stdio' ? undefined : server.auth;
+  return createHash('sha256').update(JSON.stringify([serverCacheKey(toolbox, server), credentials, capabilities, ...(auth ? [auth] : [])])).digest('hex');
 }
 
 /** A server's last known tool list, as open_toolbox may show it (README "Catalog cache"). */

@@ -2,6 +2,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { performance } from 'node:perf_hooks';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type CliContext } from './context.js';
 import { runDoctor } from '../doctor/checks.js';
+import { oauthContext } from './runtime.js';
 import { formatDoctorReport } from '../doctor/format-report.js';
 import { DEFAULT_DOCTOR_TIMEOUT_MS, type DoctorProgress } from '../doctor/types.js';
 import { errorMessage, isWorkbenchError } from '../errors.js';
@@ -51,6 +52,7 @@ export function registerDoctorCommand(program: Command, ctx: CliContext): void {
           cwd: ctx.cwd,
           log: ctx.log,
           secrets: ctx.secretSource,
+          oauth: oauthContext({ env: ctx.env, cwd: ctx.cwd, log: ctx.log, browser: false, noBrowserReason: 'doctor opens no browser' }),
           signal: controller.signal,
           ...(live && {
             onProgress: (progress: DoctorProgress) => {

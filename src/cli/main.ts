@@ -14,6 +14,7 @@ import { registerDoctorCommand } from './doctor.js';
 import { nearestWord } from '../config/text.js';
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../log.js';
 import { registerSecretCommand } from './secret.js';
+import { registerAuthCommand } from './auth.js';
 import { registerInitCommand } from './init.js';
 import { registerServerCommand } from './server.js';
 import { resolveSecretsPath } from '../secrets/secrets-path.js';
@@ -107,6 +108,7 @@ program
   .option('--project <dir>', 'directory of the project file .mcp-workbench.json (default: the start directory)')
   .addOption(new Option('--catalog-budget <chars>', 'most characters an open_toolbox answer may take (default: config catalogBudget, else 20000)').argParser(parseCatalogBudget))
   .option('--no-catalog-cache', 'do not read or write the catalog cache ($MCP_WORKBENCH_CACHE_DIR, else $XDG_CACHE_HOME/mcp-workbench, else ~/.cache/mcp-workbench)')
+  .option('--no-browser', 'never open a browser for an OAuth sign-in: a server that needs one fails at once, naming `mcp-workbench auth login <toolbox>/<server>`')
   .option('--http <[host:]port>', 'serve Streamable HTTP on /mcp instead of stdio (host defaults to 127.0.0.1; port 0 picks a free port)')
   .option('--token <token>', 'bearer token every HTTP request must carry; comma-separated tokens are separate users (default: $WORKBENCH_TOKEN, which is preferred: options show in ps)')
   .addOption(new Option('--allow-origin <origins>', 'browser origins to allow besides localhost (repeatable or comma-separated)').argParser(splitList))
@@ -129,6 +131,7 @@ program
         project?: string;
         catalogBudget?: number;
         catalogCache?: boolean;
+        browser?: boolean;
         http?: string;
         token?: string;
         allowOrigin?: string[];
@@ -154,6 +157,7 @@ program
           serving: true,
           catalogBudget: opts.catalogBudget,
           catalogCache: opts.catalogCache,
+          browser: opts.browser,
           maxMessageBytes: maxMessageBytes(),
           observer: ctx.callLogger(),
           ...(opts.auditLog !== undefined && { auditLog: { path: resolve(ctx.cwd, opts.auditLog), maxBytes: opts.auditLogMaxBytes, keep: opts.auditLogKeep } }),
@@ -225,6 +229,7 @@ registerToolsCommand(program, ctx);
 registerMigrateCommand(program, ctx);
 registerDoctorCommand(program, ctx);
 registerSecretCommand(program, ctx);
+registerAuthCommand(program, ctx);
 registerInitCommand(program, ctx);
 registerServerCommand(program, ctx);
 

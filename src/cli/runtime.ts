@@ -20,6 +20,9 @@ import { Workbench } from '../core/workbench.js';
 import type { WorkbenchObserver } from '../core/call-events.js';
 import { openAuditLog } from '../audit/audit-log.js';
 import { VERSION } from '../version.js';
+import { resolveOAuthDir } from '../oauth/oauth-path.js';
+import type { OAuthContext } from '../oauth/sign-in.js';
+import { OAuthStore } from '../oauth/token-store.js';
 
 /** Options shared by every way of serving (stdio, HTTP). */
 export interface RuntimeOptions {
@@ -57,6 +60,8 @@ export interface RuntimeOptions {
   secrets?: () => Promise<SecretSource>;
   /** The secret file, followed like the config so a `secret set` applies without a restart. */
   secretsFile?: string;
+  /** `--no-browser` sets this to false: a server that needs an OAuth sign-in fails at once, naming `auth login`. */
+  browser?: boolean;
 }
 
 export interface Runtime {
@@ -110,6 +115,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     cliDisabled: options.disabledTools,
     maxMessageBytes: options.maxMessageBytes,
     catalogBudget: options.catalogBudget,
+    oauth: oauthContext(options),
     observer,
     catalogCache: options.catalogCache === false ? undefined : new CatalogCache(catalogCacheDir(options.env, options.env.HOME || homedir()), options.log),
     state: read.state,
@@ -174,6 +180,18 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       // After the workbench: calls cut short by the shutdown are recorded too.
       await audit?.close();
     },
+  };
+}
+
+/** Where OAuth sign-ins are kept and how one is started (README "Remote servers behind OAuth"). */
+export function oauthContext(options: Pick<RuntimeOptions, 'env' | 'cwd' | 'log' | 'browser'> & { noBrowserReason?: string }): OAuthContext {
+  return {
+    ...(options.noBrowserReason && { noBrowserReason: options.noBrowserReason }),
+    store: new OAuthStore(resolveOAuthDir({ env: options.env, homedir: options.env.HOME || homedir(), cwd: options.cwd }), options.log),
+    env: options.env,
+    platform: process.platform,
+    browser: options.browser !== false,
+    announce: (message) => options.log.warn(message),
   };
 }
 

@@ -8,6 +8,7 @@ import { redactingLogger, type Logger } from '../log.js';
 import type { Redact } from '../shared/redact.js';
 import { CallChannel, type ChannelCallOptions } from './call-channel.js';
 import { nextAttempt, type ConnectState } from './connect-plan.js';
+import { OAuthConnector } from './oauth-connect.js';
 import { capabilitiesKey } from './capabilities-key.js';
 import { callEnvelope, createDownstreamClient } from './downstream-client.js';
 import { EraMemory, type EraVerdict } from './era-memory.js';
@@ -89,6 +90,8 @@ export class ServerSlot {
   private readonly log: Logger;
   private readonly label: string;
   private readonly eras: EraMemory;
+  /** A remote server's OAuth sign-in (README "Remote servers behind OAuth"). */
+  private readonly oauth: OAuthConnector | undefined;
 
   constructor(
     private readonly toolbox: string,
@@ -100,6 +103,8 @@ export class ServerSlot {
     this.log = redactingLogger(options.log.child(`${toolbox}/${config.name}`), redact);
     this.label = `server "${config.name}" of toolbox "${toolbox}"`;
     this.eras = options.eras ?? new EraMemory();
+    // The authorization URL goes to the context's announcer (it holds no secret); the rest through this redacting log.
+    this.oauth = config.type !== 'stdio' && options.oauth ? new OAuthConnector(toolbox, config, options.oauth, this.label, this.log) : undefined;
   }
 
   /** A modern server's list whose ttlMs has passed: to be read again before it is shown (see refreshExpired). */
@@ -169,8 +174,16 @@ export class ServerSlot {
     if (options.task) return this.holding(this.ensure().then((connected) => this.callTask(connected, tool, args, options)));
     // Connected: straight to the channel, without a promise turn for the connect that is not needed.
     const live = this.live;
-    if (live && !live.dead) return this.callOn(live, tool, args, options);
-    return this.holding(this.ensure().then((connected) => this.callOn(connected, tool, args, options)));
+    const result = live && !live.dead ? this.callOn(live, tool, args, options) : this.holding(this.ensure().then((connected) => this.callOn(connected, tool, args, options)));
+    return this.oauth?.active ? result.catch((error: unknown) => this.afterRefusedCall(error, tool, args, options)) : result;
+  }
+
+  /** A call refused for its OAuth token (step-up, a revoked refresh): made once more after the sign-in it started. */
+  private async afterRefusedCall(error: unknown, tool: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<CallToolResult> {
+    const live = this.live;
+    const waitMs = this.config.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+    if (!live || live.dead || !(await this.oauth!.recoverCall(error, live.transport, waitMs).catch((e: unknown) => Promise.reject(e instanceof WorkbenchError ? this.redactError(e) : e)))) throw error;
+    return this.callOn(live, tool, args, options);
   }
 
   /**
@@ -270,7 +283,7 @@ export class ServerSlot {
       void this.live.subscription?.close().catch(() => {});
       transports.push(this.live.transport);
     }
-    await Promise.allSettled(transports.map((t) => t.close()));
+    await Promise.allSettled([...transports.map((t) => t.close()), this.oauth?.close()]);
   }
 
   private async connect(): Promise<Live> {
@@ -279,6 +292,7 @@ export class ServerSlot {
     const remote = this.config.type === 'stdio' ? undefined : this.config;
     // What earlier connects learned: connect without the era probe (an `http` entry found to be legacy SSE: SSE).
     const prior: EraVerdict | undefined = remote && this.legacySse ? { kind: 'legacy' } : await this.eras.get(this.toolbox, this.config);
+    await this.oauth?.open();
     const attempt: ConnectAttempt = { transport: this.newTransport(), timedOut: false };
     this.starting.add(attempt.transport);
     const timer = setTimeout(() => {
@@ -337,22 +351,32 @@ export class ServerSlot {
     const remote = this.config.type === 'stdio' ? undefined : this.config;
     const state: ConnectState = { stdio: !remote, http: remote?.type === 'http', sse: this.legacySse, prior: first, respawned: false, reprobed: false };
     let prior = first;
+    const deadline = Date.now() + timeoutMs;
     for (;;) {
       try {
         return await this.attempt(attempt.transport, prior, timeoutMs);
       } catch (error) {
         if (attempt.timedOut || this.closed) throw error;
+        if (await this.oauth?.recover(error, attempt.transport, deadline - Date.now())) {
+          await this.replaceTransport(attempt);
+          continue;
+        }
         if (state.sseStatus !== undefined) this.legacySse = false;
         const next = nextAttempt(error, state); // throws when nothing is left to try
         prior = next.prior;
         if (next.sse !== undefined) this.legacySse = true;
         this.log.info(remote && next.sse !== undefined ? `${describeUrl(remote.url)} ${next.note}` : next.note);
-        this.starting.delete(attempt.transport);
-        await attempt.transport.close().catch(() => {});
-        attempt.transport = this.newTransport();
-        this.starting.add(attempt.transport);
+        await this.replaceTransport(attempt);
       }
     }
+  }
+
+  /** Ends the attempt's transport and puts a fresh one in its place. */
+  private async replaceTransport(attempt: ConnectAttempt): Promise<void> {
+    this.starting.delete(attempt.transport);
+    await attempt.transport.close().catch(() => {});
+    attempt.transport = this.newTransport();
+    this.starting.add(attempt.transport);
   }
 
   /** A connected client becomes this slot's live connection: its era remembered, its tools listed, its loss watched. */
@@ -406,8 +430,10 @@ export class ServerSlot {
   /** The transport for the next connect attempt (SSE for an `http` entry already found to be legacy SSE). */
   private newTransport(): Transport {
     const remote = this.config.type === 'stdio' ? undefined : this.config;
-    if (remote && this.legacySse) return createSseTransport(remote, this.options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES);
+    const oauth = this.oauth && { authProvider: this.oauth.authProvider, watch: this.oauth.watch };
+    if (remote && this.legacySse) return createSseTransport(remote, this.options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES, oauth);
     return createTransport(this.config, {
+      ...(oauth && { oauth }),
       workbenchEnv: this.options.env,
       maxMessageBytes: this.options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
       log: this.log,

@@ -10,7 +10,9 @@ import {
   isJSONRPCResultResponse,
   type JSONRPCMessage,
   type JSONRPCRequest,
+  type FetchLike,
   type MessageExtraInfo,
+  type OAuthClientProvider,
   type Transport,
   type TransportSendOptions,
 } from '@modelcontextprotocol/client';
@@ -26,9 +28,9 @@ import { ChildProcessTransport } from './stdio-transport.js';
  * MCP SDK gives them (HOME, PATH, …, never shell functions) plus the entry's `env`, or the whole workbench
  * environment with `inheritEnv: true`.
  *
- * Remote (http/sse) transports send exactly the entry's `url` and `headers` from the config. Nothing else goes into
- * them: no header, token or cookie of the workbench's own client can reach a downstream server, because nothing from
- * an upstream request is ever passed here.
+ * Remote (http/sse) transports send exactly the entry's `url` and `headers` from the config, plus the token of the
+ * server's own OAuth sign-in when it has one. Nothing else goes into them: no header, token or cookie of the
+ * workbench's own client can reach a downstream server, because nothing from an upstream request is ever passed here.
  */
 export function childEnvironment(server: StdioServerConfig, workbenchEnv: Record<string, string | undefined>): Record<string, string> {
   const env: Record<string, string> = {};
@@ -52,6 +54,25 @@ export interface TransportOptions {
   groups?: GroupTracker;
   /** Non-JSON-RPC lines on a stdio server's stdout (see ChildProcessTransport). */
   onNoise?: (line: string) => void;
+  /** A remote server's OAuth (see OAuthConnector): the provider that signs its requests, and a fetch wrapper. */
+  oauth?: RemoteAuth;
+}
+
+/** What a remote transport needs for OAuth: the provider (absent: none applies yet) and a wrapper of its fetch. */
+export interface RemoteAuth {
+  authProvider?: OAuthClientProvider;
+  watch?: (fetch: FetchLike) => FetchLike;
+}
+
+/** The SDK transport options of a remote entry: exactly its headers, the size limit, and its OAuth provider. */
+function remoteOptions(server: RemoteServerConfig, maxMessageBytes: number, oauth: RemoteAuth | undefined): { requestInit: RequestInit; fetch: FetchLike; authProvider?: OAuthClientProvider } {
+  const fetch = limitedFetch(maxMessageBytes);
+  return {
+    // A copy: the SDK must not share (or mutate) the config's header object.
+    requestInit: { headers: { ...server.headers } },
+    fetch: oauth?.watch ? oauth.watch(fetch) : fetch,
+    ...(oauth?.authProvider && { authProvider: oauth.authProvider }),
+  };
 }
 
 export function createTransport(server: ServerConfig, options: TransportOptions): Transport {
@@ -68,9 +89,9 @@ export function createTransport(server: ServerConfig, options: TransportOptions)
         onNoise: options.onNoise,
       });
     case 'http':
-      return new RenewingHttpClientTransport(server, options.log, options.maxMessageBytes);
+      return new RenewingHttpClientTransport(server, options.log, options.maxMessageBytes, options.oauth);
     case 'sse':
-      return createSseTransport(server, options.maxMessageBytes);
+      return createSseTransport(server, options.maxMessageBytes, options.oauth);
   }
 }
 
@@ -79,8 +100,8 @@ export function createTransport(server: ServerConfig, options: TransportOptions)
  * legacy one (see {@link legacySseStatus}). The SDK adds `requestInit.headers` to the event-stream GET and to
  * every POST; it follows redirects only within the URL's origin, so configured credentials never go elsewhere.
  */
-export function createSseTransport(server: RemoteServerConfig, maxMessageBytes: number): Transport {
-  return new SSEClientTransport(new URL(server.url), { requestInit: { headers: { ...server.headers } }, fetch: limitedFetch(maxMessageBytes) });
+export function createSseTransport(server: RemoteServerConfig, maxMessageBytes: number, oauth?: RemoteAuth): Transport {
+  return new SSEClientTransport(new URL(server.url), remoteOptions(server, maxMessageBytes, oauth));
 }
 
 /**
@@ -138,6 +159,7 @@ export class RenewingHttpClientTransport implements Transport {
     private readonly server: RemoteServerConfig,
     private readonly log: Logger,
     private readonly maxMessageBytes: number,
+    private readonly oauth?: RemoteAuth,
   ) {
     this.url = new URL(server.url);
     this.inner = this.attach(this.createInner());
@@ -187,9 +209,13 @@ export class RenewingHttpClientTransport implements Transport {
     await this.inner.close();
   }
 
+  /** Redeems an OAuth callback (see OAuthConnector): the SDK transport's own finishAuth. */
+  finishAuth(params: URLSearchParams): Promise<void> {
+    return this.inner.finishAuth(params);
+  }
+
   private createInner(): StreamableHTTPClientTransport {
-    // A copy: the SDK must not share (or mutate) the config's header object.
-    return new StreamableHTTPClientTransport(this.url, { requestInit: { headers: { ...this.server.headers } }, fetch: limitedFetch(this.maxMessageBytes) });
+    return new StreamableHTTPClientTransport(this.url, remoteOptions(this.server, this.maxMessageBytes, this.oauth));
   }
 
   private attach(inner: StreamableHTTPClientTransport): StreamableHTTPClientTransport {

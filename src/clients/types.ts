@@ -1,6 +1,7 @@
 import type { ClientCapabilities, LoggingMessageNotification, Progress, Result, Tool } from '@modelcontextprotocol/client';
 import type { WorkbenchConfig } from '../config/types.js';
 import type { Logger } from '../log.js';
+import type { OAuthContext } from '../oauth/sign-in.js';
 import type { Cancellation } from '../shared/cancellation.js';
 import type { EraMemory } from './era-memory.js';
 import type { GroupTracker } from './orphan-reaper.js';
@@ -36,6 +37,8 @@ export interface SlotOptions {
   groups?: GroupTracker;
   /** Each server's protocol era from earlier connects (and the catalog cache); without it, remembered per slot. */
   eras?: EraMemory;
+  /** OAuth sign-ins of remote servers (token store, browser); without it no server is signed in to. */
+  oauth?: OAuthContext;
 }
 
 /** Requests a downstream server may make of its client, which the workbench relays to its own client. */

@@ -64,7 +64,8 @@ export interface SecretUse {
 
 /**
  * Expands `${VAR}`, `${VAR:-default}` and `${secret:NAME}` in the places of every server where the contract allows it: `command`,
- * each `args` item, `env` values, `cwd`, `url` and `headers` values. Nothing else in the config is touched.
+ * each `args` item, `env` values, `cwd`, `url`, `headers` values and the strings of `auth`. Nothing else in the config
+ * is touched.
  *
  * Semantics (a deliberate subset of the shell): `${VAR}` uses the value even when it is empty and is an error when
  * VAR is unset; `${VAR:-default}` uses the default when VAR is unset or empty, and the default may itself contain
@@ -132,6 +133,8 @@ export function expandConfigEnv(raw: unknown, env: EnvLike, secretSource?: Secre
             for (const [name, item] of Object.entries(value)) {
               if (typeof item === 'string') value[name] = expandAt(item, [...at, key, name]);
             }
+          } else if (key === 'auth' && isRecord(value)) {
+            expandNested(value, [...at, key], expandAt);
           }
         }
       }
@@ -139,6 +142,17 @@ export function expandConfigEnv(raw: unknown, env: EnvLike, secretSource?: Secre
   }
 
   return { config, warnings, secrets, missing, missingSecrets, secretUses };
+}
+
+/** Expands every string inside `node` (the `auth` object: its strings, `scopes` and `identityProvider`), in place. */
+function expandNested(node: Record<string, unknown> | unknown[], path: JsonPath, expandAt: (text: string, path: JsonPath) => string): void {
+  const entries: [string | number, unknown][] = Array.isArray(node) ? node.map((item, index) => [index, item]) : Object.entries(node);
+  for (const [key, item] of entries) {
+    // Comment keys are not settings: left as written.
+    if (typeof key === 'string' && /^[$_]/.test(key)) continue;
+    if (typeof item === 'string') (node as Record<string | number, unknown>)[key] = expandAt(item, [...path, key]);
+    else if (Array.isArray(item) || isRecord(item)) expandNested(item, [...path, key], expandAt);
+  }
 }
 
 /** The outcome of expanding one string. */

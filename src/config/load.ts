@@ -8,7 +8,7 @@ import { type RawConfig, normaliseToolbox } from './normalise.js';
 import { duplicateKeyMessage, parseJsonDocument } from './parse-json.js';
 import type { SecretSource } from './secret-source.js';
 import { isRecord } from './text.js';
-import type { ToolboxConfig, WorkbenchConfig } from './types.js';
+import type { OAuthConfig, ToolboxConfig, WorkbenchConfig } from './types.js';
 import { findServerProblems, serverKey, withProblems } from './server-problems.js';
 import { searchSettings } from './search-settings.js';
 import { type Problem, findProblems, inDocumentOrder, invalidError } from './validate.js';
@@ -163,8 +163,23 @@ function configuredSecrets(toolboxes: readonly ToolboxConfig[]): Secret[] {
     }
     secrets.push(...urlSecrets(server.url));
     for (const [name, value] of Object.entries(server.headers)) secrets.push(...headerSecrets(name, value));
+    if (server.auth) secrets.push(...authSecrets(server.auth));
   }
   return secrets;
+}
+
+/** The credentials of an `auth` object: client secrets, the private key, the assertion and the ID token. */
+function authSecrets(auth: OAuthConfig): Secret[] {
+  const found: Secret[] = [];
+  const add = (value: string | undefined, label: string): void => {
+    if (value !== undefined) found.push({ value, label });
+  };
+  add(auth.clientSecret, 'auth clientSecret');
+  add(auth.privateKeyPem, 'auth privateKeyPem');
+  add(auth.assertion, 'auth assertion');
+  add(auth.identityProvider?.clientSecret, 'auth identityProvider.clientSecret');
+  add(auth.identityProvider?.idToken, 'auth identityProvider.idToken');
+  return found;
 }
 
 /** A warning per URL that carries credentials (user info, secret-looking query parameters); never their values. */

@@ -1,6 +1,6 @@
 import { normaliseOverrides, type RawToolOverride, type RawToolset } from './catalog-settings.js';
 import type { RawSearch } from './search-settings.js';
-import type { ServerConfig, ToolChanges, ToolboxConfig } from './types.js';
+import type { OAuthConfig, ServerConfig, ToolChanges, ToolboxConfig } from './types.js';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Shapes of the document after schema validation.
@@ -15,6 +15,7 @@ interface RawServer {
   inheritEnv?: boolean;
   url?: string;
   headers?: Record<string, string>;
+  auth?: 'oauth' | Partial<OAuthConfig>;
   toolFilters?: string[];
   disabledTools?: string[];
   disabledPrompts?: string[];
@@ -88,5 +89,13 @@ function normaliseServer(name: string, raw: RawServer): ServerConfig {
       inheritEnv: raw.inheritEnv ?? false,
     };
   }
-  return { ...common, type, url: raw.url ?? '', headers: { ...raw.headers } };
+  const auth = normaliseAuth(raw.auth);
+  return { ...common, type, url: raw.url ?? '', headers: { ...raw.headers }, ...(auth && { auth }) };
+}
+
+/** `"oauth"` is the default flow; an object keeps what it says, with the authorization-code grant unless it names one. */
+function normaliseAuth(raw: RawServer['auth']): OAuthConfig | undefined {
+  if (raw === undefined) return undefined;
+  if (raw === 'oauth') return { grantType: 'authorization_code' };
+  return { ...structuredClone(raw), grantType: raw.grantType ?? 'authorization_code' };
 }

@@ -4,7 +4,7 @@ import { editDistance, isRecord, NAME_RULE } from './text.js';
 
 /** One sentence per schema problem: what was wrong, where, and the closest valid key or value. */
 
-export type Level = 'top' | 'toolbox' | 'server' | 'toolset' | 'override';
+export type Level = 'top' | 'toolbox' | 'server' | 'toolset' | 'override' | 'auth' | 'identityProvider';
 
 export function describeError(error: ErrorObject, path: JsonPath, raw: unknown, keys: Record<Level, readonly string[]>): string {
   const params = error.params as Record<string, unknown>;
@@ -96,6 +96,8 @@ const LEVEL_NAMES: Record<Level, string> = {
   server: 'in a server',
   toolset: 'in a toolset',
   override: 'in a tool override',
+  auth: 'in a server\'s "auth"',
+  identityProvider: 'in "auth.identityProvider"',
 };
 
 function unknownKeyMessage(key: string, level: Level, keys: Record<Level, readonly string[]>): string {
@@ -142,6 +144,7 @@ function levelOf(path: JsonPath): Level {
   if (path.length === 0) return 'top';
   if (path[path.length - 2] === 'toolOverrides') return 'override';
   if (path[0] === 'toolsets') return 'toolset';
+  if (path[4] === 'auth') return path[5] === 'identityProvider' ? 'identityProvider' : 'auth';
   return path.length <= 3 ? 'toolbox' : 'server';
 }
 

@@ -101,6 +101,41 @@ export interface RemoteServerConfig extends ServerCommon {
   url: string;
   /** Request headers, already expanded. Never logged. */
   headers: Record<string, string>;
+  /**
+   * `auth`: sign in as an MCP OAuth client (README "Remote servers behind OAuth"); absent when not configured (a
+   * 401 with a Bearer challenge still starts the default flow). Already expanded.
+   */
+  auth?: OAuthConfig;
+}
+
+/** How a remote server is signed in to (`auth: "oauth"` is `{ grantType: "authorization_code" }`). */
+export interface OAuthConfig {
+  grantType: OAuthGrantType;
+  clientId?: string;
+  /** Never logged (it is one of the config's secrets). */
+  clientSecret?: string;
+  scopes?: string[];
+  clientName?: string;
+  clientMetadataUrl?: string;
+  redirectPort?: number;
+  /** client_credentials with private_key_jwt. Never logged. */
+  privateKeyPem?: string;
+  signingAlgorithm?: string;
+  /** jwt_bearer: the assertion presented. Never logged. */
+  assertion?: string;
+  /** jwt_bearer through an enterprise identity provider (ID token → ID-JAG → access token). */
+  identityProvider?: IdentityProviderConfig;
+}
+
+export type OAuthGrantType = 'authorization_code' | 'client_credentials' | 'jwt_bearer';
+
+export interface IdentityProviderConfig {
+  issuer?: string;
+  tokenEndpoint?: string;
+  clientId: string;
+  clientSecret?: string;
+  /** Never logged. */
+  idToken: string;
 }
 
 export type ServerConfig = StdioServerConfig | RemoteServerConfig;

@@ -1,4 +1,5 @@
 import { WorkbenchError } from '../errors.js';
+import { authProblems } from './auth-problems.js';
 import { loadBundledSchema, type BundledSchema } from './bundled-schema.js';
 import { formatJsonPath, type JsonPath } from './expand-env.js';
 import { describeError, pathToPointer, pointerToPath, problemPath, valueAt, type Level } from './problem-messages.js';
@@ -22,7 +23,14 @@ let compiledSchema: BundledSchema<Exclude<Level, 'top'>> | undefined;
 
 /** Compiled once per process, on first use: start-up of commands that never load a config stays cheap. */
 function schema(): BundledSchema<Exclude<Level, 'top'>> {
-  compiledSchema ??= loadBundledSchema('workbench-config.schema.json', { toolbox: 'toolbox', server: 'server', toolset: 'toolset', override: 'toolOverride' });
+  compiledSchema ??= loadBundledSchema('workbench-config.schema.json', {
+    toolbox: 'toolbox',
+    server: 'server',
+    toolset: 'toolset',
+    override: 'toolOverride',
+    auth: 'oauth',
+    identityProvider: 'identityProvider',
+  });
   return compiledSchema;
 }
 
@@ -41,6 +49,8 @@ export function findProblems(raw: unknown): Problem[] {
     for (const error of errors) {
       // propertyNames reports each bad name twice (the inner pattern error carries `propertyName`); keep the outer.
       if (error.propertyName !== undefined) continue;
+      // `auth` is "oauth" or an object (if/then/else): the branch's own error says what is wrong, "if" adds nothing.
+      if (error.keyword === 'if') continue;
       const path = pointerToPath(error.instancePath, raw);
       // A server's stdio/remote oneOf: both branches' errors are replaced by one message about the server's shape.
       if (error.schemaPath.startsWith('#/oneOf')) {
@@ -64,13 +74,14 @@ export function findProblems(raw: unknown): Problem[] {
       const message = describeServerShape(server);
       if (message) problems.push({ path, message, whole: true });
     }
+    problems.push(...authProblems(server.auth, path));
   }
 
   return inDocumentOrder(dedupe(problems), raw);
 }
 
 const STDIO_ONLY = ['command', 'args', 'env', 'cwd', 'inheritEnv'] as const;
-const REMOTE_ONLY = ['url', 'headers'] as const;
+const REMOTE_ONLY = ['url', 'headers', 'auth'] as const;
 
 /** `type` and `transport` are aliases; they may both be present only when they agree. */
 function typeConflict(server: Record<string, unknown>): string | undefined {

@@ -5,6 +5,7 @@ import { SharedServers } from '../clients/shared-servers.js';
 import type { CatalogCache } from '../catalog/catalog-cache.js';
 import type { WorkbenchConfig } from '../config/types.js';
 import type { Logger } from '../log.js';
+import type { OAuthContext } from '../oauth/sign-in.js';
 import type { Scope, SessionScope } from './scope.js';
 import { scopeRelay, sharedLogRouter, sharedRelay, trackCall, type CallContext, type UpstreamSession } from './session-routing.js';
 import { FeatureBooks, noticeTo } from './feature-books.js';
@@ -17,6 +18,8 @@ export interface ScopesOptions {
   version: string;
   maxMessageBytes?: number;
   catalogCache?: CatalogCache;
+  /** OAuth sign-ins of remote servers (README "Remote servers behind OAuth"); none without it. */
+  oauth?: OAuthContext;
   /** A server's tools changed in `scope` (connected, refreshed, lost): its catalogs and views must follow. */
   onToolsChanged(scope: Scope, toolbox: string, server: string): void;
 }
@@ -158,9 +161,9 @@ export class Scopes {
   }
 
   /** What every set of downstream connections is made with: the config in effect, env, log and limits. */
-  private connectionOptions(): Pick<ClientManagerOptions, 'config' | 'env' | 'log' | 'clientInfo' | 'maxMessageBytes' | 'eras'> {
-    const { env, log, version, maxMessageBytes } = this.options;
-    return { config: this.config, env, log, clientInfo: { name: 'mcp-workbench', version }, maxMessageBytes, eras: this.eras };
+  private connectionOptions(): Pick<ClientManagerOptions, 'config' | 'env' | 'log' | 'clientInfo' | 'maxMessageBytes' | 'eras' | 'oauth'> {
+    const { env, log, version, maxMessageBytes, oauth } = this.options;
+    return { config: this.config, env, log, clientInfo: { name: 'mcp-workbench', version }, maxMessageBytes, eras: this.eras, ...(oauth && { oauth }) };
   }
 
   /** The `shared: true` servers of isolated sessions, made once. */

@@ -10,6 +10,7 @@ import type { ClientManager } from '../clients/client-manager.js';
 import type { ToolboxConfig, WorkbenchConfig } from '../config/types.js';
 import { WorkbenchError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
+import type { OAuthContext } from '../oauth/sign-in.js';
 import { quoteClientText } from '../shared/client-text.js';
 import { workbenchInstructions } from './instructions.js';
 import { isKnownToolName } from './known-name.js';
@@ -49,6 +50,8 @@ export interface WorkbenchOptions {
   catalogCache?: CatalogCache;
   /** `--catalog-budget` (characters). */
   catalogBudget?: number;
+  /** OAuth sign-ins of remote servers (README "Remote servers behind OAuth"); none without it. */
+  oauth?: OAuthContext;
   /** The tool pins file and its content at start (README "Pinned tool definitions"); no checks without it. */
   pins?: { path: string; read: PinsRead; record: boolean };
   /**
@@ -131,6 +134,7 @@ export class Workbench {
       version: options.version,
       maxMessageBytes: options.maxMessageBytes,
       catalogCache: options.catalogCache,
+      ...(options.oauth && { oauth: options.oauth }),
       onToolsChanged: (scope, toolbox, server) => {
         scope.catalogs.delete(toolbox);
         this.observePins(scope.manager, toolbox, server);

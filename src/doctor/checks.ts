@@ -117,6 +117,7 @@ async function checkServer(
     env: options.env,
     log: capturingLogger(logged),
     clientInfo: { name: 'mcp-workbench-doctor', version: VERSION },
+    ...(options.oauth && { oauth: options.oauth }),
   });
   const abort = (): void => void manager.close();
   options.signal?.addEventListener('abort', abort, { once: true });
@@ -190,6 +191,8 @@ export function classifyFailure(failed: FailedServer): DoctorFailure {
       return { kind: 'exited', summary: 'closed its output', message, ...stderr };
     case 'http-status':
       return { kind: 'http-status', summary: `HTTP ${f.httpStatus}`, message, ...(f.httpStatus !== undefined && { httpStatus: f.httpStatus }) };
+    case 'needs-sign-in':
+      return { kind: 'needs-sign-in', summary: `needs sign-in: run ${f.signInCommand ?? 'mcp-workbench auth login <toolbox>/<server>'}`, message };
     default:
       return { kind: 'error', summary: 'error', message };
   }

@@ -1,3 +1,4 @@
+import type { OAuthContext } from '../oauth/sign-in.js';
 import type { SecretSource } from '../config/secret-source.js';
 import type { ServerConfig, ServerProblem } from '../config/types.js';
 import type { Logger } from '../log.js';
@@ -10,7 +11,7 @@ export const DEFAULT_DOCTOR_TIMEOUT_MS = 15_000;
 export const MAX_CANONICAL_NAME_LENGTH = 64;
 
 /** `misconfigured`: its config entry cannot start as written (an unset variable, a malformed URL); see `problems`. */
-export type FailureKind = 'command-not-found' | 'misconfigured' | 'exited' | 'timeout' | 'http-status' | 'unreachable' | 'interrupted' | 'error';
+export type FailureKind = 'command-not-found' | 'misconfigured' | 'exited' | 'timeout' | 'http-status' | 'unreachable' | 'needs-sign-in' | 'interrupted' | 'error';
 
 export interface DoctorFailure {
   kind: FailureKind;
@@ -100,4 +101,6 @@ export interface DoctorOptions {
   signal?: AbortSignal;
   /** The tool-state file (its tool-pins.json beside it says which definitions are approved); default as for serve. */
   stateFile?: string;
+  /** OAuth sign-ins of remote servers (doctor opens no browser: a server that needs one is reported with the command). */
+  oauth?: OAuthContext;
 }

@@ -145,6 +145,11 @@ const TRIVIAL_VALUE = /^(?:true|false|yes|no|on|off|null|none|\d{1,6})$/i;
 // Any scheme://… up to whitespace, a quote or a bracket; linear, and only run on error and log text.
 const URL_IN_TEXT = /\b[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s"'<>()[\]{}]+/g;
 const AUTH_SCHEME_IN_TEXT = /\b(Bearer|Basic|Token)\s+[A-Za-z0-9._~+/=-]{8,}/g;
+/**
+ * OAuth credentials as an authorization server's answer or a token request carries them, in JSON (`"access_token":
+ * "…"`) or form encoding (`refresh_token=…`): an error that quotes a body never shows one.
+ */
+const OAUTH_FIELD_IN_TEXT = /\b(access_token|refresh_token|id_token|client_secret|code_verifier|client_assertion|assertion|subject_token)("?\s*[:=]\s*"?)([^\s"&,}]{4,})/g;
 
 /**
  * Hides the user info and secret query parameter values of one URL, keeping everything else as written:
@@ -188,7 +193,8 @@ export type Redact = (text: string) => string;
 
 /**
  * A function that redacts text by the rule above: the credentials of any URL in the text, then every known secret
- * (longest first, so a value containing another is hidden whole), then `Bearer …`/`Basic …` credentials.
+ * (longest first, so a value containing another is hidden whole), then `Bearer …`/`Basic …` credentials and OAuth
+ * token fields (`"access_token": "…"`, `refresh_token=…`).
  * Text without any of them is returned as is (the same string), cheaply.
  */
 export function createRedactor(secrets: readonly Secret[] = []): Redact {
@@ -201,6 +207,7 @@ export function createRedactor(secrets: readonly Secret[] = []): Redact {
     if (out.includes('://')) out = out.replace(URL_IN_TEXT, (url) => redactUrl(url));
     for (const secret of known) if (out.includes(secret.value)) out = out.split(secret.value).join(marker(secret.label));
     if (/Bearer|Basic|Token/.test(out)) out = out.replace(AUTH_SCHEME_IN_TEXT, (_m, scheme: string) => `${scheme} ${marker('credential')}`);
+    if (/_token|secret|assertion|verifier/.test(out)) out = out.replace(OAUTH_FIELD_IN_TEXT, (_m, field: string, between: string) => `${field}${between}${marker(field)}`);
     return out;
   };
 }

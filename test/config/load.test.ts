@@ -317,7 +317,7 @@ describe('loadConfig', () => {
       'toolboxes.dev.mcpServers.s: unknown key "disabled_tools"; did you mean "disabledTools"?',
       'toolboxes.dev.mcpServers.s: unknown key "environment"; did you mean "env"?',
       'toolboxes.dev.mcpServers.s: unknown key "autoApprove" (allowed in a server: type, transport, command, args, ' +
-        'env, cwd, inheritEnv, url, headers, toolFilters, disabledTools, disabledPrompts, toolOverrides, timeoutMs, connectTimeoutMs, toolChanges, quarantine, catalogCache, shared; keys starting ' +
+        'env, cwd, inheritEnv, url, headers, auth, toolFilters, disabledTools, disabledPrompts, toolOverrides, timeoutMs, connectTimeoutMs, toolChanges, quarantine, catalogCache, shared; keys starting ' +
         'with "_" or "$" are comments)',
     ]);
   });

@@ -1,0 +1,167 @@
+import { UnauthorizedError, type FetchLike, type OAuthClientProvider, type Transport } from '@modelcontextprotocol/client';
+import type { OAuthConfig, RemoteServerConfig } from '../config/types.js';
+import { WorkbenchError, errorMessage } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { StoredOAuthProvider } from '../oauth/provider.js';
+import { BrowserSignIn, createOAuthProvider, signInCommand, type OAuthContext } from '../oauth/sign-in.js';
+import { httpStatusOf } from './server-failure.js';
+import { describeUrl } from './transports.js';
+
+/** Browser sign-ins one connect may go through (a server that keeps refusing fresh tokens is not asked forever). */
+const MAX_SIGN_INS_PER_CONNECT = 2;
+
+/** Whether the entry's own headers carry credentials: a static `Authorization` header wins over OAuth. */
+export function hasStaticAuthorization(server: RemoteServerConfig): boolean {
+  return Object.keys(server.headers).some((name) => name.toLowerCase() === 'authorization');
+}
+
+/**
+ * The OAuth side of one remote server's connects (README "Remote servers behind OAuth"). With `auth` (and no static
+ * Authorization header) every transport gets the server's provider, so the SDK signs requests, refreshes and steps
+ * up; without it a 401 carrying a `WWW-Authenticate: Bearer` challenge switches the server to the default flow. A
+ * connect that the SDK stopped for a browser sign-in waits here for the loopback callback (within the connect
+ * timeout) and is then retried; one that needs a sign-in no browser can give fails at once, naming `auth login`.
+ */
+export class OAuthConnector {
+  private provider: StoredOAuthProvider | undefined;
+  private signIn: BrowserSignIn | undefined;
+  /** The server answered 401 with a Bearer challenge although it has no `auth`: it is signed in to as with "oauth". */
+  private challenged = false;
+  private lastChallenge: string | undefined;
+  private signIns = 0;
+  private hadTokens = false;
+
+  constructor(
+    private readonly toolbox: string,
+    private readonly server: RemoteServerConfig,
+    private readonly context: OAuthContext,
+    private readonly label: string,
+    private readonly log: Logger,
+  ) {}
+
+  private get auth(): OAuthConfig | undefined {
+    if (hasStaticAuthorization(this.server)) return undefined;
+    return this.server.auth ?? (this.challenged ? { grantType: 'authorization_code' } : undefined);
+  }
+
+  /** Before a connect: loads the server's sign-in (when OAuth applies to it). */
+  async open(): Promise<void> {
+    this.signIns = 0;
+    const auth = this.auth;
+    if (!auth || this.provider) return;
+    this.signIn = new BrowserSignIn(this.context, this.label);
+    const key = { toolbox: this.toolbox, server: this.server.name, url: this.server.url };
+    this.provider = await createOAuthProvider(key, auth, this.context.store, this.signIn);
+    this.hadTokens = this.provider.signedIn;
+  }
+
+  /** Whether OAuth applies to the server now (its calls may then be refused for their token and retried). */
+  get active(): boolean {
+    return this.provider !== undefined;
+  }
+
+  /** The provider the next transport signs its requests with, if OAuth applies. */
+  get authProvider(): OAuthClientProvider | undefined {
+    return this.provider;
+  }
+
+  /**
+   * Wraps a transport's fetch so the challenge of a 401 from the server itself is seen. A 401 to a request that
+   * carried a token also drops the remembered discovery (as the SDK asks hosts to): the server may have moved to
+   * another authorization server, which the sign-in it starts must then find and register with.
+   */
+  readonly watch = (base: FetchLike): FetchLike => {
+    const origin = new URL(this.server.url).origin;
+    return async (url, init) => {
+      const response = await base(url, init);
+      if (response.status !== 401 || new URL(String(url)).origin !== origin) return response;
+      this.lastChallenge = response.headers.get('www-authenticate') ?? '';
+      if (this.provider && new Headers(init?.headers).has('authorization')) await this.provider.invalidateCredentials('discovery');
+      return response;
+    };
+  };
+
+  /**
+   * After a failed connect attempt: true when it is worth trying again on a fresh transport (OAuth was switched on
+   * by a Bearer challenge, or a browser sign-in just completed); false when the failure is not OAuth's to fix.
+   * @throws WorkbenchError SIGN_IN_REQUIRED (no browser: names `auth login`), SIGN_IN_FAILED (refused, timed out)
+   */
+  async recover(error: unknown, transport: Transport, remainingMs: number): Promise<boolean> {
+    if (!isUnauthorized(error)) return false;
+    if (!this.provider) {
+      if (!this.lastChallenge || !/^\s*Bearer\b/i.test(this.lastChallenge) || hasStaticAuthorization(this.server)) return false;
+      this.challenged = true;
+      this.log.info(`${describeUrl(this.server.url)} asks for an OAuth sign-in (401 with a Bearer challenge); signing in`);
+      await this.open();
+      return true;
+    }
+    const signIn = this.signIn!;
+    const command = signInCommand(this.toolbox, this.server.name);
+    if (signIn.pending && this.signIns < MAX_SIGN_INS_PER_CONNECT) {
+      this.signIns++;
+      await this.complete(transport, remainingMs, command);
+      this.log.info('signed in (OAuth); connecting');
+      return true;
+    }
+    if (signIn.needed) throw this.needsSignIn(command);
+    return false;
+  }
+
+  /**
+   * After a failed call on a live connection: true when a browser sign-in the SDK started for it (step-up on
+   * `insufficient_scope`, or a refresh token that no longer works) has completed, so the call — refused before it
+   * ran — can be made again.
+   * @throws WorkbenchError SIGN_IN_REQUIRED (no browser: names `auth login`), SIGN_IN_FAILED (refused, timed out)
+   */
+  async recoverCall(error: unknown, transport: Transport, waitMs: number): Promise<boolean> {
+    if (!this.provider || !isUnauthorized(error)) return false;
+    const command = signInCommand(this.toolbox, this.server.name);
+    if (this.signIn?.pending) {
+      await this.complete(transport, waitMs, command);
+      this.log.info('signed in again (OAuth); retrying the call');
+      return true;
+    }
+    if (this.signIn?.needed) throw this.needsSignIn(command);
+    return false;
+  }
+
+  /** Waits for the browser's callback and redeems its code (the SDK checks `state`'s echo, `iss` and PKCE). */
+  private async complete(transport: Transport, waitMs: number, command: string): Promise<void> {
+    const params = await this.signIn!.callback(waitMs, command);
+    try {
+      await finishAuth(transport, params);
+    } catch (error) {
+      throw new WorkbenchError('SIGN_IN_FAILED', `${this.label}: the sign-in came back from the browser but could not be completed: ${errorMessage(error)}. Sign in again with \`${command}\`.`, { cause: error });
+    }
+  }
+
+  /** Ends a sign-in under way (the slot is closing). */
+  async close(): Promise<void> {
+    await this.signIn?.close();
+  }
+
+  private needsSignIn(command: string): WorkbenchError {
+    const why = this.hadTokens ? 'its sign-in has expired or was revoked' : 'it needs you to sign in (OAuth)';
+    const browser = this.context.browser ? 'no browser can be opened here' : (this.context.noBrowserReason ?? 'the workbench runs with --no-browser');
+    return new WorkbenchError(
+      'SIGN_IN_REQUIRED',
+      `${this.label} at ${describeUrl(this.server.url)}: ${why}, and ${browser}. Run \`${command}\` in a terminal, then use it again (the sign-in is kept in ${this.context.store.dir}).`,
+      { failure: { kind: 'needs-sign-in', signInCommand: command } },
+    );
+  }
+}
+
+/** A 401 as the SDK reports it: UnauthorizedError (a provider asked for a sign-in), or an HTTP error with status 401. */
+function isUnauthorized(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if (e instanceof UnauthorizedError) return true;
+  }
+  return httpStatusOf(error) === 401;
+}
+
+/** Redeems the callback's code on the transport that asked for it (the SDK checks `iss` and PKCE). */
+async function finishAuth(transport: Transport, params: URLSearchParams): Promise<void> {
+  const finisher = transport as Transport & { finishAuth?: (params: URLSearchParams) => Promise<void> };
+  if (typeof finisher.finishAuth !== 'function') throw new Error('this transport cannot finish an OAuth sign-in');
+  await finisher.finishAuth(params);
+}

@@ -1,0 +1,136 @@
+import { ClientCredentialsProvider, CrossAppAccessProvider, PrivateKeyJwtProvider, discoverAndRequestJwtAuthGrant, requestJwtAuthorizationGrant } from '@modelcontextprotocol/client';
+import type { OAuthConfig } from '../config/types.js';
+import { WorkbenchError } from '../errors.js';
+import { openBrowser } from './browser.js';
+import { LoopbackReceiver, freeLoopbackPort, loopbackRedirect } from './loopback.js';
+import { StoredOAuthProvider, type GrantDelegate } from './provider.js';
+import type { OAuthKey, OAuthStore } from './token-store.js';
+
+/** What signing in needs from the process: where tokens live, whether a browser may be opened, how to tell the user. */
+export interface OAuthContext {
+  store: OAuthStore;
+  env: Record<string, string | undefined>;
+  platform: NodeJS.Platform;
+  /** false with `serve --no-browser`: a server that needs a sign-in fails at once, naming `auth login`. */
+  browser: boolean;
+  /** Why no browser is opened when `browser` is false, for that message (default: `serve --no-browser`'s). */
+  noBrowserReason?: string;
+  /** Tells the user something they must see (the authorization URL), unredacted: it holds no secret. */
+  announce(message: string): void;
+}
+
+/** The command that signs in to one server. */
+export function signInCommand(toolbox: string, server: string): string {
+  return `mcp-workbench auth login ${toolbox}/${server}`;
+}
+
+/**
+ * One browser sign-in as the SDK asks for it (`redirectToAuthorization`): listens on the loopback redirect, opens
+ * the browser on the authorization URL (and tells the user the URL), and hands back the callback. Without a browser it
+ * only notes that a sign-in is needed, so the connect can fail at once with the command that signs in.
+ */
+export class BrowserSignIn {
+  private receiver: LoopbackReceiver | undefined;
+  /** A sign-in was needed and no browser could be used for it. */
+  needed = false;
+
+  constructor(
+    private readonly context: OAuthContext,
+    private readonly label: string,
+  ) {}
+
+  async redirect(authorizationUrl: URL, state: string | undefined): Promise<void> {
+    await this.close();
+    this.needed = false;
+    const redirect = authorizationUrl.searchParams.get('redirect_uri');
+    if (!this.context.browser || !redirect) {
+      this.needed = true;
+      return;
+    }
+    this.receiver = await LoopbackReceiver.listen(Number(new URL(redirect).port), state, this.label);
+    if (!(await openBrowser(authorizationUrl.href, this.context))) {
+      await this.close();
+      this.needed = true;
+      return;
+    }
+    this.context.announce(`sign in to ${this.label} in the browser that opened (if none did, open this URL): ${authorizationUrl.href}`);
+  }
+
+  /** Whether a browser sign-in is under way (its callback can be awaited). */
+  get pending(): boolean {
+    return this.receiver !== undefined;
+  }
+
+  /**
+   * The callback of the sign-in under way, within `ms`.
+   * @throws WorkbenchError SIGN_IN_FAILED when the authorization server answered with an error or time ran out
+   */
+  async callback(ms: number, command: string): Promise<URLSearchParams> {
+    const receiver = this.receiver;
+    if (!receiver) throw new Error('no sign-in is under way');
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), Math.max(0, ms))));
+    try {
+      const params = await Promise.race([receiver.wait(), timeout]);
+      if (!params) {
+        throw new WorkbenchError('SIGN_IN_FAILED', `${this.label}: the sign-in in the browser was not completed within ${ms} ms. Retry, raise "connectTimeoutMs", or sign in first with \`${command}\`.`);
+      }
+      const error = params.get('error');
+      if (error) {
+        const description = params.get('error_description');
+        throw new WorkbenchError('SIGN_IN_FAILED', `${this.label}: the authorization server refused the sign-in (${error}${description ? `: ${description}` : ''}). Sign in again with \`${command}\`.`);
+      }
+      return params;
+    } finally {
+      clearTimeout(timer);
+      await this.close();
+    }
+  }
+
+  async close(): Promise<void> {
+    const receiver = this.receiver;
+    this.receiver = undefined;
+    await receiver?.close();
+  }
+}
+
+/**
+ * The provider for one server's `auth` (README "Remote servers behind OAuth"): the authorization-code grant with a
+ * loopback redirect on `redirectPort`, else on the port its registration was made with, else a free one; the
+ * machine-to-machine grants through the SDK's providers.
+ */
+export async function createOAuthProvider(key: OAuthKey, auth: OAuthConfig, store: OAuthStore, signIn: BrowserSignIn): Promise<StoredOAuthProvider> {
+  const onRedirect = (url: URL, state: string | undefined): Promise<void> => signIn.redirect(url, state);
+  if (auth.grantType !== 'authorization_code') return StoredOAuthProvider.open({ key, auth, store, onRedirect, delegate: grantDelegate(auth) });
+  const record = await store.read(key);
+  const redirectUrl = auth.redirectPort ? loopbackRedirect(auth.redirectPort) : (record.redirectUrl ?? loopbackRedirect(await freeLoopbackPort()));
+  if (record.clientInformation && record.redirectUrl !== redirectUrl) {
+    // Registered for another redirect URI: the authorization server would refuse this one; register again.
+    await store.update(key, ({ clientInformation: _dropped, ...rest }) => rest);
+  }
+  return StoredOAuthProvider.open({ key, auth, store, onRedirect, redirectUrl });
+}
+
+function grantDelegate(auth: OAuthConfig): GrantDelegate | undefined {
+  const scope = auth.scopes?.join(' ') || undefined;
+  const common = { clientId: auth.clientId ?? '', ...(auth.clientName && { clientName: auth.clientName }), ...(scope && { scope }) };
+  if (auth.grantType === 'client_credentials') {
+    return auth.privateKeyPem
+      ? new PrivateKeyJwtProvider({ ...common, privateKey: auth.privateKeyPem, algorithm: auth.signingAlgorithm ?? 'RS256' })
+      : new ClientCredentialsProvider({ ...common, clientSecret: auth.clientSecret ?? '' });
+  }
+  const idp = auth.identityProvider;
+  if (!idp) return undefined;
+  return new CrossAppAccessProvider({
+    clientId: auth.clientId ?? '',
+    clientSecret: auth.clientSecret ?? '',
+    ...(auth.clientName && { clientName: auth.clientName }),
+    assertion: async (context) => {
+      const request = { audience: context.authorizationServerUrl, resource: context.resourceUrl, idToken: idp.idToken, clientId: idp.clientId, ...(idp.clientSecret && { clientSecret: idp.clientSecret }), ...(context.scope && { scope: context.scope }), fetchFn: context.fetchFn };
+      const grant = idp.tokenEndpoint
+        ? await requestJwtAuthorizationGrant({ ...request, tokenEndpoint: idp.tokenEndpoint })
+        : await discoverAndRequestJwtAuthGrant({ ...request, idpUrl: idp.issuer ?? '' });
+      return grant.jwtAuthGrant;
+    },
+  });
+}
