@@ -12,7 +12,8 @@ export interface Doc {
   bare: string;
   names: readonly string[];
   nameTerms: ReadonlySet<string>;
-  lengths: Float64Array;
+  /** Words in each field (F numbers). */
+  lengths: readonly number[];
 }
 
 /**
@@ -141,7 +142,7 @@ const NONE: readonly string[] = [];
 
 function addDoc(index: SearchIndex, entry: FullEntry, context: SearchContext | undefined, doc: Scratch): void {
   const id = index.docs.length;
-  const lengths = new Float64Array(F);
+  const lengths = [0, 0, 0, 0, 0, 0, 0, 0];
   const { vocabulary, postings } = index;
   doc.startDoc();
   const add = (field: number, text: string | undefined): readonly string[] => {

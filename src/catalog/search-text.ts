@@ -78,8 +78,8 @@ export function terms(text: string): string[] {
 export interface Analyzed {
   surfaces: readonly string[];
   terms: readonly string[];
-  surfaceIds: Int32Array;
-  termIds: Int32Array;
+  surfaceIds: readonly number[];
+  termIds: readonly number[];
 }
 
 /** Every word and stem analysed so far, numbered from 0 (the numbers stay valid for the process's life). */
@@ -121,13 +121,16 @@ export function analyze(text: string): Analyzed {
   if (a === undefined) {
     const surfaces: string[] = [];
     const stems: string[] = [];
+    const surfaceIds: number[] = [];
+    const termIds: number[] = [];
     for (const w of words(text)) {
       if (STOP_WORDS.has(w)) continue;
+      const s = stem(w);
       surfaces.push(w);
-      stems.push(stem(w));
+      stems.push(s);
+      surfaceIds.push(wordId(w));
+      termIds.push(wordId(s));
     }
-    const surfaceIds = Int32Array.from(surfaces, wordId);
-    const termIds = Int32Array.from(stems, wordId);
     if (analyzed.size >= MAX_TEXTS) analyzed.clear();
     analyzed.set(text, (a = { surfaces, terms: stems, surfaceIds, termIds }));
   }
