@@ -1,4 +1,4 @@
-import type { SearchIndex } from './search-index.js';
+import { fieldCount, type SearchIndex } from './search-index.js';
 
 /**
  * The vocabulary bridge (README: "Search"): words people use for a tool's job, learnt offline from the catalogs
@@ -24,7 +24,6 @@ export const DEFAULT_BRIDGE: BridgeParams = { minTools: 2, maxRelated: 3 };
 /** Fields (by position in FIELDS) that count as a tool's text, and as its name. */
 const TEXT_FIELDS = [1, 2, 3, 4, 5];
 const NAME_FIELD = 0;
-const F = 8;
 
 /** Builds the bridge from every index given (all catalogs known); cost linear in the postings. */
 export function buildBridge(indexes: readonly SearchIndex[], params: BridgeParams = DEFAULT_BRIDGE): Bridge {
@@ -39,9 +38,8 @@ export function buildBridge(indexes: readonly SearchIndex[], params: BridgeParam
     for (const [term, p] of index.postings) {
       for (let i = 0; i < p.docs.length; i++) {
         const id = offset + p.docs[i]!;
-        const base = i * F;
-        if (p.tf[base + NAME_FIELD]! > 0) (names[id] ??= []).push(term);
-        else if (TEXT_FIELDS.some((f) => p.tf[base + f]! > 0)) (texts[id] ??= []).push(term);
+        if (fieldCount(p.tf[i]!, NAME_FIELD) > 0) (names[id] ??= []).push(term);
+        else if (TEXT_FIELDS.some((f) => fieldCount(p.tf[i]!, f) > 0)) (texts[id] ??= []).push(term);
       }
     }
     offset += index.docs.length;

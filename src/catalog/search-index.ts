@@ -1,8 +1,9 @@
 import type { FullEntry } from './catalog-index.js';
+import { analyze, forgetWordsIfMany, wordCount, words } from './search-text.js';
 
 /**
- * The shapes of a prepared search index (see search.ts, which builds and ranks with them, and search-bridge.ts, which
- * learns related words from them): kept apart so the two never import each other.
+ * The search index of a list of tools (README "Search"): its shapes, and how it is built. Ranking is in search.ts and
+ * the vocabulary bridge in search-bridge.ts; both read these shapes, so neither imports the other.
  */
 
 export interface Doc {
@@ -11,13 +12,28 @@ export interface Doc {
   bare: string;
   names: readonly string[];
   nameTerms: ReadonlySet<string>;
-  lengths: Float64Array;
+  /** Words in each field (F numbers). */
+  lengths: readonly number[];
 }
 
-/** Per term: the docs it occurs in and, for each, its count in every field (F numbers per doc, flattened). */
+/**
+ * Per term: the docs it occurs in and, for each, its count in every field, packed into one number (six bits a field,
+ * counts capped at 63: far beyond where BM25 saturates); read a field's count with {@link fieldCount}.
+ */
 export interface Postings {
   docs: number[];
   tf: number[];
+}
+
+/** Bits of a packed term count given to each field. */
+const FIELD_BITS = 64;
+const MAX_COUNT = FIELD_BITS - 1;
+/** The place value of each field in a packed count: 64^field (8 fields: 48 bits, exact in a double). */
+export const FIELD_PLACE: readonly number[] = Array.from({ length: 8 }, (_, f) => FIELD_BITS ** f);
+
+/** A term's count in one field of a doc, from its packed counts. */
+export function fieldCount(packed: number, field: number): number {
+  return Math.floor(packed / FIELD_PLACE[field]!) % FIELD_BITS;
 }
 
 /** A list of tools prepared for search once; reuse it for as long as the list stays the same. */
@@ -28,4 +44,157 @@ export interface SearchIndex {
   totals: Float64Array;
   /** Every surface word seen (stop words aside), with its stem: for prefix and typo matches. */
   vocabulary: Map<string, string>;
+}
+
+/** Descriptions of where tools live, indexed with them: by toolbox name, and by `toolbox/server`. */
+export interface SearchContext {
+  toolboxes?: ReadonlyMap<string, string>;
+  servers?: ReadonlyMap<string, string>;
+}
+
+/** Number of fields (search.ts FIELDS: name, title, summary, description, parameters, parameterText, server, toolbox). */
+const F = 8;
+
+const built = new WeakMap<readonly FullEntry[], { context: SearchContext | undefined; index: SearchIndex }>();
+
+/**
+ * The search index of a list of tools, built once per list object (and context). Building costs one pass over each
+ * tool's texts; texts seen before (a catalog that changed in a few tools) are not analysed again (see analyze).
+ */
+export function searchIndex(entries: readonly FullEntry[], context?: SearchContext): SearchIndex {
+  const cached = built.get(entries);
+  if (cached && cached.context === context) return cached.index;
+  forgetWordsIfMany();
+  const index: SearchIndex = { docs: [], postings: new Map(), totals: new Float64Array(F), vocabulary: new Map() };
+  scratch.build++;
+  for (const entry of entries) addDoc(index, entry, context, scratch);
+  built.set(entries, { context, index });
+  return index;
+}
+
+/**
+ * One doc's term counts per field, and which words the index's vocabulary has, in arrays indexed by word number (see
+ * wordId) and reused from doc to doc and build to build: no map lookup or allocation per word. Builds run one at a
+ * time (JavaScript is single-threaded and a build never awaits).
+ */
+class Scratch {
+  /** Per word number: the doc that last counted it (`doc`), and its place in that doc's `terms`. */
+  private docOf = new Int32Array(1024).fill(-1);
+  private place = new Int32Array(1024);
+  /** Per word number: the build whose vocabulary has it. */
+  private builtIn = new Int32Array(1024);
+  readonly terms: string[] = [];
+  counts = new Uint32Array(64 * F);
+  doc = 0;
+  build = 0;
+
+  startDoc(): void {
+    this.doc++;
+    this.terms.length = 0;
+    if (this.docOf.length < wordCount()) this.grow(wordCount());
+  }
+
+  /** Whether the vocabulary of this build already has the word; marks it as had. */
+  inVocabulary(id: number): boolean {
+    if (this.builtIn[id] === this.build) return true;
+    this.builtIn[id] = this.build;
+    return false;
+  }
+
+  add(term: string, id: number, field: number): void {
+    let at: number;
+    if (this.docOf[id] === this.doc) at = this.place[id]!;
+    else {
+      at = this.terms.length;
+      this.docOf[id] = this.doc;
+      this.place[id] = at;
+      this.terms.push(term);
+      if ((at + 1) * F > this.counts.length) {
+        const grown = new Uint32Array(this.counts.length * 2);
+        grown.set(this.counts);
+        this.counts = grown;
+      }
+      this.counts.fill(0, at * F, at * F + F);
+    }
+    this.counts[at * F + field]! += 1;
+  }
+
+  /** Room for every word number below `size` (texts analysed during a doc get new numbers). */
+  grow(size: number): void {
+    let length = this.docOf.length;
+    while (length < size) length *= 2;
+    if (length === this.docOf.length) return;
+    const docOf = new Int32Array(length).fill(-1);
+    docOf.set(this.docOf);
+    this.docOf = docOf;
+    const place = new Int32Array(length);
+    place.set(this.place);
+    this.place = place;
+    const builtIn = new Int32Array(length);
+    builtIn.set(this.builtIn);
+    this.builtIn = builtIn;
+  }
+}
+
+const scratch = new Scratch();
+
+const NONE: readonly string[] = [];
+
+function addDoc(index: SearchIndex, entry: FullEntry, context: SearchContext | undefined, doc: Scratch): void {
+  const id = index.docs.length;
+  const lengths = [0, 0, 0, 0, 0, 0, 0, 0];
+  const { vocabulary, postings } = index;
+  doc.startDoc();
+  const add = (field: number, text: string | undefined): readonly string[] => {
+    if (!text) return NONE;
+    const { surfaces, terms, surfaceIds, termIds } = analyze(text);
+    doc.grow(wordCount());
+    for (let i = 0; i < terms.length; i++) {
+      if (!doc.inVocabulary(surfaceIds[i]!)) vocabulary.set(surfaces[i]!, terms[i]!);
+      doc.add(terms[i]!, termIds[i]!, field);
+    }
+    lengths[field]! += terms.length;
+    return terms;
+  };
+  const nameTerms = new Set<string>(add(0, entry.original_name));
+  add(1, entry.title ?? entry.annotations?.title);
+  const description = entry.description.replace(/^\[[^\]]*\]\s*/, '');
+  const cut = firstSentenceEnd(description);
+  add(2, description.slice(0, cut));
+  add(3, description.slice(cut));
+  const properties = (entry.inputSchema.properties ?? {}) as Record<string, unknown>;
+  for (const key in properties) {
+    add(4, key);
+    const value = properties[key];
+    if (value === null || typeof value !== 'object') continue;
+    const { description: about, enum: values } = value as { description?: unknown; enum?: unknown };
+    if (typeof about === 'string') add(5, about);
+    if (Array.isArray(values)) add(5, values.filter((v) => typeof v === 'string').join(' '));
+  }
+  add(6, entry.source_server);
+  add(6, context?.servers?.get(`${entry.toolbox_name}/${entry.source_server}`));
+  add(7, entry.toolbox_name);
+  add(7, context?.toolboxes?.get(entry.toolbox_name));
+  const { terms, counts } = doc;
+  for (let k = 0; k < terms.length; k++) {
+    const term = terms[k]!;
+    let p = postings.get(term);
+    if (!p) postings.set(term, (p = { docs: [], tf: [] }));
+    p.docs.push(id);
+    let packed = 0;
+    for (let f = 0; f < F; f++) {
+      const c = counts[k * F + f]!;
+      if (c > 0) packed += Math.min(c, MAX_COUNT) * FIELD_PLACE[f]!;
+    }
+    p.tf.push(packed);
+  }
+  for (let f = 0; f < F; f++) index.totals[f]! += lengths[f]!;
+  const names = [entry.original_name.toLowerCase(), entry.name.toLowerCase()];
+  index.docs.push({ entry, bare: words(entry.original_name).join('_'), names, nameTerms, lengths });
+}
+
+/** Where a description's first sentence ends: the first ". " / newline after some words, or the whole text. */
+function firstSentenceEnd(text: string): number {
+  const m = /[.!?](\s|$)|\n/.exec(text.slice(20));
+  return m ? 20 + m.index + 1 : text.length;
 }

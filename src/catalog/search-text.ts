@@ -71,10 +71,42 @@ export function terms(text: string): string[] {
   return out;
 }
 
-/** A text's words that are not stop words, and their stems, position by position. */
+/**
+ * A text's words that are not stop words, and their stems, position by position; each also as a small number (see
+ * {@link wordId}), so an index build counts them in arrays instead of maps.
+ */
 export interface Analyzed {
   surfaces: readonly string[];
   terms: readonly string[];
+  surfaceIds: readonly number[];
+  termIds: readonly number[];
+}
+
+/** Every word and stem analysed so far, numbered from 0 (the numbers stay valid for the process's life). */
+const wordIds = new Map<string, number>();
+
+/** The number of a word or stem: the same string always gets the same number. */
+export function wordId(word: string): number {
+  let id = wordIds.get(word);
+  if (id === undefined) wordIds.set(word, (id = wordIds.size));
+  return id;
+}
+
+/** How many word numbers there are (each is below this). */
+export function wordCount(): number {
+  return wordIds.size;
+}
+
+const MAX_WORDS = 200_000;
+
+/**
+ * Forgets every word number (and the analysed texts holding them) when there are very many: call it only between
+ * index builds, never during one, since a build counts by these numbers.
+ */
+export function forgetWordsIfMany(): void {
+  if (wordIds.size < MAX_WORDS) return;
+  wordIds.clear();
+  analyzed.clear();
 }
 
 const MAX_TEXTS = 20_000;
@@ -89,13 +121,18 @@ export function analyze(text: string): Analyzed {
   if (a === undefined) {
     const surfaces: string[] = [];
     const stems: string[] = [];
+    const surfaceIds: number[] = [];
+    const termIds: number[] = [];
     for (const w of words(text)) {
       if (STOP_WORDS.has(w)) continue;
+      const s = stem(w);
       surfaces.push(w);
-      stems.push(stem(w));
+      stems.push(s);
+      surfaceIds.push(wordId(w));
+      termIds.push(wordId(s));
     }
     if (analyzed.size >= MAX_TEXTS) analyzed.clear();
-    analyzed.set(text, (a = { surfaces, terms: stems }));
+    analyzed.set(text, (a = { surfaces, terms: stems, surfaceIds, termIds }));
   }
   return a;
 }

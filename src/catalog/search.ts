@@ -1,11 +1,12 @@
 import type { FullEntry } from './catalog-index.js';
 import { parseQuery, type ParsedQuery } from './search-query.js';
-import { analyze, terms, words } from './search-text.js';
+import { terms, words } from './search-text.js';
 import { boundedEditDistance, editDistance } from '../config/text.js';
 import type { Bridge } from './search-bridge.js';
-import type { Doc, Postings, SearchIndex } from './search-index.js';
+import { fieldCount, FIELD_PLACE, type Doc, type SearchIndex } from './search-index.js';
 
-export type { SearchIndex } from './search-index.js';
+export type { SearchIndex, SearchContext } from './search-index.js';
+export { searchIndex } from './search-index.js';
 
 export { stem, words } from './search-text.js';
 
@@ -59,81 +60,6 @@ export const DEFAULT_PARAMS: RankingParams = {
 };
 
 const F = FIELDS.length;
-
-/** Descriptions of where tools live, indexed with them: by toolbox name, and by `toolbox/server`. */
-export interface SearchContext {
-  toolboxes?: ReadonlyMap<string, string>;
-  servers?: ReadonlyMap<string, string>;
-}
-
-const built = new WeakMap<readonly FullEntry[], { context: SearchContext | undefined; index: SearchIndex }>();
-
-/** The search index of a list of tools, built once per list object (and context). */
-export function searchIndex(entries: readonly FullEntry[], context?: SearchContext): SearchIndex {
-  const cached = built.get(entries);
-  if (cached && cached.context === context) return cached.index;
-  const index = buildIndex(entries, context);
-  built.set(entries, { context, index });
-  return index;
-}
-
-function buildIndex(entries: readonly FullEntry[], context: SearchContext | undefined): SearchIndex {
-  const index: SearchIndex = { docs: [], postings: new Map(), totals: new Float64Array(F), vocabulary: new Map() };
-  for (const entry of entries) addDoc(index, entry, context);
-  return index;
-}
-
-function addDoc(index: SearchIndex, entry: FullEntry, context: SearchContext | undefined): void {
-  const id = index.docs.length;
-  const counts = new Map<string, number[]>();
-  const lengths = new Float64Array(F);
-  const add = (field: number, text: string | undefined): readonly string[] => {
-    if (!text) return [];
-    const { surfaces, terms: ts } = analyze(text);
-    for (let i = 0; i < ts.length; i++) {
-      const t = ts[i]!;
-      if (!index.vocabulary.has(surfaces[i]!)) index.vocabulary.set(surfaces[i]!, t);
-      let c = counts.get(t);
-      if (!c) counts.set(t, (c = [0, 0, 0, 0, 0, 0, 0, 0]));
-      c[field]! += 1;
-      lengths[field]! += 1;
-    }
-    return ts;
-  };
-  const nameTerms = new Set<string>(add(0, entry.original_name));
-  add(1, entry.title ?? entry.annotations?.title);
-  const description = entry.description.replace(/^\[[^\]]*\]\s*/, '');
-  const cut = firstSentenceEnd(description);
-  add(2, description.slice(0, cut));
-  add(3, description.slice(cut));
-  const properties = (entry.inputSchema.properties ?? {}) as Record<string, unknown>;
-  for (const [key, value] of Object.entries(properties)) {
-    add(4, key);
-    if (value === null || typeof value !== 'object') continue;
-    const { description: about, enum: values } = value as { description?: unknown; enum?: unknown };
-    if (typeof about === 'string') add(5, about);
-    if (Array.isArray(values)) add(5, values.filter((v) => typeof v === 'string').join(' '));
-  }
-  add(6, entry.source_server);
-  add(6, context?.servers?.get(`${entry.toolbox_name}/${entry.source_server}`));
-  add(7, entry.toolbox_name);
-  add(7, context?.toolboxes?.get(entry.toolbox_name));
-  for (const [term, c] of counts) {
-    let p = index.postings.get(term);
-    if (!p) index.postings.set(term, (p = { docs: [], tf: [] }));
-    p.docs.push(id);
-    p.tf.push(...c);
-  }
-  for (let f = 0; f < F; f++) index.totals[f]! += lengths[f]!;
-  const names = [entry.original_name.toLowerCase(), entry.name.toLowerCase()];
-  index.docs.push({ entry, bare: words(entry.original_name).join('_'), names, nameTerms, lengths });
-}
-
-/** Where a description's first sentence ends: the first ". " / newline after some words, or the whole text. */
-function firstSentenceEnd(text: string): number {
-  const m = /[.!?](\s|$)|\n/.exec(text.slice(20));
-  return m ? 20 + m.index + 1 : text.length;
-}
 
 /** One query word's alternatives: index terms with the weight a match on each counts for. */
 type Slot = { term: string; weight: number }[];
@@ -287,13 +213,15 @@ function scoreSlots(indexes: readonly SearchIndex[], stats: Stats, slots: readon
           const id = p.docs[i]!;
           const doc = index.docs[id]!;
           let tf = 0;
-          for (let f = 0; f < F; f++) {
-            const c = p.tf[i * F + f]!;
+          // The packed counts, field by field (see Postings), until no field is left.
+          for (let f = 0, x = p.tf[i]!; x > 0; f++) {
+            const c = x % FIELD_PLACE[1]!;
+            x = (x - c) / FIELD_PLACE[1]!;
             if (c > 0) tf += (w[f]! * c) / (1 - bf[f]! + (bf[f]! * doc.lengths[f]!) / stats.avg[f]!);
           }
           const s = weight * idf * (tf / (k1 + tf));
           const prev = best.get(id);
-          if (!prev || s > prev.score) best.set(id, { score: s, inName: weight === 1 && p.tf[i * F]! > 0 });
+          if (!prev || s > prev.score) best.set(id, { score: s, inName: weight === 1 && fieldCount(p.tf[i]!, 0) > 0 });
         }
       }
       for (const [id, { score, inName }] of best) {
@@ -328,7 +256,8 @@ function feedbackSlots(indexes: readonly SearchIndex[], stats: Stats, first: Sco
       const d = p.docs.length;
       for (let i = 0; i < p.docs.length; i++) {
         if (!topSet.has(index.docs[p.docs[i]!]!.entry)) continue;
-        const inName = p.tf[i * F]! + p.tf[i * F + 1]! + p.tf[i * F + 2]!;
+        // Name, title or first sentence.
+        const inName = p.tf[i]! % FIELD_PLACE[3]!;
         if (inName > 0) weight.set(term, (weight.get(term) ?? 0) + Math.log(1 + stats.n / d));
       }
     }

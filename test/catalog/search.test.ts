@@ -103,6 +103,19 @@ describe('search', () => {
     assert.equal(searchTools([index], 'page', 1).length, 1);
   });
 
+  it('counts a word per field exactly up to 63 times, and builds the same index again from the same texts', () => {
+    const entries = [tool('echo', `${'echo '.repeat(70)}back.`), tool('echo_twice', 'Echo back, twice: echo echo.'), tool('other', 'Nothing alike.')];
+    const index = searchIndex(entries);
+    const postings = index.postings.get(stem('echo'))!;
+    // The description's one sentence has 70 "echo": capped at 63 (BM25 saturated long before); the name's one is kept.
+    assert.equal(postings.tf[0]! % 64, 1);
+    assert.equal(Math.floor(postings.tf[0]! / 64 ** 2) % 64, 63);
+    const again = searchIndex(entries.map((e) => ({ ...e })));
+    assert.deepEqual([...again.postings.keys()], [...index.postings.keys()]);
+    assert.deepEqual([...again.postings.values()], [...index.postings.values()]);
+    assert.deepEqual([...again.vocabulary], [...index.vocabulary]);
+  });
+
   it('searches several indexes as one', () => {
     const a = searchIndex([tool('read_graph', 'Read the knowledge graph.')]);
     const b = searchIndex([tool('read_file', 'Read a file.')]);
