@@ -1,6 +1,7 @@
 import { namesSecret, urlSecrets, type Secret } from '../shared/redact.js';
 import { expandString, formatJsonPath, type EnvLike } from './expand-env.js';
 import type { SecretSource } from './secret-source.js';
+import { isHttpUrl } from './text.js';
 import type { SearchConfig } from './types.js';
 
 /** `search` as the schema lets it be written. */
@@ -50,13 +51,4 @@ export function searchSettings(raw: RawSearch | undefined, env: EnvLike, secretS
     return { warnings: warnings.map((w) => `${w}. Until then search ranks by words only (the semantic ranker is off).`), secrets };
   }
   return { search: { embeddings: { url, model, ...(apiKey ? { apiKey } : {}) } }, warnings, secrets };
-}
-
-function isHttpUrl(text: string): boolean {
-  try {
-    const url = new URL(text);
-    return url.protocol === 'http:' || url.protocol === 'https:';
-  } catch {
-    return false;
-  }
 }

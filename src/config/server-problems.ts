@@ -1,4 +1,5 @@
 import { WorkbenchError, type ServerProblem } from '../errors.js';
+import { isHttpUrl } from './text.js';
 import { formatJsonPath, missingVariablesError, type MissingVariable } from './expand-env.js';
 import type { RawConfig } from './normalise.js';
 import { type SecretSource, secretSetCommand } from './secret-source.js';
@@ -100,15 +101,6 @@ function missingSecretProblem(path: string, names: readonly string[], source: Se
       ? `repair or remove ${source.where}, then store ${names.length === 1 ? 'it' : 'them'} with ${commands}`
       : `store ${names.length === 1 ? 'it' : 'them'} with ${commands} (the value is read from stdin or a prompt), then restart the workbench or save the config to reload it`;
   return { kind: 'secret-missing', path, secrets: [...names], message, fix };
-}
-
-function isHttpUrl(text: string): boolean {
-  try {
-    const url = new URL(text);
-    return url.protocol === 'http:' || url.protocol === 'https:';
-  } catch {
-    return false;
-  }
 }
 
 /** The servers of `toolbox`, each with its `problems` when it has any. */

@@ -1,6 +1,7 @@
 /**
  * Small shared pieces of config handling: the name rule for toolboxes and servers (mirrored by
- * workbench-config.schema.json), an edit distance for "did you mean" suggestions, and a plain-object guard.
+ * workbench-config.schema.json), an edit distance for "did you mean" suggestions, a plain-object guard and the
+ * http(s) URL check.
  */
 
 /** Toolbox and server names: letters, digits, `-` and single `_`; never `__`, never a leading or trailing `_`. */
@@ -79,4 +80,14 @@ export function nearestWord(word: string, candidates: readonly string[]): string
 
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Whether `text` is an absolute http(s) URL (a server's `url`, an embeddings endpoint). */
+export function isHttpUrl(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return url.protocol === 'http:' || url.protocol === 'https:';
+  } catch {
+    return false;
+  }
 }
