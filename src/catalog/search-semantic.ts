@@ -34,6 +34,8 @@ export const RRF_K = 60;
 const DENSE_DEPTH = 50;
 /** Characters of a tool's text that are embedded: its name, title and description say what it does. */
 const TEXT_CHARS = 1_000;
+/** Requests of tool texts under way at once (a global search prepares every toolbox; a local endpoint is one GPU). */
+const MAX_BATCHES_IN_FLIGHT = 2;
 
 type IndexVectors = readonly (Float32Array | undefined)[];
 
@@ -55,6 +57,8 @@ export class SemanticRanker {
   private readonly namespace: string;
   private downUntil = 0;
   private outage = false;
+  private inFlight = 0;
+  private readonly waiting: (() => void)[] = [];
 
   constructor(private readonly options: SemanticOptions) {
     this.store = new VectorStore(options.dir, options.log);
@@ -125,8 +129,11 @@ export class SemanticRanker {
     const missing = [...new Map(hashes.map((h, i) => [h, texts[i]!])).entries()].filter(([h]) => !this.known.has(h));
     for (let start = 0; start < missing.length; start += EMBED_BATCH) {
       const batch = missing.slice(start, start + EMBED_BATCH);
-      if (this.isDown()) throw new EmbeddingsFailure('down');
-      const got = await embedTexts(this.options.config, batch.map(([, t]) => t), this.options.batchTimeoutMs ?? DEFAULT_BATCH_TIMEOUT_MS);
+      const got = await this.limited(() => {
+        // The endpoint failed while this batch waited: give up quietly (that failure was said).
+        if (this.isDown()) throw new EmbeddingsFailure('down');
+        return embedTexts(this.options.config, batch.map(([, t]) => t), this.options.batchTimeoutMs ?? DEFAULT_BATCH_TIMEOUT_MS);
+      });
       batch.forEach(([h], i) => this.known.set(h, got[i]!));
     }
     if (!this.filed.has(key)) {
@@ -134,6 +141,18 @@ export class SemanticRanker {
       void this.store.write(key, this.options.config.model, new Map(hashes.map((h) => [h, this.known.get(h)!])));
     }
     return hashes.map((h) => this.known.get(h));
+  }
+
+  /** Runs a request of tool texts when fewer than MAX_BATCHES_IN_FLIGHT are under way (queries never wait for this). */
+  private async limited<T>(run: () => Promise<T>): Promise<T> {
+    while (this.inFlight >= MAX_BATCHES_IN_FLIGHT) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    this.inFlight++;
+    try {
+      return await run();
+    } finally {
+      this.inFlight--;
+      this.waiting.shift()?.();
+    }
   }
 
   private isDown(): boolean {
