@@ -1,17 +1,14 @@
-import type { CallToolResult, Client, ClientCapabilities, LoggingMessageNotification, Progress, Result, ServerCapabilities, Tool } from '@modelcontextprotocol/client';
+import type { CallToolResult, Client, ServerCapabilities } from '@modelcontextprotocol/client';
 import type { ToolboxConfig, WorkbenchConfig } from '../config/types.js';
 import { WorkbenchError, errorMessage } from '../errors.js';
-import type { Logger } from '../log.js';
-import type { Cancellation } from '../shared/cancellation.js';
 import { quoteClientText } from '../shared/client-text.js';
 import { createRedactor, type Redact } from '../shared/redact.js';
-import type { EraMemory } from './era-memory.js';
 import { OrphanReaper, type GroupTracker } from './orphan-reaper.js';
-import { failedServer, type FailedServer } from './server-failure.js';
+import { failedServer } from './server-failure.js';
 import { capabilitiesKey } from './capabilities-key.js';
 import { ServerSlot, type SlotStatus } from './server-slot.js';
 import { SharedServers, launchKey } from './shared-servers.js';
-import type { CallOptions, OpenResult, ServerTools, SlotOptions, UpstreamRelay } from './types.js';
+import type { CallOptions, OpenResult, ServerTools, SlotOptions } from './types.js';
 
 export type { CallOptions, OpenResult, RelayedMethod, RelayedRequest, ServerTools, SlotOptions, UpstreamRelay } from './types.js';
 export type { FailedServer } from './server-failure.js';

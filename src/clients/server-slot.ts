@@ -7,10 +7,9 @@ import { WorkbenchError, errorMessage } from '../errors.js';
 import { redactingLogger, type Logger } from '../log.js';
 import type { Redact } from '../shared/redact.js';
 import { CallChannel, type ChannelCallOptions } from './call-channel.js';
-import { nextAttempt, type ConnectState } from './connect-plan.js';
 import { OAuthConnector } from './oauth-connect.js';
 import { capabilitiesKey } from './capabilities-key.js';
-import { callEnvelope, createDownstreamClient } from './downstream-client.js';
+import { callEnvelope } from './downstream-client.js';
 import { EraMemory, type EraVerdict } from './era-memory.js';
 import { isInputRequired, untilComplete, type InputRelay } from './input-required.js';
 import type { CallOptions, SlotOptions } from './types.js';
@@ -21,15 +20,11 @@ import { applyList, type Live } from './live-connection.js';
 import type { GroupTracker } from './orphan-reaper.js';
 import { shuttingDown, summary } from './server-failure.js';
 import { describeCallError, describeConnectError, endOf } from './slot-errors.js';
-import { createSseTransport, createTransport, describeUrl } from './transports.js';
+import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_MAX_TOTAL_CALL_MS } from './limits.js';
+import { SlotDialer, type ConnectAttempt } from './slot-dialer.js';
 
-/** Defaults for the per-server limits; each can be overridden per server in the config. */
-export const DEFAULT_CONNECT_TIMEOUT_MS = 60_000;
-export const DEFAULT_CALL_TIMEOUT_MS = 120_000;
-/** Upper bound for any single wait on a call, however much progress the server reports. */
-export const DEFAULT_MAX_TOTAL_CALL_MS = 15 * 60_000;
-/** Largest single message accepted from a downstream server. */
-export const DEFAULT_MAX_MESSAGE_BYTES = 32 * 1024 * 1024;
+export { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_TOTAL_CALL_MS } from './limits.js';
+
 /** Reconnect backoff after repeated quick failures: 0, 0, 0.5 s, 1 s, 2 s … capped here. */
 const MAX_BACKOFF_MS = 10_000;
 /** A connection that lived this long before dying is treated as healthy: its crash starts the backoff afresh. */
@@ -37,17 +32,6 @@ const HEALTHY_LIFETIME_MS = 30_000;
 const LIST_CHANGED_DEBOUNCE_MS = 100;
 /** How often a server retired by a reload checks whether its last calls have finished. */
 const RETIRE_POLL_MS = 100;
-/**
- * The SDK's own request timeout (60 s by default) must never cut a connect short of `connectTimeoutMs`: ours fires
- * first and explains itself; the SDK's is only a backstop.
- */
-const CONNECT_GRACE_MS = 5_000;
-/**
- * How long a stdio server may stay silent on the era probe before it is taken for a legacy server that ignores
- * requests before `initialize` (a modern server answers `server/discover` at once).
- */
-const PROBE_TIMEOUT_MS = 3_000;
-
 /** Where a slot stands (see ServerSlot.status). */
 export type SlotStatus =
   | { state: 'connected' }
@@ -55,18 +39,12 @@ export type SlotStatus =
   | { state: 'failed'; error: WorkbenchError }
   | { state: 'idle' };
 
-/** The transport a connect is on now (replaced between attempts) and whether its deadline passed. */
-interface ConnectAttempt {
-  transport: Transport;
-  timedOut: boolean;
-}
-
 /** One configured server: its live connection (if any), the single in-flight connect, and crash bookkeeping. */
 export class ServerSlot {
   private live: Live | undefined;
   private pending: Promise<Live> | undefined;
-  /** Transports being connected right now, so close() can end them too. */
-  private readonly starting = new Set<Transport>();
+  /** How the server is reached: transports, handshake and its fallbacks (slot-dialer.ts). */
+  private readonly dialer: SlotDialer;
   private quickFailures = 0;
   private retryAt = 0;
   /** Why the last connect attempt failed, while no connect has succeeded since. */
@@ -83,8 +61,6 @@ export class ServerSlot {
   private held = 0;
   /** Whether this slot has been connected before: its next connect is a restart. */
   private everConnected = false;
-  /** An `http` entry that answered like a legacy SSE server: it is connected over SSE from then on. */
-  private legacySse = false;
   private refreshTimer: NodeJS.Timeout | undefined;
   private refreshing: Promise<void> | undefined;
   private readonly log: Logger;
@@ -97,7 +73,7 @@ export class ServerSlot {
     private readonly toolbox: string,
     readonly config: ServerConfig,
     private readonly options: SlotOptions,
-    private readonly groups: GroupTracker,
+    groups: GroupTracker,
     private readonly redact: Redact,
   ) {
     this.log = redactingLogger(options.log.child(`${toolbox}/${config.name}`), redact);
@@ -105,6 +81,7 @@ export class ServerSlot {
     this.eras = options.eras ?? new EraMemory();
     // The authorization URL goes to the context's announcer (it holds no secret); the rest through this redacting log.
     this.oauth = config.type !== 'stdio' && options.oauth ? new OAuthConnector(toolbox, config, options.oauth, this.label, this.log) : undefined;
+    this.dialer = new SlotDialer({ toolbox, config, options, groups, label: this.label, log: this.log, oauth: this.oauth }, () => this.closed);
   }
 
   /** A modern server's list whose ttlMs has passed: to be read again before it is shown (see refreshExpired). */
@@ -276,7 +253,7 @@ export class ServerSlot {
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.refreshTimer);
-    const transports = [...this.starting];
+    const transports = [...this.dialer.starting];
     if (this.live) {
       this.live.dead = true;
       this.live.calls.close(new SdkError(SdkErrorCode.ConnectionClosed, 'the workbench is shutting down'));
@@ -291,10 +268,10 @@ export class ServerSlot {
     const timeoutMs = this.config.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
     const remote = this.config.type === 'stdio' ? undefined : this.config;
     // What earlier connects learned: connect without the era probe (an `http` entry found to be legacy SSE: SSE).
-    const prior: EraVerdict | undefined = remote && this.legacySse ? { kind: 'legacy' } : await this.eras.get(this.toolbox, this.config);
+    const prior: EraVerdict | undefined = remote && this.dialer.legacySse ? { kind: 'legacy' } : await this.eras.get(this.toolbox, this.config);
     await this.oauth?.open();
-    const attempt: ConnectAttempt = { transport: this.newTransport(), timedOut: false };
-    this.starting.add(attempt.transport);
+    const attempt: ConnectAttempt = { transport: this.dialer.newTransport(), timedOut: false };
+    this.dialer.starting.add(attempt.transport);
     const timer = setTimeout(() => {
       attempt.timedOut = true;
       void attempt.transport.close();
@@ -302,7 +279,7 @@ export class ServerSlot {
     const started = Date.now();
     const capabilities = capabilitiesKey(this.options.upstream?.capabilities());
     try {
-      const { client, list } = await this.handshake(attempt, prior, timeoutMs);
+      const { client, list } = await this.dialer.handshake(attempt, prior, timeoutMs);
       if (attempt.timedOut) throw new Error('timed out');
       if (this.closed) throw shuttingDown(this.label);
       const live = this.goLive(client, attempt.transport, list, capabilities);
@@ -314,7 +291,7 @@ export class ServerSlot {
       throw await this.connectFailed(error, attempt, timeoutMs);
     } finally {
       clearTimeout(timer);
-      this.starting.delete(attempt.transport);
+      this.dialer.starting.delete(attempt.transport);
     }
   }
 
@@ -343,47 +320,11 @@ export class ServerSlot {
     }
   }
 
-  /**
-   * Connects on `attempt.transport`, trying what {@link nextAttempt} says after each failure (another era, SSE, a new
-   * process) on a fresh transport, until one succeeds or nothing is left to try (it throws then).
-   */
-  private async handshake(attempt: ConnectAttempt, first: EraVerdict | undefined, timeoutMs: number): Promise<{ client: Client; list: ToolList }> {
-    const remote = this.config.type === 'stdio' ? undefined : this.config;
-    const state: ConnectState = { stdio: !remote, http: remote?.type === 'http', sse: this.legacySse, prior: first, respawned: false, reprobed: false };
-    let prior = first;
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      try {
-        return await this.attempt(attempt.transport, prior, timeoutMs);
-      } catch (error) {
-        if (attempt.timedOut || this.closed) throw error;
-        if (await this.oauth?.recover(error, attempt.transport, deadline - Date.now())) {
-          await this.replaceTransport(attempt);
-          continue;
-        }
-        if (state.sseStatus !== undefined) this.legacySse = false;
-        const next = nextAttempt(error, state); // throws when nothing is left to try
-        prior = next.prior;
-        if (next.sse !== undefined) this.legacySse = true;
-        this.log.info(remote && next.sse !== undefined ? `${describeUrl(remote.url)} ${next.note}` : next.note);
-        await this.replaceTransport(attempt);
-      }
-    }
-  }
-
-  /** Ends the attempt's transport and puts a fresh one in its place. */
-  private async replaceTransport(attempt: ConnectAttempt): Promise<void> {
-    this.starting.delete(attempt.transport);
-    await attempt.transport.close().catch(() => {});
-    attempt.transport = this.newTransport();
-    this.starting.add(attempt.transport);
-  }
-
   /** A connected client becomes this slot's live connection: its era remembered, its tools listed, its loss watched. */
   private goLive(client: Client, transport: Transport, list: ToolList, capabilities: string): Live {
     const modern = client.getProtocolEra() === 'modern';
     const discover = client.getDiscoverResult();
-    if (!this.legacySse) this.eras.set(this.toolbox, this.config, modern && discover ? { kind: 'modern', discover } : { kind: 'legacy' });
+    if (!this.dialer.legacySse) this.eras.set(this.toolbox, this.config, modern && discover ? { kind: 'modern', discover } : { kind: 'legacy' });
     const envelope = modern ? callEnvelope(client, this.options.clientInfo, this.options.upstream) : undefined;
     const live: Live = {
       client,
@@ -425,49 +366,6 @@ export class ServerSlot {
     this.lastConnectError = described;
     this.log.warn(described.toDisplayString());
     return described;
-  }
-
-  /** The transport for the next connect attempt (SSE for an `http` entry already found to be legacy SSE). */
-  private newTransport(): Transport {
-    const remote = this.config.type === 'stdio' ? undefined : this.config;
-    const oauth = this.oauth && { authProvider: this.oauth.authProvider, watch: this.oauth.watch };
-    if (remote && this.legacySse) return createSseTransport(remote, this.options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES, oauth);
-    return createTransport(this.config, {
-      ...(oauth && { oauth }),
-      workbenchEnv: this.options.env,
-      maxMessageBytes: this.options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
-      log: this.log,
-      groups: this.groups,
-      onNoise: this.options.onStdoutNoise && ((line) => this.options.onStdoutNoise!(this.toolbox, this.config.name, line)),
-    });
-  }
-
-  /**
-   * One connect on `transport`: with `prior`, in that era without a probe; else the SDK probes (`server/discover`,
-   * in place on our stdio transport: one process) and falls back to `initialize`. Then the tool list, which also
-   * checks a remembered modern verdict: a legacy server's list has no caching hint.
-   */
-  private async attempt(transport: Transport, prior: EraVerdict | undefined, timeoutMs: number): Promise<{ client: Client; list: ToolList }> {
-    const client = this.createClient();
-    await client.connect(transport, { timeout: timeoutMs + CONNECT_GRACE_MS, ...(prior ? { prior } : {}) });
-    const modern = client.getProtocolEra() === 'modern';
-    const list = await listAllTools(client, this.log, this.label, timeoutMs + CONNECT_GRACE_MS, modern);
-    return { client, list };
-  }
-
-  private createClient(): Client {
-    return createDownstreamClient({
-      clientInfo: this.options.clientInfo,
-      upstream: this.options.upstream,
-      // Only a stdio server can stay silent on the probe (a legacy one ignores requests before initialize); a remote
-      // legacy server answers it with an HTTP error at once, so a slow remote server gets its whole connect timeout.
-      probeTimeoutMs:
-        this.config.type === 'stdio'
-          ? Math.min(PROBE_TIMEOUT_MS, this.config.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS)
-          : (this.config.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS),
-      relayTo: { toolbox: this.toolbox, server: this.config.name },
-      log: this.log,
-    });
   }
 
   /** Tells the server the client's roots changed (only if it was told the client has roots). */
