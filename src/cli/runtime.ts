@@ -126,48 +126,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   // Approvals (`tools approve` in another process) apply to a running server at once.
   const pinsWatcher = options.serving ? watchPins(pinsPath, (next) => workbench.setPins(next), options.log) : undefined;
   if (read.problem) await reportBrokenState(statePath, read, false, options.log);
-  // A running server follows changes from `tools enable|disable`, another workbench or an editor.
-  const watcher = options.serving
-    ? watchToolState(
-        statePath,
-        (next) => {
-          options.log.info(`tool state changed in ${statePath}: ${next.enabled.length} enabled, ${next.disabled.length} disabled pattern(s)`);
-          workbench.setState(next);
-        },
-        options.log,
-        {
-          initial: read.problem ? read : read.state,
-          onProblem: (broken) => {
-            // The state (if any) was delivered before a repair is reported, so calls resume under the file's content.
-            workbench.setStateProblem(broken?.problem);
-            if (broken) void reportBrokenState(statePath, broken, workbench.brokenState()?.lastGood === true, options.log);
-            else options.log.info(`tool state file ${statePath} is good again: tool calls are forwarded again`);
-          },
-        },
-      )
-    : undefined;
-  // A running server follows edits of its config and project file; an invalid edit leaves the previous one serving.
-  const configWatcher = options.watchConfig
-    ? watchConfigFiles({
-        files: watched,
-        baseline,
-        log: options.log,
-        apply: async () => {
-          const next = await load();
-          const { replaced, removed } = workbench.reload(next);
-          for (const warning of [...next.warnings, ...toolsetWarnings(next)]) options.log.warn(warning);
-          warnBroken(next);
-          const changes = [
-            replaced.length > 0 ? `restarting on next use: ${replaced.join(', ')}` : '',
-            removed.length > 0 ? `closing: ${removed.join(', ')}` : '',
-          ].filter(Boolean);
-          options.log.info(
-            `config reloaded from ${path}${next.project ? ` and ${next.project.source}` : ''}: ${next.toolboxes.length} toolbox(es), ${(next.toolsets ?? []).length} toolset(s)${changes.length > 0 ? `; ${changes.join('; ')}` : ''}`,
-          );
-        },
-        onInvalid: (error) => options.log.error(`config change not applied, the previous config keeps serving: ${errorMessage(error)}`),
-      })
-    : undefined;
+  const watcher = options.serving ? followStateFile(workbench, statePath, read, options.log) : undefined;
+  const configWatcher = options.watchConfig ? followConfig(workbench, { path, files: watched, baseline, load, warnBroken }, options.log) : undefined;
   return {
     config,
     workbench,
@@ -264,5 +224,58 @@ export function untilShutdown(log: Logger, stop: () => Promise<unknown>, registe
     process.on('SIGINT', () => trigger('SIGINT'));
     process.on('SIGTERM', () => trigger('SIGTERM'));
     register(trigger);
+  });
+}
+
+/** A running server follows changes of its tool state file from `tools enable|disable`, another workbench or an editor. */
+function followStateFile(workbench: Workbench, statePath: string, read: Awaited<ReturnType<typeof readToolState>>, log: Logger): { close(): void } {
+  return watchToolState(
+    statePath,
+    (next) => {
+      log.info(`tool state changed in ${statePath}: ${next.enabled.length} enabled, ${next.disabled.length} disabled pattern(s)`);
+      workbench.setState(next);
+    },
+    log,
+    {
+      initial: read.problem ? read : read.state,
+      onProblem: (broken) => {
+        // The state (if any) was delivered before a repair is reported, so calls resume under the file's content.
+        workbench.setStateProblem(broken?.problem);
+        if (broken) void reportBrokenState(statePath, broken, workbench.brokenState()?.lastGood === true, log);
+        else log.info(`tool state file ${statePath} is good again: tool calls are forwarded again`);
+      },
+    },
+  );
+}
+
+/** What following the config needs: its path, every file it is made of, their content at load, and how to load it. */
+interface ConfigSource {
+  path: string;
+  files: string[];
+  baseline: string;
+  load(): Promise<WorkbenchConfig>;
+  warnBroken(config: WorkbenchConfig): void;
+}
+
+/** A running server follows edits of its config and project file; an invalid edit leaves the previous one serving. */
+function followConfig(workbench: Workbench, source: ConfigSource, log: Logger): { close(): void } {
+  return watchConfigFiles({
+    files: source.files,
+    baseline: source.baseline,
+    log,
+    apply: async () => {
+      const next = await source.load();
+      const { replaced, removed } = workbench.reload(next);
+      for (const warning of [...next.warnings, ...toolsetWarnings(next)]) log.warn(warning);
+      source.warnBroken(next);
+      const changes = [
+        replaced.length > 0 ? `restarting on next use: ${replaced.join(', ')}` : '',
+        removed.length > 0 ? `closing: ${removed.join(', ')}` : '',
+      ].filter(Boolean);
+      log.info(
+        `config reloaded from ${source.path}${next.project ? ` and ${next.project.source}` : ''}: ${next.toolboxes.length} toolbox(es), ${(next.toolsets ?? []).length} toolset(s)${changes.length > 0 ? `; ${changes.join('; ')}` : ''}`,
+      );
+    },
+    onInvalid: (error) => log.error(`config change not applied, the previous config keeps serving: ${errorMessage(error)}`),
   });
 }
