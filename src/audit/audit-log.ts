@@ -56,99 +56,119 @@ export interface AuditRecord {
  *   refuses to start rather than run without the record it was asked to keep.
  */
 export async function openAuditLog(path: string, options: AuditLogOptions): Promise<AuditLog> {
-  const maxBytes = options.maxBytes ?? DEFAULT_AUDIT_MAX_BYTES;
-  const keep = options.keep ?? DEFAULT_AUDIT_KEEP;
-  const now = options.now ?? Date.now;
-  const openFile = async (): Promise<{ handle: FileHandle; size: number }> => {
-    await mkdir(dirname(path), { recursive: true });
-    const handle = await open(path, 'a', 0o600);
-    return { handle, size: (await handle.stat()).size };
-  };
-  let file: { handle: FileHandle; size: number };
+  let file: OpenFile;
   try {
-    file = await openFile();
+    file = await openFile(path);
   } catch (error) {
     throw new WorkbenchError('AUDIT_UNWRITABLE', `cannot open the audit log ${path}: ${errorMessage(error)}. Choose a writable path for --audit-log.`, { cause: error });
   }
+  return new AuditFile(path, file, options);
+}
 
-  let pending: string[] = [];
-  let writing: Promise<void> | undefined;
-  let closed = false;
-  let failures = 0;
+interface OpenFile {
+  handle: FileHandle;
+  size: number;
+}
 
-  const rotate = async (): Promise<void> => {
-    await file.handle.close();
-    await rm(`${path}.${keep}`, { force: true });
-    for (let i = keep - 1; i >= 1; i--) await rename(`${path}.${i}`, `${path}.${i + 1}`).catch(() => {});
-    if (keep >= 1) await rename(path, `${path}.1`);
-    else await rm(path, { force: true });
-    file = await openFile();
-  };
+async function openFile(path: string): Promise<OpenFile> {
+  await mkdir(dirname(path), { recursive: true });
+  const handle = await open(path, 'a', 0o600);
+  return { handle, size: (await handle.stat()).size };
+}
 
-  const drain = async (): Promise<void> => {
-    while (pending.length > 0) {
-      const lines = pending;
-      pending = [];
+/** An open audit log: lines queued by `record` and written in order by one writer, rotated by size. */
+class AuditFile implements AuditLog {
+  private pending: string[] = [];
+  private writing: Promise<void> | undefined;
+  private closed = false;
+  private failures = 0;
+  private readonly maxBytes: number;
+  private readonly keep: number;
+  private readonly now: () => number;
+
+  constructor(
+    private readonly path: string,
+    private file: OpenFile,
+    private readonly options: AuditLogOptions,
+  ) {
+    this.maxBytes = options.maxBytes ?? DEFAULT_AUDIT_MAX_BYTES;
+    this.keep = options.keep ?? DEFAULT_AUDIT_KEEP;
+    this.now = options.now ?? Date.now;
+  }
+
+  record(event: WorkbenchEvent): void {
+    if (this.closed) return;
+    const line: AuditRecord = {
+      time: new Date(this.now() - event.duration_ms).toISOString(),
+      event: event.kind,
+      session: event.session ?? null,
+      principal: event.principal ?? null,
+      toolbox: event.toolbox,
+      server: event.server ?? null,
+      tool: event.tool ?? null,
+      duration_ms: event.duration_ms,
+      outcome: event.outcome,
+      code: event.code ?? null,
+      result_bytes: event.result_bytes ?? null,
+    };
+    this.pending.push(`${JSON.stringify(line)}\n`);
+    this.flush();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    while (this.writing) await this.writing;
+    if (this.pending.length > 0) {
+      this.flush();
+      while (this.writing) await this.writing;
+    }
+    await this.file.handle.close().catch(() => {});
+  }
+
+  private flush(): void {
+    if (this.writing) return;
+    this.writing = this.drain()
+      .catch((error: unknown) => {
+        // Say it once, then every 100th time: a full disk must not flood stderr.
+        if (this.failures++ % 100 === 0) this.options.log.error(`audit log ${this.path}: a write failed (${errorMessage(error)}); lines may be missing`);
+      })
+      .finally(() => {
+        this.writing = undefined;
+        if (this.pending.length > 0 && !this.closed) this.flush();
+      });
+  }
+
+  private async drain(): Promise<void> {
+    while (this.pending.length > 0) {
+      const lines = this.pending;
+      this.pending = [];
       // Rotate before a batch that would cross the limit; each line is whole in one file.
       let batch = '';
       for (const line of lines) {
         const bytes = Buffer.byteLength(batch) + Buffer.byteLength(line);
-        if (file.size + bytes > maxBytes && file.size + Buffer.byteLength(batch) > 0) {
-          if (batch !== '') await write(batch);
+        if (this.file.size + bytes > this.maxBytes && this.file.size + Buffer.byteLength(batch) > 0) {
+          if (batch !== '') await this.write(batch);
           batch = '';
-          await rotate();
+          await this.rotate();
         }
         batch += line;
       }
-      if (batch !== '') await write(batch);
+      if (batch !== '') await this.write(batch);
     }
-  };
+  }
 
-  const write = async (text: string): Promise<void> => {
-    await file.handle.write(text);
-    file.size += Buffer.byteLength(text);
-  };
+  private async write(text: string): Promise<void> {
+    await this.file.handle.write(text);
+    this.file.size += Buffer.byteLength(text);
+  }
 
-  const flush = (): void => {
-    if (writing) return;
-    writing = drain()
-      .catch((error: unknown) => {
-        // Say it once, then every 100th time: a full disk must not flood stderr.
-        if (failures++ % 100 === 0) options.log.error(`audit log ${path}: a write failed (${errorMessage(error)}); lines may be missing`);
-      })
-      .finally(() => {
-        writing = undefined;
-        if (pending.length > 0 && !closed) flush();
-      });
-  };
-
-  return {
-    record(event) {
-      if (closed) return;
-      const line: AuditRecord = {
-        time: new Date(now() - event.duration_ms).toISOString(),
-        event: event.kind,
-        session: event.session ?? null,
-        principal: event.principal ?? null,
-        toolbox: event.toolbox,
-        server: event.server ?? null,
-        tool: event.tool ?? null,
-        duration_ms: event.duration_ms,
-        outcome: event.outcome,
-        code: event.code ?? null,
-        result_bytes: event.result_bytes ?? null,
-      };
-      pending.push(`${JSON.stringify(line)}\n`);
-      flush();
-    },
-    async close() {
-      closed = true;
-      while (writing) await writing;
-      if (pending.length > 0) {
-        flush();
-        while (writing) await writing;
-      }
-      await file.handle.close().catch(() => {});
-    },
-  };
+  private async rotate(): Promise<void> {
+    const { path, keep } = this;
+    await this.file.handle.close();
+    await rm(`${path}.${keep}`, { force: true });
+    for (let i = keep - 1; i >= 1; i--) await rename(`${path}.${i}`, `${path}.${i + 1}`).catch(() => {});
+    if (keep >= 1) await rename(path, `${path}.1`);
+    else await rm(path, { force: true });
+    this.file = await openFile(path);
+  }
 }
