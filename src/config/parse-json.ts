@@ -146,7 +146,8 @@ function findDuplicateKeys(text: string): JsonPath[] {
   return found;
 }
 
-function syntaxError(text: string): JsonSyntaxError {
+/** The first syntax error of JSONC `text`, described as JSON.parse would (the config and the tool state file alike). */
+export function syntaxError(text: string): JsonSyntaxError {
   let first: { code: ParseErrorCode; offset: number } | undefined;
   /** Whether the innermost open container at the error is an object or an array. */
   const open: ('{' | '[')[] = [];

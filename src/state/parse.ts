@@ -1,6 +1,6 @@
-import { type Node, type ParseError, ParseErrorCode, parseTree } from 'jsonc-parser';
+import { type Node, type ParseError, parseTree } from 'jsonc-parser';
 import type { ToolState } from '../catalog/visibility.js';
-import { lineAndColumn } from '../config/parse-json.js';
+import { lineAndColumn, syntaxError } from '../config/parse-json.js';
 import type { FilePosition } from './file-errors.js';
 
 /**
@@ -49,7 +49,10 @@ export function parseStateText(text: string): ParsedState {
     return fail(0, 'nested too deeply');
   }
   const first = errors[0];
-  if (first) return fail(first.offset, describeError(first.error, text, first.offset));
+  if (first) {
+    const error = syntaxError(text);
+    return fail(error.offset, `${error.reason}${error.hint}`);
+  }
   if (!tree) return fail(0, 'no value');
   if (tree.type !== 'object') return fail(tree.offset, 'expected an object like {"enabled": [], "disabled": []}');
 
@@ -104,38 +107,4 @@ function kindOf(node: Node | undefined): string {
   if (!node) return 'nothing';
   if (node.type === 'null') return 'null';
   return node.type === 'array' || node.type === 'object' ? `an ${node.type}` : `a ${node.type}`;
-}
-
-function describeError(code: ParseErrorCode, text: string, offset: number): string {
-  const ch = text[offset];
-  const found = offset >= text.length ? 'the end of the file' : `'${JSON.stringify(ch).slice(1, -1)}'`;
-  const quotes = ch === "'" ? ' (strings use double quotes)' : '';
-  switch (code) {
-    case ParseErrorCode.PropertyNameExpected:
-      return `expected a property name in double quotes, found ${found}${quotes}`;
-    case ParseErrorCode.ColonExpected:
-      return `expected ':' after the property name, found ${found}`;
-    case ParseErrorCode.CommaExpected:
-      return `expected ',' between entries, found ${found}`;
-    case ParseErrorCode.CloseBraceExpected:
-      return `expected ',' or '}', found ${found}`;
-    case ParseErrorCode.CloseBracketExpected:
-      return `expected ',' or ']', found ${found}`;
-    case ParseErrorCode.EndOfFileExpected:
-      return `unexpected ${found} after the end of the object`;
-    case ParseErrorCode.UnexpectedEndOfComment:
-      return 'a /* comment is never closed';
-    case ParseErrorCode.UnexpectedEndOfString:
-      return 'a string is never closed (a missing ")';
-    case ParseErrorCode.InvalidCharacter:
-      return 'a control character inside a string (write it escaped, e.g. \\t or \\n)';
-    case ParseErrorCode.InvalidEscapeCharacter:
-    case ParseErrorCode.InvalidUnicode:
-      return 'an invalid escape sequence inside a string';
-    case ParseErrorCode.InvalidNumberFormat:
-    case ParseErrorCode.UnexpectedEndOfNumber:
-      return 'an invalid number';
-    default:
-      return offset >= text.length ? 'the file ends early (a closing "}", "]" or quote may be missing)' : `unexpected ${found}${quotes}`;
-  }
 }

@@ -99,7 +99,7 @@ describe('readToolState', () => {
     ['a list that is not an array', '{\n  "enabled": "a__b__c"\n}\n', 2, 14, /"enabled" must be an array of strings, found a string/],
     ['a list with a non-string', '{"disabled": ["a__b__c", 7]}\n', 1, 26, /strings only, found a number/],
     ['a key written twice', '{\n  "disabled": ["a__b__c"],\n  "disabled": []\n}\n', 3, 3, /"disabled" is written twice/],
-    ['a missing comma', '{\n  "disabled": [\n    "a__b__c"\n    "d__e__f"\n  ]\n}\n', 4, 5, /expected ',' between entries/],
+    ['a missing comma', '{\n  "disabled": [\n    "a__b__c"\n    "d__e__f"\n  ]\n}\n', 4, 5, /Expected ',' or ']' after array element/],
   ] as const) {
     it(`reports a broken file (${label}) with line and column, and leaves it exactly as it is`, async () => {
       const dir = await freshDir();
