@@ -71,82 +71,101 @@ export class EntryConverter {
     this.inputs = new Map(inputs.filter(isRecord).filter((i) => typeof i.id === 'string').map((i) => [i.id as string, i]));
   }
 
-  convert(name: string, entry: unknown): Record<string, unknown> | undefined {
+  convert(name: string, raw: unknown): Record<string, unknown> | undefined {
     const skip = (why: string): undefined => {
       this.notes.push(`server "${name}" was skipped: ${why}`);
       return undefined;
     };
-    if (!isRecord(entry)) return skip('its entry is not an object');
+    const entry = this.acceptable(raw);
+    if (typeof entry === 'string') return skip(entry);
+    const type = this.typeOf(name, entry);
+    if (type.skip !== undefined) return skip(type.skip);
+    const out: Record<string, unknown> = {};
+    const where = `server "${name}"`;
+    // Written out when the source left it implicit for a URL, so the config says what the guess was.
+    if (type.declared !== undefined || type.type !== 'stdio') out.type = type.type;
+    const problem = type.type === 'stdio' ? this.stdioFields(entry, where, out) : this.remoteFields(entry, where, out);
+    if (problem !== undefined) return skip(problem);
+    // Moved into the secret store after naming instead (see migrate/store-secrets); else into ${VAR} references.
+    if (this.options.secrets !== 'store') this.moveLiteralSecrets(name, where, out);
+    this.carryOtherKeys(entry, type.type, where, out);
+    return out;
+  }
+
+  /** The entry as an object to import, or why it is skipped (not an object, switched off, the workbench itself). */
+  private acceptable(entry: unknown): Record<string, unknown> | string {
+    if (!isRecord(entry)) return 'its entry is not an object';
     // Cline, Roo Code, Windsurf and others mark switched-off servers this way; importing one would switch it on.
-    if (entry.disabled === true) return skip('it is marked "disabled": true');
+    if (entry.disabled === true) return 'it is marked "disabled": true';
     // Windsurf calls a remote server's URL "serverUrl".
     if (entry.url === undefined && typeof entry.serverUrl === 'string') {
       const { serverUrl, ...rest } = entry;
       entry = { ...rest, url: serverUrl };
     }
-    if (!isRecord(entry)) return undefined;
-    const itself = runsWorkbench(entry, this.options.self ?? []);
-    if (itself !== undefined) return skip(`it runs the workbench itself (${JSON.stringify(itself)}); the workbench must not start itself`);
-    const declared = entry.type ?? entry.transport;
-    let type: string;
-    if (declared === undefined) {
-      if (typeof entry.command === 'string') type = 'stdio';
-      else if (typeof entry.url === 'string') {
-        type = ssePath(entry.url) ? 'sse' : 'http';
-        this.notes.push(
-          type === 'sse'
-            ? `server "${name}" has a "url" but no "type"; its path ends in /sse, so it is imported as "type": "sse" (legacy HTTP+SSE)`
-            : `server "${name}" has a "url" but no "type"; it is imported as "type": "http" (Streamable HTTP) — use "sse" if it is a legacy SSE server`,
-        );
-      } else return skip('it has neither "command" nor "url"');
-    } else if (declared === 'stdio' || declared === 'http' || declared === 'sse') {
-      type = declared;
-    } else if (declared === 'streamable-http' || declared === 'streamableHttp') {
-      type = 'http';
-    } else {
-      return skip(`its type ${JSON.stringify(declared)} is not one the workbench supports ("stdio", "http", "sse")`);
-    }
+    const record = entry as Record<string, unknown>;
+    const itself = runsWorkbench(record, this.options.self ?? []);
+    if (itself !== undefined) return `it runs the workbench itself (${JSON.stringify(itself)}); the workbench must not start itself`;
+    return record;
+  }
 
-    const out: Record<string, unknown> = {};
-    const where = `server "${name}"`;
-    // Written out when the source left it implicit for a URL, so the config says what the guess was.
-    if (declared !== undefined || type !== 'stdio') out.type = type;
-    const dropped: string[] = [];
-    if (type === 'stdio') {
-      if (typeof entry.command !== 'string' || entry.command.trim() === '') return skip('"command" is missing or empty');
-      out.command = this.text(entry.command, `${where} command`);
-      if (entry.args !== undefined) {
-        if (!Array.isArray(entry.args)) return skip('"args" is not an array');
-        out.args = entry.args.map((arg, i) => this.text(scalarText(arg, `${where} args[${i}]`, this.notes), `${where} args[${i}]`));
-      }
-      if (entry.env !== undefined) {
-        const env = this.stringMap(entry.env, `${where} env`);
-        if (!env) return skip('"env" is not an object');
-        out.env = env;
-      }
-      if (typeof entry.cwd === 'string' && entry.cwd !== '') out.cwd = this.text(entry.cwd, `${where} cwd`);
-    } else {
-      if (typeof entry.url !== 'string' || entry.url.trim() === '') return skip('"url" is missing or empty');
-      out.url = this.text(entry.url, `${where} url`);
-      if (entry.headers !== undefined) {
-        const headers = this.stringMap(entry.headers, `${where} headers`);
-        if (!headers) return skip('"headers" is not an object');
-        out.headers = headers;
-      }
+  /** The workbench type of an entry (its own `type`/`transport`, else guessed from command or url, with a note). */
+  private typeOf(name: string, entry: Record<string, unknown>): { type: string; declared: unknown; skip?: undefined } | { skip: string } {
+    const declared = entry.type ?? entry.transport;
+    if (declared === undefined) {
+      if (typeof entry.command === 'string') return { type: 'stdio', declared };
+      if (typeof entry.url !== 'string') return { skip: 'it has neither "command" nor "url"' };
+      const type = ssePath(entry.url) ? 'sse' : 'http';
+      this.notes.push(
+        type === 'sse'
+          ? `server "${name}" has a "url" but no "type"; its path ends in /sse, so it is imported as "type": "sse" (legacy HTTP+SSE)`
+          : `server "${name}" has a "url" but no "type"; it is imported as "type": "http" (Streamable HTTP) — use "sse" if it is a legacy SSE server`,
+      );
+      return { type, declared };
     }
-    // Moved into the secret store after naming instead (see migrate/store-secrets); else into ${VAR} references.
-    if (this.options.secrets !== 'store') this.moveLiteralSecrets(name, where, out);
+    if (declared === 'stdio' || declared === 'http' || declared === 'sse') return { type: declared, declared };
+    if (declared === 'streamable-http' || declared === 'streamableHttp') return { type: 'http', declared };
+    return { skip: `its type ${JSON.stringify(declared)} is not one the workbench supports ("stdio", "http", "sse")` };
+  }
+
+  /** command, args, env and cwd of a stdio entry into `out`; or why the entry is skipped. */
+  private stdioFields(entry: Record<string, unknown>, where: string, out: Record<string, unknown>): string | undefined {
+    if (typeof entry.command !== 'string' || entry.command.trim() === '') return '"command" is missing or empty';
+    out.command = this.text(entry.command, `${where} command`);
+    if (entry.args !== undefined) {
+      if (!Array.isArray(entry.args)) return '"args" is not an array';
+      out.args = entry.args.map((arg, i) => this.text(scalarText(arg, `${where} args[${i}]`, this.notes), `${where} args[${i}]`));
+    }
+    if (entry.env !== undefined) {
+      const env = this.stringMap(entry.env, `${where} env`);
+      if (!env) return '"env" is not an object';
+      out.env = env;
+    }
+    if (typeof entry.cwd === 'string' && entry.cwd !== '') out.cwd = this.text(entry.cwd, `${where} cwd`);
+    return undefined;
+  }
+
+  /** url and headers of a remote entry into `out`; or why the entry is skipped. */
+  private remoteFields(entry: Record<string, unknown>, where: string, out: Record<string, unknown>): string | undefined {
+    if (typeof entry.url !== 'string' || entry.url.trim() === '') return '"url" is missing or empty';
+    out.url = this.text(entry.url, `${where} url`);
+    if (entry.headers !== undefined) {
+      const headers = this.stringMap(entry.headers, `${where} headers`);
+      if (!headers) return '"headers" is not an object';
+      out.headers = headers;
+    }
+    return undefined;
+  }
+
+  /** Every other key: kept when a workbench entry has it (or it is a comment), else dropped with a note. */
+  private carryOtherKeys(entry: Record<string, unknown>, type: string, where: string, out: Record<string, unknown>): void {
     const own = type === 'stdio' ? STDIO_KEYS : REMOTE_KEYS;
     // A workbench source keeps every key a workbench server entry has (timeouts, shared, …).
     const kept = this.client === 'workbench' ? new Set(serverKeys()) : new Set<string>();
+    const dropped: string[] = [];
     for (const [key, value] of Object.entries(entry)) {
       if (own.has(key) || key === 'type' || key === 'transport' || key === 'disabled') continue;
-      if (kept.has(key)) {
-        out[key] = value;
-        continue;
-      }
-      if (/^[$_]/.test(key)) {
-        out[key] = value; // a comment in both formats
+      if (kept.has(key) || /^[$_]/.test(key)) {
+        out[key] = value; // a workbench key, or a comment in both formats
         continue;
       }
       if (key === 'cwd' && value === '') continue;
@@ -158,7 +177,6 @@ export class EntryConverter {
       const list = dropped.map((k) => `"${k}"`).join(', ');
       this.notes.push(`${where}: ${list} ${dropped.length === 1 ? 'is' : 'are'} not part of a ${type} server entry the workbench knows, so ${dropped.length === 1 ? 'it was' : 'they were'} dropped`);
     }
-    return out;
   }
 
   /**
