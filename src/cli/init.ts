@@ -6,7 +6,7 @@ import { WorkbenchError, errorMessage } from '../errors.js';
 import { readConfigFile, saveConfigFile } from '../migrate/config-file.js';
 import { starterConfigText } from '../migrate/server-edit.js';
 import { EXIT_FAILURE, type CliContext } from './context.js';
-import { schemaReference } from './migrate.js';
+import { schemaReference } from '../migrate/run.js';
 
 export interface InitReport {
   path: string;

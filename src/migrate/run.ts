@@ -1,0 +1,178 @@
+import { dirname, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { resolveConfigPath } from '../config/config-path.js';
+import { parseConfigJson } from '../config/load.js';
+import { NAME_PATTERN, NAME_RULE } from '../config/text.js';
+import { WorkbenchError } from '../errors.js';
+import type { SecretStore } from '../secrets/secret-store.js';
+import { type ConfigEdit } from './config-edit.js';
+import { readConfigFile, saveConfigFile } from './config-file.js';
+import { maskLiteralSecrets } from './entry-converter.js';
+import { CLIENT_LABELS, defaultClientConfigPaths, importClientServers, type ClientKind } from './import-client.js';
+import { importIntoConfigText, migrateConfigText } from './migrate.js';
+import { sanitizeName } from './server-names.js';
+import { type MovedSecret, moveLiteralSecrets } from './store-secrets.js';
+import { unifiedDiff } from './text-diff.js';
+
+/**
+ * What `mcp-workbench migrate` does, without the command line: bring a config up to date, or import another MCP
+ * client's servers into one toolbox (`--from`). The command (cli/migrate.ts) parses options and prints the report.
+ */
+
+export interface MigrateOptions {
+  config?: string;
+  write?: boolean;
+  from?: ClientKind;
+  /** The client config file (with `from`); default: the client's usual location. */
+  file?: string;
+  toolbox?: string;
+  description?: string;
+  project?: string;
+  merge?: boolean;
+  /** `store`: move literal credentials of imported entries into the secret store (with `write`; else only shown). */
+  secrets?: 'store';
+  /** Opens the secret store (for `secrets: "store"` with `write`). */
+  secretStore?: () => Promise<SecretStore>;
+  env: Record<string, string | undefined>;
+  cwd: string;
+  platform?: NodeJS.Platform;
+  now?: Date;
+}
+
+export interface MigrateReport {
+  action: 'migrate' | 'import';
+  /** The workbench config that was (or would be) changed. */
+  path: string;
+  /** The client config read (import only). */
+  from?: { client: ClientKind; path: string };
+  status: 'changed' | 'unchanged';
+  created: boolean;
+  written: boolean;
+  backup?: string;
+  changes: ConfigEdit['changes'];
+  notes: string[];
+  variables: { required: string[]; optional: string[]; unset: string[]; about: Record<string, string> };
+  /** `--secrets store`: the secrets the imported entries now refer to (names only), and whether they were stored. */
+  secrets?: { names: string[]; stored: boolean };
+  diff: string;
+}
+
+/**
+ * Computes (and with `write`, saves) a migration or an import. Returns the report; never prints.
+ *
+ * @throws WorkbenchError `USAGE` for option combinations that make no sense or a toolbox that exists (without
+ *   `merge`); `CONFIG_NOT_FOUND` when the file to migrate or import does not exist; the loader's errors when the
+ *   result would not be valid (nothing is written then); `CONFIG_UNREADABLE` when reading or writing fails.
+ */
+export async function runMigrate(options: MigrateOptions): Promise<MigrateReport> {
+  const { path } = resolveConfigPath({ flag: options.config, env: options.env, cwd: options.cwd });
+  const existing = await readConfigFile(path);
+  const plan = options.from === undefined ? ownMigration(options, path, existing) : await importPlan(options, options.from, path, existing);
+  const { edit, moved } = plan;
+  const changed = edit.after !== edit.before;
+  const report: MigrateReport = {
+    action: options.from === undefined ? 'migrate' : 'import',
+    path,
+    ...(plan.from && { from: plan.from }),
+    status: changed ? 'changed' : 'unchanged',
+    created: changed && !existing,
+    written: false,
+    changes: edit.changes,
+    notes: edit.notes,
+    variables: { ...edit.variables, unset: edit.variables.required.filter((name) => options.env[name] === undefined) },
+    ...(options.secrets === 'store' && { secrets: { names: moved.map((m) => m.name), stored: false } }),
+    // Credentials already in the config (or in an import with --secrets store before --write) are never printed.
+    diff: maskLiteralSecrets(unifiedDiff(edit.before, edit.after, existing ? path : '/dev/null', `${path} (${options.from === undefined ? 'migrated' : 'with imported servers'})`)),
+  };
+  if (options.write && changed) await save(report, plan, options, existing?.bytes);
+  return report;
+}
+
+/** What a migration or an import would change, and the credentials it moves into the secret store. */
+interface Plan {
+  edit: ConfigEdit;
+  from?: MigrateReport['from'];
+  moved: MovedSecret[];
+}
+
+type ExistingFile = Awaited<ReturnType<typeof readConfigFile>>;
+
+/** `migrate` without `--from`: the config itself brought up to date. */
+function ownMigration(options: MigrateOptions, path: string, existing: ExistingFile): Plan {
+  for (const [flag, given] of [['--toolbox', options.toolbox], ['--description', options.description], ['--project', options.project], ['--merge', options.merge], ['--secrets', options.secrets]] as const) {
+    if (given !== undefined) throw new WorkbenchError('USAGE', `${flag} is only used with --from <client>.`);
+  }
+  if (options.file !== undefined) {
+    throw new WorkbenchError('USAGE', `"${options.file}": a file argument is only used with --from <client>; choose the config to migrate with --config <file>.`);
+  }
+  if (!existing) {
+    throw new WorkbenchError('CONFIG_NOT_FOUND', `Config file not found: ${path}. Point to the file to migrate with --config <file> or WORKBENCH_CONFIG.`);
+  }
+  return { edit: migrateConfigText(existing.text, path), moved: [] };
+}
+
+/** `migrate --from <client>`: that client's servers as one toolbox of the config. */
+async function importPlan(options: MigrateOptions, client: ClientKind, path: string, existing: ExistingFile): Promise<Plan> {
+  const toolbox = options.toolbox;
+  if (toolbox === undefined) throw new WorkbenchError('USAGE', `--from ${client} needs --toolbox <name>: the toolbox to put the imported servers in.`);
+  if (!NAME_PATTERN.test(toolbox)) {
+    throw new WorkbenchError('USAGE', `--toolbox "${toolbox}" is not a valid toolbox name (${NAME_RULE}); for example "${sanitizeName(toolbox, 'imported')}".`);
+  }
+  const { file, source } = await readClientConfig(options, client, toolbox);
+  let imported = importClientServers(client, parseConfigJson(source.text, file), {
+    source: file,
+    self: [fileURLToPath(new URL('../cli/main.js', import.meta.url))],
+    toolbox,
+    ...(options.project !== undefined && { project: resolve(options.cwd, options.project) }),
+    ...(options.secrets && { secrets: options.secrets }),
+  });
+  let moved: MovedSecret[] = [];
+  if (options.secrets === 'store') {
+    const taken = moveLiteralSecrets(toolbox, imported.servers);
+    imported = { ...imported, servers: taken.servers, notes: [...imported.notes, ...taken.notes] };
+    moved = taken.moved;
+  }
+  const edit = importIntoConfigText(existing?.text, path, imported, {
+    toolbox,
+    from: file,
+    merge: options.merge === true,
+    ...(options.description !== undefined && { description: options.description }),
+    ...(!existing && { schema: schemaReference(path) }),
+  });
+  return { edit, from: { client, path: file }, moved };
+}
+
+/** The client's config: the file given, else the first of its usual places that exists. */
+async function readClientConfig(options: MigrateOptions, client: ClientKind, toolbox: string): Promise<{ file: string; source: NonNullable<ExistingFile> }> {
+  const candidates =
+    options.file !== undefined ? [resolve(options.cwd, options.file)] : defaultClientConfigPaths(client, options.env, options.platform ?? process.platform, options.cwd);
+  for (const candidate of candidates) {
+    const source = await readConfigFile(candidate);
+    if (source) return { file: candidate, source };
+  }
+  throw new WorkbenchError(
+    'CONFIG_NOT_FOUND',
+    `No ${CLIENT_LABELS[client]} config at ${candidates.join(' or ')}. Pass its path: mcp-workbench migrate --from ${client} <file> --toolbox ${toolbox}.`,
+  );
+}
+
+/** `--write`: the moved secrets first (a saved config referring to missing secrets would fail those servers), then the config. */
+async function save(report: MigrateReport, plan: Plan, options: MigrateOptions, before: Buffer | undefined): Promise<void> {
+  if (plan.moved.length > 0) {
+    if (!options.secretStore) throw new WorkbenchError('SECRET_STORE_FAILED', 'no secret store to move the imported credentials into; nothing was written.');
+    const store = await options.secretStore();
+    for (const secret of plan.moved) await store.set(secret.name, secret.value);
+    report.secrets = { names: plan.moved.map((m) => m.name), stored: true };
+  }
+  const saved = await saveConfigFile(report.path, plan.edit.after, before, options.now);
+  report.written = true;
+  if (saved.backup !== undefined) report.backup = saved.backup;
+}
+
+/** `$schema` for a new config: the schema shipped with this installation, relative to the config's folder. */
+export function schemaReference(configPath: string): string {
+  const schema = fileURLToPath(new URL('../../workbench-config.schema.json', import.meta.url));
+  const path = relative(dirname(configPath), schema).split(sep).join('/');
+  return path.startsWith('.') || path.startsWith('/') ? path : `./${path}`;
+}
+
