@@ -12,7 +12,7 @@ import { isSecretHeader, namesSecret } from '../shared/redact.js';
 /** An unchanged list is written again (to record its new age) at most this often. */
 const REWRITE_SAME_AFTER_MS = 60_000;
 
-/** Format 2: tool lists and eras in files of their own (format 1 kept both in one file per launch key). */
+/** Format 2: tool lists, prompt lists and eras in files of their own (format 1 kept tools and era in one file per launch key). */
 const FORMAT = 2;
 
 /**
@@ -61,14 +61,33 @@ export interface CachedList {
   freshUntil?: number;
 }
 
+/** A server's last known prompts, as prompts/list shows them without starting it. */
+export interface CachedPrompts {
+  prompts: Prompt[];
+  listedAt: number;
+  freshUntil?: number;
+}
+
+/** A prompt as the server listed it: every field kept. */
+export type Prompt = Record<string, unknown> & { name: string };
+
+type ListKind = 'tools' | 'prompts';
+
+interface Listed<T> {
+  items: T[];
+  listedAt: number;
+  freshUntil?: number;
+}
+
 interface ListFile {
   format: number;
-  kind: 'tools';
+  kind: ListKind;
   toolbox: string;
   server: string;
   listedAt: string;
   freshUntil?: string;
-  tools: Tool[];
+  tools?: unknown[];
+  prompts?: unknown[];
 }
 
 interface EraFile {
@@ -81,14 +100,14 @@ interface EraFile {
 }
 
 /**
- * Each server's last `tools/list` (per credentials and client capabilities) and protocol era, one file each. Files
- * hold toolbox and server names, the tools as listed, and the era — never a command, args, env or header values, URLs.
- * The directory is 0700 and files 0600. A file that cannot be read or parsed is ignored (and rewritten at the next live
- * listing); nothing here is ever fatal.
+ * Each server's last `tools/list` and `prompts/list` (per credentials and client capabilities) and protocol era, one
+ * file each. Files hold toolbox and server names, the tools and prompts as listed, and the era — never a command, args,
+ * env or header values, URLs. The directory is 0700 and files 0600. A file that cannot be read or parsed is ignored
+ * (and rewritten at the next live listing); nothing here is ever fatal.
  */
 export class CatalogCache implements EraPersistence {
   /** What this process read or wrote last, per file key: so unchanged entries are not rewritten and reads are cheap. */
-  private readonly lists = new Map<string, { list: CachedList | undefined; json?: string; writtenAt?: number }>();
+  private readonly lists = new Map<string, { list: Listed<unknown> | undefined; json?: string; writtenAt?: number }>();
   private readonly eras = new Map<string, { era: EraVerdict | undefined; json?: string }>();
   /** Writes in progress, so shutdown can wait for them (a file half-written is never seen: see write). */
   private readonly pending = new Set<Promise<void>>();
@@ -100,19 +119,8 @@ export class CatalogCache implements EraPersistence {
 
   /** The last tool list of a server for these capabilities, expired or not; undefined when none (or unreadable). */
   async read(toolbox: string, server: ServerConfig, capabilities: string): Promise<CachedList | undefined> {
-    // An entry that cannot start as configured (`problems`): its tools could be neither checked nor called.
-    if (server.catalogCache === false || server.problems) return undefined;
-    const key = catalogKey(toolbox, server, capabilities);
-    const known = this.lists.get(key);
-    if (known) return known.list;
-    const file = await this.load<ListFile>(key, 'tools', `${toolbox}/${server.name}`);
-    const listedAt = file ? Date.parse(file.listedAt) : NaN;
-    const valid = file && Array.isArray(file.tools) && file.tools.every(isTool) && Number.isFinite(listedAt);
-    const freshUntil = valid && file.freshUntil !== undefined ? Date.parse(file.freshUntil) : NaN;
-    const list: CachedList | undefined = valid ? { tools: file.tools, listedAt, ...(Number.isFinite(freshUntil) ? { freshUntil } : {}) } : undefined;
-    // What this process learned meanwhile wins over the file.
-    if (!this.lists.has(key)) this.lists.set(key, { list, ...(list ? { json: listJson(list) } : {}) });
-    return this.lists.get(key)!.list;
+    const list = await this.readList('tools', toolbox, server, capabilities, isTool);
+    return list && { tools: list.items, listedAt: list.listedAt, ...(list.freshUntil !== undefined ? { freshUntil: list.freshUntil } : {}) };
   }
 
   /**
@@ -120,13 +128,48 @@ export class CatalogCache implements EraPersistence {
    * hint (positive: fresh until then). Never throws.
    */
   write(toolbox: string, server: ServerConfig, capabilities: string, tools: readonly Tool[], ttlMs?: number): Promise<void> {
+    return this.writeList('tools', toolbox, server, capabilities, tools, ttlMs);
+  }
+
+  /**
+   * A server's last prompt list (README "Resources, prompts and completions"), kept like its tool list: same key,
+   * same rules. Undefined when none (or unreadable).
+   */
+  async readPrompts(toolbox: string, server: ServerConfig, capabilities: string): Promise<CachedPrompts | undefined> {
+    const list = await this.readList('prompts', toolbox, server, capabilities, isPrompt);
+    return list && { prompts: list.items, listedAt: list.listedAt, ...(list.freshUntil !== undefined ? { freshUntil: list.freshUntil } : {}) };
+  }
+
+  /** Persists a server's live prompt list, as {@link write} does its tools. Never throws. */
+  writePrompts(toolbox: string, server: ServerConfig, capabilities: string, prompts: readonly Prompt[], ttlMs?: number): Promise<void> {
+    return this.writeList('prompts', toolbox, server, capabilities, prompts, ttlMs);
+  }
+
+  private async readList<T>(kind: ListKind, toolbox: string, server: ServerConfig, capabilities: string, valid: (item: unknown) => item is T): Promise<Listed<T> | undefined> {
+    // An entry that cannot start as configured (`problems`): its list could be neither checked nor used.
+    if (server.catalogCache === false || server.problems) return undefined;
+    const key = listKey(kind, toolbox, server, capabilities);
+    const known = this.lists.get(key);
+    if (known) return known.list as Listed<T> | undefined;
+    const file = await this.load<ListFile>(key, kind, `${toolbox}/${server.name}`);
+    const items = file?.[kind];
+    const listedAt = file ? Date.parse(file.listedAt) : NaN;
+    const ok = file && Array.isArray(items) && items.every(valid) && Number.isFinite(listedAt);
+    const freshUntil = ok && file.freshUntil !== undefined ? Date.parse(file.freshUntil) : NaN;
+    const list: Listed<T> | undefined = ok ? { items: items as T[], listedAt, ...(Number.isFinite(freshUntil) ? { freshUntil } : {}) } : undefined;
+    // What this process learned meanwhile wins over the file.
+    if (!this.lists.has(key)) this.lists.set(key, { list, ...(list ? { json: JSON.stringify(list.items) } : {}) });
+    return this.lists.get(key)!.list as Listed<T> | undefined;
+  }
+
+  private writeList(kind: ListKind, toolbox: string, server: ServerConfig, capabilities: string, items: readonly unknown[], ttlMs?: number): Promise<void> {
     if (server.catalogCache === false) return Promise.resolve();
-    const key = catalogKey(toolbox, server, capabilities);
+    const key = listKey(kind, toolbox, server, capabilities);
     const now = Date.now();
-    const list: CachedList = { tools: [...tools], listedAt: now, ...(ttlMs !== undefined && ttlMs > 0 ? { freshUntil: now + ttlMs } : {}) };
-    const json = listJson(list);
+    const list: Listed<unknown> = { items: [...items], listedAt: now, ...(ttlMs !== undefined && ttlMs > 0 ? { freshUntil: now + ttlMs } : {}) };
+    const json = JSON.stringify(list.items);
     const previous = this.lists.get(key);
-    // The same tools confirmed again within a minute: the file's age is near enough (no write per reconnect).
+    // The same list confirmed again within a minute: the file's age is near enough (no write per reconnect).
     if (previous?.json === json && list.freshUntil === undefined && previous.writtenAt !== undefined && now - previous.writtenAt < REWRITE_SAME_AFTER_MS) {
       previous.list = list;
       return Promise.resolve();
@@ -134,12 +177,12 @@ export class CatalogCache implements EraPersistence {
     this.lists.set(key, { list, json, writtenAt: now });
     const file: ListFile = {
       format: FORMAT,
-      kind: 'tools',
+      kind,
       toolbox,
       server: server.name,
       listedAt: new Date(now).toISOString(),
       ...(list.freshUntil !== undefined ? { freshUntil: new Date(list.freshUntil).toISOString() } : {}),
-      tools: list.tools,
+      [kind]: list.items,
     };
     return this.save(key, file, `${toolbox}/${server.name}`);
   }
@@ -213,8 +256,14 @@ export class CatalogCache implements EraPersistence {
   }
 }
 
-function listJson(list: CachedList): string {
-  return JSON.stringify(list.tools);
+/** The file key of a list: a tool list's is its catalogKey; a prompt list's is derived from it (a file of its own). */
+function listKey(kind: ListKind, toolbox: string, server: ServerConfig, capabilities: string): string {
+  const key = catalogKey(toolbox, server, capabilities);
+  return kind === 'tools' ? key : createHash('sha256').update(`${kind}\0${key}`).digest('hex');
+}
+
+function isPrompt(value: unknown): value is Prompt {
+  return typeof value === 'object' && value !== null && typeof (value as { name?: unknown }).name === 'string';
 }
 
 function isTool(value: unknown): value is Tool {

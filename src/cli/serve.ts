@@ -1,4 +1,5 @@
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
+import { watchListen } from '../core/listen-subscriptions.js';
 import { createSurface } from '../server/create-server.js';
 import { sendNotice } from '../server/feature-handlers.js';
 import { StdioServerLineTransport } from '../server/stdio-server-transport.js';
@@ -58,7 +59,8 @@ export async function serve(options: ServeOptions): Promise<number> {
       // era it hands back to the server (through the transport's own delivery) what it cannot answer as the SDK would.
       const pipeline =
         era === 'legacy' ? surface.pipeline(transport) : surface.pipeline(transport, { deliver: (message) => transport.onmessage?.(message) });
-      transport.intercept = (message) => pipeline.take(message);
+      // A modern client's listen streams name the resources it wants updates of: followed here, served by the SDK.
+      transport.intercept = era === 'legacy' ? (message) => pipeline.take(message) : (message) => (watchListen(surface.listens, message), pipeline.take(message));
       options.log.debug(`client speaks the ${era === 'modern' ? 'MCP 2026-07-28' : 'handshake (up to 2025-11-25)'} era`);
       return server;
     },

@@ -29,6 +29,23 @@ interface TaskView {
   pollInterval?: number;
 }
 
+/**
+ * The longest a plain call of a `taskSupport: "optional"` tool is expected to take without exceeding a client's
+ * patience: the default `timeoutMs` of a server. A server configured with more says its calls run long.
+ */
+export const OPTIONAL_TASK_AFTER_MS = 120_000;
+
+/**
+ * Whether a call goes the task path (README "Task-only tools"): always for `taskSupport: "required"`; for
+ * "optional" when the call may outlast the client's patience — the server's `timeoutMs` is above
+ * OPTIONAL_TASK_AFTER_MS — and the client gave a progress token, so the task's status, relayed as progress, can keep
+ * it waiting. Otherwise a plain call, with no polling.
+ */
+export function callsAsTask(taskSupport: unknown, timeoutMs: number, withProgress: boolean): boolean {
+  if (taskSupport === 'required') return true;
+  return taskSupport === 'optional' && withProgress && timeoutMs > OPTIONAL_TASK_AFTER_MS;
+}
+
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 /** Polling bounds, whatever the server suggests. */
 const MIN_POLL_MS = 50;

@@ -116,9 +116,14 @@ interface Listener {
   readonly upstream: { notify?(notice: ServerNotice): void } | undefined;
 }
 
-/** A server connected or was lost: the session hears of changed lists and of subscriptions that ended. */
-export function serverChanged(books: Listener, toolbox: string, server: string, connected: boolean): void {
-  for (const notice of books.features.serverChanged(toolbox, server, connected)) books.upstream?.notify?.(notice);
+/**
+ * A server connected or was lost: the session hears of changed lists and of subscriptions that ended. Returns whether
+ * the server's state changed for this session (false for a mere tool list change).
+ */
+export function serverChanged(books: Listener, toolbox: string, server: string, connected: boolean): boolean {
+  const notices = books.features.serverChanged(toolbox, server, connected);
+  for (const notice of notices) books.upstream?.notify?.(notice);
+  return notices.length > 0;
 }
 
 /** A server's own resource or prompt notice, to the session if it concerns it. */

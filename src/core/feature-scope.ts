@@ -1,6 +1,7 @@
 import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/client';
 import type { ClientManager } from '../clients/client-manager.js';
 import { featureRequest, listEveryPage, offers, type FeatureList, type ListMethod } from '../clients/server-features.js';
+import type { CatalogCache } from '../catalog/catalog-cache.js';
 import type { ToolboxConfig } from '../config/types.js';
 import { errorMessage, isWorkbenchError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -21,6 +22,8 @@ export interface FeatureScope {
   books: FeatureBooks;
   toolboxes: readonly ToolboxConfig[];
   log: Logger;
+  /** The catalog cache, for the prompts of servers not started (none: `--no-catalog-cache`). */
+  cache?: CatalogCache;
 }
 
 /** An aggregated list: the items with their source in `_meta`, and a caching hint no looser than any page's. */
@@ -39,6 +42,7 @@ export async function aggregate(
   scope: FeatureScope,
   method: ListMethod,
   keep: (item: Record<string, unknown>, route: Route, config: ToolboxConfig) => Record<string, unknown> | undefined = (item) => item,
+  listed?: (route: Route, list: FeatureList) => void,
 ): Promise<AggregatedList> {
   const targets = scope.toolboxes.flatMap((toolbox) =>
     scope.manager
@@ -58,6 +62,7 @@ export async function aggregate(
       return;
     }
     const list: FeatureList = outcome.value;
+    listed?.(route, list);
     if (method !== 'prompts/list') scope.books.noteListing(route.toolbox, route.server, method === 'resources/list' ? 'uris' : 'templates', list.items);
     // A legacy server's page carries no caching hint: nothing says it may be kept, so neither may the whole list.
     answer.ttlMs = Math.min(answer.ttlMs, list.ttlMs ?? 0);
@@ -70,7 +75,7 @@ export async function aggregate(
 }
 
 /** The item with `_meta` naming its toolbox and server (the server's own `_meta` keys kept). */
-function withSource(item: Record<string, unknown>, route: Route): Record<string, unknown> {
+export function withSource(item: Record<string, unknown>, route: Route): Record<string, unknown> {
   const meta = typeof item._meta === 'object' && item._meta !== null ? (item._meta as Record<string, unknown>) : {};
   return { ...item, _meta: { ...meta, [SOURCE_META_KEY]: { toolbox: route.toolbox, server: route.server } } };
 }

@@ -3,8 +3,9 @@ import { formatToolName, parseToolName } from '../catalog/names.js';
 import type { ServerConfig, ToolboxConfig } from '../config/types.js';
 import { quoteClientText } from '../shared/client-text.js';
 import { compileGlob } from '../shared/glob.js';
+import { cachedPrompts, keepPrompts } from './cached-prompts.js';
 import type { Route } from './feature-books.js';
-import { aggregate, forwardTo, type AggregatedList, type FeatureScope } from './feature-scope.js';
+import { aggregate, forwardTo, withSource, type AggregatedList, type FeatureScope } from './feature-scope.js';
 
 /**
  * Prompts of the servers a session has connected, named `{toolbox}__{server}__{prompt}` like tools (README
@@ -12,14 +13,29 @@ import { aggregate, forwardTo, type AggregatedList, type FeatureScope } from './
  * disabled-tool rules do not apply to prompts). prompts/get connects its server on demand.
  */
 
-/** prompts/list: every enabled prompt of every connected server, under its workbench name. */
-export function listPrompts(scope: FeatureScope): Promise<AggregatedList> {
-  return aggregate(scope, 'prompts/list', (item, route, toolbox) => {
+/**
+ * prompts/list: every enabled prompt of every connected server, under its workbench name (each live list kept in the
+ * catalog cache), then those of the servers not connected here whose prompt list is cached — read from disk, nothing
+ * started. A cached list may be kept by the client only while the server's own hint said it was fresh.
+ */
+export async function listPrompts(scope: FeatureScope): Promise<AggregatedList> {
+  const named = (item: Record<string, unknown>, route: Route, toolbox: ToolboxConfig): Record<string, unknown> | undefined => {
     if (typeof item.name !== 'string') return undefined;
     const server = toolbox.servers.find((s) => s.name === route.server);
     if (!server || promptDisabled(toolbox, server, item.name)) return undefined;
     return { ...item, name: formatToolName(route.toolbox, route.server, item.name) };
-  });
+  };
+  const [live, cached] = await Promise.all([aggregate(scope, 'prompts/list', named, (route, list) => keepPrompts(scope, route, list)), cachedPrompts(scope)]);
+  for (const { route, toolbox, prompts, ttlMs } of cached) {
+    // A server that connected while the files were read is in the live list already.
+    if (scope.manager.isConnected(route.toolbox, route.server)) continue;
+    live.ttlMs = Math.min(live.ttlMs, ttlMs);
+    for (const prompt of prompts) {
+      const kept = named(prompt, route, toolbox);
+      if (kept) live.items.push(withSource(kept, route));
+    }
+  }
+  return live;
 }
 
 /** prompts/get by workbench name: the server's own answer, as it came. */

@@ -13,6 +13,8 @@ import { ERROR_META_KEY, disabledMessage, errorMeta, errorResult, failureResult,
 import { stateRefusal } from './state-problem.js';
 import { routeToolsetCall, type ToolsetHost } from './toolset-routes.js';
 import { describeParams, type ToolValidators } from './validators.js';
+import { DEFAULT_CALL_TIMEOUT_MS } from '../clients/server-slot.js';
+import { callsAsTask } from '../clients/task-call.js';
 
 /**
  * The `use_tool` pipeline, from request to response: resolve the name (toolbox, toolset or canonical name; disabled
@@ -214,8 +216,11 @@ function forward(host: UseToolHost, scope: Scope, toolbox: ToolboxConfig, entry:
     ));
   }
 
-  // A task-only tool is called as a task and waited for (README "Task-only tools").
-  const callOptions = entry.tool.execution?.taskSupport === 'required' ? { ...options, task: true } : options;
+  // A task-only tool, and an optional one whose call may outlast the client's patience, is called as a task and
+  // waited for (README "Task-only tools").
+  const taskSupport = entry.tool.execution?.taskSupport;
+  const timeoutMs = taskSupport === 'optional' ? (toolbox.servers.find((s) => s.name === entry.server)?.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS) : 0;
+  const callOptions = taskSupport !== undefined && callsAsTask(taskSupport, timeoutMs, options.onprogress !== undefined) ? { ...options, task: true } : options;
   return host.tracked(scope, toolboxName, entry.server, options.call, () =>
     scope.manager.callTool(toolboxName, entry.server, entry.tool.name, args, callOptions),
   ).then(

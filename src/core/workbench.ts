@@ -15,6 +15,7 @@ import { quoteClientText } from '../shared/client-text.js';
 import { workbenchInstructions } from './instructions.js';
 import { isKnownToolName } from './known-name.js';
 import { Discovery, type DiscoveryScope, type OpenOptions, type OpenToolboxRequest } from './open-toolbox.js';
+import { revalidatePrompts } from './cached-prompts.js';
 import { serverChanged } from './feature-books.js';
 import type { FeatureScope } from './feature-scope.js';
 import { ToolPins } from './tool-pins.js';
@@ -139,7 +140,11 @@ export class Workbench {
         scope.catalogs.delete(toolbox);
         this.observePins(scope.manager, toolbox, server);
         this.discovery.toolsChanged(scope.manager, toolbox, server, scope.shown);
-        serverChanged(scope, toolbox, server, scope.manager.isConnected(toolbox, server));
+        const connected = scope.manager.isConnected(toolbox, server);
+        // A server that just connected: its prompts are kept in the catalog cache too (README "Resources, prompts and completions").
+        if (serverChanged(scope, toolbox, server, connected) && connected && options.catalogCache) {
+          void revalidatePrompts(this.featureScope(scope), { toolbox, server }, this.log);
+        }
       },
     });
   }
@@ -152,7 +157,7 @@ export class Workbench {
   /** What resource, prompt and completion requests of a session work with (the workbench's own for none). */
   featureScope(session?: SessionScope): FeatureScope {
     const scope = this.scopes.of(session);
-    return { manager: scope.manager, books: scope.features, toolboxes: this.current.toolboxes, log: this.log };
+    return { manager: scope.manager, books: scope.features, toolboxes: this.current.toolboxes, log: this.log, ...(this.options.catalogCache && { cache: this.options.catalogCache }) };
   }
 
   /** The config in effect (it changes on {@link reload}). */

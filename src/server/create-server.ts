@@ -49,6 +49,7 @@ import type { UseToolOptions } from '../core/scope.js';
 import { InputRounds, type Notify, type RoundOutcome } from './input-rounds.js';
 import type { ServerNotice } from '../clients/feature-notices.js';
 import { featureCapabilities, registerFeatureHandlers, sendNotice } from './feature-handlers.js';
+import { ListenSubscriptions } from '../core/listen-subscriptions.js';
 import { invalidParams, refusal, stringProblem, stringsProblem, unknownParamsProblem, useToolProblem } from './tool-params.js';
 
 /** Relayed requests may wait for a human (elicitation) or a model (sampling): allow long, but not forever. */
@@ -107,6 +108,8 @@ export interface UpstreamSurface {
   onNotice(listener: (notice: ServerNotice) => void): () => void;
   /** Input rounds held for calls of clients of MCP 2026-07-28. */
   readonly rounds: InputRounds;
+  /** The resource subscriptions of a client of MCP 2026-07-28's subscriptions/listen streams. */
+  readonly listens: ListenSubscriptions;
   close(): Promise<void>;
 }
 
@@ -176,6 +179,7 @@ export function createSurface(workbench: Workbench, version: string, options: Cr
     },
   };
   const scope = workbench.openSession(session, { isolated: options.isolated === true });
+  const listens = new ListenSubscriptions(() => workbench.featureScope(scope));
 
   /** use_tool with parameters already checked ({@link useToolProblem}): the workbench does the rest. */
   const checkedUseTool = (args: Record<string, unknown>, call: UseToolCall): Promise<CallToolResult> => {
@@ -391,8 +395,10 @@ export function createSurface(workbench: Workbench, version: string, options: Cr
       return () => void noticeListeners.delete(listener);
     },
     rounds,
+    listens,
     close: async () => {
       stopFollowing();
+      listens.clear();
       listeners.clear();
       noticeListeners.clear();
       rounds.closeAll('the client session closed');

@@ -23,12 +23,13 @@ const listedBy = new WeakMap<Server, { era: Era; listed: Set<'resources' | 'prom
 
 /**
  * What the workbench declares. A handshake-era client subscribes with resources/subscribe; a client of MCP 2026-07-28
- * would subscribe on its subscriptions/listen stream, which the workbench does not pass downstream, so it is not
- * offered subscriptions there. Lists change whenever a toolbox opens, so `listChanged` always holds.
+ * names the URIs on its subscriptions/listen stream, which the workbench follows (src/core/listen-subscriptions.ts).
+ * The SDK's listen router honours `resourceSubscriptions` only when `subscribe` is declared. Lists change whenever a
+ * toolbox opens, so `listChanged` always holds.
  */
-export function featureCapabilities(era: Era): Pick<ServerCapabilities, 'resources' | 'prompts' | 'completions'> {
+export function featureCapabilities(_era: Era): Pick<ServerCapabilities, 'resources' | 'prompts' | 'completions'> {
   return {
-    resources: era === 'legacy' ? { subscribe: true, listChanged: true } : { listChanged: true },
+    resources: { subscribe: true, listChanged: true },
     prompts: { listChanged: true },
     completions: {},
   };

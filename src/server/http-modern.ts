@@ -44,10 +44,12 @@ export function createModernHttp(workbench: Workbench, version: string, options:
       principals.set(key, entry);
       // Clients listening for list changes (subscriptions/listen) hear of a reload.
       const stopTools = surface.onToolsChanged(() => handler.notify.toolsChanged());
-      // Resource and prompt lists change as this principal's toolboxes open; there are no resource subscriptions here.
+      // Resource and prompt lists change as this principal's toolboxes open; updates of the resources its listen
+      // streams name (see the listen request in serve) reach the streams that name them.
       const stopNotices = surface.onNotice((notice) => {
         if (notice.kind === 'resources') handler.notify.resourcesChanged();
         else if (notice.kind === 'prompts') handler.notify.promptsChanged();
+        else handler.notify.resourceUpdated(notice.uri);
       });
       stopFollowing.set(key, () => {
         stopTools();
@@ -85,10 +87,14 @@ export function createModernHttp(workbench: Workbench, version: string, options:
       const entry = principalOf(key);
       entry.active++;
       entry.lastSeen = Date.now();
+      // A listen stream lasts as long as this response: the resources it names stay subscribed downstream until then.
+      const listen = (body as { method?: unknown } | null)?.method === 'subscriptions/listen' ? {} : undefined;
+      if (listen) void entry.surface.listens.opened(listen, (body as { params?: unknown }).params);
       try {
         const response = await handler.fetch(request, { parsedBody: body, authInfo: { token: principal, clientId: key, scopes: [] } });
         await writeResponse(response, res);
       } finally {
+        if (listen) void entry.surface.listens.ended(listen);
         entry.active--;
         entry.lastSeen = Date.now();
       }

@@ -79,4 +79,26 @@ describe('catalog cache', () => {
       await cleanup();
     }
   });
+
+  it('keeps prompt lists in files of their own under the same key, with the same freshness and credentials rules', async () => {
+    const { dir, cleanup } = await tempDir();
+    try {
+      const log = createLogger({ level: 'error', write: () => {} });
+      const cache = new CatalogCache(dir, log);
+      const tools = [{ name: 'echo', inputSchema: { type: 'object' as const } }];
+      const prompts = [{ name: 'greet', arguments: [{ name: 'who', required: true }] }];
+      await cache.write('dev', server({ TOKEN: 'a' }), '{}', tools, 0);
+      await cache.writePrompts('dev', server({ TOKEN: 'a' }), '{}', prompts, 30_000);
+      assert.equal((await readdir(dir)).length, 2, 'tools and prompts in two files');
+      const again = new CatalogCache(dir, log);
+      assert.deepEqual((await again.read('dev', server({ TOKEN: 'a' }), '{}'))?.tools, tools);
+      const read = await again.readPrompts('dev', server({ TOKEN: 'a' }), '{}');
+      assert.deepEqual(read?.prompts, prompts);
+      assert.ok(read?.freshUntil !== undefined && read.freshUntil > read.listedAt, 'a positive ttlMs: fresh until then');
+      assert.equal(await again.readPrompts('dev', server({ TOKEN: 'b' }), '{}'), undefined, 'other credentials: not reused');
+      assert.equal(await again.readPrompts('dev', { ...server({ TOKEN: 'a' }), catalogCache: false }, '{}'), undefined);
+    } finally {
+      await cleanup();
+    }
+  });
 });

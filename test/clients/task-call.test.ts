@@ -31,7 +31,12 @@ describe("server-everything's simulate-research-query, a task-only tool", () => 
           assert.match(text(result), /Stage 4: Generating report/);
           const messages = progress.map((p) => p.message);
           assert.ok(messages.includes('working: Gathering sources...'), JSON.stringify(messages));
-          assert.equal(messages.at(-1)?.startsWith('completed'), true, JSON.stringify(messages));
+          // The workbench writes the final status ("completed…") before the result, but the SDK client hands
+          // notifications to their handlers a microtask later while it settles a response at once, dropping the
+          // request's progress handler: when both arrive in one read (a loaded machine), the client never sees that
+          // last progress. So the test asks only that no status comes after it, not that it is seen.
+          const completed = messages.findIndex((m) => m?.startsWith('completed'));
+          assert.ok(completed === -1 || completed === messages.length - 1, JSON.stringify(messages));
           assert.deepEqual(
             progress.map((p) => p.progress),
             progress.map((_, i) => i + 1),
@@ -84,10 +89,9 @@ describe('fault modes of task-only tools', () => {
       const done = await useTool(wb.client, 'lab', 'research', { steps: 3 }, { onprogress: (p) => void progress.push(p) });
       assert.equal(text(done), 'researched');
       assert.deepEqual(done.structuredContent, { steps: 3 });
-      assert.deepEqual(
-        progress.map((p) => p.message),
-        ['working', 'working: step 1/3', 'working: step 2/3', 'working: step 3/3', 'completed: step 3/3'],
-      );
+      // The final "completed" status may be lost by the SDK client when it arrives with the result (see above).
+      const seen = progress.map((p) => p.message);
+      assert.deepEqual(seen.at(-1) === 'completed: step 3/3' ? seen.slice(0, -1) : seen, ['working', 'working: step 1/3', 'working: step 2/3', 'working: step 3/3']);
 
       // Cancelled mid-task by the client: the task is cancelled on the server.
       const abort = new AbortController();
@@ -103,6 +107,38 @@ describe('fault modes of task-only tools', () => {
       assert.equal(stuck.isError, true);
       assert.match(text(stuck), /task task-2 made no progress for 1500 ms.*"timeoutMs"/s);
       assert.ok(await waitForEvent(log, (e) => e.event === 'task_cancelled' && e.taskId === 'task-2'));
+    } finally {
+      await wb.close();
+      await logs.cleanup();
+    }
+  });
+});
+
+describe('tools with taskSupport "optional" (README "Task-only tools")', () => {
+  test('go the task path when the server\'s timeoutMs is above 120 s and the client gave a progress token; else a plain call', async () => {
+    const logs = await tempDir();
+    const slowLog = join(logs.dir, 'slow.jsonl');
+    const quickLog = join(logs.dir, 'quick.jsonl');
+    const config = {
+      toolboxes: {
+        slow: { mcpServers: { tasks: { ...fixtureServer('--tasks', '--log', slowLog), timeoutMs: 600_000 } } },
+        quick: { mcpServers: { tasks: fixtureServer('--tasks', '--log', quickLog) } },
+      },
+    };
+    const wb = await startEra('stdio', 'legacy', config);
+    try {
+      const progress: Progress[] = [];
+      const asTask = await useTool(wb.client, 'slow', 'maybe_task', { steps: 2 }, { onprogress: (p) => void progress.push(p) });
+      assert.equal(text(asTask), 'researched', 'the task\'s result, unchanged');
+      assert.ok(progress.some((p) => p.message === 'working: step 1/2'), JSON.stringify(progress));
+      assert.deepEqual((await fixtureEvents(slowLog)).filter((e) => e.event === 'task_created').map((e) => e.tool), ['maybe_task']);
+
+      // No progress token: nothing could keep the client waiting, so a plain call.
+      assert.equal(text(await useTool(wb.client, 'slow', 'maybe_task', {})), 'answered without a task');
+      // The default timeoutMs (120 s): a plain call, progress token or not.
+      assert.equal(text(await useTool(wb.client, 'quick', 'maybe_task', {}, { onprogress: () => {} })), 'answered without a task');
+      assert.deepEqual((await fixtureEvents(quickLog)).filter((e) => e.event === 'task_created'), []);
+      assert.equal((await fixtureEvents(slowLog)).filter((e) => e.event === 'plain_call').length, 1);
     } finally {
       await wb.close();
       await logs.cleanup();

@@ -123,7 +123,8 @@ for (const over of ['stdio', 'http'] as const satisfies readonly Over[]) {
         try {
           const caps = wb.client.getServerCapabilities();
           assert.ok(caps?.resources && caps.prompts && caps.completions, JSON.stringify(caps));
-          assert.equal(caps.resources.subscribe, era === 'legacy' ? true : undefined);
+          // Both eras subscribe: with resources/subscribe, or by naming URIs on a subscriptions/listen stream.
+          assert.equal(caps.resources.subscribe, true);
           await resourcesJourney(wb.client, era, () => changes);
           await promptsJourney(wb.client);
         } finally {
