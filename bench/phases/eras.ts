@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { Client as ClientV2 } from '@modelcontextprotocol/client';
+import { Client as ClientV2, StreamableHTTPClientTransport as HttpV2 } from '@modelcontextprotocol/client';
 import { StdioClientTransport as StdioV2 } from '@modelcontextprotocol/client/stdio';
 import { writeFile } from 'node:fs/promises';
 import { emptySection, type PhaseContext } from '../lib/phase.js';
@@ -11,6 +11,7 @@ import { servers, startWorkbench } from '../lib/processes.js';
 import { target, type Section } from '../lib/report.js';
 import { fmtMs, fmtRatio, median, quantile, ratio } from '../lib/stats.js';
 import { node, paths } from '../../test/helpers/workbench-process.js';
+import { startHttpWorkbench } from '../../test/helpers/http-workbench.js';
 
 const MODERN_SERVER = join(paths.fixture, '..', 'modern-server.mjs');
 
@@ -57,18 +58,37 @@ async function eraLatencies(era: 'legacy' | 'modern', calls: number, dir: string
   const transport = new StdioV2({ command: node, args: [paths.cli, 'serve', '--config', configPath, '--no-catalog-cache'], stderr: 'ignore', cwd: dir });
   await client.connect(transport, era === 'legacy' ? { prior: { kind: 'legacy' } } : undefined);
   try {
-    const call = () => client.callTool({ name: 'use_tool', arguments: { toolbox_name: 'bench', tool_name: 'bench__srv__echo', arguments: { message: 'x' } } });
-    for (let i = 0; i < 300; i++) await call();
-    const times: number[] = [];
-    for (let i = 0; i < calls; i++) {
-      const start = performance.now();
-      await call();
-      times.push(performance.now() - start);
-    }
-    return times;
+    return await timeEchoes(client, calls);
   } finally {
     await client.close();
   }
+}
+
+/** The same as {@link eraLatencies} over Streamable HTTP: one `serve --http` workbench, one SDK v2 client pinned to `era`. */
+async function httpEraLatencies(era: 'legacy' | 'modern', calls: number): Promise<number[]> {
+  const config = { toolboxes: { bench: { mcpServers: { srv: servers.everything() } } } };
+  const wb = await startHttpWorkbench(config, ['--http', '127.0.0.1:0', '--no-catalog-cache']);
+  const client = new ClientV2({ name: `bench-http-${era}`, version: '1' }, { versionNegotiation: { mode: era === 'modern' ? { pin: '2026-07-28' } : 'legacy' } });
+  try {
+    await client.connect(new HttpV2(new URL(wb.url)), era === 'legacy' ? { prior: { kind: 'legacy' } } : undefined);
+    return await timeEchoes(client, calls);
+  } finally {
+    await client.close().catch(() => {});
+    await wb.stop();
+  }
+}
+
+/** 300 warm-up `use_tool` echo calls, then the times of `calls` more, one at a time. */
+async function timeEchoes(client: ClientV2, calls: number): Promise<number[]> {
+  const call = () => client.callTool({ name: 'use_tool', arguments: { toolbox_name: 'bench', tool_name: 'bench__srv__echo', arguments: { message: 'x' } } });
+  for (let i = 0; i < 300; i++) await call();
+  const times: number[] = [];
+  for (let i = 0; i < calls; i++) {
+    const start = performance.now();
+    await call();
+    times.push(performance.now() - start);
+  }
+  return times;
 }
 
 /**
@@ -114,6 +134,7 @@ export async function erasPhase(ctx: PhaseContext): Promise<Section> {
   // Clients of both eras on the same kind of workbench, measured in alternating blocks.
   const latencyDir = await mkdtemp(join(tmpdir(), 'wb-bench-era-latency-'));
   const byEra = { legacy: [] as number[], modern: [] as number[] };
+  const byHttpEra = { legacy: [] as number[], modern: [] as number[] };
   try {
     for (let block = 0; block < ctx.n(3, 1) && performance.now() < ctx.deadline; block++) {
       ctx.log(`  client eras: block ${block + 1}`);
@@ -121,16 +142,26 @@ export async function erasPhase(ctx: PhaseContext): Promise<Section> {
         byEra[era].push(...(await eraLatencies(era, ctx.n(700, 100), latencyDir)));
       }
     }
+    for (let block = 0; block < ctx.n(3, 1) && performance.now() < ctx.deadline; block++) {
+      ctx.log(`  client eras over HTTP: block ${block + 1}`);
+      for (const era of block % 2 === 0 ? (['legacy', 'modern'] as const) : (['modern', 'legacy'] as const)) {
+        byHttpEra[era].push(...(await httpEraLatencies(era, ctx.n(700, 100))));
+      }
+    }
   } finally {
     await rm(latencyDir, { recursive: true, force: true });
   }
   const eraRatio = ratio(median(byEra.modern), median(byEra.legacy));
+  const httpEraRatio = ratio(median(byHttpEra.modern), median(byHttpEra.legacy));
   section.tables.push({
     head: ['Client of the workbench', 'use_tool echo p50', 'p99', 'Calls'],
     rows: [
       ['SDK v2 client, handshake era (tool-call pipeline)', fmtMs(median(byEra.legacy)), fmtMs(quantile(byEra.legacy, 0.99)), String(byEra.legacy.length)],
       ['SDK v2 client, MCP 2026-07-28 (tool-call pipeline)', fmtMs(median(byEra.modern)), fmtMs(quantile(byEra.modern, 0.99)), String(byEra.modern.length)],
       ['modern ÷ handshake era', fmtRatio(eraRatio), '', ''],
+      ['over HTTP: SDK v2 client, handshake era (session)', fmtMs(median(byHttpEra.legacy)), fmtMs(quantile(byHttpEra.legacy, 0.99)), String(byHttpEra.legacy.length)],
+      ['over HTTP: SDK v2 client, MCP 2026-07-28', fmtMs(median(byHttpEra.modern)), fmtMs(quantile(byHttpEra.modern, 0.99)), String(byHttpEra.modern.length)],
+      ['over HTTP: modern ÷ handshake era', fmtRatio(httpEraRatio), '', ''],
     ],
   });
   section.intro =
@@ -147,6 +178,6 @@ export async function erasPhase(ctx: PhaseContext): Promise<Section> {
       'a modern-only server could not be reached at all (its answer to `initialize` is -32022).',
   );
   section.targets.push(target('server processes spawned per start and server, era unknown or remembered', String(spawnsPerStart), '1', spawnsPerStart === 1));
-  section.key = `${rows.map((r) => `${r[0]}: unknown ${r[1]}, remembered ${r[2]}, spawns ${r[3]}`).join('; ')}; echo p50 modern client ÷ handshake-era client ${fmtRatio(eraRatio)}`;
+  section.key = `${rows.map((r) => `${r[0]}: unknown ${r[1]}, remembered ${r[2]}, spawns ${r[3]}`).join('; ')}; echo p50 modern client ÷ handshake-era client ${fmtRatio(eraRatio)} (stdio), ${fmtRatio(httpEraRatio)} (HTTP)`;
   return section;
 }

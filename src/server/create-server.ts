@@ -23,6 +23,7 @@ import {
   type MetaToolCall,
   type ModernAnswer,
   type ModernHandlers,
+  type ModernPipelineOptions,
   type ModernUseToolCall,
   type ToolCallHandlers,
   type ToolCallPipeline,
@@ -95,13 +96,17 @@ export interface CreateServerOptions {
  * for the connection, over modern HTTP one per request — and are cheap.
  */
 export interface UpstreamSurface {
-  /** A server instance for one era. A legacy instance becomes the surface's way to reach its client. */
-  instance(era: Era): Server;
+  /**
+   * A server instance for one era. A legacy instance becomes the surface's way to reach its client. `handed`: the
+   * answer the tool-call pipeline worked out for the one request a modern per-request instance serves (HTTP), which
+   * its tools/call handler frames instead of calling again.
+   */
+  instance(era: Era, handed?: Promise<ModernAnswer>): Server;
   /**
    * The tool-call pipeline over a reply sink: a framing shortcut in front of the instance. In the modern era it needs
    * `deliver`, the way to the instance for the requests it hands over (see {@link createToolCallPipeline}).
    */
-  pipeline(sink: ReplySink, modern?: { deliver(message: JSONRPCMessage): void }): ToolCallPipeline;
+  pipeline(sink: ReplySink, modern?: Omit<ModernPipelineOptions, 'handlers'>): ToolCallPipeline;
   /** Calls the listener when the tool list changes (a config reload renamed toolboxes); returns the unsubscribe. */
   onToolsChanged(listener: () => void): () => void;
   /** Calls the listener when a resource or prompt list changes or a subscribed resource is updated; returns the unsubscribe. */
@@ -312,7 +317,8 @@ export function createSurface(workbench: Workbench, version: string, options: Cr
     handOver: (id, answer) => void handedOver.set(id, answer),
   };
 
-  const instance = (era: Era): Server => {
+  const instance = (era: Era, handed?: Promise<ModernAnswer>): Server => {
+    let bound = handed;
     const server = new Server(
       serverInfo,
       {
@@ -340,10 +346,11 @@ export function createSurface(workbench: Workbench, version: string, options: Cr
         if (caps) declared = caps as ClientCapabilities;
         envelopes.accept(envelope);
         // An answer the pipeline worked out and left to this handler to frame.
-        const handed = handedOver.get(ctx.mcpReq.id);
-        if (handed !== undefined) {
-          handedOver.delete(ctx.mcpReq.id);
-          return finish(await handed, ctx);
+        const answer = bound ?? handedOver.get(ctx.mcpReq.id);
+        if (answer !== undefined) {
+          if (bound !== undefined) bound = undefined;
+          else handedOver.delete(ctx.mcpReq.id);
+          return finish(await answer, ctx);
         }
       }
       if (name === OPEN_TOOLBOX) return handlers.openToolbox(args, metaToolCall(ctx, meta));
@@ -385,7 +392,7 @@ export function createSurface(workbench: Workbench, version: string, options: Cr
 
   return {
     instance,
-    pipeline: (sink, options) => createToolCallPipeline(handlers, sink, options && { handlers: modern, deliver: options.deliver }),
+    pipeline: (sink, options) => createToolCallPipeline(handlers, sink, options && { ...options, handlers: modern }),
     onToolsChanged: (listener) => {
       listeners.add(listener);
       return () => void listeners.delete(listener);

@@ -12,6 +12,8 @@ import type { WorkbenchObserver } from '../core/call-events.js';
 export interface HttpMetrics {
   /** Told of every call and open (chain it with the other observers). */
   observer: WorkbenchObserver;
+  /** Counts a request of an MCP 2026-07-28 client by how it was answered (see http-modern-pipeline). */
+  modernRequest(path: 'pipeline' | 'handed_over' | 'sdk'): void;
   /** Answers a scrape. */
   serve(res: ServerResponse): Promise<void>;
 }
@@ -40,6 +42,12 @@ export function createHttpMetrics(sources: MetricSources): HttpMetrics {
     help: 'time to answer a use_tool call or an open_toolbox, by outcome',
     labelNames,
     buckets: BUCKETS,
+    registers: [registry],
+  });
+  const modern = new Counter({
+    name: 'mcp_workbench_modern_http_requests_total',
+    help: 'requests of MCP 2026-07-28 clients over HTTP: answered by the tool-call pipeline (path=pipeline), worked out by it and framed by the SDK (handed_over), or by the SDK (sdk)',
+    labelNames: ['path'] as const,
     registers: [registry],
   });
   new Gauge({
@@ -76,6 +84,7 @@ export function createHttpMetrics(sources: MetricSources): HttpMetrics {
       calls.inc(labels);
       latency.observe(labels, event.duration_ms / 1000);
     },
+    modernRequest: (path) => modern.inc({ path }),
     async serve(res) {
       const body = await registry.metrics();
       res.writeHead(200, { 'content-type': registry.contentType, 'cache-control': 'no-store' });

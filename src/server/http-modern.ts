@@ -5,7 +5,13 @@ import type { Workbench } from '../core/workbench.js';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import { createSurface, type CreateServerOptions, type UpstreamSurface } from './create-server.js';
+import type { HttpMetrics } from './http-metrics.js';
+import { offerable, offerToPipeline } from './http-modern-pipeline.js';
 import { principalLabel } from './http-security.js';
+import type { ModernAnswer } from './tool-call-pipeline.js';
+
+/** Where a request handed over by the pipeline carries its answer to the server instance the SDK makes for it. */
+const HANDED_OVER = 'mcp-workbench/handedOver';
 
 /**
  * The MCP 2026-07-28 side of `--http`: no handshake and no session, each POST carries its protocol version, client
@@ -30,7 +36,7 @@ interface Principal {
   lastSeen: number;
 }
 
-export function createModernHttp(workbench: Workbench, version: string, options: CreateServerOptions, log: Logger): ModernHttp {
+export function createModernHttp(workbench: Workbench, version: string, options: CreateServerOptions, log: Logger, metrics?: HttpMetrics): ModernHttp {
   const principals = new Map<string, Principal>();
   const stopFollowing = new Map<string, () => void>();
 
@@ -64,7 +70,7 @@ export function createModernHttp(workbench: Workbench, version: string, options:
     (ctx) => {
       const key = ctx.authInfo?.clientId;
       if (key === undefined) throw new Error('mcp-workbench: a modern request reached the handler without its principal');
-      return principalOf(key).surface.instance('modern');
+      return principalOf(key).surface.instance('modern', ctx.authInfo?.extra?.[HANDED_OVER] as Promise<ModernAnswer> | undefined);
     },
     { legacy: 'reject', onerror: (error) => log.debug(`modern HTTP: ${errorMessage(error)}`) },
   );
@@ -90,9 +96,18 @@ export function createModernHttp(workbench: Workbench, version: string, options:
       // A listen stream lasts as long as this response: the resources it names stay subscribed downstream until then.
       const listen = (body as { method?: unknown } | null)?.method === 'subscriptions/listen' ? {} : undefined;
       if (listen) void entry.surface.listens.opened(listen, (body as { params?: unknown }).params);
+      const viaSdk = async (answer?: Promise<ModernAnswer>): Promise<void> => {
+        const authInfo = { token: principal, clientId: key, scopes: [], ...(answer ? { extra: { [HANDED_OVER]: answer } } : {}) };
+        await writeResponse(await handler.fetch(request, { parsedBody: body, authInfo }), res);
+      };
       try {
-        const response = await handler.fetch(request, { parsedBody: body, authInfo: { token: principal, clientId: key, scopes: [] } });
-        await writeResponse(response, res);
+        // use_tool and open_toolbox go through the tool-call pipeline, as on stdio, when the SDK would take them as they are.
+        let path = offerable(request, body) ? await offerToPipeline(entry.surface, body, res, viaSdk) : undefined;
+        if (path === undefined) {
+          await viaSdk();
+          path = 'sdk';
+        }
+        metrics?.modernRequest(path);
       } finally {
         if (listen) void entry.surface.listens.ended(listen);
         entry.active--;

@@ -80,7 +80,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Workb
   const sessions = createLegacySessions(workbench, version, options.serverOptions, log);
   // Replicas given the same tokens sign input rounds alike, so a modern server's pass-through round continues anywhere.
   const stateKey = token === undefined ? undefined : createHash('sha256').update(`mcp-workbench requestState\0${token}`).digest();
-  const modern = createModernHttp(workbench, version, { ...options.serverOptions, ...(stateKey ? { stateKey } : {}) }, log);
+  const modern = createModernHttp(workbench, version, { ...options.serverOptions, ...(stateKey ? { stateKey } : {}) }, log, options.metrics);
   const front: Front = { gate, sessions, modern, limits, version, log, closing: false, ...(options.metrics ? { metrics: options.metrics } : {}) };
 
   const http = createNodeServer((req, res) => {

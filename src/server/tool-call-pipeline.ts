@@ -122,6 +122,11 @@ export interface ModernPipelineOptions {
   handlers: ModernHandlers;
   /** Gives a message to the MCP server, as the transport would have. */
   deliver(message: JSONRPCMessage): void;
+  /**
+   * Leaves a request's answer to the MCP server some other way than {@link ModernHandlers.handOver} and `deliver`
+   * (HTTP: each request reaches its own server instance, which is given the answer). Replaces both when given.
+   */
+  handOver?(message: JSONRPCMessage, answer: Promise<ModernAnswer>): void;
 }
 
 export function createToolCallPipeline(handlers: ToolCallHandlers, sink: ReplySink, modern?: ModernPipelineOptions): ToolCallPipeline {
@@ -210,7 +215,7 @@ class Pipeline implements ToolCallPipeline {
     name: string,
     params: Record<string, unknown>,
     input: Record<string, unknown>,
-    { handlers: modernHandlers, deliver }: ModernPipelineOptions,
+    { handlers: modernHandlers, deliver, handOver: handOverOther }: ModernPipelineOptions,
   ): boolean {
     if (params.inputResponses !== undefined || params.requestState !== undefined) return false;
     const request = modernHandlers.envelopes.admit(params);
@@ -231,6 +236,7 @@ class Pipeline implements ToolCallPipeline {
       answer = Promise.reject(error);
     }
     const handOver = (): void => {
+      if (handOverOther) return handOverOther(message, answer);
       modernHandlers.handOver(id, answer);
       deliver(message);
     };

@@ -162,7 +162,9 @@ for (const era of ERAS) {
     before(async () => {
       wires = await openWires(era);
       if (era === 'modern') {
-        // The SDK answers a modern client's first request (and accepts its envelope); the pipeline may take the ones after.
+        // The SDK answers a modern client's first request (and accepts its envelope) on both transports: this is the
+        // comparison with the SDK's own framing. The pipeline takes the ones after, over stdio and over HTTP alike
+        // (test/server/http-modern-pipeline.test.ts shows which path answered).
         const first = requestOf({ name: 'first', body: use(0, 'echo', { text: 'first' }), id: 0 }, era);
         assert.deepEqual(await wires.stdio.exchange(first, answered(0)), await wires.http.exchange(first, answered(0)));
       }

@@ -1,0 +1,120 @@
+import { isJsonContentType, PROTOCOL_VERSION_META_KEY, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/server';
+import type { ServerResponse } from 'node:http';
+import type { UpstreamSurface } from './create-server.js';
+import { OPEN_TOOLBOX, USE_TOOL } from './meta-tools.js';
+import { MODERN_REVISION } from './modern-wire.js';
+import type { ModernAnswer, ReplySink } from './tool-call-pipeline.js';
+
+/**
+ * MCP 2026-07-28 over HTTP through the same tool-call pipeline as stdio (README "One answer on every transport"): a
+ * use_tool or open_toolbox POST that the SDK's modern entry (`createMcpHandler`) would pass unchanged to its tools/call
+ * handler is offered to the principal's pipeline, which answers it without a per-request server instance. The SDK
+ * stays the reference: only requests whose checks are trivially passed are offered — a single JSON-RPC request with
+ * a JSON content type, its `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers equal to the body's revision,
+ * method and tool name, and no progress token (an answer that streams progress is the SDK's to frame). The pipeline
+ * itself takes only requests whose envelope the SDK accepted before, so a client's first request always goes
+ * through the SDK.
+ */
+
+/** How a modern HTTP request was answered: framed by the pipeline, worked out by it and framed by the SDK, or by the SDK. */
+export type ModernPath = 'pipeline' | 'handed_over' | 'sdk';
+
+/** What the SDK's per-request transport sends with a JSON answer, and with a stream (when notifications come first). */
+const JSON_HEADERS = { 'content-type': 'application/json' };
+const SSE_HEADERS = {
+  'content-type': 'text/event-stream',
+  'cache-control': 'no-cache, no-transform',
+  connection: 'keep-alive',
+  'x-accel-buffering': 'no',
+};
+
+/** Whether a modern POST is one to offer to the pipeline (see the module's note); anything else goes to the SDK. */
+export function offerable(request: Request, body: unknown): boolean {
+  if (!isObject(body) || body.method !== 'tools/call' || (typeof body.id !== 'string' && typeof body.id !== 'number')) return false;
+  const params = body.params;
+  if (!isObject(params)) return false;
+  const name = params.name;
+  if (name !== USE_TOOL && name !== OPEN_TOOLBOX) return false;
+  const meta = params._meta;
+  if (!isObject(meta) || meta[PROTOCOL_VERSION_META_KEY] !== MODERN_REVISION || 'progressToken' in meta) return false;
+  const headers = request.headers;
+  return (
+    headers.get('mcp-protocol-version') === MODERN_REVISION &&
+    headers.get('mcp-method') === 'tools/call' &&
+    headers.get('mcp-name') === name &&
+    isJsonContentType(headers.get('content-type'))
+  );
+}
+
+/**
+ * Offers an {@link offerable} request to the surface's pipeline. Resolves to undefined when the pipeline does not take
+ * it (the caller gives it to the SDK), else once it is answered: written here as the SDK's per-request transport
+ * writes it, or handed over — `handOver` gives the request to the SDK with the answer already worked out, so the
+ * downstream server is called once either way. A client that goes away cancels the call, and gets no answer.
+ */
+export async function offerToPipeline(
+  surface: UpstreamSurface,
+  body: unknown,
+  res: ServerResponse,
+  handOver: (answer: Promise<ModernAnswer>) => Promise<void>,
+): Promise<ModernPath | undefined> {
+  const id = (body as { id: RequestId }).id;
+  let settle!: (path: ModernPath | undefined) => void;
+  const done = new Promise<ModernPath | undefined>((resolve) => (settle = resolve));
+  let streaming = false;
+  const sink: ReplySink = {
+    send: (message) => Promise.resolve(write(message)),
+    write: (message) => write(message),
+  };
+  const write = (message: JSONRPCMessage): void => {
+    if (res.writableEnded || res.destroyed) return;
+    const text = JSON.stringify(message);
+    if (!('id' in message)) {
+      // A notification before the answer: the SDK's transport turns the response into a stream.
+      if (!streaming) res.writeHead(200, SSE_HEADERS);
+      streaming = true;
+      res.write(`event: message\ndata: ${text}\n\n`);
+      return;
+    }
+    if (streaming) res.end(`event: message\ndata: ${text}\n\n`);
+    else {
+      // As the SDK's response is written (http-modern's writeResponse): head, body, end.
+      res.writeHead(200, JSON_HEADERS);
+      res.write(text);
+      res.end();
+    }
+    settle('pipeline');
+  };
+  const pipeline = surface.pipeline(sink, {
+    deliver: () => {},
+    handOver: (_message, answer) => {
+      // A stream already begun cannot become the SDK's response; nothing notifies without a progress token, which
+      // offerable() leaves to the SDK, so this does not happen — but a client must never be left waiting.
+      if (streaming) {
+        res.end();
+        return settle('pipeline');
+      }
+      handOver(answer).then(
+        () => settle('handed_over'),
+        () => settle('handed_over'),
+      );
+    },
+  });
+  if (!pipeline.take(body as JSONRPCMessage)) return undefined;
+  const onClose = (): void => {
+    // After an answer the response closes too; before one, the client went away.
+    if (res.writableFinished) return;
+    pipeline.take({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'the client closed the connection' } });
+    settle('pipeline');
+  };
+  res.once('close', onClose);
+  try {
+    return await done;
+  } finally {
+    res.off('close', onClose);
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
