@@ -1,4 +1,4 @@
-import { CLIENT_CAPABILITIES_META_KEY, createMcpHandler, type ClientCapabilities } from '@modelcontextprotocol/server';
+import { CLIENT_CAPABILITIES_META_KEY, createMcpHandler, type ClientCapabilities, type McpHttpHandler } from '@modelcontextprotocol/server';
 import { capabilitiesKey } from '../clients/capabilities-key.js';
 import type { ServerResponse } from 'node:http';
 import type { Workbench } from '../core/workbench.js';
@@ -32,6 +32,7 @@ export interface ModernHttp {
 
 interface Principal {
   surface: UpstreamSurface;
+  handler: McpHttpHandler;
   active: number;
   lastSeen: number;
 }
@@ -46,7 +47,12 @@ export function createModernHttp(workbench: Workbench, version: string, options:
     if (!entry) {
       const owner = key.slice(0, key.indexOf('\0'));
       const surface = createSurface(workbench, version, { ...options, isolated: true, owner, sessionLabel: () => 'http', principal: principalLabel(owner) });
-      entry = { surface, active: 0, lastSeen: Date.now() };
+      // One SDK handler per principal: its listen streams (and their event bus) hear only this principal's changes.
+      const handler = createMcpHandler((ctx) => surface.instance('modern', ctx.authInfo?.extra?.[HANDED_OVER] as Promise<ModernAnswer> | undefined), {
+        legacy: 'reject',
+        onerror: (error) => log.debug(`modern HTTP: ${errorMessage(error)}`),
+      });
+      entry = { surface, handler, active: 0, lastSeen: Date.now() };
       principals.set(key, entry);
       // Clients listening for list changes (subscriptions/listen) hear of a reload.
       const stopTools = surface.onToolsChanged(() => handler.notify.toolsChanged());
@@ -66,15 +72,6 @@ export function createModernHttp(workbench: Workbench, version: string, options:
     return entry;
   };
 
-  const handler = createMcpHandler(
-    (ctx) => {
-      const key = ctx.authInfo?.clientId;
-      if (key === undefined) throw new Error('mcp-workbench: a modern request reached the handler without its principal');
-      return principalOf(key).surface.instance('modern', ctx.authInfo?.extra?.[HANDED_OVER] as Promise<ModernAnswer> | undefined);
-    },
-    { legacy: 'reject', onerror: (error) => log.debug(`modern HTTP: ${errorMessage(error)}`) },
-  );
-
   const closePrincipal = async (key: string, why: string): Promise<void> => {
     const entry = principals.get(key);
     if (!entry) return;
@@ -82,7 +79,7 @@ export function createModernHttp(workbench: Workbench, version: string, options:
     stopFollowing.get(key)?.();
     stopFollowing.delete(key);
     log.info(`modern client ${key.slice(0, 8)} ${why} (${principals.size} principal(s))`);
-    await entry.surface.close().catch((error: unknown) => log.debug(`closing a principal: ${errorMessage(error)}`));
+    await Promise.allSettled([entry.handler.close(), entry.surface.close().catch((error: unknown) => log.debug(`closing a principal: ${errorMessage(error)}`))]);
   };
 
   return {
@@ -98,7 +95,7 @@ export function createModernHttp(workbench: Workbench, version: string, options:
       if (listen) void entry.surface.listens.opened(listen, (body as { params?: unknown }).params);
       const viaSdk = async (answer?: Promise<ModernAnswer>): Promise<void> => {
         const authInfo = { token: principal, clientId: key, scopes: [], ...(answer ? { extra: { [HANDED_OVER]: answer } } : {}) };
-        await writeResponse(await handler.fetch(request, { parsedBody: body, authInfo }), res);
+        await writeResponse(await entry.handler.fetch(request, { parsedBody: body, authInfo }), res);
       };
       try {
         // use_tool and open_toolbox go through the tool-call pipeline, as on stdio, when the SDK would take them as they are.
@@ -125,7 +122,6 @@ export function createModernHttp(workbench: Workbench, version: string, options:
     },
     close: async () => {
       await Promise.allSettled([...principals.keys()].map((key) => closePrincipal(key, 'closed (shutting down)')));
-      await handler.close().catch(() => {});
     },
   };
 }

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import type { CallToolResult } from '@modelcontextprotocol/client';
-import { startEra, until, type Over } from '../helpers/era-workbench.js';
+import { StreamableHTTPClientTransport, type CallToolResult, type Client } from '@modelcontextprotocol/client';
+import { eraClient, startEra, until, type Over } from '../helpers/era-workbench.js';
+import { startHttpWorkbench } from '../helpers/http-workbench.js';
 import { fixtureEvents, fixtureServer, tempDir } from '../helpers/workbench-process.js';
 
 // Resource subscriptions of a client of MCP 2026-07-28 (README "Resources, prompts and completions"): the URIs its
@@ -46,4 +47,53 @@ describe('a modern client subscribes to resources on subscriptions/listen', () =
       }
     });
   }
+});
+
+describe('resource updates over --http reach only the principal whose server changed', () => {
+  const TOKENS = ['alice-0123456789abcdef0123456789abcdef', 'bob-0123456789abcdef0123456789abcdef0123'] as const;
+
+  test('two users listening on the same URI: each hears only its own server', async () => {
+    const { dir, cleanup } = await tempDir('wb-listen-users-');
+    const log = join(dir, 'a.jsonl');
+    const config = { toolboxes: { lab: { mcpServers: { a: fixtureServer('--resources', '--name', 'a', '--log', log) } } } };
+    const wb = await startHttpWorkbench(config, ['--http', '0'], { WORKBENCH_TOKEN: TOKENS.join(','), MCP_WORKBENCH_CACHE_DIR: join(dir, 'cache') });
+    const heard: Record<string, string[]> = { alice: [], bob: [] };
+    const clients: Client[] = [];
+    try {
+      for (const [who, token] of [['alice', TOKENS[0]], ['bob', TOKENS[1]]] as const) {
+        const client = eraClient('modern');
+        client.setNotificationHandler('notifications/resources/updated', (n) => void heard[who]!.push(n.params.uri));
+        await client.connect(new StreamableHTTPClientTransport(new URL(wb.url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+        clients.push(client);
+        const opened = (await client.callTool({ name: 'open_toolbox', arguments: { toolbox_name: 'lab' } })) as CallToolResult;
+        assert.notEqual(opened.isError, true, JSON.stringify(opened));
+        // The second user's open may answer from the catalog cache while its server starts: a call waits for it.
+        const ready = (await client.callTool({ name: 'use_tool', arguments: { toolbox_name: 'lab', tool_name: 'touch', arguments: { uri: 'fixture://a/other' } } })) as CallToolResult;
+        assert.notEqual(ready.isError, true, JSON.stringify(ready));
+        await client.listen({ resourceSubscriptions: ['fixture://a/own'] });
+      }
+      const [alice, bob] = clients as [Client, Client];
+      const touch = async (client: Client): Promise<void> => {
+        const result = (await client.callTool({ name: 'use_tool', arguments: { toolbox_name: 'lab', tool_name: 'touch', arguments: { uri: 'fixture://a/own' } } })) as CallToolResult;
+        assert.notEqual(result.isError, true, JSON.stringify(result));
+      };
+      // Each user's subscription is on a server process of its own: wait until both are in place.
+      let subscribed = 0;
+      const countSubscribed = async (): Promise<void> => {
+        subscribed = new Set((await fixtureEvents(log)).filter((e) => e.event === 'subscribe').map((e) => e.pid)).size;
+      };
+      assert.ok(await until(() => (void countSubscribed(), subscribed === 2)), `both server processes subscribed: ${JSON.stringify(await fixtureEvents(log))} ${wb.stderr().slice(-3000)}`);
+      await touch(alice);
+      assert.ok(await until(() => heard.alice!.length > 0), `alice heard her update; stderr: ${wb.stderr().slice(-2000)}`);
+      await touch(bob);
+      assert.ok(await until(() => heard.bob!.length > 0), 'bob heard his update');
+      // Bob's stream was open when alice's server changed; had the update leaked, it would have come before his own.
+      assert.deepEqual(heard.bob, ['fixture://a/own'], "bob heard only his own server's update");
+      assert.deepEqual(heard.alice, ['fixture://a/own'], "alice heard only her own server's update");
+    } finally {
+      await Promise.allSettled(clients.map((c) => c.close()));
+      await wb.stop();
+      await cleanup();
+    }
+  });
 });
