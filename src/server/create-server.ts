@@ -5,11 +5,8 @@ import {
   ProtocolErrorCode,
   Server,
   createRequestStateCodec,
-  inputRequired,
   type CallToolResult,
   type ClientCapabilities,
-  type InputRequests,
-  type JSONRPCMessage,
   type RequestId,
   type ServerContext,
   type Tool,
@@ -24,7 +21,6 @@ import {
   type ModernAnswer,
   type ModernHandlers,
   type ModernPipelineOptions,
-  type ModernUseToolCall,
   type ToolCallHandlers,
   type ToolCallPipeline,
   type ReplySink,
@@ -33,25 +29,18 @@ import {
 import { AcceptedEnvelopes } from './modern-wire.js';
 import type { Logger } from '../log.js';
 import { quoteClientText } from '../shared/client-text.js';
-import {
-  ENABLE_TOOLS,
-  ENABLE_TOOLS_USAGE,
-  LIST_ALL_TOOLS,
-  LIST_ALL_TOOLS_USAGE,
-  enableTools,
-  listAllTools,
-  managementToolDefinitions,
-} from './management-tools.js';
+import { callManagementTool, managementToolDefinitions } from './management-tools.js';
 import { OPEN_TOOLBOX, OPEN_TOOLBOX_USAGE, USE_TOOL, USE_TOOL_USAGE, metaToolDefinitions } from './meta-tools.js';
 import { parseOpenToolboxArgs } from './open-toolbox-params.js';
-import { errorResult, failureResult } from '../core/tool-entry.js';
+import { failureResult } from '../core/tool-entry.js';
 import { type UpstreamSession, type Workbench } from '../core/workbench.js';
 import type { UseToolOptions } from '../core/scope.js';
-import { InputRounds, type Notify, type RoundOutcome } from './input-rounds.js';
+import { InputRounds } from './input-rounds.js';
+import { createModernUseTool, type RequestStatePayload } from './modern-use-tool.js';
 import type { ServerNotice } from '../clients/feature-notices.js';
 import { featureCapabilities, registerFeatureHandlers, sendNotice } from './feature-handlers.js';
 import { ListenSubscriptions } from '../core/listen-subscriptions.js';
-import { invalidParams, refusal, stringProblem, stringsProblem, unknownParamsProblem, useToolProblem } from './tool-params.js';
+import { invalidParams, refusal, useToolProblem } from './tool-params.js';
 
 /** Relayed requests may wait for a human (elicitation) or a model (sampling): allow long, but not forever. */
 const RELAY_TIMEOUT_MS = 10 * 60_000;
@@ -127,9 +116,6 @@ export interface WorkbenchServer {
   connect(transport: Transport): Promise<void>;
   close(): Promise<void>;
 }
-
-/** What a `requestState` we hand out carries: an input round held here, or a modern server's own state. */
-type RequestStatePayload = { round: string } | { pass: { target: string; state?: string } };
 
 /** The signing key when none is given: good for one process (stdio; HTTP without a token). */
 const processKey = randomBytes(32);
@@ -231,83 +217,7 @@ export function createSurface(workbench: Workbench, version: string, options: Cr
     relay: (request, signal, relatedRequestId) => (legacy ? askLegacy(legacy, request, signal, relatedRequestId) : session.request(request, signal)),
   };
 
-  /**
-   * use_tool for a client of MCP 2026-07-28. Two kinds of input round, both ending the request with an input-required
-   * answer whose signed `requestState` says how to continue:
-   * - a modern server's own input requests are passed through as they came, and its requestState travels inside
-   *   ours: nothing is held here, so the retry may reach any workbench process that shares the signing key;
-   * - a legacy server's requests during a live call are held in an {@link InputRounds} round of this process.
-   */
-  const modernUseTool = async (args: Record<string, unknown>, call: ModernUseToolCall): Promise<ModernAnswer> => {
-    const { meta } = call;
-    const requestCancellation = call.cancellation;
-    const notify = call.notify as Notify;
-    const state = call.state as RequestStatePayload | undefined;
-    const responses = call.responses ?? {};
-    const problem = useToolProblem(args);
-    if (problem !== undefined) return { complete: refusal(USE_TOOL_USAGE, problem) };
-    const target = `${String(args.toolbox_name)}\0${String(args.tool_name)}`;
-    let outcome: Promise<RoundOutcome>;
-    if (state !== undefined && 'round' in state) {
-      const resumed = rounds.resume(owner, state.round, responses, requestCancellation, notify);
-      if (!resumed) {
-        return {
-          complete: errorResult(
-            "This call's input round is not held by this workbench: it ended (answered, cancelled, or no answer within 10 minutes), or it was " +
-              'started by another workbench process (README "Protocol eras": a call that asks for input returns to the process that started it). ' +
-              'Call use_tool again without requestState.',
-            'INPUT_ROUND_UNKNOWN',
-          ),
-        };
-      }
-      outcome = resumed;
-    } else {
-      if (state !== undefined && state.pass.target !== target) {
-        return {
-          complete: refusal(
-            USE_TOOL_USAGE,
-            `${USE_TOOL}: this requestState continues a call of another tool; retry with the toolbox_name and tool_name of the call that asked for input`,
-          ),
-        };
-      }
-      const pass: NonNullable<UseToolCall['pass']> =
-        state === undefined ? { passInputRequired: true } : { passInputRequired: true, inputResponses: responses, requestState: state.pass.state };
-      outcome = rounds.start(
-        owner,
-        (ask, cancellation, roundNotify) =>
-          checkedUseTool(args, {
-            cancellation,
-            progressToken: meta?.progressToken as UseToolCall['progressToken'],
-            meta,
-            notify: roundNotify as UseToolCall['notify'],
-            request: (request, askSignal) => ask(request, askSignal),
-            pass,
-          }),
-        requestCancellation,
-        notify,
-      );
-    }
-    const result = await outcome;
-    // An input-required answer's requestState is signed with the request's context, which only the SDK path has.
-    if (result.kind === 'input') {
-      return {
-        finish: async (ctx) =>
-          inputRequired({
-            inputRequests: result.inputRequests as unknown as InputRequests,
-            requestState: await codec.mint({ round: result.round }, ctx),
-          }) as unknown as CallToolResult,
-      };
-    }
-    const answer = result.result as CallToolResult & { resultType?: string; inputRequests?: InputRequests; requestState?: unknown };
-    if (answer.resultType !== 'input_required') return { complete: answer };
-    return {
-      finish: async (ctx) =>
-        inputRequired({
-          ...(answer.inputRequests ? { inputRequests: answer.inputRequests } : {}),
-          requestState: await codec.mint({ pass: { target, ...(typeof answer.requestState === 'string' ? { state: answer.requestState } : {}) } }, ctx),
-        }) as unknown as CallToolResult,
-    };
-  };
+  const modernUseTool = createModernUseTool({ rounds, owner, codec, checkedUseTool });
 
   const modern: ModernHandlers = {
     envelopes,
@@ -373,17 +283,8 @@ export function createSurface(workbench: Workbench, version: string, options: Cr
             ctx.mcpReq.send(relayed as never, { signal, timeout: RELAY_TIMEOUT_MS, resetTimeoutOnProgress: true }) as Promise<Record<string, unknown>>,
         });
       }
-      if (management && name === LIST_ALL_TOOLS) {
-        const problem = unknownParamsProblem(args, ['toolbox'], name) ?? (args.toolbox === undefined ? undefined : stringProblem(args, 'toolbox', name));
-        if (problem !== undefined) return refusal(LIST_ALL_TOOLS_USAGE, problem);
-        return listAllTools(workbench, typeof args.toolbox === 'string' ? args.toolbox.trim() : undefined, scope);
-      }
-      if (management && name === ENABLE_TOOLS) {
-        const problem = unknownParamsProblem(args, ['enable', 'disable'], name) ?? stringsProblem(args, 'enable', name) ?? stringsProblem(args, 'disable', name);
-        if (problem !== undefined) return refusal(ENABLE_TOOLS_USAGE, problem);
-        const change = { enable: (args.enable ?? []) as string[], disable: (args.disable ?? []) as string[] };
-        return enableTools(workbench, management.statePath, management.log, change, scope);
-      }
+      const managed = management && callManagementTool(workbench, management, scope, name, args);
+      if (managed) return managed;
       // An unknown top-level tool is a protocol fault (the MCP spec answers it with -32602), not a refusal.
       throw invalidParams(`Unknown tool ${quoteClientText(String(name))}. This server's tools are: ${toolNames.join(', ')}.`);
     });

@@ -8,6 +8,7 @@ import { errorResult, failureResult } from '../core/tool-entry.js';
 import { stateWarning } from '../core/state-problem.js';
 import { type SessionScope } from '../core/scope.js';
 import { type Workbench } from '../core/workbench.js';
+import { refusal, stringProblem, stringsProblem, unknownParamsProblem } from './tool-params.js';
 
 /**
  * Opt-in tools (`--management-tools`) that let the model see every tool with its status and change the persisted
@@ -123,4 +124,29 @@ export async function enableTools(
 function quoteAll(names: readonly string[]): string {
   const shown = names.slice(0, 10).map((n) => quoteClientText(n)).join(', ');
   return names.length > 10 ? `${shown} and ${names.length - 10} more` : shown;
+}
+
+/**
+ * A call of list_all_tools or enable_tools (the parameters checked: a refusal names what is wrong), or undefined for
+ * any other tool name.
+ */
+export function callManagementTool(
+  workbench: Workbench,
+  management: { statePath: string; log: Logger },
+  session: SessionScope,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<CallToolResult> | CallToolResult | undefined {
+  if (name === LIST_ALL_TOOLS) {
+    const problem = unknownParamsProblem(args, ['toolbox'], name) ?? (args.toolbox === undefined ? undefined : stringProblem(args, 'toolbox', name));
+    if (problem !== undefined) return refusal(LIST_ALL_TOOLS_USAGE, problem);
+    return listAllTools(workbench, typeof args.toolbox === 'string' ? args.toolbox.trim() : undefined, session);
+  }
+  if (name === ENABLE_TOOLS) {
+    const problem = unknownParamsProblem(args, ['enable', 'disable'], name) ?? stringsProblem(args, 'enable', name) ?? stringsProblem(args, 'disable', name);
+    if (problem !== undefined) return refusal(ENABLE_TOOLS_USAGE, problem);
+    const change = { enable: (args.enable ?? []) as string[], disable: (args.disable ?? []) as string[] };
+    return enableTools(workbench, management.statePath, management.log, change, session);
+  }
+  return undefined;
 }

@@ -1,0 +1,111 @@
+import type { CallToolResult, InputRequests, createRequestStateCodec } from '@modelcontextprotocol/server';
+import { inputRequired } from '@modelcontextprotocol/server';
+import { errorResult } from '../core/tool-entry.js';
+import type { InputRounds, Notify, RoundOutcome } from './input-rounds.js';
+import { USE_TOOL, USE_TOOL_USAGE } from './meta-tools.js';
+import type { ModernAnswer, ModernUseToolCall, UseToolCall } from './tool-call-pipeline.js';
+import { refusal, useToolProblem } from './tool-params.js';
+
+/** What a `requestState` we hand out carries: an input round held here, or a modern server's own state. */
+export type RequestStatePayload = { round: string } | { pass: { target: string; state?: string } };
+
+type StateCodec = ReturnType<typeof createRequestStateCodec<RequestStatePayload>>;
+
+export interface ModernUseToolDeps {
+  rounds: InputRounds;
+  /** Who the surface serves: a round is only ever resumed by the same owner. */
+  owner: string;
+  /** Signs and verifies `requestState` (bound to the owner). */
+  codec: StateCodec;
+  /** use_tool with parameters already checked: the workbench does the rest. */
+  checkedUseTool(args: Record<string, unknown>, call: UseToolCall): Promise<CallToolResult>;
+}
+
+/**
+ * use_tool for a client of MCP 2026-07-28. Two kinds of input round, both ending the request with an input-required
+ * answer whose signed `requestState` says how to continue:
+ * - a modern server's own input requests are passed through as they came, and its requestState travels inside ours:
+ *   nothing is held here, so the retry may reach any workbench process that shares the signing key;
+ * - a legacy server's requests during a live call are held in an {@link InputRounds} round of this process.
+ */
+export function createModernUseTool(deps: ModernUseToolDeps): (args: Record<string, unknown>, call: ModernUseToolCall) => Promise<ModernAnswer> {
+  return async (args, call) => {
+    const problem = useToolProblem(args);
+    if (problem !== undefined) return { complete: refusal(USE_TOOL_USAGE, problem) };
+    const target = `${String(args.toolbox_name)}\0${String(args.tool_name)}`;
+    const state = call.state as RequestStatePayload | undefined;
+    const outcome = state !== undefined && 'round' in state ? resumeRound(deps, state.round, call) : startRound(deps, args, call, target, state);
+    if ('complete' in outcome) return outcome;
+    return framed(deps.codec, await outcome.running, target);
+  };
+}
+
+/** The retry of a round held here: its answers go to the call waiting for them. */
+function resumeRound(deps: ModernUseToolDeps, round: string, call: ModernUseToolCall): { running: Promise<RoundOutcome> } | { complete: CallToolResult } {
+  const resumed = deps.rounds.resume(deps.owner, round, call.responses ?? {}, call.cancellation, call.notify as Notify);
+  if (resumed) return { running: resumed };
+  return {
+    complete: errorResult(
+      "This call's input round is not held by this workbench: it ended (answered, cancelled, or no answer within 10 minutes), or it was " +
+        'started by another workbench process (README "Protocol eras": a call that asks for input returns to the process that started it). ' +
+        'Call use_tool again without requestState.',
+      'INPUT_ROUND_UNKNOWN',
+    ),
+  };
+}
+
+/** A new call, or the retry of a modern server's own round (its responses and state passed on to it). */
+function startRound(
+  deps: ModernUseToolDeps,
+  args: Record<string, unknown>,
+  call: ModernUseToolCall,
+  target: string,
+  state: { pass: { target: string; state?: string } } | undefined,
+): { running: Promise<RoundOutcome> } | { complete: CallToolResult } {
+  if (state !== undefined && state.pass.target !== target) {
+    return {
+      complete: refusal(USE_TOOL_USAGE, `${USE_TOOL}: this requestState continues a call of another tool; retry with the toolbox_name and tool_name of the call that asked for input`),
+    };
+  }
+  const responses = call.responses ?? {};
+  const pass: NonNullable<UseToolCall['pass']> =
+    state === undefined ? { passInputRequired: true } : { passInputRequired: true, inputResponses: responses, requestState: state.pass.state };
+  const { meta } = call;
+  const running = deps.rounds.start(
+    deps.owner,
+    (ask, cancellation, roundNotify) =>
+      deps.checkedUseTool(args, {
+        cancellation,
+        progressToken: meta?.progressToken as UseToolCall['progressToken'],
+        meta,
+        notify: roundNotify as UseToolCall['notify'],
+        request: (request, askSignal) => ask(request, askSignal),
+        pass,
+      }),
+    call.cancellation,
+    call.notify as Notify,
+  );
+  return { running };
+}
+
+/** How a round ended, as the answer: complete, or input-required with a requestState signed with the request's context. */
+function framed(codec: StateCodec, result: RoundOutcome, target: string): ModernAnswer {
+  if (result.kind === 'input') {
+    return {
+      finish: async (ctx) =>
+        inputRequired({
+          inputRequests: result.inputRequests as unknown as InputRequests,
+          requestState: await codec.mint({ round: result.round }, ctx),
+        }) as unknown as CallToolResult,
+    };
+  }
+  const answer = result.result as CallToolResult & { resultType?: string; inputRequests?: InputRequests; requestState?: unknown };
+  if (answer.resultType !== 'input_required') return { complete: answer };
+  return {
+    finish: async (ctx) =>
+      inputRequired({
+        ...(answer.inputRequests ? { inputRequests: answer.inputRequests } : {}),
+        requestState: await codec.mint({ pass: { target, ...(typeof answer.requestState === 'string' ? { state: answer.requestState } : {}) } }, ctx),
+      }) as unknown as CallToolResult,
+  };
+}
