@@ -51,6 +51,8 @@ export async function serve(options: ServeOptions): Promise<number> {
       void transport.closed.then(() => trigger('transport closed'));
     },
   );
+  // Until the first message has told the era, a listen request (only MCP 2026-07-28 has one) is followed all the same.
+  transport.intercept = (message) => (watchListen(surface.listens, message), false);
   handle = serveStdio(
     ({ era }) => {
       const server = surface.instance(era);

@@ -56,6 +56,21 @@ export class ListenSubscriptions {
     await Promise.all(released.map((uri) => unsubscribeResource(this.scope(), { uri }).catch(() => {})));
   }
 
+  /**
+   * The session's servers changed (one connected or was lost): every URI an open stream names that is not subscribed
+   * now — it could not be routed when the stream opened, or its server was lost since — is subscribed again. Quiet:
+   * the stream's first attempt already said what was wrong.
+   */
+  async retry(): Promise<void> {
+    const scope = this.scope();
+    const missing = [...this.held.keys()].filter((uri) => !scope.books.subscriptions.has(uri));
+    await Promise.all(
+      missing.map((uri) =>
+        subscribeResource(scope, { uri }).catch((error: unknown) => scope.log.debug(`subscriptions/listen: ${JSON.stringify(uri)} still not subscribed: ${errorMessage(error)}`)),
+      ),
+    );
+  }
+
   /** Forgets every stream (the client has gone; its downstream servers close with its scope). */
   clear(): void {
     this.streams.clear();

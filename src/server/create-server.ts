@@ -166,6 +166,8 @@ export function createSurface(workbench: Workbench, version: string, options: Cr
     // With the session id, the SDK applies this session's logging/setLevel (it keeps levels per session).
     log: (params) => void legacy?.sendLoggingMessage(params, legacy.transport?.sessionId).catch(() => {}),
     notify: (notice) => {
+      // A server connected or was lost: URIs the client listens to and that are not subscribed now are tried again.
+      if (notice.kind === 'resources') void listens.retry();
       for (const listener of noticeListeners) listener(notice);
     },
   };

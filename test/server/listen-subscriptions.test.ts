@@ -97,3 +97,32 @@ describe('resource updates over --http reach only the principal whose server cha
     }
   });
 });
+
+describe('a listen stream that names a URI before its server runs', () => {
+  test('subscribes it once the server connects (stdio)', async () => {
+    const { dir, cleanup } = await tempDir('wb-listen-early-');
+    const log = join(dir, 'a.jsonl');
+    const updated: string[] = [];
+    const config = { toolboxes: { lab: { mcpServers: { a: fixtureServer('--resources', '--name', 'a', '--log', log) } } } };
+    const wb = await startEra('stdio', 'modern', config, (client) => {
+      client.setNotificationHandler('notifications/resources/updated', (n) => void updated.push(n.params.uri));
+    });
+    try {
+      // Nothing runs yet: the URI cannot be routed, so the stream's first attempt only warns.
+      await wb.client.listen({ resourceSubscriptions: ['fixture://a/own'] });
+      const opened = (await wb.client.callTool({ name: 'open_toolbox', arguments: { toolbox_name: 'lab' } })) as CallToolResult;
+      assert.notEqual(opened.isError, true, JSON.stringify(opened));
+      let subscribed = false;
+      const check = async (): Promise<void> => {
+        subscribed = (await fixtureEvents(log)).some((e) => e.event === 'subscribe' && e.uri === 'fixture://a/own');
+      };
+      assert.ok(await until(() => (void check(), subscribed)), `subscribed once the server connected; stderr: ${wb.stderr().slice(-2000)}`);
+      const touched = (await wb.client.callTool({ name: 'use_tool', arguments: { toolbox_name: 'lab', tool_name: 'touch', arguments: { uri: 'fixture://a/own' } } })) as CallToolResult;
+      assert.notEqual(touched.isError, true, JSON.stringify(touched));
+      assert.ok(await until(() => updated.includes('fixture://a/own')), `heard ${JSON.stringify(updated)}`);
+    } finally {
+      await wb.close();
+      await cleanup();
+    }
+  });
+});
