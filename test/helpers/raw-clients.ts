@@ -95,17 +95,7 @@ export async function rawHttp(url: string, headers: Record<string, string> = {})
       body: typeof body === 'string' ? body : JSON.stringify(body),
       signal,
     });
-    const text = await response.text();
-    const type = response.headers.get('content-type') ?? '';
-    const messages = type.includes('text/event-stream')
-      ? text
-          .split('\n')
-          .filter((line) => line.startsWith('data: '))
-          .map((line) => line.slice(6))
-          .filter((data) => data.length > 0)
-      : text.length > 0
-        ? [text]
-        : [];
+    const messages = await messagesOf(response);
     sessionId ||= response.headers.get('mcp-session-id') ?? '';
     return { status: response.status, messages };
   };
@@ -152,16 +142,7 @@ export function rawModernHttp(url: string): RawWire & { post(body: unknown, sign
       body: typeof body === 'string' ? body : JSON.stringify(body),
       signal,
     });
-    const text = await response.text();
-    const messages = (response.headers.get('content-type') ?? '').includes('text/event-stream')
-      ? text
-          .split('\n')
-          .filter((line) => line.startsWith('data: '))
-          .map((line) => line.slice(6))
-          .filter((data) => data.length > 0)
-      : text.length > 0
-        ? [text]
-        : [];
+    const messages = await messagesOf(response);
     return { status: response.status, messages };
   };
   return {
@@ -169,4 +150,15 @@ export function rawModernHttp(url: string): RawWire & { post(body: unknown, sign
     exchange: async (body) => (await post(body)).messages,
     close: async () => {},
   };
+}
+
+/** The JSON-RPC messages of an HTTP answer, as text: each `data:` of an event stream, or the JSON body. */
+async function messagesOf(response: Response): Promise<string[]> {
+  const text = await response.text();
+  if (!(response.headers.get('content-type') ?? '').includes('text/event-stream')) return text.length > 0 ? [text] : [];
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith('data: '))
+    .map((line) => line.slice(6))
+    .filter((data) => data.length > 0);
 }
