@@ -4,8 +4,8 @@ import type { CatalogCache } from '../catalog/catalog-cache.js';
 import type { BudgetedAnswer } from '../catalog/catalog-index.js';
 import { createOverrideResolver, type OverrideResolver } from '../catalog/overrides.js';
 import { ToolboxCatalog } from '../catalog/toolbox-catalog.js';
-import { resolveToolsets, sessionToolsetFilter, type ResolvedToolset } from '../catalog/toolsets.js';
-import { createVisibilityPolicy, type ToolState, type VisibilityPolicy } from '../catalog/visibility.js';
+import { resolveToolsets, type ResolvedToolset } from '../catalog/toolsets.js';
+import type { ToolState } from '../catalog/visibility.js';
 import type { ClientManager } from '../clients/client-manager.js';
 import type { ToolboxConfig, WorkbenchConfig } from '../config/types.js';
 import { WorkbenchError, errorMessage } from '../errors.js';
@@ -25,6 +25,7 @@ import { Scopes } from './scopes.js';
 import type { UpstreamSession } from './session-routing.js';
 import { toEntry, type ToolEntry, type ToolStatus, type ToolStatusReport } from './tool-entry.js';
 import { toolStatuses } from './tool-status.js';
+import { ToolStateModel } from './tool-state-model.js';
 import { withStateWarning } from './state-problem.js';
 import { describeToolset, openToolset, type ToolsetHost } from './toolset-routes.js';
 import { useTool, type UseToolHost } from './use-tool.js';
@@ -75,17 +76,11 @@ export class Workbench {
   private toolboxes: Map<string, ToolboxConfig>;
   private toolsets: Map<string, ResolvedToolset>;
   private overrides: OverrideResolver;
-  private state: ToolState | undefined;
-  /** Set while the state file cannot be trusted: use_tool refuses every call (README "Enabled and disabled tools"). */
-  private stateProblem: WorkbenchError | undefined;
-  /** Whether `state` came from a good read in this run (false while the file has been broken since start). */
-  private stateKnown: boolean;
-  private readonly sessionToolsets: readonly string[] | undefined;
+  /** Which tools are enabled, from every source, and whether the state file can be trusted now. */
+  private readonly toolState: ToolStateModel;
   private readonly catalogListeners = new Set<() => void>();
   private readonly log: Logger;
-  private readonly cliDisabled: readonly string[];
   private readonly options: WorkbenchOptions;
-  private policy: VisibilityPolicy;
   /** Every session's downstream connections (the root scope serves stdio and the CLI). */
   private readonly scopes: Scopes;
   private readonly validators: ToolValidators;
@@ -102,26 +97,21 @@ export class Workbench {
       scopeOf: (session) => this.scopes.of(session),
       toolboxes: () => this.toolboxes,
       toolsets: () => this.toolsets,
-      policy: () => this.policy,
+      policy: () => this.toolState.policy,
       toolboxNames: () => this.toolboxNames(),
       cachedCatalog: (scope, toolbox) => this.cachedCatalog(scope, toolbox),
       toolsetHost: (scope) => this.toolsetHost(scope),
       tracked: (scope, toolbox, server, call, run) => this.scopes.tracked(scope, toolbox, server, call, run),
       validators: this.validators,
-      stateProblem: () => this.stateProblem,
+      stateProblem: () => this.toolState.stateProblem,
     };
-    this.cliDisabled = options.cliDisabled ?? [];
-    this.state = options.state;
-    this.stateProblem = options.stateProblem;
-    this.stateKnown = options.stateProblem === undefined;
-    this.sessionToolsets = options.sessionToolsets;
     this.toolboxes = new Map(options.config.toolboxes.map((t) => [t.name, t]));
     this.toolsets = resolveToolsets(options.config);
     this.overrides = createOverrideResolver(options.config);
-    this.policy = this.createPolicy(options.config);
+    this.toolState = new ToolStateModel(options.config, options.cliDisabled ?? [], options.sessionToolsets, options.state, options.stateProblem);
     this.discovery = new Discovery({
       config: () => this.current,
-      policy: () => this.policy,
+      policy: () => this.toolState.policy,
       trust: () => this.pins?.policy(this.current),
       toEntry: (t) => toEntry(t, this.overrides),
       cache: options.catalogCache,
@@ -181,9 +171,7 @@ export class Workbench {
 
   /** Replace the state-file lists; catalogs are re-derived lazily on next use. */
   setState(state: ToolState | undefined): void {
-    this.state = state;
-    this.stateKnown = true;
-    this.policy = this.createPolicy(this.current);
+    this.toolState.setState(state, this.current);
     for (const scope of this.scopes) scope.catalogs.clear();
   }
 
@@ -194,12 +182,12 @@ export class Workbench {
    * the repaired file's state before clearing the problem.
    */
   setStateProblem(problem: WorkbenchError | undefined): void {
-    this.stateProblem = problem;
+    this.toolState.setProblem(problem);
   }
 
   /** The state file's problem while it is broken, and whether a good state read earlier in this run is in force. */
   brokenState(): { problem: WorkbenchError; lastGood: boolean } | undefined {
-    return this.stateProblem && { problem: this.stateProblem, lastGood: this.stateKnown };
+    return this.toolState.broken();
   }
 
   /**
@@ -212,12 +200,12 @@ export class Workbench {
    *   (`--toolset`); nothing changes then.
    */
   reload(config: WorkbenchConfig): { replaced: string[]; removed: string[] } {
-    const policy = this.createPolicy(config);
+    const policy = this.toolState.policyFor(config);
     this.current = config;
     this.toolboxes = new Map(config.toolboxes.map((t) => [t.name, t]));
     this.toolsets = resolveToolsets(config);
     this.overrides = createOverrideResolver(config);
-    this.policy = policy;
+    this.toolState.apply(policy);
     const outcome = this.scopes.reload(config);
     for (const listener of this.catalogListeners) {
       try {
@@ -266,11 +254,6 @@ export class Workbench {
     return describeToolset(this.toolsetHost(this.scopes.root), toolset, (toolbox) => this.statusOf(this.scopes.root, toolbox));
   }
 
-  private createPolicy(config: WorkbenchConfig): VisibilityPolicy {
-    const sessionToolsets = this.sessionToolsets && sessionToolsetFilter(config, this.sessionToolsets);
-    return createVisibilityPolicy({ config, cliDisabled: this.cliDisabled, state: this.state, sessionToolsets });
-  }
-
   private toolsetHost(scope: Scope): ToolsetHost<ToolEntry> {
     return {
       connect: (toolbox, server) => scope.manager.connectServer(toolbox, server),
@@ -280,7 +263,7 @@ export class Workbench {
 
   /** Human- and model-readable guidance for the `initialize` result. */
   instructions(): string {
-    return workbenchInstructions(this.config, this.discovery.budget(), this.sessionToolsets);
+    return workbenchInstructions(this.config, this.discovery.budget(), this.toolState.sessionToolsets);
   }
 
   /**
@@ -413,7 +396,7 @@ export class Workbench {
   private cachedCatalog(scope: Scope, toolbox: string): CachedCatalog {
     let cached = scope.catalogs.get(toolbox);
     if (!cached) {
-      const catalog = new ToolboxCatalog(toolbox, scope.manager.serverTools(toolbox), this.policy, this.pins?.policy(this.current));
+      const catalog = new ToolboxCatalog(toolbox, scope.manager.serverTools(toolbox), this.toolState.policy, this.pins?.policy(this.current));
       const entries = catalog.tools.map((t) => toEntry(t, this.overrides));
       cached = { catalog, entries };
       scope.catalogs.set(toolbox, cached);
