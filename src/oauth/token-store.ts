@@ -3,11 +3,11 @@ import { createHash } from 'node:crypto';
 import { chmod, mkdir, readFile, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
-import { WorkbenchError, isWorkbenchError } from '../errors.js';
+import { WorkbenchError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { StoredDpopKey } from './dpop-key.js';
-import { acquireLock, lockOptions } from '../state/lock.js';
-import { reasonOf } from '../state/file-errors.js';
+import { acquireLock, lockOptions } from '../shared/file-lock.js';
+import { reasonOf } from '../shared/errno.js';
 
 const FORMAT = 1;
 
@@ -79,12 +79,10 @@ export class OAuthStore {
   async update(key: OAuthKey, change: (record: OAuthRecord) => OAuthRecord): Promise<OAuthRecord> {
     const path = this.fileOf(key);
     await this.prepareDirectory();
-    let release: () => Promise<void>;
-    try {
-      release = await acquireLock(path, lockOptions({}, this.log, true));
-    } catch (error) {
-      throw this.failure(path, `could not take the lock ${path}.lock: ${isWorkbenchError(error) ? error.message : reasonOf(error)}`, error);
-    }
+    const release = await acquireLock(path, lockOptions({}, this.log, true, {
+      subject: 'the OAuth sign-in',
+      failure: (problem, cause) => this.failure(path, problem, cause),
+    }));
     try {
       const next = change(await this.read(key));
       const file: OAuthFile = { format: FORMAT, toolbox: key.toolbox, server: key.server, url: key.url, ...next };

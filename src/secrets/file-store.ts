@@ -2,10 +2,10 @@ import { chmod, mkdir, readFile, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
 import { isSecretName } from '../config/secret-source.js';
-import { WorkbenchError, isWorkbenchError } from '../errors.js';
+import { WorkbenchError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { acquireLock, lockOptions } from '../state/lock.js';
-import { errnoCode, reasonOf } from '../state/file-errors.js';
+import { acquireLock, lockOptions } from '../shared/file-lock.js';
+import { errnoCode, reasonOf } from '../shared/errno.js';
 
 /** Format 1: `{ "format": 1, "secrets": { "NAME": "value", … } }`, names sorted. */
 const FORMAT = 1;
@@ -59,12 +59,10 @@ export class FileSecretStore {
 
   private async change(apply: (secrets: Map<string, string>) => boolean | void): Promise<void> {
     await this.prepareDirectory();
-    let release: () => Promise<void>;
-    try {
-      release = await acquireLock(this.path, lockOptions({}, this.options.log, true));
-    } catch (error) {
-      throw this.failure(`could not take the lock ${this.path}.lock`, isWorkbenchError(error) ? error.message : reasonOf(error), error);
-    }
+    const release = await acquireLock(this.path, lockOptions({}, this.options.log, true, {
+      subject: 'the secret store',
+      failure: (problem, cause) => this.failed(problem, cause),
+    }));
     try {
       const read = await this.read();
       if ('problem' in read) {
@@ -100,11 +98,16 @@ export class FileSecretStore {
   }
 
   private failure(action: string, reason: string, cause: unknown): WorkbenchError {
+    return this.failed(`${action}: ${reason}`, cause);
+  }
+
+  /** The secret file could not be changed: `problem` says what failed. */
+  private failed(problem: string, cause: unknown): WorkbenchError {
     return new WorkbenchError(
       'SECRET_STORE_FAILED',
-      `Cannot change the secret file ${this.path}: ${action}: ${reason}. Nothing was changed. Fix the permissions of ` +
+      `Cannot change the secret file ${this.path}: ${problem}. Nothing was changed. Fix the permissions of ` +
         `${dirname(this.path)}, or point MCP_WORKBENCH_SECRETS_FILE at a writable location.`,
-      { cause },
+      cause === undefined ? {} : { cause },
     );
   }
 }

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { WorkbenchError } from '../errors.js';
-import { reasonOf } from '../state/file-errors.js';
+import { reasonOf } from '../shared/errno.js';
 
 /** The keychain service every secret is filed under; the account is the secret's name. */
 export const KEYCHAIN_SERVICE = 'mcp-workbench';

@@ -1,32 +1,40 @@
 import { dirname } from 'node:path';
 import { WorkbenchError } from '../errors.js';
+import { errnoCode, reasonOf } from '../shared/errno.js';
+import type { LockAcquireOptions } from '../shared/file-lock.js';
 
-// ---------------------------------------------------------------------------------------------------------------
-// Errors
-
-export function errnoCode(error: unknown): string | undefined {
-  return (error as NodeJS.ErrnoException | undefined)?.code;
+/** Which file of the state room could not be changed, as messages name it. */
+export interface StateRoomFile {
+  /** "the tool state file", "the tool pins file". */
+  name: string;
+  /** The lock's subject: "the tool state". */
+  subject: string;
 }
 
-export function reasonOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
+export const TOOL_STATE_FILE: StateRoomFile = { name: 'the tool state file', subject: 'the tool state' };
+export const TOOL_PINS_FILE: StateRoomFile = { name: 'the tool pins file', subject: 'the approved tool definitions' };
 
-export function unwritable(path: string, action: string, error: unknown): WorkbenchError {
+function fixFor(path: string, error: unknown): string {
   const code = errnoCode(error);
-  const fix =
-    code === 'ENOSPC' || code === 'EDQUOT'
-      ? `Free some disk space`
-      : code === 'ENOTDIR' || code === 'EEXIST' || code === 'EISDIR'
-        ? `Make sure every parent of ${path} is a directory and the path itself is not one`
-        : `Fix the permissions of ${dirname(path)}`;
-  return new WorkbenchError(
-    'STATE_UNWRITABLE',
-    `Cannot change the tool state file ${path}: could not ${action}: ${reasonOf(error)}. The state was not ` +
-      `changed. ${fix}, or ` +
-      `point --state-file / WORKBENCH_STATE_FILE at a writable location.`,
-    { cause: error },
-  );
+  if (code === 'ENOSPC' || code === 'EDQUOT') return 'Free some disk space';
+  if (code === 'ENOTDIR' || code === 'EEXIST' || code === 'EISDIR') return `Make sure every parent of ${path} is a directory and the path itself is not one`;
+  return `Fix the permissions of ${dirname(path)}`;
+}
+
+/** `file` at `path` could not be changed: `problem` says what failed ("could not write the new content: …"). */
+function notChanged(path: string, problem: string, cause: unknown, file: StateRoomFile): WorkbenchError {
+  const fix = cause === undefined ? '' : ` ${fixFor(path, cause)}, or point --state-file / WORKBENCH_STATE_FILE at a writable location.`;
+  const first = `${file.name[0]!.toUpperCase()}${file.name.slice(1)}`;
+  return new WorkbenchError('STATE_UNWRITABLE', `Cannot change ${file.name} ${path}: ${problem}. ${first} was not changed.${fix}`, cause === undefined ? {} : { cause });
+}
+
+export function unwritable(path: string, action: string, error: unknown, file: StateRoomFile = TOOL_STATE_FILE): WorkbenchError {
+  return notChanged(path, `could not ${action}: ${reasonOf(error)}`, error, file);
+}
+
+/** How the lock of a state-room file words its failures (STATE_UNWRITABLE, naming the file and the fix). */
+export function lockOwner(path: string, file: StateRoomFile = TOOL_STATE_FILE): Pick<LockAcquireOptions, 'subject' | 'failure'> {
+  return { subject: file.subject, failure: (problem, cause) => notChanged(path, problem, cause, file) };
 }
 
 /** Where in the state file a problem is, 1-based. */

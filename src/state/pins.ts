@@ -6,8 +6,9 @@ import type { Tool } from '@modelcontextprotocol/client';
 import { parseJsonText } from '../config/parse-json.js';
 import { WorkbenchError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { errnoCode, unwritable } from './file-errors.js';
-import { type LockOptions, acquireLock, lockOptions } from './lock.js';
+import { TOOL_PINS_FILE, lockOwner, unwritable } from './file-errors.js';
+import { errnoCode } from '../shared/errno.js';
+import { type LockOptions, acquireLock, lockOptions } from '../shared/file-lock.js';
 import { DEFAULT_WATCH_INTERVAL_MS, followFiles } from '../shared/file-watch.js';
 
 /**
@@ -129,9 +130,9 @@ export async function updatePins(path: string, change: (pins: PinFile) => boolea
   try {
     await mkdir(dirname(path), { recursive: true });
   } catch (error) {
-    throw unwritable(path, `create the directory ${dirname(path)}`, error);
+    throw unwritable(path, `create the directory ${dirname(path)}`, error, TOOL_PINS_FILE);
   }
-  const release = await acquireLock(path, lockOptions(options, options.log, true));
+  const release = await acquireLock(path, lockOptions(options, options.log, true, lockOwner(path, TOOL_PINS_FILE)));
   try {
     const read = await readPins(path);
     if (read.kind === 'broken') {
@@ -142,7 +143,7 @@ export async function updatePins(path: string, change: (pins: PinFile) => boolea
     try {
       await writeFileAtomic(path, `${JSON.stringify({ format: FORMAT, servers: pins.servers }, null, 2)}\n`, { mode: 0o600 });
     } catch (error) {
-      throw unwritable(path, 'write the new content', error);
+      throw unwritable(path, 'write the new content', error, TOOL_PINS_FILE);
     }
     return pins;
   } finally {

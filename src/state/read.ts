@@ -2,7 +2,8 @@ import { lstat, readdir, readFile, realpath, writeFile } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path';
 import type { ToolState } from '../catalog/visibility.js';
 import type { Logger } from '../log.js';
-import { type StateFileError, errnoCode, invalidStateFile, reasonOf, unreadableStateFile } from './file-errors.js';
+import { type StateFileError, invalidStateFile, unreadableStateFile } from './file-errors.js';
+import { errnoCode, reasonOf } from '../shared/errno.js';
 import { parseStateText } from './parse.js';
 
 export { normalizeNames } from './parse.js';

@@ -6,8 +6,8 @@ import type { ToolState } from '../catalog/visibility.js';
 import { WorkbenchError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { compileGlob } from '../shared/glob.js';
-import { retell, unwritable } from './file-errors.js';
-import { type LockOptions, acquireLock, lockOptions } from './lock.js';
+import { lockOwner, retell, unwritable } from './file-errors.js';
+import { type LockOptions, acquireLock, lockOptions } from '../shared/file-lock.js';
 import { editStateText, replaceLists } from './edit.js';
 import { defaults, normalizeNames, readSnapshot, realTarget, serialize, warnExtras } from './read.js';
 
@@ -90,7 +90,7 @@ export async function updateToolState(
   } catch (error) {
     throw unwritable(path, `create the directory ${dirname(target)}`, error);
   }
-  const release = await acquireLock(target, lockOptions(options, log, true));
+  const release = await acquireLock(target, lockOptions(options, log, true, lockOwner(path)));
   try {
     const snapshot = await readSnapshot(target);
     if (snapshot.kind === 'broken') throw retell(snapshot.problem, path, 'Nothing was changed.');

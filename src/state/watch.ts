@@ -2,7 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ToolState } from '../catalog/visibility.js';
 import type { Logger } from '../log.js';
 import { DEFAULT_WATCH_INTERVAL_MS, followFiles } from '../shared/file-watch.js';
-import { type StateFileError, reasonOf } from './file-errors.js';
+import type { StateFileError } from './file-errors.js';
+import { reasonOf } from '../shared/errno.js';
 import { type Snapshot, defaults, readSnapshot, warnExtras } from './read.js';
 
 export { DEFAULT_WATCH_INTERVAL_MS };

@@ -1,10 +1,8 @@
 import { mkdir, rmdir, stat, unlink } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import lockfile, { type LockOptions as LockOptionsOfLibrary } from 'proper-lockfile';
-import { WorkbenchError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { errnoCode, reasonOf, unwritable } from './file-errors.js';
-
+import { errnoCode, reasonOf } from './errno.js';
 
 /**
  * How long an update waits for another process's lock before failing: longer than the stale age, so a lock left
@@ -33,6 +31,13 @@ export interface LockAcquireOptions {
   log: Logger;
   /** false in the watcher, so a wait for the lock never keeps the process alive. */
   ref: boolean;
+  /** What the lock guards, for messages: "the tool state", "the OAuth tokens". */
+  subject: string;
+  /**
+   * The error to throw when the lock cannot be had: `problem` says what failed and what to do (it names the lock),
+   * `cause` is the system error behind it (none for a timeout). The owner of the file words it for its file.
+   */
+  failure(problem: string, cause?: unknown): Error;
 }
 
 /**
@@ -45,8 +50,8 @@ const NEVER_STALE = 2 ** 31 - 1;
  * Takes the exclusive lock `<path>.lock` and returns its release. proper-lockfile creates it (a directory: `mkdir` is
  * atomic) and refreshes its mtime while it is held; a lock not refreshed for `staleMs` (its holder crashed or froze)
  * is broken by {@link breakIfStale}. The default timeout is longer than the stale age, so an update after a crash
- * waits instead of failing. Fails with STATE_UNWRITABLE when the lock cannot be created (permissions) or is still
- * held at the deadline.
+ * waits instead of failing. Fails with the owner's {@link LockAcquireOptions.failure} when the lock cannot be created
+ * (permissions) or is still held at the deadline.
  */
 export async function acquireLock(path: string, options: LockAcquireOptions): Promise<() => Promise<void>> {
   const lockPath = `${path}.lock`;
@@ -62,7 +67,7 @@ export async function acquireLock(path: string, options: LockAcquireOptions): Pr
       compromised = true;
       options.log.warn(
         `The lock ${lockPath} was taken over by another process while this one held it (${reasonOf(error)}); ` +
-          `a concurrent change to the tool state may have been lost.`,
+          `a concurrent change to ${options.subject} may have been lost.`,
       );
     },
   };
@@ -73,7 +78,7 @@ export async function acquireLock(path: string, options: LockAcquireOptions): Pr
     } catch (error) {
       // ENOENT other than from mkdir: the lock vanished between the library's own steps; just try again.
       const vanished = errnoCode(error) === 'ENOENT' && (error as NodeJS.ErrnoException).syscall !== 'mkdir';
-      if (errnoCode(error) !== 'ELOCKED' && !vanished) throw unwritable(path, `create the lock ${lockPath}`, error);
+      if (errnoCode(error) !== 'ELOCKED' && !vanished) throw options.failure(`could not create the lock ${lockPath}: ${reasonOf(error)}`, error);
     }
     if (release) {
       const unlock = release;
@@ -87,15 +92,13 @@ export async function acquireLock(path: string, options: LockAcquireOptions): Pr
     try {
       broke = await breakIfStale(lockPath, options.staleMs, options.log);
     } catch (error) {
-      throw unwritable(path, `remove the stale lock ${lockPath}`, error);
+      throw options.failure(`could not remove the stale lock ${lockPath}: ${reasonOf(error)}`, error);
     }
     if (broke) continue;
     if (Date.now() >= deadline) {
-      throw new WorkbenchError(
-        'STATE_UNWRITABLE',
-        `Timed out after ${options.timeoutMs} ms waiting for the lock ${lockPath}. The state was not changed. ` +
-          `Another mcp-workbench process is probably changing the tool state: retry. If no such process is ` +
-          `running, delete ${lockPath}.`,
+      throw options.failure(
+        `timed out after ${options.timeoutMs} ms waiting for the lock ${lockPath}: another mcp-workbench process is ` +
+          `probably changing ${options.subject}. Retry; if no such process is running, delete ${lockPath}`,
       );
     }
     // Random, slowly growing backoff so two contenders do not retry in lockstep.
@@ -143,11 +146,18 @@ async function isStale(path: string, staleMs: number): Promise<boolean> {
   }
 }
 
-export function lockOptions(options: LockOptions, log: Logger, ref: boolean): LockAcquireOptions {
+/** The lock's settings: the caller's timeouts or the defaults, and who words its failures. */
+export function lockOptions(
+  options: LockOptions,
+  log: Logger,
+  ref: boolean,
+  owner: Pick<LockAcquireOptions, 'subject' | 'failure'>,
+): LockAcquireOptions {
   return {
     timeoutMs: options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS,
     staleMs: options.lockStaleMs ?? DEFAULT_LOCK_STALE_MS,
     log,
     ref,
+    ...owner,
   };
 }
