@@ -9,6 +9,7 @@ import { closest } from './problem-messages.js';
 import { duplicateKeyMessage, parseJsonDocument } from './parse-json.js';
 import { NAME_RULE, isRecord } from './text.js';
 import type { ProjectConfig, WorkbenchConfig } from './types.js';
+import { reasonOf } from '../shared/errno.js';
 
 export const PROJECT_FILE = '.mcp-workbench.json';
 
@@ -53,7 +54,7 @@ export async function loadProjectFile(resolved: ResolvedProjectPath): Promise<Pr
     if (code === 'ENOENT' || code === 'ENOTDIR') {
       throw new WorkbenchError('CONFIG_NOT_FOUND', `Project file not found: ${resolved.path} (from --project). Create it, or drop --project.`, { cause: error });
     }
-    throw new WorkbenchError('CONFIG_UNREADABLE', `Cannot read project file ${resolved.path}: ${error instanceof Error ? error.message : String(error)}.`, { cause: error });
+    throw new WorkbenchError('CONFIG_UNREADABLE', `Cannot read project file ${resolved.path}: ${reasonOf(error)}.`, { cause: error });
   }
   const document = parseJsonDocument(text, resolved.path);
   return parseProjectFile(document.value, resolved.path, document.duplicateKeys);

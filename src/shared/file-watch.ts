@@ -1,5 +1,6 @@
 import { stat } from 'node:fs/promises';
 import type { Logger } from '../log.js';
+import { reasonOf } from './errno.js';
 
 /** Poll interval: well inside the "about a second" a running server has to follow a change. */
 export const DEFAULT_WATCH_INTERVAL_MS = 300;
@@ -43,7 +44,7 @@ export function followFiles(paths: readonly string[], onChange: () => Promise<bo
   };
   const loop = (): void => {
     poll()
-      .catch((error: unknown) => options.log.warn(`Watching ${options.what ?? paths.join(', ')} failed once: ${error instanceof Error ? error.message : String(error)}; will retry.`))
+      .catch((error: unknown) => options.log.warn(`Watching ${options.what ?? paths.join(', ')} failed once: ${reasonOf(error)}; will retry.`))
       .finally(() => {
         if (closed) return;
         timer = setTimeout(loop, intervalMs);
