@@ -20,6 +20,7 @@ import {
 import { compileGlob } from '../shared/glob.js';
 import { DEFAULT_SEARCH_LIMIT } from '../catalog/search.js';
 import { ToolboxCatalog, type CatalogTool } from '../catalog/toolbox-catalog.js';
+import type { ResolvedToolset } from '../catalog/toolsets.js';
 import type { TrustPolicy } from '../catalog/trust.js';
 import type { VisibilityPolicy } from '../catalog/visibility.js';
 import { cachedServer, formatAge, optional, unapprovedHead } from './answer-head.js';
@@ -257,10 +258,10 @@ export class Discovery {
    * fresh. The rest: connected now, waited for until the toolbox's `openWaitMs`, then shown as
    * failed or still starting.
    */
-  private async view(name: string, scope: DiscoveryScope, options: OpenOptions, searching = false): Promise<View> {
+  private async view(name: string, scope: DiscoveryScope, options: OpenOptions, searching = false, only?: ReadonlySet<string>): Promise<View> {
     const { manager } = scope;
     const toolbox = this.toolbox(name);
-    const unconnected = toolbox.servers.filter((s) => !manager.isConnected(name, s.name));
+    const unconnected = toolbox.servers.filter((s) => !manager.isConnected(name, s.name) && (!only || only.has(s.name)));
     if (unconnected.length === 0) {
       // Lists a modern server said not to reuse any longer (ttlMs) are read again before they are shown.
       await manager.refreshExpired(name);
@@ -294,8 +295,31 @@ export class Discovery {
         for (const s of revalidate) void manager.connectServer(name, s.name).then((failure) => this.settled(name, s.name, failure, new Map()));
       });
     }
-    await waitForServers(connects, this.openWait(name), toolbox.servers.length, options.onprogress);
-    return this.mixedView(name, scope, cached, failed, searching);
+    await waitForServers(connects, this.openWait(name), only?.size ?? toolbox.servers.length, options.onprogress);
+    return this.mixedView(name, scope, cached, failed, searching, only);
+  }
+
+  /**
+   * A search inside a toolset: each toolbox it reaches is viewed as a search views a toolbox (last known lists, starting
+   * only its servers without one, within the deadline), limited to the toolset's servers; the answer holds only the
+   * toolset's tools. Server labels are `toolbox/server`, as when the toolset is opened without a query.
+   */
+  async searchToolset(request: OpenToolboxRequest, toolset: ResolvedToolset, scope: DiscoveryScope, options: OpenOptions = {}): Promise<BudgetedAnswer> {
+    const servers = new Map<string, Set<string>>();
+    for (const { toolbox, server } of toolset.servers) servers.set(toolbox, (servers.get(toolbox) ?? new Set()).add(server));
+    const names = [...servers.keys()];
+    const views = await Promise.all(names.map((name) => this.view(name, scope, options, true, servers.get(name))));
+    const label = <T extends { server: string }>(list: readonly T[] | undefined, i: number): T[] => (list ?? []).map((x) => ({ ...x, server: `${names[i]}/${x.server}` }));
+    const view: View = {
+      connected: views.flatMap((v, i) => v.connected.filter((server) => servers.get(names[i]!)!.has(server)).map((server) => `${names[i]}/${server}`)),
+      failed: views.flatMap((v, i) => label(v.failed, i)),
+      cached: views.flatMap((v, i) => label(v.cached, i)),
+      pending: views.flatMap((v, i) => label(v.pending, i)),
+      catalogs: views.flatMap((v) => v.catalogs),
+      entries: views.flatMap((v) => v.entries.filter((entry) => toolset.includes(entry.name))),
+      member: (tool) => toolset.includes(tool),
+    };
+    return this.answer(request, { toolbox: toolset.config.name, description: toolset.config.description }, view, this.budget(), scope.shown.take());
   }
 
   /** A failure of this server in the last SEARCH_RETRY_FAILED_MS, as a search names it (not started again). */
@@ -334,12 +358,19 @@ export class Discovery {
   }
 
   /** Live servers, last known lists, failures and servers still starting, as they stand now. */
-  private mixedView(name: string, scope: DiscoveryScope, cached: ReadonlyMap<string, CachedList>, failed: ReadonlyMap<string, FailedServer>, searching: boolean): View {
+  private mixedView(
+    name: string,
+    scope: DiscoveryScope,
+    cached: ReadonlyMap<string, CachedList>,
+    failed: ReadonlyMap<string, FailedServer>,
+    searching: boolean,
+    only?: ReadonlySet<string>,
+  ): View {
     const { manager } = scope;
     const now = Date.now();
     const live = new Map(manager.serverTools(name).map((s) => [s.server, s.tools]));
-    const statuses = manager.serverStatus(name);
-    if (statuses.every((s) => live.has(s.server))) return this.liveView(name, scope, statuses.map((s) => s.server));
+    const statuses = manager.serverStatus(name).filter((s) => !only || only.has(s.server));
+    if (!only && statuses.every((s) => live.has(s.server))) return this.liveView(name, scope, statuses.map((s) => s.server));
     const view: Required<Pick<View, 'connected' | 'failed' | 'cached' | 'pending'>> = { connected: [], failed: [], cached: [], pending: [] };
     const servers: { server: string; tools: readonly Tool[] }[] = [];
     for (const { server, status } of statuses) {

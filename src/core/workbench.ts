@@ -294,6 +294,7 @@ export class Workbench {
     const scope = this.scopes.of(session);
     const name = request.toolbox_name;
     const toolset = name === undefined || this.toolboxes.has(name) ? undefined : this.toolsets.get(name);
+    if (toolset && request.query !== undefined) return this.discovery.searchToolset(request, toolset, this.discoveryScope(scope), options);
     if (toolset) {
       const wait = { waitMs: this.discovery.openWait(toolset.config.name), onprogress: options.onprogress };
       const opened = await openToolset(this.toolsetHost(scope), toolset, wait);

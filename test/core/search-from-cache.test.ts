@@ -26,6 +26,7 @@ describe('search from cached catalogs (stdio)', () => {
       files: { description: 'Generated file tools', mcpServers: { catalog: fixtureServer('--name', 'catalog', '--catalog', '30', '--log', marker(run, 'files')) } },
       ...(withBroken && { broken: { description: 'A server that never starts', mcpServers: { crashy: fixtureServer('--crash-on-start', '3') } } }),
     },
+    ...(withBroken && { toolsets: { quick: { description: 'Echo and the generated file tools', tools: ['tools__fixture__echo', 'files__catalog__*'] } } }),
   });
   const env = (run: string): Record<string, string> => ({ MCP_WORKBENCH_CACHE_DIR: join(dir, run, 'cache') });
 
@@ -64,6 +65,13 @@ describe('search from cached catalogs (stdio)', () => {
       assert.equal(scoped.isError, false);
       assert.ok(scoped.answer.tools.length > 0);
       assert.deepEqual(scoped.answer.servers_cached?.map((c) => c.server), ['catalog']);
+
+      // Inside a toolset: the same, limited to the toolset's tools, servers named toolbox/server.
+      const toolset = await search(wb, { toolbox_name: 'quick', query: 'echo text back' });
+      assert.equal(toolset.isError, false);
+      assert.equal(toolset.answer.tools[0] && 'name' in toolset.answer.tools[0] ? toolset.answer.tools[0].name : undefined, 'tools__fixture__echo');
+      assert.ok(toolset.answer.tools.every((t) => 'name' in t && /^(tools__fixture__echo|files__catalog__)/.test(t.name)));
+      assert.deepEqual(toolset.answer.servers_cached?.map((c) => c.server).sort(), ['files/catalog', 'tools/fixture']);
 
       // Searched again within a minute, the broken server is named from its last failure, not started again.
       const again = await search(wb, { query: 'echo' });
