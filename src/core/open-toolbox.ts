@@ -9,7 +9,6 @@ import {
   DEFAULT_CATALOG_BUDGET,
   budgetCatalog,
   budgetMatches,
-  type Answer,
   type AnswerHead,
   type BudgetedAnswer,
   type CachedServer,
@@ -17,12 +16,12 @@ import {
   type FullEntry,
   type PendingServer,
 } from '../catalog/catalog-index.js';
-import { compileGlob } from '../shared/glob.js';
 import { DEFAULT_SEARCH_LIMIT } from '../catalog/search.js';
 import { ToolboxCatalog, type CatalogTool } from '../catalog/toolbox-catalog.js';
 import type { ResolvedToolset } from '../catalog/toolsets.js';
 import type { TrustPolicy } from '../catalog/trust.js';
 import type { VisibilityPolicy } from '../catalog/visibility.js';
+import { namedTools } from './named-tools.js';
 import { cachedServer, formatAge, optional, unapprovedHead } from './answer-head.js';
 import { pendingServer, waitForServers, type OpenProgress } from './open-wait.js';
 import type { ShownLists } from './shown-lists.js';
@@ -209,7 +208,7 @@ export class Discovery {
       ...unapprovedHead(view.catalogs, view.member),
     };
     if (request.tools !== undefined) {
-      const { entries, notFound } = this.resolve(view, request.tools);
+      const { entries, notFound } = namedTools(view, request.tools);
       return budgetMatches(head, entries, budget, notFound.length > 0 ? { not_found: notFound } : {});
     }
     if (request.query !== undefined) {
@@ -218,38 +217,6 @@ export class Discovery {
       return budgetMatches(head, matches, budget, extra);
     }
     return budgetCatalog(head, view.entries, { budget, detail: request.detail, cursor: request.cursor });
-  }
-
-  /** Named tools (canonical, bare, `-`/`_` variants, globs) in the order asked, each once. */
-  private resolve(view: View, names: readonly string[]): { entries: FullEntry[]; notFound: NonNullable<Answer['not_found']> } {
-    const byName = new Map(view.entries.map((e) => [e.name, e]));
-    const member = view.member ?? (() => true);
-    const picked = new Map<string, FullEntry>();
-    const notFound: NonNullable<Answer['not_found']> = [];
-    for (const name of names) {
-      let found: CatalogTool[] = [];
-      if (/[*?]/.test(name)) {
-        const match = compileGlob(name);
-        found = view.catalogs.flatMap((c) => c.tools.filter((t) => member(t.name) && (match(t.name) || match(t.tool.name))));
-        if (found.length === 0) notFound.push({ name, suggestions: [] });
-      } else {
-        const suggestions: string[] = [];
-        for (const catalog of view.catalogs) {
-          const lookup = catalog.find(name);
-          if ('found' in lookup) found.push(lookup.found);
-          else if ('ambiguous' in lookup) found.push(...lookup.ambiguous);
-          else if ('notFound' in lookup) suggestions.push(...lookup.suggestions.filter(member));
-        }
-        found = found.filter((t) => member(t.name));
-        // A disabled tool is not offered: it is reported like an unknown one, without suggestions.
-        if (found.length === 0) notFound.push({ name, suggestions: suggestions.slice(0, 5) });
-      }
-      for (const t of found) {
-        const entry = byName.get(t.name);
-        if (entry) picked.set(entry.name, entry);
-      }
-    }
-    return { entries: [...picked.values()], notFound };
   }
 
   /**
