@@ -12,16 +12,17 @@ const CONFIG = {
   toolboxes: {
     mix: {
       description: 'healthy, hung and crashing servers',
-      openWaitMs: 1500,
+      // Long enough for a Node server to start, or exit, on a loaded 2-core machine; the hung one outlasts it.
+      openWaitMs: 4000,
       mcpServers: {
         ok: fixtureServer(),
-        hung: { ...fixtureServer('--never-initialize'), connectTimeoutMs: 2500 },
+        hung: { ...fixtureServer('--never-initialize'), connectTimeoutMs: 6000 },
         crash: fixtureServer('--crash-on-start', '3'),
       },
     },
     dead: { description: 'nothing works', mcpServers: { crash: fixtureServer('--crash-on-start', '4') } },
   },
-  openWaitMs: 1500,
+  openWaitMs: 4000,
   // A toolset across the mixed toolbox: opened by name like a toolbox, under the same deadline.
   toolsets: { picks: { description: 'echo from every server', tools: ['mix__*__echo'] } },
 };

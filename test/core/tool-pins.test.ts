@@ -5,6 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import type { OpenToolboxResult } from '../../src/core/tool-entry.js';
 import { TRANSPORTS, startOver } from '../helpers/both-transports.js';
 import { fixtureServer, runCli, structuredAnswer, tempDir, textOf, waitFor, workbenchErrorCode } from '../helpers/workbench-process.js';
+import { runCliAsync } from '../helpers/cli-run.js';
 
 // Pinned tool definitions (README "Pinned tool definitions"): what each tool tells the model is recorded the first
 // time a server is seen; a later run whose server says something else (a "rug pull") is flagged or held.
@@ -85,7 +86,7 @@ for (const transport of TRANSPORTS) {
         assert.notEqual(listed.isError, true, textOf(listed));
 
         // What changed, field by field, from the shell.
-        const diff = runCli(['tools', 'diff', 'notes/s', '--json', '--config', second.configPath, '--state-file', statePath]);
+        const diff = await runCliAsync(['tools', 'diff', 'notes/s', '--json', '--config', second.configPath, '--state-file', statePath]);
         assert.equal(diff.code, 0, diff.stderr);
         const changes = (JSON.parse(diff.stdout) as { changes: { tool: string; change: string; fields?: { field: string; diff: string }[] }[] }).changes;
         const read = changes.find((c) => c.tool === 'read');
@@ -94,13 +95,13 @@ for (const transport of TRANSPORTS) {
         assert.deepEqual(changes.find((c) => c.tool === 'wipe')?.change, 'new');
 
         // doctor names what is held.
-        const doctor = runCli(['doctor', '--json', '--config', second.configPath, '--state-file', statePath]);
+        const doctor = await runCliAsync(['doctor', '--json', '--config', second.configPath, '--state-file', statePath]);
         const report = JSON.parse(doctor.stdout) as { toolboxes: { servers: { problems: { kind: string; items: string[] }[] }[] }[] };
         const held = report.toolboxes.flatMap((t) => t.servers.flatMap((sv) => sv.problems)).find((p) => p.kind === 'tool-held');
         assert.deepEqual(held?.items.filter((i) => /^(read|wipe) /.test(i)).sort(), ['read (changed)', 'wipe (new)'], doctor.stdout);
 
         // Approved from another process: the running workbench follows without a restart.
-        const approve = runCli(['tools', 'approve', 'notes__s__read', '--config', second.configPath, '--state-file', statePath]);
+        const approve = await runCliAsync(['tools', 'approve', 'notes__s__read', '--config', second.configPath, '--state-file', statePath]);
         assert.equal(approve.code, 0, approve.stderr);
         assert.ok(await waitFor(async () => (await second.useTool('notes', 'notes__s__read', { id: '1' })).isError !== true, 10_000), 'approved: callable');
         assert.equal(workbenchErrorCode(await second.useTool('notes', 'notes__s__wipe', {})), 'TOOL_HELD', 'the other stays held');
@@ -138,7 +139,7 @@ describe('a server under quarantine: true', () => {
         assert.deepEqual(head.tools, [], 'nothing of a server never approved is offered');
         assert.deepEqual(ours(head.tools_held).map((t) => t.name).sort(), ['notes__s__list', 'notes__s__read']);
         assert.equal(workbenchErrorCode(await wb.useTool('notes', 'notes__s__list', {})), 'TOOL_HELD');
-        const approve = runCli(['tools', 'approve', 'notes__s__*', '--config', wb.configPath, '--state-file', statePath]);
+        const approve = await runCliAsync(['tools', 'approve', 'notes__s__*', '--config', wb.configPath, '--state-file', statePath]);
         assert.equal(approve.code, 0, approve.stderr);
         assert.match(approve.stdout, /approved: .*notes__s__list/);
         assert.ok(await waitFor(async () => (await wb.useTool('notes', 'notes__s__list', {})).isError !== true, 10_000));

@@ -4,7 +4,8 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { OpenToolboxResult, ToolStatus } from '../../src/core/tool-entry.js';
 import { TRANSPORTS, startOver, type AnyWorkbench } from '../helpers/both-transports.js';
-import { memoryServer, runCli, tempDir, textOf } from '../helpers/workbench-process.js';
+import { memoryServer, tempDir, textOf } from '../helpers/workbench-process.js';
+import { runCliAsync } from '../helpers/cli-run.js';
 
 /** The memory server with overrides on the server (its own names and globs) and on the toolbox (canonical names). */
 function overrideConfig(dir: string): unknown {
@@ -45,7 +46,7 @@ for (const transport of TRANSPORTS) {
       // The server's own text, from `tools list --json` (which keeps it beside the override).
       const configPath = join(data.dir, 'workbench-config.json');
       await writeFile(configPath, JSON.stringify(config));
-      const run = runCli(['tools', 'list', '--config', configPath, '--json'], { cwd: data.dir, env: { WORKBENCH_STATE_FILE: join(data.dir, 's.json') } });
+      const run = await runCliAsync(['tools', 'list', '--config', configPath, '--json'], { WORKBENCH_STATE_FILE: join(data.dir, 's.json') }, { cwd: data.dir });
       assert.equal(run.code, 0, run.stderr);
       originals = new Map((JSON.parse(run.stdout) as { tools: ToolStatus[] }).tools.map((t) => [t.original_name, t]));
     });
@@ -88,7 +89,7 @@ describe('tools list --json keeps the server\'s original text', () => {
     try {
       const configPath = join(data.dir, 'workbench-config.json');
       await writeFile(configPath, JSON.stringify(overrideConfig(data.dir)));
-      const run = runCli(['tools', 'list', '--config', configPath, '--json'], { cwd: data.dir, env: { WORKBENCH_STATE_FILE: join(data.dir, 's.json') } });
+      const run = await runCliAsync(['tools', 'list', '--config', configPath, '--json'], { WORKBENCH_STATE_FILE: join(data.dir, 's.json') }, { cwd: data.dir });
       assert.equal(run.code, 0, run.stderr);
       const tools = new Map((JSON.parse(run.stdout) as { tools: ToolStatus[] }).tools.map((t) => [t.original_name, t]));
       const create = tools.get('create_entities')!;
