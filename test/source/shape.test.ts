@@ -33,8 +33,6 @@ const NOT_YET_SPLIT = new Set<string>([
   'cli/tools-trust.ts:registerTrustCommands',
   'cli/tools.ts:registerToolsCommand',
   'config/watch.ts:watchConfigFiles',
-  'server/create-server.ts:createSurface',
-  'server/create-server.ts:(anonymous at line 232)',
   'server/http-modern-pipeline.ts:offerToPipeline',
   'server/http-modern.ts:createModernHttp',
   'server/http-server.ts:startHttpServer',
