@@ -35,7 +35,6 @@ const NOT_YET_SPLIT = new Set<string>([
   'config/watch.ts:watchConfigFiles',
   'server/http-modern-pipeline.ts:offerToPipeline',
   'server/http-modern.ts:createModernHttp',
-  'server/http-server.ts:startHttpServer',
   'clients/server-slot.ts',
   'core/workbench.ts',
 ]);
