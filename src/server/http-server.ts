@@ -1,7 +1,7 @@
 import { toWebRequest } from '@modelcontextprotocol/node';
 import { isInitializeRequest, isLegacyRequest } from '@modelcontextprotocol/server';
 import { createHash } from 'node:crypto';
-import { createServer as createNodeServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createNodeServer, type IncomingMessage, type Server as NodeHttpServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Workbench } from '../core/workbench.js';
 import { WorkbenchError, errorMessage } from '../errors.js';
@@ -66,6 +66,39 @@ export interface WorkbenchHttpServer {
  * listen error (EADDRINUSE, …) otherwise.
  */
 export async function startHttpServer(options: HttpServerOptions): Promise<WorkbenchHttpServer> {
+  const front = createFront(options);
+  const http = createNodeServer((req, res) => {
+    handle(front, req, res).catch((error: unknown) => {
+      front.log.error(`handling ${req.method ?? '?'} ${pathOf(req)}: ${errorMessage(error)}`);
+      if (!res.headersSent) sendJsonRpcError(res, 500, 'Internal error', {}, -32603);
+      else res.destroy();
+    });
+  });
+  await listen(http, options.port, options.host);
+  http.on('error', (error) => front.log.error(`HTTP server: ${errorMessage(error)}`));
+  const address = http.address() as AddressInfo;
+  const sweeper = startSweeper(front);
+  const hostForUrl = address.family === 'IPv6' || address.address.includes(':') ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${hostForUrl}:${address.port}${MCP_PATH}`,
+    host: address.address,
+    port: address.port,
+    sessionCount: () => front.sessions.open,
+    clientCount: () => front.sessions.open + front.modern.principalCount(),
+    close: async () => {
+      front.closing = true;
+      clearInterval(sweeper);
+      const stopped = new Promise<void>((resolve) => http.close(() => resolve()));
+      await Promise.allSettled([front.sessions.closeAll('closed (shutting down)'), front.modern.close()]);
+      // Event streams of clients that did not go away by themselves, and idle keep-alive sockets.
+      http.closeAllConnections();
+      await stopped;
+    },
+  };
+}
+
+/** What the requests are served with, before anything listens; throws WorkbenchError USAGE as startHttpServer says. */
+function createFront(options: HttpServerOptions): Front {
   const { workbench, version, log } = options;
   const token = options.token === undefined || options.token === '' ? undefined : options.token;
   if (!token && !isLoopbackHost(options.host)) {
@@ -81,52 +114,32 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Workb
   // Replicas given the same tokens sign input rounds alike, so a modern server's pass-through round continues anywhere.
   const stateKey = token === undefined ? undefined : createHash('sha256').update(`mcp-workbench requestState\0${token}`).digest();
   const modern = createModernHttp(workbench, version, { ...options.serverOptions, ...(stateKey ? { stateKey } : {}) }, log, options.metrics);
-  const front: Front = { gate, sessions, modern, limits, version, log, closing: false, ...(options.metrics ? { metrics: options.metrics } : {}) };
+  return { gate, sessions, modern, limits, version, log, closing: false, ...(options.metrics ? { metrics: options.metrics } : {}) };
+}
 
-  const http = createNodeServer((req, res) => {
-    handle(front, req, res).catch((error: unknown) => {
-      log.error(`handling ${req.method ?? '?'} ${pathOf(req)}: ${errorMessage(error)}`);
-      if (!res.headersSent) sendJsonRpcError(res, 500, 'Internal error', {}, -32603);
-      else res.destroy();
-    });
-  });
-
-  await new Promise<void>((resolve, reject) => {
+/** Resolves once `http` listens on `host:port`; rejects with the listen error (EADDRINUSE, …). */
+function listen(http: NodeHttpServer, port: number, host: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
     http.once('error', reject);
-    http.listen(options.port, options.host, () => {
+    http.listen(port, host, () => {
       http.off('error', reject);
       resolve();
     });
   });
-  http.on('error', (error) => log.error(`HTTP server: ${errorMessage(error)}`));
-  const address = http.address() as AddressInfo;
+}
 
+/** Closes idle handshake-era sessions and modern clients, checking a few times per idle period (at most once a minute). */
+function startSweeper(front: Front): NodeJS.Timeout {
+  const { idleMs } = front.limits;
   const sweeper = setInterval(
     () => {
-      sessions.sweep(limits.idleMs);
-      modern.sweep(limits.idleMs);
+      front.sessions.sweep(idleMs);
+      front.modern.sweep(idleMs);
     },
-    Math.min(60_000, Math.max(100, Math.floor(limits.idleMs / 4))),
+    Math.min(60_000, Math.max(100, Math.floor(idleMs / 4))),
   );
   sweeper.unref();
-
-  const hostForUrl = address.family === 'IPv6' || address.address.includes(':') ? `[${address.address}]` : address.address;
-  return {
-    url: `http://${hostForUrl}:${address.port}${MCP_PATH}`,
-    host: address.address,
-    port: address.port,
-    sessionCount: () => sessions.open,
-    clientCount: () => sessions.open + modern.principalCount(),
-    close: async () => {
-      front.closing = true;
-      clearInterval(sweeper);
-      const stopped = new Promise<void>((resolve) => http.close(() => resolve()));
-      await Promise.allSettled([sessions.closeAll('closed (shutting down)'), modern.close()]);
-      // Event streams of clients that did not go away by themselves, and idle keep-alive sockets.
-      http.closeAllConnections();
-      await stopped;
-    },
-  };
+  return sweeper;
 }
 
 /** What every request is served with. */

@@ -38,68 +38,88 @@ export interface LegacySessions {
   closeAll(why: string): Promise<void>;
 }
 
+/** The sessions of handshake-era clients of one HTTP server: each opened with createServer over `workbench`. */
 export function createLegacySessions(workbench: Workbench, version: string, serverOptions: CreateServerOptions | undefined, log: Logger): LegacySessions {
-  const all = new Set<LegacySession>();
-  const byId = new Map<string, LegacySession>();
+  return new SessionTable(workbench, version, serverOptions, log);
+}
 
-  const close = async (session: LegacySession, why: string): Promise<void> => {
+class SessionTable implements LegacySessions {
+  /** Every session, initialized or not. */
+  private readonly sessions = new Set<LegacySession>();
+  /** Initialized sessions by id. */
+  private readonly byId = new Map<string, LegacySession>();
+
+  constructor(
+    private readonly workbench: Workbench,
+    private readonly version: string,
+    private readonly serverOptions: CreateServerOptions | undefined,
+    private readonly log: Logger,
+  ) {}
+
+  get(id: string): LegacySession | undefined {
+    return this.byId.get(id);
+  }
+
+  get open(): number {
+    return this.byId.size;
+  }
+
+  get all(): number {
+    return this.sessions.size;
+  }
+
+  async create(principal: string): Promise<LegacySession> {
+    const options = { ...this.serverOptions, isolated: true, sessionLabel: () => session.id, principal: principalLabel(principal) };
+    const { server, connect, close } = createServer(this.workbench, this.version, options);
+    const transport = new NodeStreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => {
+        session.id = id;
+        this.byId.set(id, session);
+        this.log.info(`session ${shortId(id)} opened (${this.byId.size} open)`);
+      },
+    });
+    const session: LegacySession = { id: undefined, transport, close, active: 0, lastSeen: Date.now(), closed: false };
+    this.sessions.add(session);
+    // DELETE from the client, or any transport close, ends this session's server and its workbench registration.
+    server.onclose = () => void this.close(session, 'closed');
+    await connect(transport);
+    return session;
+  }
+
+  async serve(session: LegacySession, req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+    session.lastSeen = Date.now();
+    // A listening GET stream is not activity: a client that vanished with its sockets open must still expire
+    // (README "HTTP"). Requests being answered (POST, DELETE) hold the session open until they end.
+    if (req.method !== 'GET') {
+      session.active++;
+      res.once('close', () => {
+        session.active--;
+        session.lastSeen = Date.now();
+      });
+    }
+    await session.transport.handleRequest(req, res, body);
+  }
+
+  async close(session: LegacySession, why: string): Promise<void> {
     if (session.closed) return;
     session.closed = true;
-    all.delete(session);
-    if (session.id !== undefined) byId.delete(session.id);
-    if (session.id !== undefined) log.info(`session ${shortId(session.id)} ${why} (${byId.size} open)`);
-    await session.close().catch((error: unknown) => log.debug(`closing a session: ${errorMessage(error)}`));
-  };
+    this.sessions.delete(session);
+    if (session.id !== undefined) this.byId.delete(session.id);
+    if (session.id !== undefined) this.log.info(`session ${shortId(session.id)} ${why} (${this.byId.size} open)`);
+    await session.close().catch((error: unknown) => this.log.debug(`closing a session: ${errorMessage(error)}`));
+  }
 
-  return {
-    get: (id) => byId.get(id),
-    get open() {
-      return byId.size;
-    },
-    get all() {
-      return all.size;
-    },
-    async create(principal) {
-      const { server, connect, close: closeServer } = createServer(workbench, version, { ...serverOptions, isolated: true, sessionLabel: () => session.id, principal: principalLabel(principal) });
-      const transport = new NodeStreamableHTTPServerTransport({
-        sessionIdGenerator: () => randomUUID(),
-        onsessioninitialized: (id) => {
-          session.id = id;
-          byId.set(id, session);
-          log.info(`session ${shortId(id)} opened (${byId.size} open)`);
-        },
-      });
-      const session: LegacySession = { id: undefined, transport, close: closeServer, active: 0, lastSeen: Date.now(), closed: false };
-      all.add(session);
-      // DELETE from the client, or any transport close, ends this session's server and its workbench registration.
-      server.onclose = () => void close(session, 'closed');
-      await connect(transport);
-      return session;
-    },
-    async serve(session, req, res, body) {
-      session.lastSeen = Date.now();
-      // A listening GET stream is not activity: a client that vanished with its sockets open must still expire
-      // (README "HTTP"). Requests being answered (POST, DELETE) hold the session open until they end.
-      if (req.method !== 'GET') {
-        session.active++;
-        res.once('close', () => {
-          session.active--;
-          session.lastSeen = Date.now();
-        });
-      }
-      await session.transport.handleRequest(req, res, body);
-    },
-    close,
-    sweep(idleMs) {
-      const now = Date.now();
-      for (const session of [...all]) {
-        if (session.active === 0 && now - session.lastSeen >= idleMs) void close(session, `expired after ${Math.round(idleMs / 1000)} s idle`);
-      }
-    },
-    async closeAll(why) {
-      await Promise.allSettled([...all].map((s) => close(s, why)));
-    },
-  };
+  sweep(idleMs: number): void {
+    const now = Date.now();
+    for (const session of [...this.sessions]) {
+      if (session.active === 0 && now - session.lastSeen >= idleMs) void this.close(session, `expired after ${Math.round(idleMs / 1000)} s idle`);
+    }
+  }
+
+  async closeAll(why: string): Promise<void> {
+    await Promise.allSettled([...this.sessions].map((s) => this.close(s, why)));
+  }
 }
 
 function shortId(id: string): string {
