@@ -26,7 +26,6 @@ const LONG_FUNCTIONS: Record<string, string> = {
 const NOT_YET_SPLIT = new Set<string>([
   'catalog/search-bridge.ts:buildBridge',
   'catalog/visibility.ts:createVisibilityPolicy',
-  'cli/main.ts:(anonymous at line 124)',
   'cli/runtime.ts:createRuntime',
   'cli/serve-http.ts:serveHttp',
   'cli/server.ts:registerServerCommand',
