@@ -25,12 +25,6 @@ const LONG_FUNCTIONS: Record<string, string> = {
  */
 const NOT_YET_SPLIT = new Set<string>([
   'catalog/search-bridge.ts:buildBridge',
-  'catalog/visibility.ts:createVisibilityPolicy',
-  'cli/runtime.ts:createRuntime',
-  'cli/serve-http.ts:serveHttp',
-  'cli/server.ts:registerServerCommand',
-  'cli/tools-trust.ts:registerTrustCommands',
-  'cli/tools.ts:registerToolsCommand',
   'config/watch.ts:watchConfigFiles',
   'server/create-server.ts:createSurface',
   'server/create-server.ts:(anonymous at line 232)',
