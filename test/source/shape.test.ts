@@ -25,7 +25,6 @@ const LONG_FUNCTIONS: Record<string, string> = {
  */
 const NOT_YET_SPLIT = new Set<string>([
   'catalog/search-bridge.ts:buildBridge',
-  'config/watch.ts:watchConfigFiles',
   'server/create-server.ts:createSurface',
   'server/create-server.ts:(anonymous at line 232)',
   'server/http-modern-pipeline.ts:offerToPipeline',
