@@ -31,7 +31,6 @@ const NOT_YET_SPLIT = new Set<string>([
   'server/http-modern.ts:createModernHttp',
   'server/http-server.ts:startHttpServer',
   'server/http-sessions.ts:createLegacySessions',
-  'clients/server-slot.ts',
   'core/workbench.ts',
 ]);
 
