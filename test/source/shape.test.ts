@@ -31,7 +31,6 @@ const NOT_YET_SPLIT = new Set<string>([
   'server/http-modern.ts:createModernHttp',
   'server/http-server.ts:startHttpServer',
   'server/http-sessions.ts:createLegacySessions',
-  'core/workbench.ts',
 ]);
 
 /** The order of rooms: a file may import its own room and the rooms before it, never one after it. */
