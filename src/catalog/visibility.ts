@@ -3,12 +3,6 @@ import type { WorkbenchConfig } from '../config/types.js';
 import { compileGlob, type NameMatcher } from '../shared/glob.js';
 import { formatToolName } from './names.js';
 
-/**
- * Whether a tool is visible and callable, and if not, which source hid it. Decided from names alone, so `use_tool`
- * can refuse a disabled tool before anything is connected. Results are memoised per canonical name (the most recent
- * {@link VISIBILITY_MEMO_SIZE}: clients may send any name, and a long-running server must not grow with them); build a
- * new policy when the inputs (config, CLI flags, state) change rather than re-evaluating per call.
- */
 /** How many canonical names a policy remembers its verdict for. */
 export const VISIBILITY_MEMO_SIZE = 4096;
 
@@ -67,6 +61,12 @@ interface CompiledRules {
   stateExceptions: ReadonlySet<string>;
 }
 
+/**
+ * Whether a tool is visible and callable, and if not, which source hid it. Decided from names alone, so `use_tool`
+ * can refuse a disabled tool before anything is connected. Results are memoised per canonical name (the most recent
+ * {@link VISIBILITY_MEMO_SIZE}: clients may send any name, and a long-running server must not grow with them); build a
+ * new policy when the inputs (config, CLI flags, state) change rather than re-evaluating per call.
+ */
 export function createVisibilityPolicy(inputs: VisibilityInputs): VisibilityPolicy {
   const compiled = compileRules(inputs);
   const memo = new LRUCache<string, Visibility>({ max: VISIBILITY_MEMO_SIZE });
