@@ -16,7 +16,7 @@ import { snapshotFiles, watchConfigFiles } from '../config/watch.js';
 import { toolsetWarnings } from '../catalog/toolsets.js';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
-import { Workbench } from '../core/workbench.js';
+import { Workbench, type WorkbenchOptions } from '../core/workbench.js';
 import type { WorkbenchObserver } from '../core/call-events.js';
 import { openAuditLog } from '../audit/audit-log.js';
 import { VERSION } from '../version.js';
@@ -81,53 +81,23 @@ export interface Runtime {
  *   the error naming every problem at once (`ENV_MISSING` when they are all unset variables).
  */
 export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
-  const { path } = resolveConfigPath({ flag: options.config, env: options.env, cwd: options.cwd });
-  const projectPath = resolveProjectPath({ flag: options.project, cwd: options.cwd });
-  const load = async (): Promise<WorkbenchConfig> => {
-    const loaded = applyProject(await loadConfig(path, options.env, { secrets: options.secrets }), await loadProjectFile(projectPath));
-    const fatal = noServerCanStartError(loaded);
-    if (fatal) throw fatal;
-    return loaded;
-  };
-  const warnBroken = brokenServerWarner(options.log);
-  // The secret file only when its directory exists: a user without secrets gets no warning about following it.
-  const secretsFile = options.secretsFile && existsSync(dirname(options.secretsFile)) ? [options.secretsFile] : [];
-  const watched = [path, projectPath.path, ...secretsFile];
-  const baseline = options.watchConfig ? await snapshotFiles(watched) : '';
-  const config = await load();
-  for (const warning of [...config.warnings, ...toolsetWarnings(config)]) options.log.warn(warning);
-  warnBroken(config);
-  if (config.project) options.log.info(`project file ${config.project.source} applies`);
+  const source = await loadRuntimeConfig(options);
+  const { config } = source;
   const statePath = stateFilePath(options);
   const read = await readToolState(statePath, options.log);
   // Fail closed (README "Enabled and disabled tools"): never the defaults in place of a file that does not parse.
   if (read.problem && !options.serving) throw read.problem;
   const pinsPath = pinsPathFor(statePath);
-  const pins = await readPins(pinsPath);
+  const pins = { path: pinsPath, read: await readPins(pinsPath), record: options.serving === true };
   const audit = options.auditLog && (await openAuditLog(options.auditLog.path, { ...options.auditLog, log: options.log }));
   if (audit) options.log.info(`audit log: ${options.auditLog!.path}`);
   const observer = chainObservers(options.observer, audit ? (event) => audit.record(event) : undefined);
-  const workbench = new Workbench({
-    config,
-    env: options.env,
-    log: options.log,
-    version: VERSION,
-    cliDisabled: options.disabledTools,
-    maxMessageBytes: options.maxMessageBytes,
-    catalogBudget: options.catalogBudget,
-    oauth: oauthContext(options),
-    observer,
-    catalogCache: options.catalogCache === false ? undefined : new CatalogCache(catalogCacheDir(options.env, options.env.HOME || homedir()), options.log),
-    state: read.state,
-    ...(read.problem && { stateProblem: read.problem }),
-    ...(options.toolsets && options.toolsets.length > 0 && { sessionToolsets: options.toolsets }),
-    pins: { path: pinsPath, read: pins, record: options.serving === true },
-  });
+  const workbench = createWorkbench(options, config, read, pins, observer);
   // Approvals (`tools approve` in another process) apply to a running server at once.
   const pinsWatcher = options.serving ? watchPins(pinsPath, (next) => workbench.setPins(next), options.log) : undefined;
   if (read.problem) await reportBrokenState(statePath, read, false, options.log);
   const watcher = options.serving ? followStateFile(workbench, statePath, read, options.log) : undefined;
-  const configWatcher = options.watchConfig ? followConfig(workbench, { path, files: watched, baseline, load, warnBroken }, options.log) : undefined;
+  const configWatcher = options.watchConfig ? followConfig(workbench, source, options.log) : undefined;
   return {
     config,
     workbench,
@@ -141,6 +111,57 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       await audit?.close();
     },
   };
+}
+
+/**
+ * Loads the config with the project file applied, warns about what it holds (once), and returns it with what
+ * following it needs: every file it is made of and their content before it was read (when `watchConfig`).
+ */
+async function loadRuntimeConfig(options: RuntimeOptions): Promise<ConfigSource & { config: WorkbenchConfig }> {
+  const { path } = resolveConfigPath({ flag: options.config, env: options.env, cwd: options.cwd });
+  const projectPath = resolveProjectPath({ flag: options.project, cwd: options.cwd });
+  const load = async (): Promise<WorkbenchConfig> => {
+    const loaded = applyProject(await loadConfig(path, options.env, { secrets: options.secrets }), await loadProjectFile(projectPath));
+    const fatal = noServerCanStartError(loaded);
+    if (fatal) throw fatal;
+    return loaded;
+  };
+  const warnBroken = brokenServerWarner(options.log);
+  // The secret file only when its directory exists: a user without secrets gets no warning about following it.
+  const secretsFile = options.secretsFile && existsSync(dirname(options.secretsFile)) ? [options.secretsFile] : [];
+  const files = [path, projectPath.path, ...secretsFile];
+  const baseline = options.watchConfig ? await snapshotFiles(files) : '';
+  const config = await load();
+  for (const warning of [...config.warnings, ...toolsetWarnings(config)]) options.log.warn(warning);
+  warnBroken(config);
+  if (config.project) options.log.info(`project file ${config.project.source} applies`);
+  return { path, files, baseline, load, warnBroken, config };
+}
+
+/** The shared Workbench for these options, over the state and pins as read at start. */
+function createWorkbench(
+  options: RuntimeOptions,
+  config: WorkbenchConfig,
+  read: Awaited<ReturnType<typeof readToolState>>,
+  pins: WorkbenchOptions['pins'],
+  observer: WorkbenchObserver | undefined,
+): Workbench {
+  return new Workbench({
+    config,
+    env: options.env,
+    log: options.log,
+    version: VERSION,
+    cliDisabled: options.disabledTools,
+    maxMessageBytes: options.maxMessageBytes,
+    catalogBudget: options.catalogBudget,
+    oauth: oauthContext(options),
+    observer,
+    catalogCache: options.catalogCache === false ? undefined : new CatalogCache(catalogCacheDir(options.env, options.env.HOME || homedir()), options.log),
+    state: read.state,
+    ...(read.problem && { stateProblem: read.problem }),
+    ...(options.toolsets && options.toolsets.length > 0 && { sessionToolsets: options.toolsets }),
+    pins,
+  });
 }
 
 /** Where OAuth sign-ins are kept and how one is started (README "Remote servers behind OAuth"). */

@@ -1,12 +1,13 @@
 import { InvalidArgumentError } from 'commander';
 import { WorkbenchError, isWorkbenchError } from '../errors.js';
 import { isLoopbackHost, normalizeOrigin, parseListenAddress } from '../server/http-security.js';
-import { startHttpServer, type WorkbenchHttpServer } from '../server/http-server.js';
-import { createHttpMetrics } from '../server/http-metrics.js';
+import { startHttpServer, type HttpServerOptions, type WorkbenchHttpServer } from '../server/http-server.js';
+import { createHttpMetrics, type HttpMetrics } from '../server/http-metrics.js';
+import type { Logger } from '../log.js';
 import type { Workbench } from '../core/workbench.js';
 import { VERSION } from '../version.js';
 import { EXIT_USAGE } from './context.js';
-import { chainObservers, createRuntime, untilShutdown, type RuntimeOptions } from './runtime.js';
+import { chainObservers, createRuntime, untilShutdown, type Runtime, type RuntimeOptions } from './runtime.js';
 
 export interface ServeHttpOptions extends RuntimeOptions {
   /** `--http [host:]port`. */
@@ -34,7 +35,7 @@ const SHORT_TOKEN = 16;
  */
 export async function serveHttp(options: ServeHttpOptions): Promise<number> {
   const { log } = options;
-  let plan: { host: string; port: number; token: string | undefined; allowedOrigins: string[] };
+  let plan: HttpPlan;
   try {
     plan = planHttpServe(options);
   } catch (error) {
@@ -42,44 +43,14 @@ export async function serveHttp(options: ServeHttpOptions): Promise<number> {
     log.error(error.message);
     return EXIT_USAGE;
   }
-  if (plan.token === undefined) {
-    log.warn(`no token set: any local process can use this workbench over HTTP. Set WORKBENCH_TOKEN (or --token) to require one.`);
-  } else if (plan.token.split(',').some((t) => t.trim().length < SHORT_TOKEN)) {
-    log.warn(`a token is shorter than ${SHORT_TOKEN} characters; use a long random one (e.g. \`openssl rand -hex 32\`)`);
-  }
-
+  warnAboutToken(plan.token, log);
   // Metrics are fed by the call observer, so they exist before the workbench; their gauges read the server once it runs.
-  let started: { http: WorkbenchHttpServer; workbench: Workbench } | undefined;
-  const metrics = options.metrics
-    ? createHttpMetrics({
-        sessions: () => started?.http.clientCount() ?? 0,
-        servers: () => started?.workbench.connectionCount() ?? 0,
-        restarts: () => started?.workbench.restartCount() ?? 0,
-        configured: (toolbox, server) => {
-          const names = started?.workbench.catalogNames() ?? [];
-          if (!names.includes(toolbox)) return false;
-          return server === undefined || (started?.workbench.toolboxConfigs().find((t) => t.name === toolbox)?.servers.some((s) => s.name === server) ?? false);
-        },
-      })
-    : undefined;
+  let started: Started | undefined;
+  const metrics = options.metrics ? metricsOf(() => started) : undefined;
   const runtime = await createRuntime(metrics ? { ...options, observer: chainObservers(options.observer, metrics.observer) } : options);
   let http;
   try {
-    http = await startHttpServer({
-      workbench: runtime.workbench,
-      version: VERSION,
-      host: plan.host,
-      port: plan.port,
-      token: plan.token,
-      allowedOrigins: plan.allowedOrigins,
-      maxSessions: options.maxSessions,
-      sessionIdleMs: options.sessionIdleSeconds === undefined ? undefined : options.sessionIdleSeconds * 1000,
-      // One limit for client messages on both transports (WORKBENCH_MAX_MESSAGE_BYTES) unless given its own.
-      maxBodyBytes: options.maxBodyBytes ?? options.maxMessageBytes,
-      serverOptions: { management: options.managementTools ? { statePath: runtime.statePath, log } : undefined },
-      ...(metrics ? { metrics } : {}),
-      log,
-    });
+    http = await startHttpServer(httpServerOptions(options, plan, runtime, metrics));
     started = { http, workbench: runtime.workbench };
   } catch (error) {
     await runtime.close();
@@ -100,8 +71,64 @@ export async function serveHttp(options: ServeHttpOptions): Promise<number> {
   });
 }
 
+/** Where to listen, which tokens to require, which origins to allow: checked before anything is loaded. */
+interface HttpPlan {
+  host: string;
+  port: number;
+  token: string | undefined;
+  allowedOrigins: string[];
+}
+
+/** The HTTP server and the workbench behind it, once both run. */
+interface Started {
+  http: WorkbenchHttpServer;
+  workbench: Workbench;
+}
+
+/** No token, or one easy to guess: both still serve, with a warning. */
+function warnAboutToken(token: string | undefined, log: Logger): void {
+  if (token === undefined) {
+    log.warn(`no token set: any local process can use this workbench over HTTP. Set WORKBENCH_TOKEN (or --token) to require one.`);
+  } else if (token.split(',').some((t) => t.trim().length < SHORT_TOKEN)) {
+    log.warn(`a token is shorter than ${SHORT_TOKEN} characters; use a long random one (e.g. \`openssl rand -hex 32\`)`);
+  }
+}
+
+/** `--metrics`: gauges read zero until the server runs. */
+function metricsOf(started: () => Started | undefined): HttpMetrics {
+  return createHttpMetrics({
+    sessions: () => started()?.http.clientCount() ?? 0,
+    servers: () => started()?.workbench.connectionCount() ?? 0,
+    restarts: () => started()?.workbench.restartCount() ?? 0,
+    configured: (toolbox, server) => {
+      const names = started()?.workbench.catalogNames() ?? [];
+      if (!names.includes(toolbox)) return false;
+      return server === undefined || (started()?.workbench.toolboxConfigs().find((t) => t.name === toolbox)?.servers.some((s) => s.name === server) ?? false);
+    },
+  });
+}
+
+/** What the HTTP server is started with: the plan, the limits from the flags, and the workbench it serves. */
+function httpServerOptions(options: ServeHttpOptions, plan: HttpPlan, runtime: Runtime, metrics: HttpMetrics | undefined): HttpServerOptions {
+  return {
+    workbench: runtime.workbench,
+    version: VERSION,
+    host: plan.host,
+    port: plan.port,
+    token: plan.token,
+    allowedOrigins: plan.allowedOrigins,
+    maxSessions: options.maxSessions,
+    sessionIdleMs: options.sessionIdleSeconds === undefined ? undefined : options.sessionIdleSeconds * 1000,
+    // One limit for client messages on both transports (WORKBENCH_MAX_MESSAGE_BYTES) unless given its own.
+    maxBodyBytes: options.maxBodyBytes ?? options.maxMessageBytes,
+    serverOptions: { management: options.managementTools ? { statePath: runtime.statePath, log: options.log } : undefined },
+    ...(metrics ? { metrics } : {}),
+    log: options.log,
+  };
+}
+
 /** Checks the address, token and origins; WorkbenchError USAGE for anything that must not start. */
-function planHttpServe(options: ServeHttpOptions): { host: string; port: number; token: string | undefined; allowedOrigins: string[] } {
+function planHttpServe(options: ServeHttpOptions): HttpPlan {
   const { host, port } = parseListenAddress(options.listen);
   if (options.token !== undefined && options.token.trim() === '') throw new WorkbenchError('USAGE', '--token must not be empty');
   const fromEnv = options.env.WORKBENCH_TOKEN;

@@ -55,7 +55,21 @@ function report(ctx: CliContext, error: unknown): void {
  */
 export function registerServerCommand(program: Command, ctx: CliContext): void {
   const server = program.command('server').description('add a server to a toolbox of the config, or remove one');
+  registerServerAddCommand(server, ctx);
+  registerServerRemoveCommand(server, ctx);
+}
 
+/** What `server add` is given besides its arguments. */
+interface AddFlags {
+  config?: string;
+  env?: Record<string, string>;
+  url?: string;
+  type?: 'http' | 'sse';
+  header?: Record<string, string>;
+  description?: string;
+}
+
+function registerServerAddCommand(server: Command, ctx: CliContext): void {
   server
     .command('add')
     .description('add a stdio server (-- <command> [args…]) or a remote one (--url URL) to a toolbox, creating the toolbox if needed')
@@ -68,41 +82,20 @@ export function registerServerCommand(program: Command, ctx: CliContext): void {
     .addOption(new Option('--type <type>', 'the remote transport (default: sse when the URL path ends in /sse, else http)').choices(['http', 'sse']))
     .addOption(new Option('--header <Name:Value>', 'an HTTP header for a remote server (repeatable)').argParser(parseHeaderPair))
     .option('--description <text>', 'the description of a toolbox this creates')
-    .action(
-      async (
-        toolbox: string,
-        name: string,
-        command: string[],
-        opts: { config?: string; env?: Record<string, string>; url?: string; type?: 'http' | 'sse'; header?: Record<string, string>; description?: string },
-      ) => {
-        try {
-          let spec: ServerSpec;
-          if (opts.url !== undefined) {
-            if (command.length > 0) throw new WorkbenchError('USAGE', 'give either --url or a command after --, not both.');
-            if (opts.env) throw new WorkbenchError('USAGE', '--env is for stdio servers; a remote server takes --header.');
-            spec = { url: opts.url, ...(opts.type && { type: opts.type }), ...(opts.header && { headers: opts.header }) };
-          } else {
-            if (command.length === 0) throw new WorkbenchError('USAGE', 'give the command after --, e.g. server add dev memory -- npx -y @modelcontextprotocol/server-memory, or --url URL.');
-            if (opts.header || opts.type) throw new WorkbenchError('USAGE', '--header and --type are for remote servers (--url).');
-            spec = { command: command[0]!, args: command.slice(1), ...(opts.env && { env: opts.env }) };
-          }
-          const { path, edit } = await editConfig({ config: opts.config, env: ctx.env, cwd: ctx.cwd }, (text, source) =>
-            addServerText(text, source, toolbox, name, spec, opts.description),
-          );
-          const lines = [`Added server "${name}" to toolbox "${toolbox}" in ${path}.`];
-          for (const note of edit.notes) lines.push(`  - ${note}`);
-          for (const { key, name: entry } of literalSecrets(serverEntry(spec))) {
-            lines.push(`  - ${key === 'env' ? 'env' : 'header'} ${entry} is written into the file as given; a \${VAR} or \${secret:NAME} reference keeps it out`);
-          }
-          const unset = edit.variables.required.filter((v) => ctx.env[v] === undefined);
-          if (unset.length > 0) lines.push(`  - set ${unset.join(', ')} where the workbench runs (not set in this shell)`);
-          ctx.print(lines.join('\n'));
-        } catch (error) {
-          report(ctx, error);
-        }
-      },
-    );
+    .action(async (toolbox: string, name: string, command: string[], opts: AddFlags) => {
+      try {
+        const spec = serverSpec(command, opts);
+        const { path, edit } = await editConfig({ config: opts.config, env: ctx.env, cwd: ctx.cwd }, (text, source) =>
+          addServerText(text, source, toolbox, name, spec, opts.description),
+        );
+        ctx.print(formatAdded({ toolbox, name, path, spec, edit }, ctx.env));
+      } catch (error) {
+        report(ctx, error);
+      }
+    });
+}
 
+function registerServerRemoveCommand(server: Command, ctx: CliContext): void {
   server
     .command('remove')
     .description('remove a server from a toolbox')
@@ -117,4 +110,35 @@ export function registerServerCommand(program: Command, ctx: CliContext): void {
         report(ctx, error);
       }
     });
+}
+
+/**
+ * The server `server add` describes: remote with `--url` (and `--type`, `--header`), else stdio from the command after
+ * `--` (and `--env`). @throws WorkbenchError USAGE when the flags mix the two kinds or name neither.
+ */
+function serverSpec(command: string[], opts: AddFlags): ServerSpec {
+  if (opts.url !== undefined) {
+    if (command.length > 0) throw new WorkbenchError('USAGE', 'give either --url or a command after --, not both.');
+    if (opts.env) throw new WorkbenchError('USAGE', '--env is for stdio servers; a remote server takes --header.');
+    return { url: opts.url, ...(opts.type && { type: opts.type }), ...(opts.header && { headers: opts.header }) };
+  }
+  if (command.length === 0) throw new WorkbenchError('USAGE', 'give the command after --, e.g. server add dev memory -- npx -y @modelcontextprotocol/server-memory, or --url URL.');
+  if (opts.header || opts.type) throw new WorkbenchError('USAGE', '--header and --type are for remote servers (--url).');
+  return { command: command[0]!, args: command.slice(1), ...(opts.env && { env: opts.env }) };
+}
+
+/** What `server add` prints: where it was saved, the edit's notes, literal secrets, and variables unset in `env`. */
+function formatAdded(
+  added: { toolbox: string; name: string; path: string; spec: ServerSpec; edit: ConfigEdit },
+  env: Record<string, string | undefined>,
+): string {
+  const { toolbox, name, path, spec, edit } = added;
+  const lines = [`Added server "${name}" to toolbox "${toolbox}" in ${path}.`];
+  for (const note of edit.notes) lines.push(`  - ${note}`);
+  for (const { key, name: entry } of literalSecrets(serverEntry(spec))) {
+    lines.push(`  - ${key === 'env' ? 'env' : 'header'} ${entry} is written into the file as given; a \${VAR} or \${secret:NAME} reference keeps it out`);
+  }
+  const unset = edit.variables.required.filter((v) => env[v] === undefined);
+  if (unset.length > 0) lines.push(`  - set ${unset.join(', ')} where the workbench runs (not set in this shell)`);
+  return lines.join('\n');
 }

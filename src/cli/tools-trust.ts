@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { Tool } from '@modelcontextprotocol/client';
 import { formatToolName } from '../catalog/names.js';
 import { WorkbenchError } from '../errors.js';
+import type { Logger } from '../log.js';
 import { unifiedDiff } from '../migrate/text-diff.js';
 import { compileGlob } from '../shared/glob.js';
 import { createRedactor, redactDeep } from '../shared/redact.js';
@@ -15,52 +16,79 @@ import { createRuntime } from './runtime.js';
  * field, how a server's tools differ from what was approved.
  */
 export function registerTrustCommands(tools: Command, ctx: CliContext, common: (cmd: Command) => Command): void {
+  registerApproveCommand(tools, ctx, common);
+  registerDiffCommand(tools, ctx, common);
+}
+
+/** One server's live tools. */
+interface Listing {
+  toolbox: string;
+  server: string;
+  tools: Tool[];
+}
+
+function registerApproveCommand(tools: Command, ctx: CliContext, common: (cmd: Command) => Command): void {
   common(tools.command('approve <names...>'))
     .description('approve what tools tell the model now (canonical names or * globs): held tools become usable, flags clear')
     .option('--json', 'machine-readable output')
     .action(async (names: string[], opts: { config?: string; stateFile?: string; json?: boolean }) => {
       const patterns = names.flatMap((n) => splitList(n));
       await withListings(ctx, opts, async ({ listings, pinsPath }) => {
-        const matchers = patterns.map((pattern) => ({ pattern, match: compileGlob(pattern) }));
-        const chosen = new Map<string, { toolbox: string; server: string; tools: Tool[] }>();
-        const matched = new Set<string>();
-        for (const { toolbox, server, tools } of listings) {
-          for (const tool of tools) {
-            const name = formatToolName(toolbox, server, tool.name);
-            const hits = matchers.filter((m) => m.match(name));
-            if (hits.length === 0) continue;
-            for (const hit of hits) matched.add(hit.pattern);
-            const key = serverKey(toolbox, server);
-            const entry = chosen.get(key) ?? { toolbox, server, tools: [] };
-            entry.tools.push(tool);
-            chosen.set(key, entry);
-          }
-        }
-        const unmatched = patterns.filter((p) => !matched.has(p));
-        if (unmatched.length > 0) {
-          throw new WorkbenchError('TOOL_NOT_FOUND', `No listed tool matches ${unmatched.map((p) => JSON.stringify(p)).join(', ')}: nothing was approved.`, {
-            details: ['Use canonical names ({toolbox}__{server}__{tool}) or globs; `mcp-workbench tools list` shows them.'],
-          });
-        }
-        const approved: string[] = [];
-        await updatePins(
-          pinsPath,
-          (pins) => {
-            let changed = false;
-            for (const [key, { toolbox, server, tools: list }] of chosen) {
-              const result = approveTools(pins, key, list);
-              if (result.changed) changed = true;
-              approved.push(...result.approved.map((name) => formatToolName(toolbox, server, name)));
-            }
-            return changed;
-          },
-          { log: ctx.log },
-        );
+        const approved = await approveListed(pinsPath, chooseTools(listings, patterns), ctx.log);
         if (opts.json) ctx.print(JSON.stringify({ pins_file: pinsPath, approved }, null, 2));
         else ctx.print(approved.length > 0 ? `approved: ${approved.join(', ')}\n(${pinsPath})` : `already approved as they are now (${pinsPath})`);
       });
     });
+}
 
+/**
+ * The listed tools each pattern matches, by server key.
+ * @throws WorkbenchError TOOL_NOT_FOUND naming every pattern that matched no tool (then nothing is approved).
+ */
+function chooseTools(listings: readonly Listing[], patterns: readonly string[]): Map<string, Listing> {
+  const matchers = patterns.map((pattern) => ({ pattern, match: compileGlob(pattern) }));
+  const chosen = new Map<string, Listing>();
+  const matched = new Set<string>();
+  for (const { toolbox, server, tools } of listings) {
+    for (const tool of tools) {
+      const hits = matchers.filter((m) => m.match(formatToolName(toolbox, server, tool.name)));
+      if (hits.length === 0) continue;
+      for (const hit of hits) matched.add(hit.pattern);
+      const key = serverKey(toolbox, server);
+      const entry = chosen.get(key) ?? { toolbox, server, tools: [] };
+      entry.tools.push(tool);
+      chosen.set(key, entry);
+    }
+  }
+  const unmatched = patterns.filter((p) => !matched.has(p));
+  if (unmatched.length > 0) {
+    throw new WorkbenchError('TOOL_NOT_FOUND', `No listed tool matches ${unmatched.map((p) => JSON.stringify(p)).join(', ')}: nothing was approved.`, {
+      details: ['Use canonical names ({toolbox}__{server}__{tool}) or globs; `mcp-workbench tools list` shows them.'],
+    });
+  }
+  return chosen;
+}
+
+/** Records the chosen tools as approved in the pins file; returns the canonical names of those newly approved. */
+async function approveListed(pinsPath: string, chosen: ReadonlyMap<string, Listing>, log: Logger): Promise<string[]> {
+  const approved: string[] = [];
+  await updatePins(
+    pinsPath,
+    (pins) => {
+      let changed = false;
+      for (const [key, { toolbox, server, tools: list }] of chosen) {
+        const result = approveTools(pins, key, list);
+        if (result.changed) changed = true;
+        approved.push(...result.approved.map((name) => formatToolName(toolbox, server, name)));
+      }
+      return changed;
+    },
+    { log },
+  );
+  return approved;
+}
+
+function registerDiffCommand(tools: Command, ctx: CliContext, common: (cmd: Command) => Command): void {
   common(tools.command('diff <server>'))
     .description('show how a server\'s tools ({toolbox}/{server}) differ from what was approved, field by field')
     .option('--json', 'machine-readable output')
@@ -75,14 +103,19 @@ export function registerTrustCommands(tools: Command, ctx: CliContext, common: (
       await withListings(ctx, { ...opts, toolbox }, async ({ listings, pinsPath, redact }) => {
         const listing = listings.find((l) => l.toolbox === toolbox && l.server === server);
         if (!listing) throw new WorkbenchError('TOOL_NOT_FOUND', `Server "${server}" of toolbox "${toolbox}" is not connected or not in the config.`);
-        const read = await readPins(pinsPath);
-        if (read.kind === 'broken') throw new WorkbenchError('STATE_INVALID', `The tool pins file ${pinsPath} ${read.reason}.`);
-        const pinned = read.kind === 'valid' ? read.pins.servers[serverKey(toolbox, server)] : undefined;
+        const pinned = await approvedServer(pinsPath, toolbox, server);
         const changes = redact(diffServer(pinned, listing.tools));
         if (opts.json) ctx.print(JSON.stringify({ pins_file: pinsPath, server: target, approved: pinned !== undefined, changes }, null, 2));
         else ctx.print(formatChanges(target, pinned !== undefined, changes));
       });
     });
+}
+
+/** A server's approved definitions, if any. @throws WorkbenchError STATE_INVALID when the pins file is broken. */
+async function approvedServer(pinsPath: string, toolbox: string, server: string): Promise<PinnedServer | undefined> {
+  const read = await readPins(pinsPath);
+  if (read.kind === 'broken') throw new WorkbenchError('STATE_INVALID', `The tool pins file ${pinsPath} ${read.reason}.`);
+  return read.kind === 'valid' ? read.pins.servers[serverKey(toolbox, server)] : undefined;
 }
 
 /** One difference between a tool as approved and as listed now. */
@@ -138,7 +171,7 @@ function formatChanges(target: string, approved: boolean, changes: readonly Tool
 async function withListings(
   ctx: CliContext,
   opts: { config?: string; stateFile?: string; toolbox?: string },
-  work: (input: { listings: { toolbox: string; server: string; tools: Tool[] }[]; pinsPath: string; redact: <T>(value: T) => T }) => Promise<void>,
+  work: (input: { listings: Listing[]; pinsPath: string; redact: <T>(value: T) => T }) => Promise<void>,
 ): Promise<void> {
   let runtime: Awaited<ReturnType<typeof createRuntime>> | undefined;
   try {

@@ -9,7 +9,7 @@ import { type ToolStatusReport } from '../core/tool-entry.js';
 import { createRedactor, redactDeep } from '../shared/redact.js';
 import { VERSION } from '../version.js';
 import { EXIT_FAILURE, EXIT_USAGE, quiet, splitList, type CliContext } from './context.js';
-import { createRuntime, stateFilePath } from './runtime.js';
+import { createRuntime, stateFilePath, type Runtime } from './runtime.js';
 import { registerTrustCommands } from './tools-trust.js';
 import { unmatchedNames } from '../catalog/name-suggestions.js';
 import { parseToolName } from '../catalog/names.js';
@@ -27,6 +27,25 @@ export function registerToolsCommand(program: Command, ctx: CliContext): void {
       .option('-c, --config <file>', 'config file (default: $WORKBENCH_CONFIG, else ./workbench-config.json)')
       .option('--state-file <file>', 'tool state file (default: $WORKBENCH_STATE_FILE, else ~/.mcp-workbench/tool-state.json)');
 
+  registerListCommand(tools, ctx, common);
+  registerTrustCommands(tools, ctx, common);
+  for (const action of ['enable', 'disable'] as const) registerSwitchCommand(action, tools, ctx, common);
+  registerToolsTryCommands(tools, ctx);
+  registerResetCommand(tools, ctx, common);
+}
+
+/** What `tools list` is given. */
+interface ListFlags {
+  config?: string;
+  stateFile?: string;
+  toolbox?: string;
+  toolset?: string;
+  project?: string;
+  json?: boolean;
+  disabledTools?: string[];
+}
+
+function registerListCommand(tools: Command, ctx: CliContext, common: (cmd: Command) => Command): void {
   common(tools.command('list'))
     .description('connect the servers and show every tool: enabled or disabled, and by which source')
     .option('-t, --toolbox <name>', 'only this toolbox')
@@ -34,21 +53,12 @@ export function registerToolsCommand(program: Command, ctx: CliContext): void {
     .option('--project <dir>', 'directory of the project file .mcp-workbench.json (default: the current directory)')
     .option('--json', 'machine-readable output')
     .addOption(new Option('--disabled-tools <names>', 'as for serve: comma-separated names or globs').argParser(splitList))
-    .action(async (opts: { config?: string; stateFile?: string; toolbox?: string; toolset?: string; project?: string; json?: boolean; disabledTools?: string[] }) => {
-      // Connecting logs per server; keep stderr for the progress line and real problems.
-      const log = ctx.log;
-      let runtime: Awaited<ReturnType<typeof createRuntime>> | undefined;
+    .action(async (opts: ListFlags) => {
+      let runtime: Runtime | undefined;
       try {
-        runtime = await createRuntime({ ...opts, env: ctx.env, cwd: ctx.cwd, log: quiet(log), secrets: ctx.secretSource });
-        const progress = ctx.stderrIsTTY ? startProgress(runtime.workbench, opts.toolbox) : undefined;
-        const workbench = runtime.workbench;
-        const listed: ToolStatusReport & { unmatched?: string[] } = await (
-          opts.toolset !== undefined ? workbench.describeToolset(opts.toolset) : workbench.listAllTools(opts.toolbox)
-        ).finally(() => progress?.());
-        const report = redactDeep(listed, createRedactor(runtime.config.secrets));
-        for (const pattern of report.unmatched ?? []) {
-          log.warn(`toolset "${opts.toolset}": "${pattern}" matches no tool of the connected servers (check the toolbox, server and tool names)`);
-        }
+        // Connecting logs per server; keep stderr for the progress line and real problems.
+        runtime = await createRuntime({ ...opts, env: ctx.env, cwd: ctx.cwd, log: quiet(ctx.log), secrets: ctx.secretSource });
+        const report = await listTools(runtime, opts, ctx);
         ctx.print(opts.json ? JSON.stringify({ state_file: runtime.statePath, ...report }, null, 2) : formatToolList(report, runtime.statePath));
         if (report.servers_failed.length > 0) process.exitCode = EXIT_FAILURE;
       } catch (error) {
@@ -59,44 +69,67 @@ export function registerToolsCommand(program: Command, ctx: CliContext): void {
         await runtime?.close();
       }
     });
+}
 
-  registerTrustCommands(tools, ctx, common);
-
-  for (const action of ['enable', 'disable'] as const) {
-    const command = common(tools.command(`${action} <names...>`))
-      .description(`${action} tools by canonical name ({toolbox}__{server}__{tool}) or * glob`)
-      .option('--json', 'machine-readable output');
-    if (action === 'disable') {
-      command.option('--force', 'record names that match no known tool anyway (e.g. for a server not yet started)');
-    }
-    command.action(async (names: string[], opts: { config?: string; stateFile?: string; json?: boolean; force?: boolean }) => {
-        const statePath = stateFilePath({ ...opts, env: ctx.env, cwd: ctx.cwd });
-        const requested = names.flatMap((n) => splitList(n));
-        const protectedNames = requested.filter((n) => PROTECTED_TOOLS.includes(n));
-        const rest = requested.filter((n) => !PROTECTED_TOOLS.includes(n));
-        if (protectedNames.length > 0) ctx.log.warn(`${protectedNames.join(', ')}: the workbench's meta-tools are protected and cannot be ${action}d`);
-        if (rest.length === 0) {
-          process.exitCode = EXIT_FAILURE;
-          return;
-        }
-        try {
-          assertToolPatterns(rest);
-          // Disabling a name that matches nothing would look done and hide nothing (a typo): refuse unless forced.
-          if (action === 'disable' && opts.force !== true && !(await allNamesMatch(rest, opts, ctx))) {
-            process.exitCode ??= EXIT_USAGE;
-            return;
-          }
-          const knownNames = await knownNameCheck(opts, ctx);
-          const update = await updateToolState(statePath, action === 'enable' ? { enable: rest } : { disable: rest }, { log: ctx.log, knownNames });
-          report(ctx, statePath, update, opts.json === true);
-        } catch (error) {
-          ctx.fail(error);
-        }
-      });
+/**
+ * Every tool of the runtime's servers (or one toolbox's, or what one toolset resolves to) with its status, secrets
+ * redacted; warns about each toolset pattern that matched nothing. Shows progress on a terminal meanwhile.
+ */
+async function listTools(runtime: Runtime, opts: ListFlags, ctx: CliContext): Promise<ToolStatusReport & { unmatched?: string[] }> {
+  const workbench = runtime.workbench;
+  const progress = ctx.stderrIsTTY ? startProgress(workbench, opts.toolbox) : undefined;
+  const listed: ToolStatusReport & { unmatched?: string[] } = await (
+    opts.toolset !== undefined ? workbench.describeToolset(opts.toolset) : workbench.listAllTools(opts.toolbox)
+  ).finally(() => progress?.());
+  const report = redactDeep(listed, createRedactor(runtime.config.secrets));
+  for (const pattern of report.unmatched ?? []) {
+    ctx.log.warn(`toolset "${opts.toolset}": "${pattern}" matches no tool of the connected servers (check the toolbox, server and tool names)`);
   }
+  return report;
+}
 
-  registerToolsTryCommands(tools, ctx);
+/** What `tools enable` and `tools disable` are given. */
+interface SwitchFlags {
+  config?: string;
+  stateFile?: string;
+  json?: boolean;
+  force?: boolean;
+}
 
+function registerSwitchCommand(action: 'enable' | 'disable', tools: Command, ctx: CliContext, common: (cmd: Command) => Command): void {
+  const command = common(tools.command(`${action} <names...>`))
+    .description(`${action} tools by canonical name ({toolbox}__{server}__{tool}) or * glob`)
+    .option('--json', 'machine-readable output');
+  if (action === 'disable') {
+    command.option('--force', 'record names that match no known tool anyway (e.g. for a server not yet started)');
+  }
+  command.action(async (names: string[], opts: SwitchFlags) => {
+    const statePath = stateFilePath({ ...opts, env: ctx.env, cwd: ctx.cwd });
+    const requested = names.flatMap((n) => splitList(n));
+    const protectedNames = requested.filter((n) => PROTECTED_TOOLS.includes(n));
+    const rest = requested.filter((n) => !PROTECTED_TOOLS.includes(n));
+    if (protectedNames.length > 0) ctx.log.warn(`${protectedNames.join(', ')}: the workbench's meta-tools are protected and cannot be ${action}d`);
+    if (rest.length === 0) {
+      process.exitCode = EXIT_FAILURE;
+      return;
+    }
+    try {
+      assertToolPatterns(rest);
+      // Disabling a name that matches nothing would look done and hide nothing (a typo): refuse unless forced.
+      if (action === 'disable' && opts.force !== true && !(await allNamesMatch(rest, opts, ctx))) {
+        process.exitCode ??= EXIT_USAGE;
+        return;
+      }
+      const knownNames = await knownNameCheck(opts, ctx);
+      const update = await updateToolState(statePath, action === 'enable' ? { enable: rest } : { disable: rest }, { log: ctx.log, knownNames });
+      report(ctx, statePath, update, opts.json === true);
+    } catch (error) {
+      ctx.fail(error);
+    }
+  });
+}
+
+function registerResetCommand(tools: Command, ctx: CliContext, common: (cmd: Command) => Command): void {
   common(tools.command('reset'))
     .description('forget every enable/disable in the state file (all tools enabled again, config and --disabled-tools still apply)')
     .option('--json', 'machine-readable output')

@@ -1,9 +1,13 @@
+import type { Command } from 'commander';
+import { toolsetWarnings } from '../catalog/toolsets.js';
+import { isWorkbenchError } from '../errors.js';
 import { loadConfig } from '../config/load.js';
 import { resolveConfigPath } from '../config/config-path.js';
 import { configProblemsError } from '../config/server-problems.js';
 import { applyProject, loadProjectFile, resolveProjectPath } from '../config/project-file.js';
 import type { SecretSource } from '../config/secret-source.js';
 import type { WorkbenchConfig } from '../config/types.js';
+import { EXIT_FAILURE, type CliContext } from './context.js';
 
 export interface ValidateReport {
   path: string;
@@ -40,4 +44,40 @@ export function formatValidateReport(report: ValidateReport): string {
   for (const toolset of config.toolsets ?? []) lines.push(`  ${toolset.name} (toolset${toolset.origin === 'project' ? ' from the project file' : ''}): ${toolset.tools.join(', ')}`);
   if (config.project) lines.push(`  project file: ${config.project.source} (valid)`);
   return lines.join('\n');
+}
+
+/** `validate --json`: the summary of a valid config (secrets are not printed). */
+export function validateSummary(report: ValidateReport): Record<string, unknown> {
+  return {
+    path: report.path,
+    valid: true,
+    warnings: [...report.config.warnings, ...toolsetWarnings(report.config)],
+    toolboxes: report.config.toolboxes.map((t) => ({ name: t.name, servers: t.servers.map((s) => ({ name: s.name, type: s.type })) })),
+    toolsets: (report.config.toolsets ?? []).map((t) => ({ name: t.name, tools: t.tools, origin: t.origin })),
+    ...(report.config.project && { project: report.config.project.source }),
+  };
+}
+
+/** `mcp-workbench validate`: exit 0 when the config would serve, 1 otherwise; `--json` prints either outcome. */
+export function registerValidateCommand(program: Command, ctx: CliContext): void {
+  program
+    .command('validate')
+    .description('check the config (schema, names, environment variables) without starting anything')
+    .option('-c, --config <file>', 'config file (default: $WORKBENCH_CONFIG, else ./workbench-config.json)')
+    .option('--project <dir>', 'directory of the project file .mcp-workbench.json (default: the current directory)')
+    .option('--json', 'print the result as JSON (secrets are not printed)')
+    .action(async (opts: { config?: string; project?: string; json?: boolean }) => {
+      try {
+        const report = await validateConfig({ config: opts.config, project: opts.project, env: ctx.env, cwd: ctx.cwd, secrets: ctx.secretSource });
+        for (const warning of [...report.config.warnings, ...toolsetWarnings(report.config)]) ctx.log.warn(warning);
+        ctx.print(opts.json ? JSON.stringify(validateSummary(report), null, 2) : formatValidateReport(report));
+      } catch (error) {
+        if (opts.json && isWorkbenchError(error)) {
+          ctx.print(JSON.stringify({ valid: false, code: error.code, message: error.message, details: error.details }, null, 2));
+          process.exitCode = EXIT_FAILURE;
+          return;
+        }
+        ctx.fail(error);
+      }
+    });
 }

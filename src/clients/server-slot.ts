@@ -1,7 +1,6 @@
-import { Client, SdkError, SdkErrorCode, type Transport } from '@modelcontextprotocol/client';
+import { Client, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/client';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { serverProblemError } from '../config/server-problems.js';
 import type { ServerConfig } from '../config/types.js';
 import { WorkbenchError, errorMessage } from '../errors.js';
 import { redactingLogger, type Logger } from '../log.js';
@@ -10,25 +9,22 @@ import { CallChannel, type ChannelCallOptions } from './call-channel.js';
 import { OAuthConnector } from './oauth-connect.js';
 import { capabilitiesKey } from './capabilities-key.js';
 import { callEnvelope } from './downstream-client.js';
-import { EraMemory, type EraVerdict } from './era-memory.js';
+import { EraMemory } from './era-memory.js';
 import { isInputRequired, untilComplete, type InputRelay } from './input-required.js';
 import type { CallOptions, SlotOptions } from './types.js';
-import { listAllTools, type ToolList } from './list-tools.js';
+import { listAllTools } from './list-tools.js';
 import { listenFilter, watchFeatureNotices } from './feature-notices.js';
 import { callAsTask } from './task-call.js';
 import { applyList, type Live } from './live-connection.js';
 import type { GroupTracker } from './orphan-reaper.js';
-import { shuttingDown, summary } from './server-failure.js';
-import { describeCallError, describeConnectError, endOf } from './slot-errors.js';
+import { summary } from './server-failure.js';
+import { describeCallError, endOf } from './slot-errors.js';
 import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_MAX_TOTAL_CALL_MS } from './limits.js';
-import { SlotDialer, type ConnectAttempt } from './slot-dialer.js';
+import { SlotDialer } from './slot-dialer.js';
+import { SlotConnector, type Dialed } from './slot-connector.js';
 
 export { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_TOTAL_CALL_MS } from './limits.js';
 
-/** Reconnect backoff after repeated quick failures: 0, 0, 0.5 s, 1 s, 2 s … capped here. */
-const MAX_BACKOFF_MS = 10_000;
-/** A connection that lived this long before dying is treated as healthy: its crash starts the backoff afresh. */
-const HEALTHY_LIFETIME_MS = 30_000;
 const LIST_CHANGED_DEBOUNCE_MS = 100;
 /** How often a server retired by a reload checks whether its last calls have finished. */
 const RETIRE_POLL_MS = 100;
@@ -45,10 +41,8 @@ export class ServerSlot {
   private pending: Promise<Live> | undefined;
   /** How the server is reached: transports, handshake and its fallbacks (slot-dialer.ts). */
   private readonly dialer: SlotDialer;
-  private quickFailures = 0;
-  private retryAt = 0;
-  /** Why the last connect attempt failed, while no connect has succeeded since. */
-  private lastConnectError: WorkbenchError | undefined;
+  /** Whether and how a connect is made: the backoff, the deadline, the failure (slot-connector.ts). */
+  private readonly connector: SlotConnector;
   /** When the connect in flight began (undefined: none in flight). */
   private connectingSince: number | undefined;
   private closed = false;
@@ -65,7 +59,6 @@ export class ServerSlot {
   private refreshing: Promise<void> | undefined;
   private readonly log: Logger;
   private readonly label: string;
-  private readonly eras: EraMemory;
   /** A remote server's OAuth sign-in (README "Remote servers behind OAuth"). */
   private readonly oauth: OAuthConnector | undefined;
 
@@ -78,10 +71,23 @@ export class ServerSlot {
   ) {
     this.log = redactingLogger(options.log.child(`${toolbox}/${config.name}`), redact);
     this.label = `server "${config.name}" of toolbox "${toolbox}"`;
-    this.eras = options.eras ?? new EraMemory();
     // The authorization URL goes to the context's announcer (it holds no secret); the rest through this redacting log.
     this.oauth = config.type !== 'stdio' && options.oauth ? new OAuthConnector(toolbox, config, options.oauth, this.label, this.log) : undefined;
     this.dialer = new SlotDialer({ toolbox, config, options, groups, label: this.label, log: this.log, oauth: this.oauth }, () => this.closed);
+    this.connector = new SlotConnector(
+      {
+        toolbox,
+        config,
+        label: this.label,
+        log: this.log,
+        eras: options.eras ?? new EraMemory(),
+        oauth: this.oauth,
+        capabilities: () => capabilitiesKey(options.upstream?.capabilities()),
+        redactError: (error) => this.redactError(error),
+      },
+      this.dialer,
+      () => this.closed,
+    );
   }
 
   /** A modern server's list whose ttlMs has passed: to be read again before it is shown (see refreshExpired). */
@@ -138,7 +144,8 @@ export class ServerSlot {
   get status(): SlotStatus {
     if (this.live && !this.live.dead) return { state: 'connected' };
     if (this.connectingSince !== undefined) return { state: 'starting', since: this.connectingSince };
-    if (this.lastConnectError) return { state: 'failed', error: this.lastConnectError };
+    const failed = this.connector.lastError;
+    if (failed) return { state: 'failed', error: failed };
     return { state: 'idle' };
   }
 
@@ -263,68 +270,18 @@ export class ServerSlot {
     await Promise.allSettled([...transports.map((t) => t.close()), this.oauth?.close()]);
   }
 
-  private async connect(): Promise<Live> {
-    await this.readyToConnect();
-    const timeoutMs = this.config.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
-    const remote = this.config.type === 'stdio' ? undefined : this.config;
-    // What earlier connects learned: connect without the era probe (an `http` entry found to be legacy SSE: SSE).
-    const prior: EraVerdict | undefined = remote && this.dialer.legacySse ? { kind: 'legacy' } : await this.eras.get(this.toolbox, this.config);
-    await this.oauth?.open();
-    const attempt: ConnectAttempt = { transport: this.dialer.newTransport(), timedOut: false };
-    this.dialer.starting.add(attempt.transport);
-    const timer = setTimeout(() => {
-      attempt.timedOut = true;
-      void attempt.transport.close();
-    }, timeoutMs);
-    const started = Date.now();
-    const capabilities = capabilitiesKey(this.options.upstream?.capabilities());
-    try {
-      const { client, list } = await this.dialer.handshake(attempt, prior, timeoutMs);
-      if (attempt.timedOut) throw new Error('timed out');
-      if (this.closed) throw shuttingDown(this.label);
-      const live = this.goLive(client, attempt.transport, list, capabilities);
-      this.log.info(`connected in ${Date.now() - started} ms, ${list.tools.length} tools (${live.era} protocol${live.protocolVersion ? ` ${live.protocolVersion}` : ''})`);
+  private connect(): Promise<Live> {
+    return this.connector.connect((dialed) => {
+      const live = this.goLive(dialed);
+      this.log.info(`connected in ${Date.now() - dialed.startedAt} ms, ${dialed.list.tools.length} tools (${live.era} protocol${live.protocolVersion ? ` ${live.protocolVersion}` : ''})`);
       this.toolsChanged();
       return live;
-    } catch (error) {
-      clearTimeout(timer);
-      throw await this.connectFailed(error, attempt, timeoutMs);
-    } finally {
-      clearTimeout(timer);
-      this.dialer.starting.delete(attempt.transport);
-    }
-  }
-
-  /**
-   * Throws at once for an entry that cannot start as written or a server still in its backoff after failing to start;
-   * waits out the backoff of a server that crashed after working (the caller wants it back).
-   */
-  private async readyToConnect(): Promise<void> {
-    if (this.closed) throw this.redactError(shuttingDown(this.label));
-    // An entry that cannot start as written (unset variable, malformed URL) fails at once, every time, spawning nothing.
-    if (this.config.problems) throw this.redactError(serverProblemError(this.label, this.config.problems));
-    const wait = this.retryAt - Date.now();
-    if (wait > 0 && this.lastConnectError) {
-      // A server that keeps failing to start must not stall every open_toolbox of its toolbox: answer at once.
-      const last = this.lastConnectError;
-      throw new WorkbenchError(last.code, `${last.message} (not retried yet: it failed ${this.quickFailures} times in a row; next attempt in ${Math.ceil(wait / 1000)} s)`, {
-        failure: last.failure,
-        hint: last.hint,
-        details: last.details,
-        ...last.site,
-      });
-    }
-    if (wait > 0) {
-      this.log.info(`waiting ${wait} ms before reconnecting (it failed ${this.quickFailures} times in a row)`);
-      await new Promise((r) => setTimeout(r, wait));
-    }
+    });
   }
 
   /** A connected client becomes this slot's live connection: its era remembered, its tools listed, its loss watched. */
-  private goLive(client: Client, transport: Transport, list: ToolList, capabilities: string): Live {
+  private goLive({ client, transport, list, capabilities }: Dialed): Live {
     const modern = client.getProtocolEra() === 'modern';
-    const discover = client.getDiscoverResult();
-    if (!this.dialer.legacySse) this.eras.set(this.toolbox, this.config, modern && discover ? { kind: 'modern', discover } : { kind: 'legacy' });
     const envelope = modern ? callEnvelope(client, this.options.clientInfo, this.options.upstream) : undefined;
     const live: Live = {
       client,
@@ -343,29 +300,9 @@ export class ServerSlot {
     this.live = live;
     client.onclose = () => this.onClosed(live);
     this.watch(live);
-    this.lastConnectError = undefined;
     if (this.everConnected) this.options.onRestarted?.(this.toolbox, this.config.name);
     this.everConnected = true;
     return live;
-  }
-
-  /** What a failed connect throws, after ending its transport; logged and counted towards the backoff unless closing. */
-  private async connectFailed(error: unknown, attempt: ConnectAttempt, timeoutMs: number): Promise<WorkbenchError> {
-    if (this.closed) {
-      // Closed during its handshake (shutdown, a client that left, a reload): the process ended because we ended
-      // it, which is no failure to report — nor one to count towards the backoff.
-      await attempt.transport.close().catch(() => {});
-      this.log.debug(`connect stopped (closing): ${errorMessage(error)}`);
-      return this.redactError(shuttingDown(this.label));
-    }
-    // Decide the cause before closing: ending a process tree takes a moment, and the connect timer must not fire
-    // meanwhile and turn "exited with code 3" into "timed out".
-    const described = this.redactError(describeConnectError({ label: this.label, config: this.config }, error, attempt.transport, attempt.timedOut, timeoutMs));
-    await attempt.transport.close().catch(() => {});
-    this.noteFailure(0);
-    this.lastConnectError = described;
-    this.log.warn(described.toDisplayString());
-    return described;
   }
 
   /** Tells the server the client's roots changed (only if it was told the client has roots). */
@@ -429,23 +366,16 @@ export class ServerSlot {
     // The process may be gone but what it started may not: end its process group and known descendants too.
     void live.transport.close().catch(() => {});
     if (this.closed) return;
-    this.noteFailure(Date.now() - live.startedAt);
+    this.connector.noteFailure(Date.now() - live.startedAt);
     this.log.warn(`connection lost: ${summary(endOf(live.transport))}; it will be restarted on next use`);
     this.toolsChanged();
   }
 
-  private noteFailure(lifetimeMs: number): void {
-    this.quickFailures = lifetimeMs >= HEALTHY_LIFETIME_MS ? 1 : this.quickFailures + 1;
-    // Two quick failures are retried at once (a one-off hiccup); from the third on: 0.5 s, 1 s, 2 s … up to the cap.
-    const delay = this.quickFailures <= 2 ? 0 : Math.min(500 * 2 ** (this.quickFailures - 3), MAX_BACKOFF_MS);
-    this.retryAt = Date.now() + delay;
-  }
-
   /**
-   * The same error with its message, details and the stderr tail of its structured failure redacted (a wrapped fetch
-   * error repeats the whole URL; a crashing server may print its environment). The failure's fields are kept.
+   * The error as it may leave the slot: placed at this toolbox/server, with its message, details and the stderr tail
+   * of its structured failure redacted (a wrapped fetch error repeats the whole URL; a crashing server may print its
+   * environment). The failure's fields are kept.
    */
-  /** The error as it may leave the slot: placed at this toolbox/server, every text in it redacted by meaning. */
   private redactError(error: WorkbenchError): WorkbenchError {
     const placed = error.at({ toolbox: this.toolbox, server: this.config.name });
     const message = this.redact(placed.message);

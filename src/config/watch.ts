@@ -36,8 +36,6 @@ export function watchConfigFiles(options: WatchConfigFilesOptions): { close(): v
   const debounceMs = options.debounceMs ?? DEFAULT_RELOAD_DEBOUNCE_MS;
   let closed = false;
   let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
-  let again = false;
 
   // The content the running config came from; a change event that leaves the bytes as they were does nothing.
   let lastSeen = options.baseline;
@@ -52,22 +50,7 @@ export function watchConfigFiles(options: WatchConfigFilesOptions): { close(): v
       options.onInvalid(error);
     }
   };
-
-  const trigger = (): void => {
-    if (running) {
-      again = true;
-      return;
-    }
-    running = run()
-      .catch((error: unknown) => options.log.warn(`following config changes failed once: ${String(error)}`))
-      .finally(() => {
-        running = undefined;
-        if (again && !closed) {
-          again = false;
-          trigger();
-        }
-      });
-  };
+  const trigger = oneAtATime(run, options.log, () => closed);
 
   const schedule = (): void => {
     if (closed) return;
@@ -94,6 +77,31 @@ export function watchConfigFiles(options: WatchConfigFilesOptions): { close(): v
       polling.close();
     },
   };
+}
+
+/**
+ * A trigger for `run` that never overlaps it: a trigger during a run leads to one more run after it (unless closed
+ * by then). A failed run is logged as a warning.
+ */
+function oneAtATime(run: () => Promise<void>, log: Logger, closed: () => boolean): () => void {
+  let running: Promise<void> | undefined;
+  let again = false;
+  const trigger = (): void => {
+    if (running) {
+      again = true;
+      return;
+    }
+    running = run()
+      .catch((error: unknown) => log.warn(`following config changes failed once: ${String(error)}`))
+      .finally(() => {
+        running = undefined;
+        if (again && !closed()) {
+          again = false;
+          trigger();
+        }
+      });
+  };
+  return trigger;
 }
 
 /** The files' current content as one comparable string (a missing or unreadable file counts as its error code). */

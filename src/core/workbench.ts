@@ -1,4 +1,3 @@
-import type { Tool } from '@modelcontextprotocol/client';
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import type { CatalogCache } from '../catalog/catalog-cache.js';
 import type { BudgetedAnswer } from '../catalog/catalog-index.js';
@@ -11,7 +10,6 @@ import type { ToolboxConfig, WorkbenchConfig } from '../config/types.js';
 import { WorkbenchError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { OAuthContext } from '../oauth/sign-in.js';
-import { quoteClientText } from '../shared/client-text.js';
 import { workbenchInstructions } from './instructions.js';
 import { isKnownToolName } from './known-name.js';
 import { Discovery, type DiscoveryScope, type OpenOptions, type OpenToolboxRequest } from './open-toolbox.js';
@@ -27,7 +25,8 @@ import { toEntry, type ToolEntry, type ToolStatus, type ToolStatusReport } from 
 import { toolStatuses } from './tool-status.js';
 import { ToolStateModel } from './tool-state-model.js';
 import { withStateWarning } from './state-problem.js';
-import { describeToolset, openToolset, type ToolsetHost } from './toolset-routes.js';
+import { openToolset, type ToolsetHost } from './toolset-routes.js';
+import { describeNamedToolset, listToolStatuses, serverListings, type ReportSource, type ServerListings } from './tool-reports.js';
 import { useTool, type UseToolHost } from './use-tool.js';
 import { observed, outcomeOf, type WorkbenchObserver } from './call-events.js';
 import { parseToolName } from '../catalog/names.js';
@@ -242,16 +241,9 @@ export class Workbench {
     return [...this.current.toolboxes.map((t) => t.name), ...(this.current.toolsets ?? []).map((t) => t.name)];
   }
 
-  /**
-   * What a toolset resolves to (for `tools list --toolset`): connects the servers it needs and returns each tool it
-   * holds with its status, plus the patterns that matched no tool at all.
-   */
-  async describeToolset(name: string): Promise<ToolStatusReport & { unmatched: string[] }> {
-    const toolset = this.toolsets.get(name);
-    if (!toolset) {
-      throw new WorkbenchError('TOOLBOX_NOT_FOUND', `Unknown toolset "${name}". Toolsets: ${(this.current.toolsets ?? []).map((t) => t.name).join(', ') || '(none configured)'}.`, { hint: 'Call open_toolbox with one of them.' });
-    }
-    return describeToolset(this.toolsetHost(this.scopes.root), toolset, (toolbox) => this.statusOf(this.scopes.root, toolbox));
+  /** What a toolset resolves to (for `tools list --toolset`): see {@link describeNamedToolset}. */
+  describeToolset(name: string): Promise<ToolStatusReport & { unmatched: string[] }> {
+    return describeNamedToolset(this.reportSource(this.scopes.root), name);
   }
 
   private toolsetHost(scope: Scope): ToolsetHost<ToolEntry> {
@@ -346,34 +338,28 @@ export class Workbench {
     return parts ? { server: parts.server, tool: parts.tool } : { tool: name };
   }
 
-
   /**
    * Each server's live tools exactly as it listed them, for the given toolbox (or all): what `tools approve` and
-   * `tools diff` compare with the approved definitions. Connects what it must; failures are reported, not thrown.
+   * `tools diff` compare with the approved definitions (see {@link serverListings}).
    */
-  async serverListings(toolbox?: string): Promise<{ listings: { toolbox: string; server: string; tools: Tool[] }[]; failed: ToolStatusReport['servers_failed'] }> {
-    const names = toolbox === undefined ? this.config.toolboxes.map((t) => t.name) : [this.requireToolbox(toolbox).name];
-    const opened = await Promise.all(names.map(async (name) => ({ name, result: await this.scopes.root.manager.openToolbox(name) })));
-    const listings = opened.flatMap(({ name }) => this.scopes.root.manager.serverTools(name).map((s) => ({ toolbox: name, server: s.server, tools: s.tools })));
-    const failed = opened.flatMap(({ name, result }) => result.failed.map((failure) => ({ toolbox: name, ...failure })));
-    return { listings, failed };
+  serverListings(toolbox?: string): Promise<ServerListings> {
+    return serverListings(this.reportSource(this.scopes.root), toolbox);
   }
 
-  /**
-   * Every tool of the given toolbox (or of all toolboxes), enabled or not, with the source that disabled it.
-   * Connects what it must; servers that fail are reported, not thrown.
-   */
-  async listAllTools(toolbox?: string, session?: SessionScope): Promise<ToolStatusReport> {
-    const scope = this.scopes.of(session);
-    const names = toolbox === undefined ? this.config.toolboxes.map((t) => t.name) : [this.requireToolbox(toolbox).name];
-    const opened = await Promise.all(names.map(async (name) => ({ name, result: await scope.manager.openToolbox(name) })));
-    const report: ToolStatusReport = { tools: [], servers_failed: [] };
-    for (const { name, result } of opened) {
-      for (const failure of result.failed) report.servers_failed.push({ toolbox: name, ...failure });
-      report.tools.push(...this.statusOf(scope, name));
-    }
-    report.tools.sort((a, b) => a.name.localeCompare(b.name));
-    return report;
+  /** Every tool of the given toolbox (or of all), enabled or not, and why not: see {@link listToolStatuses}. */
+  listAllTools(toolbox?: string, session?: SessionScope): Promise<ToolStatusReport> {
+    return listToolStatuses(this.reportSource(this.scopes.of(session)), toolbox);
+  }
+
+  private reportSource(scope: Scope): ReportSource {
+    return {
+      config: this.current,
+      toolsets: this.toolsets,
+      catalogNames: () => this.catalogNames(),
+      manager: scope.manager,
+      toolsetHost: this.toolsetHost(scope),
+      statusOf: (toolbox) => this.statusOf(scope, toolbox),
+    };
   }
 
   private statusOf(scope: Scope, toolbox: string): ToolStatus[] {
@@ -403,14 +389,6 @@ export class Workbench {
       scope.catalogs.set(toolbox, cached);
     }
     return cached;
-  }
-
-  private requireToolbox(name: string): ToolboxConfig {
-    const toolbox = this.toolboxes.get(name);
-    if (!toolbox) {
-      throw new WorkbenchError('TOOLBOX_NOT_FOUND', `Unknown toolbox ${quoteClientText(name)}. Available toolboxes: ${this.toolboxNames()}.`, { hint: 'Call open_toolbox with one of them.' });
-    }
-    return toolbox;
   }
 
   private toolboxNames(): string {
