@@ -7,7 +7,7 @@
  * the tuning queries the workbench misses (never the held-out ones).
  */
 import type { FullEntry } from '../../src/catalog/catalog-index.js';
-import { searchIndex, searchTools } from '../../src/catalog/search.js';
+import { DEFAULT_PARAMS, searchIndex, searchTools } from '../../src/catalog/search.js';
 import { formatToolName } from '../../src/catalog/names.js';
 import { miniSearch, plainBm25, type Ranker } from './baselines.js';
 import { corpusEntries, loadCorpus } from './corpus.js';
@@ -32,7 +32,8 @@ console.log('| Ranker | Queries | Scoped hit@1 | Scoped hit@5 | Scoped MRR | Glo
 console.log('| --- | --- | --- | --- | --- | --- | --- | --- |');
 // With SEARCH_EMBEDDINGS_URL and SEARCH_EMBEDDINGS_MODEL set, the semantic ranker's row too (the others do not change).
 const withEmbeddings = await embeddingsRanker(process.env, files, toolboxes, QUERIES);
-const rankers: Ranker<never>[] = [workbenchRanker(files), ...(withEmbeddings ? [withEmbeddings] : []), plainBm25, previousRanker, miniSearch] as unknown as Ranker<never>[];
+const withoutEnglish = workbenchRanker(files, { ...DEFAULT_PARAMS, englishWeight: 0 }, 'workbench BM25F without the English bridge');
+const rankers: Ranker<never>[] = [workbenchRanker(files), withoutEnglish, ...(withEmbeddings ? [withEmbeddings] : []), plainBm25, previousRanker, miniSearch] as unknown as Ranker<never>[];
 for (const ranker of rankers) {
   for (const [label, set] of [['held out', held], ['tuning', tuning]] as const) {
     const results = runQueries(ranker, toolboxes, set);
