@@ -152,7 +152,15 @@ export function englishBridge(vectors: EnglishVectors, indexes: readonly SearchI
   };
 }
 
-function nearest(q: Float32Array | undefined, own: string, terms: readonly string[], matrix: Float32Array, dims: number, params: EnglishParams) {
+/** The `top` terms (other than the word's own stem) whose rows of `matrix` have the greatest cosine with `q`, best first. */
+function nearest(
+  q: Float32Array | undefined,
+  own: string,
+  terms: readonly string[],
+  matrix: Float32Array,
+  dims: number,
+  params: EnglishParams,
+): { term: string; strength: number }[] {
   if (!q) return [];
   const best: { term: string; strength: number }[] = [];
   for (let i = 0; i < terms.length; i++) {
