@@ -1,7 +1,7 @@
 import type { FullEntry } from '../../src/catalog/catalog-index.js';
 import { searchIndex, searchTools, type SearchIndex, DEFAULT_PARAMS, type RankingParams } from '../../src/catalog/search.js';
 import type { Ranker } from './baselines.js';
-import { buildBridge } from '../../src/catalog/search-bridge.js';
+import { buildBridge, DEFAULT_BRIDGE, type BridgeParams } from '../../src/catalog/search-bridge.js';
 import { corpusEntries, type CorpusFile } from './corpus.js';
 
 const corpusEntriesOf = (files: readonly CorpusFile[]): FullEntry[][] => [...corpusEntries(files).values()];
@@ -28,12 +28,17 @@ export interface QueryResult {
 }
 
 /** The workbench's own ranking as a benchmark ranker, with the server descriptions as its context. */
-export function workbenchRanker(files: readonly CorpusFile[], params: RankingParams = DEFAULT_PARAMS): Ranker<SearchIndex> {
+export function workbenchRanker(
+  files: readonly CorpusFile[],
+  params: RankingParams = DEFAULT_PARAMS,
+  name = 'workbench BM25F',
+  bridgeParams: BridgeParams = DEFAULT_BRIDGE,
+): Ranker<SearchIndex> {
   const servers = new Map(files.map((f) => [`${f.server}/${f.server}`, f.description]));
   // The bridge of a workbench that has seen every catalog of the corpus (built from all of them, as open_toolbox does).
-  const bridge = buildBridge(corpusEntriesOf(files).map((entries) => searchIndex(entries, { servers })));
+  const bridge = buildBridge(corpusEntriesOf(files).map((entries) => searchIndex(entries, { servers })), bridgeParams);
   return {
-    name: 'workbench BM25F',
+    name,
     prepare: (entries) => searchIndex(entries, { servers }),
     rank: (indexes, query, limit) => searchTools(indexes, query, limit, { params, bridge }),
   };

@@ -1,3 +1,4 @@
+import { DEFAULT_ENGLISH, englishBridge, shippedEnglishVectors, type EnglishBridge, type EnglishParams, type EnglishVectors } from './search-english.js';
 import { fieldCount, type SearchIndex } from './search-index.js';
 
 /**
@@ -10,6 +11,8 @@ import { fieldCount, type SearchIndex } from './search-index.js';
 export interface Bridge {
   /** For an index term: name terms it leads to, with a strength in (0, 1]. */
   related: ReadonlyMap<string, readonly { term: string; strength: number }[]>;
+  /** General-English neighbours of query words among the index terms (absent when the vectors could not be read). */
+  english?: EnglishBridge;
 }
 
 export interface BridgeParams {
@@ -17,19 +20,42 @@ export interface BridgeParams {
   minTools: number;
   /** Most name words one word leads to. */
   maxRelated: number;
+  english: EnglishParams;
 }
 
-export const DEFAULT_BRIDGE: BridgeParams = { minTools: 2, maxRelated: 3 };
+export const DEFAULT_BRIDGE: BridgeParams = { minTools: 2, maxRelated: 3, english: DEFAULT_ENGLISH };
 
 /** Fields (by position in FIELDS) that count as a tool's text, and as its name. */
 const TEXT_FIELDS = [1, 2, 3, 4, 5];
 const NAME_FIELD = 0;
 
-/** Builds the bridge from every index given (all catalogs known); cost linear in the postings. */
-export function buildBridge(indexes: readonly SearchIndex[], params: BridgeParams = DEFAULT_BRIDGE): Bridge {
+/**
+ * Builds the bridge from every index given (all catalogs known); cost linear in the postings. `english` is the
+ * general-English vectors of the English bridge: by default the shipped ones (read on first use), `null` for none.
+ */
+export function buildBridge(
+  indexes: readonly SearchIndex[],
+  params: BridgeParams = DEFAULT_BRIDGE,
+  english: EnglishVectors | null = shippedEnglishVectors(),
+): Bridge {
+  const docs = docsOf(indexes);
   const related = new Map<string, { term: string; strength: number }[]>();
+  for (const [t, candidates] of candidatesOf(docs, params)) {
+    candidates.sort((a, b) => b.strength - a.strength || (a.term < b.term ? -1 : 1));
+    related.set(t, candidates.slice(0, params.maxRelated));
+  }
+  return english ? { related, english: englishBridge(english, indexes, params.english) } : { related };
+}
+
+/** Per doc (numbered across indexes): its name terms, its text terms, and its toolbox/server. */
+interface Docs {
+  names: string[][];
+  texts: string[][];
+  servers: string[];
+}
+
+function docsOf(indexes: readonly SearchIndex[]): Docs {
   let offset = 0;
-  // Per doc (numbered across indexes): its name terms and its text terms.
   const names: string[][] = [];
   const texts: string[][] = [];
   const servers: string[] = [];
@@ -44,13 +70,18 @@ export function buildBridge(indexes: readonly SearchIndex[], params: BridgeParam
     }
     offset += index.docs.length;
   }
+  return { names, texts, servers };
+}
+
+/** Per text word: the name words it leads to (unsorted, uncut), from the servers that pair them. */
+function candidatesOf({ names, texts, servers }: Docs, params: BridgeParams): Map<string, { term: string; strength: number }[]> {
   const textDf = new Map<string, number>();
   const textServers = new Map<string, Set<string>>();
   const nameDf = new Map<string, number>();
   // Pairs count once per server, not per tool: a server that repeats its own prefix in every tool name (`hubspot-…`)
   // or a word in every description must not make a bridge by itself.
   const co = new Map<string, Map<string, Set<string>>>();
-  for (let id = 0; id < offset; id++) {
+  for (let id = 0; id < servers.length; id++) {
     const ns = names[id] ?? [];
     for (const n of ns) nameDf.set(n, (nameDf.get(n) ?? 0) + 1);
     for (const t of texts[id] ?? []) {
@@ -68,7 +99,8 @@ export function buildBridge(indexes: readonly SearchIndex[], params: BridgeParam
       }
     }
   }
-  const total = Math.max(1, offset);
+  const total = Math.max(1, servers.length);
+  const out = new Map<string, { term: string; strength: number }[]>();
   for (const [t, m] of co) {
     const df = textDf.get(t)!;
     const candidates: { term: string; strength: number }[] = [];
@@ -82,9 +114,7 @@ export function buildBridge(indexes: readonly SearchIndex[], params: BridgeParam
       // more frequent than chance.
       candidates.push({ term: n, strength: (c / textServers.get(t)!.size) * Math.min(1, Math.log(lift) / Math.log(20)) });
     }
-    if (candidates.length === 0) continue;
-    candidates.sort((a, b) => b.strength - a.strength || (a.term < b.term ? -1 : 1));
-    related.set(t, candidates.slice(0, params.maxRelated));
+    if (candidates.length > 0) out.set(t, candidates);
   }
-  return { related };
+  return out;
 }

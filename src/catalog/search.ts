@@ -38,6 +38,10 @@ export interface RankingParams {
   feedbackWeight: number;
   /** Weight of a name word reached through the vocabulary bridge, times the bridge's strength (0 turns it off). */
   bridgeWeight: number;
+  /** Weight of an index word reached through the English bridge, times its cosine to the query word (0 turns it off). */
+  englishWeight: number;
+  /** A query word in at most this many tools also reaches its English neighbours (0: only words no tool has). */
+  englishMaxDf: number;
 }
 
 /** How to search: ranking figures, and the vocabulary bridge of every catalog known (see search-bridge). */
@@ -57,6 +61,8 @@ export const DEFAULT_PARAMS: RankingParams = {
   feedbackTerms: 4,
   feedbackWeight: 0,
   bridgeWeight: 0.075,
+  englishWeight: 0.2,
+  englishMaxDf: 0,
 };
 
 const F = FIELDS.length;
@@ -156,12 +162,9 @@ function slotOf(indexes: readonly SearchIndex[], word: string, openEnded: boolea
   const known = df(indexes, term) > 0;
   if (known) slot.push({ term, weight: 1 });
   const seen = new Set(slot.map((s) => s.term));
-  if (bridge && params.bridgeWeight > 0) {
-    for (const r of bridge.related.get(term) ?? []) {
-      if (seen.has(r.term) || df(indexes, r.term) === 0) continue;
-      seen.add(r.term);
-      slot.push({ term: r.term, weight: params.bridgeWeight * r.strength });
-    }
+  if (bridge && params.bridgeWeight > 0) addRelated(indexes, slot, seen, bridge.related.get(term), params.bridgeWeight);
+  if (bridge?.english && params.englishWeight > 0 && df(indexes, term) <= params.englishMaxDf) {
+    addRelated(indexes, slot, seen, bridge.english.near(word), params.englishWeight);
   }
   if (openEnded && word.length >= 2) {
     for (const index of indexes) {
@@ -186,6 +189,15 @@ function slotOf(indexes: readonly SearchIndex[], word: string, openEnded: boolea
     }
   }
   return slot;
+}
+
+/** Adds to a slot the related terms some tool has and the slot has not, at `weight` times their strength. */
+function addRelated(indexes: readonly SearchIndex[], slot: Slot, seen: Set<string>, related: readonly { term: string; strength: number }[] | undefined, weight: number): void {
+  for (const r of related ?? []) {
+    if (seen.has(r.term) || df(indexes, r.term) === 0) continue;
+    seen.add(r.term);
+    slot.push({ term: r.term, weight: weight * r.strength });
+  }
 }
 
 /** Whether a tool passes the query's `server:` and `toolbox:` qualifiers. */
