@@ -63,9 +63,12 @@ export function loadEnglishVectors(path: string, log: Logger): EnglishVectors | 
 
 let shipped: { vectors: EnglishVectors | null } | undefined;
 
-/** The shipped vectors, read on first use only (a missing or corrupt file is said once on stderr). */
-export function shippedEnglishVectors(): EnglishVectors | null {
-  shipped ??= { vectors: loadEnglishVectors(ENGLISH_VECTORS_PATH, createLogger({ level: 'warn' }).child('search')) };
+/**
+ * The shipped vectors, read on first use only; a missing or corrupt file is said once, on `log` (the serving process's
+ * logger, so its format and level apply) or else on stderr.
+ */
+export function shippedEnglishVectors(log?: Logger): EnglishVectors | null {
+  shipped ??= { vectors: loadEnglishVectors(ENGLISH_VECTORS_PATH, log ?? createLogger({ level: 'warn' }).child('search')) };
   return shipped.vectors;
 }
 

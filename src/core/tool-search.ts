@@ -1,7 +1,8 @@
 import { join } from 'node:path';
 import type { Answer, FullEntry } from '../catalog/catalog-index.js';
 import { closestTools, rankTools, searchIndex, type SearchContext, type SearchIndex } from '../catalog/search.js';
-import { buildBridge, type Bridge } from '../catalog/search-bridge.js';
+import { buildBridge, DEFAULT_BRIDGE, type Bridge } from '../catalog/search-bridge.js';
+import { shippedEnglishVectors } from '../catalog/search-english.js';
 import { parseQuery } from '../catalog/search-query.js';
 import { SemanticRanker } from '../catalog/search-semantic.js';
 import type { WorkbenchConfig } from '../config/types.js';
@@ -104,7 +105,7 @@ export class ToolSearch {
     const from = [...this.known.values()];
     const memo = this.bridgeMemo;
     if (memo && memo.from.length === from.length && memo.from.every((index, i) => index === from[i])) return memo.bridge;
-    this.bridgeMemo = { from, bridge: buildBridge(from) };
+    this.bridgeMemo = { from, bridge: buildBridge(from, DEFAULT_BRIDGE, shippedEnglishVectors(this.options.log?.child('search'))) };
     return this.bridgeMemo.bridge;
   }
 
