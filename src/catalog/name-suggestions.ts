@@ -1,4 +1,4 @@
-import { boundedEditDistance } from '../config/text.js';
+import { boundedEditDistance } from '../shared/edit-distance.js';
 import { compileGlob } from '../shared/glob.js';
 import { NAME_SEPARATOR, parseToolName } from './names.js';
 import { closestNames, type SuggestionCandidate } from './toolbox-catalog.js';

@@ -1,7 +1,7 @@
 import type { FullEntry } from './catalog-index.js';
 import { parseQuery, type ParsedQuery } from './search-query.js';
 import { terms, words } from './search-text.js';
-import { boundedEditDistance, editDistance } from '../config/text.js';
+import { boundedEditDistance, editDistance } from '../shared/edit-distance.js';
 import type { Bridge } from './search-bridge.js';
 import { fieldCount, FIELD_PLACE, type Doc, type SearchIndex } from './search-index.js';
 

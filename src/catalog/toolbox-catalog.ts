@@ -1,5 +1,5 @@
 import type { Tool } from '@modelcontextprotocol/client';
-import { boundedEditDistance } from '../config/text.js';
+import { boundedEditDistance } from '../shared/edit-distance.js';
 import { formatToolName, parseToolName } from './names.js';
 import type { TrustPolicy } from './trust.js';
 import type { Visibility, VisibilityPolicy } from './visibility.js';

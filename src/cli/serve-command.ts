@@ -1,7 +1,7 @@
 import { homedir } from 'node:os';
 import { resolve } from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { nearestWord } from '../config/text.js';
+import { nearestWord } from '../shared/edit-distance.js';
 import { resolveSecretsPath } from '../secrets/secrets-path.js';
 import { EXIT_FAILURE, EXIT_USAGE, splitList, type CliContext } from './context.js';
 import type { RuntimeOptions } from './runtime.js';

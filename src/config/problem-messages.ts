@@ -1,6 +1,7 @@
 import type { ErrorObject } from 'ajv';
 import type { JsonPath } from './expand-env.js';
-import { editDistance, isRecord, NAME_RULE } from './text.js';
+import { editDistance } from '../shared/edit-distance.js';
+import { isRecord, NAME_RULE } from './text.js';
 
 /** One sentence per schema problem: what was wrong, where, and the closest valid key or value. */
 

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { formatJsonPath } from '../config/expand-env.js';
-import { NAME_PATTERN, NAME_RULE, editDistance, isRecord } from '../config/text.js';
+import { NAME_PATTERN, NAME_RULE, isRecord } from '../config/text.js';
+import { editDistance } from '../shared/edit-distance.js';
 import type { ConfigChange } from './config-edit.js';
 import { sanitizeName, uniqueName } from './server-names.js';
 

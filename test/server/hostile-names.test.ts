@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { boundedEditDistance, editDistance } from '../../src/config/text.js';
+import { boundedEditDistance, editDistance } from '../../src/shared/edit-distance.js';
 import { quoteClientText } from '../../src/shared/client-text.js';
 import { startHttpWorkbench, type HttpSession, type HttpWorkbench } from '../helpers/http-workbench.js';
 import { fixtureServer, startWorkbench, textOf, workbenchErrorCode, type RunningWorkbench } from '../helpers/workbench-process.js';
