@@ -14,7 +14,7 @@ import type { SecretSource } from '../config/secret-source.js';
 import type { WorkbenchConfig } from '../config/types.js';
 import { snapshotFiles, watchConfigFiles } from '../config/watch.js';
 import { toolsetWarnings } from '../catalog/toolsets.js';
-import { errorMessage } from '../errors.js';
+import { WorkbenchError, errorMessage, isWorkbenchError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { Workbench, type WorkbenchOptions } from '../core/workbench.js';
 import type { WorkbenchObserver } from '../core/call-events.js';
@@ -287,6 +287,7 @@ function followConfig(workbench: Workbench, source: ConfigSource, log: Logger): 
     apply: async () => {
       const next = await source.load();
       const { replaced, removed } = workbench.reload(next);
+      workbench.setConfigProblem(undefined);
       for (const warning of [...next.warnings, ...toolsetWarnings(next)]) log.warn(warning);
       source.warnBroken(next);
       const changes = [
@@ -297,6 +298,9 @@ function followConfig(workbench: Workbench, source: ConfigSource, log: Logger): 
         `config reloaded from ${source.path}${next.project ? ` and ${next.project.source}` : ''}: ${next.toolboxes.length} toolbox(es), ${(next.toolsets ?? []).length} toolset(s)${changes.length > 0 ? `; ${changes.join('; ')}` : ''}`,
       );
     },
-    onInvalid: (error) => log.error(`config change not applied, the previous config keeps serving: ${errorMessage(error)}`),
+    onInvalid: (error) => {
+      log.error(`config change not applied, the previous config keeps serving: ${errorMessage(error)}`);
+      workbench.setConfigProblem(isWorkbenchError(error) ? error : new WorkbenchError('CONFIG_INVALID', `${source.path}: ${errorMessage(error)}`, { cause: error }));
+    },
   });
 }

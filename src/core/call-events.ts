@@ -2,6 +2,8 @@ import type { CallToolResult } from '@modelcontextprotocol/client';
 import { errorMessage, isWorkbenchError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { quoteClientText } from '../shared/client-text.js';
+import { parseToolName } from '../catalog/names.js';
+import type { ToolboxCatalog } from '../catalog/toolbox-catalog.js';
 import { ERROR_META_KEY } from './tool-entry.js';
 
 /**
@@ -95,4 +97,16 @@ export function observed<T>(
       throw error;
     },
   );
+}
+
+/**
+ * The server and downstream name a use_tool name resolved to, for the call's event: from the toolbox's live catalog
+ * when given (after the call), else from the canonical name's parts.
+ */
+export function calledTool(catalog: ToolboxCatalog | undefined, name: string): { server?: string; tool: string } {
+  const lookup = catalog?.find(name);
+  if (lookup && 'found' in lookup) return { server: lookup.found.server, tool: lookup.found.tool.name };
+  if (lookup && 'hidden' in lookup) return { server: lookup.hidden.server, tool: lookup.hidden.tool.name };
+  const parts = parseToolName(name);
+  return parts ? { server: parts.server, tool: parts.tool } : { tool: name };
 }

@@ -1,6 +1,6 @@
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import type { Answer, BudgetedAnswer } from '../catalog/catalog-index.js';
-import type { WorkbenchError } from '../errors.js';
+import { WorkbenchError } from '../errors.js';
 import { quoteClientText } from '../shared/client-text.js';
 import { errorResult } from './tool-entry.js';
 
@@ -27,6 +27,28 @@ export function stateWarning(problem: WorkbenchError): string {
 
 /** An open_toolbox answer with the note added (`state_warning`). */
 export function withStateWarning(answer: BudgetedAnswer, problem: WorkbenchError): BudgetedAnswer {
-  const result: Answer & { state_warning: string } = { ...answer.result, state_warning: stateWarning(problem) };
-  return { result, text: JSON.stringify(result) };
+  return withNote(answer, 'state_warning', stateWarning(problem));
+}
+
+/**
+ * The one-line note on answers while the config's last edit could not be applied (README "Live reload"): what is
+ * served is the config from before that edit, so a toolbox or server it adds is not there yet.
+ */
+export function configWarning(problem: WorkbenchError): string {
+  return `The config's last edit is not applied, so the workbench still serves the config from before it (a toolbox or server that edit adds is not here yet); it is applied as soon as the file is valid again, with no restart. ${problem.toDisplayString()}`;
+}
+
+/** An open_toolbox answer with the note added (`config_warning`). */
+export function withConfigWarning(answer: BudgetedAnswer, problem: WorkbenchError): BudgetedAnswer {
+  return withNote(answer, 'config_warning', configWarning(problem));
+}
+
+/** An unknown-toolbox error while the config's last edit is not applied: it may be the toolbox that edit adds. */
+export function withConfigHint(error: WorkbenchError, problem: WorkbenchError): WorkbenchError {
+  return new WorkbenchError(error.code, `${error.message} ${configWarning(problem)}`, { cause: error, hint: 'Fix the config file; its edit is applied as soon as it is valid.' });
+}
+
+function withNote(answer: BudgetedAnswer, key: 'state_warning' | 'config_warning', note: string): BudgetedAnswer {
+  const result: Answer & Partial<Record<typeof key, string>> = { ...answer.result, [key]: note };
+  return { ...answer, result, text: JSON.stringify(result) };
 }

@@ -7,7 +7,7 @@ import { resolveToolsets, type ResolvedToolset } from '../catalog/toolsets.js';
 import type { ToolState } from '../catalog/visibility.js';
 import type { ClientManager } from '../clients/client-manager.js';
 import type { ToolboxConfig, WorkbenchConfig } from '../config/types.js';
-import { WorkbenchError, errorMessage } from '../errors.js';
+import { WorkbenchError, errorMessage, isWorkbenchError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { OAuthContext } from '../oauth/sign-in.js';
 import { workbenchInstructions } from './instructions.js';
@@ -24,12 +24,11 @@ import type { UpstreamSession } from './session-routing.js';
 import { toEntry, type ToolEntry, type ToolStatus, type ToolStatusReport } from './tool-entry.js';
 import { toolStatuses } from './tool-status.js';
 import { ToolStateModel } from './tool-state-model.js';
-import { withStateWarning } from './state-problem.js';
+import { withConfigHint, withConfigWarning, withStateWarning } from './state-problem.js';
 import { openToolset, type ToolsetHost } from './toolset-routes.js';
 import { describeNamedToolset, listToolStatuses, serverListings, type ReportSource, type ServerListings } from './tool-reports.js';
 import { useTool, type UseToolHost } from './use-tool.js';
-import { observed, outcomeOf, type WorkbenchObserver } from './call-events.js';
-import { parseToolName } from '../catalog/names.js';
+import { calledTool, observed, outcomeOf, type WorkbenchObserver } from './call-events.js';
 import { ToolValidators } from './validators.js';
 
 export interface WorkbenchOptions {
@@ -86,6 +85,7 @@ export class Workbench {
   private readonly useToolHost: UseToolHost;
   private readonly discovery: Discovery;
   private readonly pins: ToolPins | undefined;
+  private configProblem: WorkbenchError | undefined;
   constructor(options: WorkbenchOptions) {
     this.options = options;
     this.current = options.config;
@@ -184,6 +184,14 @@ export class Workbench {
     this.toolState.setProblem(problem);
   }
 
+  /**
+   * Marks the config's last edit as not applied (the previous config keeps serving) or, with `undefined`, the config
+   * as applied again: open_toolbox answers carry the problem meanwhile, so the model can say why a toolbox is missing.
+   */
+  setConfigProblem(problem: WorkbenchError | undefined): void {
+    this.configProblem = problem;
+  }
+
   /** The state file's problem while it is broken, and whether a good state read earlier in this run is in force. */
   brokenState(): { problem: WorkbenchError; lastGood: boolean } | undefined {
     return this.toolState.broken();
@@ -278,8 +286,12 @@ export class Workbench {
   private async openToolboxChecked(request: OpenToolboxRequest, session: SessionScope | undefined, options: OpenOptions): Promise<BudgetedAnswer> {
     const broken = this.brokenState();
     if (broken && !broken.lastGood) throw broken.problem;
-    const answer = await this.openToolboxNow(request, session, options);
-    return broken ? withStateWarning(answer, broken.problem) : answer;
+    const edit = this.configProblem;
+    const answer = await this.openToolboxNow(request, session, options).catch((error: unknown) => {
+      throw edit && isWorkbenchError(error, 'TOOLBOX_NOT_FOUND') ? withConfigHint(error, edit) : error;
+    });
+    const noted = broken ? withStateWarning(answer, broken.problem) : answer;
+    return edit ? withConfigWarning(noted, edit) : noted;
   }
 
   private async openToolboxNow(request: OpenToolboxRequest, session: SessionScope | undefined, options: OpenOptions): Promise<BudgetedAnswer> {
@@ -321,21 +333,10 @@ export class Workbench {
     if (!observer) return useTool(this.useToolHost, toolboxName, toolName, args, options);
     return observed(
       { observer, log: this.log },
-      () => ({ kind: 'call', session: options.sessionLabel, principal: options.principal, toolbox: toolboxName, ...this.resolvedTool(toolboxName, toolName, options.scope) }),
+      () => ({ kind: 'call', session: options.sessionLabel, principal: options.principal, toolbox: toolboxName, ...calledTool(this.toolboxes.has(toolboxName) ? this.cachedCatalog(this.scopes.of(options.scope), toolboxName).catalog : undefined, toolName) }),
       () => useTool(this.useToolHost, toolboxName, toolName, args, options),
       (result) => ({ ...outcomeOf(result), result_bytes: Buffer.byteLength(JSON.stringify(result)) }),
     );
-  }
-
-  /** The server and downstream name a use_tool name resolved to (after the call, so from the live catalog). */
-  private resolvedTool(toolbox: string, name: string, session: SessionScope | undefined): { server?: string; tool: string } {
-    if (this.toolboxes.has(toolbox)) {
-      const lookup = this.cachedCatalog(this.scopes.of(session), toolbox).catalog.find(name);
-      if ('found' in lookup) return { server: lookup.found.server, tool: lookup.found.tool.name };
-      if ('hidden' in lookup) return { server: lookup.hidden.server, tool: lookup.hidden.tool.name };
-    }
-    const parts = parseToolName(name);
-    return parts ? { server: parts.server, tool: parts.tool } : { tool: name };
   }
 
   /**

@@ -117,8 +117,19 @@ for (const transport of TRANSPORTS) {
       assert.match(wb.stderr(), /toolboxes\.bad__name/);
       assert.equal(await readFile(wb.configPath, 'utf8'), invalid);
       assert.equal(textOf(await wb.useTool('fx', 'fx__fixture__echo', { text: 'still here' })), 'still here');
-      // Put the last valid config back so the next steps start from it.
+      // The model is told too: answers carry the problem, and an unknown toolbox may be the one the edit adds.
+      const opened = await wb.call('open_toolbox', { toolbox_name: 'fx' });
+      assert.notEqual(opened.isError, true, textOf(opened));
+      const warning = (opened.structuredContent as { config_warning?: string }).config_warning ?? '';
+      assert.match(warning, /last edit is not applied/);
+      assert.match(warning, /toolboxes\.fx\.mcpServers\.fixture: unknown key "comand"/);
+      const unknown = await wb.call('open_toolbox', { toolbox_name: 'added_by_the_edit' });
+      assert.equal(workbenchErrorCode(unknown), 'TOOLBOX_NOT_FOUND');
+      assert.match(textOf(unknown), /last edit is not applied/);
+      // Put the last valid config back so the next steps start from it; the note goes with the problem.
       await edit(current);
+      const again = await wb.call('open_toolbox', { toolbox_name: 'fx' });
+      assert.equal((again.structuredContent as { config_warning?: string }).config_warning, undefined);
     });
 
     it('sees an editor-style save (write a temporary file, rename it over the config)', async () => {
