@@ -35,8 +35,6 @@ const NOT_YET_SPLIT = new Set<string>([
   'config/watch.ts:watchConfigFiles',
   'server/create-server.ts:createSurface',
   'server/create-server.ts:(anonymous at line 232)',
-  'server/http-modern-pipeline.ts:offerToPipeline',
-  'server/http-modern.ts:createModernHttp',
   'server/http-server.ts:startHttpServer',
   'server/http-sessions.ts:createLegacySessions',
   'clients/server-slot.ts',
