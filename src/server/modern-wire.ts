@@ -43,6 +43,8 @@ export interface ModernRequest {
  */
 export class AcceptedEnvelopes {
   private readonly texts = new Set<string>();
+  /** The envelope values of the last request admitted: a client repeats them, so most requests match without text. */
+  private last: readonly unknown[] | undefined;
 
   /** Records the envelope of a request the SDK accepted (`ctx.mcpReq.envelope`). */
   accept(envelope: Record<string, unknown> | undefined): void {
@@ -58,11 +60,14 @@ export class AcceptedEnvelopes {
   admit(params: Record<string, unknown>): ModernRequest | undefined {
     const raw = params._meta;
     if (!isPlainObject(raw) || raw[PROTOCOL_VERSION_META_KEY] !== MODERN_REVISION) return undefined;
-    if (!this.texts.has(envelopeText(raw))) return undefined;
+    if (!this.matchesLast(raw)) {
+      if (!this.texts.has(envelopeText(raw))) return undefined;
+      this.last = ENVELOPE_KEYS.map((key) => raw[key]);
+    }
     let meta: Record<string, unknown> | undefined;
-    for (const key of Object.keys(raw)) {
-      if ((ENVELOPE_KEYS as readonly string[]).includes(key)) continue;
-      (meta ??= {})[key] = raw[key];
+    for (const key in raw) {
+      if (key === PROTOCOL_VERSION_META_KEY || key === CLIENT_INFO_META_KEY || key === CLIENT_CAPABILITIES_META_KEY || key === LOG_LEVEL_META_KEY) continue;
+      if (Object.hasOwn(raw, key)) (meta ??= {})[key] = raw[key];
     }
     if (meta !== undefined && 'progressToken' in meta) {
       const token = meta.progressToken;
@@ -73,6 +78,24 @@ export class AcceptedEnvelopes {
     }
     return { meta, capabilities: raw[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities };
   }
+
+  /** Whether `meta`'s envelope is the one of the last request admitted (whose text the SDK accepted). */
+  private matchesLast(meta: Record<string, unknown>): boolean {
+    const last = this.last;
+    return last !== undefined && ENVELOPE_KEYS.every((key, i) => sameJson(meta[key] ?? null, last[i] ?? null));
+  }
+}
+
+/** Whether two JSON values are equal, the order of object keys aside (`undefined` only equals itself). */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null || Array.isArray(a) !== Array.isArray(b)) return false;
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  const keys = Object.keys(x);
+  if (keys.length !== Object.keys(y).length) return false;
+  for (const key of keys) if (!Object.hasOwn(y, key) || !sameJson(x[key], y[key])) return false;
+  return true;
 }
 
 /** The envelope keys of a `_meta`, in a fixed order, as text. */
