@@ -122,14 +122,18 @@ export function modernResponse(id: RequestId, result: CallToolResult, serverInfo
   if (!Array.isArray(content) || !content.every(isPlainText)) return undefined;
   if ('isError' in result && typeof isError !== 'boolean') return undefined;
   if ('structuredContent' in result && result.structuredContent === undefined) return undefined;
-  let stamped: Record<string, unknown>;
-  if (meta === undefined) {
-    if ('_meta' in result) return undefined;
-    stamped = { ...result, resultType: 'complete', _meta: { [SERVER_INFO_META_KEY]: serverInfo } };
-  } else {
-    if (!isPlainObject(meta) || SERVER_INFO_META_KEY in meta) return undefined;
-    stamped = { ...result, _meta: { ...meta, [SERVER_INFO_META_KEY]: serverInfo }, resultType: 'complete' };
-  }
+  if (meta === undefined ? '_meta' in result : !isPlainObject(meta) || SERVER_INFO_META_KEY in meta) return undefined;
+  // Built key by key in the order the SDK's spread gives (the result's keys, then resultType; _meta stays first when
+  // the result has one, else comes last): the spreads this replaces were the costliest step of the modern fast path.
+  const stamp: Record<string, unknown> = meta === undefined ? {} : { ...meta };
+  stamp[SERVER_INFO_META_KEY] = serverInfo;
+  const stamped: Record<string, unknown> = {};
+  if (meta !== undefined) stamped._meta = stamp;
+  stamped.content = content;
+  if ('structuredContent' in result) stamped.structuredContent = result.structuredContent;
+  if ('isError' in result) stamped.isError = isError;
+  stamped.resultType = 'complete';
+  if (meta === undefined) stamped._meta = stamp;
   return { result: stamped, jsonrpc: '2.0', id } as JSONRPCMessage;
 }
 
