@@ -58,39 +58,15 @@ export async function offerToPipeline(
   res: ServerResponse,
   handOver: (answer: Promise<ModernAnswer>) => Promise<void>,
 ): Promise<ModernPath | undefined> {
-  const id = (body as { id: RequestId }).id;
   let settle!: (path: ModernPath | undefined) => void;
   const done = new Promise<ModernPath | undefined>((resolve) => (settle = resolve));
-  let streaming = false;
-  const sink: ReplySink = {
-    send: (message) => Promise.resolve(write(message)),
-    write: (message) => write(message),
-  };
-  const write = (message: JSONRPCMessage): void => {
-    if (res.writableEnded || res.destroyed) return;
-    const text = JSON.stringify(message);
-    if (!('id' in message)) {
-      // A notification before the answer: the SDK's transport turns the response into a stream.
-      if (!streaming) res.writeHead(200, SSE_HEADERS);
-      streaming = true;
-      res.write(`event: message\ndata: ${text}\n\n`);
-      return;
-    }
-    if (streaming) res.end(`event: message\ndata: ${text}\n\n`);
-    else {
-      // As the SDK's response is written (http-modern's writeResponse): head, body, end.
-      res.writeHead(200, JSON_HEADERS);
-      res.write(text);
-      res.end();
-    }
-    settle('pipeline');
-  };
-  const pipeline = surface.pipeline(sink, {
+  const response = new PipelineResponse(res, () => settle('pipeline'));
+  const pipeline = surface.pipeline(response, {
     deliver: () => {},
     handOver: (_message, answer) => {
       // A stream already begun cannot become the SDK's response; nothing notifies without a progress token, which
       // offerable() leaves to the SDK, so this does not happen — but a client must never be left waiting.
-      if (streaming) {
+      if (response.streaming) {
         res.end();
         return settle('pipeline');
       }
@@ -101,6 +77,7 @@ export async function offerToPipeline(
     },
   });
   if (!pipeline.take(body as JSONRPCMessage)) return undefined;
+  const id = (body as { id: RequestId }).id;
   const onClose = (): void => {
     // After an answer the response closes too; before one, the client went away.
     if (res.writableFinished) return;
@@ -112,6 +89,47 @@ export async function offerToPipeline(
     return await done;
   } finally {
     res.off('close', onClose);
+  }
+}
+
+/**
+ * The pipeline's reply sink for one POST, writing as the SDK's per-request transport does: the answer as a JSON body,
+ * or, when a notification comes first, a stream of events that the answer ends. `answered` is called once the answer
+ * is written; nothing is written after the response ended or was destroyed.
+ */
+class PipelineResponse implements ReplySink {
+  /** Whether the response became an event stream. */
+  streaming = false;
+
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly answered: () => void,
+  ) {}
+
+  send(message: JSONRPCMessage): Promise<void> {
+    this.write(message);
+    return Promise.resolve();
+  }
+
+  write(message: JSONRPCMessage): void {
+    const res = this.res;
+    if (res.writableEnded || res.destroyed) return;
+    const text = JSON.stringify(message);
+    if (!('id' in message)) {
+      // A notification before the answer: the SDK's transport turns the response into a stream.
+      if (!this.streaming) res.writeHead(200, SSE_HEADERS);
+      this.streaming = true;
+      res.write(`event: message\ndata: ${text}\n\n`);
+      return;
+    }
+    if (this.streaming) res.end(`event: message\ndata: ${text}\n\n`);
+    else {
+      // As the SDK's response is written (http-modern's writeResponse): head, body, end.
+      res.writeHead(200, JSON_HEADERS);
+      res.write(text);
+      res.end();
+    }
+    this.answered();
   }
 }
 

@@ -6,7 +6,7 @@ import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import { createSurface, type CreateServerOptions, type UpstreamSurface } from './create-server.js';
 import type { HttpMetrics } from './http-metrics.js';
-import { offerable, offerToPipeline } from './http-modern-pipeline.js';
+import { offerable, offerToPipeline, type ModernPath } from './http-modern-pipeline.js';
 import { principalLabel } from './http-security.js';
 import type { ModernAnswer } from './tool-call-pipeline.js';
 
@@ -30,107 +30,143 @@ export interface ModernHttp {
   close(): Promise<void>;
 }
 
+/** The surface of one principal's clients that declare the same capabilities, and the SDK handler in front of it. */
 interface Principal {
   surface: UpstreamSurface;
   handler: McpHttpHandler;
+  /** Stops relaying the surface's list changes to the handler's listen streams. */
+  stopFollowing(): void;
   active: number;
   lastSeen: number;
 }
 
 export function createModernHttp(workbench: Workbench, version: string, options: CreateServerOptions, log: Logger, metrics?: HttpMetrics): ModernHttp {
-  const principals = new Map<string, Principal>();
-  const stopFollowing = new Map<string, () => void>();
+  return new ModernPrincipals(workbench, version, options, log, metrics);
+}
 
-  /** The surface of one principal's clients that declare the same capabilities (`key`: principal, then capabilities). */
-  const principalOf = (key: string): Principal => {
-    let entry = principals.get(key);
-    if (!entry) {
-      const owner = key.slice(0, key.indexOf('\0'));
-      const surface = createSurface(workbench, version, { ...options, isolated: true, owner, sessionLabel: () => 'http', principal: principalLabel(owner) });
-      // One SDK handler per principal: its listen streams (and their event bus) hear only this principal's changes.
-      const handler = createMcpHandler((ctx) => surface.instance('modern', ctx.authInfo?.extra?.[HANDED_OVER] as Promise<ModernAnswer> | undefined), {
-        legacy: 'reject',
-        onerror: (error) => log.debug(`modern HTTP: ${errorMessage(error)}`),
-      });
-      entry = { surface, handler, active: 0, lastSeen: Date.now() };
-      principals.set(key, entry);
-      // Clients listening for list changes (subscriptions/listen) hear of a reload.
-      const stopTools = surface.onToolsChanged(() => handler.notify.toolsChanged());
-      // Resource and prompt lists change as this principal's toolboxes open; updates of the resources its listen
-      // streams name (see the listen request in serve) reach the streams that name them.
-      const stopNotices = surface.onNotice((notice) => {
-        if (notice.kind === 'resources') handler.notify.resourcesChanged();
-        else if (notice.kind === 'prompts') handler.notify.promptsChanged();
-        else handler.notify.resourceUpdated(notice.uri);
-      });
-      stopFollowing.set(key, () => {
-        stopTools();
-        stopNotices();
-      });
-      log.info(`modern client ${key.slice(0, 8)} (MCP 2026-07-28) has its own downstream servers (${principals.size} principal(s) × capability sets)`);
-    }
-    return entry;
-  };
+/** {@link ModernHttp} over one {@link Principal} per principal and capability set, opened on first use. */
+class ModernPrincipals implements ModernHttp {
+  /** Keyed by principal, then (after a NUL) the capabilities key. */
+  private readonly principals = new Map<string, Principal>();
 
-  const closePrincipal = async (key: string, why: string): Promise<void> => {
-    const entry = principals.get(key);
-    if (!entry) return;
-    principals.delete(key);
-    stopFollowing.get(key)?.();
-    stopFollowing.delete(key);
-    log.info(`modern client ${key.slice(0, 8)} ${why} (${principals.size} principal(s))`);
-    await Promise.allSettled([entry.handler.close(), entry.surface.close().catch((error: unknown) => log.debug(`closing a principal: ${errorMessage(error)}`))]);
-  };
+  constructor(
+    private readonly workbench: Workbench,
+    private readonly version: string,
+    private readonly options: CreateServerOptions,
+    private readonly log: Logger,
+    private readonly metrics: HttpMetrics | undefined,
+  ) {}
 
-  return {
-    serve: async (request, body, principal, res) => {
-      // Clients of one principal that declare other capabilities get other downstream connections: a server may list
-      // other tools for them (README "Serving over HTTP").
-      const key = `${principal}\0${capabilitiesKey(declaredCapabilities(body))}`;
-      const entry = principalOf(key);
-      entry.active++;
+  async serve(request: Request, body: unknown, principal: string, res: ServerResponse): Promise<void> {
+    // Clients of one principal that declare other capabilities get other downstream connections: a server may list
+    // other tools for them (README "Serving over HTTP").
+    const key = `${principal}\0${declaredCapabilitiesKey(body)}`;
+    const entry = this.principals.get(key) ?? this.open(key);
+    entry.active++;
+    entry.lastSeen = Date.now();
+    // A listen stream lasts as long as this response: the resources it names stay subscribed downstream until then.
+    const listen = (body as { method?: unknown } | null)?.method === 'subscriptions/listen' ? {} : undefined;
+    if (listen) void entry.surface.listens.opened(listen, (body as { params?: unknown }).params);
+    try {
+      // Answered first: an optional call would skip its argument when there are no metrics.
+      const path = await answer(entry, request, body, { token: principal, clientId: key }, res);
+      this.metrics?.modernRequest(path);
+    } finally {
+      if (listen) void entry.surface.listens.ended(listen);
+      entry.active--;
       entry.lastSeen = Date.now();
-      // A listen stream lasts as long as this response: the resources it names stay subscribed downstream until then.
-      const listen = (body as { method?: unknown } | null)?.method === 'subscriptions/listen' ? {} : undefined;
-      if (listen) void entry.surface.listens.opened(listen, (body as { params?: unknown }).params);
-      const viaSdk = async (answer?: Promise<ModernAnswer>): Promise<void> => {
-        const authInfo = { token: principal, clientId: key, scopes: [], ...(answer ? { extra: { [HANDED_OVER]: answer } } : {}) };
-        await writeResponse(await entry.handler.fetch(request, { parsedBody: body, authInfo }), res);
-      };
-      try {
-        // use_tool and open_toolbox go through the tool-call pipeline, as on stdio, when the SDK would take them as they are.
-        let path = offerable(request, body) ? await offerToPipeline(entry.surface, body, res, viaSdk) : undefined;
-        if (path === undefined) {
-          await viaSdk();
-          path = 'sdk';
-        }
-        metrics?.modernRequest(path);
-      } finally {
-        if (listen) void entry.surface.listens.ended(listen);
-        entry.active--;
-        entry.lastSeen = Date.now();
+    }
+  }
+
+  principalCount(): number {
+    return this.principals.size;
+  }
+
+  sweep(idleMs: number): void {
+    const now = Date.now();
+    for (const [key, entry] of this.principals) {
+      if (entry.active === 0 && entry.surface.rounds.size === 0 && now - entry.lastSeen >= idleMs) {
+        void this.closePrincipal(key, `expired after ${Math.round(idleMs / 1000)} s idle`);
       }
-    },
-    principalCount: () => principals.size,
-    sweep: (idleMs) => {
-      const now = Date.now();
-      for (const [key, entry] of principals) {
-        if (entry.active === 0 && entry.surface.rounds.size === 0 && now - entry.lastSeen >= idleMs) {
-          void closePrincipal(key, `expired after ${Math.round(idleMs / 1000)} s idle`);
-        }
-      }
-    },
-    close: async () => {
-      await Promise.allSettled([...principals.keys()].map((key) => closePrincipal(key, 'closed (shutting down)')));
-    },
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.principals.keys()].map((key) => this.closePrincipal(key, 'closed (shutting down)')));
+  }
+
+  /** Opens the surface of `key` (principal, then capabilities), with one SDK handler that follows its list changes. */
+  private open(key: string): Principal {
+    const owner = key.slice(0, key.indexOf('\0'));
+    const surface = createSurface(this.workbench, this.version, { ...this.options, isolated: true, owner, sessionLabel: () => 'http', principal: principalLabel(owner) });
+    // One SDK handler per principal: its listen streams (and their event bus) hear only this principal's changes.
+    const handler = createMcpHandler((ctx) => surface.instance('modern', ctx.authInfo?.extra?.[HANDED_OVER] as Promise<ModernAnswer> | undefined), {
+      legacy: 'reject',
+      onerror: (error) => this.log.debug(`modern HTTP: ${errorMessage(error)}`),
+    });
+    const entry: Principal = { surface, handler, stopFollowing: followChanges(surface, handler), active: 0, lastSeen: Date.now() };
+    this.principals.set(key, entry);
+    this.log.info(`modern client ${key.slice(0, 8)} (MCP 2026-07-28) has its own downstream servers (${this.principals.size} principal(s) × capability sets)`);
+    return entry;
+  }
+
+  private async closePrincipal(key: string, why: string): Promise<void> {
+    const entry = this.principals.get(key);
+    if (!entry) return;
+    this.principals.delete(key);
+    entry.stopFollowing();
+    this.log.info(`modern client ${key.slice(0, 8)} ${why} (${this.principals.size} principal(s))`);
+    await Promise.allSettled([entry.handler.close(), entry.surface.close().catch((error: unknown) => this.log.debug(`closing a principal: ${errorMessage(error)}`))]);
+  }
+}
+
+/**
+ * Relays a surface's changes to the listen streams of its handler: a reload's tool list, resource and prompt lists
+ * that change as toolboxes open, and updates of the resources a stream names. Returns what stops relaying.
+ */
+function followChanges(surface: UpstreamSurface, handler: McpHttpHandler): () => void {
+  const stopTools = surface.onToolsChanged(() => handler.notify.toolsChanged());
+  const stopNotices = surface.onNotice((notice) => {
+    if (notice.kind === 'resources') handler.notify.resourcesChanged();
+    else if (notice.kind === 'prompts') handler.notify.promptsChanged();
+    else handler.notify.resourceUpdated(notice.uri);
+  });
+  return () => {
+    stopTools();
+    stopNotices();
   };
 }
 
-/** The client capabilities a modern request declares in its `_meta` envelope (none when it declares none). */
-function declaredCapabilities(body: unknown): ClientCapabilities | undefined {
+/**
+ * Answers one request of `entry`'s principal: use_tool and open_toolbox through the tool-call pipeline, as on stdio,
+ * when the SDK would take them as they are; the rest (and what the pipeline declines or hands over) through the SDK.
+ * Resolves to the path the answer took once it is written.
+ */
+async function answer(entry: Principal, request: Request, body: unknown, auth: { token: string; clientId: string }, res: ServerResponse): Promise<ModernPath> {
+  const viaSdk = async (handed?: Promise<ModernAnswer>): Promise<void> => {
+    const authInfo = { ...auth, scopes: [], ...(handed ? { extra: { [HANDED_OVER]: handed } } : {}) };
+    await writeResponse(await entry.handler.fetch(request, { parsedBody: body, authInfo }), res);
+  };
+  const path = offerable(request, body) ? await offerToPipeline(entry.surface, body, res, viaSdk) : undefined;
+  if (path !== undefined) return path;
+  await viaSdk();
+  return 'sdk';
+}
+
+/** No capabilities at all, or none of those the key is made of: every such request shares one key. */
+const NO_CAPABILITIES_KEY = capabilitiesKey(undefined);
+const KEYED_CAPABILITIES = ['sampling', 'elicitation', 'roots', 'tasks'];
+
+/**
+ * The capabilities key of what a modern request declares in its `_meta` envelope. Most clients declare none of the
+ * capabilities the key is made of: they get the shared key without building it again for every request.
+ */
+function declaredCapabilitiesKey(body: unknown): string {
   const meta = (body as { params?: { _meta?: Record<string, unknown> } } | null)?.params?._meta;
   const declared = meta?.[CLIENT_CAPABILITIES_META_KEY];
-  return typeof declared === 'object' && declared !== null ? (declared as ClientCapabilities) : undefined;
+  if (typeof declared !== 'object' || declared === null) return NO_CAPABILITIES_KEY;
+  if (!KEYED_CAPABILITIES.some((name) => (declared as Record<string, unknown>)[name] !== undefined)) return NO_CAPABILITIES_KEY;
+  return capabilitiesKey(declared as ClientCapabilities);
 }
 
 /** Writes a web Response to a Node response, streaming its body (SSE) until either side ends. */

@@ -43,6 +43,8 @@ export interface ModernRequest {
  */
 export class AcceptedEnvelopes {
   private readonly texts = new Set<string>();
+  /** The envelope values of the last request admitted: a client repeats them, so most requests match without text. */
+  private last: readonly unknown[] | undefined;
 
   /** Records the envelope of a request the SDK accepted (`ctx.mcpReq.envelope`). */
   accept(envelope: Record<string, unknown> | undefined): void {
@@ -58,11 +60,14 @@ export class AcceptedEnvelopes {
   admit(params: Record<string, unknown>): ModernRequest | undefined {
     const raw = params._meta;
     if (!isPlainObject(raw) || raw[PROTOCOL_VERSION_META_KEY] !== MODERN_REVISION) return undefined;
-    if (!this.texts.has(envelopeText(raw))) return undefined;
+    if (!this.matchesLast(raw)) {
+      if (!this.texts.has(envelopeText(raw))) return undefined;
+      this.last = ENVELOPE_KEYS.map((key) => raw[key]);
+    }
     let meta: Record<string, unknown> | undefined;
-    for (const key of Object.keys(raw)) {
-      if ((ENVELOPE_KEYS as readonly string[]).includes(key)) continue;
-      (meta ??= {})[key] = raw[key];
+    for (const key in raw) {
+      if (key === PROTOCOL_VERSION_META_KEY || key === CLIENT_INFO_META_KEY || key === CLIENT_CAPABILITIES_META_KEY || key === LOG_LEVEL_META_KEY) continue;
+      if (Object.hasOwn(raw, key)) (meta ??= {})[key] = raw[key];
     }
     if (meta !== undefined && 'progressToken' in meta) {
       const token = meta.progressToken;
@@ -73,6 +78,24 @@ export class AcceptedEnvelopes {
     }
     return { meta, capabilities: raw[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities };
   }
+
+  /** Whether `meta`'s envelope is the one of the last request admitted (whose text the SDK accepted). */
+  private matchesLast(meta: Record<string, unknown>): boolean {
+    const last = this.last;
+    return last !== undefined && ENVELOPE_KEYS.every((key, i) => sameJson(meta[key] ?? null, last[i] ?? null));
+  }
+}
+
+/** Whether two JSON values are equal, the order of object keys aside (`undefined` only equals itself). */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null || Array.isArray(a) !== Array.isArray(b)) return false;
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  const keys = Object.keys(x);
+  if (keys.length !== Object.keys(y).length) return false;
+  for (const key of keys) if (!Object.hasOwn(y, key) || !sameJson(x[key], y[key])) return false;
+  return true;
 }
 
 /** The envelope keys of a `_meta`, in a fixed order, as text. */
@@ -99,14 +122,18 @@ export function modernResponse(id: RequestId, result: CallToolResult, serverInfo
   if (!Array.isArray(content) || !content.every(isPlainText)) return undefined;
   if ('isError' in result && typeof isError !== 'boolean') return undefined;
   if ('structuredContent' in result && result.structuredContent === undefined) return undefined;
-  let stamped: Record<string, unknown>;
-  if (meta === undefined) {
-    if ('_meta' in result) return undefined;
-    stamped = { ...result, resultType: 'complete', _meta: { [SERVER_INFO_META_KEY]: serverInfo } };
-  } else {
-    if (!isPlainObject(meta) || SERVER_INFO_META_KEY in meta) return undefined;
-    stamped = { ...result, _meta: { ...meta, [SERVER_INFO_META_KEY]: serverInfo }, resultType: 'complete' };
-  }
+  if (meta === undefined ? '_meta' in result : !isPlainObject(meta) || SERVER_INFO_META_KEY in meta) return undefined;
+  // Built key by key in the order the SDK's spread gives (the result's keys, then resultType; _meta stays first when
+  // the result has one, else comes last): the spreads this replaces were the costliest step of the modern fast path.
+  const stamp: Record<string, unknown> = meta === undefined ? {} : { ...meta };
+  stamp[SERVER_INFO_META_KEY] = serverInfo;
+  const stamped: Record<string, unknown> = {};
+  if (meta !== undefined) stamped._meta = stamp;
+  stamped.content = content;
+  if ('structuredContent' in result) stamped.structuredContent = result.structuredContent;
+  if ('isError' in result) stamped.isError = isError;
+  stamped.resultType = 'complete';
+  if (meta === undefined) stamped._meta = stamp;
   return { result: stamped, jsonrpc: '2.0', id } as JSONRPCMessage;
 }
 

@@ -66,7 +66,7 @@ export interface UseToolCall extends MetaToolCall {
   pass?: { passInputRequired: true; inputResponses?: Record<string, unknown>; requestState?: string };
 }
 
-/** What a use_tool request of MCP 2026-07-28 brings besides its arguments (create-server.ts answers it). */
+/** What a use_tool request of MCP 2026-07-28 brings besides its arguments (modern-use-tool.ts answers it). */
 export interface ModernUseToolCall {
   /** Cancelled when the client cancels the request. */
   cancellation: Cancellation | undefined;
