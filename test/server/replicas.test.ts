@@ -201,7 +201,8 @@ describe('workbench replicas behind nginx', { skip: nginxMissing }, () => {
           const result = (await client.callTool({ name: 'use_tool', arguments: { toolbox_name: 'mx', tool_name: 'ask', arguments: { question: `q${i}` } } })) as CallToolResult;
           assert.equal(textOf(result), `answer: answer ${i}`);
         }
-        const requests = (await proxy.requests()).slice(before);
+        // nginx logs a request after answering it: wait for the last one's line.
+        const requests = (await proxy.waitForRequests(before + 8)).slice(before);
         assert.equal(requests.length, 8, `two requests per call: ${JSON.stringify(requests)}`);
         const upstreams = requests.map((request) => request.upstreams.at(-1));
         for (let i = 0; i < 8; i += 2) assert.notEqual(upstreams[i], upstreams[i + 1], `call ${i / 2 + 1} was retried on the other replica`);
