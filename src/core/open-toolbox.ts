@@ -166,14 +166,13 @@ export class Discovery {
   private async searchEverywhere(request: OpenToolboxRequest, scope: DiscoveryScope, options: OpenOptions): Promise<BudgetedAnswer> {
     const names = this.options.config().toolboxes.map((t) => t.name);
     const views = await Promise.all(names.map((name) => this.view(name, scope, options, true)));
-    const prefix = <T extends { server: string }>(list: readonly T[] | undefined, i: number): T[] => (list ?? []).map((x) => ({ ...x, server: `${names[i]}/${x.server}` }));
     const head: AnswerHead = {
       toolbox: '*',
       description: 'Search across every toolbox',
       servers_connected: views.flatMap((v, i) => v.connected.map((s) => `${names[i]}/${s}`)),
-      servers_failed: views.flatMap((v, i) => prefix(v.failed, i)),
-      ...optional('servers_cached', views.flatMap((v, i) => prefix(v.cached, i))),
-      ...optional('servers_pending', views.flatMap((v, i) => prefix(v.pending, i))),
+      servers_failed: views.flatMap((v, i) => inToolbox(v.failed, names[i]!)),
+      ...optional('servers_cached', views.flatMap((v, i) => inToolbox(v.cached, names[i]!))),
+      ...optional('servers_pending', views.flatMap((v, i) => inToolbox(v.pending, names[i]!))),
       ...optional('catalog_changes', scope.shown.take()),
       ...unapprovedHead(views.flatMap((v) => v.catalogs)),
     };
@@ -276,12 +275,11 @@ export class Discovery {
     for (const { toolbox, server } of toolset.servers) servers.set(toolbox, (servers.get(toolbox) ?? new Set()).add(server));
     const names = [...servers.keys()];
     const views = await Promise.all(names.map((name) => this.view(name, scope, options, true, servers.get(name))));
-    const label = <T extends { server: string }>(list: readonly T[] | undefined, i: number): T[] => (list ?? []).map((x) => ({ ...x, server: `${names[i]}/${x.server}` }));
     const view: View = {
       connected: views.flatMap((v, i) => v.connected.filter((server) => servers.get(names[i]!)!.has(server)).map((server) => `${names[i]}/${server}`)),
-      failed: views.flatMap((v, i) => label(v.failed, i)),
-      cached: views.flatMap((v, i) => label(v.cached, i)),
-      pending: views.flatMap((v, i) => label(v.pending, i)),
+      failed: views.flatMap((v, i) => inToolbox(v.failed, names[i]!)),
+      cached: views.flatMap((v, i) => inToolbox(v.cached, names[i]!)),
+      pending: views.flatMap((v, i) => inToolbox(v.pending, names[i]!)),
       catalogs: views.flatMap((v) => v.catalogs),
       entries: views.flatMap((v) => v.entries.filter((entry) => toolset.includes(entry.name))),
       member: (tool) => toolset.includes(tool),
@@ -379,4 +377,9 @@ export class Discovery {
     }
     return toolbox;
   }
+}
+
+/** Server entries of one toolbox named `toolbox/server`, as answers about several toolboxes name them. */
+function inToolbox<T extends { server: string }>(list: readonly T[] | undefined, toolbox: string): T[] {
+  return (list ?? []).map((x) => ({ ...x, server: `${toolbox}/${x.server}` }));
 }
