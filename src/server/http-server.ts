@@ -22,6 +22,12 @@ export const METRICS_PATH = '/metrics';
 export const DEFAULT_MAX_SESSIONS = 32;
 export const DEFAULT_SESSION_IDLE_MS = 10 * 60_000;
 export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
+/**
+ * How long an idle keep-alive connection stays open. Node's default (5 s) is shorter than the time a busy client may
+ * leave a pooled socket unused, and a client that reuses a socket the server closed unseen gets a failed request
+ * ("fetch failed", ECONNRESET). A minute, as behind common load balancers.
+ */
+export const KEEP_ALIVE_MS = 65_000;
 
 export interface HttpServerOptions {
   workbench: Workbench;
@@ -74,6 +80,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Workb
       else res.destroy();
     });
   });
+  http.keepAliveTimeout = KEEP_ALIVE_MS;
+  http.headersTimeout = KEEP_ALIVE_MS + 1_000;
   await listen(http, options.port, options.host);
   http.on('error', (error) => front.log.error(`HTTP server: ${errorMessage(error)}`));
   const address = http.address() as AddressInfo;

@@ -169,6 +169,12 @@ describe('serve --http (Streamable HTTP on /mcp)', () => {
     assert.equal(unknownSession.status, 404, 'an unknown session is 404 so clients re-initialize');
   });
 
+  it('keeps idle connections open for a minute, so a busy client does not reuse a socket closed under it', async () => {
+    const res = await rawRequest(`${wb.origin}/healthz`, { method: 'GET', headers: { connection: 'keep-alive' } });
+    assert.equal(res.status, 200);
+    assert.equal(res.headers['keep-alive'], 'timeout=65');
+  });
+
   it('runs a full open_toolbox / use_tool round trip, and DELETE ends the session', async () => {
     const session = await wb.connect(auth);
     try {
