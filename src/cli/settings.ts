@@ -157,7 +157,8 @@ export function stateFilePath(flag: string | undefined, host: Pick<HostContext, 
   return resolveStatePath({ flag, env: host.env, homedir: host.env.HOME || homedir(), cwd: host.cwd });
 }
 
-function configSources(flags: { config?: string; project?: string }, host: Pick<HostContext, 'env' | 'cwd'>, watch: boolean): ConfigSources {
+/** `--config` and `--project` resolved against the host (never touches the file system); no secret store. */
+export function configSources(flags: { config?: string; project?: string }, host: Pick<HostContext, 'env' | 'cwd'>, watch: boolean): ConfigSources {
   return {
     configPath: resolveConfigPath({ flag: flags.config, env: host.env, cwd: host.cwd }).path,
     project: resolveProjectPath({ flag: flags.project, cwd: host.cwd }),
