@@ -11,8 +11,8 @@ import type { CliContext, HostContext } from './context.js';
 
 /**
  * What a runtime is built from, resolved once from the flags and the environment (this file is the one place that
- * does it), one small object per concern so that each function takes only the part it needs. Every path here is
- * already absolute; nothing in this file touches the file system.
+ * does it), one small object per concern so that each function takes only the part it needs. Resolving never
+ * touches the file system and never fails.
  */
 export interface RuntimeSettings {
   host: HostContext;
