@@ -25,7 +25,7 @@ export function registerAuthCommand(program: Command, ctx: CliContext): void {
     .action(async (target: string, opts: { config?: string }) => {
       try {
         const config = await load(ctx, opts.config);
-        const oauth = oauthContext({ env: ctx.env, cwd: ctx.cwd, log: ctx.log, browser: true });
+        const oauth = oauthContext(ctx, { browser: true });
         const done = await loginServer({ config, target, env: ctx.env, log: ctx.log, oauth, version: VERSION });
         ctx.print(`signed in to ${done.toolbox}/${done.server.name} (${done.tools} tools); the sign-in is kept in ${oauth.store.dir}`);
       } catch (error) {
@@ -41,7 +41,7 @@ export function registerAuthCommand(program: Command, ctx: CliContext): void {
     .action(async (opts: { config?: string; json?: boolean }) => {
       try {
         const config = await load(ctx, opts.config);
-        const store = oauthContext({ env: ctx.env, cwd: ctx.cwd, log: ctx.log }).store;
+        const store = oauthContext(ctx, { browser: true }).store;
         const listed = await signInStatus(config, store);
         if (opts.json) return ctx.print(JSON.stringify({ dir: store.dir, servers: listed }, null, 2));
         const lines = [`OAuth sign-ins are kept in ${store.dir}`];
@@ -66,7 +66,7 @@ export function registerAuthCommand(program: Command, ctx: CliContext): void {
       try {
         const [toolbox, server, ...rest] = target.split('/');
         if (!toolbox || !server || rest.length > 0) throw new WorkbenchError('USAGE', `name the server as <toolbox>/<server>, got "${target}"`);
-        const store = oauthContext({ env: ctx.env, cwd: ctx.cwd, log: ctx.log }).store;
+        const store = oauthContext(ctx, { browser: true }).store;
         const removed = await store.remove(toolbox, server);
         if (removed.length === 0) throw new WorkbenchError('USAGE', `no sign-in of ${target} is stored in ${store.dir}; \`mcp-workbench auth status\` lists them.`);
         ctx.print(`signed out of ${target}: removed ${removed.join(', ')}`);

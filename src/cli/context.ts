@@ -13,10 +13,14 @@ export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;
 
-export interface CliContext {
+/** The process a command runs in: its environment, its start directory and the stderr logger. */
+export interface HostContext {
   env: Record<string, string | undefined>;
   cwd: string;
   log: Logger;
+}
+
+export interface CliContext extends HostContext {
   /** True when stderr is a terminal (progress lines are shown only then). */
   stderrIsTTY: boolean;
   /** Prints a result to stdout (commands other than serve). */
@@ -88,4 +92,9 @@ export function quiet(log: Logger): Logger {
     debug: () => {},
     child: (scope: string) => quiet(log.child(scope)),
   };
+}
+
+/** The same process with its connection chatter muted: what a one-shot listing or call runs with. */
+export function quietHost(host: HostContext): HostContext {
+  return { env: host.env, cwd: host.cwd, log: quiet(host.log) };
 }

@@ -52,7 +52,7 @@ export function registerDoctorCommand(program: Command, ctx: CliContext): void {
           cwd: ctx.cwd,
           log: ctx.log,
           secrets: ctx.secretSource,
-          oauth: oauthContext({ env: ctx.env, cwd: ctx.cwd, log: ctx.log, browser: false, noBrowserReason: 'doctor opens no browser' }),
+          oauth: oauthContext(ctx, { browser: false, noBrowserReason: 'doctor opens no browser' }),
           signal: controller.signal,
           ...(live && {
             onProgress: (progress: DoctorProgress) => {

@@ -1,16 +1,13 @@
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname } from 'node:path';
-import { CatalogCache, catalogCacheDir } from '../catalog/catalog-cache.js';
+import { CatalogCache } from '../catalog/catalog-cache.js';
 import { keepCopy, readToolState } from '../state/read.js';
-import { resolveStatePath } from '../state/path.js';
 import { pinsPathFor, readPins, watchPins } from '../state/pins.js';
 import { type BrokenState, watchToolState } from '../state/watch.js';
 import { loadConfig } from '../config/load.js';
-import { resolveConfigPath } from '../config/config-path.js';
 import { brokenServerWarning, brokenServers, noServerCanStartError } from '../config/server-problems.js';
-import { applyProject, loadProjectFile, resolveProjectPath } from '../config/project-file.js';
-import type { SecretSource } from '../config/secret-source.js';
+import { applyProject, loadProjectFile } from '../config/project-file.js';
 import type { WorkbenchConfig } from '../config/types.js';
 import { snapshotFiles, watchConfigFiles } from '../config/watch.js';
 import { toolsetWarnings } from '../catalog/toolsets.js';
@@ -23,46 +20,8 @@ import { VERSION } from '../version.js';
 import { resolveOAuthDir } from '../oauth/oauth-path.js';
 import type { OAuthContext } from '../oauth/sign-in.js';
 import { OAuthStore } from '../oauth/token-store.js';
-
-/** Options shared by every way of serving (stdio, HTTP). */
-export interface RuntimeOptions {
-  config?: string;
-  disabledTools?: string[];
-  /** `--state-file`; else WORKBENCH_STATE_FILE, else ~/.mcp-workbench/tool-state.json. */
-  stateFile?: string;
-  /** Offer list_all_tools and enable_tools. */
-  managementTools?: boolean;
-  /** `--project DIR`: where `.mcp-workbench.json` is; else the start directory `cwd`. */
-  project?: string;
-  /** `--toolset`: limit the session to these toolsets. */
-  toolsets?: string[];
-  /** Follow edits of the config and project files (serving); one-shot commands leave it off. */
-  watchConfig?: boolean;
-  /**
-   * `serve` (stdio or HTTP): a broken state file does not stop the start; the workbench fails closed until it is good
-   * again, follows the file, and keeps a copy of broken content beside it. Otherwise (`tools list`) a broken state
-   * file is an error and nothing is written.
-   */
-  serving?: boolean;
-  maxMessageBytes?: number;
-  /** `--catalog-budget` (characters). */
-  catalogBudget?: number;
-  /** `--no-catalog-cache` sets this to false. */
-  catalogCache?: boolean;
-  env: Record<string, string | undefined>;
-  cwd: string;
-  log: Logger;
-  /** Told of every call and toolbox open (the debug call log). */
-  observer?: WorkbenchObserver;
-  /** `--audit-log PATH` (serving): one JSON line per call and toolbox open, rotated by size. */
-  auditLog?: { path: string; maxBytes?: number; keep?: number };
-  /** Opens the secret store for `${secret:NAME}` (a fresh snapshot at every load and reload); never rejects. */
-  secrets?: () => Promise<SecretSource>;
-  /** The secret file, followed like the config so a `secret set` applies without a restart. */
-  secretsFile?: string;
-  /** `--no-browser` sets this to false: a server that needs an OAuth sign-in fails at once, naming `auth login`. */
-  browser?: boolean;
-}
+import type { HostContext } from './context.js';
+import type { AuthSettings, ConfigSources, RuntimeSettings } from './settings.js';
 
 export interface Runtime {
   config: WorkbenchConfig;
@@ -80,24 +39,25 @@ export interface Runtime {
  * @throws WorkbenchError the loader's errors; and, when the config has servers but none of them could ever start,
  *   the error naming every problem at once (`ENV_MISSING` when they are all unset variables).
  */
-export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
-  const source = await loadRuntimeConfig(options);
+export async function createRuntime(settings: RuntimeSettings): Promise<Runtime> {
+  const { host, state } = settings;
+  const source = await loadRuntimeConfig(settings.sources, host);
   const { config } = source;
-  const statePath = stateFilePath(options);
-  const read = await readToolState(statePath, options.log);
+  const statePath = state.path;
+  const read = await readToolState(statePath, host.log);
   // Fail closed (README "Enabled and disabled tools"): never the defaults in place of a file that does not parse.
-  if (read.problem && !options.serving) throw read.problem;
+  if (read.problem && !state.serving) throw read.problem;
   const pinsPath = pinsPathFor(statePath);
-  const pins = { path: pinsPath, read: await readPins(pinsPath), record: options.serving === true };
-  const audit = options.auditLog && (await openAuditLog(options.auditLog.path, { ...options.auditLog, log: options.log }));
-  if (audit) options.log.info(`audit log: ${options.auditLog!.path}`);
-  const observer = chainObservers(options.observer, audit ? (event) => audit.record(event) : undefined);
-  const workbench = createWorkbench(options, config, read, pins, observer);
+  const pins = { path: pinsPath, read: await readPins(pinsPath), record: state.serving };
+  const audit = settings.audit && (await openAuditLog(settings.audit.path, { ...settings.audit, log: host.log }));
+  if (audit) host.log.info(`audit log: ${settings.audit!.path}`);
+  const observer = chainObservers(settings.observer, audit ? (event) => audit.record(event) : undefined);
+  const workbench = createWorkbench(settings, config, read, pins, observer);
   // Approvals (`tools approve` in another process) apply to a running server at once.
-  const pinsWatcher = options.serving ? watchPins(pinsPath, (next) => workbench.setPins(next), options.log) : undefined;
-  if (read.problem) await reportBrokenState(statePath, read, false, options.log);
-  const watcher = options.serving ? followStateFile(workbench, statePath, read, options.log) : undefined;
-  const configWatcher = options.watchConfig ? followConfig(workbench, source, options.log) : undefined;
+  const pinsWatcher = state.serving ? watchPins(pinsPath, (next) => workbench.setPins(next), host.log) : undefined;
+  if (read.problem) await reportBrokenState(statePath, read, false, host.log);
+  const watcher = state.serving ? followStateFile(workbench, statePath, read, host.log) : undefined;
+  const configWatcher = settings.sources.watch ? followConfig(workbench, source, host.log) : undefined;
   return {
     config,
     workbench,
@@ -115,32 +75,32 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
 
 /**
  * Loads the config with the project file applied, warns about what it holds (once), and returns it with what
- * following it needs: every file it is made of and their content before it was read (when `watchConfig`).
+ * following it needs: every file it is made of and their content before it was read (when `sources.watch`).
  */
-async function loadRuntimeConfig(options: RuntimeOptions): Promise<ConfigSource & { config: WorkbenchConfig }> {
-  const { path } = resolveConfigPath({ flag: options.config, env: options.env, cwd: options.cwd });
-  const projectPath = resolveProjectPath({ flag: options.project, cwd: options.cwd });
+async function loadRuntimeConfig(sources: ConfigSources, host: HostContext): Promise<ConfigSource & { config: WorkbenchConfig }> {
+  const { env, log } = host;
+  const path = sources.configPath;
   const load = async (): Promise<WorkbenchConfig> => {
-    const loaded = applyProject(await loadConfig(path, options.env, { secrets: options.secrets }), await loadProjectFile(projectPath));
+    const loaded = applyProject(await loadConfig(path, env, { secrets: sources.secrets }), await loadProjectFile(sources.project));
     const fatal = noServerCanStartError(loaded);
     if (fatal) throw fatal;
     return loaded;
   };
-  const warnBroken = brokenServerWarner(options.log);
+  const warnBroken = brokenServerWarner(log);
   // The secret file only when its directory exists: a user without secrets gets no warning about following it.
-  const secretsFile = options.secretsFile && existsSync(dirname(options.secretsFile)) ? [options.secretsFile] : [];
-  const files = [path, projectPath.path, ...secretsFile];
-  const baseline = options.watchConfig ? await snapshotFiles(files) : '';
+  const secretsFile = sources.secretsFile && existsSync(dirname(sources.secretsFile)) ? [sources.secretsFile] : [];
+  const files = [path, sources.project.path, ...secretsFile];
+  const baseline = sources.watch ? await snapshotFiles(files) : '';
   const config = await load();
-  for (const warning of [...config.warnings, ...toolsetWarnings(config)]) options.log.warn(warning);
+  for (const warning of [...config.warnings, ...toolsetWarnings(config)]) log.warn(warning);
   warnBroken(config);
-  if (config.project) options.log.info(`project file ${config.project.source} applies`);
+  if (config.project) log.info(`project file ${config.project.source} applies`);
   return { path, files, baseline, load, warnBroken, config };
 }
 
-/** The shared Workbench for these options, over the state and pins as read at start. */
+/** The shared Workbench for these settings, over the state and pins as read at start. */
 function createWorkbench(
-  options: RuntimeOptions,
+  { host, session, catalog, auth, maxMessageBytes }: Pick<RuntimeSettings, 'host' | 'session' | 'catalog' | 'auth' | 'maxMessageBytes'>,
   config: WorkbenchConfig,
   read: Awaited<ReturnType<typeof readToolState>>,
   pins: WorkbenchOptions['pins'],
@@ -148,31 +108,31 @@ function createWorkbench(
 ): Workbench {
   return new Workbench({
     config,
-    env: options.env,
-    log: options.log,
+    env: host.env,
+    log: host.log,
     version: VERSION,
-    cliDisabled: options.disabledTools,
-    maxMessageBytes: options.maxMessageBytes,
-    catalogBudget: options.catalogBudget,
-    oauth: oauthContext(options),
+    cliDisabled: session.disabledTools,
+    maxMessageBytes,
+    catalogBudget: catalog.budget,
+    oauth: oauthContext(host, auth),
     observer,
-    catalogCache: options.catalogCache === false ? undefined : new CatalogCache(catalogCacheDir(options.env, options.env.HOME || homedir()), options.log),
+    catalogCache: catalog.cacheDir === undefined ? undefined : new CatalogCache(catalog.cacheDir, host.log),
     state: read.state,
     ...(read.problem && { stateProblem: read.problem }),
-    ...(options.toolsets && options.toolsets.length > 0 && { sessionToolsets: options.toolsets }),
+    ...(session.toolsets && session.toolsets.length > 0 && { sessionToolsets: session.toolsets }),
     pins,
   });
 }
 
 /** Where OAuth sign-ins are kept and how one is started (README "Remote servers behind OAuth"). */
-export function oauthContext(options: Pick<RuntimeOptions, 'env' | 'cwd' | 'log' | 'browser'> & { noBrowserReason?: string }): OAuthContext {
+export function oauthContext(host: HostContext, auth: AuthSettings): OAuthContext {
   return {
-    ...(options.noBrowserReason && { noBrowserReason: options.noBrowserReason }),
-    store: new OAuthStore(resolveOAuthDir({ env: options.env, homedir: options.env.HOME || homedir(), cwd: options.cwd }), options.log),
-    env: options.env,
+    ...(auth.noBrowserReason && { noBrowserReason: auth.noBrowserReason }),
+    store: new OAuthStore(resolveOAuthDir({ env: host.env, homedir: host.env.HOME || homedir(), cwd: host.cwd }), host.log),
+    env: host.env,
     platform: process.platform,
-    browser: options.browser !== false,
-    announce: (message) => options.log.warn(message),
+    browser: auth.browser,
+    announce: (message) => host.log.warn(message),
   };
 }
 
@@ -208,11 +168,6 @@ async function reportBrokenState(path: string, broken: BrokenState, lastGood: bo
     `${broken.problem.message} Until then no tool call is forwarded and ${shown}; the file is watched, and calls resume ` +
       `as soon as it is good again (no restart needed).${copy ? ` A copy of its current content is kept at ${copy}.` : ''}`,
   );
-}
-
-/** The state file for these options (flag, WORKBENCH_STATE_FILE, or the default under the home directory). */
-export function stateFilePath(options: { stateFile?: string; env: Record<string, string | undefined>; cwd: string }): string {
-  return resolveStatePath({ flag: options.stateFile, env: options.env, homedir: options.env.HOME || homedir(), cwd: options.cwd });
 }
 
 /** How long shutdown may take before the process exits anyway (children get SIGKILL well within this). */

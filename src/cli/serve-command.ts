@@ -1,33 +1,18 @@
-import { homedir } from 'node:os';
-import { resolve } from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { nearestWord } from '../shared/edit-distance.js';
-import { resolveSecretsPath } from '../secrets/secrets-path.js';
 import { EXIT_FAILURE, EXIT_USAGE, splitList, type CliContext } from './context.js';
-import type { RuntimeOptions } from './runtime.js';
 import { serve } from './serve.js';
 import { parsePositiveInt, serveHttp } from './serve-http.js';
+import { serveSettings, type ServeRuntimeFlags } from './settings.js';
 
-/** What commander hands the `serve` action. */
-interface ServeFlags {
-  config?: string;
-  disabledTools?: string[];
-  stateFile?: string;
-  managementTools?: boolean;
-  toolset?: string[];
-  project?: string;
-  catalogBudget?: number;
-  catalogCache?: boolean;
-  browser?: boolean;
+/** What commander hands the `serve` action: the runtime's flags and the HTTP ones. */
+interface ServeFlags extends ServeRuntimeFlags {
   http?: string;
   token?: string;
   allowOrigin?: string[];
   maxSessions?: number;
   sessionIdleTimeout?: number;
   metrics?: boolean;
-  auditLog?: string;
-  auditLogMaxBytes?: number;
-  auditLogKeep?: number;
 }
 
 /**
@@ -72,13 +57,12 @@ export function registerServeCommand(program: Command, ctx: CliContext): void {
 
 /** Serves on stdio or HTTP as the flags say; resolves with the exit code once serving has ended. */
 async function runServe(flags: ServeFlags, ctx: CliContext): Promise<number> {
-  const common = runtimeOptions(flags, ctx);
+  const settings = serveSettings(flags, ctx);
   if (flags.http === undefined && (flags.token !== undefined || flags.allowOrigin || flags.maxSessions || flags.sessionIdleTimeout || flags.metrics)) {
     ctx.log.warn('--token, --allow-origin, --max-sessions, --session-idle-timeout and --metrics only apply with --http; ignoring them');
   }
-  if (flags.http === undefined) return serve(common);
-  return serveHttp({
-    ...common,
+  if (flags.http === undefined) return serve(settings);
+  return serveHttp(settings, {
     listen: flags.http,
     token: flags.token,
     allowOrigins: flags.allowOrigin,
@@ -86,32 +70,6 @@ async function runServe(flags: ServeFlags, ctx: CliContext): Promise<number> {
     sessionIdleSeconds: flags.sessionIdleTimeout,
     metrics: flags.metrics === true,
   });
-}
-
-/** The options both ways of serving share, from the flags and the process. */
-function runtimeOptions(flags: ServeFlags, ctx: CliContext): RuntimeOptions {
-  const { env, cwd, log } = ctx;
-  return {
-    config: flags.config,
-    disabledTools: flags.disabledTools,
-    stateFile: flags.stateFile,
-    managementTools: flags.managementTools === true,
-    toolsets: flags.toolset,
-    project: flags.project,
-    watchConfig: true,
-    serving: true,
-    catalogBudget: flags.catalogBudget,
-    catalogCache: flags.catalogCache,
-    browser: flags.browser,
-    maxMessageBytes: maxMessageBytes(ctx),
-    observer: ctx.callLogger(),
-    ...(flags.auditLog !== undefined && { auditLog: { path: resolve(cwd, flags.auditLog), maxBytes: flags.auditLogMaxBytes, keep: flags.auditLogKeep } }),
-    env,
-    cwd,
-    log,
-    secrets: ctx.secretSource,
-    secretsFile: resolveSecretsPath({ env, homedir: env.HOME || homedir(), cwd }).path,
-  };
 }
 
 /**
@@ -144,16 +102,6 @@ function checkLeftovers(program: Command, cmd: Command, ctx: CliContext): boolea
   }
   if (args.length > 0) log.warn(`ignoring unknown option(s): ${args.join(' ')} (see mcp-workbench --help)`);
   return true;
-}
-
-/** WORKBENCH_MAX_MESSAGE_BYTES: a positive integer, else the built-in default (with a warning if it was set). */
-function maxMessageBytes({ env, log }: CliContext): number | undefined {
-  const raw = env.WORKBENCH_MAX_MESSAGE_BYTES;
-  if (raw === undefined || raw.trim() === '') return undefined;
-  const value = Number(raw);
-  if (Number.isInteger(value) && value > 0) return value;
-  log.warn(`ignoring WORKBENCH_MAX_MESSAGE_BYTES="${raw}": expected a positive whole number of bytes`);
-  return undefined;
 }
 
 /** `--catalog-budget`: the same bounds as the config's catalogBudget (see workbench-config.schema.json). */

@@ -7,9 +7,11 @@ import type { Logger } from '../log.js';
 import type { Workbench } from '../core/workbench.js';
 import { VERSION } from '../version.js';
 import { EXIT_USAGE } from './context.js';
-import { chainObservers, createRuntime, untilShutdown, type Runtime, type RuntimeOptions } from './runtime.js';
+import { chainObservers, createRuntime, untilShutdown, type Runtime } from './runtime.js';
+import type { RuntimeSettings } from './settings.js';
 
-export interface ServeHttpOptions extends RuntimeOptions {
+/** `serve --http`: where to listen, who may call, and the limits of the HTTP front end. */
+export interface HttpSettings {
   /** `--http [host:]port`. */
   listen: string;
   /** `--token`; when absent, `WORKBENCH_TOKEN` from `env`. */
@@ -33,11 +35,11 @@ const SHORT_TOKEN = 16;
  * non-loopback host without a token, a bad origin) are reported on stderr and resolve with 2 before anything is
  * loaded or bound. The actual endpoint is logged as `listening on http://HOST:PORT/mcp` (port 0 picks a free one).
  */
-export async function serveHttp(options: ServeHttpOptions): Promise<number> {
-  const { log } = options;
+export async function serveHttp(settings: RuntimeSettings, http: HttpSettings): Promise<number> {
+  const { log } = settings.host;
   let plan: HttpPlan;
   try {
-    plan = planHttpServe(options);
+    plan = planHttpServe(http, settings.host.env);
   } catch (error) {
     if (!isWorkbenchError(error, 'USAGE')) throw error;
     log.error(error.message);
@@ -46,12 +48,12 @@ export async function serveHttp(options: ServeHttpOptions): Promise<number> {
   warnAboutToken(plan.token, log);
   // Metrics are fed by the call observer, so they exist before the workbench; their gauges read the server once it runs.
   let started: Started | undefined;
-  const metrics = options.metrics ? metricsOf(() => started) : undefined;
-  const runtime = await createRuntime(metrics ? { ...options, observer: chainObservers(options.observer, metrics.observer) } : options);
-  let http;
+  const metrics = http.metrics ? metricsOf(() => started) : undefined;
+  const runtime = await createRuntime(metrics ? { ...settings, observer: chainObservers(settings.observer, metrics.observer) } : settings);
+  let server: WorkbenchHttpServer;
   try {
-    http = await startHttpServer(httpServerOptions(options, plan, runtime, metrics));
-    started = { http, workbench: runtime.workbench };
+    server = await startHttpServer(httpServerOptions(http, settings, plan, runtime, metrics));
+    started = { http: server, workbench: runtime.workbench };
   } catch (error) {
     await runtime.close();
     if (isWorkbenchError(error, 'USAGE')) {
@@ -60,7 +62,6 @@ export async function serveHttp(options: ServeHttpOptions): Promise<number> {
     }
     throw error;
   }
-  const server = http;
   log.info(`listening on ${server.url}`);
   log.info(
     `serving ${runtime.config.toolboxes.length} toolbox(es) from ${runtime.config.source} over Streamable HTTP (version ${VERSION}); ${plan.token === undefined ? 'no token required (loopback only)' : 'bearer token required'}; servers start on first use`,
@@ -109,7 +110,13 @@ function metricsOf(started: () => Started | undefined): HttpMetrics {
 }
 
 /** What the HTTP server is started with: the plan, the limits from the flags, and the workbench it serves. */
-function httpServerOptions(options: ServeHttpOptions, plan: HttpPlan, runtime: Runtime, metrics: HttpMetrics | undefined): HttpServerOptions {
+function httpServerOptions(
+  http: HttpSettings,
+  { host, session, maxMessageBytes }: Pick<RuntimeSettings, 'host' | 'session' | 'maxMessageBytes'>,
+  plan: HttpPlan,
+  runtime: Runtime,
+  metrics: HttpMetrics | undefined,
+): HttpServerOptions {
   return {
     workbench: runtime.workbench,
     version: VERSION,
@@ -117,29 +124,29 @@ function httpServerOptions(options: ServeHttpOptions, plan: HttpPlan, runtime: R
     port: plan.port,
     token: plan.token,
     allowedOrigins: plan.allowedOrigins,
-    maxSessions: options.maxSessions,
-    sessionIdleMs: options.sessionIdleSeconds === undefined ? undefined : options.sessionIdleSeconds * 1000,
+    maxSessions: http.maxSessions,
+    sessionIdleMs: http.sessionIdleSeconds === undefined ? undefined : http.sessionIdleSeconds * 1000,
     // One limit for client messages on both transports (WORKBENCH_MAX_MESSAGE_BYTES) unless given its own.
-    maxBodyBytes: options.maxBodyBytes ?? options.maxMessageBytes,
-    serverOptions: { management: options.managementTools ? { statePath: runtime.statePath, log: options.log } : undefined },
+    maxBodyBytes: http.maxBodyBytes ?? maxMessageBytes,
+    serverOptions: { management: session.managementTools ? { statePath: runtime.statePath, log: host.log } : undefined },
     ...(metrics ? { metrics } : {}),
-    log: options.log,
+    log: host.log,
   };
 }
 
 /** Checks the address, token and origins; WorkbenchError USAGE for anything that must not start. */
-function planHttpServe(options: ServeHttpOptions): HttpPlan {
-  const { host, port } = parseListenAddress(options.listen);
-  if (options.token !== undefined && options.token.trim() === '') throw new WorkbenchError('USAGE', '--token must not be empty');
-  const fromEnv = options.env.WORKBENCH_TOKEN;
-  const token = options.token ?? (fromEnv !== undefined && fromEnv.trim() !== '' ? fromEnv : undefined);
+function planHttpServe(http: HttpSettings, env: Record<string, string | undefined>): HttpPlan {
+  const { host, port } = parseListenAddress(http.listen);
+  if (http.token !== undefined && http.token.trim() === '') throw new WorkbenchError('USAGE', '--token must not be empty');
+  const fromEnv = env.WORKBENCH_TOKEN;
+  const token = http.token ?? (fromEnv !== undefined && fromEnv.trim() !== '' ? fromEnv : undefined);
   if (token === undefined && !isLoopbackHost(host)) {
     throw new WorkbenchError(
       'USAGE',
       `refusing to serve on ${host} without a token: anyone who can reach it could run every configured server. Set WORKBENCH_TOKEN (or --token), or omit the host to bind to 127.0.0.1.`,
     );
   }
-  const allowedOrigins = (options.allowOrigins ?? []).map(normalizeOrigin);
+  const allowedOrigins = (http.allowOrigins ?? []).map(normalizeOrigin);
   return { host, port, token, allowedOrigins };
 }
 

@@ -5,8 +5,9 @@ import { type FullEntry, summaryOf } from '../catalog/catalog-index.js';
 import { MAX_SEARCH_LIMIT } from '../catalog/search.js';
 import { isRecord } from '../config/text.js';
 import { errorMessage, isWorkbenchError } from '../errors.js';
-import { EXIT_FAILURE, EXIT_USAGE, quiet, splitList, type CliContext } from './context.js';
+import { EXIT_FAILURE, EXIT_USAGE, quietHost, splitList, type CliContext } from './context.js';
 import { createRuntime, type Runtime } from './runtime.js';
+import { oneShotSettings } from './settings.js';
 
 /**
  * `mcp-workbench tools search | call`: try tools from a shell, without an MCP client. Both go through the same
@@ -77,8 +78,8 @@ async function withRuntime(ctx: CliContext, opts: RuntimeFlags, use: (runtime: R
   let runtime: Runtime | undefined;
   try {
     // Connection chatter is noise here; warnings and errors still show.
-    const { toolset, ...rest } = opts;
-    runtime = await createRuntime({ ...rest, toolsets: toolset, env: ctx.env, cwd: ctx.cwd, log: quiet(ctx.log), observer: ctx.callLogger() });
+    const flags = { config: opts.config, stateFile: opts.stateFile, project: opts.project, disabledTools: opts.disabledTools, toolsets: opts.toolset };
+    runtime = await createRuntime(oneShotSettings(flags, quietHost(ctx), { observer: ctx.callLogger() }));
     await use(runtime);
   } catch (error) {
     ctx.fail(error);

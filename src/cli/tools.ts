@@ -8,8 +8,9 @@ import { Workbench } from '../core/workbench.js';
 import { type ToolStatusReport } from '../core/tool-entry.js';
 import { createRedactor, redactDeep } from '../shared/redact.js';
 import { VERSION } from '../version.js';
-import { EXIT_FAILURE, EXIT_USAGE, quiet, splitList, type CliContext } from './context.js';
-import { createRuntime, stateFilePath, type Runtime } from './runtime.js';
+import { EXIT_FAILURE, EXIT_USAGE, quiet, quietHost, splitList, type CliContext } from './context.js';
+import { createRuntime, type Runtime } from './runtime.js';
+import { oneShotSettings, stateFilePath } from './settings.js';
 import { registerTrustCommands } from './tools-trust.js';
 import { unmatchedNames } from '../catalog/name-suggestions.js';
 import { parseToolName } from '../catalog/names.js';
@@ -57,7 +58,8 @@ function registerListCommand(tools: Command, ctx: CliContext, common: (cmd: Comm
       let runtime: Runtime | undefined;
       try {
         // Connecting logs per server; keep stderr for the progress line and real problems.
-        runtime = await createRuntime({ ...opts, env: ctx.env, cwd: ctx.cwd, log: quiet(ctx.log), secrets: ctx.secretSource });
+        const flags = { config: opts.config, stateFile: opts.stateFile, project: opts.project, disabledTools: opts.disabledTools };
+        runtime = await createRuntime(oneShotSettings(flags, quietHost(ctx), { secrets: ctx.secretSource }));
         const report = await listTools(runtime, opts, ctx);
         ctx.print(opts.json ? JSON.stringify({ state_file: runtime.statePath, ...report }, null, 2) : formatToolList(report, runtime.statePath));
         if (report.servers_failed.length > 0) process.exitCode = EXIT_FAILURE;
@@ -104,7 +106,7 @@ function registerSwitchCommand(action: 'enable' | 'disable', tools: Command, ctx
     command.option('--force', 'record names that match no known tool anyway (e.g. for a server not yet started)');
   }
   command.action(async (names: string[], opts: SwitchFlags) => {
-    const statePath = stateFilePath({ ...opts, env: ctx.env, cwd: ctx.cwd });
+    const statePath = stateFilePath(opts.stateFile, ctx);
     const requested = names.flatMap((n) => splitList(n));
     const protectedNames = requested.filter((n) => PROTECTED_TOOLS.includes(n));
     const rest = requested.filter((n) => !PROTECTED_TOOLS.includes(n));
@@ -134,7 +136,7 @@ function registerResetCommand(tools: Command, ctx: CliContext, common: (cmd: Com
     .description('forget every enable/disable in the state file (all tools enabled again, config and --disabled-tools still apply)')
     .option('--json', 'machine-readable output')
     .action(async (opts: { config?: string; stateFile?: string; json?: boolean }) => {
-      const statePath = stateFilePath({ ...opts, env: ctx.env, cwd: ctx.cwd });
+      const statePath = stateFilePath(opts.stateFile, ctx);
       try {
         report(ctx, statePath, await updateToolState(statePath, { reset: true }, { log: ctx.log }), opts.json === true);
       } catch (error) {
@@ -152,7 +154,7 @@ async function allNamesMatch(names: readonly string[], opts: { config?: string; 
   let runtime: Awaited<ReturnType<typeof createRuntime>> | undefined;
   const advice = 'Nothing was changed. See the names with "mcp-workbench tools list", or pass --force to record them anyway (e.g. for a server not yet started).';
   try {
-    runtime = await createRuntime({ ...opts, env: ctx.env, cwd: ctx.cwd, log: quiet(ctx.log) });
+    runtime = await createRuntime(oneShotSettings({ config: opts.config, stateFile: opts.stateFile }, quietHost(ctx)));
     const configured = new Set(runtime.config.toolboxes.map((t) => t.name));
     const named = names.map((n) => parseToolName(n)?.toolbox);
     const toolboxes = named.every((t): t is string => t !== undefined && configured.has(t)) ? [...new Set(named)] : [undefined];

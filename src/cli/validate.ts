@@ -2,12 +2,11 @@ import type { Command } from 'commander';
 import { toolsetWarnings } from '../catalog/toolsets.js';
 import { isWorkbenchError } from '../errors.js';
 import { loadConfig } from '../config/load.js';
-import { resolveConfigPath } from '../config/config-path.js';
 import { configProblemsError } from '../config/server-problems.js';
-import { applyProject, loadProjectFile, resolveProjectPath } from '../config/project-file.js';
-import type { SecretSource } from '../config/secret-source.js';
+import { applyProject, loadProjectFile } from '../config/project-file.js';
 import type { WorkbenchConfig } from '../config/types.js';
 import { EXIT_FAILURE, type CliContext } from './context.js';
+import { configSources, type ConfigSources } from './settings.js';
 
 export interface ValidateReport {
   path: string;
@@ -19,18 +18,15 @@ export interface ValidateReport {
  * `serve` would; throws the loader's WorkbenchError when either is invalid, and one error listing every problem that
  * keeps a server from starting (unset variables, malformed URLs), which `serve` would only warn about.
  */
-export async function validateConfig(options: {
-  config?: string;
-  project?: string;
-  env: Record<string, string | undefined>;
-  cwd: string;
-  secrets?: () => Promise<SecretSource>;
-}): Promise<ValidateReport> {
-  const { path } = resolveConfigPath({ flag: options.config, env: options.env, cwd: options.cwd });
-  const config = await loadConfig(path, options.env, { secrets: options.secrets });
+export async function validateConfig(
+  sources: Pick<ConfigSources, 'configPath' | 'project' | 'secrets'>,
+  env: Record<string, string | undefined>,
+): Promise<ValidateReport> {
+  const path = sources.configPath;
+  const config = await loadConfig(path, env, { secrets: sources.secrets });
   const broken = configProblemsError(config);
   if (broken) throw broken;
-  const project = await loadProjectFile(resolveProjectPath({ flag: options.project, cwd: options.cwd }));
+  const project = await loadProjectFile(sources.project);
   return { path, config: applyProject(config, project) };
 }
 
@@ -68,7 +64,7 @@ export function registerValidateCommand(program: Command, ctx: CliContext): void
     .option('--json', 'print the result as JSON (secrets are not printed)')
     .action(async (opts: { config?: string; project?: string; json?: boolean }) => {
       try {
-        const report = await validateConfig({ config: opts.config, project: opts.project, env: ctx.env, cwd: ctx.cwd, secrets: ctx.secretSource });
+        const report = await validateConfig({ ...configSources(opts, ctx, false), secrets: ctx.secretSource }, ctx.env);
         for (const warning of [...report.config.warnings, ...toolsetWarnings(report.config)]) ctx.log.warn(warning);
         ctx.print(opts.json ? JSON.stringify(validateSummary(report), null, 2) : formatValidateReport(report));
       } catch (error) {
