@@ -176,7 +176,7 @@ async function withListings(
 ): Promise<void> {
   let runtime: Awaited<ReturnType<typeof createRuntime>> | undefined;
   try {
-    runtime = await createRuntime(oneShotSettings({ config: opts.config, stateFile: opts.stateFile }, quietHost(ctx)));
+    runtime = await createRuntime(oneShotSettings({ config: opts.config, stateFile: opts.stateFile }, quietHost(ctx), { secrets: ctx.secretSource }));
     const { listings, failed } = await runtime.workbench.serverListings(opts.toolbox);
     const redactor = createRedactor(runtime.config.secrets);
     for (const f of failed) ctx.log.warn(redactor(`${f.toolbox}/${f.server}: ${f.error}`));

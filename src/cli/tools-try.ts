@@ -79,7 +79,7 @@ async function withRuntime(ctx: CliContext, opts: RuntimeFlags, use: (runtime: R
   try {
     // Connection chatter is noise here; warnings and errors still show.
     const flags = { config: opts.config, stateFile: opts.stateFile, project: opts.project, disabledTools: opts.disabledTools, toolsets: opts.toolset };
-    runtime = await createRuntime(oneShotSettings(flags, quietHost(ctx), { observer: ctx.callLogger() }));
+    runtime = await createRuntime(oneShotSettings(flags, quietHost(ctx), { observer: ctx.callLogger(), secrets: ctx.secretSource }));
     await use(runtime);
   } catch (error) {
     ctx.fail(error);

@@ -154,7 +154,7 @@ async function allNamesMatch(names: readonly string[], opts: { config?: string; 
   let runtime: Awaited<ReturnType<typeof createRuntime>> | undefined;
   const advice = 'Nothing was changed. See the names with "mcp-workbench tools list", or pass --force to record them anyway (e.g. for a server not yet started).';
   try {
-    runtime = await createRuntime(oneShotSettings({ config: opts.config, stateFile: opts.stateFile }, quietHost(ctx)));
+    runtime = await createRuntime(oneShotSettings({ config: opts.config, stateFile: opts.stateFile }, quietHost(ctx), { secrets: ctx.secretSource }));
     const configured = new Set(runtime.config.toolboxes.map((t) => t.name));
     const named = names.map((n) => parseToolName(n)?.toolbox);
     const toolboxes = named.every((t): t is string => t !== undefined && configured.has(t)) ? [...new Set(named)] : [undefined];
