@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import type { EmbeddingsConfig } from '../config/types.js';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -22,6 +23,8 @@ export interface SemanticOptions {
   batchTimeoutMs?: number;
   /** After a failure, how long search stays lexical before the endpoint is asked again. */
   retryAfterMs?: number;
+  /** The most bytes of tool vectors kept in memory across catalogs; default about 10,000 tools at 1,536 dimensions. */
+  memoryBytes?: number;
 }
 
 export const DEFAULT_WAIT_MS = 1_500;
@@ -36,6 +39,7 @@ const DENSE_DEPTH = 50;
 const TEXT_CHARS = 1_000;
 /** Requests of tool texts under way at once (a global search prepares every toolbox; a local endpoint is one GPU). */
 const MAX_BATCHES_IN_FLIGHT = 2;
+const DEFAULT_MEMORY_BYTES = 64 * 1024 * 1024;
 
 type IndexVectors = readonly (Float32Array | undefined)[];
 
@@ -48,8 +52,12 @@ type IndexVectors = readonly (Float32Array | undefined)[];
  * Never throws.
  */
 export class SemanticRanker {
-  /** Every tool vector known, by hash of its text. */
-  private readonly known = new Map<string, Float32Array>();
+  /**
+   * Tool vectors by hash of their text, bounded by bytes: a long-running server whose catalogs change keeps the recent
+   * ones (an index's own vectors stay referenced by `prepared` while the index lives; an evicted one is read from its
+   * file again, or embedded again).
+   */
+  private readonly known: LRUCache<string, Float32Array>;
   /** Keys of the vector files this process read or wrote. */
   private readonly filed = new Set<string>();
   private readonly prepared = new WeakMap<SearchIndex, Promise<IndexVectors | undefined>>();
@@ -61,6 +69,7 @@ export class SemanticRanker {
   private readonly waiting: (() => void)[] = [];
 
   constructor(private readonly options: SemanticOptions) {
+    this.known = new LRUCache({ maxSize: options.memoryBytes ?? DEFAULT_MEMORY_BYTES, sizeCalculation: (v) => Math.max(1, v.byteLength) });
     this.store = new VectorStore(options.dir, options.log);
     this.namespace = hash(`${embeddingsUrl(options.config.url)}\n${options.config.model}`);
   }
@@ -121,12 +130,22 @@ export class SemanticRanker {
     const texts = index.docs.map((doc) => toolText(doc.entry));
     const hashes = texts.map(hash);
     const key = hash(`${this.namespace}\n${hashes.join('\n')}`);
-    if (!this.filed.has(key) && hashes.some((h) => !this.known.has(h))) {
+    // This index's vectors, held here so that none of them can be evicted from `known` before they are returned.
+    const mine = new Map<string, Float32Array>();
+    const take = (h: string, vector: Float32Array): void => {
+      mine.set(h, vector);
+      this.known.set(h, vector);
+    };
+    for (const h of hashes) {
+      const vector = this.known.get(h);
+      if (vector) mine.set(h, vector);
+    }
+    if (!this.filed.has(key) && hashes.some((h) => !mine.has(h))) {
       const disk = await this.store.read(key);
-      for (const [h, vector] of disk ?? []) this.known.set(h, vector);
+      for (const [h, vector] of disk ?? []) take(h, vector);
       if (disk) this.filed.add(key);
     }
-    const missing = [...new Map(hashes.map((h, i) => [h, texts[i]!])).entries()].filter(([h]) => !this.known.has(h));
+    const missing = [...new Map(hashes.map((h, i) => [h, texts[i]!])).entries()].filter(([h]) => !mine.has(h));
     for (let start = 0; start < missing.length; start += EMBED_BATCH) {
       const batch = missing.slice(start, start + EMBED_BATCH);
       const got = await this.limited(() => {
@@ -134,13 +153,13 @@ export class SemanticRanker {
         if (this.isDown()) throw new EmbeddingsFailure('down');
         return embedTexts(this.options.config, batch.map(([, t]) => t), this.options.batchTimeoutMs ?? DEFAULT_BATCH_TIMEOUT_MS);
       });
-      batch.forEach(([h], i) => this.known.set(h, got[i]!));
+      batch.forEach(([h], i) => take(h, got[i]!));
     }
     if (!this.filed.has(key)) {
       this.filed.add(key);
-      void this.store.write(key, this.options.config.model, new Map(hashes.map((h) => [h, this.known.get(h)!])));
+      void this.store.write(key, this.options.config.model, new Map(hashes.map((h) => [h, mine.get(h)!])));
     }
-    return hashes.map((h) => this.known.get(h));
+    return hashes.map((h) => mine.get(h));
   }
 
   /** Runs a request of tool texts when fewer than MAX_BATCHES_IN_FLIGHT are under way (queries never wait for this). */

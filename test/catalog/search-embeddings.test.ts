@@ -1,43 +1,16 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
+import { API_KEY, startEndpoint } from '../helpers/embeddings-endpoint.js';
 import { logLines } from '../helpers/log-lines.js';
-import { fixtureServer, node, startWorkbench, tempDir, waitFor, type RunningWorkbench } from '../helpers/workbench-process.js';
+import { fixtureServer, startWorkbench, tempDir, waitFor, type RunningWorkbench } from '../helpers/workbench-process.js';
 
 /**
  * The optional semantic ranker (README "Search", "Semantic ranker"), end to end: the built workbench over stdio against
  * an OpenAI-compatible embeddings endpoint the test starts on loopback (test/fixtures/embeddings-server.mjs), which
  * serves deterministic vectors in which "photo" is near "image" although the words differ.
  */
-
-const fixture = fileURLToPath(new URL('../fixtures/embeddings-server.mjs', import.meta.url));
-const API_KEY = 'sk-test-0123456789abcdef';
-
-interface Endpoint {
-  url: string;
-  requests(): { path: string; auth: string | null; model: string; inputs: string[] }[];
-  close(): Promise<void>;
-}
-
-async function startEndpoint(dir: string, name: string, ...flags: string[]): Promise<Endpoint> {
-  const log = join(dir, `${name}.jsonl`);
-  const child: ChildProcess = spawn(node, [fixture, '--log', log, ...flags], { stdio: ['pipe', 'pipe', 'inherit'] });
-  let out = '';
-  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
-  assert.ok(await waitFor(() => /EMBEDDINGS_LISTENING \d+/.test(out), 10_000), 'the embeddings fixture did not start');
-  const port = Number(/EMBEDDINGS_LISTENING (\d+)/.exec(out)![1]);
-  return {
-    url: `http://127.0.0.1:${port}`,
-    requests: () => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) : []),
-    close: async () => {
-      child.stdin!.end();
-      await waitFor(() => child.exitCode !== null, 5_000);
-    },
-  };
-}
 
 function config(embeddings: Record<string, string>): unknown {
   return { toolboxes: { dev: { description: 'Fixture tools', mcpServers: { fixture: fixtureServer() } } }, search: { embeddings } };
