@@ -33,10 +33,13 @@ for (const { over, era } of PATHS) describe(`search from cached catalogs (${over
     },
     ...(withBroken && { toolsets: { quick: { description: 'Echo and the generated file tools', tools: ['tools__fixture__echo', 'files__catalog__*'] } } }),
   });
-  const start = (run: string, withBroken: boolean): Promise<EraWorkbench> =>
-    startEra(over, era, config(run, withBroken), undefined, undefined, {
+  async function start(run: string, withBroken: boolean): Promise<EraWorkbench> {
+    const wb = await startEra(over, era, config(run, withBroken), undefined, undefined, {
       env: { MCP_WORKBENCH_CACHE_DIR: join(dir, run, 'cache'), WORKBENCH_STATE_FILE: join(dir, run, 'tool-state.json') },
     });
+    assert.equal(wb.client.getProtocolEra(), era);
+    return wb;
+  }
   const call = async (wb: EraWorkbench, name: string, args: Record<string, unknown>): Promise<CallToolResult> =>
     (await wb.client.callTool({ name, arguments: args })) as CallToolResult;
 
