@@ -2,23 +2,28 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import type { CallToolResult } from '@modelcontextprotocol/client';
 import type { Answer } from '../../src/catalog/catalog-index.js';
-import { fixtureServer, startWorkbench, structuredAnswer, tempDir, textOf, type RunningWorkbench } from '../helpers/workbench-process.js';
+import { ERAS, startEra, type EraName, type EraWorkbench, type Over } from '../helpers/era-workbench.js';
+import { fixtureServer, structuredAnswer, tempDir, textOf } from '../helpers/workbench-process.js';
 
 /**
- * Search without starting the world (README "open_toolbox", Search), end to end over stdio: with every catalog cached,
- * a search across toolboxes or inside one answers from the cache and starts no server (each fixture server writes a
- * log file when it starts); a server that cannot start is named with why and what to do, and the answer is not an
- * error; a search that finds nothing still names the closest tools and the toolboxes to look in.
+ * Search without starting the world (README "open_toolbox", Search), end to end on each transport and with a client of
+ * each protocol era: with every catalog cached, a search across toolboxes, inside one or inside a toolset answers from
+ * the cache and starts no server (each fixture server writes a log file when it starts); a server that cannot start
+ * is named with why and what to do, and the answer is not an error; a search that finds nothing still names the
+ * closest tools and the toolboxes to look in.
  */
 
-describe('search from cached catalogs (stdio)', () => {
+const PATHS = (['stdio', 'http'] as const).flatMap((over: Over) => ERAS.map((era: EraName) => ({ over, era })));
+
+for (const { over, era } of PATHS) describe(`search from cached catalogs (${over}, ${era} client)`, () => {
   let dir: string;
   let cleanup: () => Promise<void>;
-  before(async () => ({ dir, cleanup } = await tempDir('wb-search-cache-')));
+  before(async () => ({ dir, cleanup } = await tempDir(`wb-search-cache-${over}-${era}-`)));
   after(async () => cleanup());
 
-  /** Each test its own cache and start markers, under `run`. */
+  /** Each test its own cache, state file and start markers, under `run`. */
   const marker = (run: string, name: string): string => join(dir, run, `${name}-started.jsonl`);
   const config = (run: string, withBroken: boolean): unknown => ({
     toolboxes: {
@@ -28,38 +33,52 @@ describe('search from cached catalogs (stdio)', () => {
     },
     ...(withBroken && { toolsets: { quick: { description: 'Echo and the generated file tools', tools: ['tools__fixture__echo', 'files__catalog__*'] } } }),
   });
-  const env = (run: string): Record<string, string> => ({ MCP_WORKBENCH_CACHE_DIR: join(dir, run, 'cache') });
+  async function start(run: string, withBroken: boolean): Promise<EraWorkbench> {
+    const wb = await startEra(over, era, config(run, withBroken), undefined, undefined, {
+      env: { MCP_WORKBENCH_CACHE_DIR: join(dir, run, 'cache'), WORKBENCH_STATE_FILE: join(dir, run, 'tool-state.json') },
+    });
+    assert.equal(wb.client.getProtocolEra(), era);
+    return wb;
+  }
+  const call = async (wb: EraWorkbench, name: string, args: Record<string, unknown>): Promise<CallToolResult> =>
+    (await wb.client.callTool({ name, arguments: args })) as CallToolResult;
 
   /** A first process lists every toolbox (filling the cache); then the start markers are removed. */
   async function warm(run: string): Promise<void> {
     mkdirSync(join(dir, run), { recursive: true });
-    const first = await startWorkbench(config(run, false), { env: env(run) });
+    const first = await start(run, false);
     try {
-      for (const toolbox of ['tools', 'files']) assert.ok(!(await first.call('open_toolbox', { toolbox_name: toolbox })).isError);
+      for (const toolbox of ['tools', 'files']) {
+        const opened = await call(first, 'open_toolbox', { toolbox_name: toolbox });
+        assert.notEqual(opened.isError, true, textOf(opened));
+      }
     } finally {
       await first.close();
     }
     for (const name of ['tools', 'files']) rmSync(marker(run, name), { force: true });
   }
 
-  async function search(wb: RunningWorkbench, args: Record<string, unknown>): Promise<{ answer: Answer; isError: boolean }> {
-    const result = await wb.call('open_toolbox', args);
-    return { answer: structuredAnswer<Answer>(result, 'tools'), isError: result.isError === true };
+  async function search(wb: EraWorkbench, args: Record<string, unknown>): Promise<{ answer: Answer; isError: boolean; text: string }> {
+    const result = await call(wb, 'open_toolbox', args);
+    return { answer: structuredAnswer<Answer>(result, 'tools'), isError: result.isError === true, text: textOf(result) };
   }
 
   it('answers global and scoped searches from the cache without starting a server; a call still starts it', async () => {
     await warm('cached');
     const startedMarker = (name: string): string => marker('cached', name);
-    const wb = await startWorkbench(config('cached', true), { env: env('cached') });
+    const wb = await start('cached', true);
     try {
       const global = await search(wb, { query: 'echo text back' });
-      assert.equal(global.isError, false, textOf(await wb.call('open_toolbox', { query: 'echo' })));
+      assert.equal(global.isError, false, global.text);
       assert.equal(global.answer.tools[0] && 'name' in global.answer.tools[0] ? global.answer.tools[0].name : undefined, 'tools__fixture__echo');
       assert.deepEqual(global.answer.servers_cached?.map((c) => c.server).sort(), ['files/catalog', 'tools/fixture']);
       assert.match(global.answer.servers_cached?.[0]?.note ?? '', /not started for a search/);
       // The broken server has no cached list: it was tried, and is named with why and what to do.
       assert.deepEqual(global.answer.servers_failed.map((f) => f.server), ['broken/crashy']);
-      assert.match(global.answer.servers_failed[0]!.error, /exited with code 3/);
+      assert.deepEqual(
+        { kind: global.answer.servers_failed[0]!.failure?.kind, exitCode: global.answer.servers_failed[0]!.failure?.exitCode },
+        { kind: 'exited', exitCode: 3 },
+      );
 
       const scoped = await search(wb, { toolbox_name: 'files', query: 'list' });
       assert.equal(scoped.isError, false);
@@ -81,7 +100,7 @@ describe('search from cached catalogs (stdio)', () => {
       assert.equal(existsSync(startedMarker('files')), false, 'a search started the files server');
 
       // A call needs the live server: it starts it (so the marker does tell).
-      assert.equal(textOf(await wb.useTool('tools', 'echo', { text: 'hi' })), 'hi');
+      assert.equal(textOf(await call(wb, 'use_tool', { toolbox_name: 'tools', tool_name: 'echo', arguments: { text: 'hi' } })), 'hi');
       assert.equal(existsSync(startedMarker('tools')), true);
       assert.equal(existsSync(startedMarker('files')), false);
     } finally {
@@ -91,7 +110,7 @@ describe('search from cached catalogs (stdio)', () => {
 
   it('a search that finds nothing names the closest tools and the toolboxes to look in', async () => {
     await warm('empty');
-    const wb = await startWorkbench(config('empty', false), { env: env('empty') });
+    const wb = await start('empty', false);
     try {
       const global = await search(wb, { query: 'zzqx' });
       assert.deepEqual(global.answer.tools, []);

@@ -16,8 +16,17 @@ export interface EraWorkbench {
   /** Another client of the same era (over HTTP a session of its own; over stdio, unsupported: it throws). */
   another(capabilities?: ClientCapabilities): Promise<Client>;
   dir: string;
+  /** The config file it serves (in `dir`): a test edits it to reload. */
+  configPath: string;
   stderr(): string;
   close(): Promise<void>;
+}
+
+/** How the workbench process is started besides its config: CLI arguments after `serve --config <file>`, and env. */
+export interface EraLaunch {
+  args?: string[];
+  /** Added to (and overriding) the defaults: PATH, HOME, a state file and catalog cache in the temp dir. */
+  env?: Record<string, string>;
 }
 
 /** A v2 SDK client pinned to `era` (no probe: the legacy era is given as known). */
@@ -27,16 +36,24 @@ export function eraClient(era: EraName, capabilities: ClientCapabilities = {}): 
 
 /**
  * Starts the built workbench with `config` (serve over stdio, or `--http 0`) and connects an `era` client to it. The
- * state file and catalog cache live in the test's temp dir. `setup` runs on the client before it connects (handlers).
+ * state file and catalog cache live in the test's temp dir unless `launch.env` names others. `setup` runs on the client
+ * before it connects (handlers).
  */
-export async function startEra(over: Over, era: EraName, config: unknown, setup: (client: Client) => void = () => {}, capabilities: ClientCapabilities = {}): Promise<EraWorkbench> {
+export async function startEra(
+  over: Over,
+  era: EraName,
+  config: unknown,
+  setup: (client: Client) => void = () => {},
+  capabilities: ClientCapabilities = {},
+  launch: EraLaunch = {},
+): Promise<EraWorkbench> {
   const connect = async (client: Client, transport: StdioClientTransport | StreamableHTTPClientTransport): Promise<Client> => {
     setup(client);
     await client.connect(transport, era === 'legacy' ? { prior: { kind: 'legacy' } } : undefined);
     return client;
   };
   if (over === 'http') {
-    const wb: HttpWorkbench = await startHttpWorkbench(config, ['--http', '0']);
+    const wb: HttpWorkbench = await startHttpWorkbench(config, ['--http', '0', ...(launch.args ?? [])], launch.env);
     const clients: Client[] = [];
     const open = async (caps = capabilities): Promise<Client> => {
       const client = await connect(eraClient(era, caps), new StreamableHTTPClientTransport(new URL(wb.url)));
@@ -48,6 +65,7 @@ export async function startEra(over: Over, era: EraName, config: unknown, setup:
       client,
       another: open,
       dir: wb.dir,
+      configPath: wb.configPath,
       stderr: wb.stderr,
       close: async () => {
         await Promise.allSettled(clients.map((c) => c.close()));
@@ -60,10 +78,10 @@ export async function startEra(over: Over, era: EraName, config: unknown, setup:
   await writeFile(configPath, JSON.stringify(config, null, 2));
   const transport = new StdioClientTransport({
     command: node,
-    args: [paths.cli, 'serve', '--config', configPath],
+    args: [paths.cli, 'serve', '--config', configPath, ...(launch.args ?? [])],
     cwd: dir,
     stderr: 'pipe',
-    env: { PATH: process.env.PATH ?? '', HOME: dir, WORKBENCH_STATE_FILE: join(dir, 'tool-state.json'), MCP_WORKBENCH_CACHE_DIR: join(dir, 'catalog-cache') },
+    env: { PATH: process.env.PATH ?? '', HOME: dir, WORKBENCH_STATE_FILE: join(dir, 'tool-state.json'), MCP_WORKBENCH_CACHE_DIR: join(dir, 'catalog-cache'), ...launch.env },
   });
   let stderr = '';
   transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
@@ -72,6 +90,7 @@ export async function startEra(over: Over, era: EraName, config: unknown, setup:
     client,
     another: () => Promise.reject(new Error('a stdio workbench serves one client')),
     dir,
+    configPath,
     stderr: () => stderr,
     close: async () => {
       await client.close().catch(() => {});

@@ -113,14 +113,14 @@ export async function startWorkbench(config: unknown, options: StartOptions = {}
 }
 
 
-/** The text of the first text content item. */
-export function textOf(result: CallToolResult): string {
+/** The text of the first text content item (of a result from either SDK's client). */
+export function textOf(result: Pick<CallToolResult, 'content'>): string {
   const item = result.content.find((c) => c.type === 'text');
   return item && item.type === 'text' ? item.text : '';
 }
 
 /** The workbench's own error code, if this result is an error the workbench produced. */
-export function workbenchErrorCode(result: CallToolResult): string | undefined {
+export function workbenchErrorCode(result: Pick<CallToolResult, '_meta'>): string | undefined {
   const meta = result._meta?.['mcp-workbench/error'] as { code?: string } | undefined;
   return meta?.code;
 }
@@ -159,8 +159,8 @@ export function runCli(args: string[], options: { env?: Record<string, string>; 
  * A tool result's structured answer, checked to be an object that holds `key` (a check, not a bare cast): a result
  * without one fails the test with the result shown.
  */
-export function structuredAnswer<T extends object>(result: { structuredContent?: Record<string, unknown> }, key: keyof T & string): T {
+export function structuredAnswer<T extends object>(result: { structuredContent?: unknown }, key: keyof T & string): T {
   const body = result.structuredContent;
-  assert.ok(body !== undefined && key in body, `a structured answer with "${key}": ${JSON.stringify(result).slice(0, 500)}`);
+  assert.ok(typeof body === 'object' && body !== null && key in body, `a structured answer with "${key}": ${JSON.stringify(result).slice(0, 500)}`);
   return body as T;
 }
