@@ -254,8 +254,9 @@ function followConfig(workbench: Workbench, source: ConfigSource, log: Logger): 
       );
     },
     onInvalid: (error) => {
-      log.error(`config change not applied, the previous config keeps serving: ${errorMessage(error)}`);
-      workbench.setConfigProblem(isWorkbenchError(error) ? error : new WorkbenchError('CONFIG_INVALID', `${source.path}: ${errorMessage(error)}`, { cause: error }));
+      const problem = isWorkbenchError(error) ? error : new WorkbenchError('CONFIG_INVALID', `${source.path}: ${errorMessage(error)}`, { cause: error });
+      log.error(`config change not applied, the previous config keeps serving: ${errorMessage(error)}`, { event: 'config_refused', code: problem.code, file: source.path });
+      workbench.setConfigProblem(problem);
     },
   });
 }

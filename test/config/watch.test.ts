@@ -76,9 +76,9 @@ async function refusedEdit(w: Watched, toolbox: string): Promise<string> {
   return warning!;
 }
 
-/** How many error lines the workbench logged so far (README "Command line", Logs): a refused edit adds one. */
+/** How many refused edits the workbench logged so far (README "Command line", Logs): an error line each. */
 function errorLines(w: Watched): number {
-  return logLines(w.wb.stderr()).filter((line) => line.level === 'error').length;
+  return logLines(w.wb.stderr()).filter((line) => line.level === 'error' && line.fields.event === 'config_refused' && typeof line.fields.code === 'string').length;
 }
 
 /** Waits until the workbench logged more than `before` error lines: the refused edit was reported on stderr too. */
