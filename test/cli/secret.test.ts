@@ -185,38 +185,7 @@ for (const transport of TRANSPORTS) {
   });
 }
 
-describe('${secret:NAME} in the one-shot tool commands', () => {
-  let data: { dir: string; cleanup: () => Promise<void> };
-  let env: Record<string, string>;
-  let config: string;
-
-  before(async () => {
-    data = await tempDir('wb-secret-oneshot-');
-    env = isolated(data.dir);
-    config = join(data.dir, 'workbench-config.json');
-    await writeFile(config, JSON.stringify(secretConfig()));
-    assert.equal((await runWithStdin(['secret', 'set', 'github'], VALUE, env, data.dir)).code, 0);
-  });
-  after(() => data.cleanup());
-
-  it('tools call gives the server the stored value, and prints it nowhere', async () => {
-    const run = await runCliAsync(['tools', 'call', 'dev', 'dev__good__env_digest', '--args', '{"name":"MODE"}', '--json', '--config', config], env);
-    assert.equal(run.code, 0, run.stderr);
-    const result = JSON.parse(run.stdout) as { isError?: boolean; content: { type: string; text: string }[] };
-    assert.notEqual(result.isError, true, run.stdout);
-    assert.equal(result.content[0]?.text, createHash('sha256').update(VALUE).digest('hex'));
-    assert.ok(!`${run.stdout}${run.stderr}`.includes(VALUE));
-  });
-
-  it('tools search finds the tools of the server whose secret is stored', async () => {
-    const run = await runCliAsync(['tools', 'search', 'environment digest', '--json', '--config', config], env);
-    assert.equal(run.code, 0, run.stderr);
-    assert.match(run.stdout, /dev__good__env_digest/);
-    assert.ok(!`${run.stdout}${run.stderr}`.includes(VALUE));
-  });
-});
-
-describe('validate and doctor on a config with an unknown secret', () => {
+describe('one-shot commands on a config with a stored and an unknown secret', () => {
   let data: { dir: string; cleanup: () => Promise<void> };
   let env: Record<string, string>;
   let config: string;
@@ -251,6 +220,22 @@ describe('validate and doctor on a config with an unknown secret', () => {
     assert.equal(lacking?.connected, false);
     assert.match(JSON.stringify(lacking), /unknown secret not-stored/);
     assert.match(JSON.stringify(lacking), /mcp-workbench secret set not-stored/);
+    assert.ok(!`${run.stdout}${run.stderr}`.includes(VALUE));
+  });
+
+  it('tools call gives the server the stored value, and prints it nowhere', async () => {
+    const run = await runCliAsync(['tools', 'call', 'dev', 'dev__good__env_digest', '--args', '{"name":"MODE"}', '--json', '--config', config], env);
+    assert.equal(run.code, 0, run.stderr);
+    const result = JSON.parse(run.stdout) as { isError?: boolean; content: { type: string; text: string }[] };
+    assert.notEqual(result.isError, true, run.stdout);
+    assert.equal(result.content[0]?.text, createHash('sha256').update(VALUE).digest('hex'));
+    assert.ok(!`${run.stdout}${run.stderr}`.includes(VALUE));
+  });
+
+  it('tools search finds the tools of the server whose secret is stored', async () => {
+    const run = await runCliAsync(['tools', 'search', 'environment digest', '--json', '--config', config], env);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /dev__good__env_digest/);
     assert.ok(!`${run.stdout}${run.stderr}`.includes(VALUE));
   });
 });
