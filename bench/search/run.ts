@@ -4,7 +4,8 @@
  * queries separately, beside plain BM25, the ranking before issue 22 and MiniSearch; then index build time and search
  * latency over 1,000 tools. With `SEARCH_EMBEDDINGS_URL` and `SEARCH_EMBEDDINGS_MODEL` (and `SEARCH_EMBEDDINGS_API_KEY`)
  * naming an OpenAI-compatible endpoint, a row for the workbench with its semantic ranker as well. `--misses` lists
- * the tuning queries the workbench misses (never the held-out ones).
+ * the tuning queries the workbench misses (never the held-out ones). `--tuning` prints the tuning rows alone (no
+ * held-out figure), for use while changing the ranking; `--no-speed` leaves out the speed table.
  */
 import type { FullEntry } from '../../src/catalog/catalog-index.js';
 import { DEFAULT_PARAMS, searchIndex, searchTools } from '../../src/catalog/search.js';
@@ -36,7 +37,8 @@ const withEmbeddings = await embeddingsRanker(process.env, files, toolboxes, QUE
 const withoutEnglish = workbenchRanker(files, { ...DEFAULT_PARAMS, englishWeight: 0 }, 'workbench BM25F without the English bridge');
 const rankers: Ranker<never>[] = [workbenchRanker(files), withoutEnglish, ...(withEmbeddings ? [withEmbeddings] : []), plainBm25, previousRanker, miniSearch] as unknown as Ranker<never>[];
 for (const ranker of rankers) {
-  for (const [label, set] of [['held out', held], ['tuning', tuning]] as const) {
+  const sets = process.argv.includes('--tuning') ? ([['tuning', tuning]] as const) : ([['held out', held], ['tuning', tuning]] as const);
+  for (const [label, set] of sets) {
     const results = runQueries(ranker, toolboxes, set);
     console.log(`| ${ranker.name} | ${label} | ${row(metricsOf(results, 'scoped'))} | ${row(metricsOf(results, 'global'))} |`);
   }
@@ -50,6 +52,8 @@ if (process.argv.includes('--misses')) {
     }
   }
 }
+
+if (process.argv.includes('--no-speed')) process.exit(0);
 
 // Speed: 1,000 tools (the corpus, topped up with copies of its tools under other server names).
 const thousand: FullEntry[] = [];

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { LRUCache } from 'lru-cache';
 import { fileURLToPath } from 'node:url';
 import { createLogger, type Logger } from '../log.js';
 import { errorMessage } from '../errors.js';
@@ -103,23 +104,23 @@ export interface EnglishBridge {
   near(word: string): readonly { term: string; strength: number }[];
 }
 
-/** Unit vectors of index words, kept across bridge builds: a catalog change costs only its new words. */
-const surfaceVectors = new Map<string, Float32Array | null>();
-const MAX_SURFACES = 100_000;
+/**
+ * Unit vectors of index words, kept across bridge builds (the most recently used 100,000): a catalog change costs only
+ * its new words. An empty vector stands for a word the vectors do not have.
+ */
+const surfaceVectors = new LRUCache<string, Float32Array>({ max: 100_000 });
+const NO_VECTOR = new Float32Array(0);
 
 function surfaceVector(vectors: EnglishVectors, word: string): Float32Array | undefined {
   let v = surfaceVectors.get(word);
-  if (v === undefined) {
-    if (surfaceVectors.size >= MAX_SURFACES) surfaceVectors.clear();
-    surfaceVectors.set(word, (v = unitVector(vectors, word) ?? null));
-  }
-  return v ?? undefined;
+  if (v === undefined) surfaceVectors.set(word, (v = unitVector(vectors, word) ?? NO_VECTOR));
+  return v.length > 0 ? v : undefined;
 }
 
 /**
  * The English bridge over every index given: one unit vector per index term (the normalised sum of its surface
  * words' vectors), so a query word costs one pass of dot products over the index's terms, never over all English.
- * Answers are remembered per query word.
+ * Answers are remembered per query word (the most recently used 1,000).
  */
 export function englishBridge(vectors: EnglishVectors, indexes: readonly SearchIndex[], params: EnglishParams = DEFAULT_ENGLISH): EnglishBridge {
   const { dims } = vectors;
@@ -142,13 +143,12 @@ export function englishBridge(vectors: EnglishVectors, indexes: readonly SearchI
     norm = Math.sqrt(norm) || 1;
     for (let d = 0; d < dims; d++) matrix[i * dims + d] = sum[d]! / norm;
   });
-  const memo = new Map<string, readonly { term: string; strength: number }[]>();
+  const memo = new LRUCache<string, readonly { term: string; strength: number }[]>({ max: 1_000 });
   return {
     near(word) {
       let found = memo.get(word);
       if (found) return found;
       found = nearest(surfaceVector(vectors, word), stem(word), terms, matrix, dims, params);
-      if (memo.size >= 1_000) memo.clear();
       memo.set(word, found);
       return found;
     },

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { stemmer } from 'stemmer';
 
 /**
@@ -52,17 +53,15 @@ export function words(text: string): string[] {
 export function stem(word: string): string {
   if (word.length <= 2) return word;
   let s = stems.get(word);
-  if (s === undefined) {
-    // A memo of a pure function, bounded: catalogs share most of their words, so an index rebuilt after a catalog
-    // change stems almost nothing anew.
-    if (stems.size >= MAX_STEMS) stems.clear();
-    stems.set(word, (s = stemmer(word)));
-  }
+  if (s === undefined) stems.set(word, (s = stemmer(word)));
   return s;
 }
 
-const MAX_STEMS = 50_000;
-const stems = new Map<string, string>();
+/**
+ * A memo of a pure function, bounded to the most recently used words: catalogs share most of their words, so an index
+ * rebuilt after a catalog change stems almost nothing anew, and a workbench left running keeps the words in use.
+ */
+const stems = new LRUCache<string, string>({ max: 50_000 });
 
 /** The stems of a text's words that are not stop words, in order, repeats kept. */
 export function terms(text: string): string[] {
@@ -101,7 +100,8 @@ const MAX_WORDS = 200_000;
 
 /**
  * Forgets every word number (and the analysed texts holding them) when there are very many: call it only between
- * index builds, never during one, since a build counts by these numbers.
+ * index builds, never during one, since a build counts by these numbers. Word numbers are not an LRU: a number must
+ * not be given to another word while an analysed text or an index build still holds it, so they go all at once.
  */
 export function forgetWordsIfMany(): void {
   if (wordIds.size < MAX_WORDS) return;
@@ -109,12 +109,13 @@ export function forgetWordsIfMany(): void {
   analyzed.clear();
 }
 
-const MAX_TEXTS = 20_000;
-const analyzed = new Map<string, Analyzed>();
+/** Analysed texts, the most recently used kept. */
+const analyzed = new LRUCache<string, Analyzed>({ max: 20_000 });
 
 /**
- * {@link terms} with the surface words kept, memoised (bounded): when a catalog changes, most of its tools' texts
- * are the same strings as before, so rebuilding its index re-reads almost nothing — the index is incremental in cost.
+ * {@link terms} with the surface words kept, memoised (bounded, least recently used forgotten first): when a catalog
+ * changes, most of its tools' texts are the same strings as before, so rebuilding its index re-reads almost nothing —
+ * the index is incremental in cost.
  */
 export function analyze(text: string): Analyzed {
   let a = analyzed.get(text);
@@ -131,7 +132,6 @@ export function analyze(text: string): Analyzed {
       surfaceIds.push(wordId(w));
       termIds.push(wordId(s));
     }
-    if (analyzed.size >= MAX_TEXTS) analyzed.clear();
     analyzed.set(text, (a = { surfaces, terms: stems, surfaceIds, termIds }));
   }
   return a;
