@@ -83,7 +83,10 @@ async function listTools(runtime: Runtime, opts: ListFlags, ctx: CliContext): Pr
   ).finally(() => progress?.());
   const report = redactDeep(listed, createRedactor(runtime.config.secrets));
   for (const pattern of report.unmatched ?? []) {
-    ctx.log.warn(`toolset "${opts.toolset}": "${pattern}" matches no tool of the connected servers (check the toolbox, server and tool names)`);
+    ctx.log.warn(`toolset "${opts.toolset}": "${pattern}" matches no tool of the connected servers (check the toolbox, server and tool names)`, {
+      toolset: opts.toolset,
+      pattern,
+    });
   }
   return report;
 }
