@@ -111,7 +111,9 @@ function registerSwitchCommand(action: 'enable' | 'disable', tools: Command, ctx
     const requested = names.flatMap((n) => splitList(n));
     const protectedNames = requested.filter((n) => PROTECTED_TOOLS.includes(n));
     const rest = requested.filter((n) => !PROTECTED_TOOLS.includes(n));
-    if (protectedNames.length > 0) ctx.log.warn(`${protectedNames.join(', ')}: the workbench's meta-tools are protected and cannot be ${action}d`);
+    if (protectedNames.length > 0) {
+      ctx.log.warn(`${protectedNames.join(', ')}: the workbench's meta-tools are protected and cannot be ${action}d`, { protected: protectedNames.join(', ') });
+    }
     if (rest.length === 0) {
       process.exitCode = EXIT_FAILURE;
       return;
