@@ -88,9 +88,10 @@ describe('remote downstream servers (Streamable HTTP and legacy SSE, on loopback
   });
 
   it('falls back to SSE (with a fresh client) for an http entry that points at a legacy SSE server, and says so once', async () => {
-    const wb = await startWorkbench({
-      toolboxes: { old: { mcpServers: { everything: { type: 'http', url: `${sse.origin}/sse` } } } },
-    });
+    const wb = await startWorkbench(
+      { toolboxes: { old: { mcpServers: { everything: { type: 'http', url: `${sse.origin}/sse` } } } } },
+      { env: { WORKBENCH_LOG_FORMAT: 'json' } },
+    );
     try {
       const catalog = await open(wb, 'old');
       assert.deepEqual(catalog.servers_failed, []);
@@ -98,7 +99,7 @@ describe('remote downstream servers (Streamable HTTP and legacy SSE, on loopback
       const echo = await wb.useTool('old', 'old__everything__echo', { message: 'via fallback' });
       assert.match(textOf(echo), /via fallback/);
       await open(wb, 'old');
-      const notes = wb.stderr().match(/using the legacy SSE transport/g) ?? [];
+      const notes = logLines(wb.stderr()).filter((l) => l.scope === 'old/everything' && l.fields.transport === 'sse');
       assert.equal(notes.length, 1, wb.stderr());
     } finally {
       await wb.close();
