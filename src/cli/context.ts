@@ -1,8 +1,8 @@
 import { homedir } from 'node:os';
 import type { SecretSource } from '../config/secret-source.js';
-import { errorMessage } from '../errors.js';
+import { WorkbenchError, errorMessage } from '../errors.js';
 import { describeEvent, type WorkbenchObserver } from '../core/call-events.js';
-import { createLogger, logsAt, parseLogFormat, parseLogLevel, type LogFormat, type Logger, type LoggerOptions, type LogLevel } from '../log.js';
+import { createLogger, logsAt, parseLogFormat, parseLogLevel, type LogFormat, type Logger, type LogFields, type LoggerOptions, type LogLevel } from '../log.js';
 import { type SecretStore, openSecretStore } from '../secrets/secret-store.js';
 
 /**
@@ -25,7 +25,7 @@ export interface CliContext extends HostContext {
   stderrIsTTY: boolean;
   /** Prints a result to stdout (commands other than serve). */
   print(text: string): void;
-  /** Logs the error on stderr and sets exit code 1. */
+  /** Logs the error on stderr, with its {@link errorFields}, and sets exit code 1. */
   fail(error: unknown): void;
   /** `--log-level` / `--log-format`: applies to every logger made from `log`, children included. */
   setLogging(settings: { level?: LogLevel; format?: LogFormat }): void;
@@ -64,7 +64,7 @@ export function createCliContext(): CliContext {
     stderrIsTTY: process.stderr.isTTY === true,
     print: (text) => void process.stdout.write(text.endsWith('\n') ? text : `${text}\n`),
     fail: (error) => {
-      log.error(errorMessage(error));
+      log.error(errorMessage(error), errorFields(error));
       process.exitCode = EXIT_FAILURE;
     },
     setLogging: ({ level, format }) => {
@@ -77,6 +77,11 @@ export function createCliContext(): CliContext {
       return (event) => calls.debug(describeEvent(event), { event: event.kind, ...event, kind: undefined });
     },
   };
+}
+
+/** A WorkbenchError's code and where it happened, as log fields (JSON log lines show them as keys); else none. */
+export function errorFields(error: unknown): LogFields | undefined {
+  return error instanceof WorkbenchError ? { code: error.code, ...error.site } : undefined;
 }
 
 /** `a, b,,c ` → ['a', 'b', 'c']; for options that may also be repeated. */

@@ -1,6 +1,6 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { performance } from 'node:perf_hooks';
-import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type CliContext } from './context.js';
+import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, errorFields, type CliContext } from './context.js';
 import { runDoctor } from '../doctor/checks.js';
 import { oauthContext } from './runtime.js';
 import { formatDoctorReport } from '../doctor/format-report.js';
@@ -69,7 +69,7 @@ export function registerDoctorCommand(program: Command, ctx: CliContext): void {
         if (opts.json && isWorkbenchError(error)) {
           ctx.print(JSON.stringify({ ok: false, code: error.code, message: error.message, details: error.details }, null, 2));
         } else {
-          ctx.log.error(errorMessage(error));
+          ctx.log.error(errorMessage(error), errorFields(error));
         }
         process.exitCode = isWorkbenchError(error, 'TOOLBOX_NOT_FOUND') ? EXIT_USAGE : EXIT_FAILURE;
       } finally {

@@ -5,7 +5,7 @@ import { resolveConfigPath } from '../config/config-path.js';
 import { WorkbenchError, errorMessage } from '../errors.js';
 import { readConfigFile, saveConfigFile } from '../migrate/config-file.js';
 import { starterConfigText } from '../migrate/server-edit.js';
-import { EXIT_FAILURE, type CliContext } from './context.js';
+import { EXIT_FAILURE, errorFields, type CliContext } from './context.js';
 import { schemaReference } from '../migrate/run.js';
 
 export interface InitReport {
@@ -50,7 +50,7 @@ export function registerInitCommand(program: Command, ctx: CliContext): void {
           ].join('\n'),
         );
       } catch (error) {
-        ctx.log.error(errorMessage(error));
+        ctx.log.error(errorMessage(error), errorFields(error));
         process.exitCode = EXIT_FAILURE;
       }
     });

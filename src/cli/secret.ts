@@ -73,7 +73,7 @@ export function registerSecretCommand(program: Command, ctx: CliContext): void {
 }
 
 function usage(ctx: CliContext, message: string): void {
-  ctx.log.error(message);
+  ctx.log.error(message, { code: 'USAGE' });
   process.exitCode = EXIT_USAGE;
 }
 

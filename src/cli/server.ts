@@ -5,7 +5,7 @@ import type { ConfigEdit } from '../migrate/config-edit.js';
 import { readConfigFile, saveConfigFile } from '../migrate/config-file.js';
 import { literalSecrets } from '../migrate/entry-converter.js';
 import { addServerText, removeServerText, serverEntry, type ServerSpec } from '../migrate/server-edit.js';
-import { EXIT_FAILURE, EXIT_USAGE, type CliContext } from './context.js';
+import { EXIT_FAILURE, EXIT_USAGE, errorFields, type CliContext } from './context.js';
 
 /** `--env K=V` (repeatable): the first `=` splits. */
 function parseEnvPair(value: string, previous: Record<string, string> = {}): Record<string, string> {
@@ -41,9 +41,9 @@ async function editConfig(
 
 function report(ctx: CliContext, error: unknown): void {
   if (isWorkbenchError(error, 'CONFIG_INVALID') || isWorkbenchError(error, 'ENV_MISSING')) {
-    ctx.log.error(`the result would not be a valid config; nothing was written:\n${error.toDisplayString()}`);
+    ctx.log.error(`the result would not be a valid config; nothing was written:\n${error.toDisplayString()}`, errorFields(error));
   } else {
-    ctx.log.error(errorMessage(error));
+    ctx.log.error(errorMessage(error), errorFields(error));
   }
   process.exitCode = isWorkbenchError(error, 'USAGE') ? EXIT_USAGE : EXIT_FAILURE;
 }

@@ -5,7 +5,7 @@ import { type FullEntry, summaryOf } from '../catalog/catalog-index.js';
 import { MAX_SEARCH_LIMIT } from '../catalog/search.js';
 import { isRecord } from '../config/text.js';
 import { errorMessage, isWorkbenchError } from '../errors.js';
-import { EXIT_FAILURE, EXIT_USAGE, quietHost, splitList, type CliContext } from './context.js';
+import { EXIT_FAILURE, EXIT_USAGE, errorFields, quietHost, splitList, type CliContext } from './context.js';
 import { createRuntime, type Runtime } from './runtime.js';
 import { oneShotSettings } from './settings.js';
 
@@ -53,7 +53,7 @@ export function registerToolsTryCommands(tools: Command, ctx: CliContext): void 
       try {
         args = await readArguments(opts);
       } catch (error) {
-        ctx.log.error(errorMessage(error));
+        ctx.log.error(errorMessage(error), errorFields(error));
         process.exitCode = EXIT_USAGE;
         return;
       }

@@ -8,7 +8,7 @@ import { Workbench } from '../core/workbench.js';
 import { type ToolStatusReport } from '../core/tool-entry.js';
 import { createRedactor, redactDeep } from '../shared/redact.js';
 import { VERSION } from '../version.js';
-import { EXIT_FAILURE, EXIT_USAGE, quiet, quietHost, splitList, type CliContext } from './context.js';
+import { EXIT_FAILURE, EXIT_USAGE, errorFields, quiet, quietHost, splitList, type CliContext } from './context.js';
 import { createRuntime, type Runtime } from './runtime.js';
 import { oneShotSettings, stateFilePath } from './settings.js';
 import { registerTrustCommands } from './tools-trust.js';
@@ -85,7 +85,10 @@ async function listTools(runtime: Runtime, opts: ListFlags, ctx: CliContext): Pr
   ).finally(() => progress?.());
   const report = redactDeep(listed, createRedactor(runtime.config.secrets));
   for (const pattern of report.unmatched ?? []) {
-    ctx.log.warn(`toolset "${opts.toolset}": "${pattern}" matches no tool of the connected servers (check the toolbox, server and tool names)`);
+    ctx.log.warn(`toolset "${opts.toolset}": "${pattern}" matches no tool of the connected servers (check the toolbox, server and tool names)`, {
+      toolset: opts.toolset,
+      pattern,
+    });
   }
   return report;
 }
@@ -110,7 +113,9 @@ function registerSwitchCommand(action: 'enable' | 'disable', tools: Command, ctx
     const requested = names.flatMap((n) => splitList(n));
     const protectedNames = requested.filter((n) => PROTECTED_TOOLS.includes(n));
     const rest = requested.filter((n) => !PROTECTED_TOOLS.includes(n));
-    if (protectedNames.length > 0) ctx.log.warn(`${protectedNames.join(', ')}: the workbench's meta-tools are protected and cannot be ${action}d`);
+    if (protectedNames.length > 0) {
+      ctx.log.warn(`${protectedNames.join(', ')}: the workbench's meta-tools are protected and cannot be ${action}d`, { protected: protectedNames.join(', ') });
+    }
     if (rest.length === 0) {
       process.exitCode = EXIT_FAILURE;
       return;
@@ -161,16 +166,17 @@ async function allNamesMatch(names: readonly string[], opts: { config?: string; 
     const reports = await Promise.all(toolboxes.map((t) => runtime!.workbench.listAllTools(t)));
     const unmatched = unmatchedNames(names, reports.flatMap((r) => r.tools));
     for (const { name, suggestions } of unmatched) {
-      ctx.log.error(`"${name}" matches no known tool${suggestions.length > 0 ? ` (nearest: ${suggestions.join(', ')})` : ''}`);
+      ctx.log.error(`"${name}" matches no known tool${suggestions.length > 0 ? ` (nearest: ${suggestions.join(', ')})` : ''}`, { code: 'TOOL_NOT_FOUND', name, nearest: suggestions.join(', ') || undefined });
     }
     if (unmatched.length === 0) return true;
     for (const failure of reports.flatMap((r) => r.servers_failed)) {
-      ctx.log.error(`${failure.toolbox}/${failure.server} could not be connected, so its tools are not known: ${failure.error}`);
+      const { toolbox, server, code } = failure;
+      ctx.log.error(`${toolbox}/${server} could not be connected, so its tools are not known: ${failure.error}`, { code, toolbox, server });
     }
     ctx.log.error(advice);
     return false;
   } catch (error) {
-    ctx.log.error(`Could not check ${names.join(', ')} against the configured servers: ${errorMessage(error)}. ${advice}`);
+    ctx.log.error(`Could not check ${names.join(', ')} against the configured servers: ${errorMessage(error)}. ${advice}`, errorFields(error));
     process.exitCode = EXIT_FAILURE;
     return false;
   } finally {

@@ -48,13 +48,17 @@ export async function listAllTools(client: Client, log: Logger, label: string, t
       log.warn(
         `${label} answered tools/list with a cursor it had already given (${quoteClientText(cursor, 40)}, page ${page + 1}); ` +
           `stopped reading its tool list there, with ${list.size} distinct tools. Report this to the server's maintainers.`,
+        { problem: 'repeated-cursor', tools: list.size },
       );
       break;
     }
     cursors.add(cursor);
   }
   if (page === MAX_TOOL_PAGES) {
-    log.warn(`${label} listed more than ${MAX_TOOL_PAGES} pages of tools; stopped reading there, with ${list.size} distinct tools.`);
+    log.warn(`${label} listed more than ${MAX_TOOL_PAGES} pages of tools; stopped reading there, with ${list.size} distinct tools.`, {
+      problem: 'too-many-pages',
+      tools: list.size,
+    });
   }
   return list.result();
 }
@@ -101,6 +105,7 @@ class ListBuilder {
       `${this.label} hides ${total} invisible character(s) (zero-width, bidirectional or tag characters) in what ${hiding.length} tool(s) tell ` +
         `the model: ${shown}${hiding.length > 5 ? ', …' : ''}. They are shown to the model as visible escapes such as \\u200b; ` +
         'text a person cannot see may be an attempt to instruct the model unseen, so check this server.',
+      { problem: 'hidden-characters', characters: total, tools: hiding.length },
     );
   }
 
@@ -121,6 +126,7 @@ class ListBuilder {
         this.log.warn(
           `skipped a tool the server listed: ${quoteClientText(name, 64)} of ${this.label} has invalid header declarations (${scan.problem}); ` +
             'it is not offered and never called. Report this to the server\'s maintainers.',
+          { problem: 'invalid-header-declarations', tool: name },
         );
         return;
       }
@@ -138,6 +144,7 @@ class ListBuilder {
       this.log.warn(
         `${this.label} listed ${duplicates.size} tool name(s) more than once (${shown}${duplicates.size > 5 ? ', …' : ''}); each is counted ` +
           'once and only its first entry is used. Report this to the server\'s maintainers.',
+        { problem: 'duplicate-names', names: duplicates.size },
       );
     }
     return {

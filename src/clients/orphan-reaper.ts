@@ -176,7 +176,7 @@ export class OrphanReaper implements GroupTracker {
             const entry = table.get(child)!;
             if (this.groups.has(entry.pgid) || this.strays.get(child)?.start === entry.start) continue;
             this.strays.set(child, { start: entry.start, group });
-            this.log.debug(`watchdog: process ${child} left the process group of its server; it is ended with it`);
+            this.log.debug(`watchdog: process ${child} left the process group of its server; it is ended with it`, { pid: child });
             this.send(`p${child}:${entry.start}`);
           }
         }

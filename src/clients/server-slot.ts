@@ -273,7 +273,9 @@ export class ServerSlot {
   private connect(): Promise<Live> {
     return this.connector.connect((dialed) => {
       const live = this.goLive(dialed);
-      this.log.info(`connected in ${Date.now() - dialed.startedAt} ms, ${dialed.list.tools.length} tools (${live.era} protocol${live.protocolVersion ? ` ${live.protocolVersion}` : ''})`);
+      const ms = Date.now() - dialed.startedAt;
+      const tools = dialed.list.tools.length;
+      this.log.info(`connected in ${ms} ms, ${tools} tools (${live.era} protocol${live.protocolVersion ? ` ${live.protocolVersion}` : ''})`, { duration_ms: ms, tools, era: live.era });
       this.toolsChanged();
       return live;
     });

@@ -77,7 +77,8 @@ export class SlotDialer {
         const next = nextAttempt(error, state); // throws when nothing is left to try
         prior = next.prior;
         if (next.sse !== undefined) this.legacySse = true;
-        this.slot.log.info(remote && next.sse !== undefined ? `${describeUrl(remote.url)} ${next.note}` : next.note);
+        const sse = next.sse !== undefined ? { transport: 'sse', http_status: next.sse } : undefined;
+        this.slot.log.info(remote && sse ? `${describeUrl(remote.url)} ${next.note}` : next.note, sse);
         await this.replaceTransport(attempt);
       }
     }

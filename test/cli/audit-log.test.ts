@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { AuditRecord } from '../../src/audit/audit-log.js';
 import { startHttpWorkbench } from '../helpers/http-workbench.js';
-import { assertIsoTime } from '../helpers/log-lines.js';
+import { assertIsoTime, errorLine } from '../helpers/log-lines.js';
 import { fixtureEvents, fixtureServer, runCli, startWorkbench, tempDir, waitFor } from '../helpers/workbench-process.js';
 
 /**
@@ -154,8 +154,10 @@ describe('audit log', () => {
     const config = join(dir, 'workbench-config.json');
     await writeFile(config, JSON.stringify({ toolboxes: {} }));
     await writeFile(join(dir, 'a-file'), '');
-    const run = runCli(['serve', '--config', config, '--audit-log', join(dir, 'a-file', 'audit.jsonl')]);
+    const run = runCli(['serve', '--config', config, '--audit-log', join(dir, 'a-file', 'audit.jsonl')], { env: { WORKBENCH_LOG_FORMAT: 'json' } });
     assert.equal(run.code, 1);
-    assert.match(run.stderr, /audit log .*a-file/);
+    assert.equal(errorLine(run.stderr).fields.code, 'AUDIT_UNWRITABLE');
+    // the message is the product: it must name the file it could not open
+    assert.ok(errorLine(run.stderr).message.includes(join(dir, 'a-file', 'audit.jsonl')), run.stderr);
   });
 });

@@ -6,6 +6,7 @@ import type { OpenToolboxResult } from '../../src/core/tool-entry.js';
 import type { DoctorReport } from '../../src/doctor/types.js';
 import { TRANSPORTS, startOver } from '../helpers/both-transports.js';
 import { runCliAsync as run } from '../helpers/cli-run.js';
+import { errorLine } from '../helpers/log-lines.js';
 import { fixtureEvents, fixtureServer, node, paths, tempDir, textOf, waitFor, workbenchErrorCode } from '../helpers/workbench-process.js';
 
 /**
@@ -151,18 +152,21 @@ describe('commands on a config with broken servers', () => {
 
   it('serve (stdio and --http) refuses to start when no server could ever start, naming every missing variable at once', async () => {
     for (const args of [[], ['--http', '127.0.0.1:0']]) {
-      const { code, stdout, stderr } = await run(['serve', '--config', allBroken, ...args], env());
+      const { code, stdout, stderr } = await run(['serve', '--config', allBroken, ...args], { ...env(), WORKBENCH_LOG_FORMAT: 'json' });
       assert.equal(code, 1, stderr);
       assert.equal(stdout, '');
-      assert.match(stderr, /No server of .*all-broken\.json can start/);
-      assert.match(stderr, /WB_BROKEN_FIRST, WB_BROKEN_SECOND, WB_BROKEN_THIRD/);
-      assert.match(stderr, /toolboxes\.b\.mcpServers\.two\.headers\.X-Org: \$\{WB_BROKEN_THIRD\} is not set/);
+      const refused = errorLine(stderr);
+      assert.equal(refused.fields.code, 'ENV_MISSING');
+      // the message is the product: it must name every missing variable at once, and where each is used
+      assert.match(refused.message, /WB_BROKEN_FIRST, WB_BROKEN_SECOND, WB_BROKEN_THIRD/);
+      assert.ok(refused.message.includes('toolboxes.b.mcpServers.two.headers.X-Org: ${WB_BROKEN_THIRD}'), refused.message);
     }
   });
 
   it('validate exits 1 listing every server problem, in text and JSON', async () => {
     const text = await run(['validate', '--config', mixed], env());
     assert.equal(text.code, 1);
+    // validate's text report is the product: it must name the path of each problem
     assert.match(text.stderr, new RegExp(`toolboxes\\.mix\\.mcpServers\\.needsvar\\.args\\[4\\]: \\$\\{${UNSET}\\} is not set`));
     assert.match(text.stderr, /toolboxes\.mix\.mcpServers\.badurl\.url: must be an absolute/);
     const json = await run(['validate', '--config', mixed, '--json'], env());
@@ -244,8 +248,13 @@ describe('live reload that breaks one server', () => {
       assert.equal(textOf(await wb.useTool('fx', 'fx__healthy__echo', { text: 'after' })), 'after');
 
       await writeFile(wb.configPath, JSON.stringify({ toolboxes: { fx: { mcpServers: { healthy: { ...healthy, cwd: '${WB_BROKEN_CWD}' } } } } }));
-      assert.ok(await waitFor(() => /config change not applied/.test(wb.stderr()), WITHIN), wb.stderr());
-      assert.match(wb.stderr(), /No server of .* can start.*WB_BROKEN_CWD/);
+      let warned: (OpenToolboxResult & { config_warning?: string }) | undefined;
+      const refused = await waitFor(async () => {
+        warned = (await wb.call('open_toolbox', { toolbox_name: 'fx' })).structuredContent as OpenToolboxResult & { config_warning?: string };
+        return warned.config_warning !== undefined;
+      }, WITHIN);
+      assert.ok(refused, `open_toolbox says the edit is not applied: ${JSON.stringify(warned)}\n${wb.stderr()}`);
+      assert.ok(warned!.config_warning!.includes('WB_BROKEN_CWD'), warned!.config_warning);
       assert.equal(textOf(await wb.useTool('fx', 'fx__healthy__echo', { text: 'kept' })), 'kept', 'the previous config keeps serving');
     } finally {
       await wb.close();

@@ -9,6 +9,13 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { fixtureServer, node, paths, runCli, tempDir, textOf } from '../helpers/workbench-process.js';
 
+/** `migrate --json`'s answer to a run that failed: the error's code, message and details. */
+function failureOf(run: { stdout: string }): { code: string; message: string; details: string[] } {
+  const answer = JSON.parse(run.stdout) as { ok: boolean; code: string; message: string; details: string[] };
+  assert.equal(answer.ok, false, run.stdout);
+  return answer;
+}
+
 const run = runCli;
 
 const fixtureConfig = (name: string): string => new URL(`../fixtures/configs/${name}`, import.meta.url).pathname;
@@ -55,8 +62,9 @@ describe('migrate: a 0.9 dynamic config', () => {
   it('is rejected by validate with the dynamic-mode error that points to migrate', () => {
     const result = run(['validate', '--config', file]);
     assert.equal(result.code, 1);
-    assert.match(result.stderr, /sets "toolMode": "dynamic", but dynamic mode was removed in 0\.10\.0/);
-    assert.match(result.stderr, /mcp-workbench migrate --config .* --write/);
+    // the message is the product: it must name the removed mode and the command that migrates this file
+    assert.match(result.stderr, /"toolMode": "dynamic".*removed in 0\.10\.0/);
+    assert.ok(result.stderr.includes(`mcp-workbench migrate --config ${file} --write`), result.stderr);
     const json = run(['validate', '--config', file, '--json']);
     assert.equal(json.code, 1);
     assert.equal((JSON.parse(json.stdout) as { code: string }).code, 'CONFIG_DYNAMIC_MODE');
@@ -174,6 +182,7 @@ describe('migrate --from: importing other clients\' configs', () => {
     assert.deepEqual(report.variables.optional, ['API_BASE_URL']);
     const missing = run(['validate', '--config', target]);
     assert.equal(missing.code, 1);
+    // the message is the product: it must name every unset variable at once
     assert.match(missing.stderr, /API_KEY, INTERNAL_API_KEY/);
     const missingJson = run(['validate', '--config', target, '--json']);
     assert.equal(missingJson.code, 1);
@@ -221,9 +230,12 @@ describe('migrate --from: importing other clients\' configs', () => {
     const fx = fixtureServer();
     const existing = `{\n  "toolboxes": {\n    "code": { "mcpServers": { "memory": { "command": ${JSON.stringify(fx.command)} } } }\n  }\n}\n`;
     await writeFile(target, existing);
-    const refused = run(['migrate', '--config', target, '--from', 'claude-code', fixtureConfig('import-claude-code.json'), '--toolbox', 'code', '--write']);
+    const refused = run(['migrate', '--config', target, '--from', 'claude-code', fixtureConfig('import-claude-code.json'), '--toolbox', 'code', '--write', '--json']);
     assert.equal(refused.code, 2);
-    assert.match(refused.stderr, /already has a toolbox "code".*--merge/);
+    const refusal = failureOf(refused);
+    assert.equal(refusal.code, 'USAGE');
+    // the message is the product: it must name the toolbox and the option that adds to it
+    assert.match(refusal.message, /"code".*--merge/);
     assert.equal(await readFile(target, 'utf8'), existing);
 
     const added = run(['migrate', '--config', target, '--from', 'claude-desktop', fixtureConfig('import-claude-desktop.json'), '--toolbox', 'desktop']);
@@ -252,14 +264,19 @@ describe('migrate --from: importing other clients\' configs', () => {
       const result = run(args);
       assert.equal(result.code, 2, `${args.join(' ')}: ${result.stderr}`);
     }
-    const suggestion = run(['migrate', '--config', target, '--from', 'claude-desktop', 'x.json', '--toolbox', 'my tools']);
-    assert.match(suggestion.stderr, /for example "my-tools"/);
-    const missing = run(['migrate', '--config', join(dir, 'nope.json')]);
+    const suggestion = failureOf(run(['migrate', '--config', target, '--from', 'claude-desktop', 'x.json', '--toolbox', 'my tools', '--json']));
+    assert.equal(suggestion.code, 'USAGE');
+    // the message is the product: it must offer a valid name
+    assert.match(suggestion.message, /"my-tools"/);
+    const missing = run(['migrate', '--config', join(dir, 'nope.json'), '--json']);
     assert.equal(missing.code, 1);
-    assert.match(missing.stderr, /Config file not found/);
-    const missingClient = run(['migrate', '--config', target, '--from', 'claude-desktop', join(dir, 'nope.json'), '--toolbox', 'x']);
+    assert.equal(failureOf(missing).code, 'CONFIG_NOT_FOUND');
+    const nope = join(dir, 'nope.json');
+    const missingClient = run(['migrate', '--config', target, '--from', 'claude-desktop', nope, '--toolbox', 'x', '--json']);
     assert.equal(missingClient.code, 1);
-    assert.match(missingClient.stderr, /No Claude Desktop config at/);
+    assert.equal(failureOf(missingClient).code, 'CONFIG_NOT_FOUND');
+    // the message is the product: it must name the path it looked at
+    assert.ok(failureOf(missingClient).message.includes(nope), missingClient.stdout);
     assert.equal(existsSync(target), false);
   });
 
@@ -267,10 +284,11 @@ describe('migrate --from: importing other clients\' configs', () => {
     const target = join(dir, 'broken.json');
     const text = readFileSync(fixtureConfig('many-problems.json'), 'utf8');
     await writeFile(target, text);
-    const result = run(['migrate', '--config', target, '--write']);
+    const result = run(['migrate', '--config', target, '--write', '--json']);
     assert.equal(result.code, 1);
-    assert.match(result.stderr, /migrate cannot produce a valid config; nothing was written/);
-    assert.match(result.stderr, /timeoutMs: must be a positive integer/);
+    const failed = failureOf(result);
+    assert.equal(failed.code, 'CONFIG_INVALID');
+    assert.ok(failed.details.some((d) => d.includes('timeoutMs: must be a positive integer')), result.stdout);
     assert.equal(await readFile(target, 'utf8'), text);
     assert.deepEqual((await readdir(dir)).filter((f) => f.startsWith('broken.json.bak')), []);
   });

@@ -7,6 +7,7 @@ import type { OpenToolboxResult } from '../../src/core/tool-entry.js';
 import type { DoctorReport } from '../../src/doctor/types.js';
 import { TRANSPORTS, startOver } from '../helpers/both-transports.js';
 import { type CliRun, runCliAsync } from '../helpers/cli-run.js';
+import { errorLine } from '../helpers/log-lines.js';
 import { fixtureServer, tempDir, textOf, waitFor, workbenchErrorCode } from '../helpers/workbench-process.js';
 
 /**
@@ -89,16 +90,21 @@ describe('secret set | list | remove with the file store', () => {
   });
 
   it('refuses a value given as an argument without repeating it, an invalid name and an empty value (exit 2, 2, 1)', async () => {
-    const asArgument = await runWithStdin(['secret', 'set', 'github', 'tok-typed-on-the-command-line'], '', env, data.dir);
+    const json = { ...env, WORKBENCH_LOG_FORMAT: 'json' };
+    const asArgument = await runWithStdin(['secret', 'set', 'github', 'tok-typed-on-the-command-line'], '', json, data.dir);
     assert.equal(asArgument.code, 2);
-    assert.match(asArgument.stderr, /the value is never an argument/);
+    assert.equal(errorLine(asArgument.stderr).fields.code, 'USAGE');
+    // the message is the product: it must say where the value goes instead
+    assert.match(errorLine(asArgument.stderr).message, /never an argument.*stdin/);
     assert.ok(!asArgument.stderr.includes('tok-typed-on-the-command-line'));
-    const badName = await runWithStdin(['secret', 'set', '1bad name'], VALUE, env, data.dir);
+    const badName = await runWithStdin(['secret', 'set', '1bad name'], VALUE, json, data.dir);
     assert.equal(badName.code, 2);
-    assert.match(badName.stderr, /a secret name is a letter followed by up to 63 letters, digits, "_", "-" or "\."/);
-    const empty = await runWithStdin(['secret', 'set', 'github'], '\n', env, data.dir);
+    assert.equal(errorLine(badName.stderr).fields.code, 'USAGE');
+    // the message is the product: it must name the refused name and the rule it breaks
+    assert.ok(errorLine(badName.stderr).message.includes('"1bad name"') && errorLine(badName.stderr).message.includes('63 letters'), badName.stderr);
+    const empty = await runWithStdin(['secret', 'set', 'github'], '\n', json, data.dir);
     assert.equal(empty.code, 1);
-    assert.match(empty.stderr, /the value is empty; nothing was stored/);
+    assert.equal(errorLine(empty.stderr).fields.code, 'USAGE');
     assert.equal(JSON.parse(await readFile(env.MCP_WORKBENCH_SECRETS_FILE!, 'utf8')).secrets.github, VALUE, 'the stored value is unchanged');
   });
 
@@ -106,9 +112,11 @@ describe('secret set | list | remove with the file store', () => {
     const removed = await runCliAsync(['secret', 'remove', 'openai.prod'], env);
     assert.equal(removed.code, 0, removed.stderr);
     assert.match(removed.stdout, /removed secret "openai\.prod" from the secret file/);
-    const again = await runCliAsync(['secret', 'remove', 'openai.prod'], env);
+    const again = await runCliAsync(['secret', 'remove', 'openai.prod'], { ...env, WORKBENCH_LOG_FORMAT: 'json' });
     assert.equal(again.code, 1);
-    assert.match(again.stderr, /no secret "openai\.prod" is stored/);
+    assert.equal(errorLine(again.stderr).fields.code, 'SECRET_MISSING');
+    // the message is the product: it must name the secret and the command that lists the stored ones
+    assert.ok(errorLine(again.stderr).message.includes('"openai.prod"') && errorLine(again.stderr).message.includes('mcp-workbench secret list'), again.stderr);
     assert.deepEqual(Object.keys(JSON.parse(await readFile(env.MCP_WORKBENCH_SECRETS_FILE!, 'utf8')).secrets), ['github']);
   });
 });
@@ -202,6 +210,7 @@ describe('one-shot commands on a config with a stored and an unknown secret', ()
   it('validate exits 1 naming the secret and the command, from any directory', async () => {
     const run = await runWithStdin(['validate', '--config', config], '', env, '/');
     assert.equal(run.code, 1);
+    // the message is the product: it must name the config path, the secret and the command that stores it
     assert.match(run.stderr, /toolboxes\.dev\.mcpServers\.lacking\.env\.API_TOKEN: \$\{secret:not-stored\} is not in the secret file/);
     assert.match(run.stderr, /mcp-workbench secret set not-stored/);
     assert.ok(!`${run.stdout}${run.stderr}`.includes(VALUE));
@@ -288,9 +297,12 @@ describe('migrate --from CLIENT --secrets store', () => {
   });
 
   it('is refused without --from (exit 2)', async () => {
-    const run = await runWithStdin(['migrate', '--secrets', 'store', '--config', config], '', env, data.dir);
+    const run = await runWithStdin(['migrate', '--secrets', 'store', '--config', config, '--json'], '', env, data.dir);
     assert.equal(run.code, 2);
-    assert.match(run.stderr, /--secrets is only used with --from/);
+    const refused = JSON.parse(run.stdout) as { ok: boolean; code: string; message: string };
+    assert.deepEqual([refused.ok, refused.code], [false, 'USAGE']);
+    // the message is the product: it must name the option and the one it needs
+    assert.match(refused.message, /--secrets .*--from/);
   });
 });
 

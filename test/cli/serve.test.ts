@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { isAlive } from '../../src/shared/process-tree.js';
 import { fixtureServer, node, paths, startWorkbench, tempDir, waitFor } from '../helpers/workbench-process.js';
+import { errorLine } from '../helpers/log-lines.js';
 
 /** Starts `mcp-workbench serve` as a raw process so the test controls stdin, signals and reads stdout bytes. */
 async function spawnServe(config: unknown, extraArgs: string[] = []): Promise<{ child: ChildProcess; stdout: () => string; stderr: () => string; dir: string }> {
@@ -150,10 +151,12 @@ describe('serve: the protocol channel', () => {
   });
 
   it('exits 1 with the reason on stderr when the config is invalid', async () => {
-    const { child, stderr, stdout } = await spawnServe({ toolboxes: { 'bad__name': { mcpServers: {} } } });
+    const { child, stderr, stdout } = await spawnServe({ toolboxes: { 'bad__name': { mcpServers: {} } } }, ['--log-format', 'json']);
     const exit = await exitOf(child);
     assert.equal(exit.code, 1);
     assert.equal(stdout(), '');
-    assert.match(stderr(), /bad__name/);
+    assert.equal(errorLine(stderr()).fields.code, 'CONFIG_INVALID');
+    // the message is the product: it must name the invalid toolbox
+    assert.match(errorLine(stderr()).message, /bad__name/);
   });
 });

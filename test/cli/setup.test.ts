@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { parse } from 'jsonc-parser';
 import { fixtureServer, runCli, tempDir } from '../helpers/workbench-process.js';
+import { errorLine } from '../helpers/log-lines.js';
 
 /** `init`, `server add`, `server remove` through the built CLI (README "Command line"). */
 
@@ -119,9 +120,11 @@ describe('server add / remove', () => {
       assert.equal(result.code, 2, `${args.join(' ')}: ${result.stderr}`);
     }
     assert.equal(await readFile(config, 'utf8'), userConfig);
-    const missing = run(['server', 'add', '--config', join(dir, 'none.json'), 'dev', 'x', '--', 'node']);
+    const missing = run(['server', 'add', '--config', join(dir, 'none.json'), 'dev', 'x', '--', 'node'], { WORKBENCH_LOG_FORMAT: 'json' });
     assert.equal(missing.code, 1);
-    assert.match(missing.stderr, /mcp-workbench init/);
+    assert.equal(errorLine(missing.stderr).fields.code, 'CONFIG_NOT_FOUND');
+    // the message is the product: it must name the command that creates a config
+    assert.match(errorLine(missing.stderr).message, /mcp-workbench init/);
   });
 
   it('removes a server, keeping the rest of the file as it was', async () => {

@@ -5,6 +5,7 @@ import type { OpenToolboxResult } from '../../src/core/tool-entry.js';
 import { startEverythingHttp, startRecordingProxy, type ChildHttpServer, type RecordingProxy } from '../helpers/http-servers.js';
 import { sampleArgs } from '../helpers/sample-args.js';
 import { startWorkbench, textOf, workbenchErrorCode, type RunningWorkbench } from '../helpers/workbench-process.js';
+import { logLines } from '../helpers/log-lines.js';
 
 async function open(wb: RunningWorkbench, toolbox: string): Promise<OpenToolboxResult> {
   const result = (await wb.call('open_toolbox', { toolbox_name: toolbox })) as CallToolResult;
@@ -87,9 +88,10 @@ describe('remote downstream servers (Streamable HTTP and legacy SSE, on loopback
   });
 
   it('falls back to SSE (with a fresh client) for an http entry that points at a legacy SSE server, and says so once', async () => {
-    const wb = await startWorkbench({
-      toolboxes: { old: { mcpServers: { everything: { type: 'http', url: `${sse.origin}/sse` } } } },
-    });
+    const wb = await startWorkbench(
+      { toolboxes: { old: { mcpServers: { everything: { type: 'http', url: `${sse.origin}/sse` } } } } },
+      { env: { WORKBENCH_LOG_FORMAT: 'json' } },
+    );
     try {
       const catalog = await open(wb, 'old');
       assert.deepEqual(catalog.servers_failed, []);
@@ -97,7 +99,7 @@ describe('remote downstream servers (Streamable HTTP and legacy SSE, on loopback
       const echo = await wb.useTool('old', 'old__everything__echo', { message: 'via fallback' });
       assert.match(textOf(echo), /via fallback/);
       await open(wb, 'old');
-      const notes = wb.stderr().match(/using the legacy SSE transport/g) ?? [];
+      const notes = logLines(wb.stderr()).filter((l) => l.scope === 'old/everything' && l.fields.transport === 'sse');
       assert.equal(notes.length, 1, wb.stderr());
     } finally {
       await wb.close();
@@ -148,7 +150,7 @@ describe('remote downstream servers (Streamable HTTP and legacy SSE, on loopback
         assert.equal(r.headers['x-api-key'], secret, `${r.method} ${r.path}`);
         assert.equal(r.headers.authorization, undefined, 'only configured headers are sent');
       }
-      assert.ok(wb.stderr().includes('connected'), 'debug logging was on');
+      assert.ok(logLines(wb.stderr()).some((l) => l.level === 'debug'), 'debug logging was on');
       assert.ok(!wb.stderr().includes(secret), 'the header value never appears on stderr');
     });
 

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parseJsonText } from '../../src/config/parse-json.js';
 import { runCli, tempDir } from '../helpers/workbench-process.js';
+import { errorLine } from '../helpers/log-lines.js';
 
 /** A toolbox, a server and a header each written twice; everything else valid. */
 const DUPLICATED = `{
@@ -34,6 +35,7 @@ describe('duplicate keys in the config', () => {
   it('validate reports every duplicate with its JSON path, all at once, and fails', () => {
     const run = runCli(['validate', '--config', path]);
     assert.equal(run.code, 1);
+    // validate's text report is the product: it must name every duplicate's path and how many there are
     for (const at of ['toolboxes.dev:', 'toolboxes.ops.mcpServers.b:', 'toolboxes.ops.mcpServers.b.headers.X-A:']) {
       assert.ok(run.stderr.includes(at), `${at} is named:\n${run.stderr}`);
     }
@@ -53,9 +55,11 @@ describe('duplicate keys in the config', () => {
   });
 
   it('serve refuses to start on it', () => {
-    const run = runCli(['serve', '--config', path], { env: { WORKBENCH_STATE_FILE: join(dir, 'state.json') } });
-    assert.notEqual(run.code, 0);
-    assert.ok(run.stderr.includes('toolboxes.dev:'), run.stderr);
+    const run = runCli(['serve', '--config', path], { env: { WORKBENCH_STATE_FILE: join(dir, 'state.json'), WORKBENCH_LOG_FORMAT: 'json' } });
+    assert.equal(run.code, 1);
+    assert.equal(errorLine(run.stderr).fields.code, 'CONFIG_INVALID');
+    // the message is the product: it must name where the duplicate is
+    assert.ok(errorLine(run.stderr).message.includes('toolboxes.dev:'), run.stderr);
   });
 });
 

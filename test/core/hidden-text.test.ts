@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { countHidden, revealHidden, revealInSchema } from '../../src/shared/hidden-text.js';
 import { TRANSPORTS, startOver } from '../helpers/both-transports.js';
+import { logLines } from '../helpers/log-lines.js';
 import { fixtureServer, runCli, structuredAnswer, tempDir, textOf } from '../helpers/workbench-process.js';
 import type { OpenToolboxResult, ToolStatusReport } from '../../src/core/tool-entry.js';
 import { join } from 'node:path';
@@ -54,7 +55,7 @@ describe('revealHidden', () => {
 for (const transport of TRANSPORTS) {
   describe(`hidden characters in a server's tool definitions (${transport})`, () => {
     it('open_toolbox shows them as escapes, the log counts them, and the call still works', async () => {
-      const wb = await startOver(transport, CONFIG);
+      const wb = await startOver(transport, CONFIG, [], { WORKBENCH_LOG_FORMAT: 'json' });
       try {
         const opened = structuredAnswer<OpenToolboxResult>(await wb.call('open_toolbox', { toolbox_name: 'tb', tools: ['tb__s__sneaky'] }), 'tools');
         const entry = opened.tools.find((t) => t.name === 'tb__s__sneaky');
@@ -64,7 +65,8 @@ for (const transport of TRANSPORTS) {
         const schema = entry.inputSchema as typeof SNEAKY.inputSchema;
         assert.equal(schema.properties.path.description, 'the file\\u200b\\u200b');
         assert.equal(countHidden(JSON.stringify(opened)), 0, 'no hidden character reaches the model');
-        assert.match(wb.stderr(), /hides 10 invisible character\(s\) .* in what 1 tool\(s\) tell the model: "?sneaky"? \(10\)/);
+        const warned = logLines(wb.stderr()).find((l) => l.scope === 'tb/s' && l.fields.problem === 'hidden-characters');
+        assert.deepEqual([warned?.level, warned?.fields.characters, warned?.fields.tools], ['warn', 10, 1], wb.stderr());
 
         const called = await wb.useTool('tb', 'tb__s__sneaky', { path: 'x' });
         assert.notEqual(called.isError, true, textOf(called));

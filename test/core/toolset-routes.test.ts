@@ -4,6 +4,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { OpenToolboxResult } from '../../src/core/tool-entry.js';
 import { TRANSPORTS, startOver, type AnyWorkbench } from '../helpers/both-transports.js';
+import { errorLine, logLines } from '../helpers/log-lines.js';
 import {
   everythingServer,
   fixtureEvents,
@@ -142,14 +143,14 @@ describe('toolsets from the command line', () => {
   it('tools list --toolset shows what the toolset resolves to and warns about each entry that matches nothing', () => {
     const run = runCli(['tools', 'list', '--config', configPath, '--toolset', 'typo', '--json'], {
       cwd: data.dir,
-      env: { WORKBENCH_STATE_FILE: join(data.dir, 'state.json') },
+      env: { WORKBENCH_STATE_FILE: join(data.dir, 'state.json'), WORKBENCH_LOG_FORMAT: 'json' },
     });
     assert.equal(run.code, 0, run.stderr);
     const report = JSON.parse(run.stdout) as { tools: { name: string }[]; unmatched: string[] };
     assert.deepEqual(report.tools.map((t) => t.name), ['fx__fixture__echo']);
     assert.deepEqual(report.unmatched, ['fx__fixture__ecko', 'nowhere__x__y']);
-    assert.match(run.stderr, /fx__fixture__ecko/);
-    assert.match(run.stderr, /nowhere__x__y/);
+    const warned = logLines(run.stderr).filter((l) => l.level === 'warn' && l.fields.toolset === 'typo');
+    assert.deepEqual(warned.map((l) => l.fields.pattern), ['fx__fixture__ecko', 'nowhere__x__y'], run.stderr);
   });
 
   it('validate warns, without connecting anything, about an entry that names no configured toolbox and server', () => {
@@ -161,8 +162,10 @@ describe('toolsets from the command line', () => {
   });
 
   it('serve --toolset with a name the config does not define fails at start, naming it', () => {
-    const run = runCli(['serve', '--config', configPath, '--toolset', 'nosuch'], { cwd: data.dir });
+    const run = runCli(['serve', '--config', configPath, '--toolset', 'nosuch'], { cwd: data.dir, env: { WORKBENCH_LOG_FORMAT: 'json' } });
     assert.equal(run.code, 1);
-    assert.match(run.stderr, /nosuch/);
+    assert.equal(errorLine(run.stderr).fields.code, 'CONFIG_INVALID');
+    // the message is the product: it must name the toolset it does not know
+    assert.match(errorLine(run.stderr).message, /"nosuch"/);
   });
 });

@@ -10,6 +10,7 @@ import { catalogProblems } from '../../src/doctor/catalog-problems.js';
 import { type DoctorReport, type ServerReport } from '../../src/doctor/types.js';
 import { isAlive } from '../../src/shared/process-tree.js';
 import { runCliAsync } from '../helpers/cli-run.js';
+import { errorLine } from '../helpers/log-lines.js';
 import { everythingServer, fixtureServer, node, paths, tempDir, waitFor } from '../helpers/workbench-process.js';
 
 const run = (args: string[], options: { env?: Record<string, string> } = {}) => runCliAsync(args, options.env);
@@ -61,6 +62,7 @@ describe('doctor', () => {
     const fx = Number(/dev\/fx: connected in \d+ ms, (\d+) tools/.exec(result.stdout)![1]);
     const more = Number(/dev\/more: connected in \d+ ms, (\d+) tools/.exec(result.stdout)![1]);
     assert.equal(more - fx, 3);
+    // the stream itself is the fact: the progress line is not a log line, and only a terminal gets it
     assert.doesNotMatch(result.stderr, /\r/, 'no progress line when stderr is not a terminal');
     const grandchild = Number(await readFile(pidFile, 'utf8'));
     assert.ok(await waitFor(() => !isAlive(grandchild), 5_000), `grandchild ${grandchild} outlived doctor`);
@@ -217,16 +219,19 @@ describe('doctor', () => {
 
   it('a config the loader refuses: exit 1 with its message; an unknown toolbox: exit 2', async () => {
     const dynamic = new URL('../fixtures/configs/dynamic-mode.json', import.meta.url).pathname;
-    const refused = await run(['doctor', '--config', dynamic]);
+    const jsonLog = { WORKBENCH_LOG_FORMAT: 'json' };
+    const refused = await run(['doctor', '--config', dynamic], { env: jsonLog });
     assert.equal(refused.code, 1);
-    assert.match(refused.stderr, /dynamic mode was removed in 0\.10\.0/);
+    assert.equal(errorLine(refused.stderr).fields.code, 'CONFIG_DYNAMIC_MODE');
     const json = await run(['doctor', '--config', dynamic, '--json']);
     assert.equal(json.code, 1);
     assert.equal((JSON.parse(json.stdout) as { code: string }).code, 'CONFIG_DYNAMIC_MODE');
     const file = await config('one.json', { toolboxes: { dev: { mcpServers: {} } } });
-    const unknown = await run(['doctor', '--config', file, '--toolbox', 'nope']);
+    const unknown = await run(['doctor', '--config', file, '--toolbox', 'nope'], { env: jsonLog });
     assert.equal(unknown.code, 2);
-    assert.match(unknown.stderr, /no toolbox "nope"; toolboxes: dev/);
+    assert.equal(errorLine(unknown.stderr).fields.code, 'TOOLBOX_NOT_FOUND');
+    // the message is the product: it must name the unknown toolbox and the ones there are
+    assert.match(errorLine(unknown.stderr).message, /"nope".*toolboxes: dev/);
     assert.equal((await run(['doctor', '--config', file, '--timeout', 'soon'])).code, 2);
     const empty = await run(['doctor', '--config', file]);
     assert.equal(empty.code, 0);

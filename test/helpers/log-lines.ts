@@ -43,3 +43,13 @@ export function assertIsoTime(time: string): void {
   assert.match(time, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   assert.equal(new Date(time).toISOString(), time);
 }
+
+/**
+ * The error line a failed command logged (run with `--log-format json` or `WORKBENCH_LOG_FORMAT=json`), whose
+ * `fields.code` is the WorkbenchError's code; fails the test, showing stderr, when there is none.
+ */
+export function errorLine(stderr: string): LogLine {
+  const line = logLines(stderr).filter((l) => l.level === 'error').at(-1);
+  assert.ok(line !== undefined, `an error log line on stderr:\n${stderr}`);
+  return line;
+}

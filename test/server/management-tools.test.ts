@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { OpenToolboxResult, ToolStatusReport } from '../../src/core/tool-entry.js';
 import { TRANSPORTS, startOver } from '../helpers/both-transports.js';
+import { errorLine, logLines } from '../helpers/log-lines.js';
 import { fixtureServer, runCli, startWorkbench, tempDir, textOf, waitFor, workbenchErrorCode, type RunningWorkbench, structuredAnswer } from '../helpers/workbench-process.js';
 
 const config = {
@@ -242,13 +243,15 @@ describe('mcp-workbench tools', () => {
     assert.equal(unknown.code, 0, unknown.stderr);
     assert.deepEqual((JSON.parse(unknown.stdout) as { unknown: string[] }).unknown, ['nobox__x__y'], 'recorded, and reported as not (yet) known');
 
-    const protectedName = cli(['tools', 'disable', 'use_tool'], env);
+    const protectedName = cli(['tools', 'disable', 'use_tool'], { ...env, WORKBENCH_LOG_FORMAT: 'json' });
     assert.equal(protectedName.code, 1);
-    assert.match(protectedName.stderr, /protected/);
+    assert.ok(logLines(protectedName.stderr).some((l) => l.level === 'warn' && l.fields.protected === 'use_tool'), protectedName.stderr);
 
-    const invalid = cli(['tools', 'disable', 'github'], env);
+    const invalid = cli(['tools', 'disable', 'github'], { ...env, WORKBENCH_LOG_FORMAT: 'json' });
     assert.equal(invalid.code, 1);
-    assert.match(invalid.stderr, /github__\*/);
+    assert.equal(errorLine(invalid.stderr).fields.code, 'INVALID_NAME');
+    // the message is the product: it must offer the glob meant
+    assert.match(errorLine(invalid.stderr).message, /github__\*/);
 
     assert.equal(cli(['tools', 'reset'], env).code, 0);
     assert.deepEqual(JSON.parse(await readFile(stateFile, 'utf8')), { enabled: [], disabled: [] });

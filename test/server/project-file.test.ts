@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { OpenToolboxResult, ToolStatusReport } from '../../src/core/tool-entry.js';
 import { TRANSPORTS, startOver, type AnyWorkbench } from '../helpers/both-transports.js';
 import { fixtureServer, node, runCli, tempDir, textOf, workbenchErrorCode, structuredAnswer } from '../helpers/workbench-process.js';
+import { errorLine } from '../helpers/log-lines.js';
 
 const config = {
   toolboxes: {
@@ -91,10 +92,13 @@ describe('a project file that tries to add servers or commands', () => {
 
   it('is refused at start, from the start directory, saying why; nothing is spawned, not even the config\'s servers', async () => {
     // `tools list` connects every server it knows: the strongest test that nothing from the project file runs.
-    const listed = runCli(['tools', 'list', '--config', configPath], { cwd: join(data.dir, 'repo'), env: env() });
+    const listed = runCli(['tools', 'list', '--config', configPath], { cwd: join(data.dir, 'repo'), env: { ...env(), WORKBENCH_LOG_FORMAT: 'json' } });
     assert.equal(listed.code, 1);
-    assert.match(listed.stderr, /never add servers or commands/);
-    for (const key of ['mcpServers', 'toolboxes', 'command', 'args']) assert.match(listed.stderr, new RegExp(`${key}: `));
+    const refusal = errorLine(listed.stderr);
+    assert.equal(refusal.fields.code, 'CONFIG_INVALID');
+    // the message is the product: it must say why, and name every key refused
+    assert.match(refusal.message, /never add servers or commands/);
+    for (const key of ['mcpServers', 'toolboxes', 'command', 'args']) assert.match(refusal.message, new RegExp(`${key}: `));
 
     const validated = runCli(['validate', '--config', configPath, '--json'], { cwd: join(data.dir, 'repo'), env: env() });
     assert.equal(validated.code, 1);
@@ -103,9 +107,10 @@ describe('a project file that tries to add servers or commands', () => {
     assert.deepEqual(report.details.map((d) => d.slice(0, d.indexOf(':'))).sort(), ['args', 'command', 'mcpServers', 'toolboxes'], JSON.stringify(report));
     for (const detail of report.details) assert.match(detail, /never add servers or commands/);
 
-    const served = runCli(['serve', '--config', configPath, '--project', join(data.dir, 'repo')], { cwd: data.dir, env: env() });
+    const served = runCli(['serve', '--config', configPath, '--project', join(data.dir, 'repo')], { cwd: data.dir, env: { ...env(), WORKBENCH_LOG_FORMAT: 'json' } });
     assert.equal(served.code, 1);
-    assert.match(served.stderr, /never add servers or commands/);
+    assert.equal(errorLine(served.stderr).fields.code, 'CONFIG_INVALID');
+    assert.match(errorLine(served.stderr).message, /never add servers or commands/);
 
     await assert.rejects(access(marker), 'no command from the project file ever ran');
   });
