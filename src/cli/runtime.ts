@@ -6,7 +6,7 @@ import { keepCopy, readToolState } from '../state/read.js';
 import { pinsPathFor, readPins, watchPins } from '../state/pins.js';
 import { type BrokenState, watchToolState } from '../state/watch.js';
 import { loadConfig } from '../config/load.js';
-import { brokenServerWarning, brokenServers, noServerCanStartError } from '../config/server-problems.js';
+import { brokenServerWarning, brokenServers, noServerCanStartError, serverProblemCode } from '../config/server-problems.js';
 import { applyProject, loadProjectFile } from '../config/project-file.js';
 import type { WorkbenchConfig } from '../config/types.js';
 import { snapshotFiles, watchConfigFiles } from '../config/watch.js';
@@ -151,7 +151,8 @@ function brokenServerWarner(log: Logger): (config: WorkbenchConfig) => void {
   return (config) => {
     for (const { toolbox, server, problems } of brokenServers(config)) {
       const warning = brokenServerWarning(toolbox, server, problems);
-      if (!warned.has(warning)) log.warn(warning);
+      const fields = { event: 'server_broken', toolbox, server, code: serverProblemCode(problems), paths: problems.map((p) => p.path).join(', ') };
+      if (!warned.has(warning)) log.warn(warning, fields);
       warned.add(warning);
     }
   };

@@ -125,7 +125,7 @@ export function brokenServers(config: Pick<WorkbenchConfig, 'toolboxes'>): { too
  * `SECRET_MISSING` when a stored secret is missing, else `CONFIG_INVALID`; `failure.kind` is `misconfigured` with the problems as fields. Nothing is started.
  */
 export function serverProblemError(label: string, problems: readonly ServerProblem[]): WorkbenchError {
-  const code = problems.some((p) => p.kind === 'env-missing') ? 'ENV_MISSING' : problems.some((p) => p.kind === 'secret-missing') ? 'SECRET_MISSING' : 'CONFIG_INVALID';
+  const code = serverProblemCode(problems);
   const failure = { kind: 'misconfigured' as const, problems: [...problems] };
   const tail = 'The other servers are not affected.';
   if (problems.length === 1) {
@@ -139,6 +139,11 @@ export function serverProblemError(label: string, problems: readonly ServerProbl
 }
 
 /** The warning logged once when a config with this broken server is loaded (at start or on reload). */
+/** The error code of a server with these problems, as serverProblemError gives it. */
+export function serverProblemCode(problems: readonly ServerProblem[]): 'ENV_MISSING' | 'SECRET_MISSING' | 'CONFIG_INVALID' {
+  return problems.some((p) => p.kind === 'env-missing') ? 'ENV_MISSING' : problems.some((p) => p.kind === 'secret-missing') ? 'SECRET_MISSING' : 'CONFIG_INVALID';
+}
+
 export function brokenServerWarning(toolbox: string, server: string, problems: readonly ServerProblem[]): string {
   const what = problems.map((p) => `${p.path}: ${p.message}; to fix: ${p.fix}`).join(' — ');
   return `server "${server}" of toolbox "${toolbox}" cannot start until its config is fixed (the other servers work): ${what}`;

@@ -6,7 +6,7 @@ import type { OpenToolboxResult } from '../../src/core/tool-entry.js';
 import type { DoctorReport } from '../../src/doctor/types.js';
 import { TRANSPORTS, startOver } from '../helpers/both-transports.js';
 import { runCliAsync as run } from '../helpers/cli-run.js';
-import { errorLine } from '../helpers/log-lines.js';
+import { errorLine, logLines, type LogLine } from '../helpers/log-lines.js';
 import { fixtureEvents, fixtureServer, node, paths, tempDir, textOf, waitFor, workbenchErrorCode } from '../helpers/workbench-process.js';
 
 /**
@@ -19,6 +19,11 @@ const UNSET = 'WB_BROKEN_TEST_UNSET';
 const MISSING_COMMAND = 'wb-no-such-command-7f3a';
 const MISSING_DIR = '/nonexistent-wb-dir-7f3a';
 const WITHIN = 20_000;
+
+/** The start warnings about servers that cannot start, read from the JSON log (README "Command line", Logs). */
+function brokenWarnings(stderr: string): LogLine[] {
+  return logLines(stderr).filter((line) => line.fields.event === 'server_broken');
+}
 
 /** One healthy server beside one of each broken kind. `spawnLog` is where the unset-variable server would log a start. */
 function mixedConfig(spawnLog: string): { toolboxes: Record<string, { mcpServers: Record<string, unknown> }> } {
@@ -78,7 +83,7 @@ for (const transport of TRANSPORTS) {
 
     before(async () => {
       data = await tempDir();
-      wb = await startOver(transport, mixedConfig(spawnLog()));
+      wb = await startOver(transport, mixedConfig(spawnLog()), [], { WORKBENCH_LOG_FORMAT: 'json' });
     });
     after(async () => {
       await wb.close();
@@ -86,10 +91,16 @@ for (const transport of TRANSPORTS) {
     });
 
     it('starts, warning once about each server whose config entry cannot start, with the fix', async () => {
-      const warning = `server "needsvar" of toolbox "mix" cannot start until its config is fixed`;
-      assert.ok(await waitFor(() => wb.stderr().includes(warning), WITHIN), wb.stderr());
-      assert.match(wb.stderr(), new RegExp(`set ${UNSET} in the environment`));
-      assert.match(wb.stderr(), /server "badurl" of toolbox "mix" cannot start until its config is fixed.*must be an absolute http/);
+      assert.ok(await waitFor(() => brokenWarnings(wb.stderr()).length >= 2, WITHIN), wb.stderr());
+      const warnings = brokenWarnings(wb.stderr());
+      const byServer = new Map(warnings.map((w) => [w.fields.server, w]));
+      assert.deepEqual([...byServer.keys()].sort(), ['badurl', 'needsvar'], 'the entries whose config is wrong (a missing command or directory is found at start)');
+      assert.ok(warnings.every((w) => w.level === 'warn' && w.fields.toolbox === 'mix'));
+      assert.equal(byServer.get('needsvar')!.fields.code, 'ENV_MISSING');
+      assert.equal(byServer.get('needsvar')!.fields.paths, 'toolboxes.mix.mcpServers.needsvar.args[4]');
+      assert.equal(byServer.get('badurl')!.fields.code, 'CONFIG_INVALID');
+      // the message is the product: a person reading the log learns the fix
+      assert.match(byServer.get('needsvar')!.message, new RegExp(`set ${UNSET} in the environment`));
     });
 
     it('open_toolbox shows the healthy tools and names each broken server with its fix', async () => {
@@ -120,7 +131,7 @@ for (const transport of TRANSPORTS) {
 
     it('logs the start warning once however often the server is asked for', async () => {
       await wb.call('open_toolbox', { toolbox_name: 'mix' });
-      const count = wb.stderr().split('server "needsvar" of toolbox "mix" cannot start until').length - 1;
+      const count = brokenWarnings(wb.stderr()).filter((w) => w.fields.server === 'needsvar').length;
       assert.equal(count, 1, wb.stderr());
     });
   });
