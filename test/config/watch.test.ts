@@ -66,12 +66,16 @@ function errorHint(result: CallToolResult): unknown {
   return (result._meta?.['mcp-workbench/error'] as { hint?: unknown } | undefined)?.hint;
 }
 
-/** Polls open_toolbox on `toolbox` until its answer carries a `config_warning` (the refused edit was seen); returns it. */
-async function refusedEdit(w: Watched, toolbox: string): Promise<string> {
+/**
+ * Polls open_toolbox on `toolbox` until its answer carries a `config_warning` about the edit (`about` matches it);
+ * returns it. A write that truncates before it writes can be seen half-done (an empty file is refused too), so an
+ * earlier warning about that moment is waited past.
+ */
+async function refusedEdit(w: Watched, toolbox: string, about: RegExp): Promise<string> {
   let warning: string | undefined;
-  await waitFor(async () => (warning = configWarning(await w.call('open_toolbox', { toolbox_name: toolbox }))) !== undefined, {
+  await waitFor(async () => about.test((warning = configWarning(await w.call('open_toolbox', { toolbox_name: toolbox }))) ?? ''), {
     timeoutMs: WITHIN,
-    what: `a config_warning on open_toolbox "${toolbox}"; stderr:\n${w.wb.stderr()}`,
+    what: `a config_warning matching ${about} on open_toolbox "${toolbox}"; last: ${warning}; stderr:\n${w.wb.stderr()}`,
   });
   return warning!;
 }
@@ -181,7 +185,7 @@ for (const { over, era } of PATHS) {
       const errorsBefore = errorLines(w);
       await writeFile(w.wb.configPath, invalid);
       // The model is told: every answer carries the problems with their paths, while the previous config serves.
-      const warning = await refusedEdit(w, 'fx');
+      const warning = await refusedEdit(w, 'fx', /unknown key "comand"/);
       assert.match(warning, /last edit is not applied/);
       assert.match(warning, /toolboxes\.fx\.mcpServers\.fixture: unknown key "comand"/);
       assert.match(warning, /toolboxes\.bad__name/);
@@ -245,7 +249,7 @@ describe('live reload of the project file', () => {
 
         const errorsBefore = errorLines(w);
         await writeFile(projectPath, JSON.stringify({ disabledTools: [], mcpServers: { evil: { command: 'sh' } } }));
-        assert.match(await refusedEdit(w, 'fx'), /never add servers or commands/);
+        await refusedEdit(w, 'fx', /never add servers or commands/);
         await loggedError(w, errorsBefore);
         assert.equal(workbenchErrorCode(await w.useTool('fx', 'fx__fixture__echo', { text: 'x' })), 'TOOL_DISABLED', 'previous rules still apply');
       } finally {
@@ -267,7 +271,7 @@ describe('live reload with serve --toolset', () => {
       try {
         const errorsBefore = errorLines(w);
         await writeFile(w.wb.configPath, JSON.stringify({ toolboxes: config.toolboxes }));
-        assert.match(await refusedEdit(w, 'quick'), /--toolset names "quick"/);
+        await refusedEdit(w, 'quick', /--toolset names "quick"/);
         await loggedError(w, errorsBefore);
         assert.equal(textOf(await w.useTool('quick', 'echo', { text: 'kept' })), 'kept');
         assert.equal(workbenchErrorCode(await w.useTool('fx', 'fx__fixture__add', { a: 1, b: 2 })), 'TOOL_DISABLED', 'still limited');
