@@ -70,7 +70,7 @@ const PHASES: { id: string; title: string; run: Phase; budget: number }[] = [
   { id: 'echo', title: 'Call overhead: server-everything `echo`', run: echoPhase, budget: 70 },
   { id: 'big', title: 'Call overhead: 1 MiB result (fixture `huge`)', run: bigResultPhase, budget: 50 },
   { id: 'open', title: 'Opening a toolbox of 4 servers', run: openPhase, budget: 60 },
-  { id: 'eras', title: 'Protocol eras: probe once, remember', run: erasPhase, budget: 90 },
+  { id: 'eras', title: 'Protocol eras: probe once, remember', run: erasPhase, budget: 150 },
   { id: 'robust', title: 'A mixed, partly broken toolbox', run: robustPhase, budget: 60 },
   { id: 'context', title: 'Context cost', run: contextPhase, budget: 30 },
   { id: 'discovery', title: 'Progressive discovery: budget, search, catalog cache', run: discoveryPhase, budget: 120 },

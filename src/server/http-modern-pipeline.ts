@@ -1,5 +1,5 @@
 import { isJsonContentType, PROTOCOL_VERSION_META_KEY, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/server';
-import type { ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { UpstreamSurface } from './create-server.js';
 import { OPEN_TOOLBOX, USE_TOOL } from './meta-tools.js';
 import { MODERN_REVISION } from './modern-wire.js';
@@ -28,8 +28,12 @@ const SSE_HEADERS = {
   'x-accel-buffering': 'no',
 };
 
-/** Whether a modern POST is one to offer to the pipeline (see the module's note); anything else goes to the SDK. */
-export function offerable(request: Request, body: unknown): boolean {
+/**
+ * Whether a modern POST is one to offer to the pipeline (see the module's note); anything else goes to the SDK. Read
+ * from the Node request's headers: a header sent twice is never equal to the one value the check wants, as with the
+ * Fetch API's joined value.
+ */
+export function offerable(headers: IncomingHttpHeaders, body: unknown): boolean {
   if (!isObject(body) || body.method !== 'tools/call' || (typeof body.id !== 'string' && typeof body.id !== 'number')) return false;
   const params = body.params;
   if (!isObject(params)) return false;
@@ -37,12 +41,11 @@ export function offerable(request: Request, body: unknown): boolean {
   if (name !== USE_TOOL && name !== OPEN_TOOLBOX) return false;
   const meta = params._meta;
   if (!isObject(meta) || meta[PROTOCOL_VERSION_META_KEY] !== MODERN_REVISION || 'progressToken' in meta) return false;
-  const headers = request.headers;
   return (
-    headers.get('mcp-protocol-version') === MODERN_REVISION &&
-    headers.get('mcp-method') === 'tools/call' &&
-    headers.get('mcp-name') === name &&
-    isJsonContentType(headers.get('content-type'))
+    headers['mcp-protocol-version'] === MODERN_REVISION &&
+    headers['mcp-method'] === 'tools/call' &&
+    headers['mcp-name'] === name &&
+    isJsonContentType(headers['content-type'])
   );
 }
 

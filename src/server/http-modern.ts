@@ -1,6 +1,7 @@
 import { CLIENT_CAPABILITIES_META_KEY, createMcpHandler, type ClientCapabilities, type McpHttpHandler } from '@modelcontextprotocol/server';
 import { capabilitiesKey } from '../clients/capabilities-key.js';
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { toWebRequest } from '@modelcontextprotocol/node';
 import type { Workbench } from '../core/workbench.js';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -21,8 +22,11 @@ const HANDED_OVER = 'mcp-workbench/handedOver';
  * loopback bind without a token, one local principal that every such client shares (README "Protocol eras").
  */
 export interface ModernHttp {
-  /** Serves one modern request; `principal` names who it is from (a digest, never the token itself). */
-  serve(request: Request, body: unknown, principal: string, res: ServerResponse): Promise<void>;
+  /**
+   * Serves one modern request (its body already parsed); `principal` names who it is from (a digest, never the token
+   * itself).
+   */
+  serve(req: IncomingMessage, body: unknown, principal: string, res: ServerResponse): Promise<void>;
   /** Principals with a surface open. */
   principalCount(): number;
   /** Closes the surfaces idle for `idleMs` with no request in progress and no input round held. */
@@ -57,7 +61,7 @@ class ModernPrincipals implements ModernHttp {
     private readonly metrics: HttpMetrics | undefined,
   ) {}
 
-  async serve(request: Request, body: unknown, principal: string, res: ServerResponse): Promise<void> {
+  async serve(req: IncomingMessage, body: unknown, principal: string, res: ServerResponse): Promise<void> {
     // Clients of one principal that declare other capabilities get other downstream connections: a server may list
     // other tools for them (README "Serving over HTTP").
     const key = `${principal}\0${declaredCapabilitiesKey(body)}`;
@@ -69,7 +73,7 @@ class ModernPrincipals implements ModernHttp {
     if (listen) void entry.surface.listens.opened(listen, (body as { params?: unknown }).params);
     try {
       // Answered first: an optional call would skip its argument when there are no metrics.
-      const path = await answer(entry, request, body, { token: principal, clientId: key }, res);
+      const path = await answer(entry, req, body, { token: principal, clientId: key }, res);
       this.metrics?.modernRequest(path);
     } finally {
       if (listen) void entry.surface.listens.ended(listen);
@@ -142,15 +146,26 @@ function followChanges(surface: UpstreamSurface, handler: McpHttpHandler): () =>
  * when the SDK would take them as they are; the rest (and what the pipeline declines or hands over) through the SDK.
  * Resolves to the path the answer took once it is written.
  */
-async function answer(entry: Principal, request: Request, body: unknown, auth: { token: string; clientId: string }, res: ServerResponse): Promise<ModernPath> {
+async function answer(entry: Principal, req: IncomingMessage, body: unknown, auth: { token: string; clientId: string }, res: ServerResponse): Promise<ModernPath> {
   const viaSdk = async (handed?: Promise<ModernAnswer>): Promise<void> => {
     const authInfo = { ...auth, scopes: [], ...(handed ? { extra: { [HANDED_OVER]: handed } } : {}) };
-    await writeResponse(await entry.handler.fetch(request, { parsedBody: body, authInfo }), res);
+    await writeResponse(await entry.handler.fetch(await webRequest(req, body, res), { parsedBody: body, authInfo }), res);
   };
-  const path = offerable(request, body) ? await offerToPipeline(entry.surface, body, res, viaSdk) : undefined;
+  const path = offerable(req.headers, body) ? await offerToPipeline(entry.surface, body, res, viaSdk) : undefined;
   if (path !== undefined) return path;
   await viaSdk();
   return 'sdk';
+}
+
+/**
+ * The web Request the SDK's handler takes, made only for a request that goes to it (the pipeline needs none); its
+ * signal aborts when the response closes (the client went away), or at once if it already has.
+ */
+function webRequest(req: IncomingMessage, body: unknown, res: ServerResponse): Promise<Request> {
+  const abort = new AbortController();
+  if (res.destroyed || req.socket.destroyed) abort.abort();
+  else res.once('close', () => abort.abort());
+  return toWebRequest(req, body, { signal: abort.signal });
 }
 
 /** No capabilities at all, or none of those the key is made of: every such request shares one key. */

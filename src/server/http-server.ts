@@ -1,5 +1,4 @@
-import { toWebRequest } from '@modelcontextprotocol/node';
-import { isInitializeRequest, isLegacyRequest } from '@modelcontextprotocol/server';
+import { classifyInboundRequest, isInitializeRequest } from '@modelcontextprotocol/server';
 import { createHash } from 'node:crypto';
 import { createServer as createNodeServer, type IncomingMessage, type Server as NodeHttpServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -219,10 +218,7 @@ async function serveMcp(front: Front, principal: string, req: IncomingMessage, r
   if (existing) return sessions.serve(existing, req, res, body);
   if (req.method === 'POST' && sessionId === undefined) {
     // No session named: an MCP 2026-07-28 request (it carries its protocol version in _meta), or a legacy opening.
-    const abort = new AbortController();
-    res.once('close', () => abort.abort());
-    const request = await toWebRequest(req, body, { signal: abort.signal });
-    if (!(await isLegacyRequest(request, body))) return front.modern.serve(request, body, principal, res);
+    if (!isLegacyPost(req, body)) return front.modern.serve(req, body, principal, res);
   }
   const isInitialize = Array.isArray(body) ? body.some(isInitializeRequest) : isInitializeRequest(body);
   if (!isInitialize) return sendJsonRpcError(res, 400, 'Bad Request: Mcp-Session-Id header is required');
@@ -231,6 +227,28 @@ async function serveMcp(front: Front, principal: string, req: IncomingMessage, r
   const session = await sessions.create(principal);
   await sessions.serve(session, req, res, body);
   if (session.id === undefined) await sessions.close(session, 'not initialized');
+}
+
+/**
+ * Whether the SDK's dual-era entry would serve a session-less POST with this parsed body as legacy: its
+ * `isLegacyRequest`, told from the Node request's headers, so that a modern request that the tool-call pipeline
+ * answers never needs a web Request (making one cost more than the rest of the pipeline).
+ */
+function isLegacyPost(req: IncomingMessage, body: unknown): boolean {
+  return (
+    classifyInboundRequest({
+      httpMethod: 'POST',
+      protocolVersionHeader: singleHeader(req.headers['mcp-protocol-version']),
+      mcpMethodHeader: singleHeader(req.headers['mcp-method']),
+      mcpNameHeader: singleHeader(req.headers['mcp-name']),
+      body,
+    }).kind === 'legacy'
+  );
+}
+
+/** A header's value as the Fetch API's `Headers.get` gives it (repeated values joined), or undefined. */
+function singleHeader(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value.join(', ') : value;
 }
 
 /**

@@ -22,22 +22,46 @@ interface Ask {
   reject(error: unknown): void;
 }
 
-interface Round {
-  id: string;
-  /** The principal the round belongs to: a retry from anyone else never finds it. */
-  owner: string;
-  cancellation: Cancellation;
+/** The request waiting on a round for its outcome, and its cancellation link. */
+interface Waiter {
+  resolve(outcome: RoundOutcome): void;
+  reject(error: unknown): void;
+  signal: Cancellation | undefined;
+  onAbort: (() => void) | undefined;
+}
+
+/**
+ * One call whose relayed requests become input rounds. Most calls never ask: what only a call that asks needs (its
+ * id, its ask maps) is made at its first ask or its first round, so a call that completes costs one object.
+ */
+class Round {
+  /** Minted when the round first goes to the client (the only time anyone can name it). */
+  id: string | undefined = undefined;
+  readonly cancellation = new Cancellation();
   /** Asked and not yet sent to the client. */
-  fresh: Map<string, Ask>;
+  fresh: Map<string, Ask> | undefined = undefined;
   /** Sent to the client, awaiting its answers. */
-  sent: Map<string, Ask>;
-  settled: { result: CallToolResult } | { error: unknown } | undefined;
-  /** Wakes the request that is waiting on this round (a new ask, or the call settled). */
-  wake: (() => void) | undefined;
-  next: number;
-  expiry: NodeJS.Timeout | undefined;
-  /** Where the call's notifications (progress) go: the request now waiting on the round. */
-  notify: Notify;
+  sent: Map<string, Ask> | undefined = undefined;
+  settled: { result: CallToolResult } | { error: unknown } | undefined = undefined;
+  /** The request waiting on this round, until a new ask or the call's end answers it. */
+  waiter: Waiter | undefined = undefined;
+  next = 0;
+  expiry: NodeJS.Timeout | undefined = undefined;
+
+  constructor(
+    /** The principal the round belongs to: a retry from anyone else never finds it. */
+    readonly owner: string,
+    /** Where the call's notifications (progress) go: the request now waiting on the round. */
+    public notify: Notify,
+  ) {}
+
+  /** Rejects every open ask with `error` and forgets them. */
+  dropAsks(error: Error): void {
+    if (this.fresh) for (const ask of this.fresh.values()) ask.reject(error);
+    if (this.sent) for (const ask of this.sent.values()) ask.reject(error);
+    this.fresh?.clear();
+    this.sent?.clear();
+  }
 }
 
 /** Sends a notification on the request that is waiting on a round. */
@@ -51,7 +75,10 @@ const MAX_OPEN_ASKS = 64;
 export const MAX_ROUNDS = 64;
 
 export class InputRounds {
-  private readonly rounds = new Map<string, Round>();
+  /** Every call not yet finished: running, or held for its client. */
+  private readonly live = new Set<Round>();
+  /** The rounds that went to a client, by their id. */
+  private readonly byId = new Map<string, Round>();
 
   constructor(private readonly ttlMs = ROUND_TTL_MS) {}
 
@@ -69,7 +96,7 @@ export class InputRounds {
     signal: Cancellation | undefined,
     notify: Notify,
   ): Promise<RoundOutcome> {
-    if (this.waiting() >= MAX_ROUNDS) {
+    if (this.byId.size >= MAX_ROUNDS && this.waiting() >= MAX_ROUNDS) {
       return Promise.reject(
         Object.assign(
           new Error(`mcp-workbench: ${MAX_ROUNDS} calls of this client are waiting for its input already; answer or cancel them before starting another that asks`),
@@ -77,37 +104,15 @@ export class InputRounds {
         ),
       );
     }
-    const round: Round = {
-      id: randomUUID(),
-      owner,
-      cancellation: new Cancellation(),
-      fresh: new Map(),
-      sent: new Map(),
-      settled: undefined,
-      wake: undefined,
-      next: 0,
-      expiry: undefined,
-      notify,
-    };
-    const ask = (request: Ask['request'], askSignal: AbortSignal): Promise<Record<string, unknown>> =>
-      new Promise((resolve, reject) => {
-        if (round.settled || round.fresh.size + round.sent.size >= MAX_OPEN_ASKS) {
-          reject(new Error(`mcp-workbench: too many open ${request.method} requests in one call (at most ${MAX_OPEN_ASKS})`));
-          return;
-        }
-        const key = `${request.method.split('/')[0]}-${++round.next}`;
-        const entry: Ask = { request, resolve, reject };
-        round.fresh.set(key, entry);
-        askSignal.addEventListener('abort', () => {
-          round.fresh.delete(key);
-          round.sent.delete(key);
-          reject(askSignal.reason ?? new Error('cancelled'));
-        }, { once: true });
-        round.wake?.();
-      });
+    const round = new Round(owner, notify);
+    this.live.add(round);
     let promise: Promise<CallToolResult>;
     try {
-      promise = run(ask, round.cancellation, (notification) => round.notify(notification));
+      promise = run(
+        (request, askSignal) => this.ask(round, request, askSignal),
+        round.cancellation,
+        (notification) => round.notify(notification),
+      );
     } catch (error) {
       promise = Promise.reject(error);
     }
@@ -115,7 +120,6 @@ export class InputRounds {
       (result) => this.settle(round, { result }),
       (error: unknown) => this.settle(round, { error }),
     );
-    this.rounds.set(round.id, round);
     return this.wait(round, signal);
   }
 
@@ -125,96 +129,148 @@ export class InputRounds {
    * started in another process).
    */
   resume(owner: string, id: string, responses: Record<string, unknown>, signal: Cancellation | undefined, notify: Notify): Promise<RoundOutcome> | undefined {
-    const round = this.rounds.get(id);
+    const round = this.byId.get(id);
     if (!round || round.owner !== owner) return undefined;
     round.notify = notify;
-    for (const [key, ask] of round.sent) {
-      const response = responses[key];
-      if (response === undefined) continue;
-      round.sent.delete(key);
-      if (typeof response === 'object' && response !== null && !Array.isArray(response)) ask.resolve(response as Record<string, unknown>);
-      else ask.reject(new Error(`the client's answer to ${ask.request.method} was not an object`));
+    const sent = round.sent;
+    if (sent) {
+      for (const [key, ask] of sent) {
+        const response = responses[key];
+        if (response === undefined) continue;
+        sent.delete(key);
+        if (typeof response === 'object' && response !== null && !Array.isArray(response)) ask.resolve(response as Record<string, unknown>);
+        else ask.reject(new Error(`the client's answer to ${ask.request.method} was not an object`));
+      }
+      // Unanswered asks go out again with the next round.
+      if (sent.size > 0) {
+        const fresh = (round.fresh ??= new Map());
+        for (const [key, ask] of sent) fresh.set(key, ask);
+        sent.clear();
+      }
     }
-    // Unanswered asks go out again with the next round.
-    for (const [key, ask] of round.sent) round.fresh.set(key, ask);
-    round.sent.clear();
     return this.wait(round, signal);
   }
 
   /** Ends every round (shutdown, or the principal's scope closing): their downstream calls are cancelled. */
   closeAll(reason: string): void {
-    for (const round of [...this.rounds.values()]) this.end(round, reason);
+    for (const round of [...this.live]) this.end(round, reason);
   }
 
+  /** Calls not finished: running, or held for their client. */
   get size(): number {
-    return this.rounds.size;
+    return this.live.size;
   }
 
   /** Rounds waiting for the client to come back (their expiry is running). */
   private waiting(): number {
     let count = 0;
-    for (const round of this.rounds.values()) if (round.expiry !== undefined) count++;
+    for (const round of this.byId.values()) if (round.expiry !== undefined) count++;
     return count;
+  }
+
+  /** A relayed request of the round's call: held for the next round (at most {@link MAX_OPEN_ASKS} open). */
+  private ask(round: Round, request: Ask['request'], askSignal: AbortSignal): Promise<Record<string, unknown>> {
+    return new Promise((resolve, reject) => {
+      const open = (round.fresh?.size ?? 0) + (round.sent?.size ?? 0);
+      if (round.settled || open >= MAX_OPEN_ASKS) {
+        reject(new Error(`mcp-workbench: too many open ${request.method} requests in one call (at most ${MAX_OPEN_ASKS})`));
+        return;
+      }
+      const key = `${request.method.split('/')[0]}-${++round.next}`;
+      (round.fresh ??= new Map()).set(key, { request, resolve, reject });
+      askSignal.addEventListener('abort', () => {
+        round.fresh?.delete(key);
+        round.sent?.delete(key);
+        reject(askSignal.reason ?? new Error('cancelled'));
+      }, { once: true });
+      this.check(round);
+    });
   }
 
   private wait(round: Round, signal: Cancellation | undefined): Promise<RoundOutcome> {
     if (round.expiry) clearTimeout(round.expiry);
     round.expiry = undefined;
     return new Promise<RoundOutcome>((resolve, reject) => {
-      const onAbort = (): void => {
-        // The client gave up on this request: the call it continues is cancelled with it.
+      if (signal?.cancelled) {
         this.end(round, 'cancelled by the client');
-        reject(signal!.reason ?? new Error('cancelled'));
-      };
-      const check = (): void => {
-        if (round.settled) {
-          round.wake = undefined;
-          signal?.offCancel(onAbort);
-          this.rounds.delete(round.id);
-          if ('result' in round.settled) resolve({ kind: 'complete', result: round.settled.result });
-          else reject(round.settled.error);
-          return;
-        }
-        if (round.fresh.size === 0) return;
-        // Asks made in the same turn (a modern server's several input requests) travel in one round.
-        round.wake = undefined;
-        setImmediate(() => {
-          if (round.settled) return check();
-          signal?.offCancel(onAbort);
-          const inputRequests: Extract<RoundOutcome, { kind: 'input' }>['inputRequests'] = {};
-          for (const [key, ask] of round.fresh) {
-            inputRequests[key] = ask.request;
-            round.sent.set(key, ask);
-          }
-          round.fresh.clear();
-          round.expiry = setTimeout(() => this.end(round, `no answer from the client within ${Math.round(this.ttlMs / 1000)} s`), this.ttlMs);
-          round.expiry.unref();
-          resolve({ kind: 'input', round: round.id, inputRequests });
-        });
-      };
-      if (signal?.cancelled) return onAbort();
-      signal?.onCancel(onAbort);
-      round.wake = check;
-      check();
+        reject(signal.reason ?? new Error('cancelled'));
+        return;
+      }
+      const waiter: Waiter = { resolve, reject, signal, onAbort: undefined };
+      if (signal) {
+        waiter.onAbort = (): void => {
+          // The client gave up on this request: the call it continues is cancelled with it.
+          if (round.waiter === waiter) round.waiter = undefined;
+          this.end(round, 'cancelled by the client');
+          reject(signal.reason ?? new Error('cancelled'));
+        };
+        signal.onCancel(waiter.onAbort);
+      }
+      round.waiter = waiter;
+      this.check(round);
     });
+  }
+
+  /** Answers the waiting request, if any, when the call has ended or has asked something. */
+  private check(round: Round): void {
+    const waiter = round.waiter;
+    if (waiter === undefined) return;
+    if (round.settled) return this.deliver(round, waiter);
+    if (round.fresh === undefined || round.fresh.size === 0) return;
+    // Asks made in the same turn (a modern server's several input requests) travel in one round.
+    round.waiter = undefined;
+    setImmediate(() => this.sendRound(round, waiter));
+  }
+
+  /** The call's end as the waiting request's outcome; the round is forgotten. */
+  private deliver(round: Round, waiter: Waiter): void {
+    round.waiter = undefined;
+    if (waiter.onAbort) waiter.signal?.offCancel(waiter.onAbort);
+    this.forget(round);
+    const settled = round.settled!;
+    if ('result' in settled) waiter.resolve({ kind: 'complete', result: settled.result });
+    else waiter.reject(settled.error);
+  }
+
+  /** The asks made so far go to the client as one round, which waits for its retry until the expiry. */
+  private sendRound(round: Round, waiter: Waiter): void {
+    // Ended meanwhile (the client cancelled, the session closed): the waiting request has had its answer.
+    if (!this.live.has(round)) return;
+    if (round.settled) return this.deliver(round, waiter);
+    if (waiter.onAbort) waiter.signal?.offCancel(waiter.onAbort);
+    const inputRequests: Extract<RoundOutcome, { kind: 'input' }>['inputRequests'] = {};
+    const sent = (round.sent ??= new Map());
+    for (const [key, ask] of round.fresh!) {
+      inputRequests[key] = ask.request;
+      sent.set(key, ask);
+    }
+    round.fresh!.clear();
+    if (round.id === undefined) {
+      round.id = randomUUID();
+      this.byId.set(round.id, round);
+    }
+    round.expiry = setTimeout(() => this.end(round, `no answer from the client within ${Math.round(this.ttlMs / 1000)} s`), this.ttlMs);
+    round.expiry.unref();
+    waiter.resolve({ kind: 'input', round: round.id, inputRequests });
   }
 
   private settle(round: Round, settled: NonNullable<Round['settled']>): void {
     if (round.settled) return;
     round.settled = settled;
-    for (const ask of [...round.fresh.values(), ...round.sent.values()]) ask.reject(new Error('the call ended'));
-    round.fresh.clear();
-    round.sent.clear();
+    if (round.fresh !== undefined || round.sent !== undefined) round.dropAsks(new Error('the call ended'));
     // With no request waiting (the client has not come back yet), the outcome waits for its retry, within the expiry.
-    round.wake?.();
+    this.check(round);
+  }
+
+  private forget(round: Round): void {
+    this.live.delete(round);
+    if (round.id !== undefined) this.byId.delete(round.id);
   }
 
   private end(round: Round, reason: string): void {
-    this.rounds.delete(round.id);
+    this.forget(round);
     if (round.expiry) clearTimeout(round.expiry);
-    for (const ask of [...round.fresh.values(), ...round.sent.values()]) ask.reject(new Error(reason));
-    round.fresh.clear();
-    round.sent.clear();
+    round.dropAsks(new Error(reason));
     round.cancellation.cancel(reason);
   }
 }

@@ -29,16 +29,24 @@ export interface ModernUseToolDeps {
  * - a legacy server's requests during a live call are held in an {@link InputRounds} round of this process.
  */
 export function createModernUseTool(deps: ModernUseToolDeps): (args: Record<string, unknown>, call: ModernUseToolCall) => Promise<ModernAnswer> {
-  return async (args, call) => {
+  // Not async: a call that never asks for input resolves one step after its round does.
+  return (args, call) => {
     const problem = useToolProblem(args);
-    if (problem !== undefined) return { complete: refusal(USE_TOOL_USAGE, problem) };
-    const target = `${String(args.toolbox_name)}\0${String(args.tool_name)}`;
+    if (problem !== undefined) return Promise.resolve({ complete: refusal(USE_TOOL_USAGE, problem) });
     const state = call.state as RequestStatePayload | undefined;
-    const outcome = state !== undefined && 'round' in state ? resumeRound(deps, state.round, call) : startRound(deps, args, call, target, state);
-    if ('complete' in outcome) return outcome;
-    return framed(deps.codec, await outcome.running, target);
+    const outcome = state !== undefined && 'round' in state ? resumeRound(deps, state.round, call) : startRound(deps, args, call, state);
+    if ('complete' in outcome) return Promise.resolve(outcome);
+    return outcome.running.then((result) => framed(deps.codec, result, args));
   };
 }
+
+/** Which tool a call reaches, as a pass-through round's requestState names it. */
+function callTarget(args: Record<string, unknown>): string {
+  return `${String(args.toolbox_name)}\0${String(args.tool_name)}`;
+}
+
+/** The downstream side of a first call: a modern server's input-required answer comes back as it is. */
+const FIRST_CALL: NonNullable<UseToolCall['pass']> = Object.freeze({ passInputRequired: true });
 
 /** The retry of a round held here: its answers go to the call waiting for them. */
 function resumeRound(deps: ModernUseToolDeps, round: string, call: ModernUseToolCall): { running: Promise<RoundOutcome> } | { complete: CallToolResult } {
@@ -59,17 +67,15 @@ function startRound(
   deps: ModernUseToolDeps,
   args: Record<string, unknown>,
   call: ModernUseToolCall,
-  target: string,
   state: { pass: { target: string; state?: string } } | undefined,
 ): { running: Promise<RoundOutcome> } | { complete: CallToolResult } {
-  if (state !== undefined && state.pass.target !== target) {
+  if (state !== undefined && state.pass.target !== callTarget(args)) {
     return {
       complete: refusal(USE_TOOL_USAGE, `${USE_TOOL}: this requestState continues a call of another tool; retry with the toolbox_name and tool_name of the call that asked for input`),
     };
   }
-  const responses = call.responses ?? {};
   const pass: NonNullable<UseToolCall['pass']> =
-    state === undefined ? { passInputRequired: true } : { passInputRequired: true, inputResponses: responses, requestState: state.pass.state };
+    state === undefined ? FIRST_CALL : { passInputRequired: true, inputResponses: call.responses ?? {}, requestState: state.pass.state };
   const { meta } = call;
   const running = deps.rounds.start(
     deps.owner,
@@ -89,7 +95,7 @@ function startRound(
 }
 
 /** How a round ended, as the answer: complete, or input-required with a requestState signed with the request's context. */
-function framed(codec: StateCodec, result: RoundOutcome, target: string): ModernAnswer {
+function framed(codec: StateCodec, result: RoundOutcome, args: Record<string, unknown>): ModernAnswer {
   if (result.kind === 'input') {
     return {
       finish: async (ctx) =>
@@ -105,7 +111,7 @@ function framed(codec: StateCodec, result: RoundOutcome, target: string): Modern
     finish: async (ctx) =>
       inputRequired({
         ...(answer.inputRequests ? { inputRequests: answer.inputRequests } : {}),
-        requestState: await codec.mint({ pass: { target, ...(typeof answer.requestState === 'string' ? { state: answer.requestState } : {}) } }, ctx),
+        requestState: await codec.mint({ pass: { target: callTarget(args), ...(typeof answer.requestState === 'string' ? { state: answer.requestState } : {}) } }, ctx),
       }) as unknown as CallToolResult,
   };
 }

@@ -82,20 +82,35 @@ export class AcceptedEnvelopes {
   /** Whether `meta`'s envelope is the one of the last request admitted (whose text the SDK accepted). */
   private matchesLast(meta: Record<string, unknown>): boolean {
     const last = this.last;
-    return last !== undefined && ENVELOPE_KEYS.every((key, i) => sameJson(meta[key] ?? null, last[i] ?? null));
+    if (last === undefined) return false;
+    for (let i = 0; i < ENVELOPE_KEYS.length; i++) if (!sameJson(meta[ENVELOPE_KEYS[i]!] ?? null, last[i] ?? null)) return false;
+    return true;
   }
 }
 
-/** Whether two JSON values are equal, the order of object keys aside (`undefined` only equals itself). */
+/**
+ * Whether two JSON values are equal, the order of object keys aside (`undefined` only equals itself). Walks without
+ * building key lists: it runs on every modern request.
+ */
 function sameJson(a: unknown, b: unknown): boolean {
   if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null || Array.isArray(a) !== Array.isArray(b)) return false;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
   const x = a as Record<string, unknown>;
   const y = b as Record<string, unknown>;
-  const keys = Object.keys(x);
-  if (keys.length !== Object.keys(y).length) return false;
-  for (const key of keys) if (!Object.hasOwn(y, key) || !sameJson(x[key], y[key])) return false;
-  return true;
+  let count = 0;
+  for (const key in x) {
+    if (!Object.hasOwn(x, key)) continue;
+    if (!Object.hasOwn(y, key) || !sameJson(x[key], y[key])) return false;
+    count++;
+  }
+  for (const key in y) if (Object.hasOwn(y, key) && --count < 0) return false;
+  return count === 0;
 }
 
 /** The envelope keys of a `_meta`, in a fixed order, as text. */

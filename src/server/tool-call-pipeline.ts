@@ -215,9 +215,10 @@ class Pipeline implements ToolCallPipeline {
     name: string,
     params: Record<string, unknown>,
     input: Record<string, unknown>,
-    { handlers: modernHandlers, deliver, handOver: handOverOther }: ModernPipelineOptions,
+    modern: ModernPipelineOptions,
   ): boolean {
     if (params.inputResponses !== undefined || params.requestState !== undefined) return false;
+    const modernHandlers = modern.handlers;
     const request = modernHandlers.envelopes.admit(params);
     if (request === undefined) return false;
     modernHandlers.declared(request.capabilities);
@@ -235,23 +236,18 @@ class Pipeline implements ToolCallPipeline {
     } catch (error) {
       answer = Promise.reject(error);
     }
-    const handOver = (): void => {
-      if (handOverOther) return handOverOther(message, answer);
-      modernHandlers.handOver(id, answer);
-      deliver(message);
-    };
     answer.then(
       (value) => {
         this.inFlight.delete(id);
         if (cancellation.cancelled) return;
         const response = 'complete' in value ? modernResponse(id, value.complete, modernHandlers.serverInfo) : undefined;
         if (response) this.respond(response);
-        else handOver();
+        else handOver(modern, message, id, answer);
       },
       () => {
         this.inFlight.delete(id);
         // A cancelled request gets no response (as the SDK does); an error is the SDK's to frame.
-        if (!cancellation.cancelled) handOver();
+        if (!cancellation.cancelled) handOver(modern, message, id, answer);
       },
     );
     return true;
@@ -298,4 +294,11 @@ class Pipeline implements ToolCallPipeline {
       },
     } as JSONRPCMessage);
   }
+}
+
+/** Leaves request `id`'s answer to the MCP server, which frames it (see {@link ModernPipelineOptions}). */
+function handOver(modern: ModernPipelineOptions, message: JSONRPCMessage, id: RequestId, answer: Promise<ModernAnswer>): void {
+  if (modern.handOver) return modern.handOver(message, answer);
+  modern.handlers.handOver(id, answer);
+  modern.deliver(message);
 }
