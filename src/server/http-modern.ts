@@ -1,3 +1,4 @@
+import type { CloseReason } from './http-sessions.js';
 import { CLIENT_CAPABILITIES_META_KEY, createMcpHandler, type ClientCapabilities, type McpHttpHandler } from '@modelcontextprotocol/server';
 import { capabilitiesKey } from '../clients/capabilities-key.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -90,13 +91,13 @@ class ModernPrincipals implements ModernHttp {
     const now = Date.now();
     for (const [key, entry] of this.principals) {
       if (entry.active === 0 && entry.surface.rounds.size === 0 && now - entry.lastSeen >= idleMs) {
-        void this.closePrincipal(key, `expired after ${Math.round(idleMs / 1000)} s idle`);
+        void this.closePrincipal(key, `expired after ${Math.round(idleMs / 1000)} s idle`, 'idle');
       }
     }
   }
 
   async close(): Promise<void> {
-    await Promise.allSettled([...this.principals.keys()].map((key) => this.closePrincipal(key, 'closed (shutting down)')));
+    await Promise.allSettled([...this.principals.keys()].map((key) => this.closePrincipal(key, 'closed (shutting down)', 'shutdown')));
   }
 
   /** Opens the surface of `key` (principal, then capabilities), with one SDK handler that follows its list changes. */
@@ -114,12 +115,12 @@ class ModernPrincipals implements ModernHttp {
     return entry;
   }
 
-  private async closePrincipal(key: string, why: string): Promise<void> {
+  private async closePrincipal(key: string, why: string, reason: CloseReason): Promise<void> {
     const entry = this.principals.get(key);
     if (!entry) return;
     this.principals.delete(key);
     entry.stopFollowing();
-    this.log.info(`modern client ${key.slice(0, 8)} ${why} (${this.principals.size} principal(s))`);
+    this.log.info(`modern client ${key.slice(0, 8)} ${why} (${this.principals.size} principal(s))`, { event: 'client_closed', client: key.slice(0, 8), reason });
     await Promise.allSettled([entry.handler.close(), entry.surface.close().catch((error: unknown) => this.log.debug(`closing a principal: ${errorMessage(error)}`))]);
   }
 }

@@ -226,7 +226,7 @@ async function serveMcp(front: Front, principal: string, req: IncomingMessage, r
   if (sessions.all >= limits.maxSessions) return full();
   const session = await sessions.create(principal);
   await sessions.serve(session, req, res, body);
-  if (session.id === undefined) await sessions.close(session, 'not initialized');
+  if (session.id === undefined) await sessions.close(session, 'not initialized', 'uninitialized');
 }
 
 /**

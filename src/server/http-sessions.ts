@@ -32,11 +32,15 @@ export interface LegacySessions {
   create(principal: string): Promise<LegacySession>;
   /** Hands one request to its session's transport, counting it as activity while it is answered. */
   serve(session: LegacySession, req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void>;
-  close(session: LegacySession, why: string): Promise<void>;
+  /** Ends a session; `why` words its log line, `reason` is that line's `reason` field (README "Command line", Logs). */
+  close(session: LegacySession, why: string, reason: CloseReason): Promise<void>;
   /** Closes every session with nothing being answered and no request for `idleMs`. */
   sweep(idleMs: number): void;
   closeAll(why: string): Promise<void>;
 }
+
+/** Why an HTTP client's session (or a modern client's surface) was closed, as its log line's `reason` says. */
+export type CloseReason = 'client' | 'idle' | 'shutdown' | 'uninitialized';
 
 /** The sessions of handshake-era clients of one HTTP server: each opened with createServer over `workbench`. */
 export function createLegacySessions(workbench: Workbench, version: string, serverOptions: CreateServerOptions | undefined, log: Logger): LegacySessions {
@@ -82,7 +86,7 @@ class SessionTable implements LegacySessions {
     const session: LegacySession = { id: undefined, transport, close, active: 0, lastSeen: Date.now(), closed: false };
     this.sessions.add(session);
     // DELETE from the client, or any transport close, ends this session's server and its workbench registration.
-    server.onclose = () => void this.close(session, 'closed');
+    server.onclose = () => void this.close(session, 'closed', 'client');
     await connect(transport);
     return session;
   }
@@ -101,24 +105,26 @@ class SessionTable implements LegacySessions {
     await session.transport.handleRequest(req, res, body);
   }
 
-  async close(session: LegacySession, why: string): Promise<void> {
+  async close(session: LegacySession, why: string, reason: CloseReason): Promise<void> {
     if (session.closed) return;
     session.closed = true;
     this.sessions.delete(session);
     if (session.id !== undefined) this.byId.delete(session.id);
-    if (session.id !== undefined) this.log.info(`session ${shortId(session.id)} ${why} (${this.byId.size} open)`);
+    if (session.id !== undefined) {
+      this.log.info(`session ${shortId(session.id)} ${why} (${this.byId.size} open)`, { event: 'client_closed', session: shortId(session.id), reason });
+    }
     await session.close().catch((error: unknown) => this.log.debug(`closing a session: ${errorMessage(error)}`));
   }
 
   sweep(idleMs: number): void {
     const now = Date.now();
     for (const session of [...this.sessions]) {
-      if (session.active === 0 && now - session.lastSeen >= idleMs) void this.close(session, `expired after ${Math.round(idleMs / 1000)} s idle`);
+      if (session.active === 0 && now - session.lastSeen >= idleMs) void this.close(session, `expired after ${Math.round(idleMs / 1000)} s idle`, 'idle');
     }
   }
 
   async closeAll(why: string): Promise<void> {
-    await Promise.allSettled([...this.sessions].map((s) => this.close(s, why)));
+    await Promise.allSettled([...this.sessions].map((s) => this.close(s, why, 'shutdown')));
   }
 }
 

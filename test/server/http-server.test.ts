@@ -324,7 +324,7 @@ describe('serve --http without a token, with a session cap of 1 and idle expiry'
   let wb: HttpWorkbench;
 
   before(async () => {
-    wb = await startHttpWorkbench(config, ['--http', '0', '--max-sessions', '1', '--session-idle-timeout', '2']);
+    wb = await startHttpWorkbench(config, ['--http', '0', '--max-sessions', '1', '--session-idle-timeout', '2'], { WORKBENCH_LOG_FORMAT: 'json' });
   });
   after(async () => {
     await wb?.stop();
@@ -361,7 +361,8 @@ describe('serve --http without a token, with a session cap of 1 and idle expiry'
     assert.ok(await waitFor(() => !isAlive(pid as number), 10_000), "the session's downstream process was stopped");
     const stale = await rawRequest(wb.url, { headers: { ...MCP_HEADERS, 'mcp-session-id': abandoned.id }, body: JSON.stringify(call) });
     assert.equal(stale.status, 404, 'an expired id answers 404, so the client starts a new session');
-    assert.match(wb.stderr(), /expired after 2 s idle/);
+    const closed = logLines(wb.stderr()).find((l) => l.fields.event === 'client_closed' && l.fields.session === abandoned.id.slice(0, 8));
+    assert.equal(closed?.fields.reason, 'idle', wb.stderr());
     assert.equal(await connectStatus(wb, {}), 200, 'a new client gets in under the cap of 1');
   });
 
@@ -372,10 +373,11 @@ describe('serve --http without a token, with a session cap of 1 and idle expiry'
     const result = (await client.callTool({ name: 'use_tool', arguments: { toolbox_name: 'fx', tool_name: 'fx__f__pid' } })) as V2CallToolResult;
     const pid = (result.structuredContent as { pid?: unknown } | undefined)?.pid;
     assert.equal(typeof pid, 'number');
-    const expiredBefore = wb.stderr().split('expired after').length;
+    const idleClosings = (): number => logLines(wb.stderr()).filter((l) => l.fields.event === 'client_closed' && l.fields.reason === 'idle').length;
+    const expiredBefore = idleClosings();
     await client.close();
     assert.ok(await waitFor(() => !isAlive(pid as number), 20_000), 'its downstream process was stopped');
-    assert.equal(wb.stderr().split('expired after').length, expiredBefore + 1, 'by the idle expiry (the client sent no DELETE)');
+    assert.equal(idleClosings(), expiredBefore + 1, 'by the idle expiry (the client sent no DELETE)');
     const next = await wb.connect();
     try {
       const echo = await callTool(next, 'use_tool', { toolbox_name: 'fx', tool_name: 'fx__f__echo', arguments: { text: 'after' } });
