@@ -1,4 +1,3 @@
-import type { CloseReason } from './http-sessions.js';
 import { CLIENT_CAPABILITIES_META_KEY, createMcpHandler, type ClientCapabilities, type McpHttpHandler } from '@modelcontextprotocol/server';
 import { capabilitiesKey } from '../clients/capabilities-key.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -6,6 +5,7 @@ import { toWebRequest } from '@modelcontextprotocol/node';
 import type { Workbench } from '../core/workbench.js';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
+import type { CloseReason } from './http-sessions.js';
 import { createSurface, type CreateServerOptions, type UpstreamSurface } from './create-server.js';
 import type { HttpMetrics } from './http-metrics.js';
 import { offerable, offerToPipeline, type ModernPath } from './http-modern-pipeline.js';
