@@ -7,7 +7,7 @@ import type { SecretSource } from '../config/secret-source.js';
 import type { WorkbenchObserver } from '../core/call-events.js';
 import { resolveSecretsPath } from '../secrets/secrets-path.js';
 import { resolveStatePath } from '../state/path.js';
-import type { CliContext, HostContext } from './context.js';
+import { quietHost, type CliContext, type HostContext } from './context.js';
 
 /**
  * What a runtime is built from, resolved once from the flags and the environment (this file is the one place that
@@ -134,21 +134,19 @@ export interface OneShotFlags {
 
 /**
  * A one-shot command's runtime: nothing is followed, a broken state file is an error, nothing is recorded, the
- * catalog cache is used and a browser may open for a sign-in. `secrets` and `observer` only when the command gives them.
+ * catalog cache is used, `${secret:NAME}` is read from the secret store, a browser may open for a sign-in, and
+ * connection chatter is muted (warnings and errors still show). `observer` only when the command gives one.
  */
-export function oneShotSettings(
-  flags: OneShotFlags,
-  host: HostContext,
-  extra: { secrets?: () => Promise<SecretSource>; observer?: WorkbenchObserver } = {},
-): RuntimeSettings {
+export function oneShotSettings(flags: OneShotFlags, ctx: CliContext, observer?: WorkbenchObserver): RuntimeSettings {
+  const host = quietHost(ctx);
   return {
     host,
-    sources: { ...configSources(flags, host, false), ...(extra.secrets && { secrets: extra.secrets }) },
+    sources: { ...configSources(flags, host, false), secrets: ctx.secretSource },
     state: { path: stateFilePath(flags.stateFile, host), serving: false },
     session: { disabledTools: flags.disabledTools, toolsets: flags.toolsets, managementTools: false },
     catalog: catalogSettings(undefined, true, host.env),
     auth: { browser: true },
-    ...(extra.observer && { observer: extra.observer }),
+    ...(observer && { observer }),
   };
 }
 

@@ -7,7 +7,7 @@ import { unifiedDiff } from '../migrate/text-diff.js';
 import { compileGlob } from '../shared/glob.js';
 import { createRedactor, redactDeep } from '../shared/redact.js';
 import { approveTools, fingerprint, pinsPathFor, readPins, serverKey, shownDefinition, updatePins, type PinnedServer } from '../state/pins.js';
-import { EXIT_FAILURE, EXIT_USAGE, quietHost, splitList, type CliContext } from './context.js';
+import { EXIT_FAILURE, EXIT_USAGE, splitList, type CliContext } from './context.js';
 import { createRuntime } from './runtime.js';
 import { oneShotSettings } from './settings.js';
 
@@ -176,7 +176,7 @@ async function withListings(
 ): Promise<void> {
   let runtime: Awaited<ReturnType<typeof createRuntime>> | undefined;
   try {
-    runtime = await createRuntime(oneShotSettings({ config: opts.config, stateFile: opts.stateFile }, quietHost(ctx), { secrets: ctx.secretSource }));
+    runtime = await createRuntime(oneShotSettings({ config: opts.config, stateFile: opts.stateFile }, ctx));
     const { listings, failed } = await runtime.workbench.serverListings(opts.toolbox);
     const redactor = createRedactor(runtime.config.secrets);
     for (const f of failed) ctx.log.warn(redactor(`${f.toolbox}/${f.server}: ${f.error}`));

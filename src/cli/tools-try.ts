@@ -5,7 +5,7 @@ import { type FullEntry, summaryOf } from '../catalog/catalog-index.js';
 import { MAX_SEARCH_LIMIT } from '../catalog/search.js';
 import { isRecord } from '../config/text.js';
 import { errorMessage, isWorkbenchError } from '../errors.js';
-import { EXIT_FAILURE, EXIT_USAGE, errorFields, quietHost, splitList, type CliContext } from './context.js';
+import { EXIT_FAILURE, EXIT_USAGE, errorFields, splitList, type CliContext } from './context.js';
 import { createRuntime, type Runtime } from './runtime.js';
 import { oneShotSettings } from './settings.js';
 
@@ -79,7 +79,7 @@ async function withRuntime(ctx: CliContext, opts: RuntimeFlags, use: (runtime: R
   try {
     // Connection chatter is noise here; warnings and errors still show.
     const flags = { config: opts.config, stateFile: opts.stateFile, project: opts.project, disabledTools: opts.disabledTools, toolsets: opts.toolset };
-    runtime = await createRuntime(oneShotSettings(flags, quietHost(ctx), { observer: ctx.callLogger(), secrets: ctx.secretSource }));
+    runtime = await createRuntime(oneShotSettings(flags, ctx, ctx.callLogger()));
     await use(runtime);
   } catch (error) {
     ctx.fail(error);

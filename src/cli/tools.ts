@@ -8,7 +8,7 @@ import { Workbench } from '../core/workbench.js';
 import { type ToolStatusReport } from '../core/tool-entry.js';
 import { createRedactor, redactDeep } from '../shared/redact.js';
 import { VERSION } from '../version.js';
-import { EXIT_FAILURE, EXIT_USAGE, errorFields, quiet, quietHost, splitList, type CliContext } from './context.js';
+import { EXIT_FAILURE, EXIT_USAGE, errorFields, quiet, splitList, type CliContext } from './context.js';
 import { createRuntime, type Runtime } from './runtime.js';
 import { oneShotSettings, stateFilePath } from './settings.js';
 import { registerTrustCommands } from './tools-trust.js';
@@ -59,7 +59,7 @@ function registerListCommand(tools: Command, ctx: CliContext, common: (cmd: Comm
       try {
         // Connecting logs per server; keep stderr for the progress line and real problems.
         const flags = { config: opts.config, stateFile: opts.stateFile, project: opts.project, disabledTools: opts.disabledTools };
-        runtime = await createRuntime(oneShotSettings(flags, quietHost(ctx), { secrets: ctx.secretSource }));
+        runtime = await createRuntime(oneShotSettings(flags, ctx));
         const report = await listTools(runtime, opts, ctx);
         ctx.print(opts.json ? JSON.stringify({ state_file: runtime.statePath, ...report }, null, 2) : formatToolList(report, runtime.statePath));
         if (report.servers_failed.length > 0) process.exitCode = EXIT_FAILURE;
@@ -159,7 +159,7 @@ async function allNamesMatch(names: readonly string[], opts: { config?: string; 
   let runtime: Awaited<ReturnType<typeof createRuntime>> | undefined;
   const advice = 'Nothing was changed. See the names with "mcp-workbench tools list", or pass --force to record them anyway (e.g. for a server not yet started).';
   try {
-    runtime = await createRuntime(oneShotSettings({ config: opts.config, stateFile: opts.stateFile }, quietHost(ctx), { secrets: ctx.secretSource }));
+    runtime = await createRuntime(oneShotSettings({ config: opts.config, stateFile: opts.stateFile }, ctx));
     const configured = new Set(runtime.config.toolboxes.map((t) => t.name));
     const named = names.map((n) => parseToolName(n)?.toolbox);
     const toolboxes = named.every((t): t is string => t !== undefined && configured.has(t)) ? [...new Set(named)] : [undefined];
