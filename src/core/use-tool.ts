@@ -12,6 +12,7 @@ import type { CallContext } from './session-routing.js';
 import { ERROR_META_KEY, disabledMessage, errorMeta, errorResult, failureResult, type ToolEntry } from './tool-entry.js';
 import { stateRefusal } from './state-problem.js';
 import { routeToolsetCall, type ToolsetHost } from './toolset-routes.js';
+import { waitForServers } from './open-wait.js';
 import { describeParams, type ToolValidators } from './validators.js';
 import { DEFAULT_CALL_TIMEOUT_MS } from '../clients/server-slot.js';
 import { callsAsTask } from '../clients/task-call.js';
@@ -32,6 +33,8 @@ export interface UseToolHost {
   /** The names open_toolbox accepts, for messages. */
   toolboxNames(): string;
   cachedCatalog(scope: Scope, toolbox: string): CachedCatalog;
+  /** How long a bare name waits for the toolbox's servers still starting (open_toolbox's `openWaitMs`). */
+  openWait(toolbox: string): number;
   toolsetHost(scope: Scope): ToolsetHost<ToolEntry>;
   tracked<T>(scope: Scope, toolbox: string, server: string, call: CallContext | undefined, run: () => Promise<T>): Promise<T>;
   readonly validators: ToolValidators;
@@ -142,7 +145,9 @@ async function connectThenUse(request: UseRequest, resolution: Resolution): Prom
 
 /**
  * Connects what a name needs — just its server for a canonical name, else the whole toolbox — and looks the name up
- * again; a failure to connect is a refusal naming the cause.
+ * again; a failure to connect is a refusal naming the cause. A bare name waits for the toolbox's servers no longer
+ * than open_toolbox would (its `openWaitMs`), then resolves among the servers that are up: one server that hangs at
+ * start-up must not hold up a call that another server answers.
  */
 async function connectFor(request: UseRequest, knownServer: ServerConfig | undefined): Promise<{ lookup: ToolLookup } | { refusal: CallToolResult }> {
   const { host, scope, toolbox, toolName } = request;
@@ -154,7 +159,11 @@ async function connectFor(request: UseRequest, knownServer: ServerConfig | undef
       const failure = await scope.manager.connectServer(toolbox.name, knownServer.name);
       if (failure) return cannotCall(failure);
     } else if (!knownServer) {
-      await scope.manager.openToolbox(toolbox.name);
+      const connects = new Map<string, Promise<unknown>>();
+      for (const server of toolbox.servers) {
+        if (!scope.manager.isConnected(toolbox.name, server.name)) connects.set(server.name, scope.manager.connectServer(toolbox.name, server.name));
+      }
+      await waitForServers(connects, host.openWait(toolbox.name), connects.size, undefined);
     }
     return { lookup: host.cachedCatalog(scope, toolbox.name).catalog.find(toolName) };
   } catch (error) {
@@ -192,14 +201,19 @@ function lookupRefusal(request: UseRequest, lookup: Exclude<ToolLookup, { found:
       { toolbox: toolboxName, hint: `Call open_toolbox {"toolbox_name":"${toolboxName}"} to list the valid names.` },
     );
   }
-  const failed = toolbox.servers.filter((s) => !scope.manager.isConnected(toolboxName, s.name)).map((s) => s.name);
+  const status = scope.manager.serverStatus(toolboxName);
+  const starting = status.filter((s) => s.status.state === 'starting').map((s) => s.server);
+  const failed = status.filter((s) => s.status.state !== 'starting' && s.status.state !== 'connected').map((s) => s.server);
   const hint = lookup.suggestions.length > 0 ? ` Closest names: ${lookup.suggestions.join(', ')}.` : '';
   const down = failed.length > 0 ? ` Not connected (their tools are unavailable): ${failed.join(', ')}.` : '';
-  return errorResult(
-    `Unknown tool ${quoteClientText(toolName)} in toolbox "${toolboxName}".${hint}${down} Call open_toolbox {"toolbox_name":"${toolboxName}"} to list the valid names.`,
-    'TOOL_NOT_FOUND',
-    { toolbox: toolboxName, hint: `Call open_toolbox {"toolbox_name":"${toolboxName}"} to list the valid names.` },
-  );
+  const next = starting.length > 0
+    ? `Still starting (their tools are not known yet): ${starting.join(', ')}; call again shortly, or use the tool's full name from open_toolbox.`
+    : `Call open_toolbox {"toolbox_name":"${toolboxName}"} to list the valid names.`;
+  return errorResult(`Unknown tool ${quoteClientText(toolName)} in toolbox "${toolboxName}".${hint}${down} ${next}`, 'TOOL_NOT_FOUND', {
+    toolbox: toolboxName,
+    hint: next,
+    ...(starting.length > 0 ? { retryable: true } : {}),
+  });
 }
 
 /** Validates the arguments, forwards the call, and checks what came back. */

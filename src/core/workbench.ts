@@ -99,6 +99,7 @@ export class Workbench {
       policy: () => this.toolState.policy,
       toolboxNames: () => this.toolboxNames(),
       cachedCatalog: (scope, toolbox) => this.cachedCatalog(scope, toolbox),
+      openWait: (toolbox) => this.discovery.openWait(toolbox),
       toolsetHost: (scope) => this.toolsetHost(scope),
       tracked: (scope, toolbox, server, call, run) => this.scopes.tracked(scope, toolbox, server, call, run),
       validators: this.validators,
