@@ -23,7 +23,7 @@ import type { TrustPolicy } from '../catalog/trust.js';
 import type { VisibilityPolicy } from '../catalog/visibility.js';
 import { namedTools } from './named-tools.js';
 import { cachedServer, formatAge, optional, unapprovedHead } from './answer-head.js';
-import { pendingServer, waitForServers, type OpenProgress } from './open-wait.js';
+import { pendingServer, waitForServers, worthWaiting, type OpenProgress } from './open-wait.js';
 import type { ShownLists } from './shown-lists.js';
 import { ToolSearch } from './tool-search.js';
 import type { Logger } from '../log.js';
@@ -261,7 +261,8 @@ export class Discovery {
         for (const s of revalidate) void manager.connectServer(name, s.name).then((failure) => this.settled(name, s.name, failure, new Map()));
       });
     }
-    await waitForServers(connects, this.openWait(name), only?.size ?? toolbox.servers.length, options.onprogress);
+    const wait = this.openWait(name);
+    await waitForServers(worthWaiting(connects, manager.serverStatus(name), wait, now), wait, only?.size ?? toolbox.servers.length, options.onprogress);
     return this.mixedView(name, scope, cached, failed, searching, only);
   }
 

@@ -1,4 +1,5 @@
 import type { PendingServer } from '../catalog/catalog-index.js';
+import type { SlotStatus } from '../clients/server-slot.js';
 
 /** What open_toolbox reports while it waits for servers (sent as `notifications/progress` when asked for). */
 export interface OpenProgress {
@@ -50,6 +51,21 @@ export async function waitForServers(
     clearTimeout(timer);
     clearInterval(ticker);
   }
+}
+
+/**
+ * The connects worth waiting for: all but those of servers already starting for `waitMs` or more. An answer that
+ * waited that long for a server once (an open, a search, a bare-name call) does not wait for it again; it is shown
+ * as still starting at once and keeps connecting.
+ */
+export function worthWaiting(
+  connects: ReadonlyMap<string, Promise<unknown>>,
+  statuses: readonly { server: string; status: SlotStatus }[],
+  waitMs: number,
+  now = Date.now(),
+): Map<string, Promise<unknown>> {
+  const overdue = new Set(statuses.filter((s) => s.status.state === 'starting' && now - s.status.since >= waitMs).map((s) => s.server));
+  return new Map([...connects].filter(([server]) => !overdue.has(server)));
 }
 
 /** A server still starting when an answer was due, with what the model can do about it. */

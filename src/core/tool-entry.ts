@@ -62,8 +62,6 @@ export interface ErrorFields extends FailureSite {
   failure?: ServerFailure;
   hint?: string;
   downstreamCode?: number;
-  /** Overrides what the code says of retrying: an unknown name while servers are still starting may be found soon. */
-  retryable?: boolean;
 }
 
 /**
@@ -78,7 +76,7 @@ export function errorResult(text: string, code: WorkbenchErrorCode, fields: Erro
 
 /** The `_meta["mcp-workbench/error"]` entry of a failure (see errorResult). */
 export function errorMeta(code: WorkbenchErrorCode, fields: ErrorFields = {}): Record<string, unknown> {
-  const entry: Record<string, unknown> = { code, retryable: fields.retryable ?? isRetryable(code, fields.failure) };
+  const entry: Record<string, unknown> = { code, retryable: isRetryable(code, fields.failure) };
   for (const key of ['toolbox', 'server', 'tool', 'hint', 'downstreamCode', 'failure'] as const) {
     if (fields[key] !== undefined) entry[key] = fields[key];
   }

@@ -12,7 +12,7 @@ import type { CallContext } from './session-routing.js';
 import { ERROR_META_KEY, disabledMessage, errorMeta, errorResult, failureResult, type ToolEntry } from './tool-entry.js';
 import { stateRefusal } from './state-problem.js';
 import { routeToolsetCall, type ToolsetHost } from './toolset-routes.js';
-import { waitForServers } from './open-wait.js';
+import { waitForServers, worthWaiting } from './open-wait.js';
 import { describeParams, type ToolValidators } from './validators.js';
 import { DEFAULT_CALL_TIMEOUT_MS } from '../clients/server-slot.js';
 import { callsAsTask } from '../clients/task-call.js';
@@ -159,11 +159,7 @@ async function connectFor(request: UseRequest, knownServer: ServerConfig | undef
       const failure = await scope.manager.connectServer(toolbox.name, knownServer.name);
       if (failure) return cannotCall(failure);
     } else if (!knownServer) {
-      const connects = new Map<string, Promise<unknown>>();
-      for (const server of toolbox.servers) {
-        if (!scope.manager.isConnected(toolbox.name, server.name)) connects.set(server.name, scope.manager.connectServer(toolbox.name, server.name));
-      }
-      await waitForServers(connects, host.openWait(toolbox.name), connects.size, undefined);
+      return { lookup: await lookupAcrossToolbox(request) };
     }
     return { lookup: host.cachedCatalog(scope, toolbox.name).catalog.find(toolName) };
   } catch (error) {
@@ -172,6 +168,31 @@ async function connectFor(request: UseRequest, knownServer: ServerConfig | undef
     if (isWorkbenchError(error)) return cannotCall(error);
     throw error;
   }
+}
+
+/**
+ * A bare or loose name looked up across the whole toolbox. Its servers are waited for as open_toolbox waits
+ * (`openWaitMs`), so a toolbox that starts in time always judges the name across all of its servers; past that, the
+ * name is taken as soon as a server that is up has it, so one server that hangs at start-up holds up only a name no
+ * other server has.
+ */
+async function lookupAcrossToolbox(request: UseRequest): Promise<ToolLookup> {
+  const { host, scope, toolbox, toolName } = request;
+  const find = (): ToolLookup => host.cachedCatalog(scope, toolbox.name).catalog.find(toolName);
+  const connects = new Map<string, Promise<unknown>>();
+  for (const server of toolbox.servers) {
+    if (!scope.manager.isConnected(toolbox.name, server.name)) connects.set(server.name, scope.manager.connectServer(toolbox.name, server.name));
+  }
+  const wait = host.openWait(toolbox.name);
+  await waitForServers(worthWaiting(connects, scope.manager.serverStatus(toolbox.name), wait), wait, connects.size, undefined);
+  let lookup = find();
+  const starting = new Map([...connects].filter(([server]) => !scope.manager.isConnected(toolbox.name, server)));
+  while ('notFound' in lookup && starting.size > 0) {
+    // Connects never reject (a failure is their value): each settles once, with its server's name.
+    starting.delete(await Promise.race([...starting].map(([server, connect]) => connect.then(() => server))));
+    lookup = find();
+  }
+  return lookup;
 }
 
 /** Why a name that is not an enabled tool cannot be called: disabled, ambiguous, or unknown (with the closest names). */
@@ -201,19 +222,14 @@ function lookupRefusal(request: UseRequest, lookup: Exclude<ToolLookup, { found:
       { toolbox: toolboxName, hint: `Call open_toolbox {"toolbox_name":"${toolboxName}"} to list the valid names.` },
     );
   }
-  const status = scope.manager.serverStatus(toolboxName);
-  const starting = status.filter((s) => s.status.state === 'starting').map((s) => s.server);
-  const failed = status.filter((s) => s.status.state !== 'starting' && s.status.state !== 'connected').map((s) => s.server);
+  const failed = toolbox.servers.filter((s) => !scope.manager.isConnected(toolboxName, s.name)).map((s) => s.name);
   const hint = lookup.suggestions.length > 0 ? ` Closest names: ${lookup.suggestions.join(', ')}.` : '';
   const down = failed.length > 0 ? ` Not connected (their tools are unavailable): ${failed.join(', ')}.` : '';
-  const next = starting.length > 0
-    ? `Still starting (their tools are not known yet): ${starting.join(', ')}; call again shortly, or use the tool's full name from open_toolbox.`
-    : `Call open_toolbox {"toolbox_name":"${toolboxName}"} to list the valid names.`;
-  return errorResult(`Unknown tool ${quoteClientText(toolName)} in toolbox "${toolboxName}".${hint}${down} ${next}`, 'TOOL_NOT_FOUND', {
-    toolbox: toolboxName,
-    hint: next,
-    ...(starting.length > 0 ? { retryable: true } : {}),
-  });
+  return errorResult(
+    `Unknown tool ${quoteClientText(toolName)} in toolbox "${toolboxName}".${hint}${down} Call open_toolbox {"toolbox_name":"${toolboxName}"} to list the valid names.`,
+    'TOOL_NOT_FOUND',
+    { toolbox: toolboxName, hint: `Call open_toolbox {"toolbox_name":"${toolboxName}"} to list the valid names.` },
+  );
 }
 
 /** Validates the arguments, forwards the call, and checks what came back. */
