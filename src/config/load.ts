@@ -114,6 +114,7 @@ export function parseConfig(raw: unknown, source: string, env: EnvLike, options:
     ...(document.toolsets && { toolsets: normaliseToolsets(document.toolsets, 'config') }),
     ...(document.catalogBudget !== undefined && { catalogBudget: document.catalogBudget }),
     ...(document.openWaitMs !== undefined && { openWaitMs: document.openWaitMs }),
+    ...(document.useToolWaitMs !== undefined && { useToolWaitMs: document.useToolWaitMs }),
     ...(document.toolChanges !== undefined && { toolChanges: document.toolChanges }),
     ...(search.search && { search: search.search }),
     warnings,

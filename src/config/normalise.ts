@@ -36,6 +36,7 @@ interface RawToolbox {
   toolOverrides?: Record<string, RawToolOverride>;
   catalogBudget?: number;
   openWaitMs?: number;
+  useToolWaitMs?: number;
   toolChanges?: ToolChanges;
 }
 
@@ -44,6 +45,7 @@ export interface RawConfig {
   toolsets?: Record<string, RawToolset>;
   catalogBudget?: number;
   openWaitMs?: number;
+  useToolWaitMs?: number;
   toolChanges?: ToolChanges;
   search?: RawSearch;
 }
@@ -57,6 +59,7 @@ export function normaliseToolbox(name: string, raw: RawToolbox): ToolboxConfig {
     ...(raw.toolOverrides && { toolOverrides: normaliseOverrides(raw.toolOverrides) }),
     ...(raw.catalogBudget !== undefined && { catalogBudget: raw.catalogBudget }),
     ...(raw.openWaitMs !== undefined && { openWaitMs: raw.openWaitMs }),
+    ...(raw.useToolWaitMs !== undefined && { useToolWaitMs: raw.useToolWaitMs }),
     ...(raw.toolChanges !== undefined && { toolChanges: raw.toolChanges }),
     servers: Object.entries(raw.mcpServers).map(([serverName, server]) => normaliseServer(serverName, server)),
   };

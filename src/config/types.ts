@@ -152,6 +152,8 @@ export interface ToolboxConfig {
   catalogBudget?: number;
   /** Longest open_toolbox waits for this toolbox's servers still starting (ms), if configured. */
   openWaitMs?: number;
+  /** Longest use_tool waits for the server a call needs while it is still starting (ms), if configured. */
+  useToolWaitMs?: number;
   /** This toolbox's servers' `toolChanges` unless a server sets its own. */
   toolChanges?: ToolChanges;
   /** Servers in config order. */
@@ -171,6 +173,8 @@ export interface WorkbenchConfig {
   catalogBudget?: number;
   /** Default `openWaitMs` for every toolbox, if configured. */
   openWaitMs?: number;
+  /** Default `useToolWaitMs` for every toolbox, if configured. */
+  useToolWaitMs?: number;
   /** Default `toolChanges` (README "Pinned tool definitions"): "warn" when unset. */
   toolChanges?: ToolChanges;
   /** `search`: the optional semantic ranker (README "Search"); absent: lexical search only. */

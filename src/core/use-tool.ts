@@ -35,6 +35,8 @@ export interface UseToolHost {
   cachedCatalog(scope: Scope, toolbox: string): CachedCatalog;
   /** How long a bare name waits for the toolbox's servers still starting (open_toolbox's `openWaitMs`). */
   openWait(toolbox: string): number;
+  /** The longest a call waits for the server it needs while that server is still starting (`useToolWaitMs`). */
+  useToolWait(toolbox: string): number;
   toolsetHost(scope: Scope): ToolsetHost<ToolEntry>;
   tracked<T>(scope: Scope, toolbox: string, server: string, call: CallContext | undefined, run: () => Promise<T>): Promise<T>;
   readonly validators: ToolValidators;
@@ -143,11 +145,20 @@ async function connectThenUse(request: UseRequest, resolution: Resolution): Prom
   return lookupRefusal(request, lookup, parts, knownServer);
 }
 
+/** Default `useToolWaitMs`: below the 60 s many clients wait for a result, so they hear why rather than time out. */
+export const DEFAULT_USE_TOOL_WAIT_MS = 45_000;
+
+/** Settles with `promise`, or with `undefined` once `ms` have passed. */
+function within<T>(promise: Promise<T>, ms: number): Promise<{ value: T } | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => (timer = setTimeout(resolve, ms, undefined)));
+  return Promise.race([promise.then((value) => ({ value })), late]).finally(() => clearTimeout(timer));
+}
+
 /**
  * Connects what a name needs — just its server for a canonical name, else the whole toolbox — and looks the name up
- * again; a failure to connect is a refusal naming the cause. A bare name waits for the toolbox's servers no longer
- * than open_toolbox would (its `openWaitMs`), then resolves among the servers that are up: one server that hangs at
- * start-up must not hold up a call that another server answers.
+ * again; a failure to connect is a refusal naming the cause, and so is a server still starting after
+ * `useToolWaitMs` (it keeps starting). A bare name waits as {@link lookupAcrossToolbox} says.
  */
 async function connectFor(request: UseRequest, knownServer: ServerConfig | undefined): Promise<{ lookup: ToolLookup } | { refusal: CallToolResult }> {
   const { host, scope, toolbox, toolName } = request;
@@ -156,8 +167,10 @@ async function connectFor(request: UseRequest, knownServer: ServerConfig | undef
   });
   try {
     if (knownServer && !scope.manager.isConnected(toolbox.name, knownServer.name)) {
-      const failure = await scope.manager.connectServer(toolbox.name, knownServer.name);
-      if (failure) return cannotCall(failure);
+      const wait = host.useToolWait(toolbox.name);
+      const connected = await within(scope.manager.connectServer(toolbox.name, knownServer.name), wait);
+      if (!connected) return { refusal: stillStarting(request, knownServer.name, wait) };
+      if (connected.value) return cannotCall(connected.value);
     } else if (!knownServer) {
       return { lookup: await lookupAcrossToolbox(request) };
     }
@@ -187,12 +200,26 @@ async function lookupAcrossToolbox(request: UseRequest): Promise<ToolLookup> {
   await waitForServers(worthWaiting(connects, scope.manager.serverStatus(toolbox.name), wait), wait, connects.size, undefined);
   let lookup = find();
   const starting = new Map([...connects].filter(([server]) => !scope.manager.isConnected(toolbox.name, server)));
-  while ('notFound' in lookup && starting.size > 0) {
+  const deadline = Date.now() + host.useToolWait(toolbox.name) - wait;
+  while ('notFound' in lookup && starting.size > 0 && Date.now() < deadline) {
     // Connects never reject (a failure is their value): each settles once, with its server's name.
-    starting.delete(await Promise.race([...starting].map(([server, connect]) => connect.then(() => server))));
+    const settled = await within(Promise.race([...starting].map(([server, connect]) => connect.then(() => server))), deadline - Date.now());
+    if (!settled) break;
+    starting.delete(settled.value);
     lookup = find();
   }
   return lookup;
+}
+
+/** The refusal of a call whose server is still starting after `waitMs`: what is happening and what to do next. */
+function stillStarting(request: UseRequest, server: string, waitMs: number): CallToolResult {
+  const { toolbox, toolName } = request;
+  const hint = `Call the tool again shortly; open_toolbox {"toolbox_name":"${toolbox.name}"} lists its tools once it is ready.`;
+  return errorResult(
+    `Cannot call ${quoteClientText(toolName)}: server "${server}" of toolbox "${toolbox.name}" is still starting after ${Math.round(waitMs / 1000)} s (useToolWaitMs); it keeps starting in the background, within its connectTimeoutMs. ${hint}`,
+    'CONNECT_TIMEOUT',
+    { toolbox: toolbox.name, server, hint },
+  );
 }
 
 /** Why a name that is not an enabled tool cannot be called: disabled, ambiguous, or unknown (with the closest names). */

@@ -4,16 +4,18 @@ import type { CallToolResult } from '@modelcontextprotocol/client';
 import { ERAS, startEra, type Over } from '../helpers/era-workbench.js';
 import { fixtureServer } from '../helpers/workbench-process.js';
 
-// A bare tool name (README "Tool names and calls") is resolved across the whole toolbox, but one server that hangs at
-// start-up must not hold the call up (README "Downstream servers: lifecycle, timeouts and limits"): the call waits for
-// the servers still starting as open_toolbox would (`openWaitMs`); past that, a server that is up and has the name
-// serves it. An open_toolbox that already waited that long for a server once does not wait for it again.
+// One server that hangs at start-up (README "Downstream servers: lifecycle, timeouts and limits") must not make every
+// answer wait. A bare tool name (README "Tool names and calls") is resolved across the whole toolbox: the call waits
+// for the servers still starting as open_toolbox would (`openWaitMs`); past that, a server that is up and has the name
+// serves it. An open_toolbox that already waited that long for a server once does not wait for it again. A call to the
+// hanging server itself is answered when `useToolWaitMs` runs out, before the client's own limit, with why.
 
 const TRANSPORTS: Over[] = ['stdio', 'http'];
 
 /** A healthy server beside one that never answers `initialize`; the connect limit is far beyond the client's wait. */
 const config = {
   openWaitMs: 2_000,
+  useToolWaitMs: 3_000,
   toolboxes: {
     mixed: {
       mcpServers: {
@@ -27,13 +29,16 @@ const config = {
 /** The client gives up long before the stuck server's connect limit: a call that waits for it fails the test. */
 const CLIENT_WAIT = { timeout: 30_000 };
 
+const errorOf = (result: CallToolResult): { code?: string; retryable?: boolean; server?: string } =>
+  (result._meta?.['mcp-workbench/error'] ?? {}) as { code?: string; retryable?: boolean; server?: string };
+
 const pendingOf = (result: CallToolResult): string[] =>
   ((result.structuredContent as { servers_pending?: { server: string }[] } | undefined)?.servers_pending ?? []).map((p) => p.server);
 
 for (const over of TRANSPORTS) {
   for (const era of ERAS) {
-    describe(`a bare name beside a server that hangs at start-up (${over}, ${era})`, () => {
-      test('is served by the server that is up, without waiting for the one that hangs', async () => {
+    describe(`a toolbox with a server that hangs at start-up (${over}, ${era})`, () => {
+      test('a bare name is served by the server that is up, without waiting for the one that hangs', async () => {
         const wb = await startEra(over, era, config);
         try {
           const echoed = (await wb.client.callTool(
@@ -63,6 +68,18 @@ for (const over of TRANSPORTS) {
           )) as CallToolResult;
           assert.deepEqual(pendingOf(again), ['stuck'], 'still shown as starting');
           assert.deepEqual(progress, [], 'no wait, so nothing to report while waiting');
+        } finally {
+          await wb.close();
+        }
+      });
+
+      test('a call to the hanging server gets CONNECT_TIMEOUT (retryable) once useToolWaitMs runs out', async () => {
+        const wb = await startEra(over, era, config);
+        try {
+          const call = { toolbox_name: 'mixed', tool_name: 'mixed__stuck__anything', arguments: {} };
+          const result = (await wb.client.callTool({ name: 'use_tool', arguments: call }, CLIENT_WAIT)) as CallToolResult;
+          assert.equal(result.isError, true, JSON.stringify(result));
+          assert.deepEqual(errorOf(result), { ...errorOf(result), code: 'CONNECT_TIMEOUT', retryable: true, server: 'stuck' });
         } finally {
           await wb.close();
         }
