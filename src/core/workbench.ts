@@ -66,8 +66,8 @@ export type { CallContext, UpstreamSession } from './session-routing.js';
 /**
  * The state shared by every client session: the visibility policy, per-toolbox catalogs (rebuilt only when a server's
  * tools or the visibility inputs change), compiled argument validators, discovery (open_toolbox), and the sessions'
- * downstream connections (`Scopes`, in scopes.ts: the root scope serves stdio and the CLI). The MCP-facing
- * layer (`createSurface` in server/create-server.ts) turns requests of either protocol era into calls of this class.
+ * downstream connections (`Scopes`, in scopes.ts: the root scope serves stdio and the CLI). The MCP-facing layer
+ * (`createSurface`, server/create-server.ts) turns requests of either protocol era into calls of this class.
  */
 export class Workbench {
   private current: WorkbenchConfig;
