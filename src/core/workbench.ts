@@ -30,6 +30,7 @@ import { describeNamedToolset, listToolStatuses, serverListings, type ReportSour
 import { DEFAULT_USE_TOOL_WAIT_MS, useTool, type UseToolHost } from './use-tool.js';
 import { calledTool, observed, outcomeOf, type WorkbenchObserver } from './call-events.js';
 import { ToolValidators } from './validators.js';
+export type { CallContext, UpstreamSession } from './session-routing.js';
 
 export interface WorkbenchOptions {
   config: WorkbenchConfig;
@@ -60,8 +61,6 @@ export interface WorkbenchOptions {
    */
   observer?: WorkbenchObserver;
 }
-
-export type { CallContext, UpstreamSession } from './session-routing.js';
 
 /**
  * The state shared by every client session: the visibility policy, per-toolbox catalogs (rebuilt only when a server's
