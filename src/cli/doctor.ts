@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, errorFields, type CliContext } from './context.js';
 import { runDoctor } from '../doctor/checks.js';
 import { oauthContext } from './runtime.js';
-import { configSources, stateFilePath } from './settings.js';
+import { configFilePath, stateFilePath } from './settings.js';
 import { formatDoctorReport } from '../doctor/format-report.js';
 import { DEFAULT_DOCTOR_TIMEOUT_MS, type DoctorProgress } from '../doctor/types.js';
 import { errorMessage, isWorkbenchError } from '../errors.js';
@@ -45,7 +45,7 @@ export function registerDoctorCommand(program: Command, ctx: CliContext): void {
       const ticker = live ? setInterval(draw, 1000) : undefined;
       try {
         const report = await runDoctor({
-          configPath: configSources(opts, ctx, false).configPath,
+          configPath: configFilePath(opts.config, ctx),
           statePath: stateFilePath(opts.stateFile, ctx),
           toolbox: opts.toolbox,
           timeoutMs: opts.timeout,

@@ -53,6 +53,23 @@ describe('command line', () => {
     assert.match(run(['validate', '--config', join(dir, 'workbench-config.json')], { cwd: dir, env: { WORKBENCH_CONFIG: join(dir, 'other.json') } }).stdout, /workbench-config\.json: valid/);
   });
 
+  it('init, server add, auth status and validate find the config the same way: WORKBENCH_CONFIG, relative to the start directory', async () => {
+    const { dir, cleanup } = await tempDir();
+    after(cleanup);
+    const options = { cwd: dir, env: { HOME: dir, WORKBENCH_CONFIG: join('conf', 'wb.json') } };
+    const written = join(dir, 'conf', 'wb.json');
+    const init = run(['init'], options);
+    assert.equal(init.code, 0, init.stderr);
+    assert.ok(init.stdout.includes(written), init.stdout);
+    const added = run(['server', 'add', 'dev', 'fx', '--', 'node', 'x.js'], options);
+    assert.equal(added.code, 0, added.stderr);
+    assert.match(readFileSync(written, 'utf8'), /"fx": \{/);
+    const status = run(['auth', 'status', '--json'], options);
+    assert.equal(status.code, 0, status.stderr);
+    assert.deepEqual((JSON.parse(status.stdout) as { servers: unknown[] }).servers, []);
+    assert.ok(run(['validate'], options).stdout.includes(written));
+  });
+
   it('validate: exits 1 and reports every problem of an invalid config', async () => {
     const { dir, cleanup } = await tempDir();
     after(cleanup);
