@@ -21,7 +21,6 @@ export interface HttpSettings {
   maxSessions?: number;
   /** Idle time after which a session is closed, in seconds. */
   sessionIdleSeconds?: number;
-  maxBodyBytes?: number;
   /** `--metrics`: Prometheus metrics at /metrics (behind the token). */
   metrics?: boolean;
 }
@@ -126,8 +125,8 @@ function httpServerOptions(
     allowedOrigins: plan.allowedOrigins,
     maxSessions: http.maxSessions,
     sessionIdleMs: http.sessionIdleSeconds === undefined ? undefined : http.sessionIdleSeconds * 1000,
-    // One limit for client messages on both transports (WORKBENCH_MAX_MESSAGE_BYTES) unless given its own.
-    maxBodyBytes: http.maxBodyBytes ?? maxMessageBytes,
+    // One limit for client messages on both transports: WORKBENCH_MAX_MESSAGE_BYTES, else the HTTP server's default.
+    maxBodyBytes: maxMessageBytes,
     serverOptions: { management: session.managementTools ? { statePath: runtime.statePath, log: host.log } : undefined },
     ...(metrics ? { metrics } : {}),
     log: host.log,
