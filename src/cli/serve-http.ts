@@ -44,7 +44,7 @@ export async function serveHttp(settings: RuntimeSettings, http: HttpSettings): 
     log.error(error.message);
     return EXIT_USAGE;
   }
-  warnAboutToken(plan.token, log);
+  warnAboutToken(plan, log);
   // Metrics are fed by the call observer, so they exist before the workbench; their gauges read the server once it runs.
   let started: Started | undefined;
   const metrics = http.metrics ? metricsOf(() => started) : undefined;
@@ -86,11 +86,11 @@ interface Started {
 }
 
 /** No token, or one easy to guess: both still serve, with a warning. */
-function warnAboutToken(token: string | undefined, log: Logger): void {
+function warnAboutToken({ token, host }: HttpPlan, log: Logger): void {
   if (token === undefined) {
-    log.warn(`no token set: any local process can use this workbench over HTTP. Set WORKBENCH_TOKEN (or --token) to require one.`);
+    log.warn(`no token set: any local process can use this workbench over HTTP. Set WORKBENCH_TOKEN (or --token) to require one.`, { event: 'no_token', host });
   } else if (token.split(',').some((t) => t.trim().length < SHORT_TOKEN)) {
-    log.warn(`a token is shorter than ${SHORT_TOKEN} characters; use a long random one (e.g. \`openssl rand -hex 32\`)`);
+    log.warn(`a token is shorter than ${SHORT_TOKEN} characters; use a long random one (e.g. \`openssl rand -hex 32\`)`, { event: 'short_token', min_length: SHORT_TOKEN });
   }
 }
 
