@@ -1,6 +1,6 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { performance } from 'node:perf_hooks';
-import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, errorFields, type CliContext } from './context.js';
+import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, errorFields, errorJson, type CliContext } from './context.js';
 import { runDoctor } from '../doctor/checks.js';
 import { oauthContext } from './runtime.js';
 import { configFilePath, stateFilePath } from './settings.js';
@@ -67,7 +67,7 @@ export function registerDoctorCommand(program: Command, ctx: CliContext): void {
       } catch (error) {
         if (live) process.stderr.write('\r\x1b[2K');
         if (opts.json && isWorkbenchError(error)) {
-          ctx.print(JSON.stringify({ ok: false, code: error.code, message: error.message, details: error.details }, null, 2));
+          ctx.print(JSON.stringify({ ok: false, code: error.code, message: error.message, details: error.details, ...errorJson(error) }, null, 2));
         } else {
           ctx.log.error(errorMessage(error), errorFields(error));
         }
