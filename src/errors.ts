@@ -155,6 +155,8 @@ export interface WorkbenchErrorOptions extends FailureSite {
   hint?: string;
   /** A downstream server's own JSON-RPC error code (CALL_FAILED from an error response). Never passed on as ours. */
   downstreamCode?: number;
+  /** The environment variables the failure is about (`ENV_MISSING`: the unset ones, each once, in order of use). */
+  variables?: readonly string[];
 }
 
 /**
@@ -171,6 +173,8 @@ export class WorkbenchError extends Error {
   readonly site: Readonly<FailureSite>;
   readonly hint: string | undefined;
   readonly downstreamCode: number | undefined;
+  /** See {@link WorkbenchErrorOptions.variables}; empty when the failure names none. */
+  readonly variables: readonly string[];
 
   constructor(code: WorkbenchErrorCode, message: string, options: WorkbenchErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -181,6 +185,7 @@ export class WorkbenchError extends Error {
     this.site = siteOf(options);
     this.hint = options.hint;
     this.downstreamCode = options.downstreamCode;
+    this.variables = options.variables ?? [];
   }
 
   /** Whether the same call may succeed if simply made again later (see {@link isRetryable}). */
@@ -202,7 +207,7 @@ export class WorkbenchError extends Error {
   }
 
   private options(): WorkbenchErrorOptions {
-    return { cause: this.cause, details: this.details, failure: this.failure, hint: this.hint, downstreamCode: this.downstreamCode, ...this.site };
+    return { cause: this.cause, details: this.details, failure: this.failure, hint: this.hint, downstreamCode: this.downstreamCode, variables: this.variables, ...this.site };
   }
 }
 

@@ -18,9 +18,28 @@ export function embeddingsUrl(base: string): string {
   return /\/v1$/.test(trimmed) ? `${trimmed}/embeddings` : `${trimmed}/v1/embeddings`;
 }
 
+/** The endpoint's host and port, for logs: no credentials, path or query (a key can hide in those). */
+export function endpointHost(base: string): string {
+  try {
+    return new URL(base).host;
+  } catch {
+    return '?';
+  }
+}
+
+/**
+ * Why an endpoint gave no usable vectors, as a fact: `unreachable` (no connection; `errorCode` such as ECONNREFUSED
+ * when known), `timeout`, `http-status` (`httpStatus`), `not-json`, `bad-answer` (JSON without one vector per text),
+ * `down` (not asked: the endpoint failed a moment ago).
+ */
+export type EmbeddingsFailureReason = 'unreachable' | 'timeout' | 'http-status' | 'not-json' | 'bad-answer' | 'down';
+
 /** Why an endpoint gave no usable vectors; `what` is short and never holds the API key or the texts sent. */
 export class EmbeddingsFailure extends Error {
-  constructor(readonly what: string) {
+  constructor(
+    readonly what: string,
+    readonly facts: { reason: EmbeddingsFailureReason; httpStatus?: number; errorCode?: string },
+  ) {
     super(what);
     this.name = 'EmbeddingsFailure';
   }
@@ -43,32 +62,37 @@ export async function embedTexts(config: EmbeddingsConfig, texts: readonly strin
       signal: AbortSignal.timeout(timeoutMs),
     });
   } catch (error) {
-    throw new EmbeddingsFailure(unreachable(error, timeoutMs));
+    throw unreachable(error, timeoutMs);
   }
   let body: unknown;
   try {
     const text = await response.text();
-    if (!response.ok) throw new EmbeddingsFailure(`HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''}`);
+    if (!response.ok) {
+      throw new EmbeddingsFailure(`HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''}`, { reason: 'http-status', httpStatus: response.status });
+    }
     body = JSON.parse(text);
   } catch (error) {
     if (error instanceof EmbeddingsFailure) throw error;
-    throw new EmbeddingsFailure((error as Error).name === 'TimeoutError' ? `no whole answer within ${timeoutMs} ms` : 'an answer that is not JSON');
+    throw (error as Error).name === 'TimeoutError'
+      ? new EmbeddingsFailure(`no whole answer within ${timeoutMs} ms`, { reason: 'timeout' })
+      : new EmbeddingsFailure('an answer that is not JSON', { reason: 'not-json' });
   }
   return vectorsOf(body, texts.length);
 }
 
-function unreachable(error: unknown, timeoutMs: number): string {
-  if ((error as Error).name === 'TimeoutError') return `no answer within ${timeoutMs} ms`;
+function unreachable(error: unknown, timeoutMs: number): EmbeddingsFailure {
+  if ((error as Error).name === 'TimeoutError') return new EmbeddingsFailure(`no answer within ${timeoutMs} ms`, { reason: 'timeout' });
   // fetch() fails with "fetch failed"; the reason (ECONNREFUSED, ENOTFOUND, a TLS error, …) is its cause.
   const cause = (error as { cause?: { code?: unknown; message?: unknown } }).cause;
-  const reason = typeof cause?.code === 'string' ? cause.code : typeof cause?.message === 'string' ? cause.message : errorMessage(error);
-  return `unreachable (${reason})`;
+  const code = typeof cause?.code === 'string' ? cause.code : undefined;
+  const reason = code ?? (typeof cause?.message === 'string' ? cause.message : errorMessage(error));
+  return new EmbeddingsFailure(`unreachable (${reason})`, { reason: 'unreachable', ...(code !== undefined && { errorCode: code }) });
 }
 
 function vectorsOf(body: unknown, count: number): Float32Array[] {
   const data = (body as { data?: unknown } | null)?.data;
   if (!Array.isArray(data) || data.length !== count) {
-    throw new EmbeddingsFailure(`an answer without one vector per text (${count} sent, ${Array.isArray(data) ? data.length : 'no "data" list'} back)`);
+    throw new EmbeddingsFailure(`an answer without one vector per text (${count} sent, ${Array.isArray(data) ? data.length : 'no "data" list'} back)`, { reason: 'bad-answer' });
   }
   const out = new Array<Float32Array | undefined>(count);
   let dims = -1;
@@ -76,10 +100,10 @@ function vectorsOf(body: unknown, count: number): Float32Array[] {
     const { index, embedding } = (item ?? {}) as { index?: unknown; embedding?: unknown };
     const at = typeof index === 'number' && Number.isInteger(index) ? index : position;
     if (!Array.isArray(embedding) || embedding.length === 0 || !embedding.every((x) => typeof x === 'number' && Number.isFinite(x))) {
-      throw new EmbeddingsFailure('an answer whose "embedding" is not a list of numbers');
+      throw new EmbeddingsFailure('an answer whose "embedding" is not a list of numbers', { reason: 'bad-answer' });
     }
-    if (dims >= 0 && embedding.length !== dims) throw new EmbeddingsFailure('vectors of different lengths in one answer');
-    if (at < 0 || at >= count || out[at]) throw new EmbeddingsFailure('an answer whose "index" values do not match the texts sent');
+    if (dims >= 0 && embedding.length !== dims) throw new EmbeddingsFailure('vectors of different lengths in one answer', { reason: 'bad-answer' });
+    if (at < 0 || at >= count || out[at]) throw new EmbeddingsFailure('an answer whose "index" values do not match the texts sent', { reason: 'bad-answer' });
     dims = embedding.length;
     out[at] = unit(embedding as number[]);
   });

@@ -2,10 +2,10 @@ import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { EmbeddingsConfig } from '../config/types.js';
 import { errorMessage } from '../errors.js';
-import type { Logger } from '../log.js';
+import type { LogFields, Logger } from '../log.js';
 import type { FullEntry } from './catalog-index.js';
 import { allowed, byScore, EXACT_NAME, type Scored } from './search.js';
-import { EMBED_BATCH, EmbeddingsFailure, embeddingsUrl, embedTexts } from './search-embeddings-client.js';
+import { EMBED_BATCH, EmbeddingsFailure, embeddingsUrl, embedTexts, endpointHost } from './search-embeddings-client.js';
 import type { SearchIndex } from './search-index.js';
 import type { ParsedQuery } from './search-query.js';
 import { words } from './search-text.js';
@@ -150,7 +150,7 @@ export class SemanticRanker {
       const batch = missing.slice(start, start + EMBED_BATCH);
       const got = await this.limited(() => {
         // The endpoint failed while this batch waited: give up quietly (that failure was said).
-        if (this.isDown()) throw new EmbeddingsFailure('down');
+        if (this.isDown()) throw new EmbeddingsFailure('down', { reason: 'down' });
         return embedTexts(this.options.config, batch.map(([, t]) => t), this.options.batchTimeoutMs ?? DEFAULT_BATCH_TIMEOUT_MS);
       });
       batch.forEach(([h], i) => take(h, got[i]!));
@@ -182,7 +182,7 @@ export class SemanticRanker {
   private failed(error: unknown): void {
     const retry = this.options.retryAfterMs ?? DEFAULT_RETRY_AFTER_MS;
     // A batch given up because the endpoint went down meanwhile: already said.
-    if (error instanceof EmbeddingsFailure && error.what === 'down') return;
+    if (error instanceof EmbeddingsFailure && error.facts.reason === 'down') return;
     this.downUntil = Date.now() + retry;
     if (this.outage) return;
     this.outage = true;
@@ -190,14 +190,32 @@ export class SemanticRanker {
     this.options.log.warn(
       `search embeddings at ${embeddingsUrl(this.options.config.url)} failed: ${what}. Search ranks by words only; the endpoint is asked again ` +
         `after ${Math.round(retry / 1000)} s (this is said once until it answers). Check that it serves model "${this.options.config.model}".`,
+      outageFields(error, this.options.config, retry),
     );
   }
 
   private recovered(): void {
     if (!this.outage) return;
     this.outage = false;
-    this.options.log.info(`search embeddings at ${embeddingsUrl(this.options.config.url)} answer again: search ranks by words and meaning`);
+    this.options.log.info(`search embeddings at ${embeddingsUrl(this.options.config.url)} answer again: search ranks by words and meaning`, {
+      event: 'embeddings_up',
+      endpoint: endpointHost(this.options.config.url),
+    });
   }
+}
+
+/** The JSON log fields of an outage: the endpoint's host (never its key), the model, why, and when it is asked again. */
+function outageFields(error: unknown, config: EmbeddingsConfig, retryMs: number): LogFields {
+  const facts = error instanceof EmbeddingsFailure ? error.facts : undefined;
+  return {
+    event: 'embeddings_down',
+    endpoint: endpointHost(config.url),
+    model: config.model,
+    reason: facts?.reason ?? 'error',
+    ...(facts?.httpStatus !== undefined && { http_status: facts.httpStatus }),
+    ...(facts?.errorCode !== undefined && { error_code: facts.errorCode }),
+    retry_after_ms: retryMs,
+  };
 }
 
 /** What is embedded of a tool: its name in words, its title and its description (without the `[toolbox/server] `). */

@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
 import { loginServer } from '../clients/auth-login.js';
-import { resolveConfigPath } from '../config/config-path.js';
 import { loadConfig } from '../config/load.js';
 import type { WorkbenchConfig } from '../config/types.js';
 import { WorkbenchError } from '../errors.js';
@@ -9,6 +8,7 @@ import { signInStatus } from '../oauth/status.js';
 import { VERSION } from '../version.js';
 import type { CliContext } from './context.js';
 import { oauthContext } from './runtime.js';
+import { configFilePath } from './settings.js';
 
 /**
  * `mcp-workbench auth login | status | logout`: OAuth sign-ins of remote servers (README "Remote servers behind
@@ -77,6 +77,5 @@ export function registerAuthCommand(program: Command, ctx: CliContext): void {
 }
 
 async function load(ctx: CliContext, flag: string | undefined): Promise<WorkbenchConfig> {
-  const { path } = resolveConfigPath({ flag, env: ctx.env, cwd: ctx.cwd });
-  return loadConfig(path, ctx.env, { secrets: ctx.secretSource });
+  return loadConfig(configFilePath(flag, ctx), ctx.env, { secrets: ctx.secretSource });
 }

@@ -81,7 +81,13 @@ export function createCliContext(): CliContext {
 
 /** A WorkbenchError's code and where it happened, as log fields (JSON log lines show them as keys); else none. */
 export function errorFields(error: unknown): LogFields | undefined {
-  return error instanceof WorkbenchError ? { code: error.code, ...error.site } : undefined;
+  if (!(error instanceof WorkbenchError)) return undefined;
+  return { code: error.code, ...error.site, ...(error.variables.length > 0 && { variables: error.variables.join(', ') }) };
+}
+
+/** The structured facts of a failure a `--json` command prints beside its code, message and details. */
+export function errorJson(error: WorkbenchError): { variables?: readonly string[] } {
+  return error.variables.length > 0 ? { variables: error.variables } : {};
 }
 
 /** `a, b,,c ` → ['a', 'b', 'c']; for options that may also be repeated. */

@@ -1,8 +1,9 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { performance } from 'node:perf_hooks';
-import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, errorFields, type CliContext } from './context.js';
+import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, errorFields, errorJson, type CliContext } from './context.js';
 import { runDoctor } from '../doctor/checks.js';
 import { oauthContext } from './runtime.js';
+import { configFilePath, stateFilePath } from './settings.js';
 import { formatDoctorReport } from '../doctor/format-report.js';
 import { DEFAULT_DOCTOR_TIMEOUT_MS, type DoctorProgress } from '../doctor/types.js';
 import { errorMessage, isWorkbenchError } from '../errors.js';
@@ -44,12 +45,11 @@ export function registerDoctorCommand(program: Command, ctx: CliContext): void {
       const ticker = live ? setInterval(draw, 1000) : undefined;
       try {
         const report = await runDoctor({
-          config: opts.config,
+          configPath: configFilePath(opts.config, ctx),
+          statePath: stateFilePath(opts.stateFile, ctx),
           toolbox: opts.toolbox,
           timeoutMs: opts.timeout,
-          ...(opts.stateFile !== undefined && { stateFile: opts.stateFile }),
           env: ctx.env,
-          cwd: ctx.cwd,
           log: ctx.log,
           secrets: ctx.secretSource,
           oauth: oauthContext(ctx, { browser: false, noBrowserReason: 'doctor opens no browser' }),
@@ -67,7 +67,7 @@ export function registerDoctorCommand(program: Command, ctx: CliContext): void {
       } catch (error) {
         if (live) process.stderr.write('\r\x1b[2K');
         if (opts.json && isWorkbenchError(error)) {
-          ctx.print(JSON.stringify({ ok: false, code: error.code, message: error.message, details: error.details }, null, 2));
+          ctx.print(JSON.stringify({ ok: false, code: error.code, message: error.message, details: error.details, ...errorJson(error) }, null, 2));
         } else {
           ctx.log.error(errorMessage(error), errorFields(error));
         }

@@ -1,12 +1,12 @@
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Command } from 'commander';
-import { resolveConfigPath } from '../config/config-path.js';
 import { WorkbenchError, errorMessage } from '../errors.js';
 import { readConfigFile, saveConfigFile } from '../migrate/config-file.js';
 import { starterConfigText } from '../migrate/server-edit.js';
 import { EXIT_FAILURE, errorFields, type CliContext } from './context.js';
 import { schemaReference } from '../migrate/run.js';
+import { configFilePath } from './settings.js';
 
 export interface InitReport {
   path: string;
@@ -16,13 +16,13 @@ export interface InitReport {
 }
 
 /**
- * Writes the starter config (see {@link starterConfigText}) to the config path, creating its folder.
+ * Writes the starter config (see {@link starterConfigText}) to `path` (the config path, resolved by the caller with
+ * {@link configFilePath}), creating its folder.
  *
  * @throws WorkbenchError `CONFIG_UNWRITABLE` when the file exists and `force` is not set (nothing is written), or
  *   when writing fails; with `force` the old file is kept as `<file>.bak-<timestamp>`.
  */
-export async function runInit(options: { config?: string; force?: boolean; env: Record<string, string | undefined>; cwd: string }): Promise<InitReport> {
-  const { path } = resolveConfigPath({ flag: options.config, env: options.env, cwd: options.cwd });
+export async function runInit(path: string, options: { force?: boolean }): Promise<InitReport> {
   const existing = await readConfigFile(path);
   if (existing && options.force !== true) {
     throw new WorkbenchError('CONFIG_UNWRITABLE', `${path} already exists; nothing was written. Pass --force to replace it (the old file is kept as a backup), or choose another file with --config.`);
@@ -41,7 +41,7 @@ export function registerInitCommand(program: Command, ctx: CliContext): void {
     .option('--force', 'replace an existing file (it is kept as <file>.bak-<timestamp>)')
     .action(async (opts: { config?: string; force?: boolean }) => {
       try {
-        const report = await runInit({ ...opts, env: ctx.env, cwd: ctx.cwd });
+        const report = await runInit(configFilePath(opts.config, ctx), opts);
         ctx.print(
           [
             report.replaced ? `Replaced ${report.path}; the previous file is kept as ${report.backup}.` : `Created ${report.path}.`,

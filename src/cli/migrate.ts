@@ -2,7 +2,7 @@ import { Command, Option } from 'commander';
 import { errorMessage, isWorkbenchError } from '../errors.js';
 import { CLIENT_KINDS } from '../migrate/import-client.js';
 import { runMigrate, type MigrateOptions, type MigrateReport } from '../migrate/run.js';
-import { EXIT_FAILURE, EXIT_USAGE, errorFields, type CliContext } from './context.js';
+import { EXIT_FAILURE, EXIT_USAGE, errorFields, errorJson, type CliContext } from './context.js';
 
 export { runMigrate, type MigrateOptions, type MigrateReport } from '../migrate/run.js';
 
@@ -68,7 +68,7 @@ export function registerMigrateCommand(program: Command, ctx: CliContext): void 
       } catch (error) {
         const usage = isWorkbenchError(error, 'USAGE');
         if (opts.json && isWorkbenchError(error)) {
-          ctx.print(JSON.stringify({ ok: false, code: error.code, message: error.message, details: error.details }, null, 2));
+          ctx.print(JSON.stringify({ ok: false, code: error.code, message: error.message, details: error.details, ...errorJson(error) }, null, 2));
         } else if (isWorkbenchError(error, 'CONFIG_INVALID') || isWorkbenchError(error, 'ENV_MISSING')) {
           ctx.log.error(`migrate cannot produce a valid config; nothing was written. Fix these by hand:\n${error.toDisplayString()}`, errorFields(error));
         } else {

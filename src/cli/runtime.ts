@@ -151,7 +151,15 @@ function brokenServerWarner(log: Logger): (config: WorkbenchConfig) => void {
   return (config) => {
     for (const { toolbox, server, problems } of brokenServers(config)) {
       const warning = brokenServerWarning(toolbox, server, problems);
-      const fields = { event: 'server_broken', toolbox, server, code: serverProblemCode(problems), paths: problems.map((p) => p.path).join(', ') };
+      const variables = [...new Set(problems.flatMap((p) => p.variables ?? []))];
+      const fields = {
+        event: 'server_broken',
+        toolbox,
+        server,
+        code: serverProblemCode(problems),
+        paths: problems.map((p) => p.path).join(', '),
+        ...(variables.length > 0 && { variables: variables.join(', ') }),
+      };
       if (!warned.has(warning)) log.warn(warning, fields);
       warned.add(warning);
     }

@@ -100,7 +100,7 @@ function checkLeftovers(program: Command, cmd: Command, ctx: CliContext): boolea
       return false;
     }
   }
-  if (args.length > 0) log.warn(`ignoring unknown option(s): ${args.join(' ')} (see mcp-workbench --help)`);
+  if (args.length > 0) log.warn(`ignoring unknown option(s): ${args.join(' ')} (see mcp-workbench --help)`, { event: 'unknown_options', options: args.join(' ') });
   return true;
 }
 

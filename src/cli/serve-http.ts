@@ -21,7 +21,6 @@ export interface HttpSettings {
   maxSessions?: number;
   /** Idle time after which a session is closed, in seconds. */
   sessionIdleSeconds?: number;
-  maxBodyBytes?: number;
   /** `--metrics`: Prometheus metrics at /metrics (behind the token). */
   metrics?: boolean;
 }
@@ -45,7 +44,7 @@ export async function serveHttp(settings: RuntimeSettings, http: HttpSettings): 
     log.error(error.message);
     return EXIT_USAGE;
   }
-  warnAboutToken(plan.token, log);
+  warnAboutToken(plan, log);
   // Metrics are fed by the call observer, so they exist before the workbench; their gauges read the server once it runs.
   let started: Started | undefined;
   const metrics = http.metrics ? metricsOf(() => started) : undefined;
@@ -87,11 +86,11 @@ interface Started {
 }
 
 /** No token, or one easy to guess: both still serve, with a warning. */
-function warnAboutToken(token: string | undefined, log: Logger): void {
+function warnAboutToken({ token, host }: HttpPlan, log: Logger): void {
   if (token === undefined) {
-    log.warn(`no token set: any local process can use this workbench over HTTP. Set WORKBENCH_TOKEN (or --token) to require one.`);
+    log.warn(`no token set: any local process can use this workbench over HTTP. Set WORKBENCH_TOKEN (or --token) to require one.`, { event: 'no_token', host });
   } else if (token.split(',').some((t) => t.trim().length < SHORT_TOKEN)) {
-    log.warn(`a token is shorter than ${SHORT_TOKEN} characters; use a long random one (e.g. \`openssl rand -hex 32\`)`);
+    log.warn(`a token is shorter than ${SHORT_TOKEN} characters; use a long random one (e.g. \`openssl rand -hex 32\`)`, { event: 'short_token', min_length: SHORT_TOKEN });
   }
 }
 
@@ -126,8 +125,8 @@ function httpServerOptions(
     allowedOrigins: plan.allowedOrigins,
     maxSessions: http.maxSessions,
     sessionIdleMs: http.sessionIdleSeconds === undefined ? undefined : http.sessionIdleSeconds * 1000,
-    // One limit for client messages on both transports (WORKBENCH_MAX_MESSAGE_BYTES) unless given its own.
-    maxBodyBytes: http.maxBodyBytes ?? maxMessageBytes,
+    // One limit for client messages on both transports: WORKBENCH_MAX_MESSAGE_BYTES, else the HTTP server's default.
+    maxBodyBytes: maxMessageBytes,
     serverOptions: { management: session.managementTools ? { statePath: runtime.statePath, log: host.log } : undefined },
     ...(metrics ? { metrics } : {}),
     log: host.log,

@@ -1,11 +1,11 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { resolveConfigPath } from '../config/config-path.js';
 import { WorkbenchError, errorMessage, isWorkbenchError } from '../errors.js';
 import type { ConfigEdit } from '../migrate/config-edit.js';
 import { readConfigFile, saveConfigFile } from '../migrate/config-file.js';
 import { literalSecrets } from '../migrate/entry-converter.js';
 import { addServerText, removeServerText, serverEntry, type ServerSpec } from '../migrate/server-edit.js';
 import { EXIT_FAILURE, EXIT_USAGE, errorFields, type CliContext } from './context.js';
+import { configFilePath } from './settings.js';
 
 /** `--env K=V` (repeatable): the first `=` splits. */
 function parseEnvPair(value: string, previous: Record<string, string> = {}): Record<string, string> {
@@ -28,10 +28,9 @@ function parseHeaderPair(value: string, previous: Record<string, string> = {}): 
  * @throws WorkbenchError `CONFIG_NOT_FOUND` (with the `init` hint), the edit's errors, `CONFIG_UNWRITABLE`.
  */
 async function editConfig(
-  options: { config?: string; env: Record<string, string | undefined>; cwd: string },
+  path: string,
   edit: (text: string, path: string) => ConfigEdit,
 ): Promise<{ path: string; edit: ConfigEdit }> {
-  const { path } = resolveConfigPath({ flag: options.config, env: options.env, cwd: options.cwd });
   const existing = await readConfigFile(path);
   if (!existing) throw new WorkbenchError('CONFIG_NOT_FOUND', `Config file not found: ${path}. Create one with: mcp-workbench init --config ${path}`);
   const result = edit(existing.text, path);
@@ -85,7 +84,7 @@ function registerServerAddCommand(server: Command, ctx: CliContext): void {
     .action(async (toolbox: string, name: string, command: string[], opts: AddFlags) => {
       try {
         const spec = serverSpec(command, opts);
-        const { path, edit } = await editConfig({ config: opts.config, env: ctx.env, cwd: ctx.cwd }, (text, source) =>
+        const { path, edit } = await editConfig(configFilePath(opts.config, ctx), (text, source) =>
           addServerText(text, source, toolbox, name, spec, opts.description),
         );
         ctx.print(formatAdded({ toolbox, name, path, spec, edit }, ctx.env));
@@ -104,7 +103,7 @@ function registerServerRemoveCommand(server: Command, ctx: CliContext): void {
     .option('-c, --config <file>', 'config file (default: $WORKBENCH_CONFIG, else ./workbench-config.json)')
     .action(async (toolbox: string, name: string, opts: { config?: string }) => {
       try {
-        const { path, edit } = await editConfig({ config: opts.config, env: ctx.env, cwd: ctx.cwd }, (text, source) => removeServerText(text, source, toolbox, name));
+        const { path, edit } = await editConfig(configFilePath(opts.config, ctx), (text, source) => removeServerText(text, source, toolbox, name));
         ctx.print([`Removed server "${name}" from toolbox "${toolbox}" in ${path}.`, ...edit.notes.map((n) => `  - ${n}`)].join('\n'));
       } catch (error) {
         report(ctx, error);

@@ -155,10 +155,18 @@ export function stateFilePath(flag: string | undefined, host: Pick<HostContext, 
   return resolveStatePath({ flag, env: host.env, homedir: host.env.HOME || homedir(), cwd: host.cwd });
 }
 
+/**
+ * The config file for `--config` (or WORKBENCH_CONFIG, or ./workbench-config.json): the one way every command finds
+ * it, whether it reads, edits or writes the file. Never touches the file system.
+ */
+export function configFilePath(flag: string | undefined, host: Pick<HostContext, 'env' | 'cwd'>): string {
+  return resolveConfigPath({ flag, env: host.env, cwd: host.cwd }).path;
+}
+
 /** `--config` and `--project` resolved against the host (never touches the file system); no secret store. */
 export function configSources(flags: { config?: string; project?: string }, host: Pick<HostContext, 'env' | 'cwd'>, watch: boolean): ConfigSources {
   return {
-    configPath: resolveConfigPath({ flag: flags.config, env: host.env, cwd: host.cwd }).path,
+    configPath: configFilePath(flags.config, host),
     project: resolveProjectPath({ flag: flags.project, cwd: host.cwd }),
     watch,
   };

@@ -1,7 +1,6 @@
 import { Command, Option } from 'commander';
 import { assertToolPatterns, updateToolState, type ToolStateUpdate } from '../state/update.js';
 import { loadConfig } from '../config/load.js';
-import { resolveConfigPath } from '../config/config-path.js';
 import { errorMessage, isWorkbenchError } from '../errors.js';
 import { PROTECTED_TOOLS } from '../server/meta-tools.js';
 import { Workbench } from '../core/workbench.js';
@@ -10,7 +9,7 @@ import { createRedactor, redactDeep } from '../shared/redact.js';
 import { VERSION } from '../version.js';
 import { EXIT_FAILURE, EXIT_USAGE, errorFields, quiet, splitList, type CliContext } from './context.js';
 import { createRuntime, type Runtime } from './runtime.js';
-import { oneShotSettings, stateFilePath } from './settings.js';
+import { configFilePath, oneShotSettings, stateFilePath } from './settings.js';
 import { registerTrustCommands } from './tools-trust.js';
 import { unmatchedNames } from '../catalog/name-suggestions.js';
 import { parseToolName } from '../catalog/names.js';
@@ -187,8 +186,7 @@ async function allNamesMatch(names: readonly string[], opts: { config?: string; 
 /** Names are checked against the config (toolbox and server must exist) when one can be loaded; otherwise not at all. */
 async function knownNameCheck(opts: { config?: string }, ctx: CliContext): Promise<((name: string) => boolean) | undefined> {
   try {
-    const { path } = resolveConfigPath({ flag: opts.config, env: ctx.env, cwd: ctx.cwd });
-    const config = await loadConfig(path, ctx.env);
+    const config = await loadConfig(configFilePath(opts.config, ctx), ctx.env);
     const workbench = new Workbench({ config, env: ctx.env, log: quiet(ctx.log), version: VERSION });
     return (name) => workbench.isKnownName(name);
   } catch (error) {

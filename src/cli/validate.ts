@@ -5,7 +5,7 @@ import { loadConfig } from '../config/load.js';
 import { configProblemsError } from '../config/server-problems.js';
 import { applyProject, loadProjectFile } from '../config/project-file.js';
 import type { WorkbenchConfig } from '../config/types.js';
-import { EXIT_FAILURE, type CliContext } from './context.js';
+import { EXIT_FAILURE, errorJson, type CliContext } from './context.js';
 import { configSources, type ConfigSources } from './settings.js';
 
 export interface ValidateReport {
@@ -69,7 +69,7 @@ export function registerValidateCommand(program: Command, ctx: CliContext): void
         ctx.print(opts.json ? JSON.stringify(validateSummary(report), null, 2) : formatValidateReport(report));
       } catch (error) {
         if (opts.json && isWorkbenchError(error)) {
-          ctx.print(JSON.stringify({ valid: false, code: error.code, message: error.message, details: error.details }, null, 2));
+          ctx.print(JSON.stringify({ valid: false, code: error.code, message: error.message, details: error.details, ...errorJson(error) }, null, 2));
           process.exitCode = EXIT_FAILURE;
           return;
         }

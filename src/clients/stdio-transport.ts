@@ -230,7 +230,7 @@ export class ChildProcessTransport implements Transport {
     const now = Date.now();
     if (now - this.noise.windowStart > 60_000) {
       if (this.noise.suppressed > 0) {
-        this.options.log.warn(`${this.noise.suppressed} more non-JSON-RPC lines on stdout were ignored`);
+        this.options.log.warn(`${this.noise.suppressed} more non-JSON-RPC lines on stdout were ignored`, { event: 'stdout_noise', suppressed: this.noise.suppressed });
       }
       this.noise = { windowStart: now, logged: 0, suppressed: 0 };
     }
@@ -242,6 +242,7 @@ export class ChildProcessTransport implements Transport {
     const text = line.toString('utf8', 0, Math.min(line.length, 200)).replace(/[\x00-\x1f\x7f]/g, ' ');
     this.options.log.warn(
       `ignored a line on stdout that is not JSON-RPC (servers must log to stderr): ${JSON.stringify(text)}${line.length > 200 ? '…' : ''}`,
+      { event: 'stdout_noise', line_bytes: line.length },
     );
   }
 }

@@ -299,8 +299,8 @@ function lookup(env: EnvLike, name: string): string | undefined {
 }
 
 /**
- * One `ENV_MISSING` error naming every unset variable at once (the message) and each use with its path (`details`).
- * Names and paths only, never values.
+ * One `ENV_MISSING` error naming every unset variable at once (the message, and `variables` as a field) and each use
+ * with its path (`details`). Names and paths only, never values.
  */
 export function missingVariablesError(missing: readonly Pick<MissingVariable, 'name' | 'path'>[], source: string | undefined): WorkbenchError {
   const names = [...new Set(missing.map((m) => m.name))];
@@ -311,7 +311,7 @@ export function missingVariablesError(missing: readonly Pick<MissingVariable, 'n
     `${names.length} environment ${noun} used in ${where} but not set: ${names.join(', ')}. ` +
       'Set them in the environment the workbench runs in (for example in the "env" of the mcp-workbench entry of ' +
       'your MCP client), or give a default with ${VAR:-default}.',
-    { details: missing.map((m) => `${m.path}: \${${m.name}} is not set and has no default`) },
+    { details: missing.map((m) => `${m.path}: \${${m.name}} is not set and has no default`), variables: names },
   );
 }
 

@@ -2,15 +2,12 @@
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/client';
 import type { Ajv } from 'ajv';
 import type { Tool } from '@modelcontextprotocol/client';
-import { homedir } from 'node:os';
 import type { TrustPolicy } from '../catalog/trust.js';
-import { resolveStatePath } from '../state/path.js';
 import { pinsPathFor, readPins } from '../state/pins.js';
 import { createTrustPolicy } from '../state/trust-policy.js';
 import { createAjv } from '../core/validators.js';
 import { performance } from 'node:perf_hooks';
 import { ClientManager, type FailedServer } from '../clients/client-manager.js';
-import { resolveConfigPath } from '../config/config-path.js';
 import { loadConfig } from '../config/load.js';
 import type { RemoteServerConfig, ServerConfig, ServerProblem, ToolboxConfig, WorkbenchConfig } from '../config/types.js';
 import { WorkbenchError, errorMessage } from '../errors.js';
@@ -39,7 +36,7 @@ import { DEFAULT_DOCTOR_TIMEOUT_MS, type CatalogProblem, type DoctorFailure, typ
  * @throws WorkbenchError the loader's errors (`CONFIG_*`); `TOOLBOX_NOT_FOUND` for an unknown `toolbox`.
  */
 export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
-  const { path } = resolveConfigPath({ flag: options.config, env: options.env, cwd: options.cwd });
+  const path = options.configPath;
   const config = await loadConfig(path, options.env, { secrets: options.secrets });
   for (const warning of config.warnings) options.log.warn(warning);
   let toolboxes = config.toolboxes;
@@ -59,8 +56,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   const progress = (): void => options.onProgress?.({ total: checks.length, done: checks.length - pending.size, failed, pending: [...pending] });
   progress();
   const ajv = createAjv();
-  const statePath = resolveStatePath({ flag: options.stateFile, env: options.env, homedir: options.env.HOME || homedir(), cwd: options.cwd });
-  const trust = createTrustPolicy(config, await readPins(pinsPathFor(statePath)));
+  const trust = createTrustPolicy(config, await readPins(pinsPathFor(options.statePath)));
   const reports = await Promise.all(
     checks.map(async ({ toolbox, server }) => {
       const report = await checkServer(config, toolbox, server, options, ajv, trust);

@@ -88,19 +88,19 @@ export interface DoctorProgress {
 }
 
 export interface DoctorOptions {
-  config?: string;
+  /** The config file, resolved by the caller exactly as `serve` resolves it. */
+  configPath: string;
+  /** The tool-state file, resolved as `serve` resolves it: its tool-pins.json beside it says which definitions are approved. */
+  statePath: string;
   toolbox?: string;
   timeoutMs?: number;
   env: Record<string, string | undefined>;
-  cwd: string;
   log: Logger;
   /** Opens the secret store for `${secret:NAME}`; without it every such reference is its server's problem. */
   secrets?: () => Promise<SecretSource>;
   onProgress?: (progress: DoctorProgress) => void;
   /** Aborting closes every connection at once; the report then has `interrupted: true`. */
   signal?: AbortSignal;
-  /** The tool-state file (its tool-pins.json beside it says which definitions are approved); default as for serve. */
-  stateFile?: string;
   /** OAuth sign-ins of remote servers (doctor opens no browser: a server that needs one is reported with the command). */
   oauth?: OAuthContext;
 }

@@ -260,7 +260,7 @@ async function readMessage(req: IncomingMessage, res: ServerResponse, maxBodyByt
   const read = await readBody(req, maxBodyBytes);
   if (typeof read !== 'string') {
     if (!req.complete) discardRest(req);
-    log.info(`refused POST ${pathOf(req)} from ${req.socket.remoteAddress ?? '?'}: 413 body over ${maxBodyBytes} bytes`);
+    log.info(`refused POST ${pathOf(req)} from ${req.socket.remoteAddress ?? '?'}: 413 body over ${maxBodyBytes} bytes`, { event: 'message_refused', http_status: 413, limit_bytes: maxBodyBytes });
     sendJson(res, 413, tooLargeError(findMessageId(read.head, read.tail) ?? null, maxBodyBytes));
     return undefined;
   }

@@ -95,7 +95,7 @@ describe('search: the optional semantic ranker', () => {
     const gone = await startEndpoint(dir, 'gone');
     const url = gone.url;
     await gone.close();
-    const wb = await startWorkbench(config({ url, model: 'fixture-embed', apiKey: API_KEY }));
+    const wb = await startWorkbench(config({ url, model: 'fixture-embed', apiKey: API_KEY }), { env: { WORKBENCH_LOG_FORMAT: 'json' } });
     try {
       for (const query of ['echo', 'photo', 'add numbers', 'echo text']) await search(wb, query, 'dev');
       assert.equal((await search(wb, 'echo', 'dev'))[0], 'dev__fixture__echo');
@@ -103,17 +103,22 @@ describe('search: the optional semantic ranker', () => {
     } finally {
       await wb.close();
     }
-    const lines = logLines(wb.stderr()).filter((l) => l.message.includes('search embeddings'));
+    const lines = logLines(wb.stderr()).filter((l) => l.fields.event === 'embeddings_down');
     assert.equal(lines.length, 1, wb.stderr());
     assert.equal(lines[0]!.level, 'warn');
-    assert.match(lines[0]!.message, new RegExp(`${url.replace(/\./g, '\\.')}/v1/embeddings failed: unreachable \\(ECONNREFUSED\\)`));
+    const { endpoint, model, reason, error_code } = lines[0]!.fields;
+    assert.deepEqual({ endpoint, model, reason, error_code }, { endpoint: new URL(url).host, model: 'fixture-embed', reason: 'unreachable', error_code: 'ECONNREFUSED' });
     assert.ok(!wb.stderr().includes(API_KEY));
   });
 
   it('an endpoint that answers badly (HTTP 401, not JSON) is one log line each, and search still answers', async () => {
-    for (const [flags, what] of [[['--status', '401'], 'HTTP 401'], [['--garbage'], 'not JSON']] as const) {
-      const endpoint = await startEndpoint(dir, `bad-${what}`, ...flags);
-      const wb = await startWorkbench(config({ url: endpoint.url, model: 'fixture-embed', apiKey: API_KEY }));
+    const cases = [
+      [['--status', '401'], { reason: 'http-status', http_status: 401 }],
+      [['--garbage'], { reason: 'not-json', http_status: undefined }],
+    ] as const;
+    for (const [flags, expected] of cases) {
+      const endpoint = await startEndpoint(dir, `bad-${expected.reason}`, ...flags);
+      const wb = await startWorkbench(config({ url: endpoint.url, model: 'fixture-embed', apiKey: API_KEY }), { env: { WORKBENCH_LOG_FORMAT: 'json' } });
       try {
         for (const query of ['echo', 'photo', 'echo']) await search(wb, query, 'dev');
         assert.equal((await search(wb, 'echo', 'dev'))[0], 'dev__fixture__echo');
@@ -121,9 +126,9 @@ describe('search: the optional semantic ranker', () => {
         await wb.close();
         await endpoint.close();
       }
-      const lines = logLines(wb.stderr()).filter((l) => l.message.includes('search embeddings'));
+      const lines = logLines(wb.stderr()).filter((l) => l.fields.event === 'embeddings_down');
       assert.equal(lines.length, 1, wb.stderr());
-      assert.ok(lines[0]!.message.includes(what), lines[0]!.message);
+      assert.deepEqual({ reason: lines[0]!.fields.reason, http_status: lines[0]!.fields.http_status }, expected);
       assert.ok(!wb.stderr().includes(API_KEY));
     }
   });

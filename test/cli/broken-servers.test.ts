@@ -98,6 +98,8 @@ for (const transport of TRANSPORTS) {
       assert.ok(warnings.every((w) => w.level === 'warn' && w.fields.toolbox === 'mix'));
       assert.equal(byServer.get('needsvar')!.fields.code, 'ENV_MISSING');
       assert.equal(byServer.get('needsvar')!.fields.paths, 'toolboxes.mix.mcpServers.needsvar.args[4]');
+      assert.equal(byServer.get('needsvar')!.fields.variables, UNSET);
+      assert.equal(byServer.get('badurl')!.fields.variables, undefined);
       assert.equal(byServer.get('badurl')!.fields.code, 'CONFIG_INVALID');
       // the message is the product: a person reading the log learns the fix
       assert.match(byServer.get('needsvar')!.message, new RegExp(`set ${UNSET} in the environment`));

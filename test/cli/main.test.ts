@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { errorLine } from '../helpers/log-lines.js';
 import { runCli, tempDir } from '../helpers/workbench-process.js';
 
 const run = runCli;
@@ -51,6 +52,37 @@ describe('command line', () => {
     assert.match(run(['validate'], { cwd: dir }).stdout, /workbench-config\.json: valid/);
     assert.match(run(['validate'], { cwd: dir, env: { WORKBENCH_CONFIG: join(dir, 'other.json') } }).stdout, /other\.json: valid/);
     assert.match(run(['validate', '--config', join(dir, 'workbench-config.json')], { cwd: dir, env: { WORKBENCH_CONFIG: join(dir, 'other.json') } }).stdout, /workbench-config\.json: valid/);
+  });
+
+  it('init, server add, auth status and validate find the config the same way: WORKBENCH_CONFIG, relative to the start directory', async () => {
+    const { dir, cleanup } = await tempDir();
+    after(cleanup);
+    const options = { cwd: dir, env: { HOME: dir, WORKBENCH_CONFIG: join('conf', 'wb.json') } };
+    const written = join(dir, 'conf', 'wb.json');
+    const init = run(['init'], options);
+    assert.equal(init.code, 0, init.stderr);
+    assert.ok(init.stdout.includes(written), init.stdout);
+    const added = run(['server', 'add', 'dev', 'fx', '--', 'node', 'x.js'], options);
+    assert.equal(added.code, 0, added.stderr);
+    assert.match(readFileSync(written, 'utf8'), /"fx": \{/);
+    const status = run(['auth', 'status', '--json'], options);
+    assert.equal(status.code, 0, status.stderr);
+    assert.deepEqual((JSON.parse(status.stdout) as { servers: unknown[] }).servers, []);
+    assert.ok(run(['validate'], options).stdout.includes(written));
+  });
+
+  it('validate: unset variables are a field of the failure, in --json and in the JSON error line', async () => {
+    const { dir, cleanup } = await tempDir();
+    after(cleanup);
+    const file = join(dir, 'vars.json');
+    const args = ['${WB_UNSET_ONE}', '${WB_UNSET_TWO}', '${WB_UNSET_ONE}'];
+    await writeFile(file, JSON.stringify({ toolboxes: { dev: { mcpServers: { fs: { command: 'node', args } } } } }));
+    const json = run(['validate', '--json', '--config', file]);
+    assert.equal(json.code, 1, json.stderr);
+    const answer = JSON.parse(json.stdout) as { code: string; variables?: string[] };
+    assert.deepEqual({ code: answer.code, variables: answer.variables }, { code: 'ENV_MISSING', variables: ['WB_UNSET_ONE', 'WB_UNSET_TWO'] });
+    const logged = errorLine(run(['validate', '--config', file], { env: { WORKBENCH_LOG_FORMAT: 'json' } }).stderr);
+    assert.deepEqual({ code: logged.fields.code, variables: logged.fields.variables }, { code: 'ENV_MISSING', variables: 'WB_UNSET_ONE, WB_UNSET_TWO' });
   });
 
   it('validate: exits 1 and reports every problem of an invalid config', async () => {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { isAlive } from '../../src/shared/process-tree.js';
 import { fixtureServer, node, paths, startWorkbench, tempDir, waitFor } from '../helpers/workbench-process.js';
-import { errorLine } from '../helpers/log-lines.js';
+import { errorLine, logLines } from '../helpers/log-lines.js';
 
 /** Starts `mcp-workbench serve` as a raw process so the test controls stdin, signals and reads stdout bytes. */
 async function spawnServe(config: unknown, extraArgs: string[] = []): Promise<{ child: ChildProcess; stdout: () => string; stderr: () => string; dir: string }> {
@@ -99,7 +99,7 @@ describe('serve: a client that goes away abruptly', () => {
 
 describe('serve: the protocol channel', () => {
   it('writes only MCP messages to stdout, even when a downstream server prints garbage', async () => {
-    const { child, stdout, stderr } = await spawnServe({ toolboxes: { tb: { mcpServers: { noisy: fixtureServer('--garbage-stdout') } } } });
+    const { child, stdout, stderr } = await spawnServe({ toolboxes: { tb: { mcpServers: { noisy: fixtureServer('--garbage-stdout') } } } }, ['--log-format', 'json']);
     await handshake(child, stdout);
     send(child, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'use_tool', arguments: { toolbox_name: 'tb', tool_name: 'tb__noisy__echo', arguments: { text: 'clean' } } } });
     assert.ok(await waitFor(() => stdout().includes('"id":2'), 10_000));
@@ -112,7 +112,10 @@ describe('serve: the protocol channel', () => {
       assert.equal(message.jsonrpc, '2.0', `stdout line is JSON-RPC: ${line.slice(0, 80)}`);
     }
     assert.match(stdout(), /"text":"clean"/);
-    assert.match(stderr(), /not JSON-RPC/, 'the noise was logged on stderr');
+    const noise = logLines(stderr()).filter((l) => l.fields.event === 'stdout_noise');
+    assert.ok(noise.length > 0, `the noise was logged on stderr:\n${stderr()}`);
+    assert.equal(noise[0]!.scope, 'tb/noisy');
+    assert.equal(typeof noise[0]!.fields.line_bytes, 'number');
   });
 
   it('answers malformed tools/call requests with -32602 and malformed use_tool parameters with a refusal', async () => {
@@ -141,10 +144,11 @@ describe('serve: the protocol channel', () => {
   });
 
   it('warns about unknown options on stderr and still serves', async () => {
-    const wb = await startWorkbench({ toolboxes: {} }, { args: ['--some-host-flag', '--another=1'] });
+    const wb = await startWorkbench({ toolboxes: {} }, { args: ['--some-host-flag', '--another=1'], env: { WORKBENCH_LOG_FORMAT: 'json' } });
     try {
       assert.deepEqual((await wb.client.listTools()).tools.map((t) => t.name).sort(), ['open_toolbox', 'use_tool']);
-      assert.match(wb.stderr(), /ignoring unknown option\(s\): --some-host-flag --another=1/);
+      const warning = logLines(wb.stderr()).find((l) => l.fields.event === 'unknown_options');
+      assert.deepEqual({ level: warning?.level, options: warning?.fields.options }, { level: 'warn', options: '--some-host-flag --another=1' }, wb.stderr());
     } finally {
       await wb.close();
     }

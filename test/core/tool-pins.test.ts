@@ -99,6 +99,11 @@ for (const transport of TRANSPORTS) {
         const report = JSON.parse(doctor.stdout) as { toolboxes: { servers: { problems: { kind: string; items: string[] }[] }[] }[] };
         const held = report.toolboxes.flatMap((t) => t.servers.flatMap((sv) => sv.problems)).find((p) => p.kind === 'tool-held');
         assert.deepEqual(held?.items.filter((i) => /^(read|wipe) /.test(i)).sort(), ['read (changed)', 'wipe (new)'], doctor.stdout);
+        // Found through WORKBENCH_CONFIG and WORKBENCH_STATE_FILE instead of flags, as serve finds them: the same files.
+        const byEnv = await runCliAsync(['doctor', '--json'], { WORKBENCH_CONFIG: second.configPath, WORKBENCH_STATE_FILE: statePath });
+        const envReport = JSON.parse(byEnv.stdout) as typeof report & { config: string };
+        assert.equal(envReport.config, second.configPath);
+        assert.deepEqual(envReport.toolboxes.flatMap((t) => t.servers.flatMap((sv) => sv.problems)).find((p) => p.kind === 'tool-held')?.items, held?.items);
 
         // Approved from another process: the running workbench follows without a restart.
         const approve = await runCliAsync(['tools', 'approve', 'notes__s__read', '--config', second.configPath, '--state-file', statePath]);

@@ -337,7 +337,8 @@ describe('serve --http without a token, with a session cap of 1 and idle expiry'
 
   it('allows unauthenticated use on loopback, with a warning', async () => {
     assert.match(wb.url, /^http:\/\/127\.0\.0\.1:\d+\/mcp$/, 'a bare port binds to 127.0.0.1');
-    assert.match(wb.stderr(), /no token set/);
+    const warning = logLines(wb.stderr()).find((l) => l.fields.event === 'no_token');
+    assert.deepEqual({ level: warning?.level, host: warning?.fields.host }, { level: 'warn', host: '127.0.0.1' }, wb.stderr());
     const session = await wb.connect();
     const echo = await callTool(session, 'use_tool', { toolbox_name: 'fx', tool_name: 'fx__f__echo', arguments: { text: 'no token' } });
     assert.equal(textOf(echo), 'no token');

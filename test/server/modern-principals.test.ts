@@ -3,6 +3,9 @@ import { after, before, describe, test } from 'node:test';
 import { Client, StreamableHTTPClientTransport, type CallToolResult } from '@modelcontextprotocol/client';
 import { startHttpWorkbench, type HttpWorkbench } from '../helpers/http-workbench.js';
 import { inputRound } from '../helpers/input-round.js';
+import { logLines } from '../helpers/log-lines.js';
+import { waitFor } from '../helpers/wait-for.js';
+import { isAlive } from '../../src/shared/process-tree.js';
 import { fixtureServer } from '../helpers/workbench-process.js';
 
 // Clients of MCP 2026-07-28 over --http have no session: what keeps two users apart is the token that admitted each
@@ -95,5 +98,31 @@ describe('modern HTTP clients are kept apart by their token', () => {
   test('a request without a valid token is refused before anything runs', async () => {
     const client = new Client({ name: 'x', version: '1' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
     await assert.rejects(client.connect(new StreamableHTTPClientTransport(new URL(wb.url), { requestInit: { headers: { Authorization: 'Bearer wrong-token-value-000000000000000' } } })));
+  });
+});
+
+describe('a modern HTTP client left idle', () => {
+  let wb: HttpWorkbench;
+  before(async () => {
+    wb = await startHttpWorkbench(CONFIG, ['--http', '0', '--session-idle-timeout', '1'], { WORKBENCH_TOKEN: TOKEN_A, WORKBENCH_LOG_FORMAT: 'json' });
+  });
+  after(async () => {
+    await wb?.stop();
+  });
+
+  test('is closed after the idle timeout, with its downstream servers; the JSON line says which client and why', async () => {
+    const client = await modernClient(wb.url, TOKEN_A);
+    const pid = (((await use(client, 'pid', {})) as CallToolResult).structuredContent as { pid?: unknown } | undefined)?.pid;
+    assert.equal(typeof pid, 'number');
+    await client.close();
+    const closings = () => logLines(wb.stderr()).filter((l) => l.fields.event === 'client_closed' && l.fields.client !== undefined);
+    await waitFor(() => closings().length > 0, { timeoutMs: 20_000, what: "the modern client's client_closed line" });
+    const [closed] = closings();
+    assert.equal(closed!.fields.reason, 'idle', wb.stderr());
+    assert.equal(typeof closed!.fields.client, 'string');
+    assert.equal((closed!.fields.client as string).length, 8);
+    assert.ok(!TOKEN_A.startsWith(closed!.fields.client as string), 'the client key is not the token');
+    assert.equal(closed!.fields.session, undefined, 'a modern client has no session');
+    await waitFor(() => !isAlive(pid as number), { timeoutMs: 10_000, what: 'its downstream process to stop' });
   });
 });

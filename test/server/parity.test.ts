@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startHttpWorkbench, type HttpWorkbench } from '../helpers/http-workbench.js';
 import { MODERN_ENVELOPE, rawHttp, rawModernHttp, rawModernStdio, rawStdio, type RawWire } from '../helpers/raw-clients.js';
+import { logLines, type LogLine } from '../helpers/log-lines.js';
 import { fixtureEvents, fixtureServer, tempDir, waitFor } from '../helpers/workbench-process.js';
 
 /**
@@ -133,6 +134,8 @@ interface Wires {
   http: RawWire & { post(body: unknown, signal?: AbortSignal): Promise<{ status: number; messages: string[] }> };
   /** The fixture's event files behind each transport. */
   events: { stdio: string; http: string };
+  /** The HTTP workbench's log lines so far (JSON format). */
+  httpLog(): LogLine[];
   close(): Promise<void>;
 }
 
@@ -141,12 +144,13 @@ async function openWires(era: Era): Promise<Wires> {
   const events = { stdio: join(dir, 'stdio.log'), http: join(dir, 'http.log') };
   const config = (log: string) => ({ toolboxes: { fx: { mcpServers: { f: fixtureServer('--odd', '--log', log) } } } });
   const stdio = era === 'legacy' ? await rawStdio(config(events.stdio), env) : await rawModernStdio(config(events.stdio), env);
-  const workbench: HttpWorkbench = await startHttpWorkbench(config(events.http), ['--http', '127.0.0.1:0'], env);
+  const workbench: HttpWorkbench = await startHttpWorkbench(config(events.http), ['--http', '127.0.0.1:0'], { ...env, WORKBENCH_LOG_FORMAT: 'json' });
   const http = era === 'legacy' ? await rawHttp(workbench.url) : rawModernHttp(workbench.url);
   return {
     stdio,
     http,
     events,
+    httpLog: () => logLines(workbench.stderr()),
     close: async () => {
       await stdio.close();
       await http.close();
@@ -230,6 +234,11 @@ for (const era of ERAS) {
       const { status, messages } = await wires.http.post(requestOf({ name: 'big', body: use(40, 'echo', { text: 'q'.repeat(LIMIT) }), id: 40 }, era));
       assert.equal(status, 413);
       assert.equal(idOf(messages[0]!), 40);
+      // The limit it was refused by is WORKBENCH_MAX_MESSAGE_BYTES, the one limit of both transports.
+      const refusal = () => wires.httpLog().find((l) => l.fields.event === 'message_refused');
+      await waitFor(() => refusal() !== undefined, { timeoutMs: 10_000, what: 'a message_refused log line' });
+      const refused = refusal()!;
+      assert.deepEqual({ status: refused.fields.http_status, limit: refused.fields.limit_bytes }, { status: 413, limit: LIMIT });
     });
   });
 }
