@@ -3,6 +3,7 @@ import { errorMessage, isWorkbenchError } from '../errors.js';
 import { CLIENT_KINDS } from '../migrate/import-client.js';
 import { runMigrate, type MigrateOptions, type MigrateReport } from '../migrate/run.js';
 import { EXIT_FAILURE, EXIT_USAGE, errorFields, errorJson, type CliContext } from './context.js';
+import { configFilePath } from './settings.js';
 
 export { runMigrate, type MigrateOptions, type MigrateReport } from '../migrate/run.js';
 
@@ -61,9 +62,11 @@ export function registerMigrateCommand(program: Command, ctx: CliContext): void 
     .option('--merge', 'with --from: add to an existing toolbox of that name (its servers are never replaced)')
     .addOption(new Option('--secrets <mode>', 'with --from: "store" moves literal tokens into the secret store and writes ${secret:NAME} in their place').choices(['store']))
     .option('--json', 'print the result as JSON')
-    .action(async (file: string | undefined, opts: Omit<MigrateOptions, 'env' | 'cwd' | 'file'> & { json?: boolean }) => {
+    .action(async (file: string | undefined, flags: Omit<MigrateOptions, 'env' | 'cwd' | 'file' | 'configPath'> & { config?: string; json?: boolean }) => {
+      const { config, ...opts } = flags;
       try {
-        const report = await runMigrate({ ...opts, ...(file !== undefined && { file }), env: ctx.env, cwd: ctx.cwd, secretStore: ctx.secretStore });
+        const configPath = configFilePath(config, ctx);
+        const report = await runMigrate({ ...opts, configPath, ...(file !== undefined && { file }), env: ctx.env, cwd: ctx.cwd, secretStore: ctx.secretStore });
         ctx.print(opts.json ? JSON.stringify(report, null, 2) : formatMigrateReport(report, opts.write === true));
       } catch (error) {
         const usage = isWorkbenchError(error, 'USAGE');

@@ -1,6 +1,5 @@
 import { dirname, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { resolveConfigPath } from '../config/config-path.js';
 import { parseConfigJson } from '../config/load.js';
 import { NAME_PATTERN, NAME_RULE } from '../config/text.js';
 import { WorkbenchError } from '../errors.js';
@@ -20,7 +19,8 @@ import { unifiedDiff } from './text-diff.js';
  */
 
 export interface MigrateOptions {
-  config?: string;
+  /** The workbench config to change, as the command line resolved it (the same file `serve` would read). */
+  configPath: string;
   write?: boolean;
   from?: ClientKind;
   /** The client config file (with `from`); default: the client's usual location. */
@@ -65,7 +65,7 @@ export interface MigrateReport {
  *   result would not be valid (nothing is written then); `CONFIG_UNREADABLE` when reading or writing fails.
  */
 export async function runMigrate(options: MigrateOptions): Promise<MigrateReport> {
-  const { path } = resolveConfigPath({ flag: options.config, env: options.env, cwd: options.cwd });
+  const path = options.configPath;
   const existing = await readConfigFile(path);
   const plan = options.from === undefined ? ownMigration(options, path, existing) : await importPlan(options, options.from, path, existing);
   const { edit, moved } = plan;

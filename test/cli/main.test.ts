@@ -54,7 +54,7 @@ describe('command line', () => {
     assert.match(run(['validate', '--config', join(dir, 'workbench-config.json')], { cwd: dir, env: { WORKBENCH_CONFIG: join(dir, 'other.json') } }).stdout, /workbench-config\.json: valid/);
   });
 
-  it('init, server add, auth status and validate find the config the same way: WORKBENCH_CONFIG, relative to the start directory', async () => {
+  it('init, server add, auth status, migrate and validate find the config the same way: WORKBENCH_CONFIG, relative to the start directory', async () => {
     const { dir, cleanup } = await tempDir();
     after(cleanup);
     const options = { cwd: dir, env: { HOME: dir, WORKBENCH_CONFIG: join('conf', 'wb.json') } };
@@ -68,6 +68,9 @@ describe('command line', () => {
     const status = run(['auth', 'status', '--json'], options);
     assert.equal(status.code, 0, status.stderr);
     assert.deepEqual((JSON.parse(status.stdout) as { servers: unknown[] }).servers, []);
+    const migrated = run(['migrate', '--json'], options);
+    assert.equal(migrated.code, 0, migrated.stderr);
+    assert.equal((JSON.parse(migrated.stdout) as { path: string }).path, written);
     assert.ok(run(['validate'], options).stdout.includes(written));
   });
 
