@@ -133,8 +133,9 @@ export async function startWorkbench(label: string, config: unknown, options: Wo
   const transport = new StdioClientTransport({
     command: node,
     args: [...(options.nodeArgs ?? []), options.cli ?? paths.cli, 'serve', '--config', configPath],
-    // A fresh catalog cache per workbench unless the phase shares one: every open is cold unless it says otherwise.
-    env: baseEnv({ MCP_WORKBENCH_CACHE_DIR: join(dir, 'catalog-cache'), ...options.env }, dir),
+    // A fresh catalog cache per workbench unless the phase shares one: every open is cold unless it says otherwise. The
+    // tool-state file (and the approved tool definitions beside it) are the workbench's own too, never the user's.
+    env: baseEnv({ MCP_WORKBENCH_CACHE_DIR: join(dir, 'catalog-cache'), WORKBENCH_STATE_FILE: join(dir, 'tool-state.json'), ...options.env }, dir),
     stderr: 'pipe',
     cwd: dir,
   });
