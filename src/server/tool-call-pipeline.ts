@@ -274,11 +274,17 @@ class Pipeline implements ToolCallPipeline {
 
   /** A modern call's notifications: progress with the request's own token (none without one), others as they are. */
   private modernNotifier(progressToken: ProgressToken | undefined): ModernUseToolCall['notify'] {
+    if (progressToken === undefined) return this.untokenedNotify;
     return (notification) => {
       if (notification.method !== 'notifications/progress') return this.respond({ jsonrpc: '2.0', ...notification } as JSONRPCMessage);
-      if (progressToken !== undefined) this.respond({ jsonrpc: '2.0', method: notification.method, params: { ...notification.params, progressToken } } as JSONRPCMessage);
+      this.respond({ jsonrpc: '2.0', method: notification.method, params: { ...notification.params, progressToken } } as JSONRPCMessage);
     };
   }
+
+  /** The notifier of every modern call without a progress token (most of them): one for the pipeline, not one per call. */
+  private readonly untokenedNotify: ModernUseToolCall['notify'] = (notification) => {
+    if (notification.method !== 'notifications/progress') this.respond({ jsonrpc: '2.0', ...notification } as JSONRPCMessage);
+  };
 
   /** Notifications about request `id`: written at once on stdio, on the request's own stream over HTTP. */
   private notifier(id: RequestId): MetaToolCall['notify'] {
