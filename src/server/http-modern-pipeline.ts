@@ -115,10 +115,18 @@ class PipelineResponse implements ReplySink {
   }
 
   write(message: JSONRPCMessage): void {
+    this.emit(JSON.stringify(message), 'id' in message);
+  }
+
+  writeResponse(text: string): void {
+    this.emit(text, true);
+  }
+
+  /** Writes a message's text: a notification before the answer turns the response into a stream; the answer ends it. */
+  private emit(text: string, isResponse: boolean): void {
     const res = this.res;
     if (res.writableEnded || res.destroyed) return;
-    const text = JSON.stringify(message);
-    if (!('id' in message)) {
+    if (!isResponse) {
       // A notification before the answer: the SDK's transport turns the response into a stream.
       if (!this.streaming) res.writeHead(200, SSE_HEADERS);
       this.streaming = true;

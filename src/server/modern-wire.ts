@@ -121,25 +121,35 @@ function envelopeText(meta: Record<string, unknown>): string {
 const RESULT_KEYS = ['_meta', 'content', 'structuredContent', 'isError'];
 
 /**
- * The response the SDK sends for a complete `tools/call` result, when the result is one its parse leaves as it is:
- * only the known keys, in schema order; text content blocks only; an `isError` that is a boolean; a `_meta` without
- * a server identity of its own. Undefined for anything else (the SDK answers it).
+ * Whether a complete `tools/call` result is one the SDK's parse leaves as it is: only the known keys, in schema order;
+ * text content blocks only; an `isError` that is a boolean; a `_meta` without a server identity of its own.
  */
-export function modernResponse(id: RequestId, result: CallToolResult, serverInfo: Record<string, unknown>): JSONRPCMessage | undefined {
-  if (!isPlainObject(result)) return undefined;
+function framable(result: CallToolResult): boolean {
+  if (!isPlainObject(result)) return false;
   let next = 0;
-  for (const key of Object.keys(result)) {
+  for (const key in result) {
+    if (!Object.hasOwn(result, key)) return false;
     const at = RESULT_KEYS.indexOf(key, next);
-    if (at === -1) return undefined;
+    if (at === -1) return false;
     next = at + 1;
   }
   const { content, isError, _meta: meta } = result;
-  if (!Array.isArray(content) || !content.every(isPlainText)) return undefined;
-  if ('isError' in result && typeof isError !== 'boolean') return undefined;
-  if ('structuredContent' in result && result.structuredContent === undefined) return undefined;
-  if (meta === undefined ? '_meta' in result : !isPlainObject(meta) || SERVER_INFO_META_KEY in meta) return undefined;
+  if (!Array.isArray(content)) return false;
+  for (let i = 0; i < content.length; i++) if (!isPlainText(content[i])) return false;
+  if ('isError' in result && typeof isError !== 'boolean') return false;
+  if ('structuredContent' in result && result.structuredContent === undefined) return false;
+  return meta === undefined ? !('_meta' in result) : isPlainObject(meta) && !(SERVER_INFO_META_KEY in meta) && typeof meta.toJSON !== 'function';
+}
+
+/**
+ * The response the SDK sends for a complete `tools/call` result, when {@link framable}; undefined for anything else
+ * (the SDK answers it).
+ */
+export function modernResponse(id: RequestId, result: CallToolResult, serverInfo: Record<string, unknown>): JSONRPCMessage | undefined {
+  if (!framable(result)) return undefined;
+  const { content, isError, _meta: meta } = result;
   // Built key by key in the order the SDK's spread gives (the result's keys, then resultType; _meta stays first when
-  // the result has one, else comes last): the spreads this replaces were the costliest step of the modern fast path.
+  // the result has one, else comes last).
   const stamp: Record<string, unknown> = meta === undefined ? {} : { ...meta };
   stamp[SERVER_INFO_META_KEY] = serverInfo;
   const stamped: Record<string, unknown> = {};
@@ -152,11 +162,41 @@ export function modernResponse(id: RequestId, result: CallToolResult, serverInfo
   return { result: stamped, jsonrpc: '2.0', id } as JSONRPCMessage;
 }
 
+/** The server identity member of a result's `_meta`, as JSON text: made once per surface for {@link modernResponseText}. */
+export function identityText(serverInfo: Record<string, unknown>): string {
+  return `${JSON.stringify(SERVER_INFO_META_KEY)}:${JSON.stringify(serverInfo)}`;
+}
+
+/**
+ * {@link modernResponse} as JSON text, byte for byte what `JSON.stringify` gives for it, written without building the
+ * stamped copy of the result or serialising the server identity again (`identity`: {@link identityText}). Undefined
+ * when the result is not {@link framable}.
+ */
+export function modernResponseText(id: RequestId, result: CallToolResult, identity: string): string | undefined {
+  if (!framable(result)) return undefined;
+  const meta = result._meta;
+  let text = '{"result":{';
+  if (meta !== undefined) {
+    const own = JSON.stringify(meta);
+    text += own === '{}' ? `"_meta":{${identity}},` : `"_meta":${own.slice(0, -1)},${identity}},`;
+  }
+  text += `"content":${JSON.stringify(result.content)}`;
+  if ('structuredContent' in result) text += `,"structuredContent":${JSON.stringify(result.structuredContent)}`;
+  if ('isError' in result) text += `,"isError":${String(result.isError)}`;
+  text += ',"resultType":"complete"';
+  if (meta === undefined) text += `,"_meta":{${identity}}`;
+  return `${text}},"jsonrpc":"2.0","id":${JSON.stringify(id)}}`;
+}
+
 /** `{ type: 'text', text }` and nothing else, keys in that order: what the SDK's parse of a text block gives back. */
 function isPlainText(block: unknown): boolean {
   if (!isPlainObject(block) || block.type !== 'text' || typeof block.text !== 'string') return false;
-  const keys = Object.keys(block);
-  return keys.length === 2 && keys[0] === 'type';
+  let at = 0;
+  for (const key in block) {
+    if (!Object.hasOwn(block, key) || (at === 0 ? key !== 'type' : at === 1 ? key !== 'text' : true)) return false;
+    at++;
+  }
+  return at === 2;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

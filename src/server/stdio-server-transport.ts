@@ -66,6 +66,11 @@ export class StdioServerLineTransport implements Transport {
     if (!this.isClosed) this.out.write(message);
   }
 
+  /** `write` for a message already serialised (the tool-call pipeline's modern answers). */
+  writeResponse(text: string): void {
+    if (!this.isClosed) this.out.writeText(text);
+  }
+
   async close(): Promise<void> {
     if (this.isClosed) return;
     this.isClosed = true;

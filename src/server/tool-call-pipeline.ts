@@ -13,7 +13,7 @@ import {
 import { Cancellation } from '../shared/cancellation.js';
 import type { RelayedRequest } from '../clients/types.js';
 import { OPEN_TOOLBOX, USE_TOOL } from './meta-tools.js';
-import { modernResponse, type AcceptedEnvelopes } from './modern-wire.js';
+import { identityText, modernResponse, modernResponseText, type AcceptedEnvelopes } from './modern-wire.js';
 
 /**
  * The one way a `use_tool` or `open_toolbox` request becomes its JSON-RPC response, whatever the transport. The
@@ -42,6 +42,11 @@ export interface ReplySink {
   send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void>;
   /** A synchronous send, when the transport has one (stdio): no promise per reply. */
   write?(message: JSONRPCMessage): void;
+  /**
+   * Sends a response (a message with an id) already serialised as JSON text, exactly as `write` would send the
+   * message it stands for; when the transport has it, a modern call's answer is framed straight into text.
+   */
+  writeResponse?(text: string): void;
 }
 
 /** What a meta-tool request brings besides its arguments. */
@@ -138,6 +143,8 @@ class Pipeline implements ToolCallPipeline {
   private readonly inFlight = new Map<RequestId, Cancellation>();
   private readonly write: ((message: JSONRPCMessage) => void) | undefined;
   private readonly respond: (message: JSONRPCMessage) => void;
+  /** The sink's text path and the server identity as text, when both are there (a modern pipeline over stdio, HTTP). */
+  private readonly text: { write(text: string): void; identity: string } | undefined;
 
   constructor(
     private readonly handlers: ToolCallHandlers,
@@ -146,6 +153,7 @@ class Pipeline implements ToolCallPipeline {
   ) {
     this.write = sink.write?.bind(sink);
     this.respond = this.write ?? ((message: JSONRPCMessage): void => void sink.send(message).catch(() => {}));
+    this.text = modern && sink.writeResponse ? { write: sink.writeResponse.bind(sink), identity: identityText(modern.handlers.serverInfo) } : undefined;
   }
 
   take(message: JSONRPCMessage): boolean {
@@ -240,9 +248,7 @@ class Pipeline implements ToolCallPipeline {
       (value) => {
         this.inFlight.delete(id);
         if (cancellation.cancelled) return;
-        const response = 'complete' in value ? modernResponse(id, value.complete, modernHandlers.serverInfo) : undefined;
-        if (response) this.respond(response);
-        else handOver(modern, message, id, answer);
+        if (!('complete' in value) || !this.respondModern(id, value.complete, modernHandlers.serverInfo)) handOver(modern, message, id, answer);
       },
       () => {
         this.inFlight.delete(id);
@@ -253,13 +259,32 @@ class Pipeline implements ToolCallPipeline {
     return true;
   }
 
+  /** Writes a complete modern answer as the SDK would frame it; false when it cannot (the SDK must frame it). */
+  private respondModern(id: RequestId, result: CallToolResult, serverInfo: Record<string, unknown>): boolean {
+    const text = this.text;
+    if (text !== undefined) {
+      const framed = modernResponseText(id, result, text.identity);
+      if (framed !== undefined) text.write(framed);
+      return framed !== undefined;
+    }
+    const response = modernResponse(id, result, serverInfo);
+    if (response) this.respond(response);
+    return response !== undefined;
+  }
+
   /** A modern call's notifications: progress with the request's own token (none without one), others as they are. */
   private modernNotifier(progressToken: ProgressToken | undefined): ModernUseToolCall['notify'] {
+    if (progressToken === undefined) return this.untokenedNotify;
     return (notification) => {
       if (notification.method !== 'notifications/progress') return this.respond({ jsonrpc: '2.0', ...notification } as JSONRPCMessage);
-      if (progressToken !== undefined) this.respond({ jsonrpc: '2.0', method: notification.method, params: { ...notification.params, progressToken } } as JSONRPCMessage);
+      this.respond({ jsonrpc: '2.0', method: notification.method, params: { ...notification.params, progressToken } } as JSONRPCMessage);
     };
   }
+
+  /** The notifier of every modern call without a progress token (most of them): one for the pipeline, not one per call. */
+  private readonly untokenedNotify: ModernUseToolCall['notify'] = (notification) => {
+    if (notification.method !== 'notifications/progress') this.respond({ jsonrpc: '2.0', ...notification } as JSONRPCMessage);
+  };
 
   /** Notifications about request `id`: written at once on stdio, on the request's own stream over HTTP. */
   private notifier(id: RequestId): MetaToolCall['notify'] {

@@ -25,6 +25,14 @@ export class LineWriter {
     process.nextTick(this.flush);
   }
 
+  /** Queues a message already serialised as JSON text (one line: JSON.stringify's output has no newline). */
+  writeText(text: string): void {
+    this.pending += `${text}\n`;
+    if (this.scheduled) return;
+    this.scheduled = true;
+    process.nextTick(this.flush);
+  }
+
   /** Resolves when the stream can take more (at once unless it is over its high-water mark): backpressure for `send`. */
   ready(): Promise<void> {
     if (!this.stream.writableNeedDrain) return Promise.resolve();
