@@ -196,11 +196,12 @@ async function lookupAcrossToolbox(request: UseRequest): Promise<ToolLookup> {
   for (const server of toolbox.servers) {
     if (!scope.manager.isConnected(toolbox.name, server.name)) connects.set(server.name, scope.manager.connectServer(toolbox.name, server.name));
   }
-  const wait = host.openWait(toolbox.name);
+  const limit = host.useToolWait(toolbox.name);
+  const wait = Math.min(host.openWait(toolbox.name), limit);
   await waitForServers(worthWaiting(connects, scope.manager.serverStatus(toolbox.name), wait), wait, connects.size, undefined);
   let lookup = find();
   const starting = new Map([...connects].filter(([server]) => !scope.manager.isConnected(toolbox.name, server)));
-  const deadline = Date.now() + host.useToolWait(toolbox.name) - wait;
+  const deadline = Date.now() + limit - wait;
   while ('notFound' in lookup && starting.size > 0 && Date.now() < deadline) {
     // Connects never reject (a failure is their value): each settles once, with its server's name.
     const settled = await within(Promise.race([...starting].map(([server, connect]) => connect.then(() => server))), deadline - Date.now());
