@@ -42,9 +42,13 @@ export function memoryServer(memoryFile: string): { command: string; args: strin
   return { command: node, args: [paths.memory], env: { MEMORY_FILE_PATH: memoryFile } };
 }
 
+/**
+ * A temp dir of the test's own. Cleanup retries while the tree is still changing: a downstream server ended with its
+ * workbench may write its last log line into the dir just as it is removed (ENOTEMPTY).
+ */
 export async function tempDir(prefix = 'wb-test-'): Promise<{ dir: string; cleanup: () => Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), prefix));
-  return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
+  return { dir, cleanup: () => rm(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }) };
 }
 
 export interface RunningWorkbench {
