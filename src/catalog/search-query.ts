@@ -12,6 +12,8 @@ export interface ParsedQuery {
   /** `server:NAME` / `toolbox:NAME`, as matchers of the lower-case name. */
   server?: (name: string) => boolean;
   toolbox?: (name: string) => boolean;
+  /** The qualifiers as written (`server:memory`), for answers that say what they matched. */
+  qualifiers: string[];
 }
 
 const QUALIFIER = /(?:^|\s)(server|toolbox):("[^"]*"|\S+)/gi;
@@ -23,7 +25,9 @@ const QUALIFIER = /(?:^|\s)(server|toolbox):("[^"]*"|\S+)/gi;
 export function parseQuery(query: string): ParsedQuery {
   let server: ParsedQuery['server'];
   let toolbox: ParsedQuery['toolbox'];
-  const rest = query.replace(QUALIFIER, (_, kind: string, value: string) => {
+  const qualifiers: string[] = [];
+  const rest = query.replace(QUALIFIER, (whole: string, kind: string, value: string) => {
+    qualifiers.push(whole.trim());
     const match = compileGlob(value.replace(/^"|"$/g, '').toLowerCase());
     const test = (name: string): boolean => match(name.toLowerCase());
     if (kind.toLowerCase() === 'server') server = test;
@@ -41,6 +45,7 @@ export function parseQuery(query: string): ParsedQuery {
     words: ws,
     openEnded: /[A-Za-z0-9]$/.test(rest),
     exactNames: [...new Set(exactNames)],
+    qualifiers,
     ...(server && { server }),
     ...(toolbox && { toolbox }),
   };

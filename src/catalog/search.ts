@@ -97,6 +97,7 @@ export function rankTools(indexes: readonly SearchIndex[], parsed: ParsedQuery, 
   const params = options.params ?? DEFAULT_PARAMS;
   const stats = statsOf(indexes);
   const slots = parsed.words.map((w, i) => slotOf(indexes, w, i === parsed.words.length - 1 && parsed.openEnded, params, options.bridge));
+  if (onlyQualifiers(parsed)) return qualifiedTools(indexes, parsed);
   let scores = scoreSlots(indexes, stats, slots.filter((s) => s.length > 0), params, parsed);
   if (params.feedbackWeight > 0 && scores.length > 0) {
     const extra = feedbackSlots(indexes, stats, scores, slots, params);
@@ -120,6 +121,18 @@ export function rankTools(indexes: readonly SearchIndex[], parsed: ParsedQuery, 
     }
   }
   return scores.sort(byScore);
+}
+
+/** Whether a query has qualifiers and nothing else to search by (no word, or only words like "the"). */
+export function onlyQualifiers(parsed: ParsedQuery): boolean {
+  return parsed.qualifiers.length > 0 && parsed.words.every((w) => terms(w).length === 0);
+}
+
+/** A query of qualifiers alone (`server:memory`): the tools they keep, in catalog order. */
+function qualifiedTools(indexes: readonly SearchIndex[], parsed: ParsedQuery): Scored[] {
+  const out: Scored[] = [];
+  for (const index of indexes) for (const doc of index.docs) if (allowed(doc.entry, parsed)) out.push({ entry: doc.entry, score: -out.length });
+  return out;
 }
 
 /** Best score first; ties to the shorter name, then code-point order, so the same query always answers the same. */
@@ -286,13 +299,15 @@ function feedbackSlots(indexes: readonly SearchIndex[], stats: Stats, first: Sco
  * empty answer still names somewhere to go whenever there are tools at all.
  */
 export function closestTools(indexes: readonly SearchIndex[], query: string, limit: number): FullEntry[] {
-  const text = words(query).join(' ');
+  const parsed = parseQuery(query);
+  const text = parsed.words.join(' ');
   if (text === '') return [];
   const wanted = trigrams(text);
   const scored: Scored[] = [];
   const near: { entry: FullEntry; name: string }[] = [];
   for (const index of indexes) {
     for (const doc of index.docs) {
+      if (!allowed(doc.entry, parsed)) continue;
       const name = words(doc.entry.original_name).join(' ');
       const have = trigrams(`${name} ${words(doc.entry.title ?? '').join(' ')}`);
       let shared = 0;

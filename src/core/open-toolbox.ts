@@ -26,6 +26,8 @@ import { cachedServer, formatAge, optional, unapprovedHead } from './answer-head
 import { pendingServer, waitForServers, worthWaiting, type OpenProgress } from './open-wait.js';
 import type { ShownLists } from './shown-lists.js';
 import { ToolSearch } from './tool-search.js';
+import { searchReach } from './search-reach.js';
+import { parseQuery } from '../catalog/search-query.js';
 import type { Logger } from '../log.js';
 
 /** What `open_toolbox` was asked (parameters already checked for type; see README "open_toolbox"). */
@@ -91,6 +93,9 @@ export interface View {
 /** open_toolbox's default wait for servers that are still starting (README "open_toolbox"). */
 export const DEFAULT_OPEN_WAIT_MS = 5_000;
 
+/** The view of a toolbox a search's qualifiers leave out entirely. */
+const nothing = (): View => ({ connected: [], failed: [], catalogs: [], entries: [] });
+
 /** How long a search leaves a server that failed to start alone (it is named with its failure meanwhile). */
 export const SEARCH_RETRY_FAILED_MS = 60_000;
 
@@ -150,7 +155,9 @@ export class Discovery {
     if (request.toolbox_name === undefined) return this.searchEverywhere(request, scope, options);
     const toolbox = this.toolbox(request.toolbox_name);
     const searching = request.query !== undefined;
-    const view = await this.view(toolbox.name, scope, options, searching);
+    // A search's qualifiers may leave out some of the toolbox's servers, or all of them (then nothing is started).
+    const reach = searching ? searchReach([toolbox], parseQuery(request.query!)) : [{ toolbox: toolbox.name }];
+    const view = reach[0] ? await this.view(toolbox.name, scope, options, searching, reach[0].only) : nothing();
     const others = searching ? () => this.learnOthers(toolbox.name, scope) : undefined;
     const answer = await this.answer(request, { toolbox: toolbox.name, description: toolbox.description }, view, this.budget(toolbox.name), scope.shown.take(), others);
     // A toolbox none of whose servers can serve: an error the model can read (each reason is in servers_failed).
@@ -164,12 +171,13 @@ export class Discovery {
    * why and what to do; the answer is never an error for them.
    */
   private async searchEverywhere(request: OpenToolboxRequest, scope: DiscoveryScope, options: OpenOptions): Promise<BudgetedAnswer> {
-    const names = this.options.config().toolboxes.map((t) => t.name);
-    const views = await Promise.all(names.map((name) => this.view(name, scope, options, true)));
+    const reach = searchReach(this.options.config().toolboxes, parseQuery(request.query ?? ''));
+    const names = reach.map((r) => r.toolbox);
+    const views = await Promise.all(reach.map((r) => this.view(r.toolbox, scope, options, true, r.only)));
     const head: AnswerHead = {
       toolbox: '*',
       description: 'Search across every toolbox',
-      servers_connected: views.flatMap((v, i) => v.connected.map((s) => `${names[i]}/${s}`)),
+      servers_connected: views.flatMap((v, i) => v.connected.filter((s) => !reach[i]!.only || reach[i]!.only!.has(s)).map((s) => `${names[i]}/${s}`)),
       servers_failed: views.flatMap((v, i) => inToolbox(v.failed, names[i]!)),
       ...optional('servers_cached', views.flatMap((v, i) => inToolbox(v.cached, names[i]!))),
       ...optional('servers_pending', views.flatMap((v, i) => inToolbox(v.pending, names[i]!))),
@@ -231,7 +239,7 @@ export class Discovery {
     if (unconnected.length === 0) {
       // Lists a modern server said not to reuse any longer (ttlMs) are read again before they are shown.
       await manager.refreshExpired(name);
-      return this.liveView(name, scope, toolbox.servers.map((s) => s.name));
+      return this.liveView(name, scope, only ? [...only] : toolbox.servers.map((s) => s.name));
     }
     const capabilities = manager.capabilitiesKey();
     const cached = new Map<string, CachedList>();

@@ -1,10 +1,11 @@
 import { join } from 'node:path';
 import type { Answer, FullEntry } from '../catalog/catalog-index.js';
-import { closestTools, rankTools, searchIndex, type SearchContext, type SearchIndex } from '../catalog/search.js';
+import { closestTools, MAX_SEARCH_LIMIT, onlyQualifiers, rankTools, searchIndex, type SearchContext, type SearchIndex } from '../catalog/search.js';
 import { buildBridge, DEFAULT_BRIDGE, type Bridge } from '../catalog/search-bridge.js';
 import { shippedEnglishVectors } from '../catalog/search-english.js';
 import { parseQuery } from '../catalog/search-query.js';
 import { SemanticRanker } from '../catalog/search-semantic.js';
+import { qualifierMiss } from './search-reach.js';
 import type { WorkbenchConfig } from '../config/types.js';
 import { redactingLogger, type Logger } from '../log.js';
 import { createRedactor } from '../shared/redact.js';
@@ -51,8 +52,14 @@ export class ToolSearch {
     others?: () => Promise<void>,
   ): Promise<{ matches: FullEntry[]; extra: Partial<Answer> }> {
     const parsed = parseQuery(query);
+    const miss = qualifierMiss(this.options.config().toolboxes, parsed, toolbox);
+    if (miss) return { matches: [], extra: { hint: miss } };
     const lexical = rankTools(indexes, parsed, { bridge: this.bridge() });
     const semantic = this.semantic();
+    if (onlyQualifiers(parsed) && lexical.length > 0) {
+      const more = lexical.length > limit ? { hint: `${lexical.length} tools match ${parsed.qualifiers.join(' ')}; these are the first ${limit}. Ask with a higher limit (at most ${MAX_SEARCH_LIMIT}) or add words to rank them.` } : {};
+      return { matches: lexical.slice(0, limit).map((s) => s.entry), extra: more };
+    }
     const matches = semantic ? await semantic.rank(indexes, parsed, lexical, limit) : lexical.slice(0, limit).map((s) => s.entry);
     if (matches.length > 0) return { matches, extra: {} };
     await others?.();

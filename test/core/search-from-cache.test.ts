@@ -108,6 +108,46 @@ for (const { over, era } of PATHS) describe(`search from cached catalogs (${over
     }
   });
 
+  it('server: and toolbox: qualifiers leave the other servers alone; alone, they list the tools they keep', async () => {
+    await warm('qualified');
+    const wb = await start('qualified', true);
+    try {
+      // Qualifiers alone: that server's tools in catalog order; the never-cached broken server is not even tried.
+      const listed = await search(wb, { query: 'server:catalog' });
+      assert.equal(listed.isError, false, listed.text);
+      assert.equal(listed.answer.tools.length, 5);
+      assert.ok(listed.answer.tools.every((t) => t.source_server === 'catalog'));
+      const count = Number(/(\d+) tools match server:catalog; these are the first 5/.exec(listed.answer.hint ?? '')?.[1]);
+      assert.ok(count >= 30, listed.answer.hint);
+      assert.deepEqual(listed.answer.servers_failed, [], 'the broken server was started for a search that leaves it out');
+      assert.deepEqual(listed.answer.servers_cached?.map((c) => c.server), ['files/catalog']);
+
+      // With words: ranked inside what the qualifier keeps; a stop word alone still lists.
+      const ranked = await search(wb, { query: 'toolbox:tools echo text back', limit: 2 });
+      assert.equal(ranked.answer.tools[0] && 'name' in ranked.answer.tools[0] ? ranked.answer.tools[0].name : undefined, 'tools__fixture__echo');
+      assert.deepEqual(ranked.answer.servers_failed, []);
+      assert.equal((await search(wb, { query: 'the server:fixture', limit: 20 })).answer.tools.every((t) => t.source_server === 'fixture'), true);
+
+      // A qualifier that names nothing says so, with the servers there are.
+      const nowhere = await search(wb, { query: 'toolbox:nope echo' });
+      assert.deepEqual(nowhere.answer.tools, []);
+      assert.match(nowhere.answer.hint ?? '', /No server matches toolbox:nope\. Servers \(toolbox\/server\): tools\/fixture, files\/catalog, broken\/crashy\./);
+      const inside = await search(wb, { toolbox_name: 'files', query: 'server:nope list' });
+      assert.deepEqual(inside.answer.tools, []);
+      assert.match(inside.answer.hint ?? '', /No server in toolbox "files" matches server:nope\. Its servers: catalog\./);
+      assert.deepEqual(inside.answer.servers_failed, []);
+
+      // Closest names keep to the qualifier too.
+      const unknown = await search(wb, { query: 'server:catalog zzqx' });
+      assert.match(unknown.answer.hint ?? '', /Closest names: files__catalog__/);
+      assert.doesNotMatch(unknown.answer.hint ?? '', /tools__fixture__/);
+      assert.equal(existsSync(marker('qualified', 'files')), false, 'a search started the files server');
+      assert.equal(existsSync(marker('qualified', 'tools')), false, 'a search started the tools server');
+    } finally {
+      await wb.close();
+    }
+  });
+
   it('a search that finds nothing names the closest tools and the toolboxes to look in', async () => {
     await warm('empty');
     const wb = await start('empty', false);
