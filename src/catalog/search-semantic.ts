@@ -10,6 +10,7 @@ import type { SearchIndex } from './search-index.js';
 import type { ParsedQuery } from './search-query.js';
 import { words } from './search-text.js';
 import { VectorStore } from './search-vectors.js';
+import { within } from '../shared/within.js';
 
 export interface SemanticOptions {
   config: EmbeddingsConfig;
@@ -255,12 +256,6 @@ function hash(text: string): string {
 /** Each promise's value, or undefined for those not settled by the deadline. */
 async function untilDeadline<T>(promises: readonly Promise<T | undefined>[], deadline: number): Promise<(T | undefined)[]> {
   const out: (T | undefined)[] = promises.map(() => undefined);
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, Math.max(0, deadline - Date.now()));
-    timer.unref();
-  });
-  await Promise.race([Promise.all(promises.map(async (p, i) => void (out[i] = await p))), timeout]);
-  clearTimeout(timer);
+  await within(Promise.all(promises.map(async (p, i) => void (out[i] = await p))), deadline - Date.now());
   return [...out];
 }

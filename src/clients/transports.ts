@@ -22,6 +22,7 @@ import type { Logger } from '../log.js';
 import type { GroupTracker } from './orphan-reaper.js';
 import { limitedFetch } from './limited-fetch.js';
 import { ChildProcessTransport } from './stdio-transport.js';
+import { within } from '../shared/within.js';
 
 /**
  * One place that turns a server entry into a transport. stdio children get the same safe default environment the
@@ -198,14 +199,7 @@ export class RenewingHttpClientTransport implements Transport {
     if (this.closed) return;
     this.closed = true;
     // Ending the session lets the server free it at once; a server that does not answer quickly is not waited for.
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      this.inner.terminateSession().catch(() => {}),
-      new Promise((resolve) => {
-        timer = setTimeout(resolve, TERMINATE_TIMEOUT_MS);
-      }),
-    ]);
-    clearTimeout(timer);
+    await within(this.inner.terminateSession().catch(() => {}), TERMINATE_TIMEOUT_MS);
     await this.inner.close();
   }
 

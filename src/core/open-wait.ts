@@ -1,5 +1,6 @@
 import type { PendingServer } from '../catalog/catalog-index.js';
 import type { SlotStatus } from '../clients/server-slot.js';
+import { within } from '../shared/within.js';
 
 /** What open_toolbox reports while it waits for servers (sent as `notifications/progress` when asked for). */
 export interface OpenProgress {
@@ -30,11 +31,7 @@ export async function waitForServers(
     const names = [...waiting].slice(0, 5).join(', ') + (waiting.size > 5 ? ` and ${waiting.size - 5} more` : '');
     onprogress({ progress: total - waiting.size, total, message: `waiting for ${names} to start (${seconds} s of at most ${Math.round(waitMs / 1000)} s)` });
   };
-  let timer: NodeJS.Timeout | undefined;
   let ticker: NodeJS.Timeout | undefined;
-  const deadline = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, waitMs);
-  });
   if (onprogress) ticker = setInterval(report, PROGRESS_EVERY_MS);
   report();
   const all = Promise.all(
@@ -46,9 +43,8 @@ export async function waitForServers(
     ),
   );
   try {
-    await Promise.race([all, deadline]);
+    await within(all, waitMs);
   } finally {
-    clearTimeout(timer);
     clearInterval(ticker);
   }
 }

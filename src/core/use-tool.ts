@@ -16,6 +16,7 @@ import { waitForServers, worthWaiting } from './open-wait.js';
 import { describeParams, type ToolValidators } from './validators.js';
 import { DEFAULT_CALL_TIMEOUT_MS } from '../clients/server-slot.js';
 import { callsAsTask } from '../clients/task-call.js';
+import { within } from '../shared/within.js';
 
 /**
  * The `use_tool` pipeline, from request to response: resolve the name (toolbox, toolset or canonical name; disabled
@@ -147,13 +148,6 @@ async function connectThenUse(request: UseRequest, resolution: Resolution): Prom
 
 /** Default `useToolWaitMs`: below the 60 s many clients wait for a result, so they hear why rather than time out. */
 export const DEFAULT_USE_TOOL_WAIT_MS = 45_000;
-
-/** Settles with `promise`, or with `undefined` once `ms` have passed. */
-function within<T>(promise: Promise<T>, ms: number): Promise<{ value: T } | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<undefined>((resolve) => (timer = setTimeout(resolve, ms, undefined)));
-  return Promise.race([promise.then((value) => ({ value })), late]).finally(() => clearTimeout(timer));
-}
 
 /**
  * Connects what a name needs — just its server for a canonical name, else the whole toolbox — and looks the name up

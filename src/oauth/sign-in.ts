@@ -5,6 +5,7 @@ import { openBrowser } from './browser.js';
 import { LoopbackReceiver, freeLoopbackPort, loopbackRedirect } from './loopback.js';
 import { StoredOAuthProvider, type GrantDelegate } from './provider.js';
 import type { OAuthKey, OAuthStore } from './token-store.js';
+import { within } from '../shared/within.js';
 
 /** What signing in needs from the process: where tokens live, whether a browser may be opened, how to tell the user. */
 export interface OAuthContext {
@@ -68,10 +69,8 @@ export class BrowserSignIn {
   async callback(ms: number, command: string): Promise<URLSearchParams> {
     const receiver = this.receiver;
     if (!receiver) throw new Error('no sign-in is under way');
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), Math.max(0, ms))));
     try {
-      const params = await Promise.race([receiver.wait(), timeout]);
+      const params = (await within(receiver.wait(), ms))?.value;
       if (!params) {
         throw new WorkbenchError('SIGN_IN_FAILED', `${this.label}: the sign-in in the browser was not completed within ${ms} ms. Retry, raise "connectTimeoutMs", or sign in first with \`${command}\`.`);
       }
@@ -82,7 +81,6 @@ export class BrowserSignIn {
       }
       return params;
     } finally {
-      clearTimeout(timer);
       await this.close();
     }
   }

@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { WorkbenchError } from '../errors.js';
 import { reasonOf } from '../shared/errno.js';
+import { within } from '../shared/within.js';
 
 /** The keychain service every secret is filed under; the account is the secret's name. */
 export const KEYCHAIN_SERVICE = 'mcp-workbench';
@@ -36,17 +37,12 @@ export async function probeKeychain(options: { env: Record<string, string | unde
     return { usable: false, reason: `the keychain binding @napi-rs/keyring cannot be loaded here (${reasonOf(error)})` };
   }
   const keychain = new KeychainStore(binding, platform);
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<string>((resolve) => {
-    timer = setTimeout(() => resolve(`the keychain did not answer within ${KEYCHAIN_PROBE_MS} ms`), KEYCHAIN_PROBE_MS);
-    timer.unref();
-  });
   const probe = keychain.probe().then(
     () => undefined,
     (error: unknown) => `the keychain cannot be read (${reasonOf(error)})`,
   );
-  const failed = await Promise.race([probe, timeout]);
-  clearTimeout(timer);
+  const answered = await within(probe, KEYCHAIN_PROBE_MS);
+  const failed = answered ? answered.value : `the keychain did not answer within ${KEYCHAIN_PROBE_MS} ms`;
   return failed === undefined ? { usable: true, keychain } : { usable: false, reason: failed };
 }
 
