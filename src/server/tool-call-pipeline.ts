@@ -110,13 +110,21 @@ export interface ToolCallHandlers {
 }
 
 /** The JSON-RPC error message every transport sends for a request it cannot take (id null when it is unknown). */
-export function jsonRpcError(id: RequestId | null, code: number, message: string): JSONRPCMessage {
-  return { jsonrpc: '2.0', id, error: { code, message } } as JSONRPCMessage;
+export function jsonRpcError(id: RequestId | null, code: number, message: string, data?: Record<string, unknown>): JSONRPCMessage {
+  return { jsonrpc: '2.0', id, error: { code, message, ...(data && { data }) } } as JSONRPCMessage;
 }
 
-/** The answer to a client message larger than the limit, on both transports (HTTP with status 413). */
+/**
+ * The answer to a client message larger than the limit, on both transports (HTTP with status 413); `data.limit_bytes`
+ * carries the limit for a client that acts on it.
+ */
 export function tooLargeError(id: RequestId | null, limit: number): JSONRPCMessage {
-  return jsonRpcError(id, ProtocolErrorCode.InvalidRequest, `Payload Too Large: messages to the workbench are limited to ${limit} bytes`);
+  return jsonRpcError(
+    id,
+    ProtocolErrorCode.InvalidRequest,
+    `Payload Too Large: messages to the workbench are limited to ${limit} bytes; send a smaller message, or raise WORKBENCH_MAX_MESSAGE_BYTES where the workbench runs`,
+    { limit_bytes: limit },
+  );
 }
 
 export const PARSE_ERROR_JSON = 'Parse error: Invalid JSON';

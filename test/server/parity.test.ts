@@ -234,6 +234,7 @@ for (const era of ERAS) {
       const { status, messages } = await wires.http.post(requestOf({ name: 'big', body: use(40, 'echo', { text: 'q'.repeat(LIMIT) }), id: 40 }, era));
       assert.equal(status, 413);
       assert.equal(idOf(messages[0]!), 40);
+      assert.equal((JSON.parse(messages[0]!) as { error: { data?: { limit_bytes?: number } } }).error.data?.limit_bytes, LIMIT);
       // The limit it was refused by is WORKBENCH_MAX_MESSAGE_BYTES, the one limit of both transports.
       const refusal = () => wires.httpLog().find((l) => l.fields.event === 'message_refused');
       await waitFor(() => refusal() !== undefined, { timeoutMs: 10_000, what: 'a message_refused log line' });
