@@ -1,5 +1,5 @@
 import type { FullEntry } from './catalog-index.js';
-import { analyze, forgetWordsIfMany, wordCount, words } from './search-text.js';
+import { analyze, forgetWordsIfMany, wordCount, wordOf, words } from './search-text.js';
 
 /**
  * The search index of a list of tools (README "Search"): its shapes, and how it is built. Ranking is in search.ts and
@@ -83,14 +83,18 @@ class Scratch {
   private place = new Int32Array(1024);
   /** Per word number: the build whose vocabulary has it. */
   private builtIn = new Int32Array(1024);
-  readonly terms: string[] = [];
+  /** The word numbers of this doc's terms, in the order first counted. */
+  readonly ids: number[] = [];
+  /** Per word number: its postings in the index being built (when `postingsIn` says this build). */
+  private readonly postingsById: Postings[] = [];
+  private postingsIn = new Int32Array(1024);
   counts = new Uint32Array(64 * F);
   doc = 0;
   build = 0;
 
   startDoc(): void {
     this.doc++;
-    this.terms.length = 0;
+    this.ids.length = 0;
     if (this.docOf.length < wordCount()) this.grow(wordCount());
   }
 
@@ -101,14 +105,14 @@ class Scratch {
     return false;
   }
 
-  add(term: string, id: number, field: number): void {
+  add(id: number, field: number): void {
     let at: number;
     if (this.docOf[id] === this.doc) at = this.place[id]!;
     else {
-      at = this.terms.length;
+      at = this.ids.length;
       this.docOf[id] = this.doc;
       this.place[id] = at;
-      this.terms.push(term);
+      this.ids.push(id);
       if ((at + 1) * F > this.counts.length) {
         const grown = new Uint32Array(this.counts.length * 2);
         grown.set(this.counts);
@@ -117,6 +121,17 @@ class Scratch {
       this.counts.fill(0, at * F, at * F + F);
     }
     this.counts[at * F + field]! += 1;
+  }
+
+  /** The postings of the term at place `k` of this doc in the index being built, made on first need. */
+  postingsOf(postings: Map<string, Postings>, k: number): Postings {
+    const id = this.ids[k]!;
+    if (this.postingsIn[id] === this.build) return this.postingsById[id]!;
+    const p: Postings = { docs: [], tf: [] };
+    postings.set(wordOf(id), p);
+    this.postingsById[id] = p;
+    this.postingsIn[id] = this.build;
+    return p;
   }
 
   /** Room for every word number below `size` (texts analysed during a doc get new numbers). */
@@ -133,53 +148,56 @@ class Scratch {
     const builtIn = new Int32Array(length);
     builtIn.set(this.builtIn);
     this.builtIn = builtIn;
+    const postingsIn = new Int32Array(length);
+    postingsIn.set(this.postingsIn);
+    this.postingsIn = postingsIn;
   }
 }
 
 const scratch = new Scratch();
 
-const NONE: readonly string[] = [];
+const NONE = new Int32Array(0);
+
+/** Counts one text's terms into the doc being built, in `field`; adds its new words to the vocabulary. */
+function addText(index: SearchIndex, doc: Scratch, lengths: number[], field: number, text: string | undefined): Int32Array {
+  if (!text) return NONE;
+  const { surfaceIds, termIds } = analyze(text);
+  doc.grow(wordCount());
+  for (let i = 0; i < termIds.length; i++) {
+    if (!doc.inVocabulary(surfaceIds[i]!)) index.vocabulary.set(wordOf(surfaceIds[i]!), wordOf(termIds[i]!));
+    doc.add(termIds[i]!, field);
+  }
+  lengths[field]! += termIds.length;
+  return termIds;
+}
 
 function addDoc(index: SearchIndex, entry: FullEntry, context: SearchContext | undefined, doc: Scratch): void {
   const id = index.docs.length;
   const lengths = [0, 0, 0, 0, 0, 0, 0, 0];
-  const { vocabulary, postings } = index;
+  const { postings } = index;
   doc.startDoc();
-  const add = (field: number, text: string | undefined): readonly string[] => {
-    if (!text) return NONE;
-    const { surfaces, terms, surfaceIds, termIds } = analyze(text);
-    doc.grow(wordCount());
-    for (let i = 0; i < terms.length; i++) {
-      if (!doc.inVocabulary(surfaceIds[i]!)) vocabulary.set(surfaces[i]!, terms[i]!);
-      doc.add(terms[i]!, termIds[i]!, field);
-    }
-    lengths[field]! += terms.length;
-    return terms;
-  };
-  const nameTerms = new Set<string>(add(0, entry.original_name));
-  add(1, entry.title ?? entry.annotations?.title);
+  const nameTerms = new Set<string>(Array.from(addText(index, doc, lengths, 0, entry.original_name), wordOf));
+  addText(index, doc, lengths, 1, entry.title ?? entry.annotations?.title);
   const description = entry.description.replace(/^\[[^\]]*\]\s*/, '');
   const cut = firstSentenceEnd(description);
-  add(2, description.slice(0, cut));
-  add(3, description.slice(cut));
+  addText(index, doc, lengths, 2, description.slice(0, cut));
+  addText(index, doc, lengths, 3, description.slice(cut));
   const properties = (entry.inputSchema.properties ?? {}) as Record<string, unknown>;
   for (const key in properties) {
-    add(4, key);
+    addText(index, doc, lengths, 4, key);
     const value = properties[key];
     if (value === null || typeof value !== 'object') continue;
     const { description: about, enum: values } = value as { description?: unknown; enum?: unknown };
-    if (typeof about === 'string') add(5, about);
-    if (Array.isArray(values)) add(5, values.filter((v) => typeof v === 'string').join(' '));
+    if (typeof about === 'string') addText(index, doc, lengths, 5, about);
+    if (Array.isArray(values)) addText(index, doc, lengths, 5, values.filter((v) => typeof v === 'string').join(' '));
   }
-  add(6, entry.source_server);
-  add(6, context?.servers?.get(`${entry.toolbox_name}/${entry.source_server}`));
-  add(7, entry.toolbox_name);
-  add(7, context?.toolboxes?.get(entry.toolbox_name));
-  const { terms, counts } = doc;
-  for (let k = 0; k < terms.length; k++) {
-    const term = terms[k]!;
-    let p = postings.get(term);
-    if (!p) postings.set(term, (p = { docs: [], tf: [] }));
+  addText(index, doc, lengths, 6, entry.source_server);
+  addText(index, doc, lengths, 6, context?.servers?.get(`${entry.toolbox_name}/${entry.source_server}`));
+  addText(index, doc, lengths, 7, entry.toolbox_name);
+  addText(index, doc, lengths, 7, context?.toolboxes?.get(entry.toolbox_name));
+  const { ids, counts } = doc;
+  for (let k = 0; k < ids.length; k++) {
+    const p = doc.postingsOf(postings, k);
     p.docs.push(id);
     let packed = 0;
     for (let f = 0; f < F; f++) {

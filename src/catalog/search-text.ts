@@ -75,20 +75,30 @@ export function terms(text: string): string[] {
  * {@link wordId}), so an index build counts them in arrays instead of maps.
  */
 export interface Analyzed {
-  surfaces: readonly string[];
-  terms: readonly string[];
-  surfaceIds: readonly number[];
-  termIds: readonly number[];
+  /** Word numbers (see {@link wordOf}) of the surface words and of their stems, position by position. */
+  surfaceIds: Int32Array;
+  termIds: Int32Array;
 }
 
-/** Every word and stem analysed so far, numbered from 0 (the numbers stay valid for the process's life). */
+/** Every word and stem analysed so far, numbered from 0 (the numbers stay valid until forgetWordsIfMany). */
 const wordIds = new Map<string, number>();
+const wordsById: string[] = [];
+/** Per word number: the number of its stem, once known (a word's stem never changes). */
+const stemIds: number[] = [];
 
 /** The number of a word or stem: the same string always gets the same number. */
 export function wordId(word: string): number {
   let id = wordIds.get(word);
-  if (id === undefined) wordIds.set(word, (id = wordIds.size));
+  if (id === undefined) {
+    wordIds.set(word, (id = wordIds.size));
+    wordsById.push(word);
+  }
   return id;
+}
+
+/** The word or stem a number stands for. */
+export function wordOf(id: number): string {
+  return wordsById[id]!;
 }
 
 /** How many word numbers there are (each is below this). */
@@ -106,6 +116,8 @@ const MAX_WORDS = 200_000;
 export function forgetWordsIfMany(): void {
   if (wordIds.size < MAX_WORDS) return;
   wordIds.clear();
+  wordsById.length = 0;
+  stemIds.length = 0;
   analyzed.clear();
 }
 
@@ -120,19 +132,17 @@ const analyzed = new LRUCache<string, Analyzed>({ max: 20_000 });
 export function analyze(text: string): Analyzed {
   let a = analyzed.get(text);
   if (a === undefined) {
-    const surfaces: string[] = [];
-    const stems: string[] = [];
-    const surfaceIds: number[] = [];
-    const termIds: number[] = [];
-    for (const w of words(text)) {
+    const all = words(text);
+    const surfaceIds = new Int32Array(all.length);
+    const termIds = new Int32Array(all.length);
+    let n = 0;
+    for (const w of all) {
       if (STOP_WORDS.has(w)) continue;
-      const s = stem(w);
-      surfaces.push(w);
-      stems.push(s);
-      surfaceIds.push(wordId(w));
-      termIds.push(wordId(s));
+      const id = wordId(w);
+      surfaceIds[n] = id;
+      termIds[n++] = stemIds[id] ??= wordId(stem(w));
     }
-    analyzed.set(text, (a = { surfaces, terms: stems, surfaceIds, termIds }));
+    analyzed.set(text, (a = { surfaceIds: surfaceIds.subarray(0, n), termIds: termIds.subarray(0, n) }));
   }
   return a;
 }
