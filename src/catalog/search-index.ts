@@ -68,6 +68,7 @@ export function searchIndex(entries: readonly FullEntry[], context?: SearchConte
   const index: SearchIndex = { docs: [], postings: new Map(), totals: new Float64Array(F), vocabulary: new Map() };
   scratch.build++;
   for (const entry of entries) addDoc(index, entry, context, scratch);
+  scratch.endBuild();
   built.set(entries, { context, index });
   return index;
 }
@@ -121,6 +122,11 @@ class Scratch {
       this.counts.fill(0, at * F, at * F + F);
     }
     this.counts[at * F + field]! += 1;
+  }
+
+  /** Lets go of the built index's postings (the scratch must not keep an index alive). */
+  endBuild(): void {
+    this.postingsById.length = 0;
   }
 
   /** The postings of the term at place `k` of this doc in the index being built, made on first need. */
