@@ -1,5 +1,6 @@
 import { DEFAULT_ENGLISH, englishBridge, shippedEnglishVectors, type EnglishBridge, type EnglishParams, type EnglishVectors } from './search-english.js';
-import { fieldCount, type SearchIndex } from './search-index.js';
+import { FIELD_PLACE, type SearchIndex } from './search-index.js';
+import { wordCount, wordId, wordOf } from './search-text.js';
 
 /**
  * The vocabulary bridge (README: "Search"): words people use for a tool's job, learnt offline from the catalogs
@@ -25,9 +26,9 @@ export interface BridgeParams {
 
 export const DEFAULT_BRIDGE: BridgeParams = { minTools: 2, maxRelated: 3, english: DEFAULT_ENGLISH };
 
-/** Fields (by position in FIELDS) that count as a tool's text, and as its name. */
-const TEXT_FIELDS = [1, 2, 3, 4, 5];
-const NAME_FIELD = 0;
+/** Packed field counts (see search-index) of the name field, and of the fields that count as a tool's text (1–5). */
+const NAME_PLACE = FIELD_PLACE[1]!;
+const TEXT_PLACES = FIELD_PLACE[6]! / FIELD_PLACE[1]!;
 
 /**
  * Builds the bridge from every index given (all catalogs known); cost linear in the postings. `english` is the
@@ -47,74 +48,100 @@ export function buildBridge(
   return english ? { related, english: englishBridge(english, indexes, params.english) } : { related };
 }
 
-/** Per doc (numbered across indexes): its name terms, its text terms, and its toolbox/server. */
+/** Per doc (numbered across indexes, grouped by server as catalogs are): its name and text terms by word number. */
 interface Docs {
-  names: string[][];
-  texts: string[][];
-  servers: string[];
+  names: number[][];
+  texts: number[][];
+  /** Each doc's server (`toolbox/server`) as a number; a server's docs are consecutive. */
+  servers: Int32Array;
 }
 
 function docsOf(indexes: readonly SearchIndex[]): Docs {
   let offset = 0;
-  const names: string[][] = [];
-  const texts: string[][] = [];
-  const servers: string[] = [];
+  const names: number[][] = [];
+  const texts: number[][] = [];
+  const serverNumbers = new Map<string, number>();
+  const servers: number[] = [];
   for (const index of indexes) {
-    for (const doc of index.docs) servers.push(`${doc.entry.toolbox_name}/${doc.entry.source_server}`);
+    for (const doc of index.docs) {
+      const key = `${doc.entry.toolbox_name}/${doc.entry.source_server}`;
+      let n = serverNumbers.get(key);
+      if (n === undefined) serverNumbers.set(key, (n = serverNumbers.size));
+      servers.push(n);
+    }
     for (const [term, p] of index.postings) {
+      const t = wordId(term);
       for (let i = 0; i < p.docs.length; i++) {
         const id = offset + p.docs[i]!;
-        if (fieldCount(p.tf[i]!, NAME_FIELD) > 0) (names[id] ??= []).push(term);
-        else if (TEXT_FIELDS.some((f) => fieldCount(p.tf[i]!, f) > 0)) (texts[id] ??= []).push(term);
+        const packed = p.tf[i]!;
+        if (packed % NAME_PLACE > 0) (names[id] ??= []).push(t);
+        else if (Math.floor(packed / NAME_PLACE) % TEXT_PLACES > 0) (texts[id] ??= []).push(t);
       }
     }
     offset += index.docs.length;
   }
-  return { names, texts, servers };
+  return { names, texts, servers: Int32Array.from(servers) };
 }
 
-/** Per text word: the name words it leads to (unsorted, uncut), from the servers that pair them. */
+/** A pair (text word, name word) as one number: word numbers stay far below 2^21. */
+const PAIR = 2 ** 21;
+
+/**
+ * Per text word: the name words it leads to (unsorted, uncut), from the servers that pair them. Counts are of servers,
+ * not tools: a server that repeats its own prefix in every tool name (`hubspot-…`) or a word in every description must
+ * not make a bridge by itself. Docs come grouped by server, so "a new server" is "not the last one counted".
+ */
 function candidatesOf({ names, texts, servers }: Docs, params: BridgeParams): Map<string, { term: string; strength: number }[]> {
-  const textDf = new Map<string, number>();
-  const textServers = new Map<string, Set<string>>();
-  const nameDf = new Map<string, number>();
-  // Pairs count once per server, not per tool: a server that repeats its own prefix in every tool name (`hubspot-…`)
-  // or a word in every description must not make a bridge by itself.
-  const co = new Map<string, Map<string, Set<string>>>();
+  const size = wordCount();
+  const textDf = new Int32Array(size);
+  const nameDf = new Int32Array(size);
+  const textServers = new Int32Array(size);
+  const textLast = new Int32Array(size).fill(-1);
+  const pairs = new Map<number, number>();
+  const pairServers: number[] = [];
+  const pairLast: number[] = [];
   for (let id = 0; id < servers.length; id++) {
+    const server = servers[id]!;
     const ns = names[id] ?? [];
-    for (const n of ns) nameDf.set(n, (nameDf.get(n) ?? 0) + 1);
+    for (const n of ns) nameDf[n]!++;
     for (const t of texts[id] ?? []) {
-      textDf.set(t, (textDf.get(t) ?? 0) + 1);
-      let ts = textServers.get(t);
-      if (!ts) textServers.set(t, (ts = new Set()));
-      ts.add(servers[id]!);
-      if (ns.length === 0) continue;
-      let m = co.get(t);
-      if (!m) co.set(t, (m = new Map()));
+      textDf[t]!++;
+      if (textLast[t] !== server) {
+        textLast[t] = server;
+        textServers[t]!++;
+      }
       for (const n of ns) {
-        let where = m.get(n);
-        if (!where) m.set(n, (where = new Set()));
-        where.add(servers[id]!);
+        const key = t * PAIR + n;
+        let at = pairs.get(key);
+        if (at === undefined) {
+          pairs.set(key, (at = pairServers.length));
+          pairServers.push(0);
+          pairLast.push(-1);
+        }
+        if (pairLast[at] !== server) {
+          pairLast[at] = server;
+          pairServers[at]!++;
+        }
       }
     }
   }
   const total = Math.max(1, servers.length);
   const out = new Map<string, { term: string; strength: number }[]>();
-  for (const [t, m] of co) {
-    const df = textDf.get(t)!;
-    const candidates: { term: string; strength: number }[] = [];
-    for (const [n, where] of m) {
-      const c = where.size;
-      if (c < params.minTools) continue;
-      // How much more often the name word goes with this word than with any tool: lift, damped by evidence.
-      const lift = (c / df) / (nameDf.get(n)! / total);
-      if (lift <= 2) continue;
-      // Share of the servers using the word that pair it with the name word, damped where the pairing is barely
-      // more frequent than chance.
-      candidates.push({ term: n, strength: (c / textServers.get(t)!.size) * Math.min(1, Math.log(lift) / Math.log(20)) });
-    }
-    if (candidates.length > 0) out.set(t, candidates);
+  for (const [key, at] of pairs) {
+    const c = pairServers[at]!;
+    if (c < params.minTools) continue;
+    const t = Math.floor(key / PAIR);
+    const n = key - t * PAIR;
+    // How much more often the name word goes with this word than with any tool: lift, damped by evidence.
+    const lift = c / textDf[t]! / (nameDf[n]! / total);
+    if (lift <= 2) continue;
+    // Share of the servers using the word that pair it with the name word, damped where the pairing is barely
+    // more frequent than chance.
+    const candidate = { term: wordOf(n), strength: (c / textServers[t]!) * Math.min(1, Math.log(lift) / Math.log(20)) };
+    const word = wordOf(t);
+    const list = out.get(word);
+    if (list) list.push(candidate);
+    else out.set(word, [candidate]);
   }
   return out;
 }
