@@ -48,11 +48,11 @@ export function buildBridge(
   return english ? { related, english: englishBridge(english, indexes, params.english) } : { related };
 }
 
-/** Per doc (numbered across indexes, grouped by server as catalogs are): its name and text terms by word number. */
+/** Per doc (numbered across indexes): its name and text terms by word number, and its server. */
 interface Docs {
   names: number[][];
   texts: number[][];
-  /** Each doc's server (`toolbox/server`) as a number; a server's docs are consecutive. */
+  /** Each doc's server (`toolbox/server`) as a number. */
   servers: Int32Array;
 }
 
@@ -89,7 +89,7 @@ const PAIR = 2 ** 21;
 /**
  * Per text word: the name words it leads to (unsorted, uncut), from the servers that pair them. Counts are of servers,
  * not tools: a server that repeats its own prefix in every tool name (`hubspot-…`) or a word in every description must
- * not make a bridge by itself. Docs come grouped by server, so "a new server" is "not the last one counted".
+ * not make a bridge by itself. Docs are visited server by server, so "a new server" is "not the last one counted".
  */
 function candidatesOf({ names, texts, servers }: Docs, params: BridgeParams): Map<string, { term: string; strength: number }[]> {
   const size = wordCount();
@@ -100,7 +100,9 @@ function candidatesOf({ names, texts, servers }: Docs, params: BridgeParams): Ma
   const pairs = new Map<number, number>();
   const pairServers: number[] = [];
   const pairLast: number[] = [];
-  for (let id = 0; id < servers.length; id++) {
+  // Server by server (catalogs list a server's tools together already; this keeps the count right if one did not).
+  const order = Array.from(servers.keys()).sort((a, b) => servers[a]! - servers[b]! || a - b);
+  for (const id of order) {
     const server = servers[id]!;
     const ns = names[id] ?? [];
     for (const n of ns) nameDf[n]!++;
