@@ -79,6 +79,11 @@ describe('search', () => {
     const bridge = buildBridge([known, here]);
     assert.deepEqual(searchTools([here], 'folder', 5), [], 'no word in common without the bridge');
     assert.equal(searchTools([here], 'folder', 5, { bridge })[0]?.original_name, 'create_directory');
+    // Servers count once each, whatever order their tools come in (here interleaved, then grouped, then reversed).
+    const grouped = [...known.docs].map((d) => d.entry).sort((a, b) => (a.source_server < b.source_server ? -1 : a.source_server > b.source_server ? 1 : 0));
+    for (const order of [grouped, [...grouped].reverse()]) {
+      assert.deepEqual(buildBridge([searchIndex(order), here], undefined, null).related, buildBridge([known, here], undefined, null).related);
+    }
   });
 
   it('names the closest tools when nothing matches', () => {
