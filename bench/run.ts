@@ -5,7 +5,7 @@
  *   npm run bench -- --profile         also runs the workbench under `node --cpu-prof` during an echo and a 1 MiB
  *                                      throughput run and prints the top self-time functions
  *   npm run bench -- --quick           about a tenth of the iterations (for trying the bench itself; figures noisy)
- *   npm run bench -- --only echo,soak  just these phases (echo, big, open, eras, robust, context, discovery, scale, soak, instructions, profile)
+ *   npm run bench -- --only echo,soak  just these phases (echo, big, open, eras, robust, context, discovery, scale, search, soak, instructions, profile)
  *   npm run bench -- --out FILE        write the report somewhere else (default BENCHMARKS.md at the repo root)
  *
  * Each phase starts and closes its own processes, has a time budget, and a phase that fails prints an error line
@@ -27,6 +27,7 @@ import { instructionsPhase } from './phases/instructions.js';
 import { openPhase } from './phases/open.js';
 import { profilePhase } from './phases/profile.js';
 import { scalePhase } from './phases/scale.js';
+import { searchPhase } from './phases/search.js';
 import { soakPhase } from './phases/soak.js';
 
 interface Options {
@@ -75,6 +76,7 @@ const PHASES: { id: string; title: string; run: Phase; budget: number }[] = [
   { id: 'context', title: 'Context cost', run: contextPhase, budget: 30 },
   { id: 'discovery', title: 'Progressive discovery: budget, search, catalog cache', run: discoveryPhase, budget: 120 },
   { id: 'scale', title: 'Scale: a toolbox of 1,000 tools', run: scalePhase, budget: 45 },
+  { id: 'search', title: 'Search', run: searchPhase, budget: 120 },
   { id: 'soak', title: 'Soak: memory over 100,000 calls', run: soakPhase, budget: 60 },
   { id: 'instructions', title: 'Instructions per forwarded call (callgrind)', run: instructionsPhase, budget: 240 },
   { id: 'profile', title: 'CPU profile of the workbench', run: profilePhase, budget: 45 },
