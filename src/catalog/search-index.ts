@@ -167,14 +167,14 @@ const NONE = new Int32Array(0);
 /** Counts one text's terms into the doc being built, in `field`; adds its new words to the vocabulary. */
 function addText(index: SearchIndex, doc: Scratch, lengths: number[], field: number, text: string | undefined): Int32Array {
   if (!text) return NONE;
-  const { surfaceIds, termIds } = analyze(text);
+  const pairs = analyze(text);
   doc.grow(wordCount());
-  for (let i = 0; i < termIds.length; i++) {
-    if (!doc.inVocabulary(surfaceIds[i]!)) index.vocabulary.set(wordOf(surfaceIds[i]!), wordOf(termIds[i]!));
-    doc.add(termIds[i]!, field);
+  for (let i = 0; i < pairs.length; i += 2) {
+    if (!doc.inVocabulary(pairs[i]!)) index.vocabulary.set(wordOf(pairs[i]!), wordOf(pairs[i + 1]!));
+    doc.add(pairs[i + 1]!, field);
   }
-  lengths[field]! += termIds.length;
-  return termIds;
+  lengths[field]! += pairs.length / 2;
+  return pairs;
 }
 
 function addDoc(index: SearchIndex, entry: FullEntry, context: SearchContext | undefined, doc: Scratch): void {
@@ -182,7 +182,9 @@ function addDoc(index: SearchIndex, entry: FullEntry, context: SearchContext | u
   const lengths = [0, 0, 0, 0, 0, 0, 0, 0];
   const { postings } = index;
   doc.startDoc();
-  const nameTerms = new Set<string>(Array.from(addText(index, doc, lengths, 0, entry.original_name), wordOf));
+  const name = addText(index, doc, lengths, 0, entry.original_name);
+  const nameTerms = new Set<string>();
+  for (let i = 1; i < name.length; i += 2) nameTerms.add(wordOf(name[i]!));
   addText(index, doc, lengths, 1, entry.title ?? entry.annotations?.title);
   const description = entry.description.replace(/^\[[^\]]*\]\s*/, '');
   const cut = firstSentenceEnd(description);

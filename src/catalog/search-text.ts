@@ -71,14 +71,10 @@ export function terms(text: string): string[] {
 }
 
 /**
- * A text's words that are not stop words, and their stems, position by position; each also as a small number (see
- * {@link wordId}), so an index build counts them in arrays instead of maps.
+ * A text's words that are not stop words and their stems, as word numbers (see {@link wordId}) in pairs, position by
+ * position: a surface word's, then its stem's. One typed array, so an index build counts them in arrays, not maps.
  */
-export interface Analyzed {
-  /** Word numbers (see {@link wordOf}) of the surface words and of their stems, position by position. */
-  surfaceIds: Int32Array;
-  termIds: Int32Array;
-}
+export type Analyzed = Int32Array;
 
 /** Every word and stem analysed so far, numbered from 0 (the numbers stay valid until forgetWordsIfMany). */
 const wordIds = new Map<string, number>();
@@ -133,16 +129,15 @@ export function analyze(text: string): Analyzed {
   let a = analyzed.get(text);
   if (a === undefined) {
     const all = words(text);
-    const surfaceIds = new Int32Array(all.length);
-    const termIds = new Int32Array(all.length);
     let n = 0;
-    for (const w of all) {
-      if (STOP_WORDS.has(w)) continue;
-      const id = wordId(w);
-      surfaceIds[n] = id;
-      termIds[n++] = stemIds[id] ??= wordId(stem(w));
+    for (const w of all) if (!STOP_WORDS.has(w)) all[n++] = w;
+    a = new Int32Array(2 * n);
+    for (let i = 0; i < n; i++) {
+      const id = wordId(all[i]!);
+      a[2 * i] = id;
+      a[2 * i + 1] = stemIds[id] ??= wordId(stem(all[i]!));
     }
-    analyzed.set(text, (a = { surfaceIds: surfaceIds.subarray(0, n), termIds: termIds.subarray(0, n) }));
+    analyzed.set(text, a);
   }
   return a;
 }
