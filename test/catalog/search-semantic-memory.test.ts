@@ -10,7 +10,8 @@ import { tempDir } from '../helpers/workbench-process.js';
 
 /**
  * The semantic ranker's memory of tool vectors is bounded (a long-running server sees catalog after catalog): with a
- * bound too small to keep any vector, ranking still uses every vector of the indexes it ranks.
+ * bound too small to keep any vector, ranking still uses every vector of the indexes it ranks. And an endpoint that
+ * fails, then answers again, is said to be down once and up once (JSON log events), with words-only ranking between.
  */
 
 function tool(server: string, name: string, description: string): FullEntry {
@@ -56,4 +57,38 @@ describe('semantic ranker memory', () => {
       assert.deepEqual(lines, [], 'no outage was reported');
     });
   }
+
+  it('says once that the endpoint is down, ranks by words meanwhile, and says once that it answers again', async () => {
+    const flaky = await startEndpoint(data.dir, 'flaky', '--fail-first', '1');
+    try {
+      const lines: string[] = [];
+      const ranker = new SemanticRanker({
+        config: { url: flaky.url, model: 'fixture-embed' },
+        log: createLogger({ format: 'json', write: (line) => void lines.push(line) }),
+        retryAfterMs: 50,
+      });
+      const indexes = [searchIndex([tool('a', 'save_image', 'Store an image on disk.'), tool('a', 'list_notes', 'List every note.')])];
+      const parsed = parseQuery('keep this photo');
+      const lexical = rankTools(indexes, parsed);
+      // The first request fails: the answer is the words-only one, and the outage is said once.
+      assert.deepEqual(await ranker.rank(indexes, parsed, lexical, 5), lexical.slice(0, 5).map((s) => s.entry));
+      const events = (): string[] => lines.map((l) => (JSON.parse(l) as { event?: string }).event ?? '');
+      assert.deepEqual(events(), ['embeddings_down']);
+      const down = JSON.parse(lines[0]!) as Record<string, unknown>;
+      assert.equal(down.http_status, 503);
+      assert.equal(down.retry_after_ms, 50);
+      // Past retryAfterMs it asks again, ranks by meaning, and says once that the endpoint answers.
+      await new Promise((resolve) => setTimeout(resolve, 80));
+      let ranked: FullEntry[] = [];
+      for (let i = 0; i < 20 && ranked[0]?.original_name !== 'save_image'; i++) {
+        ranked = await ranker.rank(indexes, parsed, lexical, 5);
+        if (ranked[0]?.original_name !== 'save_image') await new Promise((resolve) => setTimeout(resolve, 80));
+      }
+      assert.equal(ranked[0]?.original_name, 'save_image', 'ranks by meaning once the endpoint answers');
+      assert.deepEqual(events(), ['embeddings_down', 'embeddings_up']);
+      assert.equal((JSON.parse(lines[1]!) as { endpoint?: string }).endpoint, new URL(flaky.url).host);
+    } finally {
+      await flaky.close();
+    }
+  });
 });
