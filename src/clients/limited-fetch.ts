@@ -1,5 +1,6 @@
 import type { FetchLike } from '@modelcontextprotocol/client';
 import { DroppedMessageError, droppedResponse } from './dropped-message.js';
+import { requestSignal } from './request-signal.js';
 
 /**
  * A `fetch` for the remote (Streamable HTTP, SSE) client transports that holds every message from the server to
@@ -10,8 +11,19 @@ import { DroppedMessageError, droppedResponse } from './dropped-message.js';
  */
 export function limitedFetch(maxMessageBytes: number, base: FetchLike = fetch): FetchLike {
   return async (url, init) => {
-    const response = await base(url, init);
-    if (!response.body) return response;
+    // A signal per request (see request-signal.ts), released when its answer has been read, or failed.
+    const link = init?.signal ? requestSignal(init.signal) : undefined;
+    let response: Response;
+    try {
+      response = await base(url, link ? { ...init, signal: link.signal } : init);
+    } catch (error) {
+      link?.release();
+      throw error;
+    }
+    if (!response.body) {
+      link?.release();
+      return response;
+    }
     const eventStream = (response.headers.get('content-type') ?? '').includes('text/event-stream');
     const requestId = requestIdOf(init?.body);
     let since = 0;
@@ -45,6 +57,9 @@ export function limitedFetch(maxMessageBytes: number, base: FetchLike = fetch): 
             return;
           }
           controller.error(new DroppedMessageError({ reason: 'too-large', limitBytes: maxMessageBytes }));
+        },
+        flush() {
+          link?.release();
         },
       }),
     );
