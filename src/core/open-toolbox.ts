@@ -281,7 +281,10 @@ export class Discovery {
    */
   async searchToolset(request: OpenToolboxRequest, toolset: ResolvedToolset, scope: DiscoveryScope, options: OpenOptions = {}): Promise<BudgetedAnswer> {
     const servers = new Map<string, Set<string>>();
-    for (const { toolbox, server } of toolset.servers) servers.set(toolbox, (servers.get(toolbox) ?? new Set()).add(server));
+    // A search's `toolbox:`/`server:` qualifiers narrow the servers it reaches here too (see search-reach).
+    const parsed = request.query !== undefined ? parseQuery(request.query) : undefined;
+    const reached = ({ toolbox, server }: { toolbox: string; server: string }): boolean => !parsed || ((!parsed.toolbox || parsed.toolbox(toolbox)) && (!parsed.server || parsed.server(server)));
+    for (const s of toolset.servers.filter(reached)) servers.set(s.toolbox, (servers.get(s.toolbox) ?? new Set()).add(s.server));
     const names = [...servers.keys()];
     const views = await Promise.all(names.map((name) => this.view(name, scope, options, true, servers.get(name))));
     const view: View = {

@@ -136,6 +136,10 @@ for (const { over, era } of PATHS) describe(`search from cached catalogs (${over
       assert.deepEqual(inside.answer.tools, []);
       assert.match(inside.answer.hint ?? '', /No server in toolbox "files" matches server:nope\. Its servers: catalog\./);
       assert.deepEqual(inside.answer.servers_failed, []);
+      // Inside a toolset, too: only the servers the qualifier keeps are reached and named.
+      const inToolset = await search(wb, { toolbox_name: 'quick', query: 'server:fixture echo' });
+      assert.deepEqual(inToolset.answer.servers_cached?.map((c) => c.server), ['tools/fixture']);
+      assert.ok(inToolset.answer.tools.length > 0 && inToolset.answer.tools.every((t) => t.source_server === 'fixture'));
 
       // Closest names keep to the qualifier too.
       const unknown = await search(wb, { query: 'server:catalog zzqx' });
