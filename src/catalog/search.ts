@@ -96,8 +96,8 @@ export interface Scored {
 export function rankTools(indexes: readonly SearchIndex[], parsed: ParsedQuery, options: SearchOptions = {}): Scored[] {
   const params = options.params ?? DEFAULT_PARAMS;
   const stats = statsOf(indexes);
-  const slots = parsed.words.map((w, i) => slotOf(indexes, w, i === parsed.words.length - 1 && parsed.openEnded, params, options.bridge));
   if (onlyQualifiers(parsed)) return qualifiedTools(indexes, parsed);
+  const slots = parsed.words.map((w, i) => slotOf(indexes, w, i === parsed.words.length - 1 && parsed.openEnded, params, options.bridge));
   let scores = scoreSlots(indexes, stats, slots.filter((s) => s.length > 0), params, parsed);
   if (params.feedbackWeight > 0 && scores.length > 0) {
     const extra = feedbackSlots(indexes, stats, scores, slots, params);

@@ -27,6 +27,7 @@ import { pendingServer, waitForServers, worthWaiting, type OpenProgress } from '
 import type { ShownLists } from './shown-lists.js';
 import { ToolSearch } from './tool-search.js';
 import { searchReach } from './search-reach.js';
+import { toolboxSetting } from '../config/toolbox-setting.js';
 import { parseQuery } from '../catalog/search-query.js';
 import type { Logger } from '../log.js';
 
@@ -146,8 +147,7 @@ export class Discovery {
 
   /** How long open_toolbox waits for this toolbox's servers that are still starting. */
   openWait(toolbox: string): number {
-    const config = this.options.config();
-    return config.toolboxes.find((t) => t.name === toolbox)?.openWaitMs ?? config.openWaitMs ?? DEFAULT_OPEN_WAIT_MS;
+    return toolboxSetting(this.options.config(), toolbox, 'openWaitMs') ?? DEFAULT_OPEN_WAIT_MS;
   }
 
   /** `open_toolbox` for a toolbox, or (without `toolbox_name`) a search of every toolbox. */

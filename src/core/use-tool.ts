@@ -4,7 +4,8 @@ import { parseToolName } from '../catalog/names.js';
 import type { CatalogTool, ToolLookup } from '../catalog/toolbox-catalog.js';
 import type { ResolvedToolset } from '../catalog/toolsets.js';
 import type { VisibilityPolicy } from '../catalog/visibility.js';
-import type { ServerConfig, ToolboxConfig } from '../config/types.js';
+import type { ServerConfig, ToolboxConfig, WorkbenchConfig } from '../config/types.js';
+import { toolboxSetting } from '../config/toolbox-setting.js';
 import { isWorkbenchError, type FailureSite, type WorkbenchError } from '../errors.js';
 import { quoteClientText } from '../shared/client-text.js';
 import type { CachedCatalog, Scope, SessionScope, UseToolOptions } from './scope.js';
@@ -148,6 +149,11 @@ async function connectThenUse(request: UseRequest, resolution: Resolution): Prom
 
 /** Default `useToolWaitMs`: below the 60 s many clients wait for a result, so they hear why rather than time out. */
 export const DEFAULT_USE_TOOL_WAIT_MS = 45_000;
+
+/** A toolbox's `useToolWaitMs`: its own, else the config's top level, else the default. */
+export function useToolWaitMs(config: WorkbenchConfig, toolbox: string): number {
+  return toolboxSetting(config, toolbox, 'useToolWaitMs') ?? DEFAULT_USE_TOOL_WAIT_MS;
+}
 
 /**
  * Connects what a name needs — just its server for a canonical name, else the whole toolbox — and looks the name up

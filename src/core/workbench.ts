@@ -27,7 +27,7 @@ import { ToolStateModel } from './tool-state-model.js';
 import { withConfigHint, withConfigWarning, withStateWarning } from './state-problem.js';
 import { openToolset, type ToolsetHost } from './toolset-routes.js';
 import { describeNamedToolset, listToolStatuses, serverListings, type ReportSource, type ServerListings } from './tool-reports.js';
-import { DEFAULT_USE_TOOL_WAIT_MS, useTool, type UseToolHost } from './use-tool.js';
+import { useTool, useToolWaitMs, type UseToolHost } from './use-tool.js';
 import { calledTool, observed, outcomeOf, type WorkbenchObserver } from './call-events.js';
 import { ToolValidators } from './validators.js';
 export type { CallContext, UpstreamSession } from './session-routing.js';
@@ -99,7 +99,7 @@ export class Workbench {
       toolboxNames: () => this.toolboxNames(),
       cachedCatalog: (scope, toolbox) => this.cachedCatalog(scope, toolbox),
       openWait: (toolbox) => this.discovery.openWait(toolbox),
-      useToolWait: (toolbox) => this.toolboxes.get(toolbox)?.useToolWaitMs ?? this.current.useToolWaitMs ?? DEFAULT_USE_TOOL_WAIT_MS,
+      useToolWait: (toolbox) => useToolWaitMs(this.current, toolbox),
       toolsetHost: (scope) => this.toolsetHost(scope),
       tracked: (scope, toolbox, server, call, run) => this.scopes.tracked(scope, toolbox, server, call, run),
       validators: this.validators,
