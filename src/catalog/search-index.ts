@@ -21,8 +21,8 @@ export interface Doc {
  * counts capped at 63: far beyond where BM25 saturates); read a field's count with {@link fieldCount}.
  */
 export interface Postings {
-  docs: number[];
-  tf: number[];
+  docs: Int32Array;
+  tf: Float64Array;
 }
 
 /** Bits of a packed term count given to each field. */
@@ -66,32 +66,46 @@ export function searchIndex(entries: readonly FullEntry[], context?: SearchConte
   if (cached && cached.context === context) return cached.index;
   forgetWordsIfMany();
   const index: SearchIndex = { docs: [], postings: new Map(), totals: new Float64Array(F), vocabulary: new Map() };
-  scratch.build++;
+  scratch.startBuild();
   for (const entry of entries) addDoc(index, entry, context, scratch);
-  scratch.endBuild();
+  scratch.endBuild(index.postings);
   built.set(entries, { context, index });
   return index;
 }
 
 /**
- * One doc's term counts per field, and which words the index's vocabulary has, in arrays indexed by word number (see
- * wordId) and reused from doc to doc and build to build: no map lookup or allocation per word. Builds run one at a
- * time (JavaScript is single-threaded and a build never awaits).
+ * One doc's term counts per field, which words the index's vocabulary has, and the build's (term, doc) rows, in
+ * arrays indexed by word number (see wordId) and reused from doc to doc and build to build: no map lookup or
+ * allocation per word, and each term's postings made once at their final size. Builds run one at a time (JavaScript
+ * is single-threaded and a build never awaits).
  */
 class Scratch {
-  /** Per word number: the doc that last counted it (`doc`), and its place in that doc's `terms`. */
+  /** Per word number: the doc that last counted it (`doc`), and its place in that doc's `ids`. */
   private docOf = new Int32Array(1024).fill(-1);
   private place = new Int32Array(1024);
   /** Per word number: the build whose vocabulary has it. */
   private builtIn = new Int32Array(1024);
+  /** Per word number: the build that counted it, and in how many of that build's docs. */
+  private countedIn = new Int32Array(1024);
+  private docsWith = new Int32Array(1024);
   /** The word numbers of this doc's terms, in the order first counted. */
   readonly ids: number[] = [];
-  /** Per word number: its postings in the index being built (when `postingsIn` says this build). */
-  private readonly postingsById: Postings[] = [];
-  private postingsIn = new Int32Array(1024);
+  /** The terms this build counted, in the order first met. */
+  private readonly terms: number[] = [];
+  /** One row per (term, doc) of this build, in doc order: the term's number, the doc, the packed counts. */
+  private rowTerm = new Int32Array(1 << 14);
+  private rowDoc = new Int32Array(1 << 14);
+  private rowTf = new Float64Array(1 << 14);
+  private rows = 0;
   counts = new Uint32Array(64 * F);
   doc = 0;
   build = 0;
+
+  startBuild(): void {
+    this.build++;
+    this.rows = 0;
+    this.terms.length = 0;
+  }
 
   startDoc(): void {
     this.doc++;
@@ -119,25 +133,55 @@ class Scratch {
         grown.set(this.counts);
         this.counts = grown;
       }
-      this.counts.fill(0, at * F, at * F + F);
+      for (let f = at * F; f < at * F + F; f++) this.counts[f] = 0;
     }
     this.counts[at * F + field]! += 1;
   }
 
-  /** Lets go of the built index's postings (the scratch must not keep an index alive). */
-  endBuild(): void {
-    this.postingsById.length = 0;
+  /** Records that the term at place `k` of this doc occurs in doc `doc` with these packed counts. */
+  row(k: number, doc: number, packed: number): void {
+    const id = this.ids[k]!;
+    if (this.countedIn[id] !== this.build) {
+      this.countedIn[id] = this.build;
+      this.docsWith[id] = 0;
+      this.terms.push(id);
+    }
+    this.docsWith[id]!++;
+    if (this.rows === this.rowTerm.length) {
+      const size = this.rows * 2;
+      this.rowTerm = grown(this.rowTerm, new Int32Array(size));
+      this.rowDoc = grown(this.rowDoc, new Int32Array(size));
+      this.rowTf = grown(this.rowTf, new Float64Array(size));
+    }
+    this.rowTerm[this.rows] = id;
+    this.rowDoc[this.rows] = doc;
+    this.rowTf[this.rows++] = packed;
   }
 
-  /** The postings of the term at place `k` of this doc in the index being built, made on first need. */
-  postingsOf(postings: Map<string, Postings>, k: number): Postings {
-    const id = this.ids[k]!;
-    if (this.postingsIn[id] === this.build) return this.postingsById[id]!;
-    const p: Postings = { docs: [], tf: [] };
-    postings.set(wordOf(id), p);
-    this.postingsById[id] = p;
-    this.postingsIn[id] = this.build;
-    return p;
+  /**
+   * Writes this build's postings, each in arrays of exactly its size (docs ascending): one allocation per term
+   * instead of arrays grown a push at a time. `docsWith` then serves as each term's fill position.
+   */
+  endBuild(postings: Map<string, Postings>): void {
+    const byTerm: Postings[] = new Array(this.terms.length);
+    // Per word number: its place in byTerm. `place` is free between builds (a doc reads it only for words it counted).
+    const slot = this.place;
+    for (let t = 0; t < this.terms.length; t++) {
+      const id = this.terms[t]!;
+      const n = this.docsWith[id]!;
+      const p: Postings = { docs: new Int32Array(n), tf: new Float64Array(n) };
+      byTerm[t] = p;
+      slot[id] = t;
+      this.docsWith[id] = 0;
+      postings.set(wordOf(id), p);
+    }
+    for (let r = 0; r < this.rows; r++) {
+      const id = this.rowTerm[r]!;
+      const p = byTerm[slot[id]!]!;
+      const at = this.docsWith[id]!++;
+      p.docs[at] = this.rowDoc[r]!;
+      p.tf[at] = this.rowTf[r]!;
+    }
   }
 
   /** Room for every word number below `size` (texts analysed during a doc get new numbers). */
@@ -148,16 +192,17 @@ class Scratch {
     const docOf = new Int32Array(length).fill(-1);
     docOf.set(this.docOf);
     this.docOf = docOf;
-    const place = new Int32Array(length);
-    place.set(this.place);
-    this.place = place;
-    const builtIn = new Int32Array(length);
-    builtIn.set(this.builtIn);
-    this.builtIn = builtIn;
-    const postingsIn = new Int32Array(length);
-    postingsIn.set(this.postingsIn);
-    this.postingsIn = postingsIn;
+    this.place = grown(this.place, new Int32Array(length));
+    this.builtIn = grown(this.builtIn, new Int32Array(length));
+    this.countedIn = grown(this.countedIn, new Int32Array(length));
+    this.docsWith = grown(this.docsWith, new Int32Array(length));
   }
+}
+
+/** `into` with `from` copied to its start. */
+function grown<T extends Int32Array | Float64Array>(from: T, into: T): T {
+  into.set(from as never);
+  return into;
 }
 
 const scratch = new Scratch();
@@ -180,13 +225,12 @@ function addText(index: SearchIndex, doc: Scratch, lengths: number[], field: num
 function addDoc(index: SearchIndex, entry: FullEntry, context: SearchContext | undefined, doc: Scratch): void {
   const id = index.docs.length;
   const lengths = [0, 0, 0, 0, 0, 0, 0, 0];
-  const { postings } = index;
   doc.startDoc();
   const name = addText(index, doc, lengths, 0, entry.original_name);
   const nameTerms = new Set<string>();
   for (let i = 1; i < name.length; i += 2) nameTerms.add(wordOf(name[i]!));
   addText(index, doc, lengths, 1, entry.title ?? entry.annotations?.title);
-  const description = entry.description.replace(/^\[[^\]]*\]\s*/, '');
+  const description = withoutLabel(entry.description);
   const cut = firstSentenceEnd(description);
   addText(index, doc, lengths, 2, description.slice(0, cut));
   addText(index, doc, lengths, 3, description.slice(cut));
@@ -205,18 +249,23 @@ function addDoc(index: SearchIndex, entry: FullEntry, context: SearchContext | u
   addText(index, doc, lengths, 7, context?.toolboxes?.get(entry.toolbox_name));
   const { ids, counts } = doc;
   for (let k = 0; k < ids.length; k++) {
-    const p = doc.postingsOf(postings, k);
-    p.docs.push(id);
     let packed = 0;
     for (let f = 0; f < F; f++) {
       const c = counts[k * F + f]!;
       if (c > 0) packed += Math.min(c, MAX_COUNT) * FIELD_PLACE[f]!;
     }
-    p.tf.push(packed);
+    doc.row(k, id, packed);
   }
   for (let f = 0; f < F; f++) index.totals[f]! += lengths[f]!;
   const names = [entry.original_name.toLowerCase(), entry.name.toLowerCase()];
   index.docs.push({ entry, bare: words(entry.original_name).join('_'), names, nameTerms, lengths });
+}
+
+/** A description without the `[toolbox/server] ` label the workbench puts before it (see core/tool-entry.ts). */
+function withoutLabel(description: string): string {
+  if (description.charCodeAt(0) !== 91) return description;
+  const close = description.indexOf(']');
+  return close < 0 ? description : description.slice(close + 1).trimStart();
 }
 
 /** Where a description's first sentence ends: the first ". " / newline after some words, or the whole text. */

@@ -30,6 +30,7 @@ export function words(text: string): string[] {
   const out: string[] = [];
   let start = -1;
   let prev = 0; // 0 other, 1 lower, 2 upper, 3 digit
+  let upper = false; // whether the word being read has a capital (else it needs no lower-casing)
   for (let i = 0; i <= text.length; i++) {
     const c = i < text.length ? text.charCodeAt(i) : 32;
     const kind = c >= 97 && c <= 122 ? 1 : c >= 65 && c <= 90 ? 2 : c >= 48 && c <= 57 ? 3 : 0;
@@ -41,9 +42,11 @@ export function words(text: string): string[] {
       at = i - 1;
     }
     if (cut && start >= 0) {
-      if (at > start) out.push(text.slice(start, at).toLowerCase());
+      if (at > start) out.push(upper ? text.slice(start, at).toLowerCase() : text.slice(start, at));
       start = kind === 0 ? -1 : at;
+      upper = at < i; // the capital that starts the next word was read already
     } else if (start < 0 && kind !== 0) start = i;
+    if (kind === 2) upper = true;
     prev = kind;
   }
   return out;

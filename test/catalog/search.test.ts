@@ -121,6 +121,28 @@ describe('search', () => {
     assert.deepEqual([...again.vocabulary], [...index.vocabulary]);
   });
 
+  it('keeps each term\'s docs in order with their counts, whatever was built before', () => {
+    const entries = [tool('echo', 'Echo back.'), tool('add', 'Add two numbers.'), tool('echo_twice', 'Echo back, twice: echo echo.')];
+    const first = searchIndex(entries);
+    // A bigger build in between (thousands of rows, new words) must leave nothing behind for the next one.
+    const many = Array.from({ length: 400 }, (_, i) => tool(`tool_${i}`, `Word${i} and word${i + 1}, echo ${i}.`));
+    const big = searchIndex(many);
+    assert.equal(big.postings.get(stem('echo'))!.docs.length, 400);
+    const again = searchIndex(entries.map((e) => ({ ...e })));
+    for (const index of [first, again]) {
+      assert.deepEqual([...index.postings.get(stem('echo'))!.docs], [0, 2]);
+      assert.deepEqual([...index.postings.get(stem('add'))!.docs], [1]);
+      // echo_twice: "echo" once in its name, three times in its one-sentence description (the summary field).
+      const twice = index.postings.get(stem('echo'))!.tf[1]!;
+      assert.deepEqual([twice % 64, Math.floor(twice / 64 ** 2) % 64], [1, 3]);
+      for (const p of index.postings.values()) {
+        assert.equal(p.docs.length, p.tf.length);
+        for (let i = 1; i < p.docs.length; i++) assert.ok(p.docs[i]! > p.docs[i - 1]!);
+      }
+    }
+    assert.deepEqual([...again.postings.keys()], [...first.postings.keys()]);
+  });
+
   it('searches several indexes as one', () => {
     const a = searchIndex([tool('read_graph', 'Read the knowledge graph.')]);
     const b = searchIndex([tool('read_file', 'Read a file.')]);
