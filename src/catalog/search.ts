@@ -67,8 +67,11 @@ export const DEFAULT_PARAMS: RankingParams = {
 
 const F = FIELDS.length;
 
-/** One query word's alternatives: index terms with the weight a match on each counts for. */
-type Slot = { term: string; weight: number }[];
+/**
+ * One query word's alternatives: index terms with the weight a match on each counts for; `asWritten` for the word's
+ * own term and words it begins (not related words or near spellings).
+ */
+type Slot = { term: string; weight: number; asWritten?: true }[];
 
 /**
  * The best `limit` matches of `query` across the given indexes, best first (README: "Search"). Ranking is BM25F over
@@ -90,6 +93,8 @@ export const EXACT_NAME = 1e6;
 export interface Scored {
   entry: FullEntry;
   score: number;
+  /** Set by the word ranking when no query word matched the tool as written, only related words or near spellings. */
+  loose?: true;
 }
 
 /** Every tool that matches, scored and sorted best first. */
@@ -173,7 +178,7 @@ function slotOf(indexes: readonly SearchIndex[], word: string, openEnded: boolea
   const term = own[0]!;
   const slot: Slot = [];
   const known = df(indexes, term) > 0;
-  if (known) slot.push({ term, weight: 1 });
+  if (known) slot.push({ term, weight: 1, asWritten: true });
   const seen = new Set(slot.map((s) => s.term));
   if (bridge && params.bridgeWeight > 0) addRelated(indexes, slot, seen, bridge.related.get(term), params.bridgeWeight);
   if (bridge?.english && params.englishWeight > 0 && df(indexes, term) <= params.englishMaxDf) {
@@ -184,7 +189,7 @@ function slotOf(indexes: readonly SearchIndex[], word: string, openEnded: boolea
       for (const [surface, t] of index.vocabulary) {
         if (t && !seen.has(t) && surface.length > word.length && surface.startsWith(word)) {
           seen.add(t);
-          slot.push({ term: t, weight: params.prefixWeight });
+          slot.push({ term: t, weight: params.prefixWeight, asWritten: true });
         }
       }
     }
@@ -225,11 +230,11 @@ function scoreSlots(indexes: readonly SearchIndex[], stats: Stats, slots: readon
   const bf = FIELDS.map((f) => b[f]);
   const out: Scored[] = [];
   let offset = 0;
-  const base = new Map<number, { score: number; inName: number; doc: Doc }>();
+  const base = new Map<number, { score: number; inName: number; asWritten: boolean; doc: Doc }>();
   for (const index of indexes) {
     for (const slot of slots) {
-      const best = new Map<number, { score: number; inName: boolean }>();
-      for (const { term, weight } of slot) {
+      const best = new Map<number, { score: number; inName: boolean; asWritten: boolean }>();
+      for (const { term, weight, asWritten = false } of slot) {
         const p = index.postings.get(term);
         if (!p) continue;
         const d = df(indexes, term);
@@ -246,25 +251,35 @@ function scoreSlots(indexes: readonly SearchIndex[], stats: Stats, slots: readon
           }
           const s = weight * idf * (tf / (k1 + tf));
           const prev = best.get(id);
-          if (!prev || s > prev.score) best.set(id, { score: s, inName: weight === 1 && fieldCount(p.tf[i]!, 0) > 0 });
+          if (!prev) best.set(id, { score: s, inName: weight === 1 && fieldCount(p.tf[i]!, 0) > 0, asWritten });
+          else {
+            prev.asWritten ||= asWritten;
+            if (s > prev.score) {
+              prev.score = s;
+              prev.inName = weight === 1 && fieldCount(p.tf[i]!, 0) > 0;
+            }
+          }
         }
       }
-      for (const [id, { score, inName }] of best) {
+      for (const [id, { score, inName, asWritten }] of best) {
         const key = offset + id;
         const acc = base.get(key);
         if (acc) {
           acc.score += score;
           if (inName) acc.inName++;
-        } else base.set(key, { score, inName: inName ? 1 : 0, doc: index.docs[id]! });
+          acc.asWritten ||= asWritten;
+        } else base.set(key, { score, inName: inName ? 1 : 0, asWritten, doc: index.docs[id]! });
       }
     }
     offset += index.docs.length;
   }
-  for (const { score, inName, doc } of base.values()) {
+  for (const { score, inName, asWritten, doc } of base.values()) {
     if (!allowed(doc.entry, parsed)) continue;
     // A query that names most of what the tool's name says is about that tool (delete_relations for "delete relations").
     const coverage = doc.nameTerms.size > 0 ? Math.min(1, inName / doc.nameTerms.size) : 0;
-    out.push({ entry: doc.entry, score: score * (1 + params.nameCoverage * coverage) });
+    const scored: Scored = { entry: doc.entry, score: score * (1 + params.nameCoverage * coverage) };
+    if (!asWritten) scored.loose = true;
+    out.push(scored);
   }
   return out;
 }

@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import type { Answer, FullEntry } from '../catalog/catalog-index.js';
-import { closestTools, MAX_SEARCH_LIMIT, onlyQualifiers, rankTools, searchIndex, type SearchContext, type SearchIndex } from '../catalog/search.js';
+import { closestTools, MAX_SEARCH_LIMIT, onlyQualifiers, rankTools, searchIndex, type Scored, type SearchContext, type SearchIndex } from '../catalog/search.js';
 import { buildBridge, DEFAULT_BRIDGE, type Bridge } from '../catalog/search-bridge.js';
 import { shippedEnglishVectors } from '../catalog/search-english.js';
-import { parseQuery } from '../catalog/search-query.js';
+import { parseQuery, type ParsedQuery } from '../catalog/search-query.js';
 import { SemanticRanker } from '../catalog/search-semantic.js';
 import { qualifierMiss } from './search-reach.js';
 import type { WorkbenchConfig } from '../config/types.js';
@@ -61,7 +61,7 @@ export class ToolSearch {
       return { matches: lexical.slice(0, limit).map((s) => s.entry), extra: more };
     }
     const matches = semantic ? await semantic.rank(indexes, parsed, lexical, limit) : lexical.slice(0, limit).map((s) => s.entry);
-    if (matches.length > 0) return { matches, extra: {} };
+    if (matches.length > 0) return { matches, extra: semantic ? {} : this.looseHint(toolbox, lexical.slice(0, limit), parsed) };
     await others?.();
     const elsewhere = [...this.known].filter(([name]) => name !== toolbox).map(([, index]) => index);
     const found = new Map<string, string[]>();
@@ -81,6 +81,22 @@ export class ToolSearch {
           `No tool matched the query.${names}${this.toolboxesToLookIn(toolbox)} Try other words (a verb and an object, e.g. "take screenshot"), ` +
           'or open a toolbox without a query for its index.',
       },
+    };
+  }
+
+  /**
+   * When no tool of the answer has a word of the query as written (only related words or near spellings matched):
+   * a hint that says so, and names tools of other toolboxes (as last seen) that do have the query's words.
+   */
+  private looseHint(toolbox: string | undefined, shown: readonly Scored[], parsed: ParsedQuery): Partial<Answer> {
+    if (shown.length === 0 || !shown.every((s) => s.loose)) return {};
+    const elsewhere = toolbox === undefined ? [] : [...this.known].filter(([name]) => name !== toolbox).map(([, index]) => index);
+    const better = rankTools(elsewhere, parsed, { bridge: this.bridge() }).filter((s) => !s.loose).slice(0, 3).map((s) => s.entry.name);
+    const where = better.length > 0 ? ` Tools elsewhere that have its words: ${better.join(', ')}.` : '';
+    return {
+      hint:
+        `None of these tools has a word of the query as written: they matched through related words or near spellings, so check that one fits.${where} ` +
+        'Try the words a tool would use (a verb and an object, e.g. "take screenshot"), or open a toolbox without a query for its index.',
     };
   }
 

@@ -85,6 +85,11 @@ for (const { over, era } of PATHS) describe(`search from cached catalogs (${over
       assert.ok(scoped.answer.tools.length > 0);
       assert.deepEqual(scoped.answer.servers_cached?.map((c) => c.server), ['catalog']);
 
+      // A near spelling finds the tool, and the answer says no word matched as written.
+      const misspelt = await search(wb, { toolbox_name: 'tools', query: 'ecko' });
+      assert.equal(misspelt.answer.tools[0] && 'name' in misspelt.answer.tools[0] ? misspelt.answer.tools[0].name : undefined, 'tools__fixture__echo');
+      assert.match(misspelt.answer.hint ?? '', /None of these tools has a word of the query as written/);
+
       // Inside a toolset: the same, limited to the toolset's tools, servers named toolbox/server.
       const toolset = await search(wb, { toolbox_name: 'quick', query: 'echo text back' });
       assert.equal(toolset.isError, false);

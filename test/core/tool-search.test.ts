@@ -1,0 +1,64 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { FullEntry } from '../../src/catalog/catalog-index.js';
+import { rankTools, searchIndex } from '../../src/catalog/search.js';
+import { buildBridge } from '../../src/catalog/search-bridge.js';
+import { parseQuery } from '../../src/catalog/search-query.js';
+import { parseConfig } from '../../src/config/load.js';
+import { ToolSearch } from '../../src/core/tool-search.js';
+
+/**
+ * An answer whose tools matched only through related words or near spellings says so (README "Search"): the model is
+ * told to check them, and where the query's own words are, instead of taking a loose match for the tool it asked for.
+ */
+
+function tool(toolbox: string, name: string, description: string): FullEntry {
+  return {
+    name: `${toolbox}__s__${name}`,
+    toolbox_name: toolbox,
+    source_server: 's',
+    original_name: name,
+    description: `[${toolbox}/s] ${description}`,
+    inputSchema: { type: 'object', properties: {} },
+  };
+}
+
+const CLINIC = [tool('clinic', 'find_doctor', 'Finds a doctor near an address.'), tool('clinic', 'book_visit', 'Books a visit.')];
+const STAFF = [tool('staff', 'list_physicians', 'Lists the physicians on staff.')];
+
+const config = parseConfig(
+  {
+    toolboxes: {
+      clinic: { description: 'Appointments', mcpServers: { s: { command: 'node' } } },
+      staff: { description: 'People', mcpServers: { s: { command: 'node' } } },
+    },
+  },
+  'test config',
+  {},
+);
+
+describe('loose matches (README "Search")', () => {
+  it('marks a tool that no query word matched as written, only a related word or a near spelling', () => {
+    const indexes = [searchIndex(CLINIC)];
+    const bridge = buildBridge(indexes);
+    const first = (query: string) => rankTools(indexes, parseQuery(query), { bridge })[0];
+    assert.deepEqual([first('doctor')?.entry.original_name, first('doctor')?.loose], ['find_doctor', undefined]);
+    assert.deepEqual([first('physician')?.entry.original_name, first('physician')?.loose], ['find_doctor', true], 'through the English bridge');
+    assert.deepEqual([first('docter')?.entry.original_name, first('docter')?.loose], ['find_doctor', true], 'a near spelling');
+    assert.equal(first('doc')?.loose, undefined, 'a word being typed, matched as the start of a word');
+    // One word as written is enough.
+    assert.equal(first('physician doctor')?.loose, undefined);
+  });
+
+  it('says so in the hint, naming tools of other toolboxes that have the query\'s words', async () => {
+    const search = new ToolSearch({ config: () => config });
+    const clinic = search.indexOf('clinic', CLINIC);
+    search.indexOf('staff', STAFF);
+    const loose = await search.search('clinic', [clinic], 'physician', 5);
+    assert.deepEqual(loose.matches.map((e) => e.name), ['clinic__s__find_doctor']);
+    assert.match(loose.extra.hint ?? '', /None of these tools has a word of the query as written/);
+    assert.match(loose.extra.hint ?? '', /Tools elsewhere that have its words: staff__s__list_physicians\./);
+    const exact = await search.search('clinic', [clinic], 'find a doctor', 5);
+    assert.equal(exact.extra.hint, undefined, 'a match as written needs no hint');
+  });
+});
