@@ -128,11 +128,7 @@ class Scratch {
       this.docOf[id] = this.doc;
       this.place[id] = at;
       this.ids.push(id);
-      if ((at + 1) * F > this.counts.length) {
-        const grown = new Uint32Array(this.counts.length * 2);
-        grown.set(this.counts);
-        this.counts = grown;
-      }
+      if ((at + 1) * F > this.counts.length) this.counts = grown(this.counts, new Uint32Array(this.counts.length * 2));
       for (let f = at * F; f < at * F + F; f++) this.counts[f] = 0;
     }
     this.counts[at * F + field]! += 1;
@@ -200,7 +196,7 @@ class Scratch {
 }
 
 /** `into` with `from` copied to its start. */
-function grown<T extends Int32Array | Float64Array>(from: T, into: T): T {
+function grown<T extends Int32Array | Uint32Array | Float64Array>(from: T, into: T): T {
   into.set(from as never);
   return into;
 }

@@ -63,7 +63,7 @@ export class ToolSearch {
     const matches = semantic ? await semantic.rank(indexes, parsed, lexical, limit) : lexical.slice(0, limit).map((s) => s.entry);
     if (matches.length > 0) return { matches, extra: semantic ? {} : this.looseHint(toolbox, lexical.slice(0, limit), parsed) };
     await others?.();
-    const elsewhere = [...this.known].filter(([name]) => name !== toolbox).map(([, index]) => index);
+    const elsewhere = this.indexesBut(toolbox);
     const found = new Map<string, string[]>();
     for (const match of rankTools(elsewhere, parsed, { bridge: this.bridge() }).slice(0, 5)) {
       found.set(match.entry.toolbox_name, [...(found.get(match.entry.toolbox_name) ?? []), match.entry.name]);
@@ -90,7 +90,7 @@ export class ToolSearch {
    */
   private looseHint(toolbox: string | undefined, shown: readonly Scored[], parsed: ParsedQuery): Partial<Answer> {
     if (shown.length === 0 || !shown.every((s) => s.loose)) return {};
-    const elsewhere = toolbox === undefined ? [] : [...this.known].filter(([name]) => name !== toolbox).map(([, index]) => index);
+    const elsewhere = toolbox === undefined ? [] : this.indexesBut(toolbox);
     const better = rankTools(elsewhere, parsed, { bridge: this.bridge() }).filter((s) => !s.loose).slice(0, 3).map((s) => s.entry.name);
     const where = better.length > 0 ? ` Tools elsewhere that have its words: ${better.join(', ')}.` : '';
     return {
@@ -98,6 +98,11 @@ export class ToolSearch {
         `None of these tools has a word of the query as written: they matched through related words or near spellings, so check that one fits.${where} ` +
         'Try the words a tool would use (a verb and an object, e.g. "take screenshot"), or open a toolbox without a query for its index.',
     };
+  }
+
+  /** The latest index of every known toolbox but `toolbox`. */
+  private indexesBut(toolbox: string | undefined): SearchIndex[] {
+    return [...this.known].filter(([name]) => name !== toolbox).map(([, index]) => index);
   }
 
   /** ` Toolboxes to look in: a (its description), b.` — every toolbox but the one searched; empty when there is none. */
