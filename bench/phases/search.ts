@@ -21,7 +21,7 @@ export async function searchPhase(ctx: PhaseContext): Promise<Section> {
     "toolbox, with equivalent tools of other servers also counted. hit@k: a right tool among the first k; MRR over the " +
     'first 20. "plain BM25" is textbook BM25 (k1 1.2, b 0.75) over one bag of words with the same stems and stop words; ' +
     '"before issue 22" is the ranking the workbench had before; MiniSearch 7 gets the same fields, stems and a name ' +
-    'boost; "without the English bridge" turns the shipped word vectors off. `npm run bench:search` prints the same ' +
+    'boost; "without the English vectors" turns the shipped word vectors off (the English bridge and the top-up by meaning). `npm run bench:search` prints the same ' +
     'tables (`--misses` lists the tuning queries missed).';
   // Speed first, in a heap that holds only what a workbench would (the rankers compared hold indexes of their own).
   ctx.log('  speed: index builds and searches over 1,000 tools');

@@ -46,7 +46,7 @@ export const qualityCells = (r: QualityRow): string[] => [
  */
 export async function qualityRows(env: Record<string, string | undefined>, tuningOnly: boolean): Promise<QualityRow[]> {
   const withEmbeddings = await embeddingsRanker(env, files, toolboxes, QUERIES);
-  const withoutEnglish = workbenchRanker(files, { ...DEFAULT_PARAMS, englishWeight: 0 }, 'workbench BM25F without the English bridge');
+  const withoutEnglish = workbenchRanker(files, { ...DEFAULT_PARAMS, englishWeight: 0, meaningMin: Infinity }, 'workbench BM25F without the English vectors');
   const rankers = [workbenchRanker(files), withoutEnglish, ...(withEmbeddings ? [withEmbeddings] : []), plainBm25, previousRanker, miniSearch] as unknown as Ranker<never>[];
   const sets = tuningOnly ? ([['tuning', tuning]] as const) : ([['held out', held], ['tuning', tuning]] as const);
   const rows: QualityRow[] = [];

@@ -102,6 +102,8 @@ export const DEFAULT_ENGLISH: EnglishParams = { minCosine: 0.7, top: 2 };
 /** Index terms near a query word in meaning, with the cosine as their strength. */
 export interface EnglishBridge {
   near(word: string): readonly { term: string; strength: number }[];
+  /** The vectors it was built from (search also tops up short answers by meaning with them: search-meaning). */
+  readonly vectors: EnglishVectors;
 }
 
 /**
@@ -145,6 +147,7 @@ export function englishBridge(vectors: EnglishVectors, indexes: readonly SearchI
   });
   const memo = new LRUCache<string, readonly { term: string; strength: number }[]>({ max: 1_000 });
   return {
+    vectors,
     near(word) {
       let found = memo.get(word);
       if (found) return found;

@@ -258,14 +258,14 @@ function addDoc(index: SearchIndex, entry: FullEntry, context: SearchContext | u
 }
 
 /** A description without the `[toolbox/server] ` label the workbench puts before it (see core/tool-entry.ts). */
-function withoutLabel(description: string): string {
+export function withoutLabel(description: string): string {
   if (description.charCodeAt(0) !== 91) return description;
   const close = description.indexOf(']');
   return close < 0 ? description : description.slice(close + 1).trimStart();
 }
 
 /** Where a description's first sentence ends: the first ". " / newline after some words, or the whole text. */
-function firstSentenceEnd(text: string): number {
+export function firstSentenceEnd(text: string): number {
   const m = /[.!?](\s|$)|\n/.exec(text.slice(20));
   return m ? 20 + m.index + 1 : text.length;
 }

@@ -4,6 +4,7 @@ import { terms, words } from './search-text.js';
 import { boundedEditDistance, editDistance } from '../shared/edit-distance.js';
 import type { Bridge } from './search-bridge.js';
 import { fieldCount, FIELD_PLACE, type Doc, type SearchIndex } from './search-index.js';
+import { nearestByMeaning } from './search-meaning.js';
 
 export type { SearchIndex, SearchContext } from './search-index.js';
 export { searchIndex } from './search-index.js';
@@ -42,6 +43,11 @@ export interface RankingParams {
   englishWeight: number;
   /** A query word in at most this many tools also reaches its English neighbours (0: only words no tool has). */
   englishMaxDf: number;
+  /**
+   * An answer with fewer tools than asked for is topped up with the tools nearest the query in meaning whose cosine is
+   * at least this (search-meaning; Infinity turns it off).
+   */
+  meaningMin: number;
 }
 
 /** How to search: ranking figures, and the vocabulary bridge of every catalog known (see search-bridge). */
@@ -63,6 +69,7 @@ export const DEFAULT_PARAMS: RankingParams = {
   bridgeWeight: 0.075,
   englishWeight: 0.2,
   englishMaxDf: 0,
+  meaningMin: 0.3,
 };
 
 const F = FIELDS.length;
@@ -79,12 +86,31 @@ type Slot = { term: string; weight: number; asWritten?: true }[];
  * names; a tool whose name the query spells exactly (bare, canonical, or in quotes) comes first. The last query word
  * also matches words it begins (a word still being typed), and a word no tool has matches words a typo or two away.
  * `server:NAME` and `toolbox:NAME` (globs allowed) narrow the search. Ties go to the shorter name, then to code-point
- * order, so the same query over the same tools always answers the same. Tools that match no query word are left out.
+ * order, so the same query over the same tools always answers the same. Tools that match no query word are left out,
+ * unless the answer is short: then `topUp` adds the tools nearest the query in meaning.
  */
 export function searchTools(indexes: readonly SearchIndex[], query: string, limit: number, options: SearchOptions = {}): FullEntry[] {
-  return rankTools(indexes, parseQuery(query), options)
-    .slice(0, limit)
-    .map((s) => s.entry);
+  const parsed = parseQuery(query);
+  return topUp(indexes, parsed, rankTools(indexes, parsed, options), limit, options).map((s) => s.entry);
+}
+
+/**
+ * The first `limit` of a ranking, topped up when it has fewer (README "Search", "Topped up by meaning"): the tools
+ * nearest the query in meaning by the English bridge's vectors follow the word matches, marked `byMeaning` (and
+ * `loose`). Nothing is added without the vectors, for a query of qualifiers alone, or below `meaningMin`.
+ */
+export function topUp(indexes: readonly SearchIndex[], parsed: ParsedQuery, ranked: readonly Scored[], limit: number, options: SearchOptions = {}): Scored[] {
+  const shown = ranked.slice(0, limit);
+  const english = options.bridge?.english;
+  const min = (options.params ?? DEFAULT_PARAMS).meaningMin;
+  if (shown.length >= limit || !english || !(min <= 1) || parsed.words.length === 0) return shown;
+  const near = nearestByMeaning(english.vectors, indexes, parsed.words, {
+    exclude: new Set(shown.map((s) => s.entry)),
+    count: limit - shown.length,
+    min,
+    allowed: (entry) => allowed(entry, parsed),
+  });
+  return [...shown, ...near.map(({ entry }): Scored => ({ entry, score: 0, loose: true, byMeaning: true }))];
 }
 
 /** What a tool whose name the query spells exactly gets on top of its score: it comes first. */
@@ -95,6 +121,8 @@ export interface Scored {
   score: number;
   /** Set by the word ranking when no query word matched the tool as written, only related words or near spellings. */
   loose?: true;
+  /** Set by `topUp` for a tool that matched no query word at all, only came near the query in meaning. */
+  byMeaning?: true;
 }
 
 /** Every tool that matches, scored and sorted best first. */

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { Answer, FullEntry } from '../catalog/catalog-index.js';
-import { closestTools, MAX_SEARCH_LIMIT, onlyQualifiers, rankTools, searchIndex, type Scored, type SearchContext, type SearchIndex } from '../catalog/search.js';
+import { closestTools, MAX_SEARCH_LIMIT, onlyQualifiers, rankTools, searchIndex, topUp, type Scored, type SearchContext, type SearchIndex } from '../catalog/search.js';
 import { buildBridge, DEFAULT_BRIDGE, type Bridge } from '../catalog/search-bridge.js';
 import { shippedEnglishVectors } from '../catalog/search-english.js';
 import { parseQuery, type ParsedQuery } from '../catalog/search-query.js';
@@ -60,8 +60,13 @@ export class ToolSearch {
       const more = lexical.length > limit ? { hint: `${lexical.length} tools match ${parsed.qualifiers.join(' ')}; these are the first ${limit}. Ask with a higher limit (at most ${MAX_SEARCH_LIMIT}) or add words to rank them.` } : {};
       return { matches: lexical.slice(0, limit).map((s) => s.entry), extra: more };
     }
-    const matches = semantic ? await semantic.rank(indexes, parsed, lexical, limit) : lexical.slice(0, limit).map((s) => s.entry);
-    if (matches.length > 0) return { matches, extra: semantic ? {} : this.looseHint(toolbox, lexical.slice(0, limit), parsed) };
+    if (semantic) {
+      const matches = await semantic.rank(indexes, parsed, lexical, limit);
+      if (matches.length > 0) return { matches, extra: {} };
+    } else {
+      const shown = topUp(indexes, parsed, lexical, limit, { bridge: this.bridge() });
+      if (shown.length > 0) return { matches: shown.map((s) => s.entry), extra: await this.looseHint(toolbox, shown, parsed, others) };
+    }
     await others?.();
     const elsewhere = this.indexesBut(toolbox);
     const found = new Map<string, string[]>();
@@ -70,12 +75,12 @@ export class ToolSearch {
     }
     if (found.size > 0) {
       const where = [...found].map(([name, tools]) => `toolbox "${name}" (${tools.join(', ')})`).join('; ');
-      return { matches, extra: { hint: `No tool here matched the query. It matches in ${where}: open that toolbox with the same query.` } };
+      return { matches: [], extra: { hint: `No tool here matched the query. It matches in ${where}: open that toolbox with the same query.` } };
     }
     const closest = closestTools(toolbox === undefined ? indexes : [...indexes, ...elsewhere], query, 5).map((e) => e.name);
     const names = closest.length > 0 ? ` Closest names: ${closest.join(', ')}.` : '';
     return {
-      matches,
+      matches: [],
       extra: {
         hint:
           `No tool matched the query.${names}${this.toolboxesToLookIn(toolbox)} Try other words (a verb and an object, e.g. "take screenshot"), ` +
@@ -85,19 +90,28 @@ export class ToolSearch {
   }
 
   /**
-   * When no tool of the answer has a word of the query as written (only related words or near spellings matched):
-   * a hint that says so, and names tools of other toolboxes (as last seen) that do have the query's words.
+   * What an answer with loose matches says (README "Search", "Only loose matches"): when no tool of it has a word of
+   * the query as written (only related words, near spellings or meaning), that it is a guess, and where the query's
+   * words are (other toolboxes as last seen; `others` first makes them known); when only its last tools came by
+   * meaning, that they did.
    */
-  private looseHint(toolbox: string | undefined, shown: readonly Scored[], parsed: ParsedQuery): Partial<Answer> {
-    if (shown.length === 0 || !shown.every((s) => s.loose)) return {};
+  private async looseHint(toolbox: string | undefined, shown: readonly Scored[], parsed: ParsedQuery, others?: () => Promise<void>): Promise<Partial<Answer>> {
+    const byMeaning = shown.filter((s) => s.byMeaning).length;
+    if (!shown.every((s) => s.loose)) {
+      return byMeaning === 0 ? {} : { hint: `The last ${byMeaning === 1 ? 'tool matches' : `${byMeaning} tools match`} no word of the query: ${byMeaning === 1 ? 'it is' : 'they are'} only near it in meaning.` };
+    }
+    if (toolbox !== undefined) await others?.();
     const elsewhere = toolbox === undefined ? [] : this.indexesBut(toolbox);
-    const better = rankTools(elsewhere, parsed, { bridge: this.bridge() }).filter((s) => !s.loose).slice(0, 3).map((s) => s.entry.name);
-    const where = better.length > 0 ? ` Tools elsewhere that have its words: ${better.join(', ')}.` : '';
-    return {
-      hint:
-        `None of these tools has a word of the query as written: they matched through related words or near spellings, so check that one fits.${where} ` +
-        'Try the words a tool would use (a verb and an object, e.g. "take screenshot"), or open a toolbox without a query for its index.',
-    };
+    const found = new Map<string, string[]>();
+    for (const match of rankTools(elsewhere, parsed, { bridge: this.bridge() }).filter((s) => !s.loose).slice(0, 3)) {
+      found.set(match.entry.toolbox_name, [...(found.get(match.entry.toolbox_name) ?? []), match.entry.name]);
+    }
+    const where = found.size > 0 ? ` It matches as written in ${[...found].map(([name, tools]) => `toolbox "${name}" (${tools.join(', ')})`).join('; ')}: open that toolbox with the same query.` : '';
+    const what =
+      byMeaning === shown.length
+        ? `No tool ${toolbox === undefined ? '' : 'here '}has a word of the query: these are the tools nearest to it in meaning, so check that one fits.`
+        : 'None of these tools has a word of the query as written: they matched through related words, near spellings or meaning, so check that one fits.';
+    return { hint: `${what}${where} Try the words a tool would use (a verb and an object, e.g. "take screenshot"), or open a toolbox without a query for its index.` };
   }
 
   /** The latest index of every known toolbox but `toolbox`. */

@@ -203,7 +203,9 @@ for (const transport of ['stdio', 'http'] as const) {
     it('a search that matches nothing in its toolbox names the toolbox where the query matches', async () => {
       await open(s, { toolbox_name: 'big', query: 'invoices' });
       const { answer } = await open(s, { toolbox_name: 'ref', query: 'invoices' });
-      assert.deepEqual(answer.tools, []);
+      // No reference tool has the word: what comes is only near it in meaning, and the hint says so and where it is.
+      assert.ok(answer.tools.every((t) => (t as FullEntry).toolbox_name === 'ref'));
+      if (answer.tools.length > 0) assert.match(answer.hint ?? '', /No tool here has a word of the query: these are the tools nearest to it in meaning/);
       assert.match(answer.hint ?? '', /toolbox "big" \(big__fixture__/);
       const nothing = await open(s, { toolbox_name: 'ref', query: 'zzqx' });
       assert.deepEqual(nothing.answer.tools, []);

@@ -12,7 +12,7 @@ import { fixtureServer, structuredAnswer, tempDir, textOf } from '../helpers/wor
  * each protocol era: with every catalog cached, a search across toolboxes, inside one or inside a toolset answers from
  * the cache and starts no server (each fixture server writes a log file when it starts); a server that cannot start
  * is named with why and what to do, and the answer is not an error; a search that finds nothing still names the
- * closest tools and the toolboxes to look in.
+ * closest tools and the toolboxes to look in; one whose words no tool has answers the tools nearest it in meaning.
  */
 
 const PATHS = (['stdio', 'http'] as const).flatMap((over: Over) => ERAS.map((era: EraName) => ({ over, era })));
@@ -167,10 +167,16 @@ for (const { over, era } of PATHS) describe(`search from cached catalogs (${over
       assert.match(global.answer.hint ?? '', /Toolboxes to look in: tools \(Echo and arithmetic\), files \(Generated file tools\)/);
 
       // Inside one toolbox: the other toolbox's cached tools are searched for the hint, without starting it.
-      const scoped = await search(wb, { toolbox_name: 'tools', query: 'list' });
+      const scoped = await search(wb, { toolbox_name: 'tools', query: 'svc' });
       assert.deepEqual(scoped.answer.tools, []);
-      assert.match(scoped.answer.hint ?? '', /It matches in toolbox "files" \(files__catalog__/);
+      assert.match(scoped.answer.hint ?? '', /It matches in toolbox "files" \(files__catalog__svc/);
       assert.equal(existsSync(marker('empty', 'files')), false, 'the hint started the files server');
+
+      // A word no tool here has, but an English one: the tools nearest it in meaning, said to be so.
+      const near = await search(wb, { toolbox_name: 'tools', query: 'plus' });
+      assert.equal(near.answer.tools[0] && 'name' in near.answer.tools[0] ? near.answer.tools[0].name : undefined, 'tools__fixture__add');
+      assert.ok(near.answer.tools.length <= 5, 'no more than the default limit');
+      assert.match(near.answer.hint ?? '', /No tool here has a word of the query: these are the tools nearest to it in meaning/);
     } finally {
       await wb.close();
     }

@@ -8,8 +8,9 @@ import { parseConfig } from '../../src/config/load.js';
 import { ToolSearch } from '../../src/core/tool-search.js';
 
 /**
- * An answer whose tools matched only through related words or near spellings says so (README "Search"): the model is
- * told to check them, and where the query's own words are, instead of taking a loose match for the tool it asked for.
+ * An answer whose tools matched only through related words, near spellings or meaning says so (README "Search"): the
+ * model is told to check them, and where the query's own words are, instead of taking a loose match for the tool it
+ * asked for. A short answer is topped up with the tools nearest the query in meaning, and says which those are.
  */
 
 function tool(toolbox: string, name: string, description: string): FullEntry {
@@ -54,11 +55,30 @@ describe('loose matches (README "Search")', () => {
     const search = new ToolSearch({ config: () => config });
     const clinic = search.indexOf('clinic', CLINIC);
     search.indexOf('staff', STAFF);
-    const loose = await search.search('clinic', [clinic], 'physician', 5);
+    const loose = await search.search('clinic', [clinic], 'physician', 1);
     assert.deepEqual(loose.matches.map((e) => e.name), ['clinic__s__find_doctor']);
     assert.match(loose.extra.hint ?? '', /None of these tools has a word of the query as written/);
-    assert.match(loose.extra.hint ?? '', /Tools elsewhere that have its words: staff__s__list_physicians\./);
-    const exact = await search.search('clinic', [clinic], 'find a doctor', 5);
+    assert.match(loose.extra.hint ?? '', /It matches as written in toolbox "staff" \(staff__s__list_physicians\): open that toolbox/);
+    const exact = await search.search('clinic', [clinic], 'find a doctor', 1);
     assert.equal(exact.extra.hint, undefined, 'a match as written needs no hint');
+  });
+
+  it('tops up a short answer with tools near the query in meaning, and says which came so', async () => {
+    const search = new ToolSearch({ config: () => config });
+    const clinic = search.indexOf('clinic', CLINIC);
+    // One tool has the words; the other only comes near them in meaning, after it.
+    const mixed = await search.search('clinic', [clinic], 'find a doctor', 5);
+    assert.deepEqual(mixed.matches.map((e) => e.name), ['clinic__s__find_doctor', 'clinic__s__book_visit']);
+    assert.equal(mixed.extra.hint, 'The last tool matches no word of the query: it is only near it in meaning.');
+    // No tool here has any word of the query: all by meaning, and the toolbox that has the word as written is named.
+    search.indexOf('staff', [...STAFF, tool('staff', 'schedule_appointment', 'Schedules an appointment with a nurse.')]);
+    const meaning = await search.search('clinic', [clinic], 'schedule', 5);
+    assert.ok(meaning.matches.length > 0 && meaning.matches.every((e) => e.toolbox_name === 'clinic'));
+    assert.match(meaning.extra.hint ?? '', /^No tool here has a word of the query: these are the tools nearest to it in meaning, so check that one fits\./);
+    assert.match(meaning.extra.hint ?? '', /It matches as written in toolbox "staff" \(staff__s__schedule_appointment\)/);
+    // A word with no vector and in no tool: nothing to top up with, so the empty answer's hint as before.
+    const nothing = await search.search('clinic', [clinic], 'zzqx', 5);
+    assert.deepEqual(nothing.matches, []);
+    assert.match(nothing.extra.hint ?? '', /^No tool matched the query\./);
   });
 });

@@ -1,0 +1,89 @@
+import type { FullEntry } from './catalog-index.js';
+import { unitVector, type EnglishVectors } from './search-english.js';
+import { firstSentenceEnd, withoutLabel, type SearchIndex } from './search-index.js';
+import { STOP_WORDS, words } from './search-text.js';
+
+/**
+ * Closeness in meaning between a query and a tool (README "Search", "Topped up by meaning"), from the shipped
+ * general-English word vectors: each side is the weighted mean of its words' unit vectors — the tool's name, title
+ * and the first sentence of its description; the query's words — and the two are compared by cosine. A word weighs
+ * a / (a + p) with p its estimated frequency (the vectors are stored most frequent first, and p follows Zipf's law
+ * from that rank), so "get", "file" and "new" count for less than "directory" or "observation". Stop words and words
+ * the vectors do not have count for nothing.
+ */
+
+/** The frequency weighting's constant: a word as frequent as 1 in 1,000 counts half. */
+const SMOOTHING = 1e-3;
+
+/**
+ * Tools' meaning vectors (undefined: none of its words has a vector) per set of vectors and entry object: a catalog
+ * change makes new entries, and the old ones are let go with their catalog.
+ */
+const toolMeanings = new WeakMap<EnglishVectors, WeakMap<FullEntry, Float32Array | undefined>>();
+
+/** The unit meaning vector of some words, or undefined when none of them has a vector. */
+export function meaningOf(vectors: EnglishVectors, text: readonly string[]): Float32Array | undefined {
+  const out = new Float32Array(vectors.dims);
+  const harmonic = Math.log(vectors.rows.size + 10);
+  let any = false;
+  for (const word of text) {
+    if (STOP_WORDS.has(word)) continue;
+    const rank = vectors.rows.get(word);
+    const unit = rank === undefined ? undefined : unitVector(vectors, word);
+    if (rank === undefined || !unit) continue;
+    const p = 1 / ((rank + 10) * harmonic);
+    const weight = SMOOTHING / (SMOOTHING + p);
+    for (let d = 0; d < unit.length; d++) out[d]! += weight * unit[d]!;
+    any = true;
+  }
+  if (!any) return undefined;
+  let norm = 0;
+  for (let d = 0; d < out.length; d++) norm += out[d]! * out[d]!;
+  norm = Math.sqrt(norm);
+  if (norm === 0) return undefined;
+  for (let d = 0; d < out.length; d++) out[d]! /= norm;
+  return out;
+}
+
+/** What a tool is about, in words: its name, its title and the first sentence of its description. */
+export function toolMeaningWords(entry: FullEntry): string[] {
+  const description = withoutLabel(entry.description);
+  return [...words(entry.original_name), ...words(entry.title ?? entry.annotations?.title ?? ''), ...words(description.slice(0, firstSentenceEnd(description)))];
+}
+
+function toolMeaning(vectors: EnglishVectors, entry: FullEntry): Float32Array | undefined {
+  let known = toolMeanings.get(vectors);
+  if (!known) toolMeanings.set(vectors, (known = new WeakMap()));
+  if (known.has(entry)) return known.get(entry);
+  const meaning = meaningOf(vectors, toolMeaningWords(entry));
+  known.set(entry, meaning);
+  return meaning;
+}
+
+/**
+ * The `count` tools of the indexes nearest the query's words in meaning, with a cosine of at least `min`, best first
+ * (ties by name), leaving out `exclude` and what `allowed` refuses. None when no query word has a vector.
+ */
+export function nearestByMeaning(
+  vectors: EnglishVectors,
+  indexes: readonly SearchIndex[],
+  queryWords: readonly string[],
+  options: { exclude: ReadonlySet<FullEntry>; count: number; min: number; allowed: (entry: FullEntry) => boolean },
+): { entry: FullEntry; cosine: number }[] {
+  if (options.count <= 0) return [];
+  const query = meaningOf(vectors, queryWords.flatMap((w) => words(w)));
+  if (!query) return [];
+  const near: { entry: FullEntry; cosine: number }[] = [];
+  for (const index of indexes) {
+    for (const doc of index.docs) {
+      if (options.exclude.has(doc.entry) || !options.allowed(doc.entry)) continue;
+      const tool = toolMeaning(vectors, doc.entry);
+      if (!tool) continue;
+      let cosine = 0;
+      for (let d = 0; d < tool.length; d++) cosine += query[d]! * tool[d]!;
+      if (cosine >= options.min) near.push({ entry: doc.entry, cosine });
+    }
+  }
+  near.sort((a, b) => b.cosine - a.cosine || (a.entry.name < b.entry.name ? -1 : a.entry.name > b.entry.name ? 1 : 0));
+  return near.slice(0, options.count);
+}
