@@ -40,9 +40,11 @@ export class ToolSearch {
   }
 
   /**
-   * Searches one view (README "Search"). An answer is never empty-handed: when nothing matches, the hint names the
-   * other toolboxes (as last seen; `others` first makes them searchable) where the query does match, else the tools
-   * whose names look most like it; and the toolboxes to look in. Never throws for the semantic ranker's sake.
+   * Searches one view (README "Search"). A short answer is topped up with the tools nearest the query in meaning (not
+   * with the semantic ranker, whose dense ranking fills it). An answer is never empty-handed: when nothing matches,
+   * the hint names the other toolboxes (as last seen; `others` first makes them searchable) where the query does
+   * match, else the tools whose names look most like it; and the toolboxes to look in. Never throws for the semantic
+   * ranker's sake.
    */
   async search(
     toolbox: string | undefined,
@@ -69,14 +71,8 @@ export class ToolSearch {
     }
     await others?.();
     const elsewhere = this.indexesBut(toolbox);
-    const found = new Map<string, string[]>();
-    for (const match of rankTools(elsewhere, parsed, { bridge: this.bridge() }).slice(0, 5)) {
-      found.set(match.entry.toolbox_name, [...(found.get(match.entry.toolbox_name) ?? []), match.entry.name]);
-    }
-    if (found.size > 0) {
-      const where = [...found].map(([name, tools]) => `toolbox "${name}" (${tools.join(', ')})`).join('; ');
-      return { matches: [], extra: { hint: `No tool here matched the query. It matches in ${where}: open that toolbox with the same query.` } };
-    }
+    const where = this.whereItMatches(elsewhere, parsed, 5, false);
+    if (where) return { matches: [], extra: { hint: `No tool here matched the query. It matches in ${where}: open that toolbox with the same query.` } };
     const closest = closestTools(toolbox === undefined ? indexes : [...indexes, ...elsewhere], query, 5).map((e) => e.name);
     const names = closest.length > 0 ? ` Closest names: ${closest.join(', ')}.` : '';
     return {
@@ -102,16 +98,25 @@ export class ToolSearch {
     }
     if (toolbox !== undefined) await others?.();
     const elsewhere = toolbox === undefined ? [] : this.indexesBut(toolbox);
-    const found = new Map<string, string[]>();
-    for (const match of rankTools(elsewhere, parsed, { bridge: this.bridge() }).filter((s) => !s.loose).slice(0, 3)) {
-      found.set(match.entry.toolbox_name, [...(found.get(match.entry.toolbox_name) ?? []), match.entry.name]);
-    }
-    const where = found.size > 0 ? ` It matches as written in ${[...found].map(([name, tools]) => `toolbox "${name}" (${tools.join(', ')})`).join('; ')}: open that toolbox with the same query.` : '';
+    const written = this.whereItMatches(elsewhere, parsed, 3, true);
+    const where = written ? ` It matches as written in ${written}: open that toolbox with the same query.` : '';
     const what =
       byMeaning === shown.length
         ? `No tool ${toolbox === undefined ? '' : 'here '}has a word of the query: these are the tools nearest to it in meaning, so check that one fits.`
         : 'None of these tools has a word of the query as written: they matched through related words, near spellings or meaning, so check that one fits.';
     return { hint: `${what}${where} Try the words a tool would use (a verb and an object, e.g. "take screenshot"), or open a toolbox without a query for its index.` };
+  }
+
+  /**
+   * `toolbox "a" (a__s__x, a__s__y); toolbox "b" (b__s__z)`: the best `max` matches of the query in other toolboxes'
+   * indexes (only those with a word of it as written when `asWritten`), by toolbox; empty when there are none.
+   */
+  private whereItMatches(elsewhere: readonly SearchIndex[], parsed: ParsedQuery, max: number, asWritten: boolean): string {
+    const found = new Map<string, string[]>();
+    for (const match of rankTools(elsewhere, parsed, { bridge: this.bridge() }).filter((s) => !asWritten || !s.loose).slice(0, max)) {
+      found.set(match.entry.toolbox_name, [...(found.get(match.entry.toolbox_name) ?? []), match.entry.name]);
+    }
+    return [...found].map(([name, tools]) => `toolbox "${name}" (${tools.join(', ')})`).join('; ');
   }
 
   /** The latest index of every known toolbox but `toolbox`. */
