@@ -33,11 +33,15 @@ export function registerToolsTryCommands(tools: Command, ctx: CliContext): void 
         const found = answer.result.tools.filter((t): t is FullEntry => 'toolbox_name' in t);
         for (const failure of answer.result.servers_failed) ctx.log.warn(`${failure.server} could not be connected, so its tools were not searched: ${failure.error}`);
         for (const pending of answer.result.servers_pending ?? []) ctx.log.warn(`${pending.server} was still starting, so its tools were not searched`);
+        // The answer's hint is what the model is told too: matches only by meaning or near spellings, where else to look.
+        const hint = answer.result.hint;
         if (opts.json) {
           const results = found.map((t, i) => ({ rank: i + 1, name: t.name, toolbox: t.toolbox_name, server: t.source_server, tool: t.original_name, summary: summaryOf(t) }));
-          ctx.print(JSON.stringify({ query: words.join(' '), results }, null, 2));
+          ctx.print(JSON.stringify({ query: words.join(' '), results, ...(hint !== undefined && { hint }) }, null, 2));
+        } else if (found.length === 0) {
+          ctx.print(hint ?? 'No enabled tool matched; try other words (a verb and an object).');
         } else {
-          ctx.print(found.length === 0 ? 'No enabled tool matched; try other words (a verb and an object).' : formatSearch(found));
+          ctx.print(hint === undefined ? formatSearch(found) : `${formatSearch(found)}\n\n${hint}`);
         }
         if (answer.isError) process.exitCode = EXIT_FAILURE;
       });

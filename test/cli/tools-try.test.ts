@@ -41,6 +41,22 @@ describe('tools search', () => {
     for (const r of answer.results) assert.equal(r.name, `${r.toolbox}__${r.server}__${r.tool}`);
   });
 
+  it('prints the hint the model gets: tools only near the query in meaning, or where else to look', async () => {
+    const { env } = await setup();
+    const near = runCli(['tools', 'search', 'plus', '--toolbox', 'tb'], { env });
+    assert.equal(near.code, 0, near.stderr);
+    assert.match(near.stdout.split('\n')[0]!, /^\s*1\. tb__fx__add\s/);
+    assert.match(near.stdout, /\n\nNo tool here has a word of the query: these are the tools nearest to it in meaning/);
+    const json = JSON.parse(runCli(['tools', 'search', 'plus', '--toolbox', 'tb', '--json'], { env }).stdout) as SearchJson & { hint?: string };
+    assert.equal(json.results[0]?.name, 'tb__fx__add');
+    assert.match(json.hint ?? '', /nearest to it in meaning/);
+    const none = runCli(['tools', 'search', 'zzqx', '--toolbox', 'tb'], { env });
+    assert.equal(none.code, 0, none.stderr);
+    assert.match(none.stdout, /^No tool matched the query\. Closest names: /);
+    const exact = JSON.parse(runCli(['tools', 'search', 'echo', '--toolbox', 'tb', '--json', '--limit', '1'], { env }).stdout) as SearchJson & { hint?: string };
+    assert.equal(exact.hint, undefined, 'a match as written carries no hint');
+  });
+
   it('leaves out tools the state file disables', async () => {
     const { env } = await setup({ enabled: [], disabled: ['tb__fx__echo'] });
     const json = runCli(['tools', 'search', 'echo', '--toolbox', 'tb', '--json'], { env });
