@@ -43,7 +43,10 @@ export async function embeddingsRanker(
   for (const q of queries) {
     for (const indexes of [[prepared.get(q.server)!], all]) {
       const parsed = parseQuery(q.query);
-      answers.set(keyOf(indexes, q.query), await semantic.rank(indexes, parsed, rankTools(indexes, parsed, { params: DEFAULT_PARAMS, bridge }), 20));
+      const fused = await semantic.rank(indexes, parsed, rankTools(indexes, parsed, { params: DEFAULT_PARAMS, bridge }), 20);
+      // Lexical figures under the semantic ranker's name would mislead: stop.
+      if (!fused) throw new Error(`the embeddings endpoint ${url} did not embed the query "${q.query}"`);
+      answers.set(keyOf(indexes, q.query), fused);
     }
   }
   return {

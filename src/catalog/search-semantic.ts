@@ -90,14 +90,13 @@ export class SemanticRanker {
   }
 
   /**
-   * The best `limit` tools for the query: the lexical ranking fused with the nearest tools by meaning, or the lexical
-   * ranking alone when the endpoint is down or slower than `waitMs`. Indexes whose tool vectors are not ready by then
-   * take part lexically only.
+   * The best `limit` tools for the query: the lexical ranking fused with the nearest tools by meaning; undefined when
+   * the answer is to be lexical alone (no words, or the endpoint down or slower than `waitMs` for the query), so the
+   * caller answers as without the ranker. Indexes whose tool vectors are not ready by then take part lexically only.
    */
-  async rank(indexes: readonly SearchIndex[], parsed: ParsedQuery, lexical: readonly Scored[], limit: number): Promise<FullEntry[]> {
-    const lexicalOnly = (): FullEntry[] => lexical.slice(0, limit).map((s) => s.entry);
+  async rank(indexes: readonly SearchIndex[], parsed: ParsedQuery, lexical: readonly Scored[], limit: number): Promise<FullEntry[] | undefined> {
     const text = parsed.words.join(' ');
-    if (text === '' || this.isDown()) return lexicalOnly();
+    if (text === '' || this.isDown()) return undefined;
     const waitMs = this.options.waitMs ?? DEFAULT_WAIT_MS;
     const deadline = Date.now() + waitMs;
     const preparing = indexes.map((index) => this.prepare(index));
@@ -106,7 +105,7 @@ export class SemanticRanker {
       [query] = (await embedTexts(this.options.config, [text], waitMs)) as [Float32Array];
     } catch (error) {
       this.failed(error);
-      return lexicalOnly();
+      return undefined;
     }
     this.recovered();
     const vectors = await untilDeadline(preparing, deadline);

@@ -41,7 +41,7 @@ export class ToolSearch {
 
   /**
    * Searches one view (README "Search"). A short answer is topped up with the tools nearest the query in meaning (not
-   * with the semantic ranker, whose dense ranking fills it). An answer is never empty-handed: when nothing matches,
+   * when the semantic ranker answers: its dense ranking fills it). An answer is never empty-handed: when nothing matches,
    * the hint names the other toolboxes (as last seen; `others` first makes them searchable) where the query does
    * match, else the tools whose names look most like it; and the toolboxes to look in. Never throws for the semantic
    * ranker's sake.
@@ -62,10 +62,10 @@ export class ToolSearch {
       const more = lexical.length > limit ? { hint: `${lexical.length} tools match ${parsed.qualifiers.join(' ')}; these are the first ${limit}. Ask with a higher limit (at most ${MAX_SEARCH_LIMIT}) or add words to rank them.` } : {};
       return { matches: lexical.slice(0, limit).map((s) => s.entry), extra: more };
     }
-    if (semantic) {
-      const matches = await semantic.rank(indexes, parsed, lexical, limit);
-      if (matches.length > 0) return { matches, extra: {} };
-    } else {
+    // Fused with the semantic ranker when it answers; else (off, down or slow) by words, topped up by meaning.
+    const fused = semantic ? await semantic.rank(indexes, parsed, lexical, limit) : undefined;
+    if (fused && fused.length > 0) return { matches: fused, extra: {} };
+    if (!fused) {
       const shown = topUp(indexes, parsed, lexical, limit, { bridge: this.bridge() });
       if (shown.length > 0) return { matches: shown.map((s) => s.entry), extra: await this.looseHint(toolbox, shown, parsed, others) };
     }

@@ -52,7 +52,7 @@ describe('semantic ranker memory', () => {
       for (const round of [1, 2]) {
         const parsed = parseQuery('keep this photo');
         const ranked = await ranker.rank(indexes, parsed, rankTools(indexes, parsed), 5);
-        assert.equal(ranked[0]?.original_name, 'save_image', `round ${round}: ${ranked.map((e) => e.original_name).join(', ')}`);
+        assert.equal(ranked?.[0]?.original_name, 'save_image', `round ${round}: ${ranked?.map((e) => e.original_name).join(', ')}`);
       }
       assert.deepEqual(lines, [], 'no outage was reported');
     });
@@ -70,8 +70,8 @@ describe('semantic ranker memory', () => {
       const indexes = [searchIndex([tool('a', 'save_image', 'Store an image on disk.'), tool('a', 'list_notes', 'List every note.')])];
       const parsed = parseQuery('keep this photo');
       const lexical = rankTools(indexes, parsed);
-      // The first request fails: the answer is the words-only one, and the outage is said once.
-      assert.deepEqual(await ranker.rank(indexes, parsed, lexical, 5), lexical.slice(0, 5).map((s) => s.entry));
+      // The first request fails: no fused answer (the caller answers by words), and the outage is said once.
+      assert.equal(await ranker.rank(indexes, parsed, lexical, 5), undefined);
       const events = (): string[] => lines.map((l) => (JSON.parse(l) as { event?: string }).event ?? '');
       assert.deepEqual(events(), ['embeddings_down']);
       const down = JSON.parse(lines[0]!) as Record<string, unknown>;
@@ -81,7 +81,7 @@ describe('semantic ranker memory', () => {
       await new Promise((resolve) => setTimeout(resolve, 80));
       let ranked: FullEntry[] = [];
       for (let i = 0; i < 20 && ranked[0]?.original_name !== 'save_image'; i++) {
-        ranked = await ranker.rank(indexes, parsed, lexical, 5);
+        ranked = (await ranker.rank(indexes, parsed, lexical, 5)) ?? [];
         if (ranked[0]?.original_name !== 'save_image') await new Promise((resolve) => setTimeout(resolve, 80));
       }
       assert.equal(ranked[0]?.original_name, 'save_image', 'ranks by meaning once the endpoint answers');
