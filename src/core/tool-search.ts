@@ -40,11 +40,11 @@ export class ToolSearch {
   }
 
   /**
-   * Searches one view (README "Search"). A short answer is topped up with the tools nearest the query in meaning (not
-   * when the semantic ranker answers: its dense ranking fills it). An answer is never empty-handed: when nothing matches,
-   * the hint names the other toolboxes (as last seen; `others` first makes them searchable) where the query does
-   * match, else the tools whose names look most like it; and the toolboxes to look in. Never throws for the semantic
-   * ranker's sake.
+   * Searches one view (README "Search"). A short answer is topped up with the tools nearest the query in meaning
+   * (not when the semantic ranker answers: its dense ranking fills it). An answer is never empty-handed: when nothing
+   * matches, the hint names the other toolboxes (as last seen; `others` first makes them searchable) where the query
+   * does match, else the tools whose names look most like it; and the toolboxes to look in. Never throws for the
+   * semantic ranker's sake.
    */
   async search(
     toolbox: string | undefined,
