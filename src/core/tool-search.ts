@@ -102,7 +102,7 @@ export class ToolSearch {
     const where = written ? ` It matches as written in ${written}: open that toolbox with the same query.` : '';
     const what =
       byMeaning === shown.length
-        ? `No tool ${toolbox === undefined ? '' : 'here '}has a word of the query: these are the tools nearest to it in meaning, so check that one fits.`
+        ? `No tool ${toolbox === undefined ? '' : 'here '}has a word of the query: ${shown.length === 1 ? 'this is the tool' : 'these are the tools'} nearest to it in meaning, so check that one fits.`
         : 'None of these tools has a word of the query as written: they matched through related words, near spellings or meaning, so check that one fits.';
     return { hint: `${what}${where} Try the words a tool would use (a verb and an object, e.g. "take screenshot"), or open a toolbox without a query for its index.` };
   }

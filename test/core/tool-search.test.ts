@@ -76,6 +76,8 @@ describe('loose matches (README "Search")', () => {
     assert.ok(meaning.matches.length > 0 && meaning.matches.every((e) => e.toolbox_name === 'clinic'));
     assert.match(meaning.extra.hint ?? '', /^No tool here has a word of the query: these are the tools nearest to it in meaning, so check that one fits\./);
     assert.match(meaning.extra.hint ?? '', /It matches as written in toolbox "staff" \(staff__s__schedule_appointment\)/);
+    const one = await search.search('clinic', [clinic], 'schedule', 1);
+    assert.match(one.extra.hint ?? '', /^No tool here has a word of the query: this is the tool nearest to it in meaning/);
     // A word with no vector and in no tool: nothing to top up with, so the empty answer's hint as before.
     const nothing = await search.search('clinic', [clinic], 'zzqx', 5);
     assert.deepEqual(nothing.matches, []);
