@@ -70,7 +70,24 @@ export function runQueries<I>(ranker: Ranker<I>, toolboxes: ReadonlyMap<string, 
 }
 
 export function metricsOf(results: readonly QueryResult[], which: 'scoped' | 'global'): Metrics {
-  const ranks = results.map((r) => r[which]);
+  return metricsOfRanks(results.map((r) => r[which]));
+}
+
+/**
+ * Ranks of the first right tool when each query searches its server's group (bench/search/groups.ts): one toolbox of
+ * several servers of one kind. A right tool is the query's own or an equivalent tool of another server of the group.
+ */
+export function runGrouped<I>(ranker: Ranker<I>, groups: ReadonlyMap<string, FullEntry[]>, groupOf: ReadonlyMap<string, string>, queries: readonly BenchQuery[]): number[] {
+  const prepared = new Map([...groups].map(([name, entries]) => [name, ranker.prepare(entries)]));
+  return queries.map((query) => {
+    const also = new Set(query.also);
+    const right = (e: FullEntry): boolean => (e.source_server === query.server && query.tools.includes(e.original_name)) || also.has(`${e.source_server}:${e.original_name}`);
+    return rankOf(ranker.rank([prepared.get(groupOf.get(query.server)!)!], query.query, DEPTH), right);
+  });
+}
+
+/** hit@1, hit@5 and MRR of a list of ranks (0: not found). */
+export function metricsOfRanks(ranks: readonly number[]): Metrics {
   const n = Math.max(1, ranks.length);
   return {
     queries: ranks.length,

@@ -11,7 +11,8 @@ import { shippedEnglishVectors } from '../../src/catalog/search-english.js';
 import { miniSearch, plainBm25, type Ranker } from './baselines.js';
 import { corpusEntries, loadCorpus } from './corpus.js';
 import { embeddingsRanker } from './embeddings.js';
-import { metricsOf, runQueries, workbenchRanker, type Metrics } from './evaluate.js';
+import { metricsOf, metricsOfRanks, runGrouped, runQueries, workbenchRanker, type Metrics } from './evaluate.js';
+import { groupedToolboxes, GROUPS } from './groups.js';
 import { previousRanker } from './previous-ranker.js';
 import { QUERIES } from './queries.js';
 import { heldOutIds } from './split.js';
@@ -55,6 +56,33 @@ export async function qualityRows(env: Record<string, string | undefined>, tunin
       const results = runQueries(ranker, toolboxes, set);
       rows.push({ ranker: ranker.name, queries, scoped: metricsOf(results, 'scoped'), global: metricsOf(results, 'global') });
     }
+  }
+  return rows;
+}
+
+export const GROUPED_HEAD = ['Ranker', 'Queries', 'Grouped hit@1', 'Grouped hit@5', 'Grouped MRR'];
+
+export interface GroupedRow {
+  ranker: string;
+  queries: 'held out' | 'tuning';
+  grouped: Metrics;
+}
+
+export const groupedCells = (r: GroupedRow): string[] => [r.ranker, r.queries, pct(r.grouped.hit1), pct(r.grouped.hit5), r.grouped.mrr.toFixed(3)];
+
+/** How many servers and groups the grouped figures use (bench/search/groups.ts). */
+export const groupCount = Object.keys(GROUPS).length;
+
+/**
+ * The workbench and plain BM25 when each query searches its server's group of servers (bench/search/groups.ts), as a
+ * user's toolbox of several servers of one kind. `tuningOnly`: no held-out figure.
+ */
+export function groupedRows(tuningOnly: boolean): GroupedRow[] {
+  const { groups, groupOf } = groupedToolboxes(toolboxes);
+  const sets = tuningOnly ? ([['tuning', tuning]] as const) : ([['held out', held], ['tuning', tuning]] as const);
+  const rows: GroupedRow[] = [];
+  for (const ranker of [workbenchRanker(files), plainBm25] as unknown as Ranker<never>[]) {
+    for (const [queries, set] of sets) rows.push({ ranker: ranker.name, queries, grouped: metricsOfRanks(runGrouped(ranker, groups, groupOf, set)) });
   }
   return rows;
 }

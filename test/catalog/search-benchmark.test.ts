@@ -5,6 +5,7 @@ import { corpusEntries, loadCorpus } from '../../bench/search/corpus.js';
 import { metricsOf, runQueries, workbenchRanker } from '../../bench/search/evaluate.js';
 import { QUERIES } from '../../bench/search/queries.js';
 import { heldOutIds } from '../../bench/search/split.js';
+import { GROUPS } from '../../bench/search/groups.js';
 
 /**
  * The quality guard of search (README: "Search"; BENCHMARKS.md): on the held-out benchmark queries over the frozen
@@ -25,6 +26,12 @@ describe('search benchmark (held-out queries)', () => {
     assert.ok(files.reduce((n, f) => n + f.tools.length, 0) >= 400);
     assert.ok(QUERIES.length >= 150);
     assert.equal(held.size, Math.round(QUERIES.length / 3));
+  });
+
+  it('puts every corpus server in exactly one group of the grouped figures', () => {
+    const grouped = Object.values(GROUPS).flat();
+    assert.equal(new Set(grouped).size, grouped.length, 'a server in two groups');
+    assert.deepEqual([...grouped].sort(), files.map((f) => f.server).sort());
   });
 
   it('keeps held-out hit@5 within 2 points of the recorded figure, scoped and global', () => {
