@@ -278,14 +278,12 @@ function scoreSlots(indexes: readonly SearchIndex[], stats: Stats, slots: readon
             if (c > 0) tf += (w[f]! * c) / (1 - bf[f]! + (bf[f]! * doc.lengths[f]!) / stats.avg[f]!);
           }
           const s = weight * idf * (tf / (k1 + tf));
+          const inName = weight === 1 && fieldCount(p.tf[i]!, 0) > 0;
           const prev = best.get(id);
-          if (!prev) best.set(id, { score: s, inName: weight === 1 && fieldCount(p.tf[i]!, 0) > 0, asWritten });
+          if (!prev) best.set(id, { score: s, inName, asWritten });
           else {
             prev.asWritten ||= asWritten;
-            if (s > prev.score) {
-              prev.score = s;
-              prev.inName = weight === 1 && fieldCount(p.tf[i]!, 0) > 0;
-            }
+            if (s > prev.score) Object.assign(prev, { score: s, inName });
           }
         }
       }
