@@ -159,7 +159,8 @@ export class OrphanReaper implements GroupTracker {
     if (this.scanning || this.groups.size === 0) return;
     this.scanning = true;
     try {
-      const table = await processTable();
+      // Only a complete table: a stray missing from one read for lack of file handles must not be forgotten.
+      const table = await processTable({ complete: true });
       const children = new Map<number, number[]>();
       for (const [pid, entry] of table) {
         const list = children.get(entry.ppid);
@@ -176,8 +177,10 @@ export class OrphanReaper implements GroupTracker {
             const entry = table.get(child)!;
             if (this.groups.has(entry.pgid) || this.strays.get(child)?.start === entry.start) continue;
             this.strays.set(child, { start: entry.start, group });
-            this.log.debug(`watchdog: process ${child} left the process group of its server; it is ended with it`, { pid: child });
+            // The watchdog is told before the log says so: whoever reads the log (a test, a user about to kill -9)
+            // may act on the line at once, and the pipe write is synchronous, so the watchdog already has the pid.
             this.send(`p${child}:${entry.start}`);
+            this.log.debug(`watchdog: process ${child} left the process group of its server; it is ended with it`, { pid: child });
           }
         }
       }
@@ -188,7 +191,7 @@ export class OrphanReaper implements GroupTracker {
         this.send(`x${pid}`);
       }
     } catch {
-      // An unreadable process table only means nothing new is learned this time.
+      // An unreadable or incomplete process table only means nothing is learned or forgotten this time.
     } finally {
       this.scanning = false;
     }

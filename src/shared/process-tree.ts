@@ -40,14 +40,19 @@ export interface ProcessEntry {
 /**
  * Every process with its parent, group and start time, from /proc (Linux only; empty elsewhere or when /proc cannot
  * be read). A pid with the same start time is the same process: that is how a reused pid is told apart.
+ *
+ * With `complete`, a table that may miss a live process is an error instead: /proc cannot be listed, or a process's
+ * entry cannot be read for any reason but its end (too many open files, say). A caller that takes "not in the table"
+ * to mean "gone" needs that.
  */
-export async function processTable(): Promise<Map<number, ProcessEntry>> {
+export async function processTable(options: { complete?: boolean } = {}): Promise<Map<number, ProcessEntry>> {
   const table = new Map<number, ProcessEntry>();
   if (process.platform !== 'linux') return table;
   let entries: string[] = [];
   try {
     entries = await readdir('/proc');
-  } catch {
+  } catch (error) {
+    if (options.complete) throw error;
     return table;
   }
   await Promise.all(
@@ -58,8 +63,10 @@ export async function processTable(): Promise<Map<number, ProcessEntry>> {
         // The command name (field 2) is in parentheses and may contain spaces or ')' itself; field 3 follows the last ')'.
         const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
         table.set(Number(entry), { ppid: Number(rest[1]), pgid: Number(rest[2]), start: rest[19] ?? '' });
-      } catch {
+      } catch (error) {
         // The process ended while we were reading: it is nobody's descendant any more.
+        const code = (error as NodeJS.ErrnoException).code;
+        if (options.complete && code !== 'ENOENT' && code !== 'ESRCH') throw error;
       }
     }),
   );

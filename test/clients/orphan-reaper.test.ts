@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -6,6 +7,15 @@ import { WATCHDOG_SCRIPT, isOrphanWatchdog } from '../../src/clients/orphan-reap
 import { isAlive, listDescendants } from '../../src/shared/process-tree.js';
 import { fixtureServer, startWorkbench, tempDir, waitFor } from '../helpers/workbench-process.js';
 import { logLines } from '../helpers/log-lines.js';
+
+/** A /proc file of a process, for failure messages ('' when it cannot be read). */
+function procText(pid: number, name: string): string {
+  try {
+    return readFileSync(`/proc/${pid}/${name}`, 'utf8').replaceAll('\0', ' ').trim();
+  } catch {
+    return '';
+  }
+}
 
 describe('orphan watchdog', { skip: process.platform === 'win32' ? 'no process groups on Windows' : false }, () => {
   it('ends servers that ignore a closed stdin, and their children, when the workbench is SIGKILLed', async () => {
@@ -61,7 +71,11 @@ describe('orphan watchdog', { skip: process.platform === 'win32' ? 'no process g
       assert.ok(await waitFor(() => logLines(running.stderr()).some((l) => l.fields.pid === stray), 15_000), running.stderr());
 
       process.kill(running.pid, 'SIGKILL');
-      assert.ok(await waitFor(() => all.every((pid) => !isAlive(pid)), 10_000), `still running: ${all.filter(isAlive).join(', ')}`);
+      const gone = await waitFor(() => all.every((pid) => !isAlive(pid)), 10_000);
+      // On failure, say what each survivor is (the stray is ${stray}) and what the workbench learned.
+      const survivors = all.filter(isAlive).map((pid) => `${pid}: ${procText(pid, 'stat')} | ${procText(pid, 'cmdline')}`);
+      const learned = logLines(running.stderr()).filter((l) => l.fields.pid !== undefined).map((l) => l.message);
+      assert.ok(gone, `still running (stray ${stray}):\n${survivors.join('\n')}\nwatchdog lines:\n${learned.join('\n')}`);
     } finally {
       for (const pid of all.filter(isAlive)) process.kill(pid, 'SIGKILL');
       await running.close();
