@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { API_KEY, startEndpoint } from '../helpers/embeddings-endpoint.js';
 import { logLines } from '../helpers/log-lines.js';
+import { ERAS, startEra, type EraName, type Over } from '../helpers/era-workbench.js';
 import { fixtureServer, startWorkbench, tempDir, waitFor, type RunningWorkbench } from '../helpers/workbench-process.js';
 
 /**
@@ -135,3 +136,38 @@ describe('search: the optional semantic ranker', () => {
     }
   });
 });
+
+// The ranker sits behind open_toolbox whatever carries it: the fused answer, and the fallback when the endpoint goes
+// away while the workbench runs, through each transport with clients of both protocol eras.
+const PATHS = (['stdio', 'http'] as const).flatMap((over: Over) => ERAS.map((era: EraName) => ({ over, era })));
+for (const { over, era } of PATHS) {
+  describe(`search: the semantic ranker (${over}, ${era} client)`, () => {
+    it('fuses while the endpoint answers, and answers by words with the meaning hint once it is gone', async () => {
+      const { dir, cleanup } = await tempDir(`wb-embed-${over}-${era}-`);
+      after(cleanup);
+      const endpoint = await startEndpoint(dir, 'paths');
+      const wb = await startEra(over, era, config({ url: endpoint.url, model: 'fixture-embed' }), undefined, undefined, { env: { WORKBENCH_LOG_FORMAT: 'json' } });
+      const ask = async (query: string): Promise<{ tools: { name: string }[]; hint?: string }> => {
+        const result = await wb.client.callTool({ name: 'open_toolbox', arguments: { query, toolbox_name: 'dev' } });
+        assert.ok(!result.isError, JSON.stringify(result));
+        return result.structuredContent as { tools: { name: string }[]; hint?: string };
+      };
+      try {
+        assert.equal(wb.client.getProtocolEra(), era);
+        assert.ok(await waitFor(async () => (await ask('photo')).tools[0]?.name === 'dev__fixture__image', 15_000), 'image never came first for "photo"');
+        // Fused answers carry no "nearest in meaning" hint: the dense ranking is the meaning.
+        assert.doesNotMatch((await ask('photo')).hint ?? '', /nearest to it in meaning/);
+        await endpoint.close();
+        const byWords = await ask('photo');
+        assert.match(byWords.hint ?? '', /nearest to it in meaning/, 'with the endpoint gone, the answer is the one without the ranker');
+        assert.equal((await ask('echo')).tools[0]?.name, 'dev__fixture__echo');
+      } finally {
+        await wb.close();
+        await endpoint.close();
+      }
+      const down = logLines(wb.stderr()).filter((l) => l.fields.event === 'embeddings_down');
+      assert.equal(down.length, 1, wb.stderr());
+      assert.equal(down[0]!.fields.reason, 'unreachable');
+    });
+  });
+}
