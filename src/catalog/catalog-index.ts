@@ -47,6 +47,8 @@ export interface AnswerHead {
   servers_failed: FailedServer[];
   /** Servers shown from their last known tool list (the catalog cache) while they connect; absent when none. */
   servers_cached?: CachedServer[];
+  /** What `servers_cached` means and what to do, once for the whole list (one sentence per state in it). */
+  servers_cached_note?: string;
   /** Servers still starting when the answer was due; absent when none. */
   servers_pending?: PendingServer[];
   /** How tools this session was shown earlier have changed since; absent when nothing did. */
@@ -57,12 +59,16 @@ export interface AnswerHead {
   tools_unapproved?: UnapprovedTool[];
 }
 
-/** A server shown from its last known list: when it was listed, how long ago, and what that means. */
+/**
+ * A server shown from its last known list: when it was listed, how long ago, and its state — `fresh`: still fresh by
+ * the server's own hint, nothing started; `checking`: being connected now to check the list; `unchecked`: not started,
+ * because the answer is a search. `servers_cached_note` says what each state means, once per answer.
+ */
 export interface CachedServer {
   server: string;
   listed: string;
   age: string;
-  note: string;
+  state: 'fresh' | 'checking' | 'unchecked';
 }
 
 /** A server still starting: for how long, and what to do. */
@@ -285,6 +291,7 @@ function render(answer: Answer): BudgetedAnswer {
     servers_connected: answer.servers_connected,
     servers_failed: answer.servers_failed,
     ...(answer.servers_cached !== undefined ? { servers_cached: answer.servers_cached } : {}),
+    ...(answer.servers_cached_note !== undefined ? { servers_cached_note: answer.servers_cached_note } : {}),
     ...(answer.servers_pending !== undefined ? { servers_pending: answer.servers_pending } : {}),
     ...(answer.catalog_changes !== undefined ? { catalog_changes: answer.catalog_changes } : {}),
     ...(answer.tools_held !== undefined ? { tools_held: answer.tools_held } : {}),

@@ -45,16 +45,30 @@ export function optional<K extends string, T>(key: K, list: readonly T[]): { [P 
 
 /** A server shown from its last known list; `searching`: a search, which does not start it. */
 export function cachedServer(server: string, list: CachedList, now: number, searching = false): CachedServer {
-  const fresh = (list.freshUntil ?? 0) > now;
   return {
     server,
     listed: new Date(list.listedAt).toISOString(),
     age: formatAge(now - list.listedAt),
-    note: fresh
-      ? 'its last list, still fresh by the server\'s own hint; calls connect it'
-      : searching
-        ? 'its last known list; not started for a search: opening the toolbox without a query checks it, and calls always use the live server'
-        : 'its last known list, being checked now; calls always use the live server',
+    state: (list.freshUntil ?? 0) > now ? 'fresh' : searching ? 'unchecked' : 'checking',
+  };
+}
+
+const CACHED_STATES: Record<CachedServer['state'], string> = {
+  fresh: 'fresh: still fresh by the server\'s own hint, so not started; a call connects it.',
+  checking: 'checking: being connected now to check the list.',
+  unchecked: 'unchecked: not started for a search; opening its toolbox without a query checks it.',
+};
+
+/**
+ * `servers_cached` and, once for the whole list, what it means: a search across twenty cached servers says it once,
+ * not twenty times. Nothing when the list is empty.
+ */
+export function cachedHead(list: readonly CachedServer[]): Pick<AnswerHead, 'servers_cached' | 'servers_cached_note'> {
+  if (list.length === 0) return {};
+  const states = (Object.keys(CACHED_STATES) as CachedServer['state'][]).filter((state) => list.some((c) => c.state === state));
+  return {
+    servers_cached: [...list],
+    servers_cached_note: ['These servers\' tools are from their last known lists; calls always use the live server.', ...states.map((state) => CACHED_STATES[state])].join(' '),
   };
 }
 

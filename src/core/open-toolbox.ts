@@ -22,7 +22,7 @@ import type { ResolvedToolset } from '../catalog/toolsets.js';
 import type { TrustPolicy } from '../catalog/trust.js';
 import type { VisibilityPolicy } from '../catalog/visibility.js';
 import { namedTools } from './named-tools.js';
-import { cachedServer, formatAge, optional, unapprovedHead } from './answer-head.js';
+import { cachedHead, cachedServer, formatAge, optional, unapprovedHead } from './answer-head.js';
 import { pendingServer, waitForServers, worthWaiting, type OpenProgress } from './open-wait.js';
 import type { ShownLists } from './shown-lists.js';
 import { ToolSearch } from './tool-search.js';
@@ -179,7 +179,7 @@ export class Discovery {
       description: 'Search across every toolbox',
       servers_connected: views.flatMap((v, i) => v.connected.filter((s) => !reach[i]!.only || reach[i]!.only!.has(s)).map((s) => `${names[i]}/${s}`)),
       servers_failed: views.flatMap((v, i) => inToolbox(v.failed, names[i]!)),
-      ...optional('servers_cached', views.flatMap((v, i) => inToolbox(v.cached, names[i]!))),
+      ...cachedHead(views.flatMap((v, i) => inToolbox(v.cached, names[i]!))),
       ...optional('servers_pending', views.flatMap((v, i) => inToolbox(v.pending, names[i]!))),
       ...optional('catalog_changes', scope.shown.take()),
       ...unapprovedHead(views.flatMap((v) => v.catalogs)),
@@ -209,7 +209,7 @@ export class Discovery {
       ...about,
       servers_connected: view.connected,
       servers_failed: view.failed,
-      ...optional('servers_cached', view.cached ?? []),
+      ...cachedHead(view.cached ?? []),
       ...optional('servers_pending', view.pending ?? []),
       ...optional('catalog_changes', changes),
       ...unapprovedHead(view.catalogs, view.member),

@@ -73,7 +73,8 @@ describe("a modern server's ttlMs", () => {
             assert.ok(names.includes(`before_${ttlMs}`), `the last known list answers first (ttlMs ${ttlMs}): ${names.join(', ')}`);
             assert.deepEqual(opened.servers_cached.map((c) => c.server), ['new']);
             if (ttlMs > 0) {
-              assert.match(opened.servers_cached[0]!.note, /fresh/);
+              assert.equal(opened.servers_cached[0]!.state, 'fresh');
+              assert.match(opened.servers_cached_note, /fresh: still fresh by the server's own hint/);
               continue;
             }
             // Checked in the background: the next answer is live and says what changed since the first.
@@ -102,7 +103,8 @@ describe("a modern server's ttlMs", () => {
 
 interface Opened {
   tools: { original_name: string }[];
-  servers_cached: { server: string; note: string; age: string }[];
+  servers_cached: { server: string; state: string; age: string }[];
+  servers_cached_note: string;
   catalog_changes: { server: string; added: string[]; removed: string[] }[];
 }
 
@@ -112,6 +114,7 @@ async function openFull(call: (name: string, args: Record<string, unknown>) => P
   return {
     tools: (body.tools as Opened['tools'] | undefined) ?? [],
     servers_cached: (body.servers_cached as Opened['servers_cached'] | undefined) ?? [],
+    servers_cached_note: typeof body.servers_cached_note === 'string' ? body.servers_cached_note : '',
     catalog_changes: (body.catalog_changes as Opened['catalog_changes'] | undefined) ?? [],
   };
 }

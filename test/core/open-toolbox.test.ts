@@ -302,6 +302,8 @@ for (const transport of ['stdio', 'http'] as const) {
         assert.deepEqual(cold.answer.servers_connected, []);
         assert.deepEqual(cold.answer.servers_cached?.map((c) => c.server), ['fixture']);
         assert.match(cold.answer.servers_cached?.[0]?.age ?? '', /^\d+ (s|min)$/);
+        assert.equal(cold.answer.servers_cached?.[0]?.state, 'checking');
+        assert.match(cold.answer.servers_cached_note ?? '', /calls always use the live server\. checking: being connected now/);
         const name = namesIn(cold.answer)[0]!;
         const call = await second.call('use_tool', { toolbox_name: 'c', tool_name: name, arguments: {} });
         assert.equal(workbenchErrorCode(call), 'CONNECT_FAILED');

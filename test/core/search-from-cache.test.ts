@@ -72,7 +72,9 @@ for (const { over, era } of PATHS) describe(`search from cached catalogs (${over
       assert.equal(global.isError, false, global.text);
       assert.equal(global.answer.tools[0] && 'name' in global.answer.tools[0] ? global.answer.tools[0].name : undefined, 'tools__fixture__echo');
       assert.deepEqual(global.answer.servers_cached?.map((c) => c.server).sort(), ['files/catalog', 'tools/fixture']);
-      assert.match(global.answer.servers_cached?.[0]?.note ?? '', /not started for a search/);
+      assert.deepEqual(global.answer.servers_cached?.map((c) => c.state), ['unchecked', 'unchecked']);
+      // What it means is said once for the whole list, not once per server.
+      assert.match(global.answer.servers_cached_note ?? '', /^These servers' tools are from their last known lists; calls always use the live server\. unchecked: not started for a search; opening its toolbox without a query checks it\.$/);
       // The broken server has no cached list: it was tried, and is named with why and what to do.
       assert.deepEqual(global.answer.servers_failed.map((f) => f.server), ['broken/crashy']);
       assert.deepEqual(
