@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { emptySection, type PhaseContext } from '../lib/phase.js';
 import { target, type Section } from '../lib/report.js';
+import { BLIND } from '../search/blind.js';
 import { files, GROUPED_HEAD, groupCount, groupedCells, groupedRows, held, measureSpeed, QUALITY_HEAD, qualityCells, qualityRows, quantile, SPEED_HEAD, speedCells, toolCount, tuning } from '../search/measure.js';
 
 /** The issue's quality targets for held-out queries: hit@5 and hit@1, inside the right toolbox and across all of them. */
@@ -17,7 +18,9 @@ export async function searchPhase(ctx: PhaseContext): Promise<Section> {
   section.intro =
     `Corpus: the real \`tools/list\` of ${files.length} npm MCP servers, ${toolCount} tools (\`bench/search/corpus/\`). ` +
     `Queries: ${tuning.length + held.length}, written as people phrase a need before any tuning; ${held.length} held out ` +
-    '(`bench/search/held-out.json`), never looked at while tuning. Scoped: the query\'s own server\'s toolbox; global: every ' +
+    '(`bench/search/held-out.json`), never looked at while tuning; and ' +
+    `${BLIND.length} blind queries (\`bench/search/blind.ts\`), written from each server's name and one-line description ` +
+    'only, before its tools were read, and never tuned on. Scoped: the query\'s own server\'s toolbox; global: every ' +
     "toolbox, with equivalent tools of other servers also counted. hit@k: a right tool among the first k; MRR over the " +
     'first 20. "plain BM25" is textbook BM25 (k1 1.2, b 0.75) over one bag of words with the same stems and stop words; ' +
     '"before issue 22" is the ranking the workbench had before; MiniSearch 7 gets the same fields, stems and a name ' +
@@ -28,7 +31,7 @@ export async function searchPhase(ctx: PhaseContext): Promise<Section> {
   // Speed first, in a heap that holds only what a workbench would (the rankers compared hold indexes of their own).
   ctx.log('  speed: index builds and searches over 1,000 tools');
   const speed = measureSpeed();
-  ctx.log('  quality: every ranker over the tuning and held-out queries');
+  ctx.log('  quality: every ranker over the tuning, held-out and blind queries');
   const rows = await qualityRows({}, false);
   const grouped = groupedRows(false);
   section.tables.push(
@@ -39,6 +42,8 @@ export async function searchPhase(ctx: PhaseContext): Promise<Section> {
 
   const ours = rows.find((r) => r.ranker === 'workbench BM25F' && r.queries === 'held out')!;
   const plain = rows.find((r) => r.ranker === 'plain BM25' && r.queries === 'held out')!;
+  const blind = rows.find((r) => r.ranker === 'workbench BM25F' && r.queries === 'blind')!;
+  const blindPlain = rows.find((r) => r.ranker === 'plain BM25' && r.queries === 'blind')!;
   const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
   const recorded = JSON.parse(readFileSync(new URL('../search/recorded.json', import.meta.url), 'utf8')) as { heldOut: { scopedHit5: number; globalHit5: number } };
   section.targets.push(
@@ -51,6 +56,8 @@ export async function searchPhase(ctx: PhaseContext): Promise<Section> {
   section.notes.push(
     `Held out, against plain BM25 in the same run: scoped hit@5 ${pct(ours.scoped.hit5)} vs ${pct(plain.scoped.hit5)}, hit@1 ${pct(ours.scoped.hit1)} vs ${pct(plain.scoped.hit1)}; ` +
       `global hit@5 ${pct(ours.global.hit5)} vs ${pct(plain.global.hit5)}, hit@1 ${pct(ours.global.hit1)} vs ${pct(plain.global.hit1)}.`,
+    `Blind, against plain BM25 in the same run: scoped hit@5 ${pct(blind.scoped.hit5)} vs ${pct(blindPlain.scoped.hit5)}, hit@1 ${pct(blind.scoped.hit1)} vs ${pct(blindPlain.scoped.hit1)}; ` +
+      `global hit@5 ${pct(blind.global.hit5)} vs ${pct(blindPlain.global.hit5)}, hit@1 ${pct(blind.global.hit1)} vs ${pct(blindPlain.global.hit1)}.`,
     'The quality goals are not met by words alone: the misses are mostly words no tool of the right server uses ("alert popup" for a dialog tool, "make a folder" for create_directory). ' +
       'The optional semantic ranker (README "Semantic ranker") is measured with SEARCH_EMBEDDINGS_URL and SEARCH_EMBEDDINGS_MODEL set for `npm run bench:search`.',
   );

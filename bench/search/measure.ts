@@ -1,6 +1,6 @@
 /**
  * The search benchmark's measurements (README "Search"), as data: quality rows of every ranker over the frozen corpus
- * (tuning and held-out queries apart), the tuning queries the workbench misses, and index and search speed over 1,000
+ * (tuning, held-out and blind queries apart), the tuning queries the workbench misses, and index and search speed over 1,000
  * tools. `npm run bench:search` prints them; `npm run bench` puts them in BENCHMARKS.md (bench/phases/search.ts).
  */
 import type { FullEntry } from '../../src/catalog/catalog-index.js';
@@ -14,7 +14,8 @@ import { embeddingsRanker } from './embeddings.js';
 import { metricsOf, metricsOfRanks, runGrouped, runQueries, workbenchRanker, type Metrics } from './evaluate.js';
 import { groupedToolboxes, GROUPS } from './groups.js';
 import { previousRanker } from './previous-ranker.js';
-import { QUERIES } from './queries.js';
+import { BLIND } from './blind.js';
+import { QUERIES, type BenchQuery } from './queries.js';
 import { heldOutIds } from './split.js';
 
 export const files = loadCorpus();
@@ -24,11 +25,19 @@ export const tuning = QUERIES.filter((q) => !heldOut.has(q.id));
 export const held = QUERIES.filter((q) => heldOut.has(q.id));
 export const toolCount = [...toolboxes.values()].reduce((n, e) => n + e.length, 0);
 
+/** Which queries a row is about: held out and blind are never tuned on (bench/search/blind.ts). */
+export type QuerySet = 'held out' | 'blind' | 'tuning';
+
+/** The query sets a table shows: every one, or with `tuningOnly` the tuning queries alone. */
+function querySets(tuningOnly: boolean): readonly (readonly [QuerySet, readonly BenchQuery[]])[] {
+  return tuningOnly ? [['tuning', tuning]] : [['held out', held], ['blind', BLIND], ['tuning', tuning]];
+}
+
 export const QUALITY_HEAD = ['Ranker', 'Queries', 'Scoped hit@1', 'Scoped hit@5', 'Scoped MRR', 'Global hit@1', 'Global hit@5', 'Global MRR'];
 
 export interface QualityRow {
   ranker: string;
-  queries: 'held out' | 'tuning';
+  queries: QuerySet;
   scoped: Metrics;
   global: Metrics;
 }
@@ -49,7 +58,7 @@ export async function qualityRows(env: Record<string, string | undefined>, tunin
   const withEmbeddings = await embeddingsRanker(env, files, toolboxes, QUERIES);
   const withoutEnglish = workbenchRanker(files, { ...DEFAULT_PARAMS, englishWeight: 0, meaningMin: Infinity }, 'workbench BM25F without the English vectors');
   const rankers = [workbenchRanker(files), withoutEnglish, ...(withEmbeddings ? [withEmbeddings] : []), plainBm25, previousRanker, miniSearch] as unknown as Ranker<never>[];
-  const sets = tuningOnly ? ([['tuning', tuning]] as const) : ([['held out', held], ['tuning', tuning]] as const);
+  const sets = querySets(tuningOnly);
   const rows: QualityRow[] = [];
   for (const ranker of rankers) {
     for (const [queries, set] of sets) {
@@ -64,7 +73,7 @@ export const GROUPED_HEAD = ['Ranker', 'Queries', 'Grouped hit@1', 'Grouped hit@
 
 export interface GroupedRow {
   ranker: string;
-  queries: 'held out' | 'tuning';
+  queries: QuerySet;
   grouped: Metrics;
 }
 
@@ -79,7 +88,7 @@ export const groupCount = Object.keys(GROUPS).length;
  */
 export function groupedRows(tuningOnly: boolean): GroupedRow[] {
   const { groups, groupOf } = groupedToolboxes(toolboxes);
-  const sets = tuningOnly ? ([['tuning', tuning]] as const) : ([['held out', held], ['tuning', tuning]] as const);
+  const sets = querySets(tuningOnly);
   const rows: GroupedRow[] = [];
   for (const ranker of [workbenchRanker(files), plainBm25] as unknown as Ranker<never>[]) {
     for (const [queries, set] of sets) rows.push({ ranker: ranker.name, queries, grouped: metricsOfRanks(runGrouped(ranker, groups, groupOf, set)) });

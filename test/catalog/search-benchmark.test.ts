@@ -6,6 +6,7 @@ import { metricsOf, runQueries, workbenchRanker } from '../../bench/search/evalu
 import { QUERIES } from '../../bench/search/queries.js';
 import { heldOutIds } from '../../bench/search/split.js';
 import { GROUPS } from '../../bench/search/groups.js';
+import { BLIND } from '../../bench/search/blind.js';
 
 /**
  * The quality guard of search (README: "Search"; BENCHMARKS.md): on the held-out benchmark queries over the frozen
@@ -26,6 +27,19 @@ describe('search benchmark (held-out queries)', () => {
     assert.ok(files.reduce((n, f) => n + f.tools.length, 0) >= 400);
     assert.ok(QUERIES.length >= 150);
     assert.equal(held.size, Math.round(QUERIES.length / 3));
+  });
+
+  it('labels every query, tuning, held-out and blind, with tools the corpus has', () => {
+    const names = new Map(files.map((f) => [f.server, new Set(f.tools.map((t) => t.name))]));
+    for (const q of [...QUERIES, ...BLIND]) {
+      assert.ok(q.tools.length > 0, `${q.id} has no right tool`);
+      for (const tool of q.tools) assert.ok(names.get(q.server)?.has(tool), `${q.id} "${q.query}": ${q.server} has no tool ${tool}`);
+      for (const other of q.also) {
+        const [server, tool] = other.split(':');
+        assert.ok(server !== q.server && names.get(server!)?.has(tool!), `${q.id} "${q.query}": no equivalent ${other}`);
+      }
+    }
+    assert.equal(new Set([...QUERIES, ...BLIND].map((q) => q.id)).size, QUERIES.length + BLIND.length, 'query ids are unique');
   });
 
   it('puts every corpus server in exactly one group of the grouped figures', () => {
