@@ -19,6 +19,26 @@ export interface ParsedQuery {
 const QUALIFIER = /(?:^|\s)(server|toolbox):("[^"]*"|\S+)/gi;
 
 /**
+ * Values a person pastes into a request name what the tool must take, not what it does: `https://…` means a tool that
+ * takes a URL, `notes.txt` one that takes a file. Their own words are mostly noise to a ranking ("https", "com", the
+ * "test" of test@example.com), so an email address and a URL stand for their kind alone, and a file name keeps its
+ * words and gains the word "file". In order: email addresses, URLs (a scheme, `www.`, or a host under a common
+ * top-level domain), then file names (a name and an extension of 2–5 letters, or a glob such as `*.ts`; a capitalised
+ * `Name.js` is a library, not a file).
+ */
+const EMAIL = /[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g;
+const URL_LIKE = /\b(?:https?:\/\/|www\.)\S+|\b[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|io|dev|ai|co|app|edu|gov)(?:\/\S*)?(?![\w.])/gi;
+const FILE_NAME = /(?:^|(?<=[\s("'`]))(?:[\w*.-]*[A-Za-z_*][\w*-]*)\.([A-Za-z][A-Za-z0-9]{1,4})(?=$|[\s)"'`,;:!?]|\.(?:\s|$))/g;
+
+/** The text the query's words are read from, with pasted values standing for their kind (see EMAIL and below). */
+function valuesByKind(text: string): string {
+  return text
+    .replace(EMAIL, ' email ')
+    .replace(URL_LIKE, ' url ')
+    .replace(FILE_NAME, (name: string, extension: string) => (extension.toLowerCase() === 'js' && /^[A-Z]/.test(name) ? name : ` ${name} file `));
+}
+
+/**
  * Takes a query apart: `server:` and `toolbox:` qualifiers (a name or a `*` glob, case-insensitive), quoted names,
  * and the words that are left. Never throws: an empty or odd query gives no words.
  */
@@ -39,7 +59,7 @@ export function parseQuery(query: string): ParsedQuery {
     const text = m[1]!.trim();
     if (text) exactNames.push(text.toLowerCase(), words(text).join('_'));
   }
-  const ws = words(rest);
+  const ws = words(valuesByKind(rest));
   if (ws.length > 0) exactNames.push(rest.trim().replace(/^"|"$/g, '').toLowerCase(), ws.join('_'));
   return {
     words: ws,

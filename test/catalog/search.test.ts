@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import type { FullEntry } from '../../src/catalog/catalog-index.js';
 import { closestTools, searchIndex, searchTools, stem, words } from '../../src/catalog/search.js';
 import { buildBridge } from '../../src/catalog/search-bridge.js';
+import { parseQuery } from '../../src/catalog/search-query.js';
 
 function tool(name: string, description: string, properties: Record<string, object> = {}, title?: string): FullEntry {
   return {
@@ -53,6 +54,32 @@ describe('search', () => {
     assert.equal(searchTools([index], '"fill_form"', 5)[0]!.original_name, 'fill_form');
     assert.equal(searchTools([index], 'fill', 5)[0]!.original_name, 'fill');
     assert.equal(searchTools([index], 'fill form', 5)[0]!.original_name, 'fill_form');
+  });
+
+  it('reads a pasted URL, email address or file name as its kind', () => {
+    const read = (query: string): string => parseQuery(query).words.join(' ');
+    assert.equal(read('open https://news.ycombinator.com/item?id=1'), 'open url');
+    assert.equal(read('go to example.com/login'), 'go to url');
+    assert.equal(read('type test@example.com into the email field'), 'type email into the email field');
+    assert.equal(read('show me README.md from facebook/react'), 'show me readme md file from facebook react');
+    assert.equal(read('find files named *.ts'), 'find files named ts file');
+    assert.equal(read('fix settings.py.'), 'fix settings py file');
+    // Not values: numbers with a point, abbreviations, a library named Name.js, a path without an extension.
+    assert.equal(read('what is at 40.7128, -74.0060'), 'what is at 40 7128 74 0060');
+    assert.equal(read('e.g. the v1.2 release'), 'e g the v 1 2 release');
+    assert.equal(read('Next.js routing docs'), 'next js routing docs');
+    assert.equal(read('list src/components'), 'list src components');
+    // Quoted names are still taken as written.
+    assert.deepEqual(parseQuery('"read_file"').exactNames.slice(0, 1), ['read_file']);
+    const tools = [
+      tool('navigate', 'Navigate the browser to a URL', { url: { type: 'string' } }),
+      tool('news_search', 'Search the news for recent articles', { query: { type: 'string' } }),
+      tool('get_file_contents', 'Get the contents of a file from a repository', { path: { type: 'string' } }),
+      tool('search_repositories', 'Search for repositories'),
+    ];
+    const index = searchIndex(tools);
+    assert.equal(searchTools([index], 'open https://news.example.com', 1)[0]?.original_name, 'navigate');
+    assert.equal(searchTools([index], 'show me README.md', 1)[0]?.original_name, 'get_file_contents');
   });
 
   it('narrows with server: and toolbox: qualifiers (names or globs)', () => {
