@@ -26,16 +26,21 @@ const QUALIFIER = /(?:^|\s)(server|toolbox):("[^"]*"|\S+)/gi;
  * top-level domain), then file names (a name and an extension of 2–5 letters, or a glob such as `*.ts`; a capitalised
  * `Name.js` is a library, not a file).
  */
-const EMAIL = /[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g;
-const URL_LIKE = /\b(?:https?:\/\/|www\.)\S+|\b[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|io|dev|ai|co|app|edu|gov)(?:\/\S*)?(?![\w.])/gi;
-const FILE_NAME = /(?:^|(?<=[\s("'`]))(?:[\w*.-]*[A-Za-z_*][\w*-]*)\.([A-Za-z][A-Za-z0-9]{1,4})(?=$|[\s)"'`,;:!?]|\.(?:\s|$))/g;
+// Each starts only where a token starts (the beginning, a space or an opening bracket or quote), and its parts are
+// split by characters they cannot hold, so a long query is read in linear time.
+const EMAIL = /(?<![^\s("'`<[])[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g;
+const URL_LIKE = /(?<![^\s("'`<[])(?:(?:https?:\/\/|www\.)\S+|[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|io|dev|ai|co|app|edu|gov)(?:\/\S*)?(?![\w.]))/gi;
+const FILE_NAME = /(?<![^\s("'`<[])[\w*-]+(?:\.[\w*-]+)*\.([A-Za-z][A-Za-z0-9]{1,4})(?=$|[\s)"'`>\],;:!?]|\.(?:\s|$))/g;
 
 /** The text the query's words are read from, with pasted values standing for their kind (see EMAIL and below). */
 function valuesByKind(text: string): string {
   return text
     .replace(EMAIL, ' email ')
     .replace(URL_LIKE, ' url ')
-    .replace(FILE_NAME, (name: string, extension: string) => (extension.toLowerCase() === 'js' && /^[A-Z]/.test(name) ? name : ` ${name} file `));
+    .replace(FILE_NAME, (name: string, extension: string) =>
+      // A name needs a letter or a glob (not "40.7128"); a capitalised Name.js is a library.
+      !/[A-Za-z*]/.test(name.slice(0, -extension.length - 1)) || (extension.toLowerCase() === 'js' && /^[A-Z]/.test(name)) ? name : ` ${name} file `,
+    );
 }
 
 /**
