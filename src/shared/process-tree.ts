@@ -41,9 +41,9 @@ export interface ProcessEntry {
  * Every process with its parent, group and start time, from /proc (Linux only; empty elsewhere or when /proc cannot
  * be read). A pid with the same start time is the same process: that is how a reused pid is told apart.
  *
- * With `complete`, a table that may miss a live process is an error instead: /proc cannot be listed, or a process's
- * entry cannot be read for any reason but its end (too many open files, say). A caller that takes "not in the table"
- * to mean "gone" needs that.
+ * With `complete`, a table that may miss a live process of ours is an error instead: /proc cannot be listed, or a
+ * process's entry cannot be read for a reason other than its end or its belonging to another user (too many open
+ * files, say). A caller that takes "not in the table" to mean "gone" needs that.
  */
 export async function processTable(options: { complete?: boolean } = {}): Promise<Map<number, ProcessEntry>> {
   const table = new Map<number, ProcessEntry>();
@@ -64,9 +64,10 @@ export async function processTable(options: { complete?: boolean } = {}): Promis
         const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
         table.set(Number(entry), { ppid: Number(rest[1]), pgid: Number(rest[2]), start: rest[19] ?? '' });
       } catch (error) {
-        // The process ended while we were reading: it is nobody's descendant any more.
+        // The process ended while we were reading: it is nobody's descendant any more. Nor is one we may not read
+        // (another user's, under `hidepid`): our servers' processes are ours.
         const code = (error as NodeJS.ErrnoException).code;
-        if (options.complete && code !== 'ENOENT' && code !== 'ESRCH') throw error;
+        if (options.complete && code !== 'ENOENT' && code !== 'ESRCH' && code !== 'EACCES' && code !== 'EPERM') throw error;
       }
     }),
   );
