@@ -12,6 +12,11 @@ export interface Doc {
   bare: string;
   names: readonly string[];
   nameTerms: ReadonlySet<string>;
+  /**
+   * For a tool its server marks destructive (`annotations.destructiveHint: true`): the term of its name's first word,
+   * the action it takes (`drop` of drop-database). A query that does not name it ranks the tool a little lower.
+   */
+  action?: string;
   /** Words in each field (F numbers). */
   lengths: readonly number[];
 }
@@ -254,7 +259,8 @@ function addDoc(index: SearchIndex, entry: FullEntry, context: SearchContext | u
   }
   for (let f = 0; f < F; f++) index.totals[f]! += lengths[f]!;
   const names = [entry.original_name.toLowerCase(), entry.name.toLowerCase()];
-  index.docs.push({ entry, bare: words(entry.original_name).join('_'), names, nameTerms, lengths });
+  const action = entry.annotations?.destructiveHint === true && name.length >= 2 ? wordOf(name[1]!) : undefined;
+  index.docs.push({ entry, bare: words(entry.original_name).join('_'), names, nameTerms, lengths, ...(action !== undefined && { action }) });
 }
 
 /** A description without the `[toolbox/server] ` label the workbench puts before it (see core/tool-entry.ts). */

@@ -30,6 +30,12 @@ export interface RankingParams {
   k1: number;
   /** Extra factor for the share of the tool's name words that the query names. */
   nameCoverage: number;
+  /**
+   * Factor for a tool marked destructive (`annotations.destructiveHint`) whose action — its name's first word, such
+   * as `drop` or `delete` — the query does not name, as written or through a bridge: it loses a near tie to a tool
+   * that only reads ("what databases are there": list-databases before drop-database). 1 turns it off.
+   */
+  destructiveUnnamed: number;
   /** Weight of a term reached by prefix (the last query word still being typed) or by a typo, against an exact one. */
   prefixWeight: number;
   typoWeight: number;
@@ -61,6 +67,7 @@ export const DEFAULT_PARAMS: RankingParams = {
   b: { name: 0, title: 0.125, summary: 0.5, description: 0.125, parameters: 1, parameterText: 0.75, server: 0, toolbox: 0.3 },
   k1: 1.2,
   nameCoverage: 0.5,
+  destructiveUnnamed: 0.95,
   prefixWeight: 1,
   typoWeight: 0.15,
   feedbackDocs: 3,
@@ -299,11 +306,15 @@ function scoreSlots(indexes: readonly SearchIndex[], stats: Stats, slots: readon
     }
     offset += index.docs.length;
   }
+  // Every term the query reaches (as written, by prefix, typo or bridge): a destructive tool's action named by any.
+  const named = new Set<string>();
+  for (const slot of slots) for (const { term } of slot) named.add(term);
   for (const { score, inName, asWritten, doc } of base.values()) {
     if (!allowed(doc.entry, parsed)) continue;
     // A query that names most of what the tool's name says is about that tool (delete_relations for "delete relations").
     const coverage = doc.nameTerms.size > 0 ? Math.min(1, inName / doc.nameTerms.size) : 0;
-    const scored: Scored = { entry: doc.entry, score: score * (1 + params.nameCoverage * coverage) };
+    const unnamed = doc.action !== undefined && !named.has(doc.action) ? params.destructiveUnnamed : 1;
+    const scored: Scored = { entry: doc.entry, score: score * (1 + params.nameCoverage * coverage) * unnamed };
     if (!asWritten) scored.loose = true;
     out.push(scored);
   }

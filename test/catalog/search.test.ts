@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { FullEntry } from '../../src/catalog/catalog-index.js';
-import { closestTools, searchIndex, searchTools, stem, words } from '../../src/catalog/search.js';
+import { closestTools, DEFAULT_PARAMS, searchIndex, searchTools, stem, words } from '../../src/catalog/search.js';
 import { buildBridge } from '../../src/catalog/search-bridge.js';
 import { parseQuery } from '../../src/catalog/search-query.js';
 
@@ -80,6 +80,21 @@ describe('search', () => {
     const index = searchIndex(tools);
     assert.equal(searchTools([index], 'open https://news.example.com', 1)[0]?.original_name, 'navigate');
     assert.equal(searchTools([index], 'show me README.md', 1)[0]?.original_name, 'get_file_contents');
+  });
+
+  it('lets a destructive tool whose action the query does not name lose a near tie', () => {
+    const drop = { ...tool('drop_database', 'Drops a database.'), annotations: { destructiveHint: true } };
+    const list = { ...tool('list_databases', 'Lists all databases on the connected server, with their sizes.'), annotations: { readOnlyHint: true } };
+    const index = searchIndex([drop, list]);
+    const first = (query: string, params = DEFAULT_PARAMS): string | undefined => searchTools([index], query, 2, { params })[0]?.original_name;
+    // Without the rule the shorter description wins; with it, a question that names no action gets the tool that reads.
+    assert.equal(first('what databases are there', { ...DEFAULT_PARAMS, destructiveUnnamed: 1 }), 'drop_database');
+    assert.equal(first('what databases are there'), 'list_databases');
+    // Naming the action keeps the destructive tool first.
+    assert.equal(first('drop the database'), 'drop_database');
+    // Only an explicit destructiveHint counts: the same tool without annotations is ranked by its words alone.
+    const plain = searchIndex([tool('drop_database', 'Drops a database.'), list]);
+    assert.equal(searchTools([plain], 'what databases are there', 1)[0]?.original_name, 'drop_database');
   });
 
   it('narrows with server: and toolbox: qualifiers (names or globs)', () => {
