@@ -1,16 +1,14 @@
 /**
  * Blind queries of the search benchmark: written from nothing but each server's name, package and one-line
  * description (not its tools), four per server for 24 servers, as users ask an assistant; only then labelled with the
- * tools of that server that do the job (and equivalent tools elsewhere for global search). No ranking figure was
- * ever chosen on them: like the held-out third, they estimate how search does on wording nobody fitted it to, and
- * they are reported beside it (README "Search"). Two queries whose server has no tool for them (a GitLab pipeline
- * job's log, a GitLab wiki page) were written and then left out.
+ * tools of that server that do the job (and equivalent tools elsewhere for global search). No ranking figure is
+ * chosen on them: like the held-out third, they estimate how search does on wording nobody fitted it to, and they
+ * are reported beside it (README "Search", which says what their misses, read once, led to). Two queries whose
+ * server has no tool for them (a GitLab pipeline job's log, a GitLab wiki page) were written and then left out.
  */
-import type { BenchQuery } from './queries.js';
+import { benchQueries, type BenchQuery, type QueryRow } from './queries.js';
 
-type Row = [query: string, server: string, tools: string, also?: string];
-
-const ROWS: Row[] = [
+const ROWS: QueryRow[] = [
   ['take a screenshot of the page', 'playwright', 'browser_take_screenshot', 'puppeteer:puppeteer_screenshot playwright-ea:playwright_screenshot browsermcp:browser_screenshot chrome-devtools:take_screenshot browser-tools:takeScreenshot'],
   ['click the Sign in button', 'playwright', 'browser_click', 'puppeteer:puppeteer_click playwright-ea:playwright_click browsermcp:browser_click chrome-devtools:click'],
   ['type test@example.com into the email field', 'playwright', 'browser_type browser_fill_form', 'puppeteer:puppeteer_fill playwright-ea:playwright_fill browsermcp:browser_type chrome-devtools:fill'],
@@ -107,10 +105,4 @@ const ROWS: Row[] = [
   ['is my circleci config valid', 'circleci', 'config_helper'],
 ];
 
-export const BLIND: readonly BenchQuery[] = ROWS.map(([query, server, tools, also], i) => ({
-  id: `b${String(i + 1).padStart(3, '0')}`,
-  query,
-  server,
-  tools: tools.split(' '),
-  also: also ? also.split(' ') : [],
-}));
+export const BLIND: readonly BenchQuery[] = benchQueries(ROWS, 'b');

@@ -13,9 +13,21 @@ export interface BenchQuery {
   also: string[];
 }
 
-type Row = [query: string, server: string, tools: string, also?: string];
+/** A query as written in a list: its right tools and the equivalents elsewhere as space-separated names. */
+export type QueryRow = [query: string, server: string, tools: string, also?: string];
 
-const ROWS: Row[] = [
+/** A list's rows as queries, numbered in order with `prefix` (`q001`, `b001`). */
+export function benchQueries(rows: readonly QueryRow[], prefix: string): BenchQuery[] {
+  return rows.map(([query, server, tools, also], i) => ({
+    id: `${prefix}${String(i + 1).padStart(3, '0')}`,
+    query,
+    server,
+    tools: tools.split(' '),
+    also: also ? also.split(' ') : [],
+  }));
+}
+
+const ROWS: QueryRow[] = [
   // Browsers
   ['go to this URL in the browser', 'playwright', 'browser_navigate', 'puppeteer:puppeteer_navigate playwright-ea:playwright_navigate browsermcp:browser_navigate chrome-devtools:navigate_page'],
   ['capture an image of the page', 'playwright', 'browser_take_screenshot', 'puppeteer:puppeteer_screenshot playwright-ea:playwright_screenshot browsermcp:browser_screenshot chrome-devtools:take_screenshot browser-tools:takeScreenshot'],
@@ -229,10 +241,4 @@ const ROWS: Row[] = [
   ['repeat back what I say', 'everything', 'echo', ''],
 ];
 
-export const QUERIES: readonly BenchQuery[] = ROWS.map(([query, server, tools, also], i) => ({
-  id: `q${String(i + 1).padStart(3, '0')}`,
-  query,
-  server,
-  tools: tools.split(' '),
-  also: also ? also.split(' ') : [],
-}));
+export const QUERIES: readonly BenchQuery[] = benchQueries(ROWS, 'q');
