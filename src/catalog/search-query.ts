@@ -21,10 +21,10 @@ const QUALIFIER = /(?:^|\s)(server|toolbox):("[^"]*"|\S+)/gi;
 /**
  * Values a person pastes into a request name what the tool must take, not what it does: `https://…` means a tool that
  * takes a URL, `notes.txt` one that takes a file. Their own words are mostly noise to a ranking ("https", "com", the
- * "test" of test@example.com), so an email address and a URL stand for their kind alone, and a file name keeps its
- * words and gains the word "file". In order: email addresses, URLs (a scheme, `www.`, or a host under a common
- * top-level domain), then file names (a name and an extension of 2–5 letters, or a glob such as `*.ts`; a capitalised
- * `Name.js` is a library, not a file).
+ * "test" of test@example.com, the "notes" of notes.txt that reads like memory's "nodes"), so an email address and a
+ * URL stand for their kind alone, and a file name for its extension and the word "file". In order: email addresses,
+ * URLs (a scheme, `www.`, or a host under a common top-level domain), then file names (a name and an extension of 2–5
+ * letters, or a glob such as `*.ts`; a capitalised `Name.js` is a library, not a file).
  */
 // Each starts only where a token starts (the beginning, a space or an opening bracket or quote), and its parts are
 // split by characters they cannot hold, so a long query is read in linear time.
@@ -39,7 +39,7 @@ function valuesByKind(text: string): string {
     .replace(URL_LIKE, ' url ')
     .replace(FILE_NAME, (name: string, extension: string) =>
       // A name needs a letter or a glob (not "40.7128"); a capitalised Name.js is a library.
-      !/[A-Za-z*]/.test(name.slice(0, -extension.length - 1)) || (extension.toLowerCase() === 'js' && /^[A-Z]/.test(name)) ? name : ` ${name} file `,
+      !/[A-Za-z*]/.test(name.slice(0, -extension.length - 1)) || (extension.toLowerCase() === 'js' && /^[A-Z]/.test(name)) ? name : ` ${extension} file `,
     );
 }
 

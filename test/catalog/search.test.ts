@@ -61,9 +61,9 @@ describe('search', () => {
     assert.equal(read('open https://news.ycombinator.com/item?id=1'), 'open url');
     assert.equal(read('go to example.com/login'), 'go to url');
     assert.equal(read('type test@example.com into the email field'), 'type email into the email field');
-    assert.equal(read('show me README.md from facebook/react'), 'show me readme md file from facebook react');
+    assert.equal(read('show me README.md from facebook/react'), 'show me md file from facebook react');
     assert.equal(read('find files named *.ts'), 'find files named ts file');
-    assert.equal(read('fix settings.py.'), 'fix settings py file');
+    assert.equal(read('fix settings.py.'), 'fix py file');
     // Not values: numbers with a point, abbreviations, a library named Name.js, a path without an extension.
     assert.equal(read('what is at 40.7128, -74.0060'), 'what is at 40 7128 74 0060');
     assert.equal(read('e.g. the v1.2 release'), 'e g the v 1 2 release');

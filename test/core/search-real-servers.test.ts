@@ -1,0 +1,63 @@
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { Answer, FullEntry } from '../../src/catalog/catalog-index.js';
+import { ERAS, startEra, type EraName, type EraWorkbench, type Over } from '../helpers/era-workbench.js';
+import { filesystemServer, memoryServer, structuredAnswer, tempDir, textOf } from '../helpers/workbench-process.js';
+
+/**
+ * Two ranking rules of search (README "Search": "Pasted values", "Destructive tools lose near ties") through the
+ * protocol, against the real memory and filesystem servers from npm, over stdio and HTTP with clients of both eras,
+ * beside a server that cannot start (its variable is unset).
+ */
+const PATHS = (['stdio', 'http'] as const).flatMap((over: Over) => ERAS.map((era: EraName) => ({ over, era })));
+
+for (const { over, era } of PATHS) {
+  describe(`search ranking rules on real servers (${over}, ${era} client)`, () => {
+    let dir: string;
+    let cleanup: () => Promise<void>;
+    let wb: EraWorkbench;
+    before(async () => {
+      ({ dir, cleanup } = await tempDir(`wb-search-real-${over}-${era}-`));
+      const config = {
+        toolboxes: {
+          dev: {
+            description: 'Files and memory',
+            mcpServers: {
+              memory: memoryServer(join(dir, 'memory.jsonl')),
+              filesystem: filesystemServer(dir),
+              // Broken on purpose: its variable is unset, so it fails alone and never holds the others up.
+              broken: { command: process.execPath, args: ['-e', '0', '${SEARCH_TEST_UNSET_VARIABLE}'] },
+            },
+          },
+        },
+      };
+      wb = await startEra(over, era, config);
+      assert.equal(wb.client.getProtocolEra(), era);
+    });
+    after(async () => {
+      await wb.close();
+      await cleanup();
+    });
+
+    async function search(query: string): Promise<{ names: string[]; answer: Answer }> {
+      const result = await wb.client.callTool({ name: 'open_toolbox', arguments: { toolbox_name: 'dev', query } });
+      assert.notEqual(result.isError, true, textOf(result as never));
+      const answer = structuredAnswer<Answer>(result as never, 'tools');
+      return { names: answer.tools.map((t) => (t as FullEntry).original_name), answer };
+    }
+
+    it('reads a pasted file name as a file, and a destructive tool loses a near tie unless its action is named', async () => {
+      // "notes.txt" has no word any tool has; read as a file name it reaches the file tools by their own words.
+      const file = await search('notes.txt');
+      assert.ok(file.names[0]?.includes('file'), file.names.join(', '));
+      assert.doesNotMatch(file.answer.hint ?? '', /has a word of the query|nearest to it in meaning/);
+      assert.deepEqual(file.answer.servers_failed.map((f) => f.server), ['broken']);
+      // delete_relations is marked destructive by the memory server; create_relations is not.
+      const relations = await search('relations');
+      assert.equal(relations.names[0], 'create_relations', relations.names.join(', '));
+      assert.ok(relations.names.includes('delete_relations'));
+      assert.equal((await search('delete relations')).names[0], 'delete_relations');
+    });
+  });
+}
