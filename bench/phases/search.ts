@@ -24,7 +24,9 @@ export async function searchPhase(ctx: PhaseContext): Promise<Section> {
     "toolbox, with equivalent tools of other servers also counted. hit@k: a right tool among the first k; MRR over the " +
     'first 20. "plain BM25" is textbook BM25 (k1 1.2, b 0.75) over one bag of words with the same stems and stop words; ' +
     '"before issue 22" is the ranking the workbench had before; MiniSearch 7 gets the same fields, stems and a name ' +
-    'boost; "without the English vectors" turns the shipped word vectors off (the English bridge and the top-up by meaning). `npm run bench:search` prints the same ' +
+    'boost; "without the domain vectors" ranks by words alone (no closeness in meaning, no top-up by it: the vectors learnt ' +
+    'from other MCP packages\' text, scripts/build-domain-vectors.mjs); "without the English vectors" turns the general-English ' +
+    'vectors off (the English bridge and their top-up). `npm run bench:search` prints the same ' +
     'tables (`--misses` lists the tuning queries missed). Grouped (second table): each query searches one toolbox ' +
     `holding every server of its kind (${groupCount} groups in \`bench/search/groups.ts\`, e.g. filesystem, memory and ` +
     'desktop-commander together), as users group servers; equivalent tools of the group count as right.';

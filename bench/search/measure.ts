@@ -7,7 +7,7 @@ import type { FullEntry } from '../../src/catalog/catalog-index.js';
 import { DEFAULT_PARAMS, searchIndex, searchTools } from '../../src/catalog/search.js';
 import { formatToolName } from '../../src/catalog/names.js';
 import { buildBridge } from '../../src/catalog/search-bridge.js';
-import { shippedEnglishVectors } from '../../src/catalog/search-english.js';
+import { shippedVectors } from '../../src/catalog/word-vectors.js';
 import { miniSearch, plainBm25, type Ranker } from './baselines.js';
 import { corpusEntries, loadCorpus } from './corpus.js';
 import { embeddingsRanker } from './embeddings.js';
@@ -56,8 +56,9 @@ export const qualityCells = (r: QualityRow): string[] => [
  */
 export async function qualityRows(env: Record<string, string | undefined>, tuningOnly: boolean): Promise<QualityRow[]> {
   const withEmbeddings = await embeddingsRanker(env, files, toolboxes, QUERIES);
-  const withoutEnglish = workbenchRanker(files, { ...DEFAULT_PARAMS, englishWeight: 0, meaningMin: Infinity }, 'workbench BM25F without the English vectors');
-  const rankers = [workbenchRanker(files), withoutEnglish, ...(withEmbeddings ? [withEmbeddings] : []), plainBm25, previousRanker, miniSearch] as unknown as Ranker<never>[];
+  const withoutEnglish = workbenchRanker(files, { ...DEFAULT_PARAMS, englishWeight: 0, englishMeaningMin: Infinity }, 'workbench BM25F without the English vectors');
+  const withoutDomain = workbenchRanker(files, { ...DEFAULT_PARAMS, meaningWeight: 0, meaningMin: Infinity }, 'workbench BM25F without the domain vectors');
+  const rankers = [workbenchRanker(files), withoutDomain, withoutEnglish, ...(withEmbeddings ? [withEmbeddings] : []), plainBm25, previousRanker, miniSearch] as unknown as Ranker<never>[];
   const sets = querySets(tuningOnly);
   const rows: QualityRow[] = [];
   for (const ranker of rankers) {
@@ -165,7 +166,8 @@ export function measureSpeed(): Speed {
   };
   // Both bridges built once from the 1,000 tools, as open_toolbox builds them once per catalog change, so a query word
   // no tool has pays for its English neighbours (remembered per word after the first round).
-  shippedEnglishVectors();
+  shippedVectors('english');
+  shippedVectors('domain');
   const bridgeStart = performance.now();
   const bridge = buildBridge([index]);
   const bridgesMs = performance.now() - bridgeStart;

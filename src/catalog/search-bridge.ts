@@ -1,4 +1,5 @@
-import { DEFAULT_ENGLISH, englishBridge, shippedEnglishVectors, type EnglishBridge, type EnglishParams, type EnglishVectors } from './search-english.js';
+import { DEFAULT_ENGLISH, englishBridge, type EnglishBridge, type EnglishParams } from './search-english.js';
+import { shippedVectors, type WordVectors } from './word-vectors.js';
 import { FIELD_PLACE, type SearchIndex } from './search-index.js';
 import { wordCount, wordId, wordOf } from './search-text.js';
 
@@ -14,6 +15,8 @@ export interface Bridge {
   related: ReadonlyMap<string, readonly { term: string; strength: number }[]>;
   /** General-English neighbours of query words among the index terms (absent when the vectors could not be read). */
   english?: EnglishBridge;
+  /** The domain word vectors that say how close a query and a tool are in meaning (absent when they could not be read). */
+  meaning?: WordVectors;
 }
 
 export interface BridgeParams {
@@ -32,12 +35,14 @@ const TEXT_PLACES = FIELD_PLACE[6]! / FIELD_PLACE[1]!;
 
 /**
  * Builds the bridge from every index given (all catalogs known); cost linear in the postings. `english` is the
- * general-English vectors of the English bridge: by default the shipped ones (read on first use), `null` for none.
+ * general-English vectors of the English bridge and `meaning` the domain vectors of closeness in meaning: by default
+ * the shipped ones (read on first use), `null` for none.
  */
 export function buildBridge(
   indexes: readonly SearchIndex[],
   params: BridgeParams = DEFAULT_BRIDGE,
-  english: EnglishVectors | null = shippedEnglishVectors(),
+  english: WordVectors | null = shippedVectors('english'),
+  meaning: WordVectors | null = shippedVectors('domain'),
 ): Bridge {
   const docs = docsOf(indexes);
   const related = new Map<string, { term: string; strength: number }[]>();
@@ -45,7 +50,7 @@ export function buildBridge(
     candidates.sort((a, b) => b.strength - a.strength || (a.term < b.term ? -1 : 1));
     related.set(t, candidates.slice(0, params.maxRelated));
   }
-  return english ? { related, english: englishBridge(english, indexes, params.english) } : { related };
+  return { related, ...(english && { english: englishBridge(english, indexes, params.english) }), ...(meaning && { meaning }) };
 }
 
 /** Per doc (numbered across indexes): its name and text terms by word number, and its server. */

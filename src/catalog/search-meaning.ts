@@ -1,15 +1,15 @@
 import type { FullEntry } from './catalog-index.js';
-import { unitVector, type EnglishVectors } from './search-english.js';
+import { unitVector, type WordVectors } from './word-vectors.js';
 import { firstSentenceEnd, withoutLabel, type SearchIndex } from './search-index.js';
 import { STOP_WORDS, words } from './search-text.js';
 
 /**
- * Closeness in meaning between a query and a tool (README "Search", "Topped up by meaning"), from the shipped
- * general-English word vectors: each side is the weighted mean of its words' unit vectors — the tool's name, title
- * and the first sentence of its description; the query's words — and the two are compared by cosine. A word weighs
- * a / (a + p) with p its estimated frequency (the vectors are stored most frequent first, and p follows Zipf's law
- * from that rank), so "get", "file" and "new" count for less than "directory" or "observation". Stop words and words
- * the vectors do not have count for nothing.
+ * Closeness in meaning between a query and a tool (README "Search", "Meaning"), from the shipped domain word vectors
+ * (word-vectors: learnt from the public text of MCP packages): each side is the weighted mean of its words' unit
+ * vectors — the tool's name, title and the first sentence of its description; the query's words — and the two are
+ * compared by cosine. A word weighs a / (a + p) with p its estimated frequency (the vectors are stored most frequent
+ * first, and p follows Zipf's law from that rank), so "get", "file" and "new" count for less than "directory" or
+ * "observation". Stop words and words the vectors do not have count for nothing.
  */
 
 /** The frequency weighting's constant: a word as frequent as 1 in 1,000 counts half. */
@@ -19,10 +19,10 @@ const SMOOTHING = 1e-3;
  * Tools' meaning vectors (undefined: none of its words has a vector) per set of vectors and entry object: a catalog
  * change makes new entries, and the old ones are let go with their catalog.
  */
-const toolMeanings = new WeakMap<EnglishVectors, WeakMap<FullEntry, Float32Array | undefined>>();
+const toolMeanings = new WeakMap<WordVectors, WeakMap<FullEntry, Float32Array | undefined>>();
 
 /** The unit meaning vector of some words, or undefined when none of them has a vector. */
-export function meaningOf(vectors: EnglishVectors, text: readonly string[]): Float32Array | undefined {
+export function meaningOf(vectors: WordVectors, text: readonly string[]): Float32Array | undefined {
   const out = new Float32Array(vectors.dims);
   const harmonic = Math.log(vectors.rows.size + 10);
   let any = false;
@@ -51,7 +51,7 @@ export function toolMeaningWords(entry: FullEntry): string[] {
   return [...words(entry.original_name), ...words(entry.title ?? entry.annotations?.title ?? ''), ...words(description.slice(0, firstSentenceEnd(description)))];
 }
 
-function toolMeaning(vectors: EnglishVectors, entry: FullEntry): Float32Array | undefined {
+function toolMeaning(vectors: WordVectors, entry: FullEntry): Float32Array | undefined {
   let known = toolMeanings.get(vectors);
   if (!known) toolMeanings.set(vectors, (known = new WeakMap()));
   if (known.has(entry)) return known.get(entry);
@@ -60,28 +60,39 @@ function toolMeaning(vectors: EnglishVectors, entry: FullEntry): Float32Array | 
   return meaning;
 }
 
+/** The meaning vector of a query's words, or undefined when none of them has a vector. */
+export function queryMeaning(vectors: WordVectors, queryWords: readonly string[]): Float32Array | undefined {
+  return meaningOf(vectors, queryWords.flatMap((w) => words(w)));
+}
+
+/** The cosine between a query's meaning and a tool's; undefined when none of the tool's words has a vector. */
+export function closeness(vectors: WordVectors, query: Float32Array, entry: FullEntry): number | undefined {
+  const tool = toolMeaning(vectors, entry);
+  if (!tool) return undefined;
+  let cosine = 0;
+  for (let d = 0; d < tool.length; d++) cosine += query[d]! * tool[d]!;
+  return cosine;
+}
+
 /**
  * The `count` tools of the indexes nearest the query's words in meaning, with a cosine of at least `min`, best first
  * (ties by name), leaving out `exclude` and what `allowed` refuses. None when no query word has a vector.
  */
 export function nearestByMeaning(
-  vectors: EnglishVectors,
+  vectors: WordVectors,
   indexes: readonly SearchIndex[],
   queryWords: readonly string[],
   options: { exclude: ReadonlySet<FullEntry>; count: number; min: number; allowed: (entry: FullEntry) => boolean },
 ): { entry: FullEntry; cosine: number }[] {
   if (options.count <= 0) return [];
-  const query = meaningOf(vectors, queryWords.flatMap((w) => words(w)));
+  const query = queryMeaning(vectors, queryWords);
   if (!query) return [];
   const near: { entry: FullEntry; cosine: number }[] = [];
   for (const index of indexes) {
     for (const doc of index.docs) {
       if (options.exclude.has(doc.entry) || !options.allowed(doc.entry)) continue;
-      const tool = toolMeaning(vectors, doc.entry);
-      if (!tool) continue;
-      let cosine = 0;
-      for (let d = 0; d < tool.length; d++) cosine += query[d]! * tool[d]!;
-      if (cosine >= options.min) near.push({ entry: doc.entry, cosine });
+      const cosine = closeness(vectors, query, doc.entry);
+      if (cosine !== undefined && cosine >= options.min) near.push({ entry: doc.entry, cosine });
     }
   }
   near.sort((a, b) => b.cosine - a.cosine || (a.entry.name < b.entry.name ? -1 : a.entry.name > b.entry.name ? 1 : 0));

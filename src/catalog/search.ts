@@ -1,10 +1,11 @@
 import type { FullEntry } from './catalog-index.js';
 import { parseQuery, type ParsedQuery } from './search-query.js';
 import { terms, words } from './search-text.js';
-import { boundedEditDistance, editDistance } from '../shared/edit-distance.js';
+import { boundedEditDistance } from '../shared/edit-distance.js';
 import type { Bridge } from './search-bridge.js';
 import { fieldCount, FIELD_PLACE, type Doc, type SearchIndex } from './search-index.js';
-import { nearestByMeaning } from './search-meaning.js';
+import { closeness, nearestByMeaning, queryMeaning } from './search-meaning.js';
+import type { WordVectors } from './word-vectors.js';
 
 export type { SearchIndex, SearchContext } from './search-index.js';
 export { searchIndex } from './search-index.js';
@@ -50,10 +51,17 @@ export interface RankingParams {
   /** A query word in at most this many tools also reaches its English neighbours (0: only words no tool has). */
   englishMaxDf: number;
   /**
+   * How much closeness in meaning counts beside the words: a matching tool's score is its word score over the best
+   * one's, plus this times the cosine between the query's and the tool's meaning (search-meaning; 0 turns it off).
+   */
+  meaningWeight: number;
+  /**
    * An answer with fewer tools than asked for is topped up with the tools nearest the query in meaning whose cosine is
-   * at least this (search-meaning; Infinity turns it off).
+   * at least this by the domain vectors (search-meaning; Infinity turns it off), or, when those find none, at least
+   * `englishMeaningMin` by the general-English ones.
    */
   meaningMin: number;
+  englishMeaningMin: number;
 }
 
 /** How to search: ranking figures, and the vocabulary bridge of every catalog known (see search-bridge). */
@@ -76,7 +84,9 @@ export const DEFAULT_PARAMS: RankingParams = {
   bridgeWeight: 0.075,
   englishWeight: 0.2,
   englishMaxDf: 0,
-  meaningMin: 0.3,
+  meaningWeight: 2,
+  meaningMin: 0.15,
+  englishMeaningMin: 0.3,
 };
 
 const F = FIELDS.length;
@@ -103,20 +113,26 @@ export function searchTools(indexes: readonly SearchIndex[], query: string, limi
 
 /**
  * The first `limit` of a ranking, topped up when it has fewer (README "Search", "Topped up by meaning"): the tools
- * nearest the query in meaning by the English bridge's vectors follow the word matches, marked `byMeaning` (and
- * `loose`). Nothing is added without the vectors, for a query of qualifiers alone, or below `meaningMin`.
+ * nearest the query in meaning follow the word matches, marked `byMeaning` (and `loose`) — by the domain vectors, or,
+ * when those find no tool near enough (a query in words tool texts rarely use: "schedule" for a tool that books
+ * visits), by the English bridge's general-English vectors. Nothing is added without vectors, for a query of
+ * qualifiers alone, or below `meaningMin` (domain) / `englishMeaningMin` (English).
  */
 export function topUp(indexes: readonly SearchIndex[], parsed: ParsedQuery, ranked: readonly Scored[], limit: number, options: SearchOptions = {}): Scored[] {
   const shown = ranked.slice(0, limit);
-  const english = options.bridge?.english;
-  const min = (options.params ?? DEFAULT_PARAMS).meaningMin;
-  if (shown.length >= limit || !english || !(min <= 1) || parsed.words.length === 0) return shown;
-  const near = nearestByMeaning(english.vectors, indexes, parsed.words, {
-    exclude: new Set(shown.map((s) => s.entry)),
-    count: limit - shown.length,
-    min,
-    allowed: (entry) => allowed(entry, parsed),
-  });
+  const params = options.params ?? DEFAULT_PARAMS;
+  if (shown.length >= limit || parsed.words.length === 0) return shown;
+  const nearest = (vectors: WordVectors | undefined, min: number): { entry: FullEntry }[] =>
+    vectors && min <= 1
+      ? nearestByMeaning(vectors, indexes, parsed.words, {
+          exclude: new Set(shown.map((s) => s.entry)),
+          count: limit - shown.length,
+          min,
+          allowed: (entry) => allowed(entry, parsed),
+        })
+      : [];
+  let near = nearest(options.bridge?.meaning, params.meaningMin);
+  if (near.length === 0) near = nearest(options.bridge?.english?.vectors, params.englishMeaningMin);
   return [...shown, ...near.map(({ entry }): Scored => ({ entry, score: 0, loose: true, byMeaning: true }))];
 }
 
@@ -143,6 +159,7 @@ export function rankTools(indexes: readonly SearchIndex[], parsed: ParsedQuery, 
     const extra = feedbackSlots(indexes, stats, scores, slots, params);
     if (extra.length > 0) scores = scoreSlots(indexes, stats, [...slots.filter((s) => s.length > 0), ...extra], params, parsed);
   }
+  if (options.bridge?.meaning && params.meaningWeight > 0) withMeaning(options.bridge.meaning, parsed, scores, params.meaningWeight);
   const exact = parsed.exactNames;
   if (exact.length > 0) {
     // A tool the query names exactly comes first, even when no other word of the query matched it.
@@ -161,6 +178,21 @@ export function rankTools(indexes: readonly SearchIndex[], parsed: ParsedQuery, 
     }
   }
   return scores.sort(byScore);
+}
+
+/**
+ * Words and meaning together (README "Search", "Meaning"): each matching tool's score becomes its word score over the
+ * best one's (so 1 at most) plus `weight` times the cosine between the query's meaning and the tool's. The words decide
+ * which tools match at all; meaning reorders them, so among tools that share the query's incidental words ("open",
+ * "show") the one whose job the query describes comes first.
+ */
+function withMeaning(vectors: WordVectors, parsed: ParsedQuery, scores: Scored[], weight: number): void {
+  const query = queryMeaning(vectors, parsed.words);
+  if (!query || scores.length === 0) return;
+  let best = 0;
+  for (const s of scores) best = Math.max(best, s.score);
+  if (!(best > 0)) return;
+  for (const s of scores) s.score = s.score / best + weight * (closeness(vectors, query, s.entry) ?? 0);
 }
 
 /** Whether a query has qualifiers and nothing else to search by (no word, or only words like "the"). */
@@ -343,45 +375,4 @@ function feedbackSlots(indexes: readonly SearchIndex[], stats: Stats, first: Sco
     .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
     .slice(0, params.feedbackTerms)
     .map(([term]) => [{ term, weight: params.feedbackWeight }]);
-}
-
-/**
- * For a query that matched nothing: the `limit` tools whose names look most like it (shared character trigrams of
- * the query and the tool's name and title), best first, topped up with the names nearest it by edit distance, so an
- * empty answer still names somewhere to go whenever there are tools at all.
- */
-export function closestTools(indexes: readonly SearchIndex[], query: string, limit: number): FullEntry[] {
-  const parsed = parseQuery(query);
-  const text = parsed.words.join(' ');
-  if (text === '') return [];
-  const wanted = trigrams(text);
-  const scored: Scored[] = [];
-  const near: { entry: FullEntry; name: string }[] = [];
-  for (const index of indexes) {
-    for (const doc of index.docs) {
-      if (!allowed(doc.entry, parsed)) continue;
-      const name = words(doc.entry.original_name).join(' ');
-      const have = trigrams(`${name} ${words(doc.entry.title ?? '').join(' ')}`);
-      let shared = 0;
-      for (const g of wanted) if (have.has(g)) shared++;
-      if (shared > 0) scored.push({ entry: doc.entry, score: shared / Math.sqrt(wanted.size * have.size) });
-      else near.push({ entry: doc.entry, name });
-    }
-  }
-  const byName = (a: Scored, b: Scored): number => b.score - a.score || (a.entry.name < b.entry.name ? -1 : a.entry.name > b.entry.name ? 1 : 0);
-  scored.sort(byName);
-  if (scored.length < limit) {
-    const distant = near.map(({ entry, name }) => ({ entry, score: -editDistance(text, name) }));
-    scored.push(...distant.sort(byName).slice(0, limit - scored.length));
-  }
-  return scored.slice(0, limit).map((s) => s.entry);
-}
-
-function trigrams(text: string): Set<string> {
-  const out = new Set<string>();
-  for (const w of text.split(' ')) {
-    const padded = ` ${w} `;
-    for (let i = 0; i + 3 <= padded.length; i++) out.add(padded.slice(i, i + 3));
-  }
-  return out;
 }

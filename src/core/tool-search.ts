@@ -1,8 +1,9 @@
 import { join } from 'node:path';
 import type { Answer, FullEntry } from '../catalog/catalog-index.js';
-import { closestTools, MAX_SEARCH_LIMIT, onlyQualifiers, rankTools, searchIndex, topUp, type Scored, type SearchContext, type SearchIndex } from '../catalog/search.js';
+import { MAX_SEARCH_LIMIT, onlyQualifiers, rankTools, searchIndex, topUp, type Scored, type SearchContext, type SearchIndex } from '../catalog/search.js';
+import { closestTools } from '../catalog/search-closest.js';
 import { buildBridge, DEFAULT_BRIDGE, type Bridge } from '../catalog/search-bridge.js';
-import { shippedEnglishVectors } from '../catalog/search-english.js';
+import { shippedVectors } from '../catalog/word-vectors.js';
 import { parseQuery, type ParsedQuery } from '../catalog/search-query.js';
 import { SemanticRanker } from '../catalog/search-semantic.js';
 import { qualifierMiss } from './search-reach.js';
@@ -152,7 +153,8 @@ export class ToolSearch {
     const from = [...this.known.values()];
     const memo = this.bridgeMemo;
     if (memo && memo.from.length === from.length && memo.from.every((index, i) => index === from[i])) return memo.bridge;
-    this.bridgeMemo = { from, bridge: buildBridge(from, DEFAULT_BRIDGE, shippedEnglishVectors(this.options.log?.child('search'))) };
+    const log = this.options.log?.child('search');
+    this.bridgeMemo = { from, bridge: buildBridge(from, DEFAULT_BRIDGE, shippedVectors('english', log), shippedVectors('domain', log)) };
     return this.bridgeMemo.bridge;
   }
 

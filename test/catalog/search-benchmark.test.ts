@@ -7,6 +7,7 @@ import { QUERIES } from '../../bench/search/queries.js';
 import { heldOutIds } from '../../bench/search/split.js';
 import { GROUPS } from '../../bench/search/groups.js';
 import { BLIND } from '../../bench/search/blind.js';
+import { SERVERS } from '../../bench/search/servers.js';
 
 /**
  * The quality guard of search (README: "Search"; BENCHMARKS.md): on the held-out benchmark queries over the frozen
@@ -46,6 +47,18 @@ describe('search benchmark (held-out queries)', () => {
     const grouped = Object.values(GROUPS).flat();
     assert.equal(new Set(grouped).size, grouped.length, 'a server in two groups');
     assert.deepEqual([...grouped].sort(), files.map((f) => f.server).sort());
+  });
+
+  it('learns the domain word vectors from packages none of which is a benchmark server', () => {
+    // scripts/build-domain-vectors.mjs also leaves out every sentence of the corpus; this checks the package list.
+    const listed = readFileSync(new URL('../../scripts/domain-packages.txt', import.meta.url), 'utf8')
+      .split('\n')
+      .filter((l) => l.trim() && !l.startsWith('#'))
+      .map((l) => l.trim().slice(0, l.trim().lastIndexOf('@')));
+    assert.ok(listed.length >= 1_000, `${listed.length} packages`);
+    const benchmark = new Set(SERVERS.map((s) => s.package));
+    assert.equal(benchmark.size, files.length);
+    assert.deepEqual(listed.filter((name) => benchmark.has(name)), []);
   });
 
   it('keeps held-out hit@5 within 2 points of the recorded figure, scoped and global', () => {

@@ -7,7 +7,7 @@ import type { FullEntry } from '../../src/catalog/catalog-index.js';
 import { rankTools, searchIndex, searchTools } from '../../src/catalog/search.js';
 import { parseQuery } from '../../src/catalog/search-query.js';
 import { buildBridge, DEFAULT_BRIDGE } from '../../src/catalog/search-bridge.js';
-import { ENGLISH_VECTORS_PATH, loadEnglishVectors, parseEnglishVectors, shippedEnglishVectors } from '../../src/catalog/search-english.js';
+import { loadWordVectors, parseWordVectors, shippedVectors, vectorsPath } from '../../src/catalog/word-vectors.js';
 import { createLogger } from '../../src/log.js';
 
 function tool(name: string, description: string): FullEntry {
@@ -49,9 +49,9 @@ describe('English bridge (README "Search")', () => {
   });
 
   it('reads the shipped file once, with a word table of the most frequent English words', () => {
-    const vectors = shippedEnglishVectors();
+    const vectors = shippedVectors('english');
     assert.ok(vectors);
-    assert.equal(shippedEnglishVectors(), vectors);
+    assert.equal(shippedVectors('english'), vectors);
     assert.equal(vectors.dims, 100);
     assert.ok(vectors.rows.get('the') === 0 && vectors.rows.has('physician'));
   });
@@ -60,17 +60,17 @@ describe('English bridge (README "Search")', () => {
     const dir = await mkdtemp(join(tmpdir(), 'wb-english-'));
     try {
       const missing = capture();
-      assert.equal(loadEnglishVectors(join(dir, 'none.bin'), missing.log), null);
+      assert.equal(loadWordVectors(join(dir, 'none.bin'), 'english', missing.log), null);
       assert.equal(missing.lines.length, 1);
       assert.match(missing.lines[0]!, /warn: .*English word vectors could not be read.*search matches words only/);
 
-      const real = await readFile(ENGLISH_VECTORS_PATH);
+      const real = await readFile(vectorsPath('english'));
       const cases = [Buffer.from('not vectors at all'), real.subarray(0, real.length - 7), Buffer.concat([Buffer.from('WBEV'), Buffer.alloc(40, 0xff)])];
       for (const [i, bytes] of cases.entries()) {
         const path = join(dir, `corrupt-${i}.bin`);
         await writeFile(path, bytes);
         const { lines, log } = capture();
-        const vectors = loadEnglishVectors(path, log);
+        const vectors = loadWordVectors(path, 'english', log);
         assert.equal(vectors, null);
         assert.equal(lines.length, 1, `case ${i}: one line`);
         assert.match(lines[0]!, /not usable/);
@@ -80,7 +80,7 @@ describe('English bridge (README "Search")', () => {
         assert.deepEqual(searchTools(indexes, 'physician', 5, { bridge }), []);
         assert.equal(searchTools(indexes, 'doctor', 5, { bridge })[0]?.original_name, 'find_doctor');
       }
-      assert.equal(parseEnglishVectors(new Uint8Array(0)).ok, false);
+      assert.equal(parseWordVectors(new Uint8Array(0)).ok, false);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -2,14 +2,15 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { FullEntry } from '../../src/catalog/catalog-index.js';
 import { DEFAULT_PARAMS, rankTools, searchIndex, searchTools, topUp, type Scored } from '../../src/catalog/search.js';
-import { buildBridge } from '../../src/catalog/search-bridge.js';
+import { buildBridge, DEFAULT_BRIDGE } from '../../src/catalog/search-bridge.js';
+import { corpusEntries, loadCorpus } from '../../bench/search/corpus.js';
 import { meaningOf, toolMeaningWords } from '../../src/catalog/search-meaning.js';
-import { shippedEnglishVectors } from '../../src/catalog/search-english.js';
+import { shippedVectors } from '../../src/catalog/word-vectors.js';
 import { parseQuery } from '../../src/catalog/search-query.js';
 
 /**
  * Short answers topped up by meaning (README "Search", "Topped up by meaning"): when fewer tools than asked for have
- * a word of the query, the tools nearest the query in meaning (general-English word vectors) follow them, marked.
+ * a word of the query, the tools nearest the query in meaning (the domain word vectors) follow them, marked.
  */
 
 function tool(name: string, description: string, server = 's', title?: string): FullEntry {
@@ -43,13 +44,13 @@ const named = (list: readonly Scored[]): string[] => list.map((s) => `${s.entry.
 
 describe('topped up by meaning (README "Search")', () => {
   it('answers a query none of whose words a tool has with the tools nearest it in meaning, marked', () => {
-    const answer = shown('show everything you remember');
-    assert.equal(answer[0]?.entry.original_name, 'read_graph');
+    const answer = shown('forget a fact');
+    assert.equal(answer[0]?.entry.original_name, 'delete_entities');
     assert.ok(answer.length > 1 && answer.length <= 5);
     assert.ok(answer.every((s) => s.byMeaning && s.loose && s.score === 0), JSON.stringify(named(answer)));
     assert.equal(new Set(answer.map((s) => s.entry)).size, answer.length, 'no tool twice');
     // searchTools (what the benchmark measures) answers the same.
-    assert.deepEqual(searchTools(indexes, 'show everything you remember', 5, { bridge }), answer.map((s) => s.entry));
+    assert.deepEqual(searchTools(indexes, 'forget a fact', 5, { bridge }), answer.map((s) => s.entry));
   });
 
   it('puts the word matches first and only fills up to the limit', () => {
@@ -64,26 +65,29 @@ describe('topped up by meaning (README "Search")', () => {
   it('adds nothing for words without vectors, below the least cosine, outside the qualifiers, or when turned off', () => {
     assert.deepEqual(shown('zzqx'), []);
     assert.deepEqual(shown('the'), [], 'stop words carry no meaning');
-    assert.deepEqual(shown('show everything you remember', 5, { ...DEFAULT_PARAMS, meaningMin: Infinity }), []);
-    assert.deepEqual(shown('show everything you remember', 5, { ...DEFAULT_PARAMS, meaningMin: 0.99 }), []);
-    assert.deepEqual(shown('server:other remember'), []);
-    assert.ok(shown('server:s remember').length > 0);
-    const parsed = parseQuery('show everything you remember');
+    assert.deepEqual(shown('forget a fact', 5, { ...DEFAULT_PARAMS, meaningMin: Infinity, englishMeaningMin: Infinity }), []);
+    assert.deepEqual(shown('forget a fact', 5, { ...DEFAULT_PARAMS, meaningMin: 0.99, englishMeaningMin: 0.99 }), []);
+    // Where the domain vectors find nothing near enough, the general-English ones top up (the domain vectors would
+    // have given delete_entities first).
+    assert.equal(shown('forget a fact', 5, { ...DEFAULT_PARAMS, meaningMin: 0.99 })[0]?.entry.original_name, 'read_graph');
+    assert.deepEqual(shown('server:other forget'), []);
+    assert.ok(shown('server:s forget').length > 0);
+    const parsed = parseQuery('forget a fact');
     assert.deepEqual(topUp(indexes, parsed, [], 5, {}), [], 'no vectors without the bridge');
   });
 
   it('follows a tool whose text changed (meanings are kept per entry object)', () => {
-    const query = 'show everything you remember';
+    const query = 'forget a fact';
     const before = searchTools(indexes, query, 1, { bridge })[0]?.original_name;
-    assert.equal(before, 'read_graph');
-    const changed = MEMORY.map((e) => (e.original_name === 'read_graph' ? { ...e, original_name: 'ping', description: '[memory/s] Checks that the server answers.' } : e));
+    assert.equal(before, 'delete_entities');
+    const changed = MEMORY.map((e) => (e.original_name === 'delete_entities' ? { ...e, original_name: 'ping', description: '[memory/s] Checks that the server answers.' } : e));
     const again = [searchIndex(changed)];
     const after = searchTools(again, query, 5, { bridge: buildBridge(again) }).map((e) => e.original_name);
-    assert.ok(!after.includes('read_graph') && after[0] !== 'ping', JSON.stringify(after));
+    assert.ok(!after.includes('delete_entities') && after[0] !== 'ping', JSON.stringify(after));
   });
 
   it('weighs rare words above common ones, over the name, title and first sentence', () => {
-    const vectors = shippedEnglishVectors()!;
+    const vectors = shippedVectors('domain')!;
     const cos = (a: readonly string[], b: readonly string[]): number => {
       const x = meaningOf(vectors, a)!;
       const y = meaningOf(vectors, b)!;
@@ -95,5 +99,42 @@ describe('topped up by meaning (README "Search")', () => {
     assert.equal(meaningOf(vectors, ['zzqx', 'the']), undefined);
     const entry = tool('read_graph', 'Read the entire knowledge graph. Returns every entity.', 's', 'Read graph');
     assert.deepEqual(toolMeaningWords(entry), ['read', 'graph', 'read', 'graph', 'read', 'the', 'entire', 'knowledge', 'graph']);
+  });
+});
+
+describe('words and meaning together (README "Search", "Meaning")', () => {
+  // The frozen benchmark corpus (43 real servers), searched across every server as a global search does.
+  const files = loadCorpus();
+  const servers = new Map(files.map((f) => [`${f.server}/${f.server}`, f.description]));
+  const all = [...corpusEntries(files).values()].map((entries) => searchIndex(entries, { servers }));
+  const corpusBridge = buildBridge(all);
+  const rankOf = (query: string, tool: string, params = DEFAULT_PARAMS, bridgeUsed = corpusBridge): number =>
+    rankTools(all, parseQuery(query), { params, bridge: bridgeUsed }).findIndex((s) => `${s.entry.source_server}:${s.entry.original_name}` === tool) + 1;
+  const wordsAlone = { ...DEFAULT_PARAMS, meaningWeight: 0 };
+
+  it('puts first the tool whose job the query describes, among tools that share its words', () => {
+    const first = (query: string, params = DEFAULT_PARAMS): string => {
+      const top = rankTools(all, parseQuery(query), { params, bridge: corpusBridge })[0]!.entry;
+      return `${top.source_server}:${top.original_name}`;
+    };
+    assert.equal(first('sign in to microsoft'), 'ms-365:login');
+    assert.equal(first('run some javascript on the page'), 'playwright:browser_run_code_unsafe');
+    assert.match(first('make a folder'), /:create[-_].*(folder|directory)/);
+    // By words alone, tools that share an incidental word come first (so the assertions above prove something).
+    assert.ok(rankOf('sign in to microsoft', 'ms-365:login', wordsAlone) > 5);
+    assert.ok(rankOf('run some javascript on the page', 'playwright:browser_run_code_unsafe', wordsAlone) > 5);
+    assert.match(first('make a folder', wordsAlone), /:list[-_]/);
+  });
+
+  it('only reorders the tools that match a word, keeps an exact name first, and is off without the vectors', () => {
+    const parsed = parseQuery('make a folder');
+    const withMeaning = rankTools(all, parsed, { bridge: corpusBridge });
+    const byWords = rankTools(all, parsed, { params: wordsAlone, bridge: corpusBridge });
+    assert.deepEqual(new Set(withMeaning.map((s) => s.entry)), new Set(byWords.map((s) => s.entry)));
+    assert.ok(withMeaning.every((s) => !s.byMeaning));
+    assert.equal(rankTools(all, parseQuery('create_entities folder'), { bridge: corpusBridge })[0]?.entry.original_name, 'create_entities');
+    const noVectors = buildBridge(all, DEFAULT_BRIDGE, null, null);
+    assert.equal(noVectors.meaning, undefined);
+    assert.equal(rankOf('make a folder', 'filesystem:create_directory', DEFAULT_PARAMS, noVectors), rankOf('make a folder', 'filesystem:create_directory', wordsAlone, buildBridge(all, DEFAULT_BRIDGE, undefined, null)));
   });
 });

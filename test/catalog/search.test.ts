@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { FullEntry } from '../../src/catalog/catalog-index.js';
-import { closestTools, DEFAULT_PARAMS, searchIndex, searchTools, stem, words } from '../../src/catalog/search.js';
+import { DEFAULT_PARAMS, searchIndex, searchTools, stem, words } from '../../src/catalog/search.js';
+import { closestTools } from '../../src/catalog/search-closest.js';
 import { buildBridge } from '../../src/catalog/search-bridge.js';
 import { parseQuery } from '../../src/catalog/search-query.js';
 
