@@ -126,6 +126,22 @@ describe('words and meaning together (README "Search", "Meaning")', () => {
     assert.match(first('make a folder', wordsAlone), /:list[-_]/);
   });
 
+  it('answers by meaning in a toolbox of the memory and filesystem servers, where words alone do not', () => {
+    // The same catalogs as test/core/search-real-servers.test.ts, which asks these through the protocol.
+    const entries = corpusEntries(files);
+    const mixed = [searchIndex([...entries.get('memory')!, ...entries.get('filesystem')!])];
+    const mixedBridge = buildBridge(mixed);
+    const first = (query: string, params = DEFAULT_PARAMS): string | undefined => searchTools(mixed, query, 5, { params, bridge: mixedBridge })[0]?.original_name;
+    for (const [query, tool] of [
+      ['delete a person from memory', 'delete_entities'],
+      ['store a new person', 'create_entities'],
+      ['view an image file', 'read_media_file'],
+    ] as const) {
+      assert.equal(first(query), tool, query);
+      assert.notEqual(first(query, wordsAlone), tool, `${query}: words alone`);
+    }
+  });
+
   it('only reorders the tools that match a word, keeps an exact name first, and is off without the vectors', () => {
     const parsed = parseQuery('make a folder');
     const withMeaning = rankTools(all, parsed, { bridge: corpusBridge });

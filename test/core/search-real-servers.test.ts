@@ -6,7 +6,7 @@ import { ERAS, startEra, type EraName, type EraWorkbench, type Over } from '../h
 import { filesystemServer, memoryServer, structuredAnswer, tempDir, textOf } from '../helpers/workbench-process.js';
 
 /**
- * Two ranking rules of search (README "Search": "Pasted values", "Destructive tools lose near ties") through the
+ * Ranking rules of search (README "Search": "Pasted values", "Destructive tools lose near ties", "Meaning") through the
  * protocol, against the real memory and filesystem servers from npm, over stdio and HTTP with clients of both eras,
  * beside a server that cannot start (its variable is unset).
  */
@@ -58,6 +58,20 @@ for (const { over, era } of PATHS) {
       assert.equal(relations.names[0], 'create_relations', relations.names.join(', '));
       assert.ok(relations.names.includes('delete_relations'));
       assert.equal((await search('delete relations')).names[0], 'delete_relations');
+    });
+
+    it('puts first the tool whose job the query describes, among tools that share its words (closeness in meaning)', async () => {
+      // By words alone these answer delete_observations, create_directory and directory_tree first (checked in
+      // test/catalog/search-meaning.test.ts against the same catalogs; the domain word vectors decide here).
+      for (const [query, tool] of [
+        ['delete a person from memory', 'delete_entities'],
+        ['store a new person', 'create_entities'],
+        ['view an image file', 'read_media_file'],
+      ] as const) {
+        const { names, answer } = await search(query);
+        assert.equal(names[0], tool, `${query}: ${names.join(', ')}`);
+        assert.deepEqual(answer.servers_failed.map((f) => f.server), ['broken']);
+      }
     });
   });
 }
