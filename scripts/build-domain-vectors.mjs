@@ -19,8 +19,8 @@
  *    frequent, are counted together within `WINDOW` words of each other (weighted 1/distance); the counts become
  *    positive pointwise mutual information (context counts smoothed by the power 0.75), and a randomized SVD (seeded,
  *    so the same input gives the same bytes) reduces each word's row to `DIMS` numbers.
- * 4. The file has the same format as data/english-vectors.bin (scripts/build-english-vectors.mjs), words in order
- *    of frequency, each vector unit length and quantised to int8 with its own scale.
+ * 4. The file has the same format as data/english-vectors.bin (scripts/word-vectors-file.mjs writes both), words in
+ *    order of frequency, each vector unit length and quantised to int8 with its own scale.
  */
 import { createHash } from 'node:crypto';
 import { execFile } from 'node:child_process';
@@ -29,6 +29,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { wordVectorsFile } from './word-vectors-file.mjs';
 
 const DIMS = 100;
 const WINDOW = 4;
@@ -275,29 +276,13 @@ const top = Array.from({ length: L }, (_, i) => [Math.abs(s[i][i]), i])
 
 // 4. The file.
 const words = vocabulary.filter((w) => /^[a-z]{2,}$/.test(w));
-const bytes = Buffer.from(words.join('\n'), 'utf8');
-const padded = Math.ceil(bytes.length / 4) * 4;
-const buffer = Buffer.alloc(20 + padded + words.length * 4 + words.length * DIMS);
-buffer.write('WBEV', 0, 'latin1');
-buffer.writeUInt32LE(1, 4);
-buffer.writeUInt32LE(words.length, 8);
-buffer.writeUInt32LE(DIMS, 12);
-buffer.writeUInt32LE(bytes.length, 16);
-bytes.copy(buffer, 20);
-const scalesAt = 20 + padded;
-const vectorsAt = scalesAt + words.length * 4;
-words.forEach((word, row) => {
+const buffer = wordVectorsFile(words, DIMS, (word) => {
   const i = id.get(word);
-  const x = top.map((col) => {
+  return top.map((col) => {
     let sum = 0;
     for (let a = 0; a < L; a++) sum += q[i * L + a] * v[a][col];
     return sum;
   });
-  const norm = Math.hypot(...x) || 1;
-  const unit = x.map((y) => y / norm);
-  const scale = Math.fround(Math.max(...unit.map(Math.abs)) / 127 || 1);
-  buffer.writeFloatLE(scale, scalesAt + row * 4);
-  for (let d = 0; d < DIMS; d++) buffer.writeInt8(Math.max(-127, Math.min(127, Math.round(unit[d] / scale))), vectorsAt + row * DIMS + d);
 });
 mkdirSync(dirname(out), { recursive: true });
 writeFileSync(out, buffer);

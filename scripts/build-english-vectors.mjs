@@ -12,12 +12,12 @@
  * looking at any tool or query. Each vector is made unit length and quantised to int8 with its own scale. The output
  * depends only on the input: the same package always gives the same bytes.
  *
- * Format (little-endian): "WBEV", u32 version (1), u32 word count N, u32 dimensions D, u32 byte length L of the
- * words; L bytes of UTF-8 words joined by "\n"; zero padding to a multiple of 4; N float32 scales; N × D int8.
+ * The format is written by scripts/word-vectors-file.mjs.
  */
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { wordVectorsFile } from './word-vectors-file.mjs';
 
 const args = process.argv.slice(2);
 const source = args.find((a) => !a.startsWith('--'));
@@ -41,27 +41,8 @@ for (const word of file.words) {
   if (/^[a-z]{2,}$/.test(word) && Array.isArray(file.vectors[word])) kept.push(word);
 }
 
-const words = Buffer.from(kept.join('\n'), 'utf8');
-const padded = Math.ceil(words.length / 4) * 4;
-const header = 20;
-const buffer = Buffer.alloc(header + padded + kept.length * 4 + kept.length * dims);
-buffer.write('WBEV', 0, 'latin1');
-buffer.writeUInt32LE(1, 4);
-buffer.writeUInt32LE(kept.length, 8);
-buffer.writeUInt32LE(dims, 12);
-buffer.writeUInt32LE(words.length, 16);
-words.copy(buffer, header);
-const scalesAt = header + padded;
-const vectorsAt = scalesAt + kept.length * 4;
-kept.forEach((word, i) => {
-  // The package's arrays hold the vector's dimensions, then its norm and its word number.
-  const v = file.vectors[word].slice(0, dims);
-  const norm = Math.hypot(...v) || 1;
-  const unit = v.map((x) => x / norm);
-  const scale = Math.fround(Math.max(...unit.map(Math.abs)) / 127 || 1);
-  buffer.writeFloatLE(scale, scalesAt + i * 4);
-  for (let d = 0; d < dims; d++) buffer.writeInt8(Math.max(-127, Math.min(127, Math.round(unit[d] / scale))), vectorsAt + i * dims + d);
-});
+// The package's arrays hold the vector's dimensions, then its norm and its word number.
+const buffer = wordVectorsFile(kept, dims, (word) => file.vectors[word].slice(0, dims));
 mkdirSync(dirname(out), { recursive: true });
 writeFileSync(out, buffer);
 console.log(`${out}: ${kept.length} words (the last: "${kept.at(-1)}"), ${dims} dimensions, ${buffer.length} bytes`);
