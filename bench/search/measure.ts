@@ -15,6 +15,7 @@ import { metricsOf, metricsOfRanks, runGrouped, runQueries, workbenchRanker, typ
 import { groupedToolboxes, GROUPS } from './groups.js';
 import { previousRanker } from './previous-ranker.js';
 import { BLIND } from './blind.js';
+import { BLIND2 } from './blind2.js';
 import { QUERIES, type BenchQuery } from './queries.js';
 import { heldOutIds } from './split.js';
 
@@ -26,11 +27,11 @@ export const held = QUERIES.filter((q) => heldOut.has(q.id));
 export const toolCount = [...toolboxes.values()].reduce((n, e) => n + e.length, 0);
 
 /** Which queries a row is about: held out and blind are never tuned on (bench/search/blind.ts). */
-export type QuerySet = 'held out' | 'blind' | 'tuning';
+export type QuerySet = 'held out' | 'blind' | 'blind 2' | 'tuning';
 
 /** The query sets a table shows: every one, or with `tuningOnly` the tuning queries alone. */
 function querySets(tuningOnly: boolean): readonly (readonly [QuerySet, readonly BenchQuery[]])[] {
-  return tuningOnly ? [['tuning', tuning]] : [['held out', held], ['blind', BLIND], ['tuning', tuning]];
+  return tuningOnly ? [['tuning', tuning]] : [['held out', held], ['blind', BLIND], ['blind 2', BLIND2], ['tuning', tuning]];
 }
 
 export const QUALITY_HEAD = ['Ranker', 'Queries', 'Scoped hit@1', 'Scoped hit@5', 'Scoped MRR', 'Global hit@1', 'Global hit@5', 'Global MRR'];

@@ -7,6 +7,7 @@ import { QUERIES } from '../../bench/search/queries.js';
 import { heldOutIds } from '../../bench/search/split.js';
 import { GROUPS } from '../../bench/search/groups.js';
 import { BLIND } from '../../bench/search/blind.js';
+import { BLIND2 } from '../../bench/search/blind2.js';
 import { SERVERS } from '../../bench/search/servers.js';
 
 /**
@@ -32,7 +33,7 @@ describe('search benchmark (held-out queries)', () => {
 
   it('labels every query, tuning, held-out and blind, with tools the corpus has', () => {
     const names = new Map(files.map((f) => [f.server, new Set(f.tools.map((t) => t.name))]));
-    for (const q of [...QUERIES, ...BLIND]) {
+    for (const q of [...QUERIES, ...BLIND, ...BLIND2]) {
       assert.ok(q.tools.length > 0, `${q.id} has no right tool`);
       for (const tool of q.tools) assert.ok(names.get(q.server)?.has(tool), `${q.id} "${q.query}": ${q.server} has no tool ${tool}`);
       for (const other of q.also) {
@@ -40,7 +41,7 @@ describe('search benchmark (held-out queries)', () => {
         assert.ok(server !== q.server && names.get(server!)?.has(tool!), `${q.id} "${q.query}": no equivalent ${other}`);
       }
     }
-    assert.equal(new Set([...QUERIES, ...BLIND].map((q) => q.id)).size, QUERIES.length + BLIND.length, 'query ids are unique');
+    assert.equal(new Set([...QUERIES, ...BLIND, ...BLIND2].map((q) => q.id)).size, QUERIES.length + BLIND.length + BLIND2.length, 'query ids are unique');
   });
 
   it('puts every corpus server in exactly one group of the grouped figures', () => {
