@@ -72,6 +72,10 @@ for (const { over, era } of PATHS) {
         assert.equal(names[0], tool, `${query}: ${names.join(', ')}`);
         assert.deepEqual(answer.servers_failed.map((f) => f.server), ['broken']);
       }
+      // A word no tool has and the domain vectors do not know: the general-English vectors top the answer up, said so.
+      const english = await search('photograph');
+      assert.ok(english.names.length > 0, 'topped up by the English vectors');
+      assert.match(english.answer.hint ?? '', /No tool here has a word of the query: these are the tools nearest to it in meaning/);
     });
   });
 }
