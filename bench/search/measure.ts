@@ -58,7 +58,7 @@ export const qualityCells = (r: QualityRow): string[] => [
 export async function qualityRows(env: Record<string, string | undefined>, tuningOnly: boolean): Promise<QualityRow[]> {
   const withEmbeddings = await embeddingsRanker(env, files, toolboxes, QUERIES);
   const withoutEnglish = workbenchRanker(files, { ...DEFAULT_PARAMS, englishWeight: 0, englishMeaningMin: Infinity }, 'workbench BM25F without the English vectors');
-  const withoutDomain = workbenchRanker(files, { ...DEFAULT_PARAMS, meaningWeight: 0, meaningMin: Infinity }, 'workbench BM25F without the domain vectors');
+  const withoutDomain = workbenchRanker(files, { ...DEFAULT_PARAMS, meaningWeight: 0, serverMeaningWeight: 0, meaningMin: Infinity }, 'workbench BM25F without the domain vectors');
   const rankers = [workbenchRanker(files), withoutDomain, withoutEnglish, ...(withEmbeddings ? [withEmbeddings] : []), plainBm25, previousRanker, miniSearch] as unknown as Ranker<never>[];
   const sets = querySets(tuningOnly);
   const rows: QualityRow[] = [];

@@ -65,13 +65,56 @@ export function queryMeaning(vectors: WordVectors, queryWords: readonly string[]
   return meaningOf(vectors, queryWords.flatMap((w) => words(w)));
 }
 
+/** The cosine between two unit vectors. */
+export function cosine(a: Float32Array, b: Float32Array): number {
+  let sum = 0;
+  for (let d = 0; d < a.length; d++) sum += a[d]! * b[d]!;
+  return sum;
+}
+
 /** The cosine between a query's meaning and a tool's; undefined when none of the tool's words has a vector. */
 export function closeness(vectors: WordVectors, query: Float32Array, entry: FullEntry): number | undefined {
   const tool = toolMeaning(vectors, entry);
-  if (!tool) return undefined;
-  let cosine = 0;
-  for (let d = 0; d < tool.length; d++) cosine += query[d]! * tool[d]!;
-  return cosine;
+  return tool ? cosine(query, tool) : undefined;
+}
+
+/** Which server a tool is of, across toolboxes: `toolbox/server`. */
+export const serverKey = (entry: FullEntry): string => `${entry.toolbox_name}/${entry.source_server}`;
+
+/** Each index's servers' meanings, per set of vectors (an index is built anew when its catalog changes). */
+const indexServerMeanings = new WeakMap<WordVectors, WeakMap<SearchIndex, Map<string, Float32Array>>>();
+
+/**
+ * What each server of the indexes is about, by `serverKey`: the unit mean of its tools' meanings (a server none of
+ * whose tools has a vector has none). Computed once per index and kept with it.
+ */
+export function serverMeanings(vectors: WordVectors, indexes: readonly SearchIndex[]): Map<string, Float32Array> {
+  let known = indexServerMeanings.get(vectors);
+  if (!known) indexServerMeanings.set(vectors, (known = new WeakMap()));
+  const out = new Map<string, Float32Array>();
+  for (const index of indexes) {
+    let servers = known.get(index);
+    if (!servers) known.set(index, (servers = meaningsOfServers(vectors, index)));
+    for (const [key, meaning] of servers) out.set(key, meaning);
+  }
+  return out;
+}
+
+function meaningsOfServers(vectors: WordVectors, index: SearchIndex): Map<string, Float32Array> {
+  const sums = new Map<string, Float32Array>();
+  for (const doc of index.docs) {
+    const tool = toolMeaning(vectors, doc.entry);
+    if (!tool) continue;
+    const key = serverKey(doc.entry);
+    let sum = sums.get(key);
+    if (!sum) sums.set(key, (sum = new Float32Array(vectors.dims)));
+    for (let d = 0; d < tool.length; d++) sum[d]! += tool[d]!;
+  }
+  for (const sum of sums.values()) {
+    const norm = Math.sqrt(cosine(sum, sum));
+    if (norm > 0) for (let d = 0; d < sum.length; d++) sum[d]! /= norm;
+  }
+  return sums;
 }
 
 /**

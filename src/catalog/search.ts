@@ -4,7 +4,7 @@ import { terms, words } from './search-text.js';
 import { boundedEditDistance } from '../shared/edit-distance.js';
 import type { Bridge } from './search-bridge.js';
 import { fieldCount, FIELD_PLACE, type Doc, type SearchIndex } from './search-index.js';
-import { closeness, nearestByMeaning, queryMeaning } from './search-meaning.js';
+import { closeness, cosine, nearestByMeaning, queryMeaning, serverKey, serverMeanings } from './search-meaning.js';
 import type { WordVectors } from './word-vectors.js';
 
 export type { SearchIndex, SearchContext } from './search-index.js';
@@ -56,6 +56,12 @@ export interface RankingParams {
    */
   meaningWeight: number;
   /**
+   * How much the query's closeness in meaning to a tool's server counts: a matching tool also gets this times the
+   * cosine between the query's meaning and its server's (the mean of the server's tools' meanings; 0 turns it off). It
+   * tells servers apart, so it changes nothing inside a toolbox of one server.
+   */
+  serverMeaningWeight: number;
+  /**
    * An answer with fewer tools than asked for is topped up with the tools nearest the query in meaning whose cosine is
    * at least this by the domain vectors (search-meaning; Infinity turns it off), or, when those find none, at least
    * `englishMeaningMin` by the general-English ones.
@@ -85,6 +91,7 @@ export const DEFAULT_PARAMS: RankingParams = {
   englishWeight: 0.2,
   englishMaxDf: 0,
   meaningWeight: 2,
+  serverMeaningWeight: 1,
   meaningMin: 0.15,
   englishMeaningMin: 0.3,
 };
@@ -159,7 +166,7 @@ export function rankTools(indexes: readonly SearchIndex[], parsed: ParsedQuery, 
     const extra = feedbackSlots(indexes, stats, scores, slots, params);
     if (extra.length > 0) scores = scoreSlots(indexes, stats, [...slots.filter((s) => s.length > 0), ...extra], params, parsed);
   }
-  if (options.bridge?.meaning && params.meaningWeight > 0) withMeaning(options.bridge.meaning, parsed, scores, params.meaningWeight);
+  if (options.bridge?.meaning && (params.meaningWeight > 0 || params.serverMeaningWeight > 0)) withMeaning(options.bridge.meaning, indexes, parsed, scores, params);
   const exact = parsed.exactNames;
   if (exact.length > 0) {
     // A tool the query names exactly comes first, even when no other word of the query matched it.
@@ -182,17 +189,23 @@ export function rankTools(indexes: readonly SearchIndex[], parsed: ParsedQuery, 
 
 /**
  * Words and meaning together (README "Search", "Meaning"): each matching tool's score becomes its word score over the
- * best one's (so 1 at most) plus `weight` times the cosine between the query's meaning and the tool's. The words decide
- * which tools match at all; meaning reorders them, so among tools that share the query's incidental words ("open",
- * "show") the one whose job the query describes comes first.
+ * best one's (so 1 at most), plus `meaningWeight` times the cosine between the query's meaning and the tool's, plus
+ * `serverMeaningWeight` times the cosine between the query's meaning and its server's. The words decide which tools
+ * match at all; meaning reorders them, so among tools that share the query's incidental words ("open", "show") the one
+ * whose job the query describes comes first, and across servers, a tool of the server the query is about.
  */
-function withMeaning(vectors: WordVectors, parsed: ParsedQuery, scores: Scored[], weight: number): void {
+function withMeaning(vectors: WordVectors, indexes: readonly SearchIndex[], parsed: ParsedQuery, scores: Scored[], params: RankingParams): void {
   const query = queryMeaning(vectors, parsed.words);
   if (!query || scores.length === 0) return;
   let best = 0;
   for (const s of scores) best = Math.max(best, s.score);
   if (!(best > 0)) return;
-  for (const s of scores) s.score = s.score / best + weight * (closeness(vectors, query, s.entry) ?? 0);
+  const servers = params.serverMeaningWeight > 0 ? serverMeanings(vectors, indexes) : undefined;
+  for (const s of scores) {
+    const tool = params.meaningWeight * (closeness(vectors, query, s.entry) ?? 0);
+    const server = servers?.get(serverKey(s.entry));
+    s.score = s.score / best + tool + (server ? params.serverMeaningWeight * cosine(query, server) : 0);
+  }
 }
 
 /** Whether a query has qualifiers and nothing else to search by (no word, or only words like "the"). */

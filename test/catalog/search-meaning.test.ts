@@ -4,7 +4,7 @@ import type { FullEntry } from '../../src/catalog/catalog-index.js';
 import { DEFAULT_PARAMS, rankTools, searchIndex, searchTools, topUp, type Scored } from '../../src/catalog/search.js';
 import { buildBridge, DEFAULT_BRIDGE } from '../../src/catalog/search-bridge.js';
 import { corpusEntries, loadCorpus } from '../../bench/search/corpus.js';
-import { meaningOf, toolMeaningWords } from '../../src/catalog/search-meaning.js';
+import { meaningOf, serverMeanings, toolMeaningWords } from '../../src/catalog/search-meaning.js';
 import { shippedVectors } from '../../src/catalog/word-vectors.js';
 import { parseQuery } from '../../src/catalog/search-query.js';
 
@@ -44,13 +44,13 @@ const named = (list: readonly Scored[]): string[] => list.map((s) => `${s.entry.
 
 describe('topped up by meaning (README "Search")', () => {
   it('answers a query none of whose words a tool has with the tools nearest it in meaning, marked', () => {
-    const answer = shown('forget a fact');
+    const answer = shown('erase a person');
     assert.equal(answer[0]?.entry.original_name, 'delete_entities');
     assert.ok(answer.length > 1 && answer.length <= 5);
     assert.ok(answer.every((s) => s.byMeaning && s.loose && s.score === 0), JSON.stringify(named(answer)));
     assert.equal(new Set(answer.map((s) => s.entry)).size, answer.length, 'no tool twice');
     // searchTools (what the benchmark measures) answers the same.
-    assert.deepEqual(searchTools(indexes, 'forget a fact', 5, { bridge }), answer.map((s) => s.entry));
+    assert.deepEqual(searchTools(indexes, 'erase a person', 5, { bridge }), answer.map((s) => s.entry));
   });
 
   it('puts the word matches first and only fills up to the limit', () => {
@@ -68,7 +68,7 @@ describe('topped up by meaning (README "Search")', () => {
     assert.deepEqual(shown('forget a fact', 5, { ...DEFAULT_PARAMS, meaningMin: Infinity, englishMeaningMin: Infinity }), []);
     assert.deepEqual(shown('forget a fact', 5, { ...DEFAULT_PARAMS, meaningMin: 0.99, englishMeaningMin: 0.99 }), []);
     // Where the domain vectors find nothing near enough, the general-English ones top up (the domain vectors would
-    // have given delete_entities first).
+    // have answered otherwise).
     assert.equal(shown('forget a fact', 5, { ...DEFAULT_PARAMS, meaningMin: 0.99 })[0]?.entry.original_name, 'read_graph');
     assert.deepEqual(shown('server:other forget'), []);
     assert.ok(shown('server:s forget').length > 0);
@@ -77,7 +77,7 @@ describe('topped up by meaning (README "Search")', () => {
   });
 
   it('follows a tool whose text changed (meanings are kept per entry object)', () => {
-    const query = 'forget a fact';
+    const query = 'erase a person';
     const before = searchTools(indexes, query, 1, { bridge })[0]?.original_name;
     assert.equal(before, 'delete_entities');
     const changed = MEMORY.map((e) => (e.original_name === 'delete_entities' ? { ...e, original_name: 'ping', description: '[memory/s] Checks that the server answers.' } : e));
@@ -93,8 +93,8 @@ describe('topped up by meaning (README "Search")', () => {
       const y = meaningOf(vectors, b)!;
       return x.reduce((s, v, i) => s + v * y[i]!, 0);
     };
-    // "get" is common and "directory" rare: a text about getting a photo is nearer a photo than a directory.
-    assert.ok(cos(['get', 'photo'], ['picture']) > cos(['get', 'photo'], ['directory']));
+    // "get" is common and "photo" or "directory" rare: a text about getting a photo is nearer an image than a fetch.
+    assert.ok(cos(['get', 'photo'], ['image']) > cos(['get', 'photo'], ['fetch']));
     assert.ok(cos(['get', 'directory'], ['folder']) > cos(['get', 'directory'], ['fetch']), 'the rare word leads');
     assert.equal(meaningOf(vectors, ['zzqx', 'the']), undefined);
     const entry = tool('read_graph', 'Read the entire knowledge graph. Returns every entity.', 's', 'Read graph');
@@ -110,7 +110,7 @@ describe('words and meaning together (README "Search", "Meaning")', () => {
   const corpusBridge = buildBridge(all);
   const rankOf = (query: string, tool: string, params = DEFAULT_PARAMS, bridgeUsed = corpusBridge): number =>
     rankTools(all, parseQuery(query), { params, bridge: bridgeUsed }).findIndex((s) => `${s.entry.source_server}:${s.entry.original_name}` === tool) + 1;
-  const wordsAlone = { ...DEFAULT_PARAMS, meaningWeight: 0 };
+  const wordsAlone = { ...DEFAULT_PARAMS, meaningWeight: 0, serverMeaningWeight: 0 };
 
   it('puts first the tool whose job the query describes, among tools that share its words', () => {
     const first = (query: string, params = DEFAULT_PARAMS): string => {
@@ -118,11 +118,11 @@ describe('words and meaning together (README "Search", "Meaning")', () => {
       return `${top.source_server}:${top.original_name}`;
     };
     assert.equal(first('sign in to microsoft'), 'ms-365:login');
-    assert.equal(first('run some javascript on the page'), 'playwright:browser_run_code_unsafe');
+    assert.equal(first('remove a branch'), 'gitlab-community:delete_branch');
     assert.match(first('make a folder'), /:create[-_].*(folder|directory)/);
     // By words alone, tools that share an incidental word come first (so the assertions above prove something).
     assert.ok(rankOf('sign in to microsoft', 'ms-365:login', wordsAlone) > 5);
-    assert.ok(rankOf('run some javascript on the page', 'playwright:browser_run_code_unsafe', wordsAlone) > 5);
+    assert.equal(first('remove a branch', wordsAlone), 'gitlab-community:unprotect_branch');
     assert.match(first('make a folder', wordsAlone), /:list[-_]/);
   });
 
@@ -133,13 +133,36 @@ describe('words and meaning together (README "Search", "Meaning")', () => {
     const mixedBridge = buildBridge(mixed);
     const first = (query: string, params = DEFAULT_PARAMS): string | undefined => searchTools(mixed, query, 5, { params, bridge: mixedBridge })[0]?.original_name;
     for (const [query, tool] of [
-      ['delete a person from memory', 'delete_entities'],
+      ['delete a person', 'delete_entities'],
       ['store a new person', 'create_entities'],
       ['view an image file', 'read_media_file'],
     ] as const) {
       assert.equal(first(query), tool, query);
       assert.notEqual(first(query, wordsAlone), tool, `${query}: words alone`);
     }
+  });
+
+  it("puts first, across servers, a tool of the server the query is about (its server's meaning)", () => {
+    const first = (query: string, params = DEFAULT_PARAMS): string => {
+      const top = rankTools(all, parseQuery(query), { params, bridge: corpusBridge })[0]!.entry;
+      return `${top.source_server}:${top.original_name}`;
+    };
+    // The desktop server's process tools share the word "process"; the chart server is about diagrams.
+    assert.equal(first('flowchart of the process'), 'chart:generate_flow_diagram');
+    assert.match(first('flowchart of the process', { ...DEFAULT_PARAMS, serverMeaningWeight: 0 }), /^desktop-commander:/);
+  });
+
+  it("keeps one server's meaning per toolbox and server, and changes no order inside a toolbox of one server", () => {
+    const vectors = corpusBridge.meaning!;
+    const entries = corpusEntries(files);
+    const mixed = searchIndex([...entries.get('memory')!, ...entries.get('filesystem')!]);
+    const meanings = serverMeanings(vectors, [mixed]);
+    assert.deepEqual([...meanings.keys()].sort(), ['filesystem/filesystem', 'memory/memory']);
+    for (const m of meanings.values()) assert.ok(Math.abs(Math.hypot(...m) - 1) < 1e-5, 'unit length');
+    assert.equal(serverMeanings(vectors, [mixed]).get('memory/memory'), meanings.get('memory/memory'), 'computed once per index');
+    const one = [searchIndex(entries.get('filesystem')!)];
+    const order = (params: typeof DEFAULT_PARAMS): string[] => rankTools(one, parseQuery('read a text file from the disk'), { params, bridge: corpusBridge }).map((s) => s.entry.name);
+    assert.deepEqual(order(DEFAULT_PARAMS), order({ ...DEFAULT_PARAMS, serverMeaningWeight: 0 }));
   });
 
   it('only reorders the tools that match a word, keeps an exact name first, and is off without the vectors', () => {

@@ -64,7 +64,7 @@ for (const { over, era } of PATHS) {
       // By words alone these answer delete_observations, create_directory and directory_tree first (checked in
       // test/catalog/search-meaning.test.ts against the same catalogs; the domain word vectors decide here).
       for (const [query, tool] of [
-        ['delete a person from memory', 'delete_entities'],
+        ['delete a person', 'delete_entities'],
         ['store a new person', 'create_entities'],
         ['view an image file', 'read_media_file'],
       ] as const) {
