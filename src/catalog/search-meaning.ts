@@ -117,9 +117,48 @@ function meaningsOfServers(vectors: WordVectors, index: SearchIndex): Map<string
   return sums;
 }
 
+/** Every tool's meaning of an index in one array (row i: docs[i]; `known[i]` 0 when it has none), per set of vectors. */
+const indexToolMeanings = new WeakMap<WordVectors, WeakMap<SearchIndex, { rows: Float32Array; known: Uint8Array }>>();
+
+function toolMeaningsOf(vectors: WordVectors, index: SearchIndex): { rows: Float32Array; known: Uint8Array } {
+  let byIndex = indexToolMeanings.get(vectors);
+  if (!byIndex) indexToolMeanings.set(vectors, (byIndex = new WeakMap()));
+  let table = byIndex.get(index);
+  if (!table) {
+    table = { rows: new Float32Array(index.docs.length * vectors.dims), known: new Uint8Array(index.docs.length) };
+    for (const [i, doc] of index.docs.entries()) {
+      const meaning = toolMeaning(vectors, doc.entry);
+      if (!meaning) continue;
+      table.rows.set(meaning, i * vectors.dims);
+      table.known[i] = 1;
+    }
+    byIndex.set(index, table);
+  }
+  return table;
+}
+
+/** The dot product of `a` with the row of `rows` that starts at `at` (four at a time: this is search's inner loop). */
+function dotAt(a: Float32Array, rows: Float32Array, at: number): number {
+  const n = a.length;
+  let s0 = 0;
+  let s1 = 0;
+  let s2 = 0;
+  let s3 = 0;
+  let d = 0;
+  for (; d + 3 < n; d += 4) {
+    s0 += a[d]! * rows[at + d]!;
+    s1 += a[d + 1]! * rows[at + d + 1]!;
+    s2 += a[d + 2]! * rows[at + d + 2]!;
+    s3 += a[d + 3]! * rows[at + d + 3]!;
+  }
+  for (; d < n; d++) s0 += a[d]! * rows[at + d]!;
+  return s0 + s1 + s2 + s3;
+}
+
 /**
  * The `count` tools of the indexes nearest the query's words in meaning, with a cosine of at least `min`, best first
- * (ties by name), leaving out `exclude` and what `allowed` refuses. None when no query word has a vector.
+ * (ties by name), leaving out `exclude` and what `allowed` refuses. None when no query word has a vector. One pass of
+ * dot products over each index's tool meanings, kept with the index.
  */
 export function nearestByMeaning(
   vectors: WordVectors,
@@ -130,12 +169,16 @@ export function nearestByMeaning(
   if (options.count <= 0) return [];
   const query = queryMeaning(vectors, queryWords);
   if (!query) return [];
+  const dims = vectors.dims;
   const near: { entry: FullEntry; cosine: number }[] = [];
   for (const index of indexes) {
-    for (const doc of index.docs) {
-      if (options.exclude.has(doc.entry) || !options.allowed(doc.entry)) continue;
-      const cosine = closeness(vectors, query, doc.entry);
-      if (cosine !== undefined && cosine >= options.min) near.push({ entry: doc.entry, cosine });
+    const { rows, known } = toolMeaningsOf(vectors, index);
+    for (let i = 0; i < known.length; i++) {
+      if (known[i] === 0) continue;
+      const cosine = dotAt(query, rows, i * dims);
+      if (cosine < options.min) continue;
+      const entry = index.docs[i]!.entry;
+      if (!options.exclude.has(entry) && options.allowed(entry)) near.push({ entry, cosine });
     }
   }
   near.sort((a, b) => b.cosine - a.cosine || (a.entry.name < b.entry.name ? -1 : a.entry.name > b.entry.name ? 1 : 0));

@@ -62,6 +62,13 @@ export interface RankingParams {
    */
   serverMeaningWeight: number;
   /**
+   * When some tools match a word, this many more that match none may compete by meaning alone (word score 0): the
+   * nearest the query with a cosine of at least `meaningCandidateMin` (0 turns it off). "draw a picture of a sunset"
+   * finds an image generator among tools that share "picture" or "draw".
+   */
+  meaningCandidates: number;
+  meaningCandidateMin: number;
+  /**
    * An answer with fewer tools than asked for is topped up with the tools nearest the query in meaning whose cosine is
    * at least this by the domain vectors (search-meaning; Infinity turns it off), or, when those find none, at least
    * `englishMeaningMin` by the general-English ones.
@@ -92,6 +99,8 @@ export const DEFAULT_PARAMS: RankingParams = {
   englishMaxDf: 0,
   meaningWeight: 2,
   serverMeaningWeight: 1,
+  meaningCandidates: 5,
+  meaningCandidateMin: 0.3,
   meaningMin: 0.15,
   englishMeaningMin: 0.3,
 };
@@ -151,7 +160,7 @@ export interface Scored {
   score: number;
   /** Set by the word ranking when no query word matched the tool as written, only related words or near spellings. */
   loose?: true;
-  /** Set by `topUp` for a tool that matched no query word at all, only came near the query in meaning. */
+  /** Set for a tool that matched no query word at all, only came near the query in meaning (see `topUp`, `withMeaning`). */
   byMeaning?: true;
 }
 
@@ -190,9 +199,10 @@ export function rankTools(indexes: readonly SearchIndex[], parsed: ParsedQuery, 
 /**
  * Words and meaning together (README "Search", "Meaning"): each matching tool's score becomes its word score over the
  * best one's (so 1 at most), plus `meaningWeight` times the cosine between the query's meaning and the tool's, plus
- * `serverMeaningWeight` times the cosine between the query's meaning and its server's. The words decide which tools
- * match at all; meaning reorders them, so among tools that share the query's incidental words ("open", "show") the one
- * whose job the query describes comes first, and across servers, a tool of the server the query is about.
+ * `serverMeaningWeight` times the cosine between the query's meaning and its server's. Meaning reorders the tools that
+ * match a word, so among tools that share the query's incidental words ("open", "show") the one whose job the query
+ * describes comes first, and across servers, a tool of the server the query is about; and a few tools that match no
+ * word but are near in meaning (`meaningCandidates`) compete by meaning alone, marked `byMeaning`.
  */
 function withMeaning(vectors: WordVectors, indexes: readonly SearchIndex[], parsed: ParsedQuery, scores: Scored[], params: RankingParams): void {
   const query = queryMeaning(vectors, parsed.words);
@@ -201,10 +211,21 @@ function withMeaning(vectors: WordVectors, indexes: readonly SearchIndex[], pars
   for (const s of scores) best = Math.max(best, s.score);
   if (!(best > 0)) return;
   const servers = params.serverMeaningWeight > 0 ? serverMeanings(vectors, indexes) : undefined;
+  if (params.meaningCandidates > 0) {
+    const near = nearestByMeaning(vectors, indexes, parsed.words, {
+      exclude: new Set(scores.map((s) => s.entry)),
+      count: params.meaningCandidates,
+      min: params.meaningCandidateMin,
+      allowed: (entry) => allowed(entry, parsed),
+    });
+    for (const { entry } of near) scores.push({ entry, score: 0, loose: true, byMeaning: true });
+  }
+  // Each server's closeness once per query, not once per tool.
+  const serverCloseness = new Map<string, number>();
+  for (const [key, meaning] of servers ?? []) serverCloseness.set(key, params.serverMeaningWeight * cosine(query, meaning));
   for (const s of scores) {
     const tool = params.meaningWeight * (closeness(vectors, query, s.entry) ?? 0);
-    const server = servers?.get(serverKey(s.entry));
-    s.score = s.score / best + tool + (server ? params.serverMeaningWeight * cosine(query, server) : 0);
+    s.score = s.score / best + tool + (serverCloseness.get(serverKey(s.entry)) ?? 0);
   }
 }
 

@@ -89,13 +89,15 @@ export class ToolSearch {
   /**
    * What an answer with loose matches says (README "Search", "Only loose matches"): when no tool of it has a word of
    * the query as written (only related words, near spellings or meaning), that it is a guess, and where the query's
-   * words are (other toolboxes as last seen; `others` first makes them known); when only its last tools came by
-   * meaning, that they did.
+   * words are (other toolboxes as last seen; `others` first makes them known); when some of its tools came by meaning
+   * alone, which.
    */
   private async looseHint(toolbox: string | undefined, shown: readonly Scored[], parsed: ParsedQuery, others?: () => Promise<void>): Promise<Partial<Answer>> {
     const byMeaning = shown.filter((s) => s.byMeaning).length;
     if (!shown.every((s) => s.loose)) {
-      return byMeaning === 0 ? {} : { hint: `The last ${byMeaning === 1 ? 'tool matches' : `${byMeaning} tools match`} no word of the query: ${byMeaning === 1 ? 'it is' : 'they are'} only near it in meaning.` };
+      if (byMeaning === 0) return {};
+      const names = shown.filter((s) => s.byMeaning).map((s) => s.entry.name);
+      return { hint: `${names.join(', ')} ${byMeaning === 1 ? 'matches' : 'match'} no word of the query: ${byMeaning === 1 ? 'it is' : 'they are'} only near it in meaning.` };
     }
     if (toolbox !== undefined) await others?.();
     const elsewhere = toolbox === undefined ? [] : this.indexesBut(toolbox);
@@ -114,7 +116,7 @@ export class ToolSearch {
    */
   private whereItMatches(elsewhere: readonly SearchIndex[], parsed: ParsedQuery, max: number, asWritten: boolean): string {
     const found = new Map<string, string[]>();
-    for (const match of rankTools(elsewhere, parsed, { bridge: this.bridge() }).filter((s) => !asWritten || !s.loose).slice(0, max)) {
+    for (const match of rankTools(elsewhere, parsed, { bridge: this.bridge() }).filter((s) => !s.byMeaning && (!asWritten || !s.loose)).slice(0, max)) {
       found.set(match.entry.toolbox_name, [...(found.get(match.entry.toolbox_name) ?? []), match.entry.name]);
     }
     return [...found].map(([name, tools]) => `toolbox "${name}" (${tools.join(', ')})`).join('; ');

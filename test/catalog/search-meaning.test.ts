@@ -165,12 +165,24 @@ describe('words and meaning together (README "Search", "Meaning")', () => {
     assert.deepEqual(order(DEFAULT_PARAMS), order({ ...DEFAULT_PARAMS, serverMeaningWeight: 0 }));
   });
 
-  it('only reorders the tools that match a word, keeps an exact name first, and is off without the vectors', () => {
+  it('lets a few tools that match no word but are near in meaning compete, marked, and reorders the rest', () => {
+    // No tool of the image generator has "draw", "picture" or "sunset"; by meaning it joins the tools that share a word.
+    const ranked = rankTools(all, parseQuery('draw a picture of a sunset'), { bridge: corpusBridge });
+    const image = ranked.findIndex((s) => `${s.entry.source_server}:${s.entry.original_name}` === 'everart:generate_image');
+    assert.ok(image >= 0 && image < 5, `rank ${image + 1}`);
+    assert.ok(ranked[image]!.byMeaning && ranked[image]!.loose);
+    assert.equal(rankOf('draw a picture of a sunset', 'everart:generate_image', { ...DEFAULT_PARAMS, meaningCandidates: 0 }), 0);
+    // The tools that match a word are the same, only reordered; at most `meaningCandidates` join them.
     const parsed = parseQuery('make a folder');
+    const byWords = new Set(rankTools(all, parsed, { params: wordsAlone, bridge: corpusBridge }).map((s) => s.entry));
     const withMeaning = rankTools(all, parsed, { bridge: corpusBridge });
-    const byWords = rankTools(all, parsed, { params: wordsAlone, bridge: corpusBridge });
-    assert.deepEqual(new Set(withMeaning.map((s) => s.entry)), new Set(byWords.map((s) => s.entry)));
-    assert.ok(withMeaning.every((s) => !s.byMeaning));
+    const joined = withMeaning.filter((s) => !byWords.has(s.entry));
+    assert.ok(joined.length <= DEFAULT_PARAMS.meaningCandidates && joined.every((s) => s.byMeaning && s.loose));
+    assert.ok(withMeaning.filter((s) => byWords.has(s.entry)).every((s) => !s.byMeaning));
+    assert.equal(withMeaning.length - joined.length, byWords.size);
+  });
+
+  it('keeps an exact name first, and is off without the vectors', () => {
     assert.equal(rankTools(all, parseQuery('create_entities folder'), { bridge: corpusBridge })[0]?.entry.original_name, 'create_entities');
     const noVectors = buildBridge(all, DEFAULT_BRIDGE, null, null);
     assert.equal(noVectors.meaning, undefined);

@@ -69,7 +69,7 @@ describe('loose matches (README "Search")', () => {
     // One tool has the words; the other only comes near them in meaning, after it.
     const mixed = await search.search('clinic', [clinic], 'find a doctor', 5);
     assert.deepEqual(mixed.matches.map((e) => e.name), ['clinic__s__find_doctor', 'clinic__s__book_visit']);
-    assert.equal(mixed.extra.hint, 'The last tool matches no word of the query: it is only near it in meaning.');
+    assert.equal(mixed.extra.hint, 'clinic__s__book_visit matches no word of the query: it is only near it in meaning.');
     // No tool here has any word of the query: all by meaning, and the toolbox that has the word as written is named.
     search.indexOf('staff', [...STAFF, tool('staff', 'schedule_appointment', 'Schedules an appointment with a nurse.')]);
     const meaning = await search.search('clinic', [clinic], 'schedule', 5);
