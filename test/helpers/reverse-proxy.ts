@@ -47,6 +47,11 @@ export interface ReverseProxy {
   requests(): Promise<ProxiedRequest[]>;
   /** Waits (up to 10 s) until at least `count` requests are logged; returns them all. */
   waitForRequests(count: number): Promise<ProxiedRequest[]>;
+  /**
+   * The requests logged once the log has stopped growing (no new line for 250 ms, up to 10 s): a request answered
+   * just before may be logged a moment later, so count from here.
+   */
+  settledRequests(): Promise<ProxiedRequest[]>;
   errorLog(): Promise<string>;
   /** Stops nginx (SIGTERM, SIGKILL after 5 s), waits until it is gone and removes its directory. */
   stop(): Promise<void>;
@@ -118,6 +123,17 @@ function handle(child: ChildProcess, run: { dir: string; port: number; config: s
     waitForRequests: async (count) => {
       let seen: ProxiedRequest[] = [];
       await waitFor(async () => (seen = await requests()).length >= count, 10_000);
+      return seen;
+    },
+    settledRequests: async () => {
+      let seen = await requests();
+      await waitFor(async () => {
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        const now = await requests();
+        const settled = now.length === seen.length;
+        seen = now;
+        return settled;
+      }, 10_000);
       return seen;
     },
     errorLog: () => readFile(join(run.dir, 'error.log'), 'utf8').catch(() => ''),
