@@ -24,7 +24,6 @@ export interface SearchOptions {
 export const DEFAULT_SEARCH_LIMIT = 5;
 export const MAX_SEARCH_LIMIT = 20;
 
-
 const F = FIELDS.length;
 
 /**

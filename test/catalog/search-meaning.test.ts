@@ -140,6 +140,12 @@ describe('words and meaning together (README "Search", "Meaning")', () => {
       assert.equal(first(query), tool, query);
       assert.notEqual(first(query, wordsAlone), tool, `${query}: words alone`);
     }
+    // Two servers in one toolbox: the server the query is about (the same queries as test/core/search-real-servers).
+    assert.equal(first('open several files at once'), 'read_multiple_files');
+    assert.equal(first('open several files at once', { ...DEFAULT_PARAMS, serverMeaningWeight: 0 }), 'open_nodes');
+    // A tool that matches no word competes by meaning (by words and reordering alone, read_multiple_files is first).
+    assert.equal(first('erase a person'), 'delete_entities');
+    assert.notEqual(first('erase a person', { ...DEFAULT_PARAMS, meaningCandidates: 0 }), 'delete_entities');
   });
 
   it("puts first, across servers, a tool of the server the query is about (its server's meaning)", () => {

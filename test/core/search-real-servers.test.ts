@@ -60,6 +60,22 @@ for (const { over, era } of PATHS) {
       assert.equal((await search('delete relations')).names[0], 'delete_relations');
     });
 
+    it("puts first a tool of the server the query is about, and lets a tool near in meaning compete, named in the hint", async () => {
+      // "open" is a word of memory's open_nodes, but the query is about files; no memory tool has "erase" or "person".
+      // test/catalog/search-meaning.test.ts checks, on the same catalogs, that both answer otherwise without these rules.
+      const files = await search('open several files at once');
+      assert.equal(files.names[0], 'read_multiple_files', files.names.join(', '));
+      const erase = await search('erase a person');
+      assert.equal(erase.names[0], 'delete_entities', erase.names.join(', '));
+      assert.match(erase.answer.hint ?? '', /None of these tools has a word of the query as written/);
+      assert.deepEqual(erase.answer.servers_failed.map((f) => f.server), ['broken']);
+      // Beside a tool that has the query's words, one that came by meaning alone is named in the hint.
+      const sizes = await search('show folder sizes');
+      assert.equal(sizes.names[0], 'list_directory_with_sizes', sizes.names.join(', '));
+      assert.ok(sizes.names.slice(0, 5).includes('list_directory'), sizes.names.join(', '));
+      assert.match(sizes.answer.hint ?? '', /^dev__filesystem__list_directory\b.* no word of the query: (it is|they are) only near it in meaning\.$/);
+    });
+
     it('puts first the tool whose job the query describes, among tools that share its words (closeness in meaning)', async () => {
       // By words alone these answer delete_observations, create_directory and directory_tree first (checked in
       // test/catalog/search-meaning.test.ts against the same catalogs; the domain word vectors decide here).
