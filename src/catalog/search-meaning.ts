@@ -37,12 +37,7 @@ export function meaningOf(vectors: WordVectors, text: readonly string[]): Float3
     any = true;
   }
   if (!any) return undefined;
-  let norm = 0;
-  for (let d = 0; d < out.length; d++) norm += out[d]! * out[d]!;
-  norm = Math.sqrt(norm);
-  if (norm === 0) return undefined;
-  for (let d = 0; d < out.length; d++) out[d]! /= norm;
-  return out;
+  return toUnitLength(out) ? out : undefined;
 }
 
 /** What a tool is about, in words: its name, its title and the first sentence of its description. */
@@ -66,10 +61,21 @@ export function queryMeaning(vectors: WordVectors, queryWords: readonly string[]
 }
 
 /** The cosine between two unit vectors. */
-export function cosine(a: Float32Array, b: Float32Array): number {
+export const cosine = (a: Float32Array, b: Float32Array): number => dotAt(a, b, 0);
+
+/** The dot product of `a` with the row of `rows` that starts at `at`. */
+function dotAt(a: Float32Array, rows: Float32Array, at: number): number {
   let sum = 0;
-  for (let d = 0; d < a.length; d++) sum += a[d]! * b[d]!;
+  for (let d = 0; d < a.length; d++) sum += a[d]! * rows[at + d]!;
   return sum;
+}
+
+/** Scales a vector to unit length in place; false when it is all zeros. */
+function toUnitLength(v: Float32Array): boolean {
+  const norm = Math.sqrt(dotAt(v, v, 0));
+  if (norm === 0) return false;
+  for (let d = 0; d < v.length; d++) v[d]! /= norm;
+  return true;
 }
 
 /** The cosine between a query's meaning and a tool's; undefined when none of the tool's words has a vector. */
@@ -110,10 +116,7 @@ function meaningsOfServers(vectors: WordVectors, index: SearchIndex): Map<string
     if (!sum) sums.set(key, (sum = new Float32Array(vectors.dims)));
     for (let d = 0; d < tool.length; d++) sum[d]! += tool[d]!;
   }
-  for (const sum of sums.values()) {
-    const norm = Math.sqrt(cosine(sum, sum));
-    if (norm > 0) for (let d = 0; d < sum.length; d++) sum[d]! /= norm;
-  }
+  for (const sum of sums.values()) toUnitLength(sum);
   return sums;
 }
 
@@ -137,38 +140,18 @@ function toolMeaningsOf(vectors: WordVectors, index: SearchIndex): { rows: Float
   return table;
 }
 
-/** The dot product of `a` with the row of `rows` that starts at `at` (four at a time: this is search's inner loop). */
-function dotAt(a: Float32Array, rows: Float32Array, at: number): number {
-  const n = a.length;
-  let s0 = 0;
-  let s1 = 0;
-  let s2 = 0;
-  let s3 = 0;
-  let d = 0;
-  for (; d + 3 < n; d += 4) {
-    s0 += a[d]! * rows[at + d]!;
-    s1 += a[d + 1]! * rows[at + d + 1]!;
-    s2 += a[d + 2]! * rows[at + d + 2]!;
-    s3 += a[d + 3]! * rows[at + d + 3]!;
-  }
-  for (; d < n; d++) s0 += a[d]! * rows[at + d]!;
-  return s0 + s1 + s2 + s3;
-}
-
 /**
- * The `count` tools of the indexes nearest the query's words in meaning, with a cosine of at least `min`, best first
- * (ties by name), leaving out `exclude` and what `allowed` refuses. None when no query word has a vector. One pass of
- * dot products over each index's tool meanings, kept with the index.
+ * The `count` tools of the indexes nearest the query's meaning (`queryMeaning`), with a cosine of at least `min`, best
+ * first (ties by name), leaving out `exclude` and what `allowed` refuses. One pass of dot products over each index's
+ * tool meanings, kept with the index.
  */
 export function nearestByMeaning(
   vectors: WordVectors,
   indexes: readonly SearchIndex[],
-  queryWords: readonly string[],
+  query: Float32Array,
   options: { exclude: ReadonlySet<FullEntry>; count: number; min: number; allowed: (entry: FullEntry) => boolean },
 ): { entry: FullEntry; cosine: number }[] {
   if (options.count <= 0) return [];
-  const query = queryMeaning(vectors, queryWords);
-  if (!query) return [];
   const dims = vectors.dims;
   const near: { entry: FullEntry; cosine: number }[] = [];
   for (const index of indexes) {

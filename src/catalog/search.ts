@@ -57,15 +57,17 @@ export function topUp(indexes: readonly SearchIndex[], parsed: ParsedQuery, rank
   const shown = ranked.slice(0, limit);
   const params = options.params ?? DEFAULT_PARAMS;
   if (shown.length >= limit || parsed.words.length === 0) return shown;
-  const nearest = (vectors: WordVectors | undefined, min: number): { entry: FullEntry }[] =>
-    vectors && min <= 1
-      ? nearestByMeaning(vectors, indexes, parsed.words, {
+  const nearest = (vectors: WordVectors | undefined, min: number): { entry: FullEntry }[] => {
+    const query = vectors && min <= 1 ? queryMeaning(vectors, parsed.words) : undefined;
+    return vectors && query
+      ? nearestByMeaning(vectors, indexes, query, {
           exclude: new Set(shown.map((s) => s.entry)),
           count: limit - shown.length,
           min,
           allowed: (entry) => allowed(entry, parsed),
         })
       : [];
+  };
   let near = nearest(options.bridge?.meaning, params.meaningMin);
   if (near.length === 0) near = nearest(options.bridge?.english?.vectors, params.englishMeaningMin);
   return [...shown, ...near.map(({ entry }): Scored => ({ entry, score: 0, loose: true, byMeaning: true }))];
@@ -131,7 +133,7 @@ function withMeaning(vectors: WordVectors, indexes: readonly SearchIndex[], pars
   if (!(best > 0)) return;
   const servers = params.serverMeaningWeight > 0 ? serverMeanings(vectors, indexes) : undefined;
   if (params.meaningCandidates > 0) {
-    const near = nearestByMeaning(vectors, indexes, parsed.words, {
+    const near = nearestByMeaning(vectors, indexes, query, {
       exclude: new Set(scores.map((s) => s.entry)),
       count: params.meaningCandidates,
       min: params.meaningCandidateMin,
