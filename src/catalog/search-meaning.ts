@@ -78,12 +78,6 @@ function toUnitLength(v: Float32Array): boolean {
   return true;
 }
 
-/** The cosine between a query's meaning and a tool's; undefined when none of the tool's words has a vector. */
-export function closeness(vectors: WordVectors, query: Float32Array, entry: FullEntry): number | undefined {
-  const tool = toolMeaning(vectors, entry);
-  return tool ? cosine(query, tool) : undefined;
-}
-
 /** Which server a tool is of, across toolboxes: `toolbox/server`. */
 export const serverKey = (entry: FullEntry): string => `${entry.toolbox_name}/${entry.source_server}`;
 
@@ -141,29 +135,56 @@ function toolMeaningsOf(vectors: WordVectors, index: SearchIndex): { rows: Float
 }
 
 /**
- * The `count` tools of the indexes nearest the query's meaning (`queryMeaning`), with a cosine of at least `min`, best
- * first (ties by name), leaving out `exclude` and what `allowed` refuses. One pass of dot products over each index's
- * tool meanings, kept with the index.
+ * The cosine between the query's meaning (`queryMeaning`) and every tool of the indexes, in one pass of dot products
+ * over each index's tool meanings (kept with the index): position `offset + i` is `indexes[k].docs[i]`, where `offset`
+ * counts the tools of the indexes before it; NaN for a tool none of whose words has a vector.
  */
-export function nearestByMeaning(
-  vectors: WordVectors,
-  indexes: readonly SearchIndex[],
-  query: Float32Array,
-  options: { exclude: ReadonlySet<FullEntry>; count: number; min: number; allowed: (entry: FullEntry) => boolean },
-): { entry: FullEntry; cosine: number }[] {
-  if (options.count <= 0) return [];
+export function closenessAll(vectors: WordVectors, indexes: readonly SearchIndex[], query: Float32Array): Float32Array {
+  let total = 0;
+  for (const index of indexes) total += index.docs.length;
+  const out = new Float32Array(total);
   const dims = vectors.dims;
-  const near: { entry: FullEntry; cosine: number }[] = [];
+  let offset = 0;
   for (const index of indexes) {
     const { rows, known } = toolMeaningsOf(vectors, index);
-    for (let i = 0; i < known.length; i++) {
-      if (known[i] === 0) continue;
-      const cosine = dotAt(query, rows, i * dims);
-      if (cosine < options.min) continue;
-      const entry = index.docs[i]!.entry;
-      if (!options.exclude.has(entry) && options.allowed(entry)) near.push({ entry, cosine });
-    }
+    for (let i = 0; i < known.length; i++) out[offset + i] = known[i] === 0 ? NaN : dotAt(query, rows, i * dims);
+    offset += index.docs.length;
   }
-  near.sort((a, b) => b.cosine - a.cosine || (a.entry.name < b.entry.name ? -1 : a.entry.name > b.entry.name ? 1 : 0));
-  return near.slice(0, options.count);
+  return out;
+}
+
+/**
+ * The `count` tools nearest the query in meaning, from `closenessAll`'s cosines: at least `min`, best first (ties by
+ * name), leaving out positions `taken` marks and what `allowed` refuses.
+ */
+export function nearestOf(
+  indexes: readonly SearchIndex[],
+  cosines: Float32Array,
+  options: { taken?: Uint8Array; count: number; min: number; allowed: (entry: FullEntry) => boolean },
+): { entry: FullEntry; cosine: number; at: number }[] {
+  const near: { entry: FullEntry; cosine: number; at: number }[] = [];
+  if (options.count <= 0) return near;
+  const before = (a: { entry: FullEntry; cosine: number }, b: { entry: FullEntry; cosine: number }): boolean =>
+    a.cosine > b.cosine || (a.cosine === b.cosine && a.entry.name < b.entry.name);
+  let offset = 0;
+  for (const index of indexes) {
+    for (let i = 0; i < index.docs.length; i++) {
+      const at = offset + i;
+      const cosine = cosines[at]!;
+      // NaN (no vector) fails the first test too; the second skips what cannot enter a full list.
+      if (!(cosine >= options.min) || (near.length === options.count && cosine < near[near.length - 1]!.cosine)) continue;
+      if (options.taken?.[at] === 1) continue;
+      const entry = index.docs[i]!.entry;
+      if (!options.allowed(entry)) continue;
+      // Kept sorted and at most `count` long: an insertion, not a sort of every tool near enough.
+      const item = { entry, cosine, at };
+      let k = near.length;
+      while (k > 0 && before(item, near[k - 1]!)) k--;
+      if (k >= options.count) continue;
+      near.splice(k, 0, item);
+      if (near.length > options.count) near.pop();
+    }
+    offset += index.docs.length;
+  }
+  return near;
 }

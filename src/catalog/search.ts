@@ -1,10 +1,10 @@
 import type { FullEntry } from './catalog-index.js';
 import { parseQuery, type ParsedQuery } from './search-query.js';
-import { terms, words } from './search-text.js';
-import { boundedEditDistance } from '../shared/edit-distance.js';
+import { terms } from './search-text.js';
+import { wordsBegunBy, wordsNear } from './search-lexicon.js';
 import type { Bridge } from './search-bridge.js';
 import { fieldCount, FIELD_PLACE, type Doc, type SearchIndex } from './search-index.js';
-import { closeness, cosine, nearestByMeaning, queryMeaning, serverKey, serverMeanings } from './search-meaning.js';
+import { closenessAll, cosine, nearestOf, queryMeaning, serverKey, serverMeanings } from './search-meaning.js';
 import type { WordVectors } from './word-vectors.js';
 import { DEFAULT_PARAMS, FIELDS, type RankingParams } from './search-params.js';
 
@@ -57,20 +57,19 @@ export function topUp(indexes: readonly SearchIndex[], parsed: ParsedQuery, rank
   const shown = ranked.slice(0, limit);
   const params = options.params ?? DEFAULT_PARAMS;
   if (shown.length >= limit || parsed.words.length === 0) return shown;
-  const nearest = (vectors: WordVectors | undefined, min: number): { entry: FullEntry }[] => {
+  const nearest = (vectors: WordVectors | undefined, min: number): { entry: FullEntry; at: number }[] => {
     const query = vectors && min <= 1 ? queryMeaning(vectors, parsed.words) : undefined;
-    return vectors && query
-      ? nearestByMeaning(vectors, indexes, query, {
-          exclude: new Set(shown.map((s) => s.entry)),
-          count: limit - shown.length,
-          min,
-          allowed: (entry) => allowed(entry, parsed),
-        })
-      : [];
+    if (!vectors || !query) return [];
+    const taken = new Set(shown.map((s) => s.entry));
+    return nearestOf(indexes, closenessAll(vectors, indexes, query), {
+      count: limit - shown.length,
+      min,
+      allowed: (entry) => !taken.has(entry) && allowed(entry, parsed),
+    });
   };
   let near = nearest(options.bridge?.meaning, params.meaningMin);
   if (near.length === 0) near = nearest(options.bridge?.english?.vectors, params.englishMeaningMin);
-  return [...shown, ...near.map(({ entry }): Scored => ({ entry, score: 0, loose: true, byMeaning: true }))];
+  return [...shown, ...near.map(({ entry, at }): Scored => ({ entry, score: 0, loose: true, byMeaning: true, at }))];
 }
 
 /** What a tool whose name the query spells exactly gets on top of its score: it comes first. */
@@ -83,6 +82,11 @@ export interface Scored {
   loose?: true;
   /** Set for a tool that matched no query word at all, only came near the query in meaning (see `topUp`, `withMeaning`). */
   byMeaning?: true;
+  /**
+   * Where the tool is among the searched indexes' tools, counted across them in order (`closenessAll`'s positions):
+   * set by the ranking, so the meaning pass reads a tool's cosine without looking it up.
+   */
+  at?: number;
 }
 
 /** Every tool that matches, scored and sorted best first. */
@@ -97,24 +101,44 @@ export function rankTools(indexes: readonly SearchIndex[], parsed: ParsedQuery, 
     if (extra.length > 0) scores = scoreSlots(indexes, stats, [...slots.filter((s) => s.length > 0), ...extra], params, parsed);
   }
   if (options.bridge?.meaning && (params.meaningWeight > 0 || params.serverMeaningWeight > 0)) withMeaning(options.bridge.meaning, indexes, parsed, scores, params);
-  const exact = parsed.exactNames;
-  if (exact.length > 0) {
-    // A tool the query names exactly comes first, even when no other word of the query matched it.
-    const have = new Set(scores.map((s) => s.entry));
-    for (const index of indexes) {
-      for (const doc of index.docs) {
-        if (!exact.some((n) => doc.names.includes(n) || doc.bare === n) || !allowed(doc.entry, parsed)) continue;
-        if (!have.has(doc.entry)) scores.push({ entry: doc.entry, score: 0 });
-      }
-    }
-    for (const s of scores) {
-      const doc = s.entry;
-      const name = doc.original_name.toLowerCase();
-      const bare = words(doc.original_name).join('_');
-      if (exact.some((n) => n === name || n === doc.name.toLowerCase() || n === bare)) s.score += EXACT_NAME;
+  if (parsed.exactNames.length > 0) withExactNames(indexes, parsed, scores);
+  return scores.sort(byScore);
+}
+
+/**
+ * A tool whose name the query spells exactly (bare, canonical, or in quotes) comes first, even when no other word of
+ * the query matched it. Each index's names are looked up, not scanned (`namesOf`).
+ */
+function withExactNames(indexes: readonly SearchIndex[], parsed: ParsedQuery, scores: Scored[]): void {
+  const named = new Map<FullEntry, number>();
+  let offset = 0;
+  for (const index of indexes) {
+    const names = namesOf(index);
+    for (const name of parsed.exactNames) for (const i of names.get(name) ?? []) if (!named.has(index.docs[i]!.entry)) named.set(index.docs[i]!.entry, offset + i);
+    offset += index.docs.length;
+  }
+  if (named.size === 0) return;
+  const have = new Set(scores.map((s) => s.entry));
+  for (const [entry, at] of [...named].sort((a, b) => a[1] - b[1])) if (!have.has(entry) && allowed(entry, parsed)) scores.push({ entry, score: 0, at });
+  for (const s of scores) if (named.has(s.entry)) s.score += EXACT_NAME;
+}
+
+/** Each index's tools by the names a query may spell exactly: the name lower-cased, the canonical name, the bare words. */
+const indexNames = new WeakMap<SearchIndex, Map<string, number[]>>();
+
+function namesOf(index: SearchIndex): Map<string, number[]> {
+  let names = indexNames.get(index);
+  if (names) return names;
+  names = new Map();
+  for (const [i, doc] of index.docs.entries()) {
+    for (const name of new Set([...doc.names, doc.bare])) {
+      const list = names.get(name);
+      if (list) list.push(i);
+      else names.set(name, [i]);
     }
   }
-  return scores.sort(byScore);
+  indexNames.set(index, names);
+  return names;
 }
 
 /**
@@ -132,20 +156,25 @@ function withMeaning(vectors: WordVectors, indexes: readonly SearchIndex[], pars
   for (const s of scores) best = Math.max(best, s.score);
   if (!(best > 0)) return;
   const servers = params.serverMeaningWeight > 0 ? serverMeanings(vectors, indexes) : undefined;
+  // Every tool's cosine in one pass: the matching tools' and the candidates'.
+  const cosines = closenessAll(vectors, indexes, query);
   if (params.meaningCandidates > 0) {
-    const near = nearestByMeaning(vectors, indexes, query, {
-      exclude: new Set(scores.map((s) => s.entry)),
+    const taken = new Uint8Array(cosines.length);
+    for (const s of scores) if (s.at !== undefined) taken[s.at] = 1;
+    const near = nearestOf(indexes, cosines, {
+      taken,
       count: params.meaningCandidates,
       min: params.meaningCandidateMin,
       allowed: (entry) => allowed(entry, parsed),
     });
-    for (const { entry } of near) scores.push({ entry, score: 0, loose: true, byMeaning: true });
+    for (const { entry, at } of near) scores.push({ entry, score: 0, loose: true, byMeaning: true, at });
   }
   // Each server's closeness once per query, not once per tool.
   const serverCloseness = new Map<string, number>();
   for (const [key, meaning] of servers ?? []) serverCloseness.set(key, params.serverMeaningWeight * cosine(query, meaning));
   for (const s of scores) {
-    const tool = params.meaningWeight * (closeness(vectors, query, s.entry) ?? 0);
+    const c = s.at === undefined ? NaN : cosines[s.at]!;
+    const tool = Number.isNaN(c) ? 0 : params.meaningWeight * c;
     s.score = s.score / best + tool + (serverCloseness.get(serverKey(s.entry)) ?? 0);
   }
 }
@@ -208,23 +237,20 @@ function slotOf(indexes: readonly SearchIndex[], word: string, openEnded: boolea
   }
   if (openEnded && word.length >= 2) {
     for (const index of indexes) {
-      for (const [surface, t] of index.vocabulary) {
-        if (t && !seen.has(t) && surface.length > word.length && surface.startsWith(word)) {
-          seen.add(t);
-          slot.push({ term: t, weight: params.prefixWeight, asWritten: true });
-        }
+      for (const { term: t } of wordsBegunBy(index, word)) {
+        if (seen.has(t)) continue;
+        seen.add(t);
+        slot.push({ term: t, weight: params.prefixWeight, asWritten: true });
       }
     }
   }
   if (!known && word.length >= 4) {
     const max = word.length >= 8 ? 2 : 1;
     for (const index of indexes) {
-      for (const [surface, t] of index.vocabulary) {
-        if (!t || seen.has(t) || Math.abs(surface.length - word.length) > max) continue;
-        if (boundedEditDistance(word, surface, max) <= max) {
-          seen.add(t);
-          slot.push({ term: t, weight: params.typoWeight });
-        }
+      for (const { term: t } of wordsNear(index, word, max)) {
+        if (seen.has(t)) continue;
+        seen.add(t);
+        slot.push({ term: t, weight: params.typoWeight });
       }
     }
   }
@@ -296,12 +322,12 @@ function scoreSlots(indexes: readonly SearchIndex[], stats: Stats, slots: readon
   // Every term the query reaches (as written, by prefix, typo or bridge): a destructive tool's action named by any.
   const named = new Set<string>();
   for (const slot of slots) for (const { term } of slot) named.add(term);
-  for (const { score, inName, asWritten, doc } of base.values()) {
+  for (const [at, { score, inName, asWritten, doc }] of base) {
     if (!allowed(doc.entry, parsed)) continue;
     // A query that names most of what the tool's name says is about that tool (delete_relations for "delete relations").
     const coverage = doc.nameTerms.size > 0 ? Math.min(1, inName / doc.nameTerms.size) : 0;
     const unnamed = doc.action !== undefined && !named.has(doc.action) ? params.destructiveUnnamed : 1;
-    const scored: Scored = { entry: doc.entry, score: score * (1 + params.nameCoverage * coverage) * unnamed };
+    const scored: Scored = { entry: doc.entry, score: score * (1 + params.nameCoverage * coverage) * unnamed, at };
     if (!asWritten) scored.loose = true;
     out.push(scored);
   }
