@@ -81,73 +81,89 @@ function toUnitLength(v: Float32Array): boolean {
 /** Which server a tool is of, across toolboxes: `toolbox/server`. */
 export const serverKey = (entry: FullEntry): string => `${entry.toolbox_name}/${entry.source_server}`;
 
-/** Each index's servers' meanings, per set of vectors (an index is built anew when its catalog changes). */
-const indexServerMeanings = new WeakMap<WordVectors, WeakMap<SearchIndex, Map<string, Float32Array>>>();
+/**
+ * What an index's tools and servers are about, per set of vectors, kept with the index (an index is built anew when
+ * its catalog changes): every tool's meaning in one array (row i: docs[i]; `known[i]` 0 when it has none), and each
+ * server's (`serverKey`) as the unit mean of its tools' meanings, with the server of each row (-1: no meaning).
+ */
+interface Meanings {
+  rows: Float32Array;
+  known: Uint8Array;
+  servers: { key: string; meaning: Float32Array }[];
+  serverOf: Int32Array;
+}
+
+const indexMeanings = new WeakMap<WordVectors, WeakMap<SearchIndex, Meanings>>();
+
+function meaningsOf(vectors: WordVectors, index: SearchIndex): Meanings {
+  let byIndex = indexMeanings.get(vectors);
+  if (!byIndex) indexMeanings.set(vectors, (byIndex = new WeakMap()));
+  let table = byIndex.get(index);
+  if (table) return table;
+  const dims = vectors.dims;
+  table = { rows: new Float32Array(index.docs.length * dims), known: new Uint8Array(index.docs.length), servers: [], serverOf: new Int32Array(index.docs.length).fill(-1) };
+  const slots = new Map<string, number>();
+  for (const [i, doc] of index.docs.entries()) {
+    const meaning = toolMeaning(vectors, doc.entry);
+    if (!meaning) continue;
+    table.rows.set(meaning, i * dims);
+    table.known[i] = 1;
+    const key = serverKey(doc.entry);
+    let slot = slots.get(key);
+    if (slot === undefined) {
+      slots.set(key, (slot = table.servers.length));
+      table.servers.push({ key, meaning: new Float32Array(dims) });
+    }
+    const sum = table.servers[slot]!.meaning;
+    for (let d = 0; d < dims; d++) sum[d]! += meaning[d]!;
+  }
+  for (const { meaning } of table.servers) toUnitLength(meaning);
+  // Every tool of a server with a meaning gets its closeness, even one with no meaning of its own; a server whose
+  // tools' meanings cancel out has none, and its rows stay -1.
+  for (const [i, doc] of index.docs.entries()) {
+    const slot = slots.get(serverKey(doc.entry));
+    if (slot !== undefined && table.servers[slot]!.meaning.some((x) => x !== 0)) table.serverOf[i] = slot;
+  }
+  byIndex.set(index, table);
+  return table;
+}
 
 /**
  * What each server of the indexes is about, by `serverKey`: the unit mean of its tools' meanings (a server none of
  * whose tools has a vector has none). Computed once per index and kept with it.
  */
 export function serverMeanings(vectors: WordVectors, indexes: readonly SearchIndex[]): Map<string, Float32Array> {
-  let known = indexServerMeanings.get(vectors);
-  if (!known) indexServerMeanings.set(vectors, (known = new WeakMap()));
   const out = new Map<string, Float32Array>();
-  for (const index of indexes) {
-    let servers = known.get(index);
-    if (!servers) known.set(index, (servers = meaningsOfServers(vectors, index)));
-    for (const [key, meaning] of servers) out.set(key, meaning);
-  }
+  for (const index of indexes) for (const { key, meaning } of meaningsOf(vectors, index).servers) if (meaning.some((x) => x !== 0)) out.set(key, meaning);
   return out;
 }
 
-function meaningsOfServers(vectors: WordVectors, index: SearchIndex): Map<string, Float32Array> {
-  const sums = new Map<string, Float32Array>();
-  for (const doc of index.docs) {
-    const tool = toolMeaning(vectors, doc.entry);
-    if (!tool) continue;
-    const key = serverKey(doc.entry);
-    let sum = sums.get(key);
-    if (!sum) sums.set(key, (sum = new Float32Array(vectors.dims)));
-    for (let d = 0; d < tool.length; d++) sum[d]! += tool[d]!;
-  }
-  for (const sum of sums.values()) toUnitLength(sum);
-  return sums;
-}
-
-/** Every tool's meaning of an index in one array (row i: docs[i]; `known[i]` 0 when it has none), per set of vectors. */
-const indexToolMeanings = new WeakMap<WordVectors, WeakMap<SearchIndex, { rows: Float32Array; known: Uint8Array }>>();
-
-function toolMeaningsOf(vectors: WordVectors, index: SearchIndex): { rows: Float32Array; known: Uint8Array } {
-  let byIndex = indexToolMeanings.get(vectors);
-  if (!byIndex) indexToolMeanings.set(vectors, (byIndex = new WeakMap()));
-  let table = byIndex.get(index);
-  if (!table) {
-    table = { rows: new Float32Array(index.docs.length * vectors.dims), known: new Uint8Array(index.docs.length) };
-    for (const [i, doc] of index.docs.entries()) {
-      const meaning = toolMeaning(vectors, doc.entry);
-      if (!meaning) continue;
-      table.rows.set(meaning, i * vectors.dims);
-      table.known[i] = 1;
-    }
-    byIndex.set(index, table);
-  }
-  return table;
+/** Cosines of the query's meaning by position across the indexes (see `closenessAll`); NaN where there is none. */
+export interface Closeness {
+  /** With each tool's meaning. */
+  tools: Float32Array;
+  /** With the meaning of each tool's server. */
+  servers: Float32Array;
 }
 
 /**
- * The cosine between the query's meaning (`queryMeaning`) and every tool of the indexes, in one pass of dot products
- * over each index's tool meanings (kept with the index): position `offset + i` is `indexes[k].docs[i]`, where `offset`
- * counts the tools of the indexes before it; NaN for a tool none of whose words has a vector.
+ * The cosine between the query's meaning (`queryMeaning`) and every tool of the indexes, and every tool's server, in
+ * one pass of dot products over each index's meanings (kept with the index): position `offset + i` is
+ * `indexes[k].docs[i]`, where `offset` counts the tools of the indexes before it. A server's cosine is computed once.
  */
-export function closenessAll(vectors: WordVectors, indexes: readonly SearchIndex[], query: Float32Array): Float32Array {
+export function closenessAll(vectors: WordVectors, indexes: readonly SearchIndex[], query: Float32Array): Closeness {
   let total = 0;
   for (const index of indexes) total += index.docs.length;
-  const out = new Float32Array(total);
+  const out: Closeness = { tools: new Float32Array(total), servers: new Float32Array(total) };
   const dims = vectors.dims;
   let offset = 0;
   for (const index of indexes) {
-    const { rows, known } = toolMeaningsOf(vectors, index);
-    for (let i = 0; i < known.length; i++) out[offset + i] = known[i] === 0 ? NaN : dotAt(query, rows, i * dims);
+    const { rows, known, servers, serverOf } = meaningsOf(vectors, index);
+    const server = servers.map(({ meaning }) => dotAt(query, meaning, 0));
+    for (let i = 0; i < known.length; i++) {
+      out.tools[offset + i] = known[i] === 0 ? NaN : dotAt(query, rows, i * dims);
+      out.servers[offset + i] = serverOf[i]! < 0 ? NaN : server[serverOf[i]!]!;
+    }
     offset += index.docs.length;
   }
   return out;
@@ -159,7 +175,7 @@ export function closenessAll(vectors: WordVectors, indexes: readonly SearchIndex
  */
 export function nearestOf(
   indexes: readonly SearchIndex[],
-  cosines: Float32Array,
+  { tools: cosines }: Closeness,
   options: { taken?: Uint8Array; count: number; min: number; allowed: (entry: FullEntry) => boolean },
 ): { entry: FullEntry; cosine: number; at: number }[] {
   const near: { entry: FullEntry; cosine: number; at: number }[] = [];

@@ -4,7 +4,7 @@ import { terms } from './search-text.js';
 import { wordsBegunBy, wordsNear } from './search-lexicon.js';
 import type { Bridge } from './search-bridge.js';
 import { fieldCount, FIELD_PLACE, type Doc, type SearchIndex } from './search-index.js';
-import { closenessAll, cosine, nearestOf, queryMeaning, serverKey, serverMeanings } from './search-meaning.js';
+import { closenessAll, nearestOf, queryMeaning } from './search-meaning.js';
 import type { WordVectors } from './word-vectors.js';
 import { DEFAULT_PARAMS, FIELDS, type RankingParams } from './search-params.js';
 
@@ -155,13 +155,12 @@ function withMeaning(vectors: WordVectors, indexes: readonly SearchIndex[], pars
   let best = 0;
   for (const s of scores) best = Math.max(best, s.score);
   if (!(best > 0)) return;
-  const servers = params.serverMeaningWeight > 0 ? serverMeanings(vectors, indexes) : undefined;
-  // Every tool's cosine in one pass: the matching tools' and the candidates'.
-  const cosines = closenessAll(vectors, indexes, query);
+  // Every tool's cosine and its server's in one pass: the matching tools' and the candidates'.
+  const closeness = closenessAll(vectors, indexes, query);
   if (params.meaningCandidates > 0) {
-    const taken = new Uint8Array(cosines.length);
+    const taken = new Uint8Array(closeness.tools.length);
     for (const s of scores) if (s.at !== undefined) taken[s.at] = 1;
-    const near = nearestOf(indexes, cosines, {
+    const near = nearestOf(indexes, closeness, {
       taken,
       count: params.meaningCandidates,
       min: params.meaningCandidateMin,
@@ -169,13 +168,12 @@ function withMeaning(vectors: WordVectors, indexes: readonly SearchIndex[], pars
     });
     for (const { entry, at } of near) scores.push({ entry, score: 0, loose: true, byMeaning: true, at });
   }
-  // Each server's closeness once per query, not once per tool.
-  const serverCloseness = new Map<string, number>();
-  for (const [key, meaning] of servers ?? []) serverCloseness.set(key, params.serverMeaningWeight * cosine(query, meaning));
+  const of = (cosines: Float32Array, at: number | undefined, weight: number): number => {
+    const c = at === undefined || weight === 0 ? NaN : cosines[at]!;
+    return Number.isNaN(c) ? 0 : weight * c;
+  };
   for (const s of scores) {
-    const c = s.at === undefined ? NaN : cosines[s.at]!;
-    const tool = Number.isNaN(c) ? 0 : params.meaningWeight * c;
-    s.score = s.score / best + tool + (serverCloseness.get(serverKey(s.entry)) ?? 0);
+    s.score = s.score / best + of(closeness.tools, s.at, params.meaningWeight) + of(closeness.servers, s.at, params.serverMeaningWeight);
   }
 }
 
