@@ -11,6 +11,7 @@
 import { BLIND } from './blind.js';
 import { BLIND2 } from './blind2.js';
 import { QUERIES } from './queries.js';
+import { TUNING2 } from './tuning2.js';
 import { files, GROUPED_HEAD, groupCount, groupedCells, groupedRows, held, measureSpeed, missLines, QUALITY_HEAD, qualityCells, qualityRows, SPEED_HEAD, speedCells, toolCount, tuning } from './measure.js';
 
 const table = (head: string[], rows: string[][]): string =>
@@ -18,7 +19,7 @@ const table = (head: string[], rows: string[][]): string =>
 
 // Speed first, in a heap that holds only what a workbench would (the rankers compared below hold indexes of their own).
 const speed = process.argv.includes('--no-speed') ? undefined : measureSpeed();
-console.log(`# Search benchmark\n\n${files.length} servers, ${toolCount} tools; ${QUERIES.length} queries (${tuning.length} tuning, ${held.length} held out) and ${BLIND.length} + ${BLIND2.length} blind ones (two sets, written from the servers' descriptions only).\n`);
+console.log(`# Search benchmark\n\n${files.length} servers, ${toolCount} tools; ${QUERIES.length} queries (${tuning.length} tuning, ${held.length} held out), ${BLIND.length} + ${BLIND2.length} blind ones (two sets, written from the servers' descriptions only) and ${TUNING2.length} more tuning ones (tuning 2).\n`);
 console.log(table(QUALITY_HEAD, (await qualityRows(process.env, process.argv.includes('--tuning'))).map(qualityCells)));
 console.log(`\nGrouped: each query searches one toolbox of the servers of its kind (${groupCount} groups, bench/search/groups.ts).\n`);
 console.log(table(GROUPED_HEAD, groupedRows(process.argv.includes('--tuning')).map(groupedCells)));

@@ -8,6 +8,7 @@ import { heldOutIds } from '../../bench/search/split.js';
 import { GROUPS } from '../../bench/search/groups.js';
 import { BLIND } from '../../bench/search/blind.js';
 import { BLIND2 } from '../../bench/search/blind2.js';
+import { TUNING2 } from '../../bench/search/tuning2.js';
 import { SERVERS } from '../../bench/search/servers.js';
 
 /**
@@ -31,9 +32,9 @@ describe('search benchmark (held-out queries)', () => {
     assert.equal(held.size, Math.round(QUERIES.length / 3));
   });
 
-  it('labels every query, tuning, held-out and blind, with tools the corpus has', () => {
+  it('labels every query, tuning (both sets), held-out and blind, with tools the corpus has', () => {
     const names = new Map(files.map((f) => [f.server, new Set(f.tools.map((t) => t.name))]));
-    for (const q of [...QUERIES, ...BLIND, ...BLIND2]) {
+    for (const q of [...QUERIES, ...BLIND, ...BLIND2, ...TUNING2]) {
       assert.ok(q.tools.length > 0, `${q.id} has no right tool`);
       for (const tool of q.tools) assert.ok(names.get(q.server)?.has(tool), `${q.id} "${q.query}": ${q.server} has no tool ${tool}`);
       for (const other of q.also) {
@@ -41,7 +42,10 @@ describe('search benchmark (held-out queries)', () => {
         assert.ok(server !== q.server && names.get(server!)?.has(tool!), `${q.id} "${q.query}": no equivalent ${other}`);
       }
     }
-    assert.equal(new Set([...QUERIES, ...BLIND, ...BLIND2].map((q) => q.id)).size, QUERIES.length + BLIND.length + BLIND2.length, 'query ids are unique');
+    const all = [...QUERIES, ...BLIND, ...BLIND2, ...TUNING2];
+    assert.equal(new Set(all.map((q) => q.id)).size, all.length, 'query ids are unique');
+    const earlier = new Set([...QUERIES, ...BLIND, ...BLIND2].map((q) => q.query.toLowerCase()));
+    assert.deepEqual(TUNING2.filter((q) => earlier.has(q.query.toLowerCase())).map((q) => q.query), [], 'no tuning-2 query repeats a query of another set');
   });
 
   it('puts every corpus server in exactly one group of the grouped figures', () => {

@@ -70,6 +70,11 @@ describe('search', () => {
     assert.equal(read('e.g. the v1.2 release'), 'e g the v 1 2 release');
     assert.equal(read('Next.js routing docs'), 'next js routing docs');
     assert.equal(read('list src/components'), 'list src components');
+    // A #name is a chat channel; #42 and C# are not.
+    assert.equal(read('what did people say in #general'), 'what did people say in channel general');
+    assert.equal(read('post it in (#dev-ops)'), 'post it in channel dev ops');
+    assert.equal(read('close issue #42'), 'close issue 42');
+    assert.equal(read('a C# compiler'), 'a c compiler');
     // Quoted names are still taken as written.
     assert.deepEqual(parseQuery('"read_file"').exactNames.slice(0, 1), ['read_file']);
     const tools = [
