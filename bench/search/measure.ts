@@ -62,7 +62,8 @@ export const qualityCells = (r: QualityRow): string[] => [
  * MiniSearch. `tuningOnly`: no held-out figure at all (for use while changing the ranking).
  */
 export async function qualityRows(env: Record<string, string | undefined>, tuningOnly: boolean): Promise<QualityRow[]> {
-  const withEmbeddings = await embeddingsRanker(env, files, toolboxes, QUERIES);
+  // Every query the rows below ask, so the semantic ranker has answered each (it answers from what it ranked first).
+  const withEmbeddings = await embeddingsRanker(env, files, toolboxes, [...QUERIES, ...BLIND, ...BLIND2, ...TUNING2]);
   const withoutEnglish = workbenchRanker(files, { ...DEFAULT_PARAMS, englishWeight: 0, englishMeaningMin: Infinity }, 'workbench BM25F without the English vectors');
   const withoutDomain = workbenchRanker(files, { ...DEFAULT_PARAMS, meaningWeight: 0, serverMeaningWeight: 0, meaningMin: Infinity }, 'workbench BM25F without the domain vectors');
   const rankers = [workbenchRanker(files), withoutDomain, withoutEnglish, ...(withEmbeddings ? [withEmbeddings] : []), plainBm25, previousRanker, miniSearch] as unknown as Ranker<never>[];

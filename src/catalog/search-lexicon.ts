@@ -37,15 +37,19 @@ function lexiconOf(index: SearchIndex): Lexicon {
   return lexicon;
 }
 
+/** Counts a word's letters into 32 places; a count stops at 255 (capped counts still differ by no more than true ones). */
 function countLetters(word: string, into: Uint8Array, at: number): void {
-  for (let i = 0; i < word.length; i++) into[at + (word.charCodeAt(i) & 31)]!++;
+  for (let i = 0; i < word.length; i++) {
+    const k = at + (word.charCodeAt(i) & 31);
+    if (into[k]! < 255) into[k]!++;
+  }
 }
 
 const byOrder = (a: Word, b: Word): number => a.order - b.order;
 
 /**
- * The index's words longer than `prefix` (two letters or more) that begin with it, with their stems, in the
- * vocabulary's order: a scan of the words that share its first two letters.
+ * The index's words longer than `prefix` that begin with it, with their stems, in the vocabulary's order: a scan of
+ * the words that share its first two letters (of every word, for a prefix of one letter).
  */
 export function wordsBegunBy(index: SearchIndex, prefix: string): Word[] {
   const lexicon = lexiconOf(index);
@@ -59,7 +63,9 @@ export function wordsBegunBy(index: SearchIndex, prefix: string): Word[] {
     }
   }
   const out: Word[] = [];
-  for (const w of lexicon.byStart.get(prefix.slice(0, 2)) ?? []) if (w.surface.length > prefix.length && w.surface.startsWith(prefix)) out.push(w);
+  // A one-letter prefix has no group of its own: every word is a candidate.
+  const candidates = prefix.length >= 2 ? (lexicon.byStart.get(prefix.slice(0, 2)) ?? []) : lexicon.words;
+  for (const w of candidates) if (w.surface.length > prefix.length && w.surface.startsWith(prefix)) out.push(w);
   return out;
 }
 

@@ -141,9 +141,9 @@ export function serverMeanings(vectors: WordVectors, indexes: readonly SearchInd
 /** Cosines of the query's meaning by position across the indexes (see `closenessAll`); NaN where there is none. */
 export interface Closeness {
   /** With each tool's meaning. */
-  tools: Float32Array;
+  tools: Float64Array;
   /** With the meaning of each tool's server. */
-  servers: Float32Array;
+  servers: Float64Array;
 }
 
 /**
@@ -154,7 +154,8 @@ export interface Closeness {
 export function closenessAll(vectors: WordVectors, indexes: readonly SearchIndex[], query: Float32Array): Closeness {
   let total = 0;
   for (const index of indexes) total += index.docs.length;
-  const out: Closeness = { tools: new Float32Array(total), servers: new Float32Array(total) };
+  // Doubles, as the dot products are: a cosine kept in single precision could pass a least cosine it is just under.
+  const out: Closeness = { tools: new Float64Array(total), servers: new Float64Array(total) };
   const dims = vectors.dims;
   let offset = 0;
   for (const index of indexes) {

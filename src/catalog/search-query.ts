@@ -24,14 +24,16 @@ const QUALIFIER = /(?:^|\s)(server|toolbox):("[^"]*"|\S+)/gi;
  * "test" of test@example.com, the "notes" of notes.txt that reads like memory's "nodes"), so an email address and a
  * URL stand for their kind alone, and a file name for its extension and the word "file". In order: email addresses,
  * URLs (a scheme, `www.`, or a host under a common top-level domain), then file names (a name and an extension of 2–5
- * letters, or a glob such as `*.ts`; a capitalised `Name.js` is a library, not a file). A `#name` is a chat channel, as
- * people write one ("what did people say in #general"): the word "channel" joins its name (not `#42`, a number).
+ * letters, or a glob such as `*.ts`; a capitalised `Name.js` is a library, not a file). A `#name` after a word that
+ * says where ("what did people say in #general", "post it to #dev-ops") is a chat channel: the word "channel" joins its
+ * name, unless the query says "channel" already. Not `#42`, a hex colour, `C#`, a URL's `#fragment`, or `click #submit`.
  */
 // Each starts only where a token starts (the beginning, a space or an opening bracket or quote), and its parts are
 // split by characters they cannot hold, so a long query is read in linear time.
 const EMAIL = /(?<![^\s("'`<[])[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g;
 const URL_LIKE = /(?<![^\s("'`<[])(?:(?:https?:\/\/|www\.)\S+|[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|io|dev|ai|co|app|edu|gov)(?:\/\S*)?(?![\w.]))/gi;
-const CHANNEL = /(?<![^\s("'`<[])#([A-Za-z][\w-]*)/g;
+/** `in #general`, `to the #dev-ops`: a `#name` after a word that says where (a hex colour such as `#ffcc00` is not one). */
+const CHANNEL = /\b((?:in|to|on|from|into|across|at|of)\s+(?:(?:the|our|my|your)\s+)?)#(?![0-9a-f]{3}(?:[0-9a-f]{3}(?:[0-9a-f]{2})?)?(?![\w-]))([A-Za-z][\w-]*)/gi;
 const FILE_NAME = /(?<![^\s("'`<[])[\w*-]+(?:\.[\w*-]+)*\.([A-Za-z][A-Za-z0-9]{1,4})(?=$|[\s)"'`>\],;:!?]|\.(?:\s|$))/g;
 
 /** The text the query's words are read from, with pasted values standing for their kind (see EMAIL and below). */
@@ -39,7 +41,7 @@ function valuesByKind(text: string): string {
   return text
     .replace(EMAIL, ' email ')
     .replace(URL_LIKE, ' url ')
-    .replace(CHANNEL, ' channel $1 ')
+    .replace(CHANNEL, (_: string, where: string, name: string) => ` ${where}${/\bchannels?\b/i.test(text) ? '' : 'channel '}${name} `)
     .replace(FILE_NAME, (name: string, extension: string) =>
       // A name needs a letter or a glob (not "40.7128"); a capitalised Name.js is a library.
       !/[A-Za-z*]/.test(name.slice(0, -extension.length - 1)) || (extension.toLowerCase() === 'js' && /^[A-Z]/.test(name)) ? name : ` ${extension} file `,

@@ -168,7 +168,7 @@ function withMeaning(vectors: WordVectors, indexes: readonly SearchIndex[], pars
     });
     for (const { entry, at } of near) scores.push({ entry, score: 0, loose: true, byMeaning: true, at });
   }
-  const of = (cosines: Float32Array, at: number | undefined, weight: number): number => {
+  const of = (cosines: Float64Array, at: number | undefined, weight: number): number => {
     const c = at === undefined || weight === 0 ? NaN : cosines[at]!;
     return Number.isNaN(c) ? 0 : weight * c;
   };

@@ -34,7 +34,7 @@ describe('search lexicon: prefix and near-spelling lookups', () => {
     assert.ok(vocabulary.length > 3000, `the corpus has a real vocabulary (${vocabulary.length} words)`);
     const prefixes = new Set<string>();
     for (const word of vocabulary) for (let n = 2; n <= Math.min(5, word.length); n++) prefixes.add(word.slice(0, n));
-    for (const prefix of [...prefixes, 'zz', 'qx', 'a1', '9z']) {
+    for (const prefix of [...prefixes, 'zz', 'qx', 'a1', '9z', 'd', 'z', '']) {
       const expected = scan(index, (s) => s.length > prefix.length && s.startsWith(prefix));
       assert.deepEqual(wordsBegunBy(index, prefix).map((w) => w.surface), expected, prefix);
     }
@@ -53,6 +53,13 @@ describe('search lexicon: prefix and near-spelling lookups', () => {
       }
     }
     assert.ok(found > 1000, `the typos reach real words (${found})`);
+  });
+
+  it('finds a very long word a letter away (letter counts past 255 stop there, and never rule out a word in reach)', () => {
+    const long = searchIndex([{ ...[...corpusEntries(loadCorpus()).values()][0]![0]!, description: `${'a'.repeat(256)} tool` }]);
+    // 256 of one letter against 255: one edit apart, though a count kept in a byte would wrap to 0.
+    assert.deepEqual(wordsNear(long, 'a'.repeat(255), 2).map((w) => w.surface.length), [256]);
+    assert.deepEqual(wordsNear(long, `${'a'.repeat(254)}bb`, 2).map((w) => w.surface.length), [256]);
   });
 
   it('gives each word its stem', () => {

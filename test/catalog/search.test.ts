@@ -70,11 +70,19 @@ describe('search', () => {
     assert.equal(read('e.g. the v1.2 release'), 'e g the v 1 2 release');
     assert.equal(read('Next.js routing docs'), 'next js routing docs');
     assert.equal(read('list src/components'), 'list src components');
-    // A #name is a chat channel; #42 and C# are not.
+    // A #name after a word that says where is a chat channel ("channel" once, even when the query says it).
     assert.equal(read('what did people say in #general'), 'what did people say in channel general');
-    assert.equal(read('post it in (#dev-ops)'), 'post it in channel dev ops');
+    assert.equal(read('post it to the #dev-ops.'), 'post it to the channel dev ops');
+    assert.equal(read('post in #add-ons'), 'post in channel add ons');
+    assert.equal(read('what is new in the #general channel'), 'what is new in the general channel');
+    // Not a channel: a number, a hex colour, C#, a URL's fragment, a CSS selector, a tool's name.
     assert.equal(read('close issue #42'), 'close issue 42');
-    assert.equal(read('a C# compiler'), 'a c compiler');
+    assert.equal(read('set the colour to #ffcc00'), 'set the colour to ffcc 00');
+    assert.equal(read('set the colour to #FFF'), 'set the colour to fff');
+    assert.equal(read('a C#sharp compiler'), 'a c sharp compiler');
+    assert.equal(read('open localhost:3000/docs#intro'), 'open localhost 3000 docs intro');
+    assert.equal(read('click #submit-button'), 'click submit button');
+    assert.equal(read('#read_file'), 'read file');
     // Quoted names are still taken as written.
     assert.deepEqual(parseQuery('"read_file"').exactNames.slice(0, 1), ['read_file']);
     const tools = [
@@ -86,6 +94,13 @@ describe('search', () => {
     const index = searchIndex(tools);
     assert.equal(searchTools([index], 'open https://news.example.com', 1)[0]?.original_name, 'navigate');
     assert.equal(searchTools([index], 'show me README.md', 1)[0]?.original_name, 'get_file_contents');
+    const chat = searchIndex([
+      ...tools,
+      tool('get_channel_history', 'Get recent messages from a channel', { channel_id: { type: 'string' } }),
+      tool('read_file', 'Read a file'),
+    ]);
+    assert.equal(searchTools([chat], 'what did people say in #general', 1)[0]?.original_name, 'get_channel_history');
+    assert.equal(searchTools([chat], '#read_file', 1)[0]?.original_name, 'read_file');
   });
 
   it('lets a destructive tool whose action the query does not name lose a near tie', () => {
