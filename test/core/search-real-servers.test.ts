@@ -3,12 +3,12 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Answer, FullEntry } from '../../src/catalog/catalog-index.js';
 import { ERAS, startEra, type EraName, type EraWorkbench, type Over } from '../helpers/era-workbench.js';
-import { filesystemServer, memoryServer, structuredAnswer, tempDir, textOf } from '../helpers/workbench-process.js';
+import { filesystemServer, fixtureServer, memoryServer, structuredAnswer, tempDir, textOf } from '../helpers/workbench-process.js';
 
 /**
  * Ranking rules of search (README "Search": "Pasted values", "Destructive tools lose near ties", "Meaning") through the
- * protocol, against the real memory and filesystem servers from npm, over stdio and HTTP with clients of both eras,
- * beside a server that cannot start (its variable is unset).
+ * protocol, against the real memory and filesystem servers from npm (and the fixture server as a chat server), over
+ * stdio and HTTP with clients of both eras, beside a server that cannot start (its variable is unset).
  */
 const PATHS = (['stdio', 'http'] as const).flatMap((over: Over) => ERAS.map((era: EraName) => ({ over, era })));
 
@@ -30,6 +30,13 @@ for (const { over, era } of PATHS) {
               broken: { command: process.execPath, args: ['-e', '0', '${SEARCH_TEST_UNSET_VARIABLE}'] },
             },
           },
+          chat: {
+            description: 'Team chat',
+            mcpServers: {
+              // The fixture server with two chat-like tools beside its own.
+              chat: { ...fixtureServer(), env: { FIXTURE_EXTRA_TOOLS: 'get_channel_history,list_users' } },
+            },
+          },
         },
       };
       wb = await startEra(over, era, config);
@@ -40,8 +47,8 @@ for (const { over, era } of PATHS) {
       await cleanup();
     });
 
-    async function search(query: string): Promise<{ names: string[]; answer: Answer }> {
-      const result = await wb.client.callTool({ name: 'open_toolbox', arguments: { toolbox_name: 'dev', query } });
+    async function search(query: string, toolbox = 'dev'): Promise<{ names: string[]; answer: Answer }> {
+      const result = await wb.client.callTool({ name: 'open_toolbox', arguments: { toolbox_name: toolbox, query } });
       assert.notEqual(result.isError, true, textOf(result as never));
       const answer = structuredAnswer<Answer>(result as never, 'tools');
       return { names: answer.tools.map((t) => (t as FullEntry).original_name), answer };
@@ -58,6 +65,8 @@ for (const { over, era } of PATHS) {
       assert.equal(relations.names[0], 'create_relations', relations.names.join(', '));
       assert.ok(relations.names.includes('delete_relations'));
       assert.equal((await search('delete relations')).names[0], 'delete_relations');
+      // A bare #name is not a channel: it keeps its exact-name match.
+      assert.equal((await search('#read_file')).names[0], 'read_file');
     });
 
     it("puts first a tool of the server the query is about, and lets a tool near in meaning compete, named in the hint", async () => {
@@ -92,6 +101,15 @@ for (const { over, era } of PATHS) {
       const english = await search('photograph');
       assert.ok(english.names.length > 0, 'topped up by the English vectors');
       assert.match(english.answer.hint ?? '', /No tool here has a word of the query: these are the tools nearest to it in meaning/);
+    });
+
+    // Last: opening the chat toolbox adds its catalog to what the vocabulary bridge learns from, which moves some of
+    // the answers above (they were checked against the memory and filesystem catalogs alone).
+    it('reads a #name after "in" as a chat channel', async () => {
+      // No tool has "people", "say" or "general": read as "in channel general", the channel tool matches by its name.
+      const chat = await search('what did people say in #general', 'chat');
+      assert.equal(chat.names[0], 'get_channel_history', chat.names.join(', '));
+      assert.doesNotMatch(chat.answer.hint ?? '', /has a word of the query|nearest to it in meaning/);
     });
   });
 }
