@@ -49,6 +49,14 @@ export interface RankingParams {
    */
   serverMeaningWeight: number;
   /**
+   * When even the best match is weak, words count for less beside meaning: a matching tool's word score is taken out of
+   * the larger of the best one's and this share of what a tool matching every query word as written would get (the
+   * sum of the words' idf, a word no tool has counted as the rarest). In "which XHR calls did the page make" no tool
+   * has "XHR", and the best match by words (a screenshot tool, by "page") says little, so the network-requests tool,
+   * nearest in meaning, comes first (0 turns it off: out of the best one's alone).
+   */
+  wordScoreFloor: number;
+  /**
    * When some tools match a word, this many more that match none may compete by meaning alone (word score 0): the
    * nearest the query with a cosine of at least `meaningCandidateMin` (0 turns it off). "draw a picture of a sunset"
    * finds an image generator among tools that share "picture" or "draw".
@@ -80,6 +88,7 @@ export const DEFAULT_PARAMS: RankingParams = {
   englishMaxDf: 0,
   meaningWeight: 2,
   serverMeaningWeight: 1,
+  wordScoreFloor: 0.4,
   meaningCandidates: 5,
   meaningCandidateMin: 0.3,
   meaningMin: 0.15,

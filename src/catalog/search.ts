@@ -100,7 +100,9 @@ export function rankTools(indexes: readonly SearchIndex[], parsed: ParsedQuery, 
     const extra = feedbackSlots(indexes, stats, scores, slots, params);
     if (extra.length > 0) scores = scoreSlots(indexes, stats, [...slots.filter((s) => s.length > 0), ...extra], params, parsed);
   }
-  if (options.bridge?.meaning && (params.meaningWeight > 0 || params.serverMeaningWeight > 0)) withMeaning(options.bridge.meaning, indexes, parsed, scores, params);
+  if (options.bridge?.meaning && (params.meaningWeight > 0 || params.serverMeaningWeight > 0)) {
+    withMeaning(options.bridge.meaning, indexes, parsed, scores, params, params.wordScoreFloor * fullMatch(indexes, stats, parsed));
+  }
   if (parsed.exactNames.length > 0) withExactNames(indexes, parsed, scores);
   return scores.sort(byScore);
 }
@@ -149,12 +151,14 @@ function namesOf(index: SearchIndex): Map<string, number[]> {
  * describes comes first, and across servers, a tool of the server the query is about; and a few tools that match no
  * word but are near in meaning (`meaningCandidates`) compete by meaning alone, marked `byMeaning`.
  */
-function withMeaning(vectors: WordVectors, indexes: readonly SearchIndex[], parsed: ParsedQuery, scores: Scored[], params: RankingParams): void {
+function withMeaning(vectors: WordVectors, indexes: readonly SearchIndex[], parsed: ParsedQuery, scores: Scored[], params: RankingParams, floor: number): void {
   const query = queryMeaning(vectors, parsed.words);
   if (!query || scores.length === 0) return;
   let best = 0;
   for (const s of scores) best = Math.max(best, s.score);
   if (!(best > 0)) return;
+  // Out of the best match's score, or of `floor` when even the best match is weak: meaning then counts for more.
+  best = Math.max(best, floor);
   // Every tool's cosine and its server's in one pass: the matching tools' and the candidates'.
   const closeness = closenessAll(vectors, indexes, query);
   if (params.meaningCandidates > 0) {
@@ -175,6 +179,21 @@ function withMeaning(vectors: WordVectors, indexes: readonly SearchIndex[], pars
   for (const s of scores) {
     s.score = s.score / best + of(closeness.tools, s.at, params.meaningWeight) + of(closeness.servers, s.at, params.serverMeaningWeight);
   }
+}
+
+/**
+ * What a tool matching every query word as written would score at most: the sum of the words' idf, a word no tool has
+ * counted as the rarest (in one tool), since the query says something the tools' words do not (see `wordScoreFloor`).
+ */
+function fullMatch(indexes: readonly SearchIndex[], stats: Stats, parsed: ParsedQuery): number {
+  let sum = 0;
+  for (const word of parsed.words) {
+    const term = terms(word)[0];
+    if (term === undefined) continue;
+    const d = Math.max(1, df(indexes, term));
+    sum += Math.log(1 + (stats.n - d + 0.5) / (d + 0.5));
+  }
+  return sum;
 }
 
 /** Whether a query has qualifiers and nothing else to search by (no word, or only words like "the"). */

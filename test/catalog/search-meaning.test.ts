@@ -126,6 +126,25 @@ describe('words and meaning together (README "Search", "Meaning")', () => {
     assert.match(first('make a folder', wordsAlone), /:list[-_]/);
   });
 
+  it('lets meaning count for more where even the best word match is weak (wordScoreFloor)', () => {
+    // The issue's own example: no tool has "XHR", and the best match by words (a screenshot tool, by "page") says
+    // little; inside the playwright toolbox the network-requests tool comes first only with the floor.
+    const playwright = [searchIndex(corpusEntries(files).get('playwright')!, { servers })];
+    const firstIn = (params: typeof DEFAULT_PARAMS): string | undefined =>
+      searchTools(playwright, 'which XHR calls did the page make', 1, { params, bridge: corpusBridge })[0]?.original_name;
+    assert.equal(firstIn(DEFAULT_PARAMS), 'browser_network_requests');
+    assert.equal(firstIn({ ...DEFAULT_PARAMS, wordScoreFloor: 0 }), 'browser_take_screenshot');
+    // A query every word of which some tool has keeps its order: the best match is strong, the floor below it.
+    const same = (query: string): void =>
+      assert.deepEqual(
+        searchTools(playwright, query, 5, { bridge: corpusBridge }).map((e) => e.original_name),
+        searchTools(playwright, query, 5, { params: { ...DEFAULT_PARAMS, wordScoreFloor: 0 }, bridge: corpusBridge }).map((e) => e.original_name),
+        query,
+      );
+    same('take a screenshot of the page');
+    same('navigate back');
+  });
+
   it('answers by meaning in a toolbox of the memory and filesystem servers, where words alone do not', () => {
     // The same catalogs as test/core/search-real-servers.test.ts, which asks these through the protocol.
     const entries = corpusEntries(files);
@@ -134,11 +153,19 @@ describe('words and meaning together (README "Search", "Meaning")', () => {
     const first = (query: string, params = DEFAULT_PARAMS): string | undefined => searchTools(mixed, query, 5, { params, bridge: mixedBridge })[0]?.original_name;
     for (const [query, tool] of [
       ['delete a person', 'delete_entities'],
-      ['store a new person', 'create_entities'],
+      ['forget a person', 'delete_entities'],
       ['view an image file', 'read_media_file'],
     ] as const) {
       assert.equal(first(query), tool, query);
       assert.notEqual(first(query, wordsAlone), tool, `${query}: words alone`);
+    }
+    // No tool has any word of these: the best word match is weak, so meaning decides (wordScoreFloor).
+    for (const [query, tool, without] of [
+      ['link two people', 'create_relations', 'read_multiple_files'],
+      ['drop a fact', 'delete_observations', 'search_files'],
+    ] as const) {
+      assert.equal(first(query), tool, query);
+      assert.equal(first(query, { ...DEFAULT_PARAMS, wordScoreFloor: 0 }), without, `${query}: out of the best match alone`);
     }
     // Two servers in one toolbox: the server the query is about (the same queries as test/core/search-real-servers).
     assert.equal(first('open several files at once'), 'read_multiple_files');
