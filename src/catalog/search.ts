@@ -145,7 +145,7 @@ function namesOf(index: SearchIndex): Map<string, number[]> {
 
 /**
  * Words and meaning together (README "Search", "Meaning"): each matching tool's score becomes its word score over the
- * best one's (so 1 at most), plus `meaningWeight` times the cosine between the query's meaning and the tool's, plus
+ * best one's, or over `floor` when that is larger (so 1 at most; README "Weak word matches"), plus `meaningWeight` times the cosine between the query's meaning and the tool's, plus
  * `serverMeaningWeight` times the cosine between the query's meaning and its server's. Meaning reorders the tools that
  * match a word, so among tools that share the query's incidental words ("open", "show") the one whose job the query
  * describes comes first, and across servers, a tool of the server the query is about; and a few tools that match no
