@@ -101,7 +101,8 @@ export function rankTools(indexes: readonly SearchIndex[], parsed: ParsedQuery, 
     if (extra.length > 0) scores = scoreSlots(indexes, stats, [...slots.filter((s) => s.length > 0), ...extra], params, parsed);
   }
   if (options.bridge?.meaning && (params.meaningWeight > 0 || params.serverMeaningWeight > 0)) {
-    withMeaning(options.bridge.meaning, indexes, parsed, scores, params, params.wordScoreFloor * fullMatch(indexes, stats, parsed));
+    const floor = (): number => (params.wordScoreFloor > 0 ? params.wordScoreFloor * idfSum(indexes, stats, parsed) : 0);
+    withMeaning(options.bridge.meaning, indexes, parsed, scores, params, floor);
   }
   if (parsed.exactNames.length > 0) withExactNames(indexes, parsed, scores);
   return scores.sort(byScore);
@@ -145,20 +146,21 @@ function namesOf(index: SearchIndex): Map<string, number[]> {
 
 /**
  * Words and meaning together (README "Search", "Meaning"): each matching tool's score becomes its word score over the
- * best one's, or over `floor` when that is larger (so 1 at most; README "Weak word matches"), plus `meaningWeight` times the cosine between the query's meaning and the tool's, plus
- * `serverMeaningWeight` times the cosine between the query's meaning and its server's. Meaning reorders the tools that
- * match a word, so among tools that share the query's incidental words ("open", "show") the one whose job the query
- * describes comes first, and across servers, a tool of the server the query is about; and a few tools that match no
- * word but are near in meaning (`meaningCandidates`) compete by meaning alone, marked `byMeaning`.
+ * best one's, or over the floor when that is larger (so 1 at most; README "Weak word matches"), plus `meaningWeight`
+ * times the cosine between the query's meaning and the tool's, plus `serverMeaningWeight` times the cosine between the
+ * query's meaning and its server's. Meaning reorders the tools that match a word, so among tools that share the
+ * query's incidental words ("open", "show") the one whose job the query describes comes first, and across servers, a
+ * tool of the server the query is about; and a few tools that match no word but are near in meaning
+ * (`meaningCandidates`) compete by meaning alone, marked `byMeaning`.
  */
-function withMeaning(vectors: WordVectors, indexes: readonly SearchIndex[], parsed: ParsedQuery, scores: Scored[], params: RankingParams, floor: number): void {
+function withMeaning(vectors: WordVectors, indexes: readonly SearchIndex[], parsed: ParsedQuery, scores: Scored[], params: RankingParams, floor: () => number): void {
   const query = queryMeaning(vectors, parsed.words);
   if (!query || scores.length === 0) return;
   let best = 0;
   for (const s of scores) best = Math.max(best, s.score);
   if (!(best > 0)) return;
-  // Out of the best match's score, or of `floor` when even the best match is weak: meaning then counts for more.
-  best = Math.max(best, floor);
+  // Out of the best match's score, or of the floor when even the best match is weak: meaning then counts for more.
+  best = Math.max(best, floor());
   // Every tool's cosine and its server's in one pass: the matching tools' and the candidates'.
   const closeness = closenessAll(vectors, indexes, query);
   if (params.meaningCandidates > 0) {
@@ -182,10 +184,11 @@ function withMeaning(vectors: WordVectors, indexes: readonly SearchIndex[], pars
 }
 
 /**
- * What a tool matching every query word as written would score at most: the sum of the words' idf, a word no tool has
- * counted as the rarest (in one tool), since the query says something the tools' words do not (see `wordScoreFloor`).
+ * The scale `wordScoreFloor` is a share of: the sum of the query words' idf, a word no tool has counted as the rarest
+ * (in one tool), since the query then says something the tools' words do not. A word's own match scores less than its
+ * idf (BM25 saturates), so a tool matching few of the words, or only in its description, stays under the floor.
  */
-function fullMatch(indexes: readonly SearchIndex[], stats: Stats, parsed: ParsedQuery): number {
+function idfSum(indexes: readonly SearchIndex[], stats: Stats, parsed: ParsedQuery): number {
   let sum = 0;
   for (const word of parsed.words) {
     const term = terms(word)[0];

@@ -134,7 +134,7 @@ describe('words and meaning together (README "Search", "Meaning")', () => {
       searchTools(playwright, 'which XHR calls did the page make', 1, { params, bridge: corpusBridge })[0]?.original_name;
     assert.equal(firstIn(DEFAULT_PARAMS), 'browser_network_requests');
     assert.equal(firstIn({ ...DEFAULT_PARAMS, wordScoreFloor: 0 }), 'browser_take_screenshot');
-    // A query every word of which some tool has keeps its order: the best match is strong, the floor below it.
+    // A query one tool matches well, in its name, keeps its order: the best match is above the floor.
     const same = (query: string): void =>
       assert.deepEqual(
         searchTools(playwright, query, 5, { bridge: corpusBridge }).map((e) => e.original_name),

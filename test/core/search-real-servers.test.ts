@@ -6,9 +6,10 @@ import { ERAS, startEra, type EraName, type EraWorkbench, type Over } from '../h
 import { filesystemServer, fixtureServer, memoryServer, structuredAnswer, tempDir, textOf } from '../helpers/workbench-process.js';
 
 /**
- * Ranking rules of search (README "Search": "Pasted values", "Destructive tools lose near ties", "Meaning") through the
- * protocol, against the real memory and filesystem servers from npm (and the fixture server as a chat server), over
- * stdio and HTTP with clients of both eras, beside a server that cannot start (its variable is unset).
+ * Ranking rules of search (README "Search": "Pasted values", "Destructive tools lose near ties", "Meaning", "Weak word
+ * matches") through the protocol, against the real memory and filesystem servers from npm (and the fixture server as
+ * a chat server), over stdio and HTTP with clients of both eras, beside a server that cannot start (its variable is
+ * unset).
  */
 const PATHS = (['stdio', 'http'] as const).flatMap((over: Over) => ERAS.map((era: EraName) => ({ over, era })));
 
@@ -86,15 +87,15 @@ for (const { over, era } of PATHS) {
     });
 
     it('puts first the tool whose job the query describes, among tools that share its words (closeness in meaning)', async () => {
-      // By words alone these answer other tools first (checked in
-      // test/catalog/search-meaning.test.ts against the same catalogs; the domain word vectors decide here).
+      // By words alone the first three answer other tools first, and without the floor of "Weak word matches" the last
+      // two answer read_multiple_files and search_files first (both checked in test/catalog/search-meaning.test.ts
+      // against the same catalogs; the domain word vectors decide here).
       for (const [query, tool] of [
         ['delete a person', 'delete_entities'],
         ['forget a person', 'delete_entities'],
         ['view an image file', 'read_media_file'],
         // No tool has any of these words, so the best match by words (by related words and near spellings) is weak and
-        // words count for less beside meaning; out of the best match's score alone, read_multiple_files and
-        // search_files come first (README "Search", "Weak word matches").
+        // words count for less beside meaning.
         ['link two people', 'create_relations'],
         ['drop a fact', 'delete_observations'],
       ] as const) {
