@@ -53,9 +53,9 @@ export interface RankingParams {
    * When even the best match is weak, words count for less beside meaning: a matching tool's word score is taken out of
    * the larger of the best one's and this share of the sum of the query words' idf (a word no tool has counted as the
    * rarest). A query some tool matches well is ranked as before; one no tool matches well (a word no tool has, words
-   * spread over several tools or found only in descriptions) is decided more by meaning. In "which XHR calls did the page make" no tool
-   * has "XHR", and the best match by words (a screenshot tool, by "page") says little, so the network-requests tool,
-   * nearest in meaning, comes first (0 turns it off: out of the best one's alone).
+   * spread over several tools or found only in descriptions) is decided more by meaning. In "which XHR calls did the
+   * page make" no tool has "XHR", and the best match by words (a screenshot tool, by "page") says little, so the
+   * network-requests tool, nearest in meaning, comes first (0 turns it off: out of the best one's alone).
    */
   wordScoreFloor: number;
   /**
