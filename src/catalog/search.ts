@@ -194,7 +194,7 @@ function idfSum(indexes: readonly SearchIndex[], stats: Stats, parsed: ParsedQue
     const term = terms(word)[0];
     if (term === undefined) continue;
     const d = Math.max(1, df(indexes, term));
-    sum += Math.log(1 + (stats.n - d + 0.5) / (d + 0.5));
+    sum += idf(stats, d);
   }
   return sum;
 }
@@ -235,6 +235,9 @@ function statsOf(indexes: readonly SearchIndex[]): Stats {
   for (let f = 0; f < F; f++) avg[f] = n > 0 ? Math.max(avg[f]! / n, 1e-9) : 1;
   return { n, avg };
 }
+
+/** BM25's idf of a term in `d` of the searched tools. */
+const idf = (stats: Stats, d: number): number => Math.log(1 + (stats.n - d + 0.5) / (d + 0.5));
 
 function df(indexes: readonly SearchIndex[], term: string): number {
   let d = 0;
@@ -306,7 +309,7 @@ function scoreSlots(indexes: readonly SearchIndex[], stats: Stats, slots: readon
         const p = index.postings.get(term);
         if (!p) continue;
         const d = df(indexes, term);
-        const idf = Math.log(1 + (stats.n - d + 0.5) / (d + 0.5));
+        const rarity = idf(stats, d);
         for (let i = 0; i < p.docs.length; i++) {
           const id = p.docs[i]!;
           const doc = index.docs[id]!;
@@ -317,7 +320,7 @@ function scoreSlots(indexes: readonly SearchIndex[], stats: Stats, slots: readon
             x = (x - c) / FIELD_PLACE[1]!;
             if (c > 0) tf += (w[f]! * c) / (1 - bf[f]! + (bf[f]! * doc.lengths[f]!) / stats.avg[f]!);
           }
-          const s = weight * idf * (tf / (k1 + tf));
+          const s = weight * rarity * (tf / (k1 + tf));
           const inName = weight === 1 && fieldCount(p.tf[i]!, 0) > 0;
           const prev = best.get(id);
           if (!prev) best.set(id, { score: s, inName, asWritten });
