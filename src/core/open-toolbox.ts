@@ -25,7 +25,7 @@ import { namedTools } from './named-tools.js';
 import { cachedHead, cachedServer, formatAge, optional, unapprovedHead } from './answer-head.js';
 import { pendingServer, waitForServers, worthWaiting, type OpenProgress } from './open-wait.js';
 import type { ShownLists } from './shown-lists.js';
-import { ToolSearch } from './tool-search.js';
+import { ToolSearch, type SearchMemory } from './tool-search.js';
 import { searchReach } from './search-reach.js';
 import { toolboxSetting } from '../config/toolbox-setting.js';
 import { parseQuery } from '../catalog/search-query.js';
@@ -66,6 +66,8 @@ export interface DiscoveryScope {
   manager: ClientManager;
   liveCatalog: (toolbox: string) => { catalog: ToolboxCatalog; entries: readonly FullEntry[] };
   shown: ShownLists;
+  /** What this scope's searches have seen of each toolbox: the hints and the bridge of its searches come from it. */
+  search: SearchMemory;
 }
 
 /** How open_toolbox may wait: progress to report while servers start. */
@@ -159,7 +161,7 @@ export class Discovery {
     const reach = searching ? searchReach([toolbox], parseQuery(request.query!)) : [{ toolbox: toolbox.name }];
     const view = reach[0] ? await this.view(toolbox.name, scope, options, searching, reach[0].only) : nothing();
     const others = searching ? () => this.learnOthers(toolbox.name, scope) : undefined;
-    const answer = await this.answer(request, { toolbox: toolbox.name, description: toolbox.description }, view, this.budget(toolbox.name), scope.shown.take(), others);
+    const answer = await this.answer(request, { toolbox: toolbox.name, description: toolbox.description }, view, scope.search, this.budget(toolbox.name), scope.shown.take(), others);
     // A toolbox none of whose servers can serve: an error the model can read (each reason is in servers_failed).
     if (view.failed.length > 0 && view.connected.length === 0 && !view.cached?.length && !view.pending?.length) return { ...answer, isError: true };
     return answer;
@@ -185,20 +187,21 @@ export class Discovery {
       ...unapprovedHead(views.flatMap((v) => v.catalogs)),
     };
     const budget = request.detail === 'full' ? Infinity : this.budget();
-    const indexes = views.map((v, i) => this.search.indexOf(names[i], v.entries));
-    const { matches, extra } = await this.search.search(undefined, indexes, request.query ?? '', request.limit ?? DEFAULT_SEARCH_LIMIT);
+    const indexes = views.map((v, i) => this.search.indexOf(scope.search, names[i], v.entries));
+    const { matches, extra } = await this.search.search(scope.search, undefined, indexes, request.query ?? '', request.limit ?? DEFAULT_SEARCH_LIMIT);
     return budgetMatches(head, matches, budget, extra);
   }
 
   /**
    * The answer about one view (a toolbox, or a toolset's tools): the catalog under the budget, full entries for named
    * tools, or search results. `others`, for a search that finds nothing, makes the other toolboxes' last known tools
-   * searchable for the hint.
+   * searchable for the hint; `memory` is the asking scope's (see SearchMemory).
    */
   async answer(
     request: OpenToolboxRequest,
     about: { toolbox: string; description: string },
     view: View,
+    memory: SearchMemory,
     ownBudget: number,
     changes: CatalogChange[] = [],
     others?: () => Promise<void>,
@@ -220,7 +223,7 @@ export class Discovery {
     }
     if (request.query !== undefined) {
       const toolbox = this.options.config().toolboxes.some((t) => t.name === about.toolbox) ? about.toolbox : undefined;
-      const { matches, extra } = await this.search.search(toolbox, [this.search.indexOf(toolbox, view.entries)], request.query, limit, others);
+      const { matches, extra } = await this.search.search(memory, toolbox, [this.search.indexOf(memory, toolbox, view.entries)], request.query, limit, others);
       return budgetMatches(head, matches, budget, extra);
     }
     return budgetCatalog(head, view.entries, { budget, detail: request.detail, cursor: request.cursor });
@@ -296,7 +299,7 @@ export class Discovery {
       entries: views.flatMap((v) => v.entries.filter((entry) => toolset.includes(entry.name))),
       member: (tool) => toolset.includes(tool),
     };
-    return this.answer(request, { toolbox: toolset.config.name, description: toolset.config.description }, view, this.budget(), scope.shown.take());
+    return this.answer(request, { toolbox: toolset.config.name, description: toolset.config.description }, view, scope.search, this.budget(), scope.shown.take());
   }
 
   /** A failure of this server in the last SEARCH_RETRY_FAILED_MS, as a search names it (not started again). */
@@ -323,7 +326,7 @@ export class Discovery {
       }
       if (servers.length === 0) continue;
       const catalog = new ToolboxCatalog(toolbox.name, servers, this.options.policy(), this.options.trust?.());
-      this.search.indexOf(toolbox.name, catalog.tools.map(this.options.toEntry));
+      this.search.indexOf(scope.search, toolbox.name, catalog.tools.map(this.options.toEntry));
     }
   }
 

@@ -3,6 +3,7 @@ import type { CallOptions, ClientManager } from '../clients/client-manager.js';
 import type { FeatureBooks } from './feature-books.js';
 import type { CallContext, RoutingBooks } from './session-routing.js';
 import type { ShownLists } from './shown-lists.js';
+import type { SearchMemory } from './tool-search.js';
 import type { ToolEntry } from './tool-entry.js';
 
 export interface UseToolOptions extends CallOptions {
@@ -31,6 +32,8 @@ export interface Scope extends SessionScope, RoutingBooks {
   readonly shown: ShownLists;
   /** Resource links, subscriptions and listings of this session (README "Resources, prompts and completions"). */
   readonly features: FeatureBooks;
+  /** What this session's searches have seen of each toolbox (README "Search"): never another session's. */
+  readonly search: SearchMemory;
 }
 
 export interface CachedCatalog {

@@ -10,6 +10,7 @@ import type { Scope, SessionScope } from './scope.js';
 import { scopeRelay, sharedLogRouter, sharedRelay, trackCall, type CallContext, type UpstreamSession } from './session-routing.js';
 import { FeatureBooks, noticeTo } from './feature-books.js';
 import { ShownLists } from './shown-lists.js';
+import { SearchMemory } from './tool-search.js';
 
 export interface ScopesOptions {
   config: WorkbenchConfig;
@@ -135,7 +136,7 @@ export class Scopes {
 
   private create(upstream: UpstreamSession | undefined): Scope {
     const pool = upstream ? this.sharedPool() : undefined;
-    const books: Omit<Scope, 'manager' | 'close'> = { catalogs: new Map(), activity: new Map(), upstream, shown: new ShownLists(), features: new FeatureBooks() };
+    const books: Omit<Scope, 'manager' | 'close'> = { catalogs: new Map(), activity: new Map(), upstream, shown: new ShownLists(), features: new FeatureBooks(), search: new SearchMemory() };
     const manager: ClientManager = new ClientManager({
       ...this.connectionOptions(),
       onRestarted: () => void this.restarts++,

@@ -21,22 +21,32 @@ export interface ToolSearchOptions {
 }
 
 /**
- * open_toolbox's search (README "Search"): each toolbox's index as last seen, the vocabulary bridge learnt from them
- * all, the optional semantic ranker of the config in effect, and the hint an empty answer carries.
+ * What one scope's searches have seen (README "Search", "HTTP"): the last search index of each toolbox as that scope
+ * was shown it — a client session's, or over modern HTTP one user's — from which the vocabulary bridge and the hints
+ * of an answer that found nothing here are drawn. Each scope has its own, so a hint never names a tool another
+ * session was shown (a tool its server added for that session, or listed for a client with other capabilities), and
+ * one user's catalogs never shape another's ranking.
+ */
+export class SearchMemory {
+  readonly known = new Map<string, SearchIndex>();
+  bridgeMemo?: { from: SearchIndex[]; bridge: Bridge };
+}
+
+/**
+ * open_toolbox's search (README "Search"): the search index of each toolbox as a scope last saw it (`SearchMemory`),
+ * the vocabulary bridge learnt from them, the optional semantic ranker of the config in effect, and the hint an empty
+ * answer carries.
  */
 export class ToolSearch {
-  /** The last search index of each toolbox, from which the vocabulary bridge and empty-result hints are drawn. */
-  private readonly known = new Map<string, SearchIndex>();
-  private bridgeMemo?: { from: SearchIndex[]; bridge: Bridge };
   private contextMemo?: { config: WorkbenchConfig; context: SearchContext };
   private semanticMemo?: { json: string; ranker: SemanticRanker | undefined };
 
   constructor(private readonly options: ToolSearchOptions) {}
 
-  /** A toolbox's search index (built once per list of entries), remembered as that toolbox's latest. */
-  indexOf(toolbox: string | undefined, entries: readonly FullEntry[]): SearchIndex {
+  /** A toolbox's search index (built once per list of entries), remembered as that toolbox's latest in `memory`. */
+  indexOf(memory: SearchMemory, toolbox: string | undefined, entries: readonly FullEntry[]): SearchIndex {
     const index = searchIndex(entries, this.searchContext());
-    if (toolbox !== undefined) this.known.set(toolbox, index);
+    if (toolbox !== undefined) memory.known.set(toolbox, index);
     return index;
   }
 
@@ -45,9 +55,10 @@ export class ToolSearch {
    * (not when the semantic ranker answers: its dense ranking fills it). An answer is never empty-handed: when nothing
    * matches, the hint names the other toolboxes (as last seen; `others` first makes them searchable) where the query
    * does match, else the tools whose names look most like it; and the toolboxes to look in. Never throws for the
-   * semantic ranker's sake.
+   * semantic ranker's sake. What other toolboxes hold is read from `memory`, the asking scope's own.
    */
   async search(
+    memory: SearchMemory,
     toolbox: string | undefined,
     indexes: readonly SearchIndex[],
     query: string,
@@ -57,7 +68,7 @@ export class ToolSearch {
     const parsed = parseQuery(query);
     const miss = qualifierMiss(this.options.config().toolboxes, parsed, toolbox);
     if (miss) return { matches: [], extra: { hint: miss } };
-    const lexical = rankTools(indexes, parsed, { bridge: this.bridge() });
+    const lexical = rankTools(indexes, parsed, { bridge: this.bridge(memory) });
     const semantic = this.semantic();
     if (onlyQualifiers(parsed) && lexical.length > 0) {
       const more = lexical.length > limit ? { hint: `${lexical.length} tools match ${parsed.qualifiers.join(' ')}; these are the first ${limit}. Ask with a higher limit (at most ${MAX_SEARCH_LIMIT}) or add words to rank them.` } : {};
@@ -67,12 +78,12 @@ export class ToolSearch {
     const fused = semantic ? await semantic.rank(indexes, parsed, lexical, limit) : undefined;
     if (fused && fused.length > 0) return { matches: fused, extra: {} };
     if (!fused) {
-      const shown = topUp(indexes, parsed, lexical, limit, { bridge: this.bridge() });
-      if (shown.length > 0) return { matches: shown.map((s) => s.entry), extra: await this.looseHint(toolbox, shown, parsed, others) };
+      const shown = topUp(indexes, parsed, lexical, limit, { bridge: this.bridge(memory) });
+      if (shown.length > 0) return { matches: shown.map((s) => s.entry), extra: await this.looseHint(memory, toolbox, shown, parsed, others) };
     }
     await others?.();
-    const elsewhere = this.indexesBut(toolbox);
-    const where = this.whereItMatches(elsewhere, parsed, 5, false);
+    const elsewhere = indexesBut(memory, toolbox);
+    const where = this.whereItMatches(memory, elsewhere, parsed, 5, false);
     if (where) return { matches: [], extra: { hint: `No tool here matched the query. It matches in ${where}: open that toolbox with the same query.` } };
     const closest = closestTools(toolbox === undefined ? indexes : [...indexes, ...elsewhere], query, 5).map((e) => e.name);
     const names = closest.length > 0 ? ` Closest names: ${closest.join(', ')}.` : '';
@@ -92,7 +103,7 @@ export class ToolSearch {
    * words are (other toolboxes as last seen; `others` first makes them known); when some of its tools came by meaning
    * alone, which.
    */
-  private async looseHint(toolbox: string | undefined, shown: readonly Scored[], parsed: ParsedQuery, others?: () => Promise<void>): Promise<Partial<Answer>> {
+  private async looseHint(memory: SearchMemory, toolbox: string | undefined, shown: readonly Scored[], parsed: ParsedQuery, others?: () => Promise<void>): Promise<Partial<Answer>> {
     const byMeaning = shown.filter((s) => s.byMeaning).length;
     if (!shown.every((s) => s.loose)) {
       if (byMeaning === 0) return {};
@@ -100,8 +111,8 @@ export class ToolSearch {
       return { hint: `${names.join(', ')} ${byMeaning === 1 ? 'matches' : 'match'} no word of the query: ${byMeaning === 1 ? 'it is' : 'they are'} only near it in meaning.` };
     }
     if (toolbox !== undefined) await others?.();
-    const elsewhere = toolbox === undefined ? [] : this.indexesBut(toolbox);
-    const written = this.whereItMatches(elsewhere, parsed, 3, true);
+    const elsewhere = toolbox === undefined ? [] : indexesBut(memory, toolbox);
+    const written = this.whereItMatches(memory, elsewhere, parsed, 3, true);
     const where = written ? ` It matches as written in ${written}: open that toolbox with the same query.` : '';
     const what =
       byMeaning === shown.length
@@ -114,17 +125,12 @@ export class ToolSearch {
    * `toolbox "a" (a__s__x, a__s__y); toolbox "b" (b__s__z)`: the best `max` matches of the query in other toolboxes'
    * indexes (only those with a word of it as written when `asWritten`), by toolbox; empty when there are none.
    */
-  private whereItMatches(elsewhere: readonly SearchIndex[], parsed: ParsedQuery, max: number, asWritten: boolean): string {
+  private whereItMatches(memory: SearchMemory, elsewhere: readonly SearchIndex[], parsed: ParsedQuery, max: number, asWritten: boolean): string {
     const found = new Map<string, string[]>();
-    for (const match of rankTools(elsewhere, parsed, { bridge: this.bridge() }).filter((s) => !s.byMeaning && (!asWritten || !s.loose)).slice(0, max)) {
+    for (const match of rankTools(elsewhere, parsed, { bridge: this.bridge(memory) }).filter((s) => !s.byMeaning && (!asWritten || !s.loose)).slice(0, max)) {
       found.set(match.entry.toolbox_name, [...(found.get(match.entry.toolbox_name) ?? []), match.entry.name]);
     }
     return [...found].map(([name, tools]) => `toolbox "${name}" (${tools.join(', ')})`).join('; ');
-  }
-
-  /** The latest index of every known toolbox but `toolbox`. */
-  private indexesBut(toolbox: string | undefined): SearchIndex[] {
-    return [...this.known].filter(([name]) => name !== toolbox).map(([, index]) => index);
   }
 
   /** ` Toolboxes to look in: a (its description), b.` — every toolbox but the one searched; empty when there is none. */
@@ -150,14 +156,14 @@ export class ToolSearch {
     return this.contextMemo.context;
   }
 
-  /** The bridge learnt from every toolbox's latest index, rebuilt only when one of them changed. */
-  private bridge(): Bridge {
-    const from = [...this.known.values()];
-    const memo = this.bridgeMemo;
+  /** The bridge learnt from every toolbox's latest index in `memory`, rebuilt only when one of them changed. */
+  private bridge(memory: SearchMemory): Bridge {
+    const from = [...memory.known.values()];
+    const memo = memory.bridgeMemo;
     if (memo && memo.from.length === from.length && memo.from.every((index, i) => index === from[i])) return memo.bridge;
     const log = this.options.log?.child('search');
-    this.bridgeMemo = { from, bridge: buildBridge(from, DEFAULT_BRIDGE, shippedVectors('english', log), shippedVectors('domain', log)) };
-    return this.bridgeMemo.bridge;
+    memory.bridgeMemo = { from, bridge: buildBridge(from, DEFAULT_BRIDGE, shippedVectors('english', log), shippedVectors('domain', log)) };
+    return memory.bridgeMemo.bridge;
   }
 
   /** The semantic ranker of the config in effect (made again only when `search.embeddings` changes); none when off. */
@@ -179,4 +185,9 @@ export class ToolSearch {
     this.semanticMemo = { json, ranker };
     return ranker;
   }
+}
+
+/** The latest index in `memory` of every toolbox but `toolbox`. */
+function indexesBut(memory: SearchMemory, toolbox: string | undefined): SearchIndex[] {
+  return [...memory.known].filter(([name]) => name !== toolbox).map(([, index]) => index);
 }

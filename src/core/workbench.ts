@@ -315,6 +315,7 @@ export class Workbench {
           entries: opened.tools,
           member: (tool) => toolset.includes(tool),
         },
+        scope.search,
         this.discovery.budget(),
       );
     }
@@ -322,7 +323,7 @@ export class Workbench {
   }
 
   private discoveryScope(scope: Scope): DiscoveryScope {
-    return { manager: scope.manager, liveCatalog: (toolbox) => this.cachedCatalog(scope, toolbox), shown: scope.shown };
+    return { manager: scope.manager, liveCatalog: (toolbox) => this.cachedCatalog(scope, toolbox), shown: scope.shown, search: scope.search };
   }
 
   /**

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { Client, StreamableHTTPClientTransport, type CallToolResult } from '@modelcontextprotocol/client';
 import { startHttpWorkbench } from '../helpers/http-workbench.js';
-import { everythingServer, startWorkbench, tempDir } from '../helpers/workbench-process.js';
+import { everythingServer, memoryServer, startWorkbench, tempDir, textOf } from '../helpers/workbench-process.js';
 
 // What depends on the client stays with the client (README "Serving over HTTP", "Catalog cache"): server-everything
 // lists its sampling and elicitation tools only to clients that declare those capabilities. Clients that declare
@@ -16,7 +16,10 @@ function config(shared: boolean): unknown {
   return { toolboxes: { ev: { mcpServers: { everything: { ...everythingServer(), shared } } } } };
 }
 
-async function askingTools(client: { callTool(params: { name: string; arguments: Record<string, unknown> }): Promise<unknown> }): Promise<string[]> {
+/** A client of either era, as these tests use it. */
+type Caller = { callTool(params: { name: string; arguments: Record<string, unknown> }): Promise<unknown> };
+
+async function askingTools(client: Caller): Promise<string[]> {
   const opened = (await client.callTool({ name: 'open_toolbox', arguments: { toolbox_name: 'ev', detail: 'full' } })) as CallToolResult;
   assert.notEqual(opened.isError, true, JSON.stringify(opened.content).slice(0, 500));
   const tools = (opened.structuredContent as { tools: { original_name: string }[] }).tools;
@@ -84,4 +87,44 @@ describe('capabilities decide what a client is shown', () => {
       await cleanup();
     }
   });
+
+  // A search that finds nothing in its toolbox names where the query's words are — from what the asking client was
+  // shown, never from another client's lists (README "Search"). Over stdio there is one session, so nothing to keep apart.
+  for (const era of ['handshake', '2026-07-28'] as const) {
+    it(`a search's hints never name a tool listed only for another client (${era} clients over HTTP)`, async () => {
+      const { dir, cleanup } = await tempDir();
+      const wb = await startHttpWorkbench(
+        { toolboxes: { ev: { mcpServers: { everything: everythingServer() } }, mem: { mcpServers: { memory: memoryServer(join(dir, 'memory.jsonl')) } } } },
+        ['--http', '0'],
+      );
+      const clients: { close(): Promise<void> }[] = [];
+      const connect = async (capabilities: Record<string, unknown>): Promise<Caller> => {
+        if (era === 'handshake') {
+          const session = await wb.connect({}, { capabilities });
+          clients.push(session);
+          return session.client;
+        }
+        const client = modernClient('client', capabilities);
+        await client.connect(new StreamableHTTPClientTransport(new URL(wb.url)));
+        clients.push(client);
+        return client;
+      };
+      const searchMem = async (client: Caller): Promise<CallToolResult> =>
+        (await client.callTool({ name: 'open_toolbox', arguments: { toolbox_name: 'mem', query: 'trigger elicitation request' } })) as CallToolResult;
+      try {
+        const capable = await connect(CAPABLE);
+        const plain = await connect({});
+        assert.deepEqual(await askingTools(capable), ASKING);
+        // The capable client's own search: its hint names the tool it was shown in ev (so the hint is there to leak).
+        assert.match(textOf(await searchMem(capable)), /ev__everything__trigger-elicitation-request/);
+        const answer = await searchMem(plain);
+        assert.notEqual(answer.isError, true);
+        assert.doesNotMatch(JSON.stringify(answer), /elicitation-request|sampling-request/, 'a tool only the other client was shown');
+      } finally {
+        await Promise.allSettled(clients.map((c) => c.close()));
+        await wb.stop();
+        await cleanup();
+      }
+    });
+  }
 });
