@@ -117,8 +117,10 @@ export class ClientManager {
   }
 
   /**
-   * The tool lists of the toolbox's currently connected servers, in config order. `cacheScope: 'private'` (a modern
-   * server's hint) means the list is per-user: never persisted, never shown to another session.
+   * The tool lists of the toolbox's currently connected servers, in config order, with a modern server's caching hints.
+   * `cacheScope: 'private'` means the list is for one authorization context: the catalog cache files it under a hash
+   * of the server's credentials and the client's capabilities (README "Catalog cache"), and a `shared: true` server
+   * with such a list gets a connection per session.
    */
   serverTools(toolbox: string): ServerTools[] {
     return this.slotsOf(this.requireToolbox(toolbox))

@@ -11,7 +11,7 @@ import { capabilitiesKey } from './capabilities-key.js';
 import { callEnvelope } from './downstream-client.js';
 import { EraMemory } from './era-memory.js';
 import { isInputRequired, untilComplete, type InputRelay } from './input-required.js';
-import type { CallOptions, SlotOptions } from './types.js';
+import type { CallOptions, SlotOptions, ToolsChange } from './types.js';
 import { listAllTools } from './list-tools.js';
 import { listenFilter, watchFeatureNotices } from './feature-notices.js';
 import { callAsTask } from './task-call.js';
@@ -209,8 +209,8 @@ export class ServerSlot {
   }
 
   /** A retired slot is no longer part of its toolbox: its connects, refreshes and losses change no catalog. */
-  private toolsChanged(): void {
-    if (!this.retiring) this.options.onToolsChanged?.(this.toolbox, this.config.name);
+  private toolsChanged(why: ToolsChange): void {
+    if (!this.retiring) this.options.onToolsChanged?.(this.toolbox, this.config.name, why);
   }
 
   private callOn(live: Live, tool: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<CallToolResult> {
@@ -276,7 +276,7 @@ export class ServerSlot {
       const ms = Date.now() - dialed.startedAt;
       const tools = dialed.list.tools.length;
       this.log.info(`connected in ${ms} ms, ${tools} tools (${live.era} protocol${live.protocolVersion ? ` ${live.protocolVersion}` : ''})`, { duration_ms: ms, tools, era: live.era });
-      this.toolsChanged();
+      this.toolsChanged('connected');
       return live;
     });
   }
@@ -350,7 +350,7 @@ export class ServerSlot {
         applyList(live, list, this.config.type === 'http');
         if (reason === 'expired') this.log.debug(`tool list read again (its ttlMs had passed): ${live.tools.length} tools`);
         else this.log.info(`tool list changed: now ${live.tools.length} tools`);
-        this.toolsChanged();
+        this.toolsChanged(reason);
       } catch (error) {
         this.log.warn(`could not refresh the tool list after a change: ${errorMessage(error)}`);
       }
@@ -370,7 +370,7 @@ export class ServerSlot {
     if (this.closed) return;
     this.connector.noteFailure(Date.now() - live.startedAt);
     this.log.warn(`connection lost: ${summary(endOf(live.transport))}; it will be restarted on next use`);
-    this.toolsChanged();
+    this.toolsChanged('lost');
   }
 
   /**

@@ -13,6 +13,12 @@ import type { ServerNotice } from './feature-notices.js';
  * carry, and what a downstream server may ask of the client. Kept apart so that no room imports the manager.
  */
 
+/**
+ * Why a server's tool list changed: it was listed on connecting, read again after `notifications/tools/list_changed`
+ * or once its `ttlMs` had passed, or the connection was lost.
+ */
+export type ToolsChange = 'connected' | 'changed' | 'expired' | 'lost';
+
 /** What the manager and every server slot it makes are given. */
 export interface SlotOptions {
   config: WorkbenchConfig;
@@ -21,8 +27,8 @@ export interface SlotOptions {
   log: Logger;
   clientInfo: { name: string; version: string };
   maxMessageBytes?: number;
-  /** Called after a server's tool list changed (connected, refreshed, or lost). */
-  onToolsChanged?: (toolbox: string, server: string) => void;
+  /** Called after a server's tool list changed: listed on connecting, read again (changed, expired), or lost. */
+  onToolsChanged?: (toolbox: string, server: string, why: ToolsChange) => void;
   /** Called when a server that had been connected before is connected again (it crashed or was lost): a restart. */
   onRestarted?: (toolbox: string, server: string) => void;
   /** Lines a stdio server wrote to stdout that are not JSON-RPC (instead of warnings in the log). */

@@ -24,6 +24,12 @@ export interface FeatureScope {
   log: Logger;
   /** The catalog cache, for the prompts of servers not started (none: `--no-catalog-cache`). */
   cache?: CatalogCache;
+  /**
+   * Whether a live list this scope reads (prompts/list) is kept in the cache: the root scope's (one user) is; an
+   * isolated session's only as listed on connecting (see revalidatePrompts), since a later one may hold prompts its
+   * server added for that session.
+   */
+  keepsLists: boolean;
 }
 
 /** An aggregated list: the items with their source in `_meta`, and a caching hint no looser than any page's. */

@@ -129,15 +129,15 @@ export class Discovery {
 
   /**
    * A server's live tools changed (connected, refreshed, lost): the session hears what differs from what it was shown,
-   * and the list is persisted to the cache (keyed by the capabilities it was listed for).
+   * and, when `keep`, the list is persisted to the cache (keyed by the capabilities it was listed for).
    */
-  toolsChanged(manager: ClientManager, toolbox: string, server: string, shown?: ShownLists): void {
+  toolsChanged(manager: ClientManager, toolbox: string, server: string, shown?: ShownLists, keep = true): void {
     const listed = manager.serverTools(toolbox).find((s) => s.server === server);
     shown?.observe(toolbox, server, listed?.tools);
     const config = this.options.config().toolboxes.find((t) => t.name === toolbox)?.servers.find((s) => s.name === server);
     if (!listed || !config) return;
     this.failing.delete(`${toolbox}/${server}`);
-    void this.options.cache?.write(toolbox, config, listed.capabilitiesKey, listed.tools, listed.ttlMs);
+    if (keep) void this.options.cache?.write(toolbox, config, listed.capabilitiesKey, listed.tools, listed.ttlMs);
   }
 
   /** The budget of characters for an answer about this toolbox (or about all of them). */

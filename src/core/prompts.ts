@@ -25,7 +25,7 @@ export async function listPrompts(scope: FeatureScope): Promise<AggregatedList> 
     if (!server || promptDisabled(toolbox, server, item.name)) return undefined;
     return { ...item, name: formatToolName(route.toolbox, route.server, item.name) };
   };
-  const [live, cached] = await Promise.all([aggregate(scope, 'prompts/list', named, (route, list) => keepPrompts(scope, route, list)), cachedPrompts(scope)]);
+  const [live, cached] = await Promise.all([aggregate(scope, 'prompts/list', named, (route, list) => scope.keepsLists && keepPrompts(scope, route, list)), cachedPrompts(scope)]);
   for (const { route, toolbox, prompts, ttlMs } of cached) {
     // A server that connected while the files were read is in the live list already.
     if (scope.manager.isConnected(route.toolbox, route.server)) continue;

@@ -1,4 +1,5 @@
 import { ClientManager, type ClientManagerOptions } from '../clients/client-manager.js';
+import type { ToolsChange } from '../clients/types.js';
 import { EraMemory } from '../clients/era-memory.js';
 import { OrphanReaper } from '../clients/orphan-reaper.js';
 import { SharedServers } from '../clients/shared-servers.js';
@@ -21,8 +22,11 @@ export interface ScopesOptions {
   catalogCache?: CatalogCache;
   /** OAuth sign-ins of remote servers (README "Remote servers behind OAuth"); none without it. */
   oauth?: OAuthContext;
-  /** A server's tools changed in `scope` (connected, refreshed, lost): its catalogs and views must follow. */
-  onToolsChanged(scope: Scope, toolbox: string, server: string): void;
+  /**
+   * A server's tools changed in `scope` (connected, refreshed, lost): its catalogs and views must follow. `shared`:
+   * the server is a `shared: true` one of isolated sessions, whose connection every session uses.
+   */
+  onToolsChanged(scope: Scope, toolbox: string, server: string, change: { why: ToolsChange; shared: boolean }): void;
 }
 
 /**
@@ -140,7 +144,7 @@ export class Scopes {
     const manager: ClientManager = new ClientManager({
       ...this.connectionOptions(),
       onRestarted: () => void this.restarts++,
-      onToolsChanged: (toolbox, server) => this.options.onToolsChanged(scope, toolbox, server),
+      onToolsChanged: (toolbox, server, why) => this.options.onToolsChanged(scope, toolbox, server, { why, shared: false }),
       onServerNotice: (toolbox, server, notice) => noticeTo(books, toolbox, server, notice),
       onLogMessage: (toolbox, server, params) => {
         const logger = params.logger ? `${toolbox}/${server}/${params.logger}` : `${toolbox}/${server}`;
@@ -176,8 +180,8 @@ export class Scopes {
       ...this.connectionOptions(),
       groups: reaper,
       onRestarted: () => void this.restarts++,
-      onToolsChanged: (toolbox, server) => {
-        for (const scope of this.all) this.options.onToolsChanged(scope, toolbox, server);
+      onToolsChanged: (toolbox, server, why) => {
+        for (const scope of this.all) this.options.onToolsChanged(scope, toolbox, server, { why, shared: true });
       },
       // A shared server's notice reaches every session that uses it; an update only the sessions subscribed to it.
       onServerNotice: (toolbox, server, notice) => {

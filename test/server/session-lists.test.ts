@@ -1,0 +1,105 @@
+import assert from 'node:assert/strict';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { Client, StreamableHTTPClientTransport, type CallToolResult } from '@modelcontextprotocol/client';
+import { startHttpWorkbench } from '../helpers/http-workbench.js';
+import { fixtureServer, memoryServer, startWorkbench, tempDir, textOf, waitFor } from '../helpers/workbench-process.js';
+
+// A tool a server adds for one session is that session's (README "Catalog cache", "Serving over HTTP"): over HTTP an
+// isolated session's list is kept in the catalog cache only as its server listed it on connecting, so no other user is
+// shown the tool — not from the cache, not in a search's hint. Over stdio there is one user, whose lists are kept as
+// they change.
+
+const ADDED = 'alice_quarterly_report';
+const TOKENS = ['token-of-alice-0123456789', 'token-of-bob-0123456789ab'];
+
+type Caller = { callTool(params: { name: string; arguments: Record<string, unknown> }): Promise<unknown> };
+
+const call = async (client: Caller, name: string, args: Record<string, unknown>): Promise<CallToolResult> =>
+  (await client.callTool({ name, arguments: args })) as CallToolResult;
+
+const openLab = async (client: Caller): Promise<{ tools: string[]; live: boolean }> => {
+  const opened = await call(client, 'open_toolbox', { toolbox_name: 'lab' });
+  assert.notEqual(opened.isError, true, textOf(opened));
+  const answer = opened.structuredContent as { tools: { name: string }[]; servers_connected: string[] };
+  return { tools: answer.tools.map((t) => t.name), live: answer.servers_connected.includes('dyn') };
+};
+const labTools = async (client: Caller): Promise<string[]> => (await openLab(client)).tools;
+
+/** Every file of the catalog cache directory, as text (empty when there is none yet). */
+async function cacheText(dir: string): Promise<string> {
+  const files = await readdir(dir, { recursive: true }).catch(() => [] as string[]);
+  const texts = await Promise.all(files.map((f) => readFile(join(dir, f), 'utf8').catch(() => '')));
+  return texts.join('\n');
+}
+
+function config(dir: string): unknown {
+  return { toolboxes: { lab: { mcpServers: { dyn: fixtureServer('--list-changed') } }, mem: { mcpServers: { memory: memoryServer(join(dir, 'memory.jsonl')) } } } };
+}
+
+describe('a tool a server added for one session', () => {
+  for (const era of ['handshake', '2026-07-28'] as const) {
+    it(`is never shown to another user, from the cache or in a hint (${era} clients over HTTP)`, async () => {
+      const { dir, cleanup } = await tempDir();
+      const wb = await startHttpWorkbench(config(dir), ['--http', '0'], { WORKBENCH_TOKEN: TOKENS.join(',') });
+      const open: { close(): Promise<void> }[] = [];
+      const connect = async (token: string): Promise<Caller> => {
+        const headers = { Authorization: `Bearer ${token}` };
+        if (era === 'handshake') {
+          const session = await wb.connect(headers);
+          open.push(session);
+          return session.client;
+        }
+        const client = new Client({ name: 'modern', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+        await client.connect(new StreamableHTTPClientTransport(new URL(wb.url), { requestInit: { headers } }));
+        open.push(client);
+        return client;
+      };
+      try {
+        const alice = await connect(TOKENS[0]!);
+        assert.ok((await labTools(alice)).includes('lab__dyn__add_tool'));
+        const added = await call(alice, 'use_tool', { toolbox_name: 'lab', tool_name: 'lab__dyn__add_tool', arguments: { name: ADDED } });
+        assert.notEqual(added.isError, true, textOf(added));
+        assert.ok(await waitFor(async () => (await labTools(alice)).includes(`lab__dyn__${ADDED}`), 10_000), 'the owner sees the tool it added');
+        // The list as the server first listed it is cached (the tool Alice added is not).
+        const cacheDir = join(wb.dir, 'catalog-cache');
+        assert.ok(await waitFor(async () => (await cacheText(cacheDir)).includes('add_tool'), 5_000), 'the list listed on connecting is cached');
+        assert.doesNotMatch(await cacheText(cacheDir), new RegExp(ADDED));
+
+        const bob = await connect(TOKENS[1]!);
+        // Bob's first answer comes from the cache (his own server is still to connect), his later ones are live.
+        const first = await openLab(bob);
+        assert.equal(first.live, false, 'the first answer is the cached list');
+        assert.ok(first.tools.includes('lab__dyn__add_tool'), first.tools.join(', '));
+        assert.ok(!first.tools.includes(`lab__dyn__${ADDED}`), 'not from the cache');
+        let live: { tools: string[]; live: boolean } | undefined;
+        assert.ok(await waitFor(async () => (live = await openLab(bob)).live, 10_000), "Bob's own server connects");
+        assert.ok(live!.tools.includes('lab__dyn__add_tool') && !live!.tools.includes(`lab__dyn__${ADDED}`));
+        const search = await call(bob, 'open_toolbox', { toolbox_name: 'mem', query: 'alice quarterly report' });
+        assert.doesNotMatch(JSON.stringify(search), new RegExp(ADDED), 'not in a hint');
+        // Alice's own search names it (the hint is there to leak).
+        assert.match(JSON.stringify(await call(alice, 'open_toolbox', { toolbox_name: 'mem', query: 'alice quarterly report' })), new RegExp(`lab__dyn__${ADDED}`));
+        assert.doesNotMatch(await cacheText(cacheDir), new RegExp(ADDED));
+      } finally {
+        await Promise.allSettled(open.map((c) => c.close()));
+        await wb.stop();
+        await cleanup();
+      }
+    });
+  }
+
+  it('is kept in the cache over stdio, where its one user is the one who added it', async () => {
+    const { dir, cleanup } = await tempDir();
+    const cacheDir = join(dir, 'cache');
+    const wb = await startWorkbench(config(dir), { env: { MCP_WORKBENCH_CACHE_DIR: cacheDir } });
+    try {
+      await labTools(wb.client);
+      assert.notEqual((await wb.useTool('lab', 'lab__dyn__add_tool', { name: ADDED })).isError, true);
+      assert.ok(await waitFor(async () => (await cacheText(cacheDir)).includes(ADDED), 10_000), 'the changed list is cached');
+    } finally {
+      await wb.close();
+      await cleanup();
+    }
+  });
+});
