@@ -22,10 +22,11 @@ import type { ResolvedToolset } from '../catalog/toolsets.js';
 import type { TrustPolicy } from '../catalog/trust.js';
 import type { VisibilityPolicy } from '../catalog/visibility.js';
 import { namedTools } from './named-tools.js';
-import { cachedHead, cachedServer, formatAge, optional, unapprovedHead } from './answer-head.js';
+import { cachedHead, cachedServer, optional, unapprovedHead } from './answer-head.js';
+import { FailedConnects } from './failed-connects.js';
 import { pendingServer, waitForServers, worthWaiting, type OpenProgress } from './open-wait.js';
 import type { ShownLists } from './shown-lists.js';
-import { ToolSearch, type SearchMemory } from './tool-search.js';
+import { SearchMemory, ToolSearch } from './tool-search.js';
 import { searchReach } from './search-reach.js';
 import { toolboxSetting } from '../config/toolbox-setting.js';
 import { parseQuery } from '../catalog/search-query.js';
@@ -99,9 +100,6 @@ export const DEFAULT_OPEN_WAIT_MS = 5_000;
 /** The view of a toolbox a search's qualifiers leave out entirely. */
 const nothing = (): View => ({ connected: [], failed: [], catalogs: [], entries: [] });
 
-/** How long a search leaves a server that failed to start alone (it is named with its failure meanwhile). */
-export const SEARCH_RETRY_FAILED_MS = 60_000;
-
 /**
  * Answers `open_toolbox`: the catalog under the context budget (full, or a compact index), full entries for named
  * tools, or search results. It never waits past the toolbox's `openWaitMs` for a server: servers with a last known
@@ -110,11 +108,8 @@ export const SEARCH_RETRY_FAILED_MS = 60_000;
  * the cache: `use_tool` resolves against the live catalog.
  */
 export class Discovery {
-  /**
-   * Servers whose last connect failed, with how and when: never presented from the cache until one succeeds, and not
-   * started again for a search within SEARCH_RETRY_FAILED_MS.
-   */
-  private readonly failing = new Map<string, { failed: FailedServer; at: number }>();
+  /** The servers whose last connect failed, per scope (see FailedConnects). */
+  private readonly failing = new FailedConnects();
 
   private readonly search: ToolSearch;
 
@@ -136,7 +131,7 @@ export class Discovery {
     shown?.observe(toolbox, server, listed?.tools);
     const config = this.options.config().toolboxes.find((t) => t.name === toolbox)?.servers.find((s) => s.name === server);
     if (!listed || !config) return;
-    this.failing.delete(`${toolbox}/${server}`);
+    this.failing.clear(manager, toolbox, server);
     if (keep) void this.options.cache?.write(toolbox, config, listed.capabilitiesKey, listed.tools, listed.ttlMs);
   }
 
@@ -161,7 +156,7 @@ export class Discovery {
     const reach = searching ? searchReach([toolbox], parseQuery(request.query!)) : [{ toolbox: toolbox.name }];
     const view = reach[0] ? await this.view(toolbox.name, scope, options, searching, reach[0].only) : nothing();
     const others = searching ? () => this.learnOthers(toolbox.name, scope) : undefined;
-    const answer = await this.answer(request, { toolbox: toolbox.name, description: toolbox.description }, view, scope.search, this.budget(toolbox.name), scope.shown.take(), others);
+    const answer = await this.answer(request, { toolbox: toolbox.name, description: toolbox.description }, view, this.budget(toolbox.name), scope.shown.take(), { memory: scope.search, others });
     // A toolbox none of whose servers can serve: an error the model can read (each reason is in servers_failed).
     if (view.failed.length > 0 && view.connected.length === 0 && !view.cached?.length && !view.pending?.length) return { ...answer, isError: true };
     return answer;
@@ -194,17 +189,17 @@ export class Discovery {
 
   /**
    * The answer about one view (a toolbox, or a toolset's tools): the catalog under the budget, full entries for named
-   * tools, or search results. `others`, for a search that finds nothing, makes the other toolboxes' last known tools
-   * searchable for the hint; `memory` is the asking scope's (see SearchMemory).
+   * tools, or search results. `searching`, for a search: what the asking scope knows of other toolboxes (`memory`, see
+   * SearchMemory; none: nothing), and `others`, which makes their last known tools searchable for the hint of a search
+   * that finds nothing.
    */
   async answer(
     request: OpenToolboxRequest,
     about: { toolbox: string; description: string },
     view: View,
-    memory: SearchMemory,
     ownBudget: number,
     changes: CatalogChange[] = [],
-    others?: () => Promise<void>,
+    searching: { memory?: SearchMemory; others?: () => Promise<void> } = {},
   ): Promise<BudgetedAnswer> {
     const budget = request.detail === 'full' ? Infinity : ownBudget;
     const limit = request.limit ?? DEFAULT_SEARCH_LIMIT;
@@ -223,7 +218,8 @@ export class Discovery {
     }
     if (request.query !== undefined) {
       const toolbox = this.options.config().toolboxes.some((t) => t.name === about.toolbox) ? about.toolbox : undefined;
-      const { matches, extra } = await this.search.search(memory, toolbox, [this.search.indexOf(memory, toolbox, view.entries)], request.query, limit, others);
+      const memory = searching.memory ?? new SearchMemory();
+      const { matches, extra } = await this.search.search(memory, toolbox, [this.search.indexOf(memory, toolbox, view.entries)], request.query, limit, searching.others);
       return budgetMatches(head, matches, budget, extra);
     }
     return budgetCatalog(head, view.entries, { budget, detail: request.detail, cursor: request.cursor });
@@ -248,7 +244,7 @@ export class Discovery {
     const cached = new Map<string, CachedList>();
     if (this.options.cache) {
       const lists = await Promise.all(
-        unconnected.map((s) => (this.failing.has(`${name}/${s.name}`) ? undefined : this.options.cache!.read(name, s, capabilities))),
+        unconnected.map((s) => (this.failing.has(manager, name, s.name) ? undefined : this.options.cache!.read(name, s, capabilities))),
       );
       unconnected.forEach((s, i) => lists[i] && cached.set(s.name, lists[i]!));
     }
@@ -257,19 +253,19 @@ export class Discovery {
     const connects = new Map<string, Promise<unknown>>();
     for (const server of unconnected) {
       if (cached.has(server.name)) continue;
-      const failure = searching ? this.recentFailure(name, server.name, now) : undefined;
+      const failure = searching ? this.failing.recent(manager, name, server.name, now) : undefined;
       if (failure) {
         failed.set(server.name, failure);
         continue;
       }
-      connects.set(server.name, manager.connectServer(name, server.name).then((failure) => this.settled(name, server.name, failure, failed)));
+      connects.set(server.name, manager.connectServer(name, server.name).then((failure) => this.settled(manager, name, server.name, failure, failed)));
     }
     // A search does not start a server for its last known list: opening the toolbox or calling a tool checks it.
     const revalidate = searching ? [] : unconnected.filter((s) => cached.has(s.name) && !((cached.get(s.name)!.freshUntil ?? 0) > now));
     // Spawning takes milliseconds per server: start the revalidations after this answer has gone out.
     if (revalidate.length > 0) {
       setImmediate(() => {
-        for (const s of revalidate) void manager.connectServer(name, s.name).then((failure) => this.settled(name, s.name, failure, new Map()));
+        for (const s of revalidate) void manager.connectServer(name, s.name).then((failure) => this.settled(manager, name, s.name, failure, new Map()));
       });
     }
     const wait = this.openWait(name);
@@ -299,15 +295,7 @@ export class Discovery {
       entries: views.flatMap((v) => v.entries.filter((entry) => toolset.includes(entry.name))),
       member: (tool) => toolset.includes(tool),
     };
-    return this.answer(request, { toolbox: toolset.config.name, description: toolset.config.description }, view, scope.search, this.budget(), scope.shown.take());
-  }
-
-  /** A failure of this server in the last SEARCH_RETRY_FAILED_MS, as a search names it (not started again). */
-  private recentFailure(toolbox: string, server: string, now: number): FailedServer | undefined {
-    const last = this.failing.get(`${toolbox}/${server}`);
-    if (!last || now - last.at >= SEARCH_RETRY_FAILED_MS) return undefined;
-    const again = `not started again for this search (it failed ${formatAge(now - last.at)} ago); open_toolbox "${toolbox}" without a query, or use_tool, tries again`;
-    return { ...last.failed, error: `${last.failed.error} (${again})` };
+    return this.answer(request, { toolbox: toolset.config.name, description: toolset.config.description }, view, this.budget(), scope.shown.take(), { memory: scope.search });
   }
 
   /**
@@ -321,7 +309,7 @@ export class Discovery {
       const live = new Map(scope.manager.serverTools(toolbox.name).map((s) => [s.server, s.tools]));
       const servers: { server: string; tools: readonly Tool[] }[] = [];
       for (const s of toolbox.servers) {
-        const known = live.get(s.name) ?? (this.failing.has(`${toolbox.name}/${s.name}`) ? undefined : (await this.options.cache?.read(toolbox.name, s, capabilities))?.tools);
+        const known = live.get(s.name) ?? (this.failing.has(scope.manager, toolbox.name, s.name) ? undefined : (await this.options.cache?.read(toolbox.name, s, capabilities))?.tools);
         if (known) servers.push({ server: s.name, tools: known });
       }
       if (servers.length === 0) continue;
@@ -376,11 +364,8 @@ export class Discovery {
   }
 
   /** Books a connect's outcome: a failure is shown (and keeps the server off the cache until a connect succeeds). */
-  private settled(toolbox: string, server: string, failure: WorkbenchError | undefined, failed: Map<string, FailedServer>): void {
-    if (!failure) return;
-    const entry = failedServer(server, failure);
-    this.failing.set(`${toolbox}/${server}`, { failed: entry, at: Date.now() });
-    failed.set(server, entry);
+  private settled(manager: ClientManager, toolbox: string, server: string, failure: WorkbenchError | undefined, failed: Map<string, FailedServer>): void {
+    if (failure) failed.set(server, this.failing.record(manager, toolbox, server, failure));
   }
 
   private toolbox(name: string): ToolboxConfig {

@@ -1,5 +1,4 @@
 import { ClientManager, type ClientManagerOptions } from '../clients/client-manager.js';
-import type { ToolsChange } from '../clients/types.js';
 import { EraMemory } from '../clients/era-memory.js';
 import { OrphanReaper } from '../clients/orphan-reaper.js';
 import { SharedServers } from '../clients/shared-servers.js';
@@ -23,10 +22,12 @@ export interface ScopesOptions {
   /** OAuth sign-ins of remote servers (README "Remote servers behind OAuth"); none without it. */
   oauth?: OAuthContext;
   /**
-   * A server's tools changed in `scope` (connected, refreshed, lost): its catalogs and views must follow. `shared`:
-   * the server is a `shared: true` one of isolated sessions, whose connection every session uses.
+   * A server's tools changed in `scope` (connected, refreshed, lost): its catalogs and views must follow. `keep`:
+   * whether the list may be kept in the catalog cache, which every session reads: the root's (one user) and a shared
+   * server's always; an isolated session's own server's only as listed on connecting, since one read again later may
+   * hold tools the server added for that session (README "Catalog cache").
    */
-  onToolsChanged(scope: Scope, toolbox: string, server: string, change: { why: ToolsChange; shared: boolean }): void;
+  onToolsChanged(scope: Scope, toolbox: string, server: string, keep: boolean): void;
 }
 
 /**
@@ -144,7 +145,7 @@ export class Scopes {
     const manager: ClientManager = new ClientManager({
       ...this.connectionOptions(),
       onRestarted: () => void this.restarts++,
-      onToolsChanged: (toolbox, server, why) => this.options.onToolsChanged(scope, toolbox, server, { why, shared: false }),
+      onToolsChanged: (toolbox, server, why) => this.options.onToolsChanged(scope, toolbox, server, scope === this.root || why === 'connected'),
       onServerNotice: (toolbox, server, notice) => noticeTo(books, toolbox, server, notice),
       onLogMessage: (toolbox, server, params) => {
         const logger = params.logger ? `${toolbox}/${server}/${params.logger}` : `${toolbox}/${server}`;
@@ -180,8 +181,9 @@ export class Scopes {
       ...this.connectionOptions(),
       groups: reaper,
       onRestarted: () => void this.restarts++,
-      onToolsChanged: (toolbox, server, why) => {
-        for (const scope of this.all) this.options.onToolsChanged(scope, toolbox, server, { why, shared: true });
+      // One list for every session: kept as it changes.
+      onToolsChanged: (toolbox, server) => {
+        for (const scope of this.all) this.options.onToolsChanged(scope, toolbox, server, true);
       },
       // A shared server's notice reaches every session that uses it; an update only the sessions subscribed to it.
       onServerNotice: (toolbox, server, notice) => {

@@ -126,12 +126,9 @@ export class Workbench {
       maxMessageBytes: options.maxMessageBytes,
       catalogCache: options.catalogCache,
       ...(options.oauth && { oauth: options.oauth }),
-      onToolsChanged: (scope, toolbox, server, { why, shared }) => {
+      onToolsChanged: (scope, toolbox, server, keep) => {
         scope.catalogs.delete(toolbox);
         this.observePins(scope.manager, toolbox, server);
-        // An isolated session's list is kept in the cache only as listed on connecting: one read again later may hold
-        // tools its server added for that session, which no other session may be shown (README "Catalog cache").
-        const keep = scope === this.scopes.root || shared || why === 'connected';
         this.discovery.toolsChanged(scope.manager, toolbox, server, scope.shown, keep);
         const connected = scope.manager.isConnected(toolbox, server);
         // A server that just connected: its prompts are kept in the catalog cache too (README "Resources, prompts and completions").
@@ -150,14 +147,7 @@ export class Workbench {
   /** What resource, prompt and completion requests of a session work with (the workbench's own for none). */
   featureScope(session?: SessionScope): FeatureScope {
     const scope = this.scopes.of(session);
-    return {
-      manager: scope.manager,
-      books: scope.features,
-      toolboxes: this.current.toolboxes,
-      log: this.log,
-      keepsLists: scope === this.scopes.root,
-      ...(this.options.catalogCache && { cache: this.options.catalogCache }),
-    };
+    return { manager: scope.manager, books: scope.features, toolboxes: this.current.toolboxes, log: this.log, keepsLists: scope === this.scopes.root, ...(this.options.catalogCache && { cache: this.options.catalogCache }) };
   }
 
   /** The config in effect (it changes on {@link reload}). */
@@ -325,7 +315,6 @@ export class Workbench {
           entries: opened.tools,
           member: (tool) => toolset.includes(tool),
         },
-        scope.search,
         this.discovery.budget(),
       );
     }

@@ -103,3 +103,37 @@ describe('a tool a server added for one session', () => {
     }
   });
 });
+
+describe("a failure of one session's server", () => {
+  it('is never reported to another session (handshake-era sessions over HTTP; a modern user has no session to end)', async () => {
+    // The server never answers `initialize`: a connect to it is still under way when the first session ends, and that
+    // session's connect fails because it ended. That failure is the first session's, not the server's for everyone.
+    const config = {
+      toolboxes: {
+        slow: { openWaitMs: 200, mcpServers: { hang: fixtureServer('--never-initialize') } },
+        other: { mcpServers: { plain: fixtureServer() } },
+      },
+    };
+    const wb = await startHttpWorkbench(config, ['--http', '0', '--log-level', 'debug']);
+    try {
+      const first = await wb.connect();
+      const opened = await call(first.client, 'open_toolbox', { toolbox_name: 'slow' });
+      assert.deepEqual((opened.structuredContent as { servers_pending?: unknown[] }).servers_pending?.length, 1, textOf(opened));
+      const before = wb.stderr().length;
+      await first.close();
+      // The first session's connect has failed (logged at debug) before the second session searches.
+      assert.ok(await waitFor(() => /\[slow\/hang\] connect stopped/.test(wb.stderr().slice(before)), 10_000), wb.stderr().slice(before));
+      const second = await wb.connect();
+      try {
+        const search = await call(second.client, 'open_toolbox', { query: 'echo' });
+        const answer = search.structuredContent as { servers_failed: { server: string; error: string }[]; servers_pending?: { server: string }[] };
+        assert.deepEqual(answer.servers_failed, [], JSON.stringify(answer.servers_failed));
+        assert.deepEqual(answer.servers_pending?.map((p) => p.server), ['slow/hang'], 'its own connect is under way');
+      } finally {
+        await second.close();
+      }
+    } finally {
+      await wb.stop();
+    }
+  });
+});
