@@ -201,7 +201,10 @@ async function serveMcp(front: Front, principal: string, req: IncomingMessage, r
   const { gate, sessions, limits } = front;
   const sessionHeader = req.headers['mcp-session-id'];
   const sessionId = Array.isArray(sessionHeader) ? sessionHeader[0] : sessionHeader;
-  const existing = sessionId === undefined ? undefined : sessions.get(sessionId);
+  const found = sessionId === undefined ? undefined : sessions.get(sessionId);
+  // A session is bound to the principal that opened it: another token holder who learnt its id gets what an unknown
+  // id gets, and cannot tell it exists (README "Serving over HTTP").
+  const existing = found?.principal === principal ? found : undefined;
   // The spec's signal for "start a new session": clients re-initialize on 404.
   if (sessionId !== undefined && !existing) return sendJsonRpcError(res, 404, 'Session not found', {}, -32001);
   if (!existing && req.method !== 'POST') return sendJsonRpcError(res, 400, 'Bad Request: Mcp-Session-Id header is required');

@@ -13,6 +13,8 @@ import { principalLabel } from './http-security.js';
  */
 export interface LegacySession {
   id: string | undefined;
+  /** Who opened it (see HttpGate.principal): only requests of the same principal reach it. */
+  principal: string;
   transport: NodeStreamableHTTPServerTransport;
   close: () => Promise<void>;
   /** Requests of this session being answered (an open GET event stream is not one). */
@@ -83,7 +85,7 @@ class SessionTable implements LegacySessions {
         this.log.info(`session ${shortId(id)} opened (${this.byId.size} open)`);
       },
     });
-    const session: LegacySession = { id: undefined, transport, close, active: 0, lastSeen: Date.now(), closed: false };
+    const session: LegacySession = { id: undefined, principal, transport, close, active: 0, lastSeen: Date.now(), closed: false };
     this.sessions.add(session);
     // DELETE from the client, or any transport close, ends this session's server and its workbench registration.
     server.onclose = () => void this.close(session, 'closed', 'client');

@@ -137,3 +137,34 @@ describe("a failure of one session's server", () => {
     }
   });
 });
+
+describe('a handshake-era session over HTTP', () => {
+  it('is reachable only with the token that opened it: another token gets 404, as for an unknown id', async () => {
+    const wb = await startHttpWorkbench({ toolboxes: { fx: { mcpServers: { f: fixtureServer() } } } }, ['--http', '0'], { WORKBENCH_TOKEN: TOKENS.join(',') });
+    const alice = await wb.connect({ Authorization: `Bearer ${TOKENS[0]}` });
+    try {
+      const id = alice.transport.sessionId!;
+      assert.ok(id);
+      const post = (token: string, method = 'POST'): Promise<Response> =>
+        fetch(wb.url, {
+          method,
+          headers: { Authorization: `Bearer ${token}`, 'mcp-session-id': id, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
+          ...(method === 'POST' ? { body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/list' }) } : {}),
+        });
+      const stolen = await post(TOKENS[1]!);
+      const stolenText = await stolen.text();
+      assert.equal(stolen.status, 404, stolenText);
+      assert.doesNotMatch(stolenText, /open_toolbox/);
+      assert.equal((await post(TOKENS[1]!, 'DELETE')).status, 404, 'nor can it end the session');
+      // The owner's session is untouched: a raw request with its token and its client both still work.
+      const own = await post(TOKENS[0]!);
+      const ownText = await own.text();
+      assert.equal(own.status, 200, ownText);
+      assert.match(ownText, /open_toolbox/);
+      assert.deepEqual((await alice.client.listTools()).tools.map((t) => t.name).sort(), ['open_toolbox', 'use_tool']);
+    } finally {
+      await alice.close();
+      await wb.stop();
+    }
+  });
+});
