@@ -126,7 +126,7 @@ export class Discovery {
    * A server's live tools changed (connected, refreshed, lost): the session hears what differs from what it was shown,
    * and, when `keep`, the list is persisted to the cache (keyed by the capabilities it was listed for).
    */
-  toolsChanged(manager: ClientManager, toolbox: string, server: string, shown?: ShownLists, keep = true): void {
+  toolsChanged(manager: ClientManager, toolbox: string, server: string, shown: ShownLists | undefined, keep: boolean): void {
     const listed = manager.serverTools(toolbox).find((s) => s.server === server);
     shown?.observe(toolbox, server, listed?.tools);
     const config = this.options.config().toolboxes.find((t) => t.name === toolbox)?.servers.find((s) => s.name === server);
