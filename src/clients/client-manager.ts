@@ -89,6 +89,11 @@ export class ClientManager {
     return slot;
   }
 
+  /** Whether this manager has a connection of its own to the server (always, but for a `shared: true` one still shared). */
+  ownsSlot(toolbox: string, server: string): boolean {
+    return this.toolboxes.get(toolbox)?.slots.has(server) ?? false;
+  }
+
   toolboxNames(): string[] {
     return [...this.toolboxes.keys()];
   }

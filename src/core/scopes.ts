@@ -181,9 +181,10 @@ export class Scopes {
       ...this.connectionOptions(),
       groups: reaper,
       onRestarted: () => void this.restarts++,
-      // One list for every session: kept as it changes.
+      // One list for every session that uses the shared connection: kept as it changes. A session with a connection of
+      // its own to the server (its list turned out private) reads its own list, which this change is not about.
       onToolsChanged: (toolbox, server) => {
-        for (const scope of this.all) this.options.onToolsChanged(scope, toolbox, server, true);
+        for (const scope of this.all) this.options.onToolsChanged(scope, toolbox, server, !scope.manager.ownsSlot(toolbox, server));
       },
       // A shared server's notice reaches every session that uses it; an update only the sessions subscribed to it.
       onServerNotice: (toolbox, server, notice) => {
