@@ -25,6 +25,8 @@ export interface ClientManagerOptions extends SlotOptions {
 interface Toolbox {
   config: ToolboxConfig;
   slots: Map<string, ServerSlot>;
+  /** The shared connections (SharedServers) this manager has used, kept until a reload (see slotOf). */
+  attached: Map<string, ServerSlot>;
 }
 
 /**
@@ -58,7 +60,7 @@ export class ClientManager {
         this.own.add(slot);
         slots.set(server.name, slot);
       }
-      this.toolboxes.set(toolbox.name, { config: toolbox, slots });
+      this.toolboxes.set(toolbox.name, { config: toolbox, slots, attached: new Map() });
     }
   }
 
@@ -81,8 +83,15 @@ export class ClientManager {
     if (own) return own;
     const config = toolbox.config.servers.find((s) => s.name === server);
     if (!config) return undefined;
+    // A session keeps the shared connection it has used, even once its list turned out private: only sessions that had
+    // not used it yet get a connection of their own (the one that connected it is answered from it, not left waiting).
+    const attached = toolbox.attached.get(server);
+    if (attached) return attached;
     const shared = this.options.shared?.slot(toolbox.config.name, config, this.options.upstream?.capabilities() ?? {});
-    if (shared) return shared;
+    if (shared) {
+      toolbox.attached.set(server, shared);
+      return shared;
+    }
     const slot = new ServerSlot(toolbox.config.name, config, this.options, this.groups, this.redact);
     this.own.add(slot);
     toolbox.slots.set(server, slot);
@@ -234,7 +243,7 @@ export class ClientManager {
         own.add(slot);
         slots.set(server.name, slot);
       }
-      next.set(toolbox.name, { config: toolbox, slots });
+      next.set(toolbox.name, { config: toolbox, slots, attached: new Map() });
     }
     const outcome = { replaced: [] as string[], removed: [] as string[] };
     for (const [toolboxName, { config: old }] of this.toolboxes) {

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import { Client, StreamableHTTPClientTransport, type CallToolResult } from '@modelcontextprotocol/client';
 import { startHttpWorkbench } from '../helpers/http-workbench.js';
-import { fixtureServer, memoryServer, startWorkbench, tempDir, textOf, waitFor } from '../helpers/workbench-process.js';
+import { fixtureServer, memoryServer, node, startWorkbench, tempDir, textOf, waitFor } from '../helpers/workbench-process.js';
 
 // A tool a server adds for one session is that session's (README "Catalog cache", "Serving over HTTP"): over HTTP an
 // isolated session's list is kept in the catalog cache only as its server listed it on connecting, so no other user is
@@ -165,6 +166,42 @@ describe('a handshake-era session over HTTP', () => {
     } finally {
       await alice.close();
       await wb.stop();
+    }
+  });
+});
+
+describe('a "shared" server whose tool list turns out private (an SDK v2 default)', () => {
+  it('answers the session that connected it from that connection; a session opened later gets one of its own', async () => {
+    const { dir, cleanup } = await tempDir();
+    const spawnLog = join(dir, 'spawns.jsonl');
+    const modern = fileURLToPath(new URL('../fixtures/modern-server.mjs', import.meta.url));
+    const server = { command: node, args: [modern, '--private'], env: { FIXTURE_SPAWN_LOG: spawnLog }, shared: true };
+    const wb = await startHttpWorkbench({ toolboxes: { lab: { mcpServers: { dyn: server } } } }, ['--http', '0']);
+    const spawns = async (): Promise<number> => (await readFile(spawnLog, 'utf8').catch(() => '')).split('\n').filter((l) => l.includes('"spawn"')).length;
+    const first = await wb.connect();
+    try {
+      // The first open connects the shared server and learns its list is private: it is answered with its tools, not
+      // left "still starting" while a connection of its own would be made.
+      const opened = await openLab(first.client);
+      assert.equal(opened.live, true);
+      assert.ok(opened.tools.includes('lab__dyn__echo'), opened.tools.join(', '));
+      assert.equal(await spawns(), 1);
+      const second = await wb.connect();
+      try {
+        // Its open may answer from the cached list (fresh by the server's ttlMs, so nothing starts); a call connects.
+        assert.ok((await openLab(second.client)).tools.includes('lab__dyn__echo'));
+        const echoed = await call(second.client, 'use_tool', { toolbox_name: 'lab', tool_name: 'lab__dyn__echo', arguments: { text: 'mine' } });
+        assert.equal(textOf(echoed), 'echo: mine');
+        assert.equal(await spawns(), 2, 'the later session has a connection of its own');
+        assert.ok((await openLab(first.client)).tools.includes('lab__dyn__echo'));
+        assert.equal(await spawns(), 2, 'the first session keeps the one it connected');
+      } finally {
+        await second.close();
+      }
+    } finally {
+      await first.close();
+      await wb.stop();
+      await cleanup();
     }
   });
 });
