@@ -8,6 +8,7 @@ import { failedServer } from './server-failure.js';
 import { capabilitiesKey } from './capabilities-key.js';
 import { ServerSlot, type SlotStatus } from './server-slot.js';
 import { SharedServers, launchKey } from './shared-servers.js';
+import { holdSubscription, releaseSubscription } from './subscription-holds.js';
 import type { CallOptions, OpenResult, ServerTools, SlotOptions } from './types.js';
 
 export type { CallOptions, OpenResult, RelayedMethod, RelayedRequest, ServerTools, SlotOptions, UpstreamRelay } from './types.js';
@@ -45,6 +46,8 @@ export class ClientManager {
   private readonly reaper: OrphanReaper | undefined;
   private readonly groups: GroupTracker;
   private redact: Redact;
+  /** The connection each resource subscription of this session was made on, by `toolbox/server` and URI. */
+  private readonly subscriptions = new Map<string, { slot: ServerSlot; uri: string }>();
 
   constructor(private readonly options: ClientManagerOptions) {
     this.reaper = options.groups ? undefined : new OrphanReaper(options.log);
@@ -216,6 +219,30 @@ export class ClientManager {
     });
   }
 
+  /**
+   * Records a resource subscription this session made on the server's connection, so that on a `shared: true` server
+   * another session's unsubscribe does not end it (see subscription-holds).
+   */
+  holdSubscription(toolbox: string, server: string, uri: string): void {
+    const entry = this.toolboxes.get(toolbox);
+    const slot = entry && this.slotOf(entry, server);
+    if (!slot) return;
+    holdSubscription(slot, uri, this);
+    this.subscriptions.set(`${toolbox}/${server}\0${uri}`, { slot, uri });
+  }
+
+  /**
+   * This session lets go of a subscription. True when the downstream subscription is to be ended: no other session
+   * holds it on the same connection (always, for a connection of this session's own).
+   */
+  releaseSubscription(toolbox: string, server: string, uri: string): boolean {
+    const key = `${toolbox}/${server}\0${uri}`;
+    const held = this.subscriptions.get(key);
+    if (!held) return true;
+    this.subscriptions.delete(key);
+    return releaseSubscription(held.slot, uri, this);
+  }
+
   /** Forwards the client's `notifications/roots/list_changed` to every connected server. */
   notifyRootsChanged(): void {
     for (const toolbox of this.toolboxes.values()) for (const slot of this.slotsOf(toolbox)) slot.notifyRootsChanged();
@@ -269,6 +296,11 @@ export class ClientManager {
   /** Ends every connection and child process tree it owns (shared servers stay up); safe to call more than once. */
   async close(): Promise<void> {
     this.closing = true;
+    // Subscriptions on shared connections (which stay up) that no other session holds are ended; best effort.
+    for (const { slot, uri } of this.subscriptions.values()) {
+      if (!this.own.has(slot) && releaseSubscription(slot, uri, this) && slot.serverCapabilities) void slot.withClient((client) => client.unsubscribeResource({ uri })).catch(() => {});
+    }
+    this.subscriptions.clear();
     // Shutting down does not wait for the calls of retired servers: they end with everything else.
     await Promise.allSettled([...this.own, ...this.retiring].map((slot) => slot.close()));
     this.reaper?.close();

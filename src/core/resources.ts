@@ -40,15 +40,20 @@ export async function subscribeResource(scope: FeatureScope, params: Record<stri
   }
   await forwardTo(scope, route, 'resources/subscribe', { uri });
   scope.books.subscriptions.set(uri, route);
+  scope.manager.holdSubscription(route.toolbox, route.server, uri);
   return {};
 }
 
-/** resources/unsubscribe: ends this session's subscription (a URI it never subscribed to is already unsubscribed). */
+/**
+ * resources/unsubscribe: ends this session's subscription (a URI it never subscribed to is already unsubscribed). On a
+ * `shared: true` server's connection it is ended downstream only when no other session holds it.
+ */
 export async function unsubscribeResource(scope: FeatureScope, params: Record<string, unknown>): Promise<Record<string, unknown>> {
   const uri = requireUri(params, 'resources/unsubscribe');
   const route = scope.books.subscriptions.get(uri);
   if (!route) return {};
   scope.books.subscriptions.delete(uri);
+  if (!scope.manager.releaseSubscription(route.toolbox, route.server, uri)) return {};
   // Only a connected server holds the subscription; one that was lost has none to end.
   if (scope.manager.connectedServers(route.toolbox).some((s) => s.server === route.server)) await forwardTo(scope, route, 'resources/unsubscribe', { uri });
   return {};

@@ -1,0 +1,76 @@
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { StreamableHTTPClientTransport, type CallToolResult, type Client } from '@modelcontextprotocol/client';
+import { ERAS, eraClient, until } from '../helpers/era-workbench.js';
+import { startHttpWorkbench } from '../helpers/http-workbench.js';
+import { fixtureEvents, fixtureServer, tempDir } from '../helpers/workbench-process.js';
+
+// A `shared: true` server has one connection for every session (README "Serving over HTTP"), and the server keeps one
+// subscription per URI on it: one session's unsubscribe must not end another's. The workbench ends it downstream when
+// the last session holding it lets go (unsubscribes, closes its listen stream, or ends).
+
+const URI = 'fixture://a/own';
+
+describe('resource subscriptions on a shared server over --http', () => {
+  for (const era of ERAS) {
+    test(`a handshake-era session and a ${era === 'modern' ? 'MCP 2026-07-28' : 'handshake-era'} one subscribed to one URI`, async () => {
+      const { dir, cleanup } = await tempDir('wb-shared-subs-');
+      const log = join(dir, 'a.jsonl');
+      const config = { toolboxes: { lab: { mcpServers: { a: { ...fixtureServer('--resources', '--name', 'a', '--log', log), shared: true } } } } };
+      const wb = await startHttpWorkbench(config, ['--http', '0'], { MCP_WORKBENCH_CACHE_DIR: join(dir, 'cache') });
+      const heard = { a: [] as string[], b: [] as string[] };
+      const clients: Client[] = [];
+      const connect = async (who: 'a' | 'b', clientEra: (typeof ERAS)[number]): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> => {
+        const client = eraClient(clientEra);
+        client.setNotificationHandler('notifications/resources/updated', (n) => void heard[who].push(n.params.uri));
+        const transport = new StreamableHTTPClientTransport(new URL(wb.url));
+        await client.connect(transport, clientEra === 'legacy' ? { prior: { kind: 'legacy' } } : undefined);
+        clients.push(client);
+        const opened = (await client.callTool({ name: 'use_tool', arguments: { toolbox_name: 'lab', tool_name: 'touch', arguments: { uri: 'fixture://a/other' } } })) as CallToolResult;
+        assert.notEqual(opened.isError, true, JSON.stringify(opened));
+        return { client, transport };
+      };
+      const events = async (name: string): Promise<{ uri: unknown; pid: number }[]> =>
+        (await fixtureEvents(log)).filter((e) => e.event === name).map((e) => ({ uri: e.uri, pid: e.pid }));
+      const count = async (name: string): Promise<number> => (await events(name)).filter((e) => e.uri === URI).length;
+      const eventually = async (name: string, n: number): Promise<boolean> => {
+        let seen = 0;
+        return until(() => (void count(name).then((c) => (seen = c)), seen >= n));
+      };
+      try {
+        const a = await connect('a', 'legacy');
+        const b = await connect('b', era);
+        await a.client.subscribeResource({ uri: URI });
+        const listening = era === 'modern' ? await b.client.listen({ resourceSubscriptions: [URI] }) : undefined;
+        if (!listening) await b.client.subscribeResource({ uri: URI });
+        assert.ok(await eventually('subscribe', 2), `both subscriptions reach the server; stderr: ${wb.stderr().slice(-2000)}`);
+        assert.equal(new Set((await events('subscribe')).map((e) => e.pid)).size, 1, 'one shared process serves both');
+
+        // a lets go: b still holds the URI on the same connection, so nothing is unsubscribed downstream (the fixture
+        // logs an unsubscribe before it answers, and the workbench answers a's request after the server's answer).
+        await a.client.unsubscribeResource({ uri: URI });
+        assert.equal(await count('unsubscribe'), 0, "a's unsubscribe does not end b's subscription");
+        const touched = (await b.client.callTool({ name: 'use_tool', arguments: { toolbox_name: 'lab', tool_name: 'touch', arguments: { uri: URI } } })) as CallToolResult;
+        assert.notEqual(touched.isError, true, JSON.stringify(touched));
+        assert.ok(await until(() => heard.b.includes(URI)), `b still hears updates; heard ${JSON.stringify(heard)}`);
+        assert.deepEqual(heard.a, [], 'a, unsubscribed, hears nothing');
+
+        // b lets go too: the last holder, so the subscription ends downstream.
+        if (listening) await listening.close();
+        else await b.client.unsubscribeResource({ uri: URI });
+        assert.ok(await eventually('unsubscribe', 1), 'the last unsubscribe ends it downstream');
+
+        // A session that ends while it holds a subscription no one else holds ends it too.
+        await a.client.subscribeResource({ uri: URI });
+        assert.ok(await eventually('subscribe', 3));
+        await a.transport.terminateSession();
+        assert.ok(await eventually('unsubscribe', 2), `an ended session's subscription is ended downstream; stderr: ${wb.stderr().slice(-2000)}`);
+      } finally {
+        await Promise.allSettled(clients.map((c) => c.close()));
+        await wb.stop();
+        await cleanup();
+      }
+    });
+  }
+});
