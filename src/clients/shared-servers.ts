@@ -13,6 +13,14 @@ export function launchKey(config: ServerConfig): string {
   return JSON.stringify(launch);
 }
 
+export interface SharedServersOptions extends SlotOptions {
+  /**
+   * Where the requests and log messages of the connection for one set of client capabilities (by its capabilitiesKey)
+   * go: each connection's own, since the sessions behind one set are not those behind another.
+   */
+  routing?: (capabilities: string) => Pick<SlotOptions, 'upstream' | 'onLogMessage'>;
+}
+
 /**
  * One connection per `shared: true` server for every session's ClientManager (HTTP serving). Its relay and log
  * routing are the ones given here, not a session's: see the README's "Serving over HTTP" for who gets what.
@@ -26,7 +34,7 @@ export class SharedServers {
   private readonly groups: GroupTracker;
   private readonly redact: Redact;
 
-  constructor(private readonly options: SlotOptions) {
+  constructor(private readonly options: SharedServersOptions) {
     this.reaper = options.groups ? undefined : new OrphanReaper(options.log);
     this.groups = options.groups ?? this.reaper!;
     this.redact = createRedactor(options.config.secrets);
@@ -55,9 +63,10 @@ export class SharedServers {
       slot = undefined;
     }
     if (!slot) {
-      const relay = this.options.upstream;
-      // Told exactly these capabilities; its requests are routed like every shared server's (see sharedRelay).
-      const options = relay ? { ...this.options, upstream: { capabilities: () => capabilities, request: relay.request } } : this.options;
+      // Told exactly these capabilities; its requests and log messages are routed by the connection they came on.
+      const routing = this.options.routing?.(capabilitiesKey(capabilities)) ?? {};
+      const relay = routing.upstream ?? this.options.upstream;
+      const options = { ...this.options, ...routing, ...(relay && { upstream: { capabilities: () => capabilities, request: relay.request } }) };
       this.slots.set(key, (slot = new ServerSlot(toolbox, server, options, this.groups, this.redact)));
     }
     return slot;

@@ -7,7 +7,7 @@ import type { WorkbenchConfig } from '../config/types.js';
 import type { Logger } from '../log.js';
 import type { OAuthContext } from '../oauth/sign-in.js';
 import type { Scope, SessionScope } from './scope.js';
-import { scopeRelay, sharedLogRouter, sharedRelay, trackCall, type CallContext, type UpstreamSession } from './session-routing.js';
+import { scopeRelay, sharedActivityKey, sharedLogRouter, sharedRelay, trackCall, type CallContext, type UpstreamSession } from './session-routing.js';
 import { FeatureBooks, noticeTo } from './feature-books.js';
 import { ShownLists } from './shown-lists.js';
 import { SearchMemory } from './tool-search.js';
@@ -91,8 +91,11 @@ export class Scopes {
   tracked<T>(scope: Scope, toolbox: string, server: string, call: CallContext | undefined, run: () => Promise<T>): Promise<T> {
     if (!call) return run();
     const key = `${toolbox}/${server}`;
-    const books = scope !== this.root && this.pool && this.sharedKeys.has(key) ? this.pool.activity : scope.activity;
-    return trackCall(books, key, call, run);
+    // A shared server's connection is one per set of client capabilities: its calls are tracked under that set's key.
+    if (scope !== this.root && this.pool && this.sharedKeys.has(key) && !scope.manager.ownsSlot(toolbox, server)) {
+      return trackCall(this.pool.activity, sharedActivityKey(key, scope.manager.capabilitiesKey()), call, run);
+    }
+    return trackCall(scope.activity, key, call, run);
   }
 
   /** Every scope and the shared pool switch to `config`; returns what changed for the root's connections. */
@@ -190,8 +193,7 @@ export class Scopes {
       onServerNotice: (toolbox, server, notice) => {
         for (const scope of this.all) noticeTo(scope, toolbox, server, notice);
       },
-      onLogMessage: sharedLogRouter(activity, this.options.log),
-      upstream: sharedRelay(activity, this.options.log),
+      routing: (set) => ({ onLogMessage: sharedLogRouter(activity, this.options.log, set), upstream: sharedRelay(activity, this.options.log, set) }),
     });
     return (this.pool = { shared, reaper, activity });
   }

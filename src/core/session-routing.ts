@@ -60,30 +60,40 @@ export function scopeRelay(scope: RoutingBooks): UpstreamRelay {
 }
 
 /**
- * Log messages of a shared server: to a session only when its calls are the only ones in flight on the server (an MCP
- * log message carries no request id); otherwise they stay in the workbench's own log rather than reach another user.
+ * Where a shared server's calls are tracked: per `toolbox/server` and set of client capabilities (its capabilitiesKey),
+ * since each set has a connection of its own and a connection's requests and log messages concern only its sessions.
  */
-export function sharedLogRouter(activity: Map<string, Set<CallContext>>, log: Logger): ClientManagerOptions['onLogMessage'] {
+export function sharedActivityKey(server: string, capabilities: string): string {
+  return `${server}\0${capabilities}`;
+}
+
+/**
+ * Log messages of a shared server's connection for one set of client capabilities: to a session only when its calls
+ * are the only ones in flight on that connection (an MCP log message carries no request id); otherwise they stay in
+ * the workbench's own log rather than reach another user.
+ */
+export function sharedLogRouter(activity: Map<string, Set<CallContext>>, log: Logger, set: string): ClientManagerOptions['onLogMessage'] {
   return (toolbox, server, params) => {
     const logger = params.logger ? `${toolbox}/${server}/${params.logger}` : `${toolbox}/${server}`;
-    const sessions = sessionsInFlight(activity.get(`${toolbox}/${server}`));
+    const sessions = sessionsInFlight(activity.get(sharedActivityKey(`${toolbox}/${server}`, set)));
     if (sessions.length === 1) sessions[0]!.log({ ...params, logger });
     else log.debug(`log message from ${logger} not forwarded: ${sessions.length} sessions have calls in flight on this shared server`);
   };
 }
 
 /**
- * Requests of a shared server: to the one session with calls in flight on it; refused (never guessed) when there are
- * none or several. Each shared connection declares the capabilities of the clients it serves (SharedServers keeps one
- * per set), so this relay declares none of its own.
+ * Requests of a shared server's connection for one set of client capabilities: to the one session with calls in
+ * flight on that connection; refused (never guessed) when there are none or several. Each shared connection declares
+ * the capabilities of the clients it serves (SharedServers keeps one per set), so this relay declares none of its own.
  */
-export function sharedRelay(activity: Map<string, Set<CallContext>>, log: Logger): UpstreamRelay {
+export function sharedRelay(activity: Map<string, Set<CallContext>>, log: Logger, set: string): UpstreamRelay {
   return {
     capabilities: () => ({}),
     request: (toolbox, server, request, signal) => {
       const where = `shared server "${server}" of toolbox "${toolbox}"`;
-      const calls = [...(activity.get(`${toolbox}/${server}`) ?? [])];
-      const sessions = sessionsInFlight(activity.get(`${toolbox}/${server}`));
+      const inFlight = activity.get(sharedActivityKey(`${toolbox}/${server}`, set));
+      const calls = [...(inFlight ?? [])];
+      const sessions = sessionsInFlight(inFlight);
       if (sessions.length !== 1) {
         const why =
           sessions.length === 0

@@ -156,6 +156,31 @@ describe('HTTP sessions never see each other', () => {
     }
   });
 
+  it('routes a shared connection\'s request by that connection alone: a call of another capability set in flight elsewhere does not count', async () => {
+    // Different capabilities, so a shared server runs once for each (README "Serving over HTTP", "Capabilities").
+    const [a, b] = await Promise.all([
+      connectUser(wb.url, 'a', { sampling: {} }),
+      connectUser(wb.url, 'b', { sampling: {}, elicitation: {} }),
+    ]);
+    const abort = new AbortController();
+    try {
+      const hangs = async (): Promise<number> => (await readFile(sharedLog, 'utf8').catch(() => '')).split('"tool":"hang"').length;
+      const before = await hangs();
+      const hanging = a.use('asking', 'hang', {}, abort.signal).catch(() => undefined);
+      assert.ok(await waitFor(async () => (await hangs()) > before, 10_000), "a's call is in flight on its connection");
+      const result = await b.use('asking', 'ask', { kind: 'sampling' });
+      assert.equal(result.isError, undefined, textOf(result));
+      assert.match(textOf(result), /sampled by b/);
+      assert.notEqual(textOf(await a.use('asking', 'pid')), textOf(await b.use('asking', 'pid')), 'one connection per capability set');
+      assert.deepEqual(a.asked, []);
+      assert.deepEqual(b.asked, ['sampling']);
+      abort.abort();
+      await hanging;
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
   it("sends a log message to the session whose call caused it, on its own server and on a shared one", async () => {
     const [a, b] = await Promise.all([connectUser(wb.url, 'a', {}), connectUser(wb.url, 'b', {})]);
     const seen: Record<'a' | 'b', string[]> = { a: [], b: [] };
