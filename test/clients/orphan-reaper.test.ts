@@ -82,6 +82,34 @@ describe('orphan watchdog', { skip: process.platform === 'win32' ? 'no process g
     }
   });
 
+  it('ends a descendant that left its process group moments before the workbench is SIGKILLed (before the workbench has seen it)', { skip: process.platform !== 'linux' ? 'reads /proc' : false }, async () => {
+    // The workbench reads the process table every 2 s while servers run; the watchdog walks it again when the workbench
+    // dies, so a daemon that called setsid since the last read is found too.
+    const { dir, cleanup } = await tempDir();
+    after(cleanup);
+    const strayPidFile = join(dir, 'stray.pid');
+    const running = await startWorkbench(
+      { toolboxes: { tb: { mcpServers: { daemonizing: fixtureServer('--ignore-stdin-close', '--setsid-grandchild', strayPidFile) } } } },
+      { env: { WORKBENCH_LOG_LEVEL: 'debug', WORKBENCH_LOG_FORMAT: 'json' } },
+    );
+    let all: number[] = [];
+    try {
+      assert.notEqual((await running.call('open_toolbox', { toolbox_name: 'tb' })).isError, true);
+      assert.ok(await waitFor(async () => (await readFile(strayPidFile, 'utf8').catch(() => '')) !== '', 10_000));
+      const stray = Number(await readFile(strayPidFile, 'utf8'));
+      all = await running.descendants();
+      assert.ok(all.includes(stray), 'the stray is a descendant while its parent lives');
+      process.kill(running.pid, 'SIGKILL');
+      const gone = await waitFor(() => all.every((pid) => !isAlive(pid)), 10_000);
+      const survivors = all.filter(isAlive).map((pid) => `${pid}: ${procText(pid, 'stat')} | ${procText(pid, 'cmdline')}`);
+      const learned = logLines(running.stderr()).some((l) => l.fields.pid === stray);
+      assert.ok(gone, `still running (stray ${stray}; learned by the workbench before the kill: ${learned}):\n${survivors.join('\n')}`);
+    } finally {
+      for (const pid of all.filter(isAlive)) process.kill(pid, 'SIGKILL');
+      await running.close();
+    }
+  });
+
   it('never signals a process that reused a stray\'s pid', { skip: process.platform !== 'linux' ? 'reads /proc' : false }, async () => {
     // The watchdog checks the recorded start time: a live process (this test's own) listed with another start time
     // must survive the watchdog's end.
