@@ -27,7 +27,7 @@ export interface ModernHttp {
    * Serves one modern request (its body already parsed); `principal` names who it is from (a digest, never the token
    * itself).
    */
-  serve(req: IncomingMessage, body: unknown, principal: string, res: ServerResponse): Promise<void>;
+  serve(req: IncomingMessage, body: unknown, principal: string, res: ServerResponse, full?: () => boolean): Promise<void>;
   /** Principals with a surface open. */
   principalCount(): number;
   /** Closes the surfaces idle for `idleMs` with no request in progress and no input round held. */
@@ -62,11 +62,20 @@ class ModernPrincipals implements ModernHttp {
     private readonly metrics: HttpMetrics | undefined,
   ) {}
 
-  async serve(req: IncomingMessage, body: unknown, principal: string, res: ServerResponse): Promise<void> {
+  /**
+   * `full`: called when the request would open a surface (a principal and capability set not served yet); true when
+   * it answered instead because the session limit is reached (each surface counts as a session: it has downstream
+   * connections of its own).
+   */
+  async serve(req: IncomingMessage, body: unknown, principal: string, res: ServerResponse, full?: () => boolean): Promise<void> {
     // Clients of one principal that declare other capabilities get other downstream connections: a server may list
     // other tools for them (README "Serving over HTTP").
     const key = `${principal}\0${declaredCapabilitiesKey(body)}`;
-    const entry = this.principals.get(key) ?? this.open(key);
+    let entry = this.principals.get(key);
+    if (!entry) {
+      if (full?.()) return;
+      entry = this.open(key);
+    }
     entry.active++;
     entry.lastSeen = Date.now();
     // A listen stream lasts as long as this response: the resources it names stay subscribed downstream until then.

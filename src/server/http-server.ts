@@ -210,7 +210,9 @@ async function serveMcp(front: Front, principal: string, req: IncomingMessage, r
   if (!existing && req.method !== 'POST') return sendJsonRpcError(res, 400, 'Bad Request: Mcp-Session-Id header is required');
   const full = (): void =>
     gate.refuse(req, res, 503, `Service Unavailable: the session limit (${limits.maxSessions}) is reached; retry later`, { 'Retry-After': '30' });
-  if (!existing && sessions.all >= limits.maxSessions) return full();
+  // Handshake-era sessions and MCP 2026-07-28 clients (one per principal and capability set) count alike: each has
+  // downstream connections of its own.
+  const atLimit = (): boolean => sessions.all + front.modern.principalCount() >= limits.maxSessions;
 
   let body: unknown;
   if (req.method === 'POST') {
@@ -221,12 +223,12 @@ async function serveMcp(front: Front, principal: string, req: IncomingMessage, r
   if (existing) return sessions.serve(existing, req, res, body);
   if (req.method === 'POST' && sessionId === undefined) {
     // No session named: an MCP 2026-07-28 request (it carries its protocol version in _meta), or a legacy opening.
-    if (!isLegacyPost(req, body)) return front.modern.serve(req, body, principal, res);
+    if (!isLegacyPost(req, body)) return front.modern.serve(req, body, principal, res, () => atLimit() && (full(), true));
   }
   const isInitialize = Array.isArray(body) ? body.some(isInitializeRequest) : isInitializeRequest(body);
   if (!isInitialize) return sendJsonRpcError(res, 400, 'Bad Request: Mcp-Session-Id header is required');
-  // The cap is checked again: other requests may have opened sessions while this body was read.
-  if (sessions.all >= limits.maxSessions) return full();
+  // Checked once the body shows a new session is asked for (a modern request to an open surface opens none).
+  if (atLimit()) return full();
   const session = await sessions.create(principal);
   await sessions.serve(session, req, res, body);
   if (session.id === undefined) await sessions.close(session, 'not initialized', 'uninitialized');
@@ -272,6 +274,11 @@ async function readMessage(req: IncomingMessage, res: ServerResponse, maxBodyByt
     body = JSON.parse(read);
   } catch {
     sendJson(res, 400, jsonRpcError(null, -32700, PARSE_ERROR_JSON));
+    return undefined;
+  }
+  // JSON-RPC 2.0 answers an empty batch with one Invalid Request, whether or not a session is named.
+  if (Array.isArray(body) && body.length === 0) {
+    sendJson(res, 400, jsonRpcError(null, -32600, 'Bad Request: empty JSON-RPC batch'));
     return undefined;
   }
   if (Array.isArray(body) ? !body.every(isJsonRpcMessage) : !isJsonRpcMessage(body)) {

@@ -1,0 +1,66 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { StreamableHTTPClientTransport, type CallToolResult, type Client } from '@modelcontextprotocol/client';
+import { eraClient } from '../helpers/era-workbench.js';
+import { startHttpWorkbench, type HttpWorkbench } from '../helpers/http-workbench.js';
+import { fixtureServer } from '../helpers/workbench-process.js';
+
+// The session limit (README "Serving over HTTP", "Limits") counts every client with downstream connections of its
+// own: a handshake-era session, and an MCP 2026-07-28 client (one per token and set of declared capabilities), so
+// one token cannot open unlimited server processes by declaring ever new capabilities.
+
+const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+const INITIALIZE = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+
+describe('serve --http --max-sessions 2: handshake-era sessions and 2026-07-28 clients count alike', () => {
+  let wb: HttpWorkbench;
+  const clients: Client[] = [];
+
+  before(async () => {
+    wb = await startHttpWorkbench({ toolboxes: { fx: { mcpServers: { f: fixtureServer() } } } }, ['--http', '0', '--max-sessions', '2']);
+  });
+  after(async () => {
+    await Promise.allSettled(clients.map((c) => c.close()));
+    await wb?.stop();
+  });
+
+  const modern = async (capabilities: Parameters<typeof eraClient>[1]): Promise<Client> => {
+    const client = eraClient('modern', capabilities);
+    await client.connect(new StreamableHTTPClientTransport(new URL(wb.url)));
+    clients.push(client);
+    return client;
+  };
+  const echo = async (client: Client, text: string): Promise<CallToolResult> =>
+    (await client.callTool({ name: 'use_tool', arguments: { toolbox_name: 'fx', tool_name: 'fx__f__echo', arguments: { text } } })) as CallToolResult;
+  const post = (body: unknown, headers: Record<string, string> = {}): Promise<Response> =>
+    fetch(wb.url, { method: 'POST', headers: { ...HEADERS, ...headers }, body: JSON.stringify(body) });
+
+  it('refuses a third client with 503, whether it declares new capabilities or opens a session; clients already in are served', async () => {
+    const opened = await post(INITIALIZE);
+    assert.equal(opened.status, 200, await opened.text());
+    const sessionId = opened.headers.get('mcp-session-id')!;
+    assert.equal((await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, { 'mcp-session-id': sessionId })).status, 202);
+    const first = await modern({ sampling: {} });
+    assert.equal((await echo(first, 'one')).content[0]?.type, 'text');
+
+    // A third: the same (absent) token, capabilities never declared before. Before, each such client got its own
+    // downstream processes, whatever the limit.
+    await assert.rejects(modern({ sampling: { junk: 1 } } as never), /503/);
+    const again = await post(INITIALIZE);
+    assert.equal(again.status, 503, `a new handshake-era session is refused too: ${await again.text()}`);
+
+    // The clients already in are served as before.
+    const echoed = await echo(first, 'still');
+    assert.notEqual(echoed.isError, true, JSON.stringify(echoed));
+    const ping = await post({ jsonrpc: '2.0', id: 2, method: 'ping' }, { 'mcp-session-id': sessionId });
+    assert.equal(ping.status, 200, await ping.text());
+
+    // JSON-RPC 2.0: an empty batch is one Invalid Request, inside a session as without one.
+    for (const headers of [{ 'mcp-session-id': sessionId }, {}] as Record<string, string>[]) {
+      const empty = await post([], headers);
+      assert.equal(empty.status, 400);
+      assert.equal(((await empty.json()) as { error?: { code?: number } }).error?.code, -32600, JSON.stringify(headers));
+    }
+    await fetch(wb.url, { method: 'DELETE', headers: { 'mcp-session-id': sessionId } });
+  });
+});
