@@ -154,7 +154,7 @@ export class Scopes {
         const logger = params.logger ? `${toolbox}/${server}/${params.logger}` : `${toolbox}/${server}`;
         books.upstream?.log({ ...params, logger });
       },
-      upstream: scopeRelay(books),
+      upstream: scopeRelay(books, this.options.log),
       ...(pool ? { shared: pool.shared, groups: pool.reaper } : {}),
     });
     const scope: Scope = Object.assign(books, {

@@ -19,6 +19,11 @@ export interface UpstreamSession {
   capabilities(): ClientCapabilities | undefined;
   /** Sends a request to this session's client outside of any call. */
   request(request: RelayedRequest, signal: AbortSignal): Promise<Result>;
+  /**
+   * Whether the client can be sent a request outside of any call: false for a client of MCP 2026-07-28, which is
+   * reached only during its own calls (absent: it can).
+   */
+  reachableOutsideCalls?(): boolean;
   /** Delivers a downstream log message (subject to the client's logging/setLevel). */
   log(params: LoggingMessageNotification['params']): void;
   /** Tells the client its resource or prompt list changed, or a resource it subscribed to was updated. */
@@ -44,8 +49,14 @@ const CAPABILITY_OF: Record<RelayedMethod, 'sampling' | 'elicitation' | 'roots'>
   'roots/list': 'roots',
 };
 
-/** Requests from a scope's own servers: to the scope's session, on the stream of its newest call there if any. */
-export function scopeRelay(scope: RoutingBooks): UpstreamRelay {
+/**
+ * Requests from a scope's own servers: to the scope's session, on the stream of its newest call there if any. One
+ * made outside of any call to a client that cannot be reached then (MCP 2026-07-28) is refused, and said once per
+ * server and method in the log: the server goes on without the answer (server-filesystem, asking for roots as it
+ * starts, keeps the directories on its command line).
+ */
+export function scopeRelay(scope: RoutingBooks, log?: Logger): UpstreamRelay {
+  const told = new Set<string>();
   return {
     capabilities: () => pickRelayable(scope.upstream?.capabilities() ?? {}),
     request: (toolbox, server, request, signal) => {
@@ -54,7 +65,16 @@ export function scopeRelay(scope: RoutingBooks): UpstreamRelay {
       if (!session) {
         return Promise.reject(new ProtocolError(ProtocolErrorCode.InvalidRequest, `no client session is connected to relay ${capability} (requested by ${toolbox}/${server})`));
       }
-      return requestOf([...(scope.activity.get(`${toolbox}/${server}`) ?? [])], session, request, signal, capability, `${toolbox}/${server}`);
+      const calls = [...(scope.activity.get(`${toolbox}/${server}`) ?? [])];
+      if (calls.length === 0 && session.reachableOutsideCalls?.() === false && log && !told.has(`${toolbox}/${server}\0${request.method}`)) {
+        told.add(`${toolbox}/${server}\0${request.method}`);
+        log.warn(
+          `${toolbox}/${server} asked its client for ${request.method} outside of any call; the client speaks MCP 2026-07-28, which is reached only ` +
+            'during its own use_tool calls, so the server was answered with an error and goes on without it (a server that reads roots this way keeps its own configuration)',
+          { event: 'request_unrelayable', server: `${toolbox}/${server}`, method: request.method },
+        );
+      }
+      return requestOf(calls, session, request, signal, capability, `${toolbox}/${server}`);
     },
   };
 }

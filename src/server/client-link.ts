@@ -24,6 +24,7 @@ export class ClientLink {
   readonly session: UpstreamSession = {
     capabilities: () => this.legacy?.getClientCapabilities() ?? this.declared,
     request: (request, signal) => this.ask(request, signal),
+    reachableOutsideCalls: () => this.legacy !== undefined,
     // With the session id, the SDK applies this session's logging/setLevel (it keeps levels per session).
     log: (params) => {
       const legacy = this.legacy;

@@ -1,4 +1,4 @@
-import type { Server, ServerCapabilities } from '@modelcontextprotocol/server';
+import type { Server, ServerCapabilities, ServerContext } from '@modelcontextprotocol/server';
 import type { ServerNotice } from '../clients/feature-notices.js';
 import { complete } from '../core/completions.js';
 import type { AggregatedList, FeatureScope } from '../core/feature-scope.js';
@@ -35,8 +35,11 @@ export function featureCapabilities(_era: Era): Pick<ServerCapabilities, 'resour
   };
 }
 
-/** Registers the resource, prompt and completion handlers on `server`, each answering for `scope()`. */
-export function registerFeatureHandlers(server: Server, era: Era, scope: () => FeatureScope): void {
+/**
+ * Registers the resource, prompt and completion handlers on `server`, each answering for `scope()`. `noted` sees each
+ * request first (a modern request declares its client's capabilities, which the servers it starts are told).
+ */
+export function registerFeatureHandlers(server: Server, era: Era, scope: () => FeatureScope, noted?: (ctx: ServerContext) => void): void {
   const state = { era, listed: new Set<'resources' | 'prompts'>() };
   listedBy.set(server, state);
   /** A list result; to a modern client with caching hints no looser than the strictest downstream page's. */
@@ -46,16 +49,21 @@ export function registerFeatureHandlers(server: Server, era: Era, scope: () => F
   };
   const params = (request: { params?: unknown }): Record<string, unknown> => (request.params ?? {}) as Record<string, unknown>;
 
-  server.setRequestHandler('resources/list', async () => listed('resources', await listResources(scope())));
-  server.setRequestHandler('resources/templates/list', async () => listed('resourceTemplates', await listResourceTemplates(scope())));
-  server.setRequestHandler('resources/read', async (request) => (await readResource(scope(), params(request))) as never);
+  const at = (ctx: ServerContext): FeatureScope => {
+    noted?.(ctx);
+    return scope();
+  };
+
+  server.setRequestHandler('resources/list', async (_request, ctx) => listed('resources', await listResources(at(ctx))));
+  server.setRequestHandler('resources/templates/list', async (_request, ctx) => listed('resourceTemplates', await listResourceTemplates(at(ctx))));
+  server.setRequestHandler('resources/read', async (request, ctx) => (await readResource(at(ctx), params(request))) as never);
   if (era === 'legacy') {
-    server.setRequestHandler('resources/subscribe', async (request) => (await subscribeResource(scope(), params(request))) as never);
-    server.setRequestHandler('resources/unsubscribe', async (request) => (await unsubscribeResource(scope(), params(request))) as never);
+    server.setRequestHandler('resources/subscribe', async (request, ctx) => (await subscribeResource(at(ctx), params(request))) as never);
+    server.setRequestHandler('resources/unsubscribe', async (request, ctx) => (await unsubscribeResource(at(ctx), params(request))) as never);
   }
-  server.setRequestHandler('prompts/list', async () => listed('prompts', await listPrompts(scope())));
-  server.setRequestHandler('prompts/get', async (request) => (await getPrompt(scope(), params(request))) as never);
-  server.setRequestHandler('completion/complete', async (request) => (await complete(scope(), params(request))) as never);
+  server.setRequestHandler('prompts/list', async (_request, ctx) => listed('prompts', await listPrompts(at(ctx))));
+  server.setRequestHandler('prompts/get', async (request, ctx) => (await getPrompt(at(ctx), params(request))) as never);
+  server.setRequestHandler('completion/complete', async (request, ctx) => (await complete(at(ctx), params(request))) as never);
 }
 
 /**

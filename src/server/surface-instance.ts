@@ -63,7 +63,7 @@ export function createInstance(parts: InstanceParts, era: Era, handed?: Promise<
     server.setNotificationHandler('notifications/roots/list_changed', () => parts.scope.manager.notifyRootsChanged());
   }
   server.setRequestHandler('tools/list', () => ({ tools: parts.tools.list() }));
-  registerFeatureHandlers(server, era, () => parts.workbench.featureScope(parts.scope));
+  registerFeatureHandlers(server, era, () => parts.workbench.featureScope(parts.scope), era === 'modern' ? (ctx) => noteDeclared(parts, ctx) : undefined);
   const bound: Bound = { answer: handed };
   server.setRequestHandler('tools/call', (request, ctx) => answerToolCall(parts, era, bound, request, ctx));
   return server;
@@ -98,10 +98,7 @@ async function answerToolCall(parts: InstanceParts, era: Era, bound: Bound, requ
  * answer the pipeline worked out for it and left to this handler to frame, taken, if there is one.
  */
 function takeHandedAnswer(parts: InstanceParts, bound: Bound, ctx: ServerContext): Promise<ModernAnswer> | undefined {
-  const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
-  const caps = envelope?.[CLIENT_CAPABILITIES_META_KEY];
-  if (caps) parts.link.declared = caps as ClientCapabilities;
-  parts.envelopes.accept(envelope);
+  parts.envelopes.accept(noteDeclared(parts, ctx));
   const answer = bound.answer;
   if (answer !== undefined) {
     bound.answer = undefined;
@@ -110,6 +107,17 @@ function takeHandedAnswer(parts: InstanceParts, bound: Bound, ctx: ServerContext
   const handed = parts.handedOver.get(ctx.mcpReq.id);
   if (handed !== undefined) parts.handedOver.delete(ctx.mcpReq.id);
   return handed;
+}
+
+/**
+ * The capabilities a modern request declares, noted as the client's (what the servers it starts are told, and the
+ * catalog cache is keyed by): by every request that may start a server, not only tool calls. Returns the envelope.
+ */
+function noteDeclared(parts: InstanceParts, ctx: ServerContext): Record<string, unknown> | undefined {
+  const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+  const caps = envelope?.[CLIENT_CAPABILITIES_META_KEY];
+  if (caps) parts.link.declared = caps as ClientCapabilities;
+  return envelope;
 }
 
 /** The result a modern answer stands for, in the context of the request it answers. */
