@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Ajv } from 'ajv';
 import { catalogProblems } from '../../src/doctor/catalog-problems.js';
@@ -166,8 +166,11 @@ describe('doctor', () => {
   it('a live progress line on stderr when it is a terminal', { skip: !hasScript() && 'needs util-linux script(1) for a pseudo-terminal' }, async () => {
     const file = await config('tty.json', { toolboxes: { dev: { mcpServers: { fx: fixtureServer(), crash: fixtureServer('--crash-on-start', '3') } } } });
     const command = [node, paths.cli, 'doctor', '--config', file].map((arg) => `'${arg.replace(/'/g, `'\\''`)}'`).join(' ');
-    const result = spawnSync('script', ['-qec', command, '/dev/null'], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/', TERM: 'dumb' }, timeout: 60_000 });
-    assert.match(result.stdout, /\r\x1b\[2Kdoctor: 0\/2 checked \(0s\) — waiting for dev\/fx, dev\/crash/);
+    const home = dirname(file);
+    const env = { PATH: process.env.PATH ?? '', HOME: home, MCP_WORKBENCH_CACHE_DIR: join(home, 'catalog-cache'), TERM: 'dumb' };
+    const result = spawnSync('script', ['-qec', command, '/dev/null'], { encoding: 'utf8', env, timeout: 60_000 });
+    // The first line names every server still waited for (after 0 s, or 1 s on a loaded machine).
+    assert.match(result.stdout, /\r\x1b\[2Kdoctor: 0\/2 checked \(\d+s\) — waiting for dev\/fx, dev\/crash/);
     assert.match(result.stdout, /\r\x1b\[2Kdoctor: \d\/2 checked, 1 failed/);
     assert.match(result.stdout, /\r\x1b\[2KConfig: /, 'the line is cleared before the report');
   });
