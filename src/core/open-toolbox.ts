@@ -135,11 +135,15 @@ export class Discovery {
     if (keep) void this.options.cache?.write(toolbox, config, listed.capabilitiesKey, listed.tools, listed.ttlMs);
   }
 
-  /** The budget of characters for an answer about this toolbox (or about all of them). */
+  /**
+   * The budget of characters for an answer about this toolbox (or about all of them). The project file only narrows
+   * (README "Project file"): its budget lowers the one in force, never raises it.
+   */
   budget(toolbox?: string): number {
     const config = this.options.config();
     const own = toolbox === undefined ? undefined : config.toolboxes.find((t) => t.name === toolbox)?.catalogBudget;
-    return own ?? this.options.budget ?? config.project?.catalogBudget ?? config.catalogBudget ?? DEFAULT_CATALOG_BUDGET;
+    const budget = own ?? this.options.budget ?? config.catalogBudget ?? DEFAULT_CATALOG_BUDGET;
+    return Math.min(budget, config.project?.catalogBudget ?? budget);
   }
 
   /** How long open_toolbox waits for this toolbox's servers that are still starting. */

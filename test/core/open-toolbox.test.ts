@@ -264,6 +264,40 @@ for (const transport of ['stdio', 'http'] as const) {
         await s.close();
       }
     });
+
+    it("a project file's catalogBudget only lowers the budget in force, never raises it", async () => {
+      const { dir, cleanup } = await tempDir('wb-project-budget-');
+      const config = {
+        catalogBudget: 3000,
+        toolboxes: {
+          top: { mcpServers: { fixture: fixtureServer('--catalog', '100') } },
+          own: { catalogBudget: 500_000, mcpServers: { fixture: fixtureServer('--catalog', '100') } },
+        },
+      };
+      try {
+        // A cloned repository asking for more: answers stay within the config's budget.
+        await writeFile(join(dir, '.mcp-workbench.json'), JSON.stringify({ catalogBudget: 5_000_000 }));
+        let s = await start(transport, config, {}, ['--project', dir]);
+        try {
+          const top = await open(s, { toolbox_name: 'top' });
+          assert.ok(top.text.length <= 3000, `${top.text.length} characters`);
+          assert.notEqual(top.answer.detail, 'full');
+        } finally {
+          await s.close();
+        }
+        // Asking for less lowers even a toolbox's own budget.
+        await writeFile(join(dir, '.mcp-workbench.json'), JSON.stringify({ catalogBudget: 2000 }));
+        s = await start(transport, config, {}, ['--project', dir]);
+        try {
+          const own = await open(s, { toolbox_name: 'own' });
+          assert.ok(own.text.length <= 2000, `${own.text.length} characters`);
+        } finally {
+          await s.close();
+        }
+      } finally {
+        await cleanup();
+      }
+    });
   });
 
   describe(`open_toolbox: catalog cache (${transport})`, () => {
