@@ -109,6 +109,11 @@ export interface BudgetedAnswer {
 
 const INDEX_HINT =
   'This is a compact index (the full catalog exceeds the context budget): call open_toolbox with tools:[names] for their input schemas, or with query:"words" to search.';
+/** For detail and search answers (budgetMatches): the next step is fewer tools, or lifting the budget, not the same call. */
+const MATCHES_HINT =
+  'These matches do not all fit the context budget in full: those given as index entries carry no input schema. Call open_toolbox with fewer tools:[names] for their schemas, or add detail:"full" to lift the budget (a tool whose schema alone exceeds it comes in full only that way).';
+const GROUPED_MATCHES_HINT =
+  'Tool names only, by server (these matches exceed the context budget even as index entries); a tool\'s full name is its group\'s prefix followed by the name. Call open_toolbox with fewer tools:[names] for their input schemas.';
 const NAMES_HINT = 'Tool names only (the catalog exceeds the context budget): call open_toolbox with tools:[names] for their input schemas, or with query:"words" to search.';
 const GROUPED_HINT =
   'Tool names only, by server (the catalog exceeds the context budget); a tool\'s full name is its group\'s prefix followed by the name. Call open_toolbox with tools:[names] for their input schemas, or with query:"words" to search.';
@@ -197,7 +202,7 @@ export function budgetMatches(head: AnswerHead, entries: readonly FullEntry[], b
   // Lengths are additive (entries joined by commas), so each (full prefix, index level) split is priced without
   // rendering: the most full entries first, then the richest index level for the rest.
   const n = entries.length;
-  const skeleton = render({ ...head, detail: 'mixed', tools: [], hint: INDEX_HINT, ...extra }).text.length;
+  const skeleton = render({ ...head, detail: 'mixed', tools: [], hint: MATCHES_HINT, ...extra }).text.length;
   const fullLength = prefixSums(entries.map((e) => JSON.stringify(e).length));
   const levels = [...indexLevels()].map((level) => {
     const tools = entries.map((e) => indexEntry(e, level.summary, level.signature));
@@ -209,14 +214,19 @@ export function budgetMatches(head: AnswerHead, entries: readonly FullEntry[], b
       const total = skeleton + fullLength[k]! + (level.length[n]! - level.length[k]!) + Math.max(0, n - 1);
       if (total > budget) continue;
       const tools: (FullEntry | IndexEntry)[] = [...entries.slice(0, k), ...level.tools.slice(k)];
-      best = render({ ...head, detail: k === 0 ? 'index' : 'mixed', tools, hint: INDEX_HINT, ...extra });
+      best = render({ ...head, detail: k === 0 ? 'index' : 'mixed', tools, hint: MATCHES_HINT, ...extra });
       break;
     }
   }
   if (best) return best;
-  // Not even the names fit: keep as many as do, in rank order (room is kept for the hint).
+  // Not even the names fit one by one: grouped by server they may (every match named, in rank order within a server).
+  const grouped = render({ ...head, detail: 'index', tools: groupByServer(entries), hint: GROUPED_MATCHES_HINT, ...extra });
+  if (grouped.text.length <= budget) return grouped;
+  // Still not: keep as many as do, in rank order (room is kept for the hint).
   const tools: IndexEntry[] = [];
-  let used = render({ ...head, detail: 'index', tools: [], hint: `${entries.length} more match(es) did not fit the context budget: ask for fewer tools or a narrower query.`, ...extra }).text.length;
+  const leftHint = (left: number): string =>
+    `${left} more match(es) did not fit the context budget, not even as names: ask for fewer tools or a narrower query (tools:["${entries[0]?.toolbox_name ?? 'TOOLBOX'}__SERVER__*"] for one server's).`;
+  let used = render({ ...head, detail: 'index', tools: [], hint: leftHint(entries.length), ...extra }).text.length;
   for (const e of entries) {
     const name = { name: e.name, source_server: e.source_server };
     const cost = JSON.stringify(name).length + (tools.length > 0 ? 1 : 0);
@@ -225,8 +235,7 @@ export function budgetMatches(head: AnswerHead, entries: readonly FullEntry[], b
     tools.push(name);
   }
   const left = entries.length - tools.length;
-  const hint = `${left} more match(es) did not fit the context budget: ask for fewer tools or a narrower query.`;
-  return render({ ...head, detail: 'index', tools, hint, ...extra });
+  return render({ ...head, detail: 'index', tools, hint: leftHint(left), ...extra });
 }
 
 function prefixSums(values: number[]): number[] {

@@ -105,4 +105,21 @@ describe('budgetMatches', () => {
     assert.ok(answer.text.length <= 2000);
     assert.match(answer.result.hint ?? '', /did not fit/);
   });
+
+  it('names every match grouped by server when the names fit only that way, before leaving any out', () => {
+    const list = [...tools(150, 'browser'), ...tools(150, 'pages')];
+    const ungrouped = JSON.stringify(list.map((t) => ({ name: t.name, source_server: t.source_server }))).length;
+    const budget = Math.floor(ungrouped * 0.8);
+    const answer = budgetMatches(head, list, budget);
+    assert.ok(answer.text.length <= budget, `${answer.text.length} > ${budget}`);
+    assert.deepEqual(allNames(answer.result).sort(), list.map((t) => t.name).sort(), 'every match is named');
+    assert.doesNotMatch(answer.result.hint ?? '', /did not fit/);
+  });
+
+  it('says how to get the schemas it left out: fewer tools, or detail:"full" (not the same call again)', () => {
+    const answer = budgetMatches(head, tools(20), 8000);
+    assert.equal(answer.result.detail, 'mixed');
+    assert.match(answer.result.hint ?? '', /fewer tools:\[names\]/);
+    assert.match(answer.result.hint ?? '', /detail:"full"/);
+  });
 });
