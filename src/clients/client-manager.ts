@@ -225,7 +225,7 @@ export class ClientManager {
    */
   holdSubscription(toolbox: string, server: string, uri: string): void {
     const entry = this.toolboxes.get(toolbox);
-    const slot = entry && this.slotOf(entry, server);
+    const slot = entry && !this.closing ? this.slotOf(entry, server) : undefined;
     if (!slot) return;
     holdSubscription(slot, uri, this);
     this.subscriptions.set(`${toolbox}/${server}\0${uri}`, { slot, uri });

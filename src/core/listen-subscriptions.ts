@@ -1,3 +1,4 @@
+import { CLIENT_CAPABILITIES_META_KEY, type ClientCapabilities } from '@modelcontextprotocol/client';
 import { errorMessage } from '../errors.js';
 import type { FeatureScope } from './feature-scope.js';
 import { subscribeResource, unsubscribeResource } from './resources.js';
@@ -15,7 +16,14 @@ export class ListenSubscriptions {
   /** URI → how many open streams name it. */
   private readonly held = new Map<string, number>();
 
-  constructor(private readonly scope: () => FeatureScope) {}
+  /**
+   * @param declare notes the capabilities a listen request declares (in its `_meta`) as the client's before anything
+   * is subscribed, so a server the stream starts is told them (as by any other request of the client).
+   */
+  constructor(
+    private readonly scope: () => FeatureScope,
+    private readonly declare: (capabilities: ClientCapabilities) => void = () => {},
+  ) {}
 
   /**
    * A listen stream opened (`key`: anything that names it until it ends). Subscribes downstream the URIs no other open
@@ -25,6 +33,8 @@ export class ListenSubscriptions {
   opened(key: unknown, params: unknown): Promise<void> {
     const uris = listenedUris(params);
     if (uris.length === 0 || this.streams.has(key)) return Promise.resolve();
+    const declared = ((params as { _meta?: Record<string, unknown> } | null | undefined)?._meta ?? {})[CLIENT_CAPABILITIES_META_KEY];
+    if (typeof declared === 'object' && declared !== null) this.declare(declared as ClientCapabilities);
     const fresh = uris.filter((uri) => {
       const count = this.held.get(uri) ?? 0;
       this.held.set(uri, count + 1);

@@ -38,9 +38,15 @@ export async function subscribeResource(scope: FeatureScope, params: Record<stri
       `server "${route.server}" of toolbox "${route.toolbox}" offers ${quoteClientText(uri)} but does not support resource subscriptions; read it again instead when you need it.`,
     );
   }
-  await forwardTo(scope, route, 'resources/subscribe', { uri });
-  scope.books.subscriptions.set(uri, route);
+  // Held before it is sent: another session's unsubscribe meanwhile must not end it downstream after it lands.
   scope.manager.holdSubscription(route.toolbox, route.server, uri);
+  try {
+    await forwardTo(scope, route, 'resources/subscribe', { uri });
+  } catch (error) {
+    if (!scope.books.subscriptions.has(uri)) scope.manager.releaseSubscription(route.toolbox, route.server, uri);
+    throw error;
+  }
+  scope.books.subscriptions.set(uri, route);
   return {};
 }
 

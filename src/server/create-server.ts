@@ -108,7 +108,7 @@ export function createSurface(workbench: Workbench, version: string, options: Cr
   const codec = createRequestStateCodec<RequestStatePayload>({ key: options.stateKey ?? processKey, bind: () => owner });
   const link = new ClientLink();
   const scope = workbench.openSession(link.session, { isolated: options.isolated === true });
-  const listens = new ListenSubscriptions(() => workbench.featureScope(scope));
+  const listens = new ListenSubscriptions(() => workbench.featureScope(scope), (capabilities) => void (link.declared = capabilities));
   // A server connected or was lost: URIs the client listens to and that are not subscribed now are tried again.
   link.onNotice((notice) => {
     if (notice.kind === 'resources') void listens.retry();

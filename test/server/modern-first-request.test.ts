@@ -45,6 +45,21 @@ describe("a 2026-07-28 client's capabilities reach the server its first request 
   }
 });
 
+test('over HTTP, first a subscriptions/listen stream naming a resource of a shared server', async () => {
+  // The stream subscribes on the server before any other request: the connection it makes is the client's set's.
+  const config = { toolboxes: { ev: { mcpServers: { everything: { ...everythingServer(), shared: true } } } } };
+  const wb = await startEra('http', 'modern', config, answering, CAPABILITIES);
+  try {
+    const listening = await wb.client.listen({ resourceSubscriptions: ['demo://resource/static/document/architecture.md'] });
+    const opened = (await wb.client.callTool({ name: 'open_toolbox', arguments: { toolbox_name: 'ev' } })) as CallToolResult;
+    const names = ((opened.structuredContent as { tools?: { original_name: string }[] }).tools ?? []).map((t) => t.original_name);
+    assert.ok(names.includes('trigger-sampling-request'), names.join(', '));
+    await listening.close();
+  } finally {
+    await wb.close();
+  }
+});
+
 describe('a server that asks a 2026-07-28 client for roots outside of any call', () => {
   for (const over of ['stdio', 'http'] as const satisfies readonly Over[]) {
     test(`over ${over}: refused, and said in the log`, async () => {

@@ -73,4 +73,33 @@ describe('resource subscriptions on a shared server over --http', () => {
       }
     });
   }
+
+  test('a subscribe and another session\'s last unsubscribe sent at once leave the URI subscribed downstream', async () => {
+    const { dir, cleanup } = await tempDir('wb-shared-race-');
+    const log = join(dir, 'a.jsonl');
+    const config = { toolboxes: { lab: { mcpServers: { a: { ...fixtureServer('--resources', '--name', 'a', '--log', log), shared: true } } } } };
+    const wb = await startHttpWorkbench(config, ['--http', '0'], { MCP_WORKBENCH_CACHE_DIR: join(dir, 'cache') });
+    const clients: Client[] = [];
+    try {
+      for (let i = 0; i < 2; i++) {
+        const client = eraClient('legacy');
+        await client.connect(new StreamableHTTPClientTransport(new URL(wb.url)), { prior: { kind: 'legacy' } });
+        clients.push(client);
+        await client.callTool({ name: 'use_tool', arguments: { toolbox_name: 'lab', tool_name: 'touch', arguments: { uri: 'fixture://a/other' } } });
+      }
+      const [a, b] = clients as [Client, Client];
+      // b's subscribe is held before it is sent, so a's unsubscribe (a the only holder until then) is not sent after it.
+      for (let round = 0; round < 5; round++) {
+        await a.subscribeResource({ uri: URI });
+        await Promise.all([b.subscribeResource({ uri: URI }), a.unsubscribeResource({ uri: URI })]);
+        const last = (await fixtureEvents(log)).filter((e) => (e.event === 'subscribe' || e.event === 'unsubscribe') && e.uri === URI).at(-1);
+        assert.equal(last?.event, 'subscribe', `round ${round}: b holds the URI, so it stays subscribed downstream`);
+        await b.unsubscribeResource({ uri: URI });
+      }
+    } finally {
+      await Promise.allSettled(clients.map((c) => c.close()));
+      await wb.stop();
+      await cleanup();
+    }
+  });
 });
