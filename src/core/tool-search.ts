@@ -71,7 +71,11 @@ export class ToolSearch {
     const lexical = rankTools(indexes, parsed, { bridge: this.bridge(memory) });
     const semantic = this.semantic();
     if (onlyQualifiers(parsed) && lexical.length > 0) {
-      const more = lexical.length > limit ? { hint: `${lexical.length} tools match ${parsed.qualifiers.join(' ')}; these are the first ${limit}. Ask with a higher limit (at most ${MAX_SEARCH_LIMIT}) or add words to rank them.` } : {};
+      const next =
+        limit < MAX_SEARCH_LIMIT
+          ? `Ask with a higher limit (at most ${MAX_SEARCH_LIMIT}) or add words to rank them.`
+          : 'Add words to rank them, or call open_toolbox without a query for the index of every tool of the toolbox.';
+      const more = lexical.length > limit ? { hint: `${lexical.length} tools match ${parsed.qualifiers.join(' ')}; these are the first ${limit}. ${next}` } : {};
       return { matches: lexical.slice(0, limit).map((s) => s.entry), extra: more };
     }
     // Fused with the semantic ranker when it answers; else (off, down or slow) by words, topped up by meaning.

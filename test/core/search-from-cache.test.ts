@@ -134,6 +134,12 @@ for (const { over, era } of PATHS) describe(`search from cached catalogs (${over
       assert.ok(listed.answer.tools.every((t) => t.source_server === 'catalog'));
       const count = Number(/(\d+) tools match server:catalog; these are the first 5/.exec(listed.answer.hint ?? '')?.[1]);
       assert.ok(count >= 30, listed.answer.hint);
+      assert.match(listed.answer.hint ?? '', /higher limit/);
+      // At the largest limit the next step is words or the toolbox's index, not a limit that cannot be given.
+      const most = await search(wb, { query: 'server:catalog', limit: 20 });
+      assert.equal(most.answer.tools.length, 20);
+      assert.doesNotMatch(most.answer.hint ?? '', /higher limit/);
+      assert.match(most.answer.hint ?? '', /without a query/);
       assert.deepEqual(listed.answer.servers_failed, [], 'the broken server was started for a search that leaves it out');
       assert.deepEqual(listed.answer.servers_cached?.map((c) => c.server), ['files/catalog']);
 
