@@ -81,7 +81,7 @@ export class Workbench {
   /** Every session's downstream connections (the root scope serves stdio and the CLI). */
   private readonly scopes: Scopes;
   private readonly validators: ToolValidators;
-  private readonly useToolHost: UseToolHost;
+  readonly useToolHost: UseToolHost;
   private readonly discovery: Discovery;
   private readonly pins: ToolPins | undefined;
   private configProblem: WorkbenchError | undefined;

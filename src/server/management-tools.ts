@@ -1,3 +1,4 @@
+import { parseToolName } from '../catalog/names.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
 import { updateToolState } from '../state/update.js';
 import { isWorkbenchError } from '../errors.js';
@@ -104,6 +105,15 @@ export async function enableTools(
     }
     for (const { name, patterns } of update.excepted) {
       notes.push(`${quoteClientText(name)} is enabled as an exception to ${quoteAll(patterns)} (recorded in the state file's exceptions list).`);
+    }
+    // The state file can only enable what no other source hides (README "Enabled and disabled tools"): say so.
+    const policy = workbench.useToolHost.policy();
+    for (const name of enable) {
+      const parts = parseToolName(name.trim());
+      const visibility = parts && policy.check(parts.toolbox, parts.server, parts.tool);
+      if (visibility && !visibility.enabled && visibility.source !== 'state') {
+        notes.push(`${quoteClientText(name)} stays disabled: ${visibility.reason}. The state file cannot enable what that hides; change it there.`);
+      }
     }
     const summary = {
       state_file: statePath,

@@ -119,6 +119,12 @@ describe('enable_tools and the state file', () => {
 
       await wb.call('enable_tools', { enable: ['tb__fx__pid'] });
       assert.notEqual((await wb.useTool('tb', 'tb__fx__pid', {})).isError, true);
+
+      // A tool the config hides stays hidden, and the answer says so instead of reporting success in silence.
+      const hidden = await wb.call('enable_tools', { enable: ['tb__fx__crash'] });
+      assert.notEqual(hidden.isError, true, textOf(hidden));
+      assert.match((hidden.structuredContent as { notes: string[] }).notes.join(' '), /tb__fx__crash.*stays disabled: disabled by "tb__fx__crash" in disabledTools of the config/);
+      assert.equal(workbenchErrorCode(await wb.useTool('tb', 'tb__fx__crash', {})), 'TOOL_DISABLED');
     } finally {
       await wb.close();
     }
