@@ -72,9 +72,8 @@ export function registerMigrateCommand(program: Command, ctx: CliContext): void 
         const usage = isWorkbenchError(error, 'USAGE');
         if (opts.json && isWorkbenchError(error)) {
           ctx.print(JSON.stringify({ ok: false, code: error.code, message: error.message, details: error.details, ...errorJson(error) }, null, 2));
-        } else if (isWorkbenchError(error, 'CONFIG_INVALID') || isWorkbenchError(error, 'ENV_MISSING')) {
-          ctx.log.error(`migrate cannot produce a valid config; nothing was written. Fix these by hand:\n${error.toDisplayString()}`, errorFields(error));
         } else {
+          // The error leads with its cause; one about the result says itself that it would not validate.
           ctx.log.error(errorMessage(error), errorFields(error));
         }
         process.exitCode = usage ? EXIT_USAGE : EXIT_FAILURE;

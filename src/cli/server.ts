@@ -38,12 +38,9 @@ async function editConfig(
   return { path, edit: result };
 }
 
+/** Every error says itself what was wrong and that nothing was written (a result that would not validate included). */
 function report(ctx: CliContext, error: unknown): void {
-  if (isWorkbenchError(error, 'CONFIG_INVALID') || isWorkbenchError(error, 'ENV_MISSING')) {
-    ctx.log.error(`the result would not be a valid config; nothing was written:\n${error.toDisplayString()}`, errorFields(error));
-  } else {
-    ctx.log.error(errorMessage(error), errorFields(error));
-  }
+  ctx.log.error(errorMessage(error), errorFields(error));
   process.exitCode = isWorkbenchError(error, 'USAGE') ? EXIT_USAGE : EXIT_FAILURE;
 }
 

@@ -15,11 +15,6 @@ export function formattingOf(text: string): FormattingOptions {
   return { insertSpaces: true, tabSize: indent.length >= 2 && indent.length <= 8 ? indent.length : 2, eol };
 }
 
-/** The indentation unit of `formatting`, for serialising a whole document the same way. */
-export function indentUnit(formatting: FormattingOptions): string {
-  return formatting.insertSpaces ? ' '.repeat(formatting.tabSize ?? 2) : '\t';
-}
-
 /** Renames the key of the member at `path` (jsonc-parser has no rename: the key's string is replaced). */
 export function renameKey(text: string, path: readonly string[], newKey: string): string {
   const tree = parseTree(text);

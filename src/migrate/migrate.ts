@@ -1,8 +1,8 @@
 import { formatJsonPath } from '../config/expand-env.js';
-import { parseConfigJson, type parseConfig } from '../config/load.js';
+import type { parseConfig } from '../config/load.js';
 import { isRecord } from '../config/text.js';
 import { WorkbenchError } from '../errors.js';
-import { finish } from './apply-plan.js';
+import { documentToEdit, finish } from './apply-plan.js';
 import type { ConfigEdit } from './config-edit.js';
 import { CLIENT_LABELS, type ImportedServers } from './import-client.js';
 import { DEFAULT_MODE_NOTE, type Plan, planMigration } from './plan.js';
@@ -27,7 +27,7 @@ import { DEFAULT_MODE_NOTE, type Plan, planMigration } from './plan.js';
  *   details) when problems remain that cannot be fixed mechanically — nothing should be written then.
  */
 export function migrateConfigText(text: string, source: string): ConfigEdit {
-  const document = parseConfigJson(text, source);
+  const document = documentToEdit(text, source);
   const plan = planMigration(document);
   if (plan.changes.length === 0) plan.notes.push(DEFAULT_MODE_NOTE);
   return finish(text, document, plan, source);
@@ -69,7 +69,7 @@ export function importIntoConfigText(text: string | undefined, source: string, i
     return finish('', document, plan, source, `${JSON.stringify(document, null, 2)}\n`, about);
   }
 
-  const document = parseConfigJson(text, source);
+  const document = documentToEdit(text, source);
   const plan = planMigration(document);
   plan.notes.push(...imported.notes);
   if (!isRecord(document)) return finish(text, document, plan, source); // the loader explains what is wrong

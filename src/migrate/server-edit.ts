@@ -1,7 +1,6 @@
-import { parseConfigJson } from '../config/load.js';
 import { NAME_PATTERN, NAME_RULE, isRecord } from '../config/text.js';
 import { WorkbenchError } from '../errors.js';
-import { finish } from './apply-plan.js';
+import { documentToEdit, finish } from './apply-plan.js';
 import type { ConfigEdit } from './config-edit.js';
 import type { Plan } from './plan.js';
 
@@ -76,7 +75,7 @@ function checkName(kind: 'toolbox' | 'server', name: string): void {
 export function addServerText(text: string, source: string, toolbox: string, name: string, spec: ServerSpec, description?: string): ConfigEdit {
   checkName('toolbox', toolbox);
   checkName('server', name);
-  const document = parseConfigJson(text, source);
+  const document = documentToEdit(text, source);
   if (!isRecord(document)) throw new WorkbenchError('CONFIG_INVALID', `${source} is not a JSON object.`);
   const entry = serverEntry(spec);
   const plan: Plan = { ops: [], changes: [], notes: [] };
@@ -114,7 +113,7 @@ export function addServerText(text: string, source: string, toolbox: string, nam
  *   `CONFIG_PARSE`/`CONFIG_INVALID` as {@link addServerText}.
  */
 export function removeServerText(text: string, source: string, toolbox: string, name: string): ConfigEdit {
-  const document = parseConfigJson(text, source);
+  const document = documentToEdit(text, source);
   const toolboxes = isRecord(document) ? document.toolboxes : undefined;
   const box = isRecord(toolboxes) ? toolboxes[toolbox] : undefined;
   if (!isRecord(toolboxes) || !isRecord(box)) {

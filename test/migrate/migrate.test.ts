@@ -137,10 +137,12 @@ describe('migrateConfigText: 0.9 → 0.10', () => {
     assert.equal(result.after, '\uFEFF{\n\t"toolboxes": {\n\t\t"t": { "mcpServers": { "s": { "type": "stdio", "command": "c" } } }\n\t}\n}\n');
   });
 
-  it('falls back to re-serialising a file with duplicate keys, as JSON.parse reads it', () => {
+  it('refuses a file with duplicate keys, naming them (it is never re-serialised, which would drop one)', () => {
     const text = '{\n  "toolMode": "dynamic",\n  "toolboxes": { "a": { "mcpServers": {} } },\n  "toolboxes": { "b": { "mcpServers": {} } }\n}\n';
-    const result = migrateConfigText(text, 'dup.json');
-    assert.deepEqual(json(result.after), { toolboxes: { b: { mcpServers: {} } } });
+    assert.throws(
+      () => migrateConfigText(text, 'dup.json'),
+      (error: unknown) => isWorkbenchError(error, 'CONFIG_INVALID') && error.details.length === 1 && error.details[0]!.startsWith('toolboxes: '),
+    );
   });
 
   it('refuses what it cannot fix, with the loader\'s problems', () => {

@@ -1,0 +1,98 @@
+import assert from 'node:assert/strict';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import { runCliAsync } from '../helpers/cli-run.js';
+import { tempDir } from '../helpers/workbench-process.js';
+
+/**
+ * `server add`, `server remove` and `migrate --write` edit the user's config in place (README "Command line", Setting
+ * up; MIGRATION.md): what the user wrote — comments, keys written twice — is never dropped without being asked.
+ */
+
+let dir: string;
+let cleanup: (() => Promise<void>) | undefined;
+beforeEach(async () => {
+  const temp = await tempDir('wb-config-edits-');
+  cleanup = temp.cleanup;
+  dir = temp.dir;
+  await mkdir(join(dir, 'home'));
+});
+afterEach(() => cleanup?.());
+
+const run = (args: string[]) =>
+  runCliAsync(args, { HOME: join(dir, 'home'), MCP_WORKBENCH_CACHE_DIR: join(dir, 'cache'), WORKBENCH_STATE_FILE: join(dir, 'state.json') }, { cwd: dir });
+
+/** Writes `name` in the test's dir and returns its path. */
+async function file(name: string, text: string): Promise<string> {
+  const path = join(dir, name);
+  await writeFile(path, text);
+  return path;
+}
+
+describe('a config with a key written twice is not edited', () => {
+  const twice = `{
+  // Work laptop config -- do not lose
+  "toolboxes": {
+    "dev": { "mcpServers": { "github": { "command": "npx", "args": ["-y", "server-github"] } } },
+    "dev": { "mcpServers": { "memory": { "command": "npx" }, "memory": { "command": "node" } } }
+  }
+}
+`;
+
+  it('server add, server remove and migrate --write refuse it, name every duplicate and write nothing', async () => {
+    const config = await file('wb.json', twice);
+    const before = await readdir(dir);
+    for (const args of [
+      ['server', 'add', 'dev', 'fetch', '--config', config, '--', 'uvx', 'mcp-server-fetch'],
+      ['server', 'add', 'other', 'fetch', '--config', config, '--', 'uvx', 'mcp-server-fetch'],
+      ['server', 'remove', 'dev', 'memory', '--config', config],
+      ['migrate', '--config', config, '--write'],
+    ]) {
+      const result = await run(args);
+      assert.equal(result.code, 1, `${args.join(' ')}: ${result.stderr}`);
+      assert.match(result.stderr, /written more than once/, args.join(' '));
+      assert.match(result.stderr, /^ {2}- toolboxes\.dev: /m, `${args.join(' ')}: names the toolbox written twice`);
+      assert.match(result.stderr, /^ {2}- toolboxes\.dev\.mcpServers\.memory: /m, `${args.join(' ')}: and the server`);
+      assert.match(result.stderr, /nothing was written/, args.join(' '));
+      assert.equal(await readFile(config, 'utf8'), twice, `${args.join(' ')}: the file is as it was`);
+      assert.deepEqual(await readdir(dir), before, `${args.join(' ')}: no backup, no temp file`);
+    }
+  });
+
+  it('a 0.9 config with a toolbox written twice is not migrated into one that fails validate', async () => {
+    const text = '{\n  "toolMode": "dynamic",\n  "toolboxes": {\n    "dev": { "mcpServers": { "important": { "command": "node" } } },\n    "dev": { "mcpServers": { "mem": { "command": "node" } } }\n  }\n}\n';
+    const config = await file('dup.json', text);
+    const migrated = await run(['migrate', '--config', config, '--write']);
+    assert.equal(migrated.code, 1, migrated.stderr);
+    assert.equal(await readFile(config, 'utf8'), text);
+    assert.match(migrated.stderr, /toolboxes\.dev: /);
+  });
+});
+
+describe('an edit is made in place or not at all', () => {
+  it('server remove never rewrites the whole file: it keeps every comment, or refuses and writes nothing', async () => {
+    // The toolbox's only server written with a trailing comma: the case that used to fall back to JSON.stringify.
+    const text = `{
+  // top comment: do not lose
+  "toolboxes": {
+    "web": { "mcpServers": { "fetch": { "command": "uvx" } } }, // web stuff
+    "dev": { "mcpServers": {
+      "mem": { "command": "node" },
+    } }
+  }
+}
+`;
+    const config = await file('rm.json', text);
+    const removed = await run(['server', 'remove', 'dev', 'mem', '--config', config]);
+    const after = await readFile(config, 'utf8');
+    if (removed.code === 0) {
+      for (const kept of ['// top comment: do not lose', '"web": { "mcpServers": { "fetch": { "command": "uvx" } } }, // web stuff']) {
+        assert.ok(after.includes(kept), `kept: ${kept}\n${after}`);
+      }
+    } else {
+      assert.equal(after, text);
+      assert.match(removed.stderr, /nothing was written/);
+    }
+  });
+});
