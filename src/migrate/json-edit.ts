@@ -1,4 +1,4 @@
-import { applyEdits, findNodeAtLocation, format, modify, parseTree, type FormattingOptions } from 'jsonc-parser';
+import { SyntaxKind, applyEdits, createScanner, findNodeAtLocation, format, modify, parseTree, type FormattingOptions } from 'jsonc-parser';
 
 /**
  * Editing JSON text in place with jsonc-parser (`modify` + `applyEdits`): each function changes one member and keeps
@@ -22,23 +22,67 @@ export function renameKey(text: string, path: readonly string[], newKey: string)
   return key ? applyEdits(text, [{ offset: key.offset, length: key.length, content: JSON.stringify(newKey) }]) : text;
 }
 
-/** Removes the member at `path` with its comma; the remaining members keep their lines and indentation. */
+/**
+ * Removes the member at `path` with its comma, by one rule (README "Command line", Setting up): what goes is the
+ * member itself, its comma (the one after it, else — for the last member — the one before it) and a comment on the
+ * same line after it; comments on lines of their own, above or below, stay — one above a first member often describes
+ * the whole file. A member on lines of its own goes with those lines; one sharing a line goes with the spaces after
+ * it. Trailing commas are fine (the config is JSONC). Every other byte stays.
+ */
 export function removeMember(text: string, path: readonly string[]): string {
   const property = findValue(text, path)?.parent;
-  if (!property) return text;
-  const memberEnd = property.offset + property.length;
-  const edits = modify(text, [...path], undefined, {}).map((edit) => {
-    // For a first member followed by others, jsonc-parser removes up to the next key, taking that key's line break
-    // and indentation with it; keep them.
-    const removed = text.slice(edit.offset, edit.offset + edit.length);
-    if (edit.content !== '' || text[edit.offset - 1] !== '{' || text[edit.offset + edit.length] !== '"') return edit;
-    const lead = /^\s*/.exec(removed)![0].length;
-    // A comment between this member and the next belongs to the next one (the config is JSONC): keep it.
-    const comment = text.slice(memberEnd, edit.offset + edit.length).search(/\/[/*]/);
-    const end = comment >= 0 ? memberEnd + comment : edit.offset + edit.length;
-    return { ...edit, offset: edit.offset + lead, length: end - edit.offset - lead };
-  });
+  const siblings = property?.parent?.children;
+  if (property?.type !== 'property' || !siblings) return text;
+  const at = siblings.indexOf(property);
+  let start = property.offset;
+  let end = property.offset + property.length;
+  const comma = commaAfter(text, end);
+  let before: { offset: number; length: number } | undefined;
+  if (comma !== undefined) end = comma + 1;
+  else if (at > 0) {
+    // The last member without a trailing comma: the comma before it goes instead.
+    const previous = siblings[at - 1]!;
+    const previousComma = commaAfter(text, previous.offset + previous.length);
+    if (previousComma !== undefined) before = { offset: previousComma, length: 1 };
+  }
+  end = sameLineComment(text, end);
+  const lineStart = text.lastIndexOf('\n', start - 1) + 1;
+  const lineEnd = text.indexOf('\n', end);
+  const ownLines = /^[ \t]*$/.test(text.slice(lineStart, start)) && /^[ \t\r]*$/.test(text.slice(end, lineEnd === -1 ? text.length : lineEnd));
+  if (ownLines && lineEnd !== -1) {
+    start = lineStart;
+    end = lineEnd + 1;
+  } else if (before && before.offset + 1 === text.slice(0, start).trimEnd().length) {
+    // `, "b": 2` on one line: the comma before and the space between go with it.
+    start = before.offset;
+    before = undefined;
+  } else {
+    end += /^[ \t]*/.exec(text.slice(end))![0].length;
+  }
+  const edits = [{ offset: start, length: end - start, content: '' }];
+  if (before) edits.unshift({ ...before, content: '' });
   return applyEdits(text, edits);
+}
+
+/** The offset of the comma after `offset` with only whitespace and comments between, if there is one. */
+function commaAfter(text: string, offset: number): number | undefined {
+  const scanner = createScanner(text, false);
+  scanner.setPosition(offset);
+  for (;;) {
+    const kind = scanner.scan();
+    if (kind === SyntaxKind.CommaToken) return scanner.getTokenOffset();
+    if (kind !== SyntaxKind.Trivia && kind !== SyntaxKind.LineBreakTrivia && kind !== SyntaxKind.LineCommentTrivia && kind !== SyntaxKind.BlockCommentTrivia) return undefined;
+  }
+}
+
+/** Past a comment that follows `offset` on the same line (a `/* … *\/` only if it ends on that line), else `offset`. */
+function sameLineComment(text: string, offset: number): number {
+  const scanner = createScanner(text, false);
+  scanner.setPosition(offset);
+  let kind = scanner.scan();
+  if (kind === SyntaxKind.Trivia) kind = scanner.scan();
+  const comment = kind === SyntaxKind.LineCommentTrivia || (kind === SyntaxKind.BlockCommentTrivia && !text.slice(scanner.getTokenOffset(), scanner.getPosition()).includes('\n'));
+  return comment ? scanner.getPosition() : offset;
 }
 
 /**

@@ -70,9 +70,8 @@ describe('a config with a key written twice is not edited', () => {
   });
 });
 
-describe('an edit is made in place or not at all', () => {
-  it('server remove never rewrites the whole file: it keeps every comment, or refuses and writes nothing', async () => {
-    // The toolbox's only server written with a trailing comma: the case that used to fall back to JSON.stringify.
+describe('removing a member keeps what is around it', () => {
+  it('server remove of a toolbox\'s only server written with a trailing comma removes its line and nothing else', async () => {
     const text = `{
   // top comment: do not lose
   "toolboxes": {
@@ -85,14 +84,22 @@ describe('an edit is made in place or not at all', () => {
 `;
     const config = await file('rm.json', text);
     const removed = await run(['server', 'remove', 'dev', 'mem', '--config', config]);
-    const after = await readFile(config, 'utf8');
-    if (removed.code === 0) {
-      for (const kept of ['// top comment: do not lose', '"web": { "mcpServers": { "fetch": { "command": "uvx" } } }, // web stuff']) {
-        assert.ok(after.includes(kept), `kept: ${kept}\n${after}`);
-      }
-    } else {
-      assert.equal(after, text);
-      assert.match(removed.stderr, /nothing was written/);
-    }
+    assert.equal(removed.code, 0, removed.stderr);
+    assert.equal(await readFile(config, 'utf8'), text.replace('      "mem": { "command": "node" },\n', ''));
+  });
+
+  it('migrate --write keeps a comment written above a first-key "toolMode" (and one on a line of its own after it)', async () => {
+    const text = `{
+  // Config for project X, see wiki page Y
+  "toolMode": "dynamic", // removed with its line
+  // the toolboxes
+  "toolboxes": { "dev": { "mcpServers": { "m": { "command": "node" } } } }
+}
+`;
+    const config = await file('old.json', text);
+    const migrated = await run(['migrate', '--config', config, '--write']);
+    assert.equal(migrated.code, 0, migrated.stderr);
+    assert.equal(await readFile(config, 'utf8'), text.replace('  "toolMode": "dynamic", // removed with its line\n', ''));
+    assert.equal((await run(['validate', '--config', config])).code, 0);
   });
 });
