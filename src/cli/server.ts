@@ -2,7 +2,7 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 import { WorkbenchError, errorMessage, isWorkbenchError } from '../errors.js';
 import type { ConfigEdit } from '../migrate/config-edit.js';
 import { readConfigFile, saveConfigFile } from '../migrate/config-file.js';
-import { literalSecrets } from '../migrate/entry-converter.js';
+import { literalSecrets } from '../migrate/literal-secrets.js';
 import { addServerText, removeServerText, serverEntry, type ServerSpec } from '../migrate/server-edit.js';
 import { EXIT_FAILURE, EXIT_USAGE, errorFields, type CliContext } from './context.js';
 import { configFilePath } from './settings.js';
@@ -131,8 +131,8 @@ function formatAdded(
   const { toolbox, name, path, spec, edit } = added;
   const lines = [`Added server "${name}" to toolbox "${toolbox}" in ${path}.`];
   for (const note of edit.notes) lines.push(`  - ${note}`);
-  for (const { key, name: entry } of literalSecrets(serverEntry(spec))) {
-    lines.push(`  - ${key === 'env' ? 'env' : 'header'} ${entry} is written into the file as given; a \${VAR} or \${secret:NAME} reference keeps it out`);
+  for (const { what } of literalSecrets(serverEntry(spec))) {
+    lines.push(`  - ${what} is written into the file as given; a \${VAR} or \${secret:NAME} reference keeps it out`);
   }
   const unset = edit.variables.required.filter((v) => env[v] === undefined);
   if (unset.length > 0) lines.push(`  - set ${unset.join(', ')} where the workbench runs (not set in this shell)`);

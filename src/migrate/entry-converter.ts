@@ -3,24 +3,8 @@ import { isRecord } from '../config/text.js';
 import { serverKeys } from './plan.js';
 import type { ClientKind, ImportOptions, ImportedVariable } from './import-types.js';
 import { uniqueName } from './server-names.js';
-
-/** Names of env variables and headers that usually hold credentials. */
-const SECRET_NAME = /(TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIAL|_PAT$)/i;
-const SECRET_HEADER = /^(authorization|proxy-authorization|cookie|x-api-key|api-key|x-auth-token)$/i;
-
-/**
- * The env entries and headers of a converted entry that hold a credential written as a literal (no `${`): what an
- * import copies into the config unless it moves them into the secret store (`migrate --secrets store`).
- */
-/**
- * Masks, in the text of a JSON document or a diff of one, the values of members whose names look like credentials and
- * that are written literally (`"GITHUB_TOKEN": "ghp_…"` → `"GITHUB_TOKEN": "****"`); `${…}` references are shown.
- */
-export function maskLiteralSecrets(text: string): string {
-  return text.replace(/("([^"\\]*)"\s*:\s*)"((?:[^"\\]|\\.)*)"/g, (whole, lead: string, name: string, value: string) =>
-    (SECRET_NAME.test(name) || SECRET_HEADER.test(name)) && value !== '' && !value.includes('${') ? `${lead}"****"` : whole,
-  );
-}
+import { literalSecrets, withReference } from './literal-secrets.js';
+import { isSecretHeader } from '../shared/redact.js';
 
 /** Where a server entry runs the workbench itself (the reason to skip it), or undefined. */
 export function runsWorkbench(entry: Record<string, unknown>, self: readonly string[]): string | undefined {
@@ -30,16 +14,6 @@ export function runsWorkbench(entry: Record<string, unknown>, self: readonly str
     if (self.some((path) => resolve(word) === path)) return word;
   }
   return undefined;
-}
-
-export function literalSecrets(entry: Record<string, unknown>): { key: 'env' | 'headers'; name: string; value: string }[] {
-  const literal = (value: unknown): value is string => typeof value === 'string' && value !== '' && !value.includes('${');
-  const found: { key: 'env' | 'headers'; name: string; value: string }[] = [];
-  for (const [key, test] of [['env', SECRET_NAME], ['headers', SECRET_HEADER]] as const) {
-    const map = isRecord(entry[key]) ? entry[key] : {};
-    for (const [name, value] of Object.entries(map)) if (test.test(name) && literal(value)) found.push({ key, name, value });
-  }
-  return found;
 }
 
 const STDIO_KEYS = new Set(['command', 'args', 'env', 'cwd']);
@@ -180,13 +154,17 @@ export class EntryConverter {
   }
 
   /**
-   * Env values and headers that look like secrets written into the file are never copied: each becomes a `${VAR}`
-   * reference (the env entry's own name, or `<SERVER>_TOKEN` for a header; a header's `Bearer `/`Basic ` scheme is
-   * kept), listed with the variables to set. The value itself is dropped and never shown.
+   * Credentials written into the file — env values and headers whose names name a secret, a URL's user info and
+   * secret-looking query parameters, by the one redaction rule (README "Secrets") — are never copied: each becomes a
+   * `${VAR}` reference (the env entry's own name, `<SERVER>_TOKEN` for an Authorization header, `<SERVER>_<NAME>` for
+   * another header, `<SERVER>_URL_USER`/`_URL_PASSWORD`/`_<PARAMETER>` in a URL; a header's `Bearer `/`Basic ` scheme
+   * is kept), listed with the variables to set. The value itself is dropped and never shown.
    */
   private moveLiteralSecrets(server: string, where: string, entry: Record<string, unknown>): void {
-    for (const { key, name, value } of literalSecrets(entry)) {
-      const base = (key === 'env' ? name : `${server}_${/^(proxy-)?authorization$/i.test(name) ? 'token' : name}`)
+    for (const secret of literalSecrets(entry)) {
+      const { key, name, value, what } = secret;
+      const suffix = key === 'env' ? name : key === 'url' ? (name === 'user' || name === 'password' ? `url_${name}` : name) : /^(proxy-)?authorization$/i.test(name) ? 'token' : name;
+      const base = (key === 'env' ? suffix : `${server}_${suffix}`)
         .replace(/[^A-Za-z0-9_]+/g, '_')
         .replace(/^([0-9])/, '_$1')
         .toUpperCase();
@@ -194,10 +172,9 @@ export class EntryConverter {
       // The same variable for two different values would give one server the other's credential.
       for (let n = 2; this.secretValues.has(variable) && this.secretValues.get(variable) !== value; n++) variable = `${base}_${n}`;
       this.secretValues.set(variable, value);
-      const scheme = key === 'headers' ? (/^(Bearer|Basic|Token)\s+/i.exec(value)?.[0] ?? '') : '';
-      entry[key] = { ...(entry[key] as Record<string, string>), [name]: `${scheme}\${${variable}}` };
-      const what = key === 'env' ? `env ${name}` : `header ${name}`;
-      if (!this.variables.has(variable)) this.variables.set(variable, { name: variable, reason: `the credential ${where} had written in ${what}` });
+      Object.assign(entry, withReference(entry, secret, `\${${variable}}`));
+      const how = key === 'url' ? ' (as it was written in the URL, percent-encoded)' : '';
+      if (!this.variables.has(variable)) this.variables.set(variable, { name: variable, reason: `the credential ${where} had written in ${what}${how}` });
       this.notes.push(
         `${where}: ${what} held a literal credential; it now reads \${${variable}} (set ${variable} where the workbench runs, or import with --secrets store); the value is not copied or shown`,
       );
@@ -212,7 +189,7 @@ export class EntryConverter {
         this.notes.push(`${where}.${key} is null; it was dropped`);
         continue;
       }
-      out[key] = this.text(scalarText(item, `${where}.${key}`, this.notes, SECRET_NAME.test(key) || SECRET_HEADER.test(key)), `${where}.${key}`);
+      out[key] = this.text(scalarText(item, `${where}.${key}`, this.notes, isSecretHeader(key)), `${where}.${key}`);
     }
     return out;
   }

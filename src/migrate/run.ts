@@ -1,16 +1,18 @@
 import { dirname, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseConfigJson } from '../config/load.js';
+import { parseJsonText } from '../config/parse-json.js';
 import { NAME_PATTERN, NAME_RULE } from '../config/text.js';
 import { WorkbenchError } from '../errors.js';
 import type { SecretStore } from '../secrets/secret-store.js';
 import { type ConfigEdit } from './config-edit.js';
 import { readConfigFile, saveConfigFile } from './config-file.js';
-import { maskLiteralSecrets } from './entry-converter.js';
 import { CLIENT_LABELS, defaultClientConfigPaths, importClientServers, type ClientKind } from './import-client.js';
 import { importIntoConfigText, migrateConfigText } from './migrate.js';
 import { sanitizeName } from './server-names.js';
 import { type MovedSecret, moveLiteralSecrets } from './store-secrets.js';
+import { migrateRedactor } from './literal-secrets.js';
+import { redactDeep } from '../shared/redact.js';
 import { unifiedDiff } from './text-diff.js';
 
 /**
@@ -81,11 +83,12 @@ export async function runMigrate(options: MigrateOptions): Promise<MigrateReport
     notes: edit.notes,
     variables: { ...edit.variables, unset: edit.variables.required.filter((name) => options.env[name] === undefined) },
     ...(options.secrets === 'store' && { secrets: { names: moved.map((m) => m.name), stored: false } }),
-    // Credentials already in the config (or in an import with --secrets store before --write) are never printed.
-    diff: maskLiteralSecrets(unifiedDiff(edit.before, edit.after, existing ? path : '/dev/null', `${path} (${options.from === undefined ? 'migrated' : 'with imported servers'})`)),
+    diff: unifiedDiff(edit.before, edit.after, existing ? path : '/dev/null', `${path} (${options.from === undefined ? 'migrated' : 'with imported servers'})`),
   };
   if (options.write && changed) await save(report, plan, options, existing?.bytes);
-  return report;
+  // Nothing printed shows a credential (README "Secrets"): not one already in the config, in the client config read,
+  // or in an import with --secrets store before --write — in the diff, the notes or --json.
+  return redactDeep(report, migrateRedactor([documentOf(edit.before), documentOf(edit.after), plan.source]));
 }
 
 /** What a migration or an import would change, and the credentials it moves into the secret store. */
@@ -93,6 +96,16 @@ interface Plan {
   edit: ConfigEdit;
   from?: MigrateReport['from'];
   moved: MovedSecret[];
+  /** The client config read (import only): its credentials are never printed either. */
+  source?: unknown;
+}
+
+function documentOf(text: string): unknown {
+  try {
+    return parseJsonText(text).value;
+  } catch {
+    return undefined; // a new file: nothing before
+  }
 }
 
 type ExistingFile = Awaited<ReturnType<typeof readConfigFile>>;
@@ -119,7 +132,8 @@ async function importPlan(options: MigrateOptions, client: ClientKind, path: str
     throw new WorkbenchError('USAGE', `--toolbox "${toolbox}" is not a valid toolbox name (${NAME_RULE}); for example "${sanitizeName(toolbox, 'imported')}".`);
   }
   const { file, source } = await readClientConfig(options, client, toolbox);
-  let imported = importClientServers(client, parseConfigJson(source.text, file), {
+  const raw = parseConfigJson(source.text, file);
+  let imported = importClientServers(client, raw, {
     source: file,
     self: [fileURLToPath(new URL('../cli/main.js', import.meta.url))],
     toolbox,
@@ -139,7 +153,7 @@ async function importPlan(options: MigrateOptions, client: ClientKind, path: str
     ...(options.description !== undefined && { description: options.description }),
     ...(!existing && { schema: schemaReference(path) }),
   });
-  return { edit, from: { client, path: file }, moved };
+  return { edit, from: { client, path: file }, moved, source: raw };
 }
 
 /** The client's config: the file given, else the first of its usual places that exists. */

@@ -1,5 +1,5 @@
 import { SECRET_NAME_PATTERN } from '../config/secret-source.js';
-import { literalSecrets } from './entry-converter.js';
+import { literalSecrets, withReference } from './literal-secrets.js';
 
 /** A literal credential an import takes out of an entry, to be stored under `name` before the config is saved. */
 export interface MovedSecret {
@@ -11,7 +11,7 @@ export interface MovedSecret {
 
 /**
  * `migrate --from … --secrets store`: replaces every literal credential of the imported entries (an env entry or
- * header that looks like one, written without `${`) by `${secret:NAME}` and returns the values to store. NAME is
+ * header whose name names a secret, a URL's user info or secret query parameter, written without `${`) by `${secret:NAME}` and returns the values to store. NAME is
  * `<toolbox>.<server>.<entry>` with characters a secret name cannot hold turned into `_` (README "Secret store").
  * Returns new entries; the input is not modified. Pure: storing is the caller's, and happens only with `--write`.
  */
@@ -25,11 +25,12 @@ export function moveLiteralSecrets(
   const result = servers.map(([server, entry]): [string, Record<string, unknown>] => {
     const found = literalSecrets(entry);
     if (found.length === 0) return [server, entry];
-    const copy: Record<string, unknown> = { ...entry };
-    for (const { key, name, value } of found) {
-      const secret = uniqueSecretName(`${toolbox}.${server}.${name}`, taken);
-      copy[key] = { ...(copy[key] as Record<string, string>), [name]: `\${secret:${secret}}` };
-      const where = `server "${server}" ${key === 'env' ? 'env' : 'header'} ${name}`;
+    let copy: Record<string, unknown> = { ...entry };
+    for (const secretFound of found) {
+      const { key, name, value, what } = secretFound;
+      const secret = uniqueSecretName(`${toolbox}.${server}.${key === 'url' ? `url.${name}` : name}`, taken);
+      copy = withReference(copy, secretFound, `\${secret:${secret}}`);
+      const where = `server "${server}" ${what}`;
       moved.push({ name: secret, value, where });
       notes.push(`${where}: its literal credential is replaced by \${secret:${secret}} and goes to the secret store`);
     }

@@ -142,14 +142,20 @@ export function argSecrets(args: readonly string[]): Secret[] {
  */
 const TRIVIAL_VALUE = /^(?:true|false|yes|no|on|off|null|none|\d{1,6})$/i;
 
+/** Whether a value is a flag or a small number (see above): never taken for a credential written into a file. */
+export function isTrivialValue(value: string): boolean {
+  return TRIVIAL_VALUE.test(value);
+}
+
 // Any scheme://… up to whitespace, a quote or a bracket; linear, and only run on error and log text.
 const URL_IN_TEXT = /\b[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s"'<>()[\]{}]+/g;
 const AUTH_SCHEME_IN_TEXT = /\b(Bearer|Basic|Token)\s+[A-Za-z0-9._~+/=-]{8,}/g;
 /**
  * OAuth credentials as an authorization server's answer or a token request carries them, in JSON (`"access_token":
- * "…"`) or form encoding (`refresh_token=…`): an error that quotes a body never shows one.
+ * "…"`) or form encoding (`refresh_token=…`): an error that quotes a body never shows one. A `${VAR}` reference
+ * in their place is not a credential and stays.
  */
-const OAUTH_FIELD_IN_TEXT = /\b(access_token|refresh_token|id_token|client_secret|code_verifier|client_assertion|assertion|subject_token)("?\s*[:=]\s*"?)([^\s"&,}]{4,})/g;
+const OAUTH_FIELD_IN_TEXT = /\b(access_token|refresh_token|id_token|client_secret|code_verifier|client_assertion|assertion|subject_token)("?\s*[:=]\s*"?)(?!\$\{)([^\s"&,}]{4,})/g;
 
 /**
  * Hides the user info and secret query parameter values of one URL, keeping everything else as written:

@@ -1,0 +1,110 @@
+import assert from 'node:assert/strict';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import { runCliAsync } from '../helpers/cli-run.js';
+import { tempDir } from '../helpers/workbench-process.js';
+
+/**
+ * `migrate --from` and the one redaction rule (README "Secrets", MIGRATION.md "From other clients' configs"): a
+ * credential written literally in an imported entry's env, headers or URL is not copied but becomes a reference, and
+ * nothing migrate prints — the diff, the notes, `--json` — shows one, from the import or from the config it edits.
+ */
+
+let dir: string;
+let cleanup: (() => Promise<void>) | undefined;
+beforeEach(async () => {
+  const temp = await tempDir('wb-migrate-secrets-');
+  cleanup = temp.cleanup;
+  dir = temp.dir;
+  await mkdir(join(dir, 'home'));
+});
+afterEach(() => cleanup?.());
+
+const env = (): Record<string, string> => ({
+  HOME: join(dir, 'home'),
+  MCP_WORKBENCH_CACHE_DIR: join(dir, 'cache'),
+  WORKBENCH_STATE_FILE: join(dir, 'state.json'),
+  MCP_WORKBENCH_SECRET_STORE: 'file',
+  MCP_WORKBENCH_SECRETS_FILE: join(dir, 'secrets.json'),
+});
+const run = (args: string[], extra: Record<string, string> = {}) => runCliAsync(args, { ...env(), ...extra }, { cwd: dir });
+
+/** Literal credentials under names the rule knows but the old migrate-only patterns did not. */
+const VALUES = ['PWDVAL12345', 'sk_live_STRIPEVAL', 'SESSIONVAL123', 'URLPASSWORD', 'URLUSERNAME', 'QUERYTOKEN123', 'APIKEYVAL77', 'HDRVAL999'];
+const source = {
+  mcpServers: {
+    db: { command: 'node', env: { DB_PWD: 'PWDVAL12345', STRIPE_KEY: 'sk_live_STRIPEVAL', SESSION_ID: 'SESSIONVAL123', DEBUG: 'true' } },
+    r: { url: 'https://URLUSERNAME:URLPASSWORD@h.example/mcp?access_token=QUERYTOKEN123&api_key=APIKEYVAL77&x=1', headers: { 'X-Session': 'HDRVAL999' } },
+  },
+};
+
+function assertNoCredential(text: string, what: string): void {
+  for (const value of VALUES) assert.ok(!text.includes(value), `${what} shows ${value}:\n${text}`);
+}
+
+describe('migrate --from: literal credentials', () => {
+  it('are neither printed (text, --json) nor copied: env, headers and URL parts become ${VAR} references', async () => {
+    await writeFile(join(dir, 'src.json'), JSON.stringify(source));
+    const config = join(dir, 'new.json');
+    const base = ['migrate', '--from', 'claude-code', join(dir, 'src.json'), '--toolbox', 't', '--config', config];
+    const shown = await run(base);
+    assert.equal(shown.code, 0, shown.stderr);
+    assertNoCredential(shown.stdout + shown.stderr, 'the diff');
+    const json = await run([...base, '--json']);
+    assert.equal(json.code, 0, json.stderr);
+    assertNoCredential(json.stdout + json.stderr, '--json');
+    const written = await run([...base, '--write']);
+    assert.equal(written.code, 0, written.stderr);
+    assertNoCredential(written.stdout + written.stderr, '--write');
+    const text = await readFile(config, 'utf8');
+    assertNoCredential(text, 'the config');
+    const saved = JSON.parse(text) as { toolboxes: { t: { mcpServers: Record<string, { env?: object; url?: string; headers?: object }> } } };
+    const { db, r } = saved.toolboxes.t.mcpServers;
+    assert.deepEqual(db!.env, { DB_PWD: '${DB_PWD}', STRIPE_KEY: '${STRIPE_KEY}', SESSION_ID: '${SESSION_ID}', DEBUG: 'true' });
+    assert.equal(r!.url, 'https://${R_URL_USER}:${R_URL_PASSWORD}@h.example/mcp?access_token=${R_ACCESS_TOKEN}&api_key=${R_API_KEY}&x=1');
+    assert.deepEqual(r!.headers, { 'X-Session': '${R_X_SESSION}' });
+    for (const name of ['DB_PWD', 'STRIPE_KEY', 'SESSION_ID', 'R_URL_USER', 'R_URL_PASSWORD', 'R_ACCESS_TOKEN', 'R_API_KEY', 'R_X_SESSION']) {
+      assert.match(written.stdout, new RegExp(`^ {2}- ${name} \\(not set in this shell\\)`, 'm'), `lists ${name} to set`);
+    }
+    const vars = { DB_PWD: 'a', STRIPE_KEY: 'b', SESSION_ID: 'c', R_URL_USER: 'u', R_URL_PASSWORD: 'p', R_ACCESS_TOKEN: 't', R_API_KEY: 'k', R_X_SESSION: 's' };
+    const validated = await run(['validate', '--config', config], vars);
+    assert.equal(validated.code, 0, validated.stderr);
+  });
+
+  it('with --secrets store, URL parts go to the secret store like env entries and headers', async () => {
+    await writeFile(join(dir, 'src.json'), JSON.stringify(source));
+    const config = join(dir, 'stored.json');
+    const stored = await run(['migrate', '--from', 'claude-code', join(dir, 'src.json'), '--toolbox', 't', '--config', config, '--secrets', 'store', '--write']);
+    assert.equal(stored.code, 0, stored.stderr);
+    assertNoCredential(stored.stdout + stored.stderr, 'the output');
+    const text = await readFile(config, 'utf8');
+    assertNoCredential(text, 'the config');
+    assert.ok(text.includes('"https://${secret:t.r.url.user}:${secret:t.r.url.password}@h.example/mcp?access_token=${secret:t.r.url.access_token}&api_key=${secret:t.r.url.api_key}&x=1"'), text);
+    const secrets = JSON.parse(await readFile(join(dir, 'secrets.json'), 'utf8')) as { secrets: Record<string, string> };
+    assert.equal(secrets.secrets['t.r.url.password'], 'URLPASSWORD');
+    assert.equal(secrets.secrets['t.db.SESSION_ID'], 'SESSIONVAL123');
+  });
+
+  it('--merge: the credentials of the config it edits are hidden in the diff\'s context lines too', async () => {
+    const existing = `{
+  "toolboxes": {
+    "t": { "mcpServers": {
+      "old": { "type": "http", "url": "https://bob:URLPASSWORD@old.example/mcp?api_key=APIKEYVAL77" },
+      "short": { "command": "x", "env": { "DB_PWD": "abc" } }
+    } }
+  }
+}
+`;
+    const config = join(dir, 'wb.json');
+    await writeFile(config, existing);
+    await writeFile(join(dir, 'src.json'), JSON.stringify({ mcpServers: { n: { command: 'node' } } }));
+    for (const json of [[], ['--json']]) {
+      const merged = await run(['migrate', '--from', 'claude-code', join(dir, 'src.json'), '--toolbox', 't', '--config', config, '--merge', ...json]);
+      assert.equal(merged.code, 0, merged.stderr);
+      assertNoCredential(merged.stdout, `--merge ${json.join('')}`);
+      assert.ok(!merged.stdout.includes('"abc"'), merged.stdout);
+      assert.match(merged.stdout, /old\.example\/mcp/, 'the rest of the line is shown');
+    }
+  });
+});
