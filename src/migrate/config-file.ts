@@ -1,6 +1,8 @@
 import { constants, copyFile, open, readFile, unlink } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
 import { WorkbenchError } from '../errors.js';
+import { fsReason, readOnlyReason } from '../shared/read-only.js';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Files.
@@ -34,7 +36,8 @@ export async function readConfigFile(path: string): Promise<ConfigFile | undefin
  * existing backup; skipped with `backup: false`). Without `original` the file must not exist yet; it is created, never overwritten.
  *
  * @returns the backup's path, when one was made.
- * @throws WorkbenchError `CONFIG_UNWRITABLE` (the file changed, appeared, or cannot be written — with the reason).
+ * @throws WorkbenchError `CONFIG_UNWRITABLE` (the file changed, appeared, is read-only — no write bit, or not writable
+ *   by us — or cannot be written: with the reason and what to do; nothing is written).
  */
 export async function saveConfigFile(
   path: string,
@@ -50,6 +53,9 @@ export async function saveConfigFile(
   if (original) {
     const current = await readFile(path).catch((error: unknown) => fail('it can no longer be read', error));
     if (!current.equals(original)) fail('it changed while migrate was running; run migrate again');
+    // A rename replaces even a read-only file (the directory allows it): a file made read-only is left alone.
+    const readOnly = await readOnlyReason(path);
+    if (readOnly !== undefined) fail(`${readOnly}. Make it writable (chmod u+w ${path}) if the change is meant, or write to another file with --config`);
     // `server add`/`remove` make one small, shown edit each: no backup per command (options.backup false).
     if (options.backup !== false) backup = await makeBackup(path, now).catch((error: unknown) => fail(`the backup could not be made (${(error as Error).message})`, error));
   } else {
@@ -58,7 +64,7 @@ export async function saveConfigFile(
       (handle) => handle.close(),
       (error: unknown) => {
         const exists = (error as NodeJS.ErrnoException).code === 'EEXIST';
-        fail(exists ? 'the file was created by someone else meanwhile' : (error as Error).message, error);
+        fail(exists ? 'the file was created by someone else meanwhile' : `it cannot be created: ${fsReason(error)}. ${fixDirectory(path)}`, error);
       },
     );
   }
@@ -66,9 +72,14 @@ export async function saveConfigFile(
     await writeFileAtomic(path, text);
   } catch (error) {
     if (!original) await unlink(path).catch(() => {}); // our own empty claim, never someone else's file
-    fail((error as Error).message, error);
+    // The system's message names the temp file beside it; the user needs the real path and what to do.
+    fail(`the new content could not be written beside it in ${dirname(path)}: ${fsReason(error)}. ${fixDirectory(path)}`, error);
   }
   return backup === undefined ? {} : { backup };
+}
+
+function fixDirectory(path: string): string {
+  return `Fix the permissions of ${dirname(path)} (the file is replaced by a new one written there), or write to another file with --config`;
 }
 
 /** `<path>.bak-20250102T030405Z`, or with `-2`, `-3`, … when that name exists: a backup never replaces another. */

@@ -1,6 +1,7 @@
 import { dirname } from 'node:path';
 import { WorkbenchError } from '../errors.js';
 import { errnoCode, reasonOf } from '../shared/errno.js';
+import { fsReason } from '../shared/read-only.js';
 import type { LockAcquireOptions } from '../shared/file-lock.js';
 
 /** Which file of the state room could not be changed, as messages name it. */
@@ -29,7 +30,20 @@ function notChanged(path: string, problem: string, cause: unknown, file: StateRo
 }
 
 export function unwritable(path: string, action: string, error: unknown, file: StateRoomFile = TOOL_STATE_FILE): WorkbenchError {
-  return notChanged(path, `could not ${action}: ${reasonOf(error)}`, error, file);
+  return notChanged(path, `could not ${action}: ${fsReason(error)}`, error, file);
+}
+
+/**
+ * `file` at `path` is read-only (`reason`, from readOnlyReason): it is not replaced — a rename would go round its
+ * permissions — and the message says how to go on.
+ */
+export function readOnlyFile(path: string, reason: string, file: StateRoomFile = TOOL_STATE_FILE): WorkbenchError {
+  const first = `${file.name[0]!.toUpperCase()}${file.name.slice(1)}`;
+  return new WorkbenchError(
+    'STATE_UNWRITABLE',
+    `Cannot change ${file.name} ${path}: ${reason}, so it is not replaced. ${first} was not changed. Make it writable ` +
+      `(chmod u+w ${path}) if the change is meant, or point --state-file / WORKBENCH_STATE_FILE at another file.`,
+  );
 }
 
 /** How the lock of a state-room file words its failures (STATE_UNWRITABLE, naming the file and the fix). */

@@ -6,7 +6,8 @@ import type { ToolState } from '../catalog/visibility.js';
 import { WorkbenchError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { compileGlob } from '../shared/glob.js';
-import { lockOwner, retell, unwritable } from './file-errors.js';
+import { lockOwner, readOnlyFile, retell, unwritable } from './file-errors.js';
+import { readOnlyReason } from '../shared/read-only.js';
 import { type LockOptions, acquireLock, lockOptions } from '../shared/file-lock.js';
 import { editStateText, replaceLists } from './edit.js';
 import { defaults, normalizeNames, readSnapshot, realTarget, serialize, warnExtras } from './read.js';
@@ -101,6 +102,9 @@ export async function updateToolState(
     const text = snapshot.kind === 'valid' ? editedText(path, snapshot, applied.state, log) : serialize(applied.state);
     // The file already says exactly this: nothing to write (a running workbench then has nothing to re-read).
     if (snapshot.kind === 'valid' && text === `${snapshot.bom ? '\uFEFF' : ''}${snapshot.text}`) return { ...applied, previous, unknown };
+    // A rename replaces even a read-only file (the directory allows it): a file made read-only is left alone.
+    const readOnly = snapshot.kind === 'valid' ? await readOnlyReason(target) : undefined;
+    if (readOnly !== undefined) throw readOnlyFile(path, readOnly);
     try {
       // temp file beside it + fsync + rename; the replacement keeps the old file's mode and owner.
       await writeFileAtomic(target, text);

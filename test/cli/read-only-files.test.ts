@@ -1,0 +1,94 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { chmod, chown, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import { runCliAsync } from '../helpers/cli-run.js';
+import { fixtureServer, node, paths, tempDir } from '../helpers/workbench-process.js';
+
+/**
+ * Files the CLI replaces (the tool-state file, the config) are written to a temp file and renamed over the old one,
+ * which the directory allows whatever the file's own permissions say. A read-only file is left alone, and a failure
+ * names the real path and what to do (README "Enabled and disabled tools", "Command line").
+ */
+
+let dir: string;
+let cleanup: (() => Promise<void>) | undefined;
+beforeEach(async () => {
+  const temp = await tempDir('wb-read-only-');
+  cleanup = temp.cleanup;
+  dir = temp.dir;
+  await mkdir(join(dir, 'home'));
+});
+afterEach(() => cleanup?.());
+
+const env = (): Record<string, string> => ({ HOME: join(dir, 'home'), MCP_WORKBENCH_CACHE_DIR: join(dir, 'cache'), WORKBENCH_STATE_FILE: join(dir, 'state.json') });
+const run = (args: string[]) => runCliAsync(args, env(), { cwd: dir });
+
+/** Makes `path` read-only (0444): even root's writes are refused by the workbench, whose access() would allow them. */
+async function readOnly(name: string, text: string): Promise<string> {
+  const path = join(dir, name);
+  await writeFile(path, text);
+  await chmod(path, 0o444);
+  return path;
+}
+
+describe('a read-only file is not replaced', () => {
+  it('tools disable leaves a 0444 state file as it is, naming it and what to do', async () => {
+    const config = join(dir, 'cfg.json');
+    await writeFile(config, JSON.stringify({ toolboxes: { tb: { mcpServers: { fx: fixtureServer() } } } }));
+    const state = await readOnly('ro-state.json', '{ "enabled": [], "disabled": [] }\n');
+    const result = await run(['tools', 'disable', '--force', '--config', config, '--state-file', state, 'tb__fx__echo']);
+    assert.equal(result.code, 1, result.stderr);
+    assert.equal(await readFile(state, 'utf8'), '{ "enabled": [], "disabled": [] }\n');
+    assert.equal((await stat(state)).mode & 0o777, 0o444);
+    assert.ok(result.stderr.includes(state), result.stderr);
+    assert.match(result.stderr, /read-only/);
+    assert.ok(result.stderr.includes(`chmod u+w ${state}`), result.stderr);
+  });
+
+  it('server add and migrate --write leave a 0444 config as it is, with no backup', async () => {
+    const text = '{\n  "toolMode": "proxy",\n  "toolboxes": { "dev": { "mcpServers": { "m": { "command": "node" } } } }\n}\n';
+    const config = await readOnly('ro-config.json', text);
+    const before = await readdir(dir);
+    for (const args of [['server', 'add', 'dev', 'x', '--config', config, '--', 'node'], ['migrate', '--config', config, '--write']]) {
+      const result = await run(args);
+      assert.equal(result.code, 1, `${args.join(' ')}: ${result.stderr}`);
+      assert.equal(await readFile(config, 'utf8'), text, args.join(' '));
+      assert.deepEqual(await readdir(dir), before, `${args.join(' ')}: no backup`);
+      assert.ok(result.stderr.includes(config) && /read-only/.test(result.stderr), result.stderr);
+      assert.ok(result.stderr.includes(`chmod u+w ${config}`), result.stderr);
+    }
+  });
+});
+
+describe('a config in a directory that cannot be written', () => {
+  it('server add names the config and its directory, never the temp file, and says what to do', async () => {
+    // Root may write into any directory: as root, the CLI runs as "nobody" in a directory only root may write to.
+    const root = process.getuid?.() === 0;
+    const folder = join(dir, 'locked');
+    await mkdir(folder);
+    const config = join(folder, 'c2.json');
+    const text = '{ "toolboxes": { "dev": { "mcpServers": {} } } }\n';
+    await writeFile(config, text);
+    if (root) {
+      await chmod(dir, 0o755);
+      await chown(config, 65534, 65534);
+      await chown(join(dir, 'home'), 65534, 65534);
+    } else {
+      await chmod(folder, 0o555);
+    }
+    const result = spawnSync(node, [paths.cli, 'server', 'add', 'dev', 'x', '--config', config, '--', 'node'], {
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH ?? '', HOME: join(dir, 'home'), MCP_WORKBENCH_CACHE_DIR: join(dir, 'home', 'cache') },
+      timeout: 60_000,
+      ...(root && { uid: 65534, gid: 65534 }),
+    });
+    await chmod(folder, 0o755);
+    assert.equal(result.status, 1, result.stderr);
+    assert.equal(await readFile(config, 'utf8'), text);
+    assert.ok(result.stderr.includes(`Did not write ${config}`), result.stderr);
+    assert.doesNotMatch(result.stderr, /c2\.json\.\d+/, 'no temp file name');
+    assert.ok(result.stderr.includes(`Fix the permissions of ${folder}`), result.stderr);
+  });
+});
