@@ -172,7 +172,7 @@ export class EntryConverter {
       // The same variable for two different values would give one server the other's credential.
       for (let n = 2; this.secretValues.has(variable) && this.secretValues.get(variable) !== value; n++) variable = `${base}_${n}`;
       this.secretValues.set(variable, value);
-      Object.assign(entry, withReference(entry, secret, `\${${variable}}`));
+      Object.assign(entry, withReference(entry, secret, `\${${variable}}`, true));
       const how = key === 'url' ? ' (as it was written in the URL, percent-encoded)' : '';
       if (!this.variables.has(variable)) this.variables.set(variable, { name: variable, reason: `the credential ${where} had written in ${what}${how}` });
       this.notes.push(

@@ -48,14 +48,18 @@ export function literalSecrets(entry: Record<string, unknown>): LiteralSecret[] 
   return found;
 }
 
-/** The entry with `secret` replaced by `reference` (a header keeps its `Bearer `/`Basic `/`Token ` scheme); a copy. */
-export function withReference(entry: Record<string, unknown>, secret: LiteralSecret, reference: string): Record<string, unknown> {
+/**
+ * The entry with `secret` replaced by `reference`; a copy. With `keepScheme`, a header keeps its `Bearer `/`Basic `/
+ * `Token ` scheme before the reference (which then stands for the credential alone); without, the reference stands
+ * for the whole value (a stored secret holds it as written).
+ */
+export function withReference(entry: Record<string, unknown>, secret: LiteralSecret, reference: string, keepScheme: boolean): Record<string, unknown> {
   if (secret.key === 'url') {
     const url = entry.url as string;
     const part = urlParts(url).find((p) => p.name === secret.name && p.value === secret.value);
     return part ? { ...entry, url: `${url.slice(0, part.start)}${reference}${url.slice(part.end)}` } : entry;
   }
-  const scheme = secret.key === 'headers' ? (/^(Bearer|Basic|Token)\s+/i.exec(secret.value)?.[0] ?? '') : '';
+  const scheme = keepScheme && secret.key === 'headers' ? (/^(Bearer|Basic|Token)\s+/i.exec(secret.value)?.[0] ?? '') : '';
   return { ...entry, [secret.key]: { ...(entry[secret.key] as Record<string, string>), [secret.name]: `${scheme}${reference}` } };
 }
 

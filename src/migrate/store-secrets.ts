@@ -29,7 +29,7 @@ export function moveLiteralSecrets(
     for (const secretFound of found) {
       const { key, name, value, what } = secretFound;
       const secret = uniqueSecretName(`${toolbox}.${server}.${key === 'url' ? `url.${name}` : name}`, taken);
-      copy = withReference(copy, secretFound, `\${secret:${secret}}`);
+      copy = withReference(copy, secretFound, `\${secret:${secret}}`, false);
       const where = `server "${server}" ${what}`;
       moved.push({ name: secret, value, where });
       notes.push(`${where}: its literal credential is replaced by \${secret:${secret}} and goes to the secret store`);
