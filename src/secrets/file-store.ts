@@ -1,6 +1,8 @@
 import { chmod, mkdir, readFile, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
+import { type ParseError, parseTree } from 'jsonc-parser';
+import { describeDuplicateKeys, lineAndColumn, parseJsonText } from '../config/parse-json.js';
 import { isSecretName } from '../config/secret-source.js';
 import { WorkbenchError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -112,13 +114,29 @@ export class FileSecretStore {
   }
 }
 
-/** Parses the text of a secret file, checking its shape and every name; never throws. */
+/**
+ * Parses the text of a secret file, checking its shape and every name; never throws. Read as the other files a user
+ * may edit are (config/parse-json): a syntax error is placed by line and column, and a key written twice is a problem
+ * — JSON would keep only the last value, and the next change would write that alone, losing the other for good.
+ * Comments and trailing commas are refused too (with their place): a change rewrites the file and would drop them.
+ */
 export function parseSecretsFile(text: string): FileRead {
+  const body = text.replace(/^\uFEFF/, '');
   let parsed: unknown;
   try {
-    parsed = JSON.parse(text.replace(/^\uFEFF/, ''));
+    const document = parseJsonText(body);
+    if (document.duplicateKeys.length > 0) {
+      return { problem: `has a key written more than once (${describeDuplicateKeys(document.duplicateKeys).join('; ')})` };
+    }
+    parsed = document.value;
   } catch (error) {
-    return { problem: `is not valid JSON (${reasonOf(error)})` };
+    return { problem: `is not valid JSON: ${reasonOf(error)}` };
+  }
+  const strict: ParseError[] = [];
+  parseTree(body, strict, { disallowComments: true, allowTrailingComma: false });
+  if (strict[0]) {
+    const { line, column } = lineAndColumn(body, strict[0].offset);
+    return { problem: `has a comment or a trailing comma at line ${line}, column ${column}, which a change would drop; remove it` };
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return { problem: 'is not a JSON object' };
   const { format, secrets } = parsed as { format?: unknown; secrets?: unknown };

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { OpenToolboxResult } from '../../src/core/tool-entry.js';
 import type { DoctorReport } from '../../src/doctor/types.js';
@@ -118,6 +118,30 @@ describe('secret set | list | remove with the file store', () => {
     // the message is the product: it must name the secret and the command that lists the stored ones
     assert.ok(errorLine(again.stderr).message.includes('"openai.prod"') && errorLine(again.stderr).message.includes('mcp-workbench secret list'), again.stderr);
     assert.deepEqual(Object.keys(JSON.parse(await readFile(env.MCP_WORKBENCH_SECRETS_FILE!, 'utf8')).secrets), ['github']);
+  });
+});
+
+describe('a secret file a person edited', () => {
+  let data: { dir: string; cleanup: () => Promise<void> };
+  before(async () => (data = await tempDir('wb-secret-edited-')));
+  after(() => data.cleanup());
+
+  it('with a name written twice, or not JSON, is never written over: the duplicate or the line and column are named', async () => {
+    const env = isolated(data.dir);
+    const file = env.MCP_WORKBENCH_SECRETS_FILE!;
+    await mkdir(dirname(file), { recursive: true, mode: 0o700 });
+    for (const [text, expected] of [
+      ['{"format":1,"secrets":{"a":"FIRST","a":"SECOND"}}', /secrets\.a: this key is written more than once/],
+      ['{"format":1,"secrets":{"a":"x" "b":"y"}}', /at line 1, column 32/],
+      ['{"format":1,\n  // mine\n  "secrets":{"a":"x"}}', /comment or a trailing comma at line 2, column 3/],
+    ] as const) {
+      await writeFile(file, text, { mode: 0o600 });
+      const set = await runWithStdin(['secret', 'set', 'b'], 'x', env, data.dir);
+      assert.equal(set.code, 1, set.stderr);
+      assert.match(set.stderr, expected);
+      assert.ok(set.stderr.includes(file) && /Nothing was changed/.test(set.stderr), set.stderr);
+      assert.equal(await readFile(file, 'utf8'), text);
+    }
   });
 });
 
