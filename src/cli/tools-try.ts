@@ -4,6 +4,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { type FullEntry, summaryOf } from '../catalog/catalog-index.js';
 import { MAX_SEARCH_LIMIT } from '../catalog/search.js';
 import { isRecord } from '../config/text.js';
+import { outcomeOf } from '../core/call-events.js';
 import { errorMessage, isWorkbenchError } from '../errors.js';
 import { EXIT_FAILURE, EXIT_USAGE, errorFields, splitList, type CliContext } from './context.js';
 import { createRuntime, type Runtime } from './runtime.js';
@@ -64,7 +65,8 @@ export function registerToolsTryCommands(tools: Command, ctx: CliContext): void 
       await withRuntime(ctx, opts, async (runtime) => {
         const result = await runtime.workbench.useTool(toolbox, tool, args);
         ctx.print(opts.json ? JSON.stringify(result, null, 2) : formatResult(result));
-        if (result.isError === true) process.exitCode = EXIT_FAILURE;
+        // An unknown toolbox is how the command was called, not how the tool answered: a usage error (README).
+        if (result.isError === true) process.exitCode = outcomeOf(result).code === 'TOOLBOX_NOT_FOUND' ? EXIT_USAGE : EXIT_FAILURE;
       });
     });
 }

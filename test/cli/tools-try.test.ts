@@ -109,6 +109,13 @@ describe('tools call', () => {
     assert.equal(meta['mcp-workbench/error']?.code, 'TOOL_DISABLED');
   });
 
+  it('exits 2 for an unknown toolbox (a usage error), naming the toolboxes there are', async () => {
+    const { env } = await setup();
+    const unknown = runCli(['tools', 'call', 'nosuchbox', 'echo'], { env });
+    assert.equal(unknown.code, 2, unknown.stderr);
+    assert.match(unknown.stdout, /Unknown toolbox "nosuchbox"\. Available toolboxes: tb, demo/);
+  });
+
   it('refuses arguments that are not one JSON object, before starting anything', async () => {
     const { env, dir } = await setup();
     for (const args of [['--args', '{a:1}'], ['--args', '[1]'], ['--args', '{}', '--args-file', join(dir, 'x.json')], ['--args-file', join(dir, 'missing.json')]]) {
