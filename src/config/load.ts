@@ -96,7 +96,7 @@ export function parseConfig(raw: unknown, source: string, env: EnvLike, options:
   warnings.push(...expanded.warnings);
   // Validation succeeded on the same shape (expansion only replaces strings with strings).
   const document = expanded.config as RawConfig;
-  const serverProblems = findServerProblems(document, expanded.missing, expanded.missingSecrets, options.secrets);
+  const serverProblems = findServerProblems(document, expanded.missing, expanded.missingSecrets, options.secrets, { raw, env });
 
   const toolboxes = Object.entries(document.toolboxes).map(([name, toolbox]) =>
     withSecretEntries(withProblems(normaliseToolbox(name, toolbox), serverProblems), expanded.secretUses),

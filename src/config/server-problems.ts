@@ -1,6 +1,6 @@
 import { WorkbenchError, type ServerProblem } from '../errors.js';
-import { isHttpUrl } from './text.js';
-import { formatJsonPath, missingVariablesError, type MissingVariable } from './expand-env.js';
+import { isHttpUrl, isRecord } from './text.js';
+import { type EnvLike, formatJsonPath, missingVariablesError, type MissingVariable } from './expand-env.js';
 import type { RawConfig } from './normalise.js';
 import { type SecretSource, secretSetCommand } from './secret-source.js';
 import type { ServerConfig, ToolboxConfig, WorkbenchConfig } from './types.js';
@@ -29,6 +29,7 @@ export function findServerProblems(
   missing: readonly MissingVariable[],
   missingSecrets: readonly MissingVariable[] = [],
   secretSource?: SecretSource,
+  written?: { raw: unknown; env: EnvLike },
 ): ServerProblems {
   const found: ServerProblems = new Map();
   const add = (toolbox: string, server: string, problem: ServerProblem): void => {
@@ -55,7 +56,7 @@ export function findServerProblems(
             kind: 'empty-value',
             path,
             message: 'is empty after expanding environment variables',
-            fix: `a variable it is made of is set but empty: set it to a value, or write \${VAR:-default} (a default also applies to an empty variable)`,
+            fix: emptyValueFix(writtenValue(written?.raw, [...at, key]), written?.env),
           });
         }
       }
@@ -71,6 +72,34 @@ export function findServerProblems(
     }
   }
   return found;
+}
+
+function writtenValue(raw: unknown, path: readonly string[]): string | undefined {
+  let node = raw;
+  for (const key of path) node = isRecord(node) ? node[key] : undefined;
+  return typeof node === 'string' ? node : undefined;
+}
+
+/**
+ * What to do about a `command` or `cwd` that expanded to nothing, from the references written in it: a variable set
+ * but empty, one unset whose default is empty (`${X:-}`), or both. Without the text as written, the general advice.
+ */
+function emptyValueFix(value: string | undefined, env: EnvLike | undefined): string {
+  const general = 'a variable it is made of is empty (or unset with an empty default): set it to a value, or give a non-empty default: ${VAR:-value}';
+  if (value === undefined || env === undefined) return general;
+  const causes: { name: string; text: string }[] = [];
+  for (const [, name, fallback] of value.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^{}]*))?\}/g)) {
+    const set = env[name!];
+    // A non-empty value, or a non-empty default (which also applies to an empty variable), fills it.
+    if ((set !== undefined && set !== '') || (fallback !== undefined && fallback !== '')) continue;
+    const state = set === undefined ? 'is not set' : 'is set but empty';
+    causes.push({ name: name!, text: fallback === undefined ? `${name} ${state}` : `${name} ${state} and its default is empty (\${${name}:-})` });
+  }
+  if (causes.length === 0) return value.trim() === '' ? 'it is empty as written: write the value in the config' : general;
+  return (
+    `${causes.map((c) => c.text).join('; ')}: set ${causes.length === 1 ? 'it' : 'them'} to a value in the environment the workbench starts ` +
+    `with, or give a non-empty default: \${${causes[0]!.name}:-value}`
+  );
 }
 
 function missingProblem(path: string, names: readonly string[]): ServerProblem {
@@ -159,9 +188,9 @@ export function configProblemsError(config: Pick<WorkbenchConfig, 'source' | 'to
   if (problems.every((p) => p.kind === 'env-missing')) {
     return missingVariablesError(problems.flatMap((p) => (p.variables ?? []).map((name) => ({ name, path: p.path }))), config.source);
   }
-  const count = problems.length === 1 ? '1 problem' : `${problems.length} problems`;
+  const count = problems.length === 1 ? '1 problem that keeps a server' : `${problems.length} problems that keep servers`;
   const code = problems.every((p) => p.kind === 'secret-missing') ? 'SECRET_MISSING' : 'CONFIG_INVALID';
-  return new WorkbenchError(code, `${config.source} has ${count} that keep servers from starting (the other servers work):`, {
+  return new WorkbenchError(code, `${config.source} has ${count} from starting (the other servers work):`, {
     details: problems.map((p) => `${p.path}: ${p.message}; to fix: ${p.fix}`),
   });
 }

@@ -1,0 +1,43 @@
+import assert from 'node:assert/strict';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import { runCliAsync } from '../helpers/cli-run.js';
+import { errorLine } from '../helpers/log-lines.js';
+import { tempDir } from '../helpers/workbench-process.js';
+
+/** Error messages say what is wrong as it is, first (README "Configuration": one bad part fails only itself). */
+
+let dir: string;
+let cleanup: (() => Promise<void>) | undefined;
+beforeEach(async () => {
+  const temp = await tempDir('wb-messages-');
+  cleanup = temp.cleanup;
+  dir = temp.dir;
+  await mkdir(join(dir, 'home'));
+});
+afterEach(() => cleanup?.());
+
+const run = (args: string[], extra: Record<string, string> = {}) =>
+  runCliAsync(args, { HOME: join(dir, 'home'), MCP_WORKBENCH_CACHE_DIR: join(dir, 'cache'), WORKBENCH_STATE_FILE: join(dir, 'state.json'), ...extra }, { cwd: dir });
+
+describe('messages', () => {
+  it('a command made empty by ${VAR:-} says whether VAR is unset or set but empty, in one grammatical line', async () => {
+    const config = join(dir, 'e.json');
+    await writeFile(config, JSON.stringify({ toolboxes: { dev: { mcpServers: { s: { command: '${EMPTYCMD:-}' }, t: { command: 'node' } } } } }));
+    const unset = await run(['validate', '--config', config]);
+    assert.equal(unset.code, 1, unset.stderr);
+    assert.match(unset.stderr, /has 1 problem that keeps a server from starting/);
+    assert.match(unset.stderr, /EMPTYCMD is not set and its default is empty \(\$\{EMPTYCMD:-\}\)/);
+    assert.doesNotMatch(unset.stderr, /set but empty/);
+    const empty = await run(['validate', '--config', config], { EMPTYCMD: '' });
+    assert.match(empty.stderr, /EMPTYCMD is set but empty and its default is empty/);
+  });
+
+  it('migrate --from claude-code --project with an unknown project leads with that cause', async () => {
+    await writeFile(join(dir, 'home', '.claude.json'), JSON.stringify({ projects: { '/x': { mcpServers: { b: { command: 'node' } } } } }));
+    const result = await run(['migrate', '--from', 'claude-code', '--project', '/nowhere', '--toolbox', 't', '--config', join(dir, 'n.json')], { WORKBENCH_LOG_FORMAT: 'json' });
+    assert.equal(result.code, 1, result.stderr);
+    assert.match(errorLine(result.stderr).message, /^\S+\.claude\.json has no project "\/nowhere"\. Projects with servers: \/x\./);
+  });
+});
