@@ -25,6 +25,12 @@ const DYNAMIC_NOTE =
   '{ "toolbox_name": "dev" } to connect a toolbox and list its tools, then use_tool { "toolbox_name": "dev", ' +
   '"tool_name": "dev__memory__read_graph", "arguments": { … } } to call one. Canonical names are unchanged.';
 
+/** The same, for a config whose toolbox or server names had to change (each rename has its own note). */
+const DYNAMIC_NOTE_RENAMED = DYNAMIC_NOTE.replace(
+  'Canonical names are unchanged.',
+  'Canonical names are unchanged, except for the toolboxes and servers renamed below.',
+);
+
 const META_TOOL_NOTE = "0.9's workbench_open_toolbox and workbench_use_tool are now called open_toolbox and use_tool.";
 
 export const DEFAULT_MODE_NOTE =
@@ -82,6 +88,7 @@ export function planMigration(document: unknown): Plan {
   const toolboxes = document.toolboxes;
   if (!isRecord(toolboxes)) return plan;
   const toolboxNames = validNames(Object.keys(toolboxes), 'toolbox', ['toolboxes'], plan);
+  let renames = toolboxNames.size;
   for (const [name, toolbox] of Object.entries(toolboxes)) {
     if (!isRecord(toolbox)) continue;
     const at = ['toolboxes', name];
@@ -92,7 +99,13 @@ export function planMigration(document: unknown): Plan {
     commentUnknownKeys(toolbox, at, schema.toolbox, plan);
     const servers = toolbox.mcpServers;
     if (!isRecord(servers)) continue;
-    validNames(Object.keys(servers), 'server', [...at, 'mcpServers'], plan);
+    const serverNames = validNames(Object.keys(servers), 'server', [...at, 'mcpServers'], plan);
+    for (const [old, renamedServer] of serverNames) {
+      plan.notes.push(
+        `tools of server "${old}" in toolbox "${renamed ?? name}" are now named ${renamed ?? name}__${renamedServer}__{tool}; update state-file entries or --disabled-tools patterns that used the old name`,
+      );
+    }
+    renames += serverNames.size;
     for (const [serverName, server] of Object.entries(servers)) {
       if (!isRecord(server)) continue;
       const serverAt = [...at, 'mcpServers', serverName];
@@ -109,6 +122,7 @@ export function planMigration(document: unknown): Plan {
       commentUnknownKeys(server, serverAt, schema.server, plan);
     }
   }
+  if (renames > 0) plan.notes = plan.notes.map((note) => (note === DYNAMIC_NOTE ? DYNAMIC_NOTE_RENAMED : note));
   return plan;
 }
 

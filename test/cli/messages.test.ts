@@ -34,6 +34,16 @@ describe('messages', () => {
     assert.match(empty.stderr, /EMPTYCMD is set but empty and its default is empty/);
   });
 
+  it('migrate tells that canonical tool names change for each renamed server, and not that they are unchanged', async () => {
+    const config = join(dir, 'ren.json');
+    await writeFile(config, JSON.stringify({ toolMode: 'dynamic', toolboxes: { dev: { mcpServers: { 'file.system': { command: 'node' }, my__mem: { command: 'node' } } } } }));
+    const result = await run(['migrate', '--config', config]);
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /tools of server "file\.system" in toolbox "dev" are now named dev__file-system__\{tool\}/);
+    assert.match(result.stdout, /tools of server "my__mem" in toolbox "dev" are now named dev__my_mem__\{tool\}/);
+    assert.doesNotMatch(result.stdout, /Canonical names are unchanged\./);
+  });
+
   it('migrate --from claude-code --project with an unknown project leads with that cause', async () => {
     await writeFile(join(dir, 'home', '.claude.json'), JSON.stringify({ projects: { '/x': { mcpServers: { b: { command: 'node' } } } } }));
     const result = await run(['migrate', '--from', 'claude-code', '--project', '/nowhere', '--toolbox', 't', '--config', join(dir, 'n.json')], { WORKBENCH_LOG_FORMAT: 'json' });
