@@ -39,6 +39,7 @@ const WORDS: Record<string, string> = {
  */
 export function fsReason(error: unknown): string {
   const code = errnoCode(error);
-  const words = code === undefined ? undefined : WORDS[code];
+  // Only a system error's message names a path (it has `syscall`); any other message is kept as it is.
+  const words = code === undefined || (error as NodeJS.ErrnoException).syscall === undefined ? undefined : WORDS[code];
   return words !== undefined ? `${words} (${code})` : reasonOf(error);
 }
