@@ -1,31 +1,22 @@
 import assert from 'node:assert/strict';
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, it } from 'node:test';
-import { runCliAsync } from '../helpers/cli-run.js';
-import { tempDir } from '../helpers/workbench-process.js';
+import { describe, it } from 'node:test';
+import { dirPerTest, runCliAsync } from '../helpers/cli-run.js';
 
 /**
  * `server add`, `server remove` and `migrate --write` edit the user's config in place (README "Command line", Setting
  * up; MIGRATION.md): what the user wrote — comments, keys written twice — is never dropped without being asked.
  */
 
-let dir: string;
-let cleanup: (() => Promise<void>) | undefined;
-beforeEach(async () => {
-  const temp = await tempDir('wb-config-edits-');
-  cleanup = temp.cleanup;
-  dir = temp.dir;
-  await mkdir(join(dir, 'home'));
-});
-afterEach(() => cleanup?.());
+const own = dirPerTest('wb-config-edits-');
 
 const run = (args: string[]) =>
-  runCliAsync(args, { HOME: join(dir, 'home'), MCP_WORKBENCH_CACHE_DIR: join(dir, 'cache'), WORKBENCH_STATE_FILE: join(dir, 'state.json') }, { cwd: dir });
+  runCliAsync(args, { HOME: join(own.dir, 'home'), MCP_WORKBENCH_CACHE_DIR: join(own.dir, 'cache'), WORKBENCH_STATE_FILE: join(own.dir, 'state.json') }, { cwd: own.dir });
 
-/** Writes `name` in the test's dir and returns its path. */
+/** Writes `name` in the test's own.dir and returns its path. */
 async function file(name: string, text: string): Promise<string> {
-  const path = join(dir, name);
+  const path = join(own.dir, name);
   await writeFile(path, text);
   return path;
 }
@@ -42,7 +33,7 @@ describe('a config with a key written twice is not edited', () => {
 
   it('server add, server remove and migrate --write refuse it, name every duplicate and write nothing', async () => {
     const config = await file('wb.json', twice);
-    const before = await readdir(dir);
+    const before = await readdir(own.dir);
     for (const args of [
       ['server', 'add', 'dev', 'fetch', '--config', config, '--', 'uvx', 'mcp-server-fetch'],
       ['server', 'add', 'other', 'fetch', '--config', config, '--', 'uvx', 'mcp-server-fetch'],
@@ -56,7 +47,7 @@ describe('a config with a key written twice is not edited', () => {
       assert.match(result.stderr, /^ {2}- toolboxes\.dev\.mcpServers\.memory: /m, `${args.join(' ')}: and the server`);
       assert.match(result.stderr, /nothing was written/, args.join(' '));
       assert.equal(await readFile(config, 'utf8'), twice, `${args.join(' ')}: the file is as it was`);
-      assert.deepEqual(await readdir(dir), before, `${args.join(' ')}: no backup, no temp file`);
+      assert.deepEqual(await readdir(own.dir), before, `${args.join(' ')}: no backup, no temp file`);
     }
   });
 

@@ -1,29 +1,20 @@
 import assert from 'node:assert/strict';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, it } from 'node:test';
-import { runCliAsync } from '../helpers/cli-run.js';
+import { describe, it } from 'node:test';
+import { dirPerTest, runCliAsync } from '../helpers/cli-run.js';
 import { errorLine } from '../helpers/log-lines.js';
-import { tempDir } from '../helpers/workbench-process.js';
 
 /** Error messages say what is wrong as it is, first (README "Configuration": one bad part fails only itself). */
 
-let dir: string;
-let cleanup: (() => Promise<void>) | undefined;
-beforeEach(async () => {
-  const temp = await tempDir('wb-messages-');
-  cleanup = temp.cleanup;
-  dir = temp.dir;
-  await mkdir(join(dir, 'home'));
-});
-afterEach(() => cleanup?.());
+const own = dirPerTest('wb-messages-');
 
 const run = (args: string[], extra: Record<string, string> = {}) =>
-  runCliAsync(args, { HOME: join(dir, 'home'), MCP_WORKBENCH_CACHE_DIR: join(dir, 'cache'), WORKBENCH_STATE_FILE: join(dir, 'state.json'), ...extra }, { cwd: dir });
+  runCliAsync(args, { HOME: join(own.dir, 'home'), MCP_WORKBENCH_CACHE_DIR: join(own.dir, 'cache'), WORKBENCH_STATE_FILE: join(own.dir, 'state.json'), ...extra }, { cwd: own.dir });
 
 describe('messages', () => {
   it('a command made empty by ${VAR:-} says whether VAR is unset or set but empty, in one grammatical line', async () => {
-    const config = join(dir, 'e.json');
+    const config = join(own.dir, 'e.json');
     await writeFile(config, JSON.stringify({ toolboxes: { dev: { mcpServers: { s: { command: '${EMPTYCMD:-}' }, t: { command: 'node' } } } } }));
     const unset = await run(['validate', '--config', config]);
     assert.equal(unset.code, 1, unset.stderr);
@@ -35,7 +26,7 @@ describe('messages', () => {
   });
 
   it('migrate tells that canonical tool names change for each renamed server, and not that they are unchanged', async () => {
-    const config = join(dir, 'ren.json');
+    const config = join(own.dir, 'ren.json');
     await writeFile(config, JSON.stringify({ toolMode: 'dynamic', toolboxes: { dev: { mcpServers: { 'file.system': { command: 'node' }, my__mem: { command: 'node' } } } } }));
     const result = await run(['migrate', '--config', config]);
     assert.equal(result.code, 0, result.stderr);
@@ -45,8 +36,8 @@ describe('messages', () => {
   });
 
   it('migrate --from claude-code --project with an unknown project leads with that cause', async () => {
-    await writeFile(join(dir, 'home', '.claude.json'), JSON.stringify({ projects: { '/x': { mcpServers: { b: { command: 'node' } } } } }));
-    const result = await run(['migrate', '--from', 'claude-code', '--project', '/nowhere', '--toolbox', 't', '--config', join(dir, 'n.json')], { WORKBENCH_LOG_FORMAT: 'json' });
+    await writeFile(join(own.dir, 'home', '.claude.json'), JSON.stringify({ projects: { '/x': { mcpServers: { b: { command: 'node' } } } } }));
+    const result = await run(['migrate', '--from', 'claude-code', '--project', '/nowhere', '--toolbox', 't', '--config', join(own.dir, 'n.json')], { WORKBENCH_LOG_FORMAT: 'json' });
     assert.equal(result.code, 1, result.stderr);
     assert.match(errorLine(result.stderr).message, /^\S+\.claude\.json has no project "\/nowhere"\. Projects with servers: \/x\./);
   });

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, it } from 'node:test';
-import { runCliAsync } from '../helpers/cli-run.js';
-import { tempDir } from '../helpers/workbench-process.js';
+import { describe, it } from 'node:test';
+import { dirPerTest, runCliAsync } from '../helpers/cli-run.js';
 
 /**
  * `migrate --from` and the one redaction rule (README "Secrets", MIGRATION.md "From other clients' configs"): a
@@ -11,24 +10,16 @@ import { tempDir } from '../helpers/workbench-process.js';
  * nothing migrate prints — the diff, the notes, `--json` — shows one, from the import or from the config it edits.
  */
 
-let dir: string;
-let cleanup: (() => Promise<void>) | undefined;
-beforeEach(async () => {
-  const temp = await tempDir('wb-migrate-secrets-');
-  cleanup = temp.cleanup;
-  dir = temp.dir;
-  await mkdir(join(dir, 'home'));
-});
-afterEach(() => cleanup?.());
+const own = dirPerTest('wb-migrate-secrets-');
 
 const env = (): Record<string, string> => ({
-  HOME: join(dir, 'home'),
-  MCP_WORKBENCH_CACHE_DIR: join(dir, 'cache'),
-  WORKBENCH_STATE_FILE: join(dir, 'state.json'),
+  HOME: join(own.dir, 'home'),
+  MCP_WORKBENCH_CACHE_DIR: join(own.dir, 'cache'),
+  WORKBENCH_STATE_FILE: join(own.dir, 'state.json'),
   MCP_WORKBENCH_SECRET_STORE: 'file',
-  MCP_WORKBENCH_SECRETS_FILE: join(dir, 'secrets.json'),
+  MCP_WORKBENCH_SECRETS_FILE: join(own.dir, 'secrets.json'),
 });
-const run = (args: string[], extra: Record<string, string> = {}) => runCliAsync(args, { ...env(), ...extra }, { cwd: dir });
+const run = (args: string[], extra: Record<string, string> = {}) => runCliAsync(args, { ...env(), ...extra }, { cwd: own.dir });
 
 /** Literal credentials under names the rule knows but the old migrate-only patterns did not. */
 const VALUES = ['PWDVAL12345', 'sk_live_STRIPEVAL', 'SESSIONVAL123', 'URLPASSWORD', 'URLUSERNAME', 'QUERYTOKEN123', 'APIKEYVAL77', 'HDRVAL999'];
@@ -45,9 +36,9 @@ function assertNoCredential(text: string, what: string): void {
 
 describe('migrate --from: literal credentials', () => {
   it('are neither printed (text, --json) nor copied: env, headers and URL parts become ${VAR} references', async () => {
-    await writeFile(join(dir, 'src.json'), JSON.stringify(source));
-    const config = join(dir, 'new.json');
-    const base = ['migrate', '--from', 'claude-code', join(dir, 'src.json'), '--toolbox', 't', '--config', config];
+    await writeFile(join(own.dir, 'src.json'), JSON.stringify(source));
+    const config = join(own.dir, 'new.json');
+    const base = ['migrate', '--from', 'claude-code', join(own.dir, 'src.json'), '--toolbox', 't', '--config', config];
     const shown = await run(base);
     assert.equal(shown.code, 0, shown.stderr);
     assertNoCredential(shown.stdout + shown.stderr, 'the diff');
@@ -73,15 +64,15 @@ describe('migrate --from: literal credentials', () => {
   });
 
   it('with --secrets store, URL parts go to the secret store like env entries and headers', async () => {
-    await writeFile(join(dir, 'src.json'), JSON.stringify(source));
-    const config = join(dir, 'stored.json');
-    const stored = await run(['migrate', '--from', 'claude-code', join(dir, 'src.json'), '--toolbox', 't', '--config', config, '--secrets', 'store', '--write']);
+    await writeFile(join(own.dir, 'src.json'), JSON.stringify(source));
+    const config = join(own.dir, 'stored.json');
+    const stored = await run(['migrate', '--from', 'claude-code', join(own.dir, 'src.json'), '--toolbox', 't', '--config', config, '--secrets', 'store', '--write']);
     assert.equal(stored.code, 0, stored.stderr);
     assertNoCredential(stored.stdout + stored.stderr, 'the output');
     const text = await readFile(config, 'utf8');
     assertNoCredential(text, 'the config');
     assert.ok(text.includes('"https://${secret:t.r.url.user}:${secret:t.r.url.password}@h.example/mcp?access_token=${secret:t.r.url.access_token}&api_key=${secret:t.r.url.api_key}&x=1"'), text);
-    const secrets = JSON.parse(await readFile(join(dir, 'secrets.json'), 'utf8')) as { secrets: Record<string, string> };
+    const secrets = JSON.parse(await readFile(join(own.dir, 'secrets.json'), 'utf8')) as { secrets: Record<string, string> };
     assert.equal(secrets.secrets['t.r.url.password'], 'URLPASSWORD');
     assert.equal(secrets.secrets['t.db.SESSION_ID'], 'SESSIONVAL123');
   });
@@ -96,11 +87,11 @@ describe('migrate --from: literal credentials', () => {
   }
 }
 `;
-    const config = join(dir, 'wb.json');
+    const config = join(own.dir, 'wb.json');
     await writeFile(config, existing);
-    await writeFile(join(dir, 'src.json'), JSON.stringify({ mcpServers: { n: { command: 'node' } } }));
+    await writeFile(join(own.dir, 'src.json'), JSON.stringify({ mcpServers: { n: { command: 'node' } } }));
     for (const json of [[], ['--json']]) {
-      const merged = await run(['migrate', '--from', 'claude-code', join(dir, 'src.json'), '--toolbox', 't', '--config', config, '--merge', ...json]);
+      const merged = await run(['migrate', '--from', 'claude-code', join(own.dir, 'src.json'), '--toolbox', 't', '--config', config, '--merge', ...json]);
       assert.equal(merged.code, 0, merged.stderr);
       assertNoCredential(merged.stdout, `--merge ${json.join('')}`);
       assert.ok(!merged.stdout.includes('"abc"'), merged.stdout);

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { chmod, chown, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, it } from 'node:test';
-import { runCliAsync } from '../helpers/cli-run.js';
-import { fixtureServer, node, paths, tempDir } from '../helpers/workbench-process.js';
+import { describe, it } from 'node:test';
+import { dirPerTest, runCliAsync } from '../helpers/cli-run.js';
+import { fixtureServer, node, paths } from '../helpers/workbench-process.js';
 
 /**
  * Files the CLI replaces (the tool-state file, the config) are written to a temp file and renamed over the old one,
@@ -12,22 +12,14 @@ import { fixtureServer, node, paths, tempDir } from '../helpers/workbench-proces
  * names the real path and what to do (README "Enabled and disabled tools", "Command line").
  */
 
-let dir: string;
-let cleanup: (() => Promise<void>) | undefined;
-beforeEach(async () => {
-  const temp = await tempDir('wb-read-only-');
-  cleanup = temp.cleanup;
-  dir = temp.dir;
-  await mkdir(join(dir, 'home'));
-});
-afterEach(() => cleanup?.());
+const own = dirPerTest('wb-read-only-');
 
-const env = (): Record<string, string> => ({ HOME: join(dir, 'home'), MCP_WORKBENCH_CACHE_DIR: join(dir, 'cache'), WORKBENCH_STATE_FILE: join(dir, 'state.json') });
-const run = (args: string[]) => runCliAsync(args, env(), { cwd: dir });
+const env = (): Record<string, string> => ({ HOME: join(own.dir, 'home'), MCP_WORKBENCH_CACHE_DIR: join(own.dir, 'cache'), WORKBENCH_STATE_FILE: join(own.dir, 'state.json') });
+const run = (args: string[]) => runCliAsync(args, env(), { cwd: own.dir });
 
 /** Makes `path` read-only (0444): even root's writes are refused by the workbench, whose access() would allow them. */
 async function readOnly(name: string, text: string): Promise<string> {
-  const path = join(dir, name);
+  const path = join(own.dir, name);
   await writeFile(path, text);
   await chmod(path, 0o444);
   return path;
@@ -35,7 +27,7 @@ async function readOnly(name: string, text: string): Promise<string> {
 
 describe('a read-only file is not replaced', () => {
   it('tools disable leaves a 0444 state file as it is, naming it and what to do', async () => {
-    const config = join(dir, 'cfg.json');
+    const config = join(own.dir, 'cfg.json');
     await writeFile(config, JSON.stringify({ toolboxes: { tb: { mcpServers: { fx: fixtureServer() } } } }));
     const state = await readOnly('ro-state.json', '{ "enabled": [], "disabled": [] }\n');
     const result = await run(['tools', 'disable', '--force', '--config', config, '--state-file', state, 'tb__fx__echo']);
@@ -50,12 +42,12 @@ describe('a read-only file is not replaced', () => {
   it('server add and migrate --write leave a 0444 config as it is, with no backup', async () => {
     const text = '{\n  "toolMode": "proxy",\n  "toolboxes": { "dev": { "mcpServers": { "m": { "command": "node" } } } }\n}\n';
     const config = await readOnly('ro-config.json', text);
-    const before = await readdir(dir);
+    const before = await readdir(own.dir);
     for (const args of [['server', 'add', 'dev', 'x', '--config', config, '--', 'node'], ['migrate', '--config', config, '--write']]) {
       const result = await run(args);
       assert.equal(result.code, 1, `${args.join(' ')}: ${result.stderr}`);
       assert.equal(await readFile(config, 'utf8'), text, args.join(' '));
-      assert.deepEqual(await readdir(dir), before, `${args.join(' ')}: no backup`);
+      assert.deepEqual(await readdir(own.dir), before, `${args.join(' ')}: no backup`);
       assert.ok(result.stderr.includes(config) && /read-only/.test(result.stderr), result.stderr);
       assert.ok(result.stderr.includes(`chmod u+w ${config}`), result.stderr);
     }
@@ -66,21 +58,21 @@ describe('a config in a directory that cannot be written', () => {
   it('server add names the config and its directory, never the temp file, and says what to do', async () => {
     // Root may write into any directory: as root, the CLI runs as "nobody" in a directory only root may write to.
     const root = process.getuid?.() === 0;
-    const folder = join(dir, 'locked');
+    const folder = join(own.dir, 'locked');
     await mkdir(folder);
     const config = join(folder, 'c2.json');
     const text = '{ "toolboxes": { "dev": { "mcpServers": {} } } }\n';
     await writeFile(config, text);
     if (root) {
-      await chmod(dir, 0o755);
+      await chmod(own.dir, 0o755);
       await chown(config, 65534, 65534);
-      await chown(join(dir, 'home'), 65534, 65534);
+      await chown(join(own.dir, 'home'), 65534, 65534);
     } else {
       await chmod(folder, 0o555);
     }
     const result = spawnSync(node, [paths.cli, 'server', 'add', 'dev', 'x', '--config', config, '--', 'node'], {
       encoding: 'utf8',
-      env: { PATH: process.env.PATH ?? '', HOME: join(dir, 'home'), MCP_WORKBENCH_CACHE_DIR: join(dir, 'home', 'cache') },
+      env: { PATH: process.env.PATH ?? '', HOME: join(own.dir, 'home'), MCP_WORKBENCH_CACHE_DIR: join(own.dir, 'home', 'cache') },
       timeout: 60_000,
       ...(root && { uid: 65534, gid: 65534 }),
     });

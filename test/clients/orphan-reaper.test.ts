@@ -52,7 +52,12 @@ describe('orphan watchdog', { skip: process.platform === 'win32' ? 'no process g
     }
   });
 
-  it('also ends a descendant that left its process group (setsid) when the workbench is SIGKILLed', { skip: process.platform !== 'linux' ? 'reads /proc' : false }, async () => {
+  /**
+   * Starts a server that puts a daemon in a session of its own (setsid), SIGKILLs the workbench and checks that every
+   * process of the tree is gone. `learnedFirst`: only once the workbench has seen the daemon in its 2-second reads
+   * of the process table (the debug line carries its pid); else at once, so the watchdog's own walk must find it.
+   */
+  async function killedWithDaemon(learnedFirst: boolean): Promise<void> {
     const { dir, cleanup } = await tempDir();
     after(cleanup);
     const strayPidFile = join(dir, 'stray.pid');
@@ -67,48 +72,24 @@ describe('orphan watchdog', { skip: process.platform === 'win32' ? 'no process g
       const stray = Number(await readFile(strayPidFile, 'utf8'));
       all = await running.descendants();
       assert.ok(all.includes(stray), 'the stray is a descendant while its parent lives');
-      // The workbench learns strays while it runs; wait until it has (the debug line carries the pid).
-      assert.ok(await waitFor(() => logLines(running.stderr()).some((l) => l.fields.pid === stray), 15_000), running.stderr());
-
+      const learned = (): boolean => logLines(running.stderr()).some((l) => l.fields.pid === stray);
+      if (learnedFirst) assert.ok(await waitFor(learned, 15_000), running.stderr());
       process.kill(running.pid, 'SIGKILL');
       const gone = await waitFor(() => all.every((pid) => !isAlive(pid)), 10_000);
-      // On failure, say what each survivor is (the stray is ${stray}) and what the workbench learned.
+      // On failure, say what each survivor is and whether the workbench had learned the stray.
       const survivors = all.filter(isAlive).map((pid) => `${pid}: ${procText(pid, 'stat')} | ${procText(pid, 'cmdline')}`);
-      const learned = logLines(running.stderr()).filter((l) => l.fields.pid !== undefined).map((l) => l.message);
-      assert.ok(gone, `still running (stray ${stray}):\n${survivors.join('\n')}\nwatchdog lines:\n${learned.join('\n')}`);
+      assert.ok(gone, `still running (stray ${stray}; learned by the workbench before the kill: ${learned()}):\n${survivors.join('\n')}`);
     } finally {
       for (const pid of all.filter(isAlive)) process.kill(pid, 'SIGKILL');
       await running.close();
     }
-  });
+  }
 
-  it('ends a descendant that left its process group moments before the workbench is SIGKILLed (before the workbench has seen it)', { skip: process.platform !== 'linux' ? 'reads /proc' : false }, async () => {
-    // The workbench reads the process table every 2 s while servers run; the watchdog walks it again when the workbench
-    // dies, so a daemon that called setsid since the last read is found too.
-    const { dir, cleanup } = await tempDir();
-    after(cleanup);
-    const strayPidFile = join(dir, 'stray.pid');
-    const running = await startWorkbench(
-      { toolboxes: { tb: { mcpServers: { daemonizing: fixtureServer('--ignore-stdin-close', '--setsid-grandchild', strayPidFile) } } } },
-      { env: { WORKBENCH_LOG_LEVEL: 'debug', WORKBENCH_LOG_FORMAT: 'json' } },
-    );
-    let all: number[] = [];
-    try {
-      assert.notEqual((await running.call('open_toolbox', { toolbox_name: 'tb' })).isError, true);
-      assert.ok(await waitFor(async () => (await readFile(strayPidFile, 'utf8').catch(() => '')) !== '', 10_000));
-      const stray = Number(await readFile(strayPidFile, 'utf8'));
-      all = await running.descendants();
-      assert.ok(all.includes(stray), 'the stray is a descendant while its parent lives');
-      process.kill(running.pid, 'SIGKILL');
-      const gone = await waitFor(() => all.every((pid) => !isAlive(pid)), 10_000);
-      const survivors = all.filter(isAlive).map((pid) => `${pid}: ${procText(pid, 'stat')} | ${procText(pid, 'cmdline')}`);
-      const learned = logLines(running.stderr()).some((l) => l.fields.pid === stray);
-      assert.ok(gone, `still running (stray ${stray}; learned by the workbench before the kill: ${learned}):\n${survivors.join('\n')}`);
-    } finally {
-      for (const pid of all.filter(isAlive)) process.kill(pid, 'SIGKILL');
-      await running.close();
-    }
-  });
+  it('also ends a descendant that left its process group (setsid) when the workbench is SIGKILLed', { skip: process.platform !== 'linux' ? 'reads /proc' : false }, () =>
+    killedWithDaemon(true));
+
+  it('ends a descendant that left its process group moments before the workbench is SIGKILLed (before the workbench has seen it)', { skip: process.platform !== 'linux' ? 'reads /proc' : false }, () =>
+    killedWithDaemon(false));
 
   it('never signals a process that reused a stray\'s pid', { skip: process.platform !== 'linux' ? 'reads /proc' : false }, async () => {
     // The watchdog checks the recorded start time: a live process (this test's own) listed with another start time

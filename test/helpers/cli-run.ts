@@ -1,8 +1,9 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { node, paths } from './workbench-process.js';
+import { afterEach, beforeEach } from 'node:test';
+import { node, paths, tempDir } from './workbench-process.js';
 
 export interface CliRun {
   code: number | null;
@@ -42,4 +43,21 @@ export async function runCliAsync(args: string[], env: Record<string, string> = 
   } finally {
     if (cache !== undefined) await rm(cache, { recursive: true, force: true });
   }
+}
+
+/**
+ * A temp dir of each test's own, with a `home` folder in it (for HOME): made before and removed after every test of
+ * the file that calls this at its top level. Read `.dir` inside a test.
+ */
+export function dirPerTest(prefix: string): { readonly dir: string } {
+  const own = { dir: '' };
+  let cleanup: (() => Promise<void>) | undefined;
+  beforeEach(async () => {
+    const temp = await tempDir(prefix);
+    cleanup = temp.cleanup;
+    own.dir = temp.dir;
+    await mkdir(join(own.dir, 'home'));
+  });
+  afterEach(() => cleanup?.());
+  return own;
 }
