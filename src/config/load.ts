@@ -12,7 +12,7 @@ import type { OAuthConfig, ToolboxConfig, WorkbenchConfig } from './types.js';
 import { findServerProblems, serverKey, withProblems } from './server-problems.js';
 import { searchSettings } from './search-settings.js';
 import { type Problem, findProblems, inDocumentOrder, invalidError } from './validate.js';
-import { reasonOf } from '../shared/errno.js';
+import { errnoWords, reasonOf } from '../shared/errno.js';
 
 /**
  * Reads, parses, validates, env-expands and normalises the config file at `path`, which should be absolute (as
@@ -227,13 +227,7 @@ function readError(path: string, error: unknown): WorkbenchError {
       { cause: error },
     );
   }
-  const reasons: Record<string, string> = {
-    EACCES: 'permission denied',
-    EPERM: 'operation not permitted',
-    EISDIR: 'it is a directory, not a file',
-  };
-  const reason =
-    (code !== undefined ? reasons[code] : undefined) ?? (reasonOf(error));
+  const reason = errnoWords(code) ?? reasonOf(error);
   return new WorkbenchError('CONFIG_UNREADABLE', `Cannot read config file ${path}: ${reason}.`, { cause: error });
 }
 

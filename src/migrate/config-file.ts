@@ -1,6 +1,7 @@
 import { constants, copyFile, open, readFile, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
+import { errnoWords } from '../shared/errno.js';
 import { WorkbenchError } from '../errors.js';
 import { fsReason, readOnlyReason } from '../shared/read-only.js';
 
@@ -24,7 +25,7 @@ export async function readConfigFile(path: string): Promise<ConfigFile | undefin
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return undefined;
-    const reason = code === 'EISDIR' ? 'it is a directory, not a file' : code === 'EACCES' ? 'permission denied' : (error as Error).message;
+    const reason = errnoWords(code) ?? (error as Error).message;
     throw new WorkbenchError('CONFIG_UNREADABLE', `Cannot read ${path}: ${reason}.`, { cause: error });
   }
 }

@@ -1,5 +1,5 @@
 import { access, constants, stat } from 'node:fs/promises';
-import { errnoCode, reasonOf } from './errno.js';
+import { errnoCode, errnoWords, reasonOf } from './errno.js';
 
 /**
  * Why a file that is about to be replaced (temp file beside it, then rename — which the directory's permissions allow
@@ -23,16 +23,6 @@ export async function readOnlyReason(path: string): Promise<string | undefined> 
   return undefined;
 }
 
-const WORDS: Record<string, string> = {
-  EACCES: 'permission denied',
-  EPERM: 'operation not permitted',
-  EROFS: 'the file system is read-only',
-  ENOSPC: 'no space left on the device',
-  EDQUOT: 'the disk quota is exceeded',
-  ENOTDIR: 'a parent of it is not a directory',
-  EISDIR: 'it is a directory',
-};
-
 /**
  * A file-system failure in words, without the path in the system's message: an atomic write fails on its temp file
  * (`c.json.1928614577`), a name the user never chose and cannot act on. Callers name the real path.
@@ -40,6 +30,6 @@ const WORDS: Record<string, string> = {
 export function fsReason(error: unknown): string {
   const code = errnoCode(error);
   // Only a system error's message names a path (it has `syscall`); any other message is kept as it is.
-  const words = code === undefined || (error as NodeJS.ErrnoException).syscall === undefined ? undefined : WORDS[code];
+  const words = code === undefined || (error as NodeJS.ErrnoException).syscall === undefined ? undefined : errnoWords(code);
   return words !== undefined ? `${words} (${code})` : reasonOf(error);
 }
