@@ -126,9 +126,14 @@ function registerSwitchCommand(action: 'enable' | 'disable', tools: Command, ctx
         process.exitCode ??= EXIT_USAGE;
         return;
       }
-      const knownNames = await knownNameCheck(opts, ctx);
+      const workbench = await configuredWorkbench(opts, ctx);
+      const knownNames = workbench && ((name: string): boolean => workbench.isKnownName(name));
       const update = await updateToolState(statePath, action === 'enable' ? { enable: rest } : { disable: rest }, { log: ctx.log, knownNames });
-      report(ctx, statePath, update, opts.json === true);
+      const hidden = action === 'enable' && workbench ? hiddenElsewhere(workbench, rest) : [];
+      for (const { name, reason } of hidden) {
+        ctx.log.warn(`${name} stays disabled: ${reason}. The state file cannot enable what that hides; change it there.`, { name });
+      }
+      report(ctx, statePath, update, opts.json === true, hidden.length > 0);
     } catch (error) {
       ctx.fail(error);
     }
@@ -183,19 +188,36 @@ async function allNamesMatch(names: readonly string[], opts: { config?: string; 
   }
 }
 
-/** Names are checked against the config (toolbox and server must exist) when one can be loaded; otherwise not at all. */
-async function knownNameCheck(opts: { config?: string }, ctx: CliContext): Promise<((name: string) => boolean) | undefined> {
+/**
+ * A workbench of the config (no server started) to check names against (toolbox and server must exist) and to see what
+ * the config hides, when one can be loaded; otherwise names are not checked at all.
+ */
+async function configuredWorkbench(opts: { config?: string }, ctx: CliContext): Promise<Workbench | undefined> {
   try {
     const config = await loadConfig(configFilePath(opts.config, ctx), ctx.env);
-    const workbench = new Workbench({ config, env: ctx.env, log: quiet(ctx.log), version: VERSION });
-    return (name) => workbench.isKnownName(name);
+    return new Workbench({ config, env: ctx.env, log: quiet(ctx.log), version: VERSION });
   } catch (error) {
     ctx.log.debug(`names not checked against a config: ${errorMessage(error)}`);
     return undefined;
   }
 }
 
-function report(ctx: CliContext, statePath: string, update: ToolStateUpdate, json: boolean): void {
+/**
+ * The exact names (no globs) that something other than the state file hides — the config's or a toolbox's disabled
+ * tools — with why: the state file cannot enable those (README "Enabled and disabled tools").
+ */
+function hiddenElsewhere(workbench: Workbench, names: readonly string[]): { name: string; reason: string }[] {
+  const policy = workbench.useToolHost.policy();
+  const out: { name: string; reason: string }[] = [];
+  for (const name of names) {
+    const parts = name.includes('*') ? undefined : parseToolName(name);
+    const visibility = parts && policy.check(parts.toolbox, parts.server, parts.tool);
+    if (visibility && !visibility.enabled && visibility.source !== 'state') out.push({ name, reason: visibility.reason });
+  }
+  return out;
+}
+
+function report(ctx: CliContext, statePath: string, update: ToolStateUpdate, json: boolean, someStayHidden = false): void {
   if (update.unknown.length > 0) ctx.log.warn(`not (yet) known in the config, kept anyway: ${update.unknown.join(', ')}`);
   for (const { name, pattern } of update.stillDisabledBy) {
     ctx.log.warn(`${name} stays disabled: "${pattern}" in the state file's disabled list still covers it (disabled always wins)`);
@@ -210,7 +232,7 @@ function report(ctx: CliContext, statePath: string, update: ToolStateUpdate, jso
   const lines = [`${statePath}:`];
   if (update.changed.enabled.length > 0) lines.push(`  enabled:  ${update.changed.enabled.join(', ')}`);
   if (update.changed.disabled.length > 0) lines.push(`  disabled: ${update.changed.disabled.join(', ')}`);
-  if (update.changed.enabled.length === 0 && update.changed.disabled.length === 0) lines.push('  no change (already so)');
+  if (update.changed.enabled.length === 0 && update.changed.disabled.length === 0) lines.push(someStayHidden ? '  no change in the state file' : '  no change (already so)');
   const exceptions = update.state.exceptions ?? [];
   lines.push(
     `  now: enabled=${JSON.stringify(update.state.enabled)} disabled=${JSON.stringify(update.state.disabled)}${exceptions.length > 0 ? ` exceptions=${JSON.stringify(exceptions)}` : ''}`,

@@ -135,6 +135,16 @@ describe('tools enable under a disabled glob', () => {
     assert.deepEqual(update.excepted, []);
     assert.deepEqual(JSON.parse(await readFile(stateFile, 'utf8')), { enabled: [], disabled: ['tb__*'] });
   });
+
+  it('enabling a tool the config disables says it stays disabled and why, not "no change (already so)"', async () => {
+    const { env, configPath } = await setup();
+    await writeFile(configPath, JSON.stringify({ toolboxes: { tb: { mcpServers: { fx: { ...fixtureServer(), disabledTools: ['echo'] } } } } }));
+    const run = runCli(['tools', 'enable', 'tb__fx__echo'], { env });
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stderr, /tb__fx__echo stays disabled: .*config.*change it there/i, run.stderr);
+    assert.doesNotMatch(run.stdout, /already so/, run.stdout);
+    assert.match(run.stdout, /no change in the state file/, run.stdout);
+  });
 });
 
 function stripComment(text: string): string {
