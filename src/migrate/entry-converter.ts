@@ -155,9 +155,10 @@ export class EntryConverter {
 
   /**
    * Credentials written into the file — env values and headers whose names name a secret, a URL's user info and
-   * secret-looking query parameters, by the one redaction rule (README "Secrets") — are never copied: each becomes a
+   * secret-looking query parameters, arguments after or joined to a flag that names a secret, by the one redaction rule (README "Secrets") — are never copied: each becomes a
    * `${VAR}` reference (the env entry's own name, `<SERVER>_TOKEN` for an Authorization header, `<SERVER>_<NAME>` for
-   * another header, `<SERVER>_URL_USER`/`_URL_PASSWORD`/`_<PARAMETER>` in a URL; a header's `Bearer `/`Basic ` scheme
+   * another header, `<SERVER>_URL_USER`/`_URL_PASSWORD`/`_<PARAMETER>` in a URL, `<SERVER>_<FLAG>` for an argument
+   * (`--api-key=…`, or the one after `--api-key`); a header's `Bearer `/`Basic ` scheme
    * is kept), listed with the variables to set. The value itself is dropped and never shown.
    */
   private moveLiteralSecrets(server: string, where: string, entry: Record<string, unknown>): void {

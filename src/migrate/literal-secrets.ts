@@ -2,6 +2,7 @@ import { isRecord } from '../config/text.js';
 import {
   type Redact,
   type Secret,
+  argCredentials,
   argSecrets,
   createRedactor,
   envSecrets,
@@ -20,12 +21,17 @@ import {
  * `server add` warns about, and what `migrate` must never print.
  */
 
-/** One credential written literally: an `env` entry, a header, or a part of the `url` (user, password, a query parameter). */
+/**
+ * One credential written literally: an `env` entry, a header, a part of the `url` (user, password, a query parameter)
+ * or an argument (`--api-key=…`, or the one after `--api-key`).
+ */
 export interface LiteralSecret {
-  key: 'env' | 'headers' | 'url';
-  /** The env entry's or header's name; for `url`: `user`, `password` or the query parameter's name. */
+  key: 'env' | 'headers' | 'url' | 'args';
+  /** The env entry's or header's name; for `url`: `user`, `password` or the query parameter's name; for `args` the flag. */
   name: string;
   value: string;
+  /** For `args`: which argument, and where in it the value starts. */
+  at?: { index: number; start: number };
   /** What it is, for notes: `env DB_PWD`, `header Authorization`, `url password`, `url query parameter access_token`. */
   what: string;
 }
@@ -45,6 +51,12 @@ export function literalSecrets(entry: Record<string, unknown>): LiteralSecret[] 
   if (typeof entry.url === 'string') {
     for (const part of urlParts(entry.url)) if (literal(part.value)) found.push({ key: 'url', name: part.name, value: part.value, what: part.what });
   }
+  if (Array.isArray(entry.args)) {
+    const args = entry.args.map((a) => (typeof a === 'string' ? a : ''));
+    for (const { index, start, flag, value } of argCredentials(args)) {
+      if (literal(value)) found.push({ key: 'args', name: flag, value, what: `argument --${flag}`, at: { index, start } });
+    }
+  }
   return found;
 }
 
@@ -58,6 +70,13 @@ export function withReference(entry: Record<string, unknown>, secret: LiteralSec
     const url = entry.url as string;
     const part = urlParts(url).find((p) => p.name === secret.name && p.value === secret.value);
     return part ? { ...entry, url: `${url.slice(0, part.start)}${reference}${url.slice(part.end)}` } : entry;
+  }
+  if (secret.key === 'args') {
+    const args = [...(entry.args as unknown[])];
+    const arg = secret.at && args[secret.at.index];
+    if (typeof arg !== 'string' || arg.slice(secret.at!.start) !== secret.value) return entry;
+    args[secret.at!.index] = `${arg.slice(0, secret.at!.start)}${reference}`;
+    return { ...entry, args };
   }
   const scheme = keepScheme && secret.key === 'headers' ? (/^(Bearer|Basic|Token)\s+/i.exec(secret.value)?.[0] ?? '') : '';
   return { ...entry, [secret.key]: { ...(entry[secret.key] as Record<string, string>), [secret.name]: `${scheme}${reference}` } };

@@ -11,7 +11,7 @@ export interface MovedSecret {
 
 /**
  * `migrate --from … --secrets store`: replaces every literal credential of the imported entries (an env entry or
- * header whose name names a secret, a URL's user info or secret query parameter, written without `${`) by `${secret:NAME}` and returns the values to store. NAME is
+ * header whose name names a secret, a URL's user info or secret query parameter, an argument's value after a flag that names one, written without `${`) by `${secret:NAME}` and returns the values to store. NAME is
  * `<toolbox>.<server>.<entry>` with characters a secret name cannot hold turned into `_` (README "Secret store").
  * Returns new entries; the input is not modified. Pure: storing is the caller's, and happens only with `--write`.
  */

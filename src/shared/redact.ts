@@ -128,12 +128,42 @@ export function envSecrets(env: Readonly<Record<string, string>>): Secret[] {
   return Object.entries(env).flatMap(([name, value]) => (namesSecret(name) && value !== '' ? [{ value, label: `env ${name}` }] : []));
 }
 
-/** The values of `--name=value` (or `-name=value`) arguments whose flag names a secret: `--api-key=…`. */
-export function argSecrets(args: readonly string[]): Secret[] {
-  return args.flatMap((arg) => {
-    const match = /^--?([A-Za-z][A-Za-z0-9_.-]*)=(.+)$/s.exec(arg);
-    return match && namesSecret(match[1]!) ? [{ value: match[2]!, label: `--${match[1]!}` }] : [];
+/** One credential in a server's arguments: `args[index]` from character `start` on is the value. */
+export interface ArgCredential {
+  index: number;
+  start: number;
+  flag: string;
+  value: string;
+}
+
+/** A flag that names a secret but whose value is where to find it (`--token-file`, `--key-path`), not the secret. */
+const NAMES_A_PLACE = /(?:^|[^a-z])(?:file|path|dir|directory|env|var|name|id)s?$/i;
+
+/**
+ * The credentials written into arguments: the value of `--name=value` (or `-name=value`) whose flag names a secret
+ * (`--api-key=…`), and the argument after a lone such flag (`--api-key`, `sk-…`) when it looks like a credential —
+ * at least 8 characters, no spaces, not a flag or a path — and the flag does not name a place (`--token-file`).
+ */
+export function argCredentials(args: readonly string[]): ArgCredential[] {
+  const found: ArgCredential[] = [];
+  args.forEach((arg, index) => {
+    const joined = /^(--?)([A-Za-z][A-Za-z0-9_.-]*)=(.+)$/s.exec(arg);
+    if (joined && namesSecret(joined[2]!)) {
+      found.push({ index, start: joined[1]!.length + joined[2]!.length + 1, flag: joined[2]!, value: joined[3]! });
+      return;
+    }
+    const lone = /^--?([A-Za-z][A-Za-z0-9_.-]*)$/.exec(arg);
+    const next = args[index + 1];
+    if (lone && next !== undefined && namesSecret(lone[1]!) && !NAMES_A_PLACE.test(lone[1]!) && /^[^\s\-/.~][^\s]{7,}$/.test(next)) {
+      found.push({ index: index + 1, start: 0, flag: lone[1]!, value: next });
+    }
   });
+  return found;
+}
+
+/** The values of `argCredentials`, labelled by their flag: `--api-key`. */
+export function argSecrets(args: readonly string[]): Secret[] {
+  return argCredentials(args).map(({ flag, value }) => ({ value, label: `--${flag}` }));
 }
 
 /**

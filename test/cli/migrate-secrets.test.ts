@@ -22,10 +22,12 @@ const env = (): Record<string, string> => ({
 const run = (args: string[], extra: Record<string, string> = {}) => runCliAsync(args, { ...env(), ...extra }, { cwd: own.dir });
 
 /** Literal credentials under names the rule knows but the old migrate-only patterns did not. */
-const VALUES = ['PWDVAL12345', 'sk_live_STRIPEVAL', 'SESSIONVAL123', 'URLPASSWORD', 'URLUSERNAME', 'QUERYTOKEN123', 'APIKEYVAL77', 'HDRVAL999'];
+const VALUES = ['PWDVAL12345', 'sk_live_STRIPEVAL', 'SESSIONVAL123', 'URLPASSWORD', 'URLUSERNAME', 'QUERYTOKEN123', 'APIKEYVAL77', 'HDRVAL999', 'ARGKEYJOINED1', 'ctx7sk-ARGKEYALONE'];
 const source = {
   mcpServers: {
     db: { command: 'node', env: { DB_PWD: 'PWDVAL12345', STRIPE_KEY: 'sk_live_STRIPEVAL', SESSION_ID: 'SESSIONVAL123', DEBUG: 'true' } },
+    c7: { command: 'npx', args: ['-y', '@upstash/context7-mcp', '--api-key', 'ctx7sk-ARGKEYALONE', '--token-file', 'tokens/t.txt'] },
+    ex: { command: 'npx', args: ['-y', 'exa-mcp', '--exa-api-key=ARGKEYJOINED1', '--verbose'] },
     r: { url: 'https://URLUSERNAME:URLPASSWORD@h.example/mcp?access_token=QUERYTOKEN123&api_key=APIKEYVAL77&x=1', headers: { 'X-Session': 'HDRVAL999' } },
   },
 };
@@ -35,7 +37,7 @@ function assertNoCredential(text: string, what: string): void {
 }
 
 describe('migrate --from: literal credentials', () => {
-  it('are neither printed (text, --json) nor copied: env, headers and URL parts become ${VAR} references', async () => {
+  it('are neither printed (text, --json) nor copied: env, headers, URL parts and arguments become ${VAR} references', async () => {
     await writeFile(join(own.dir, 'src.json'), JSON.stringify(source));
     const config = join(own.dir, 'new.json');
     const base = ['migrate', '--from', 'claude-code', join(own.dir, 'src.json'), '--toolbox', 't', '--config', config];
@@ -50,15 +52,17 @@ describe('migrate --from: literal credentials', () => {
     assertNoCredential(written.stdout + written.stderr, '--write');
     const text = await readFile(config, 'utf8');
     assertNoCredential(text, 'the config');
-    const saved = JSON.parse(text) as { toolboxes: { t: { mcpServers: Record<string, { env?: object; url?: string; headers?: object }> } } };
-    const { db, r } = saved.toolboxes.t.mcpServers;
+    const saved = JSON.parse(text) as { toolboxes: { t: { mcpServers: Record<string, { env?: object; url?: string; headers?: object; args?: string[] }> } } };
+    const { db, r, c7, ex } = saved.toolboxes.t.mcpServers;
+    assert.deepEqual(c7!.args, ['-y', '@upstash/context7-mcp', '--api-key', '${C7_API_KEY}', '--token-file', 'tokens/t.txt'], 'a path after --token-file is no credential');
+    assert.deepEqual(ex!.args, ['-y', 'exa-mcp', '--exa-api-key=${EX_EXA_API_KEY}', '--verbose']);
     assert.deepEqual(db!.env, { DB_PWD: '${DB_PWD}', STRIPE_KEY: '${STRIPE_KEY}', SESSION_ID: '${SESSION_ID}', DEBUG: 'true' });
     assert.equal(r!.url, 'https://${R_URL_USER}:${R_URL_PASSWORD}@h.example/mcp?access_token=${R_ACCESS_TOKEN}&api_key=${R_API_KEY}&x=1');
     assert.deepEqual(r!.headers, { 'X-Session': '${R_X_SESSION}' });
-    for (const name of ['DB_PWD', 'STRIPE_KEY', 'SESSION_ID', 'R_URL_USER', 'R_URL_PASSWORD', 'R_ACCESS_TOKEN', 'R_API_KEY', 'R_X_SESSION']) {
+    for (const name of ['DB_PWD', 'STRIPE_KEY', 'SESSION_ID', 'R_URL_USER', 'R_URL_PASSWORD', 'R_ACCESS_TOKEN', 'R_API_KEY', 'R_X_SESSION', 'C7_API_KEY', 'EX_EXA_API_KEY']) {
       assert.match(written.stdout, new RegExp(`^ {2}- ${name} \\(not set in this shell\\)`, 'm'), `lists ${name} to set`);
     }
-    const vars = { DB_PWD: 'a', STRIPE_KEY: 'b', SESSION_ID: 'c', R_URL_USER: 'u', R_URL_PASSWORD: 'p', R_ACCESS_TOKEN: 't', R_API_KEY: 'k', R_X_SESSION: 's' };
+    const vars = { DB_PWD: 'a', STRIPE_KEY: 'b', SESSION_ID: 'c', R_URL_USER: 'u', R_URL_PASSWORD: 'p', R_ACCESS_TOKEN: 't', R_API_KEY: 'k', R_X_SESSION: 's', C7_API_KEY: 'c7', EX_EXA_API_KEY: 'e' };
     const validated = await run(['validate', '--config', config], vars);
     assert.equal(validated.code, 0, validated.stderr);
   });
@@ -75,6 +79,8 @@ describe('migrate --from: literal credentials', () => {
     const secrets = JSON.parse(await readFile(join(own.dir, 'secrets.json'), 'utf8')) as { secrets: Record<string, string> };
     assert.equal(secrets.secrets['t.r.url.password'], 'URLPASSWORD');
     assert.equal(secrets.secrets['t.db.SESSION_ID'], 'SESSIONVAL123');
+    assert.equal(secrets.secrets['t.c7.api-key'], 'ctx7sk-ARGKEYALONE');
+    assert.ok(text.includes('"--api-key", "${secret:t.c7.api-key}"') || text.includes('"${secret:t.c7.api-key}"'), text);
   });
 
   it('--merge: the credentials of the config it edits are hidden in the diff\'s context lines too', async () => {

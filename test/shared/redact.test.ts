@@ -193,7 +193,12 @@ describe('the redaction rule', () => {
 
   it('picks values by meaning: env entries, --flag=value, secret headers', () => {
     assert.deepEqual(envSecrets({ API_TOKEN: 'tok-1', WORK_DIR: '/home/u/x', EMPTY_KEY: '' }), [{ value: 'tok-1', label: 'env API_TOKEN' }]);
-    assert.deepEqual(argSecrets(['--api-key=k-123', '--dir=/x', '--token', 'next']), [{ value: 'k-123', label: '--api-key' }]);
+    assert.deepEqual(argSecrets(['--api-key=k-123', '--dir=/x', '--token', 'next']), [{ value: 'k-123', label: '--api-key' }], 'a short word after --token is not taken');
+    // The value after a lone flag that names a secret (context7's README writes `--api-key`, `YOUR_API_KEY`), unless
+    // it is short, a flag or a path, or the flag names where the secret is.
+    assert.deepEqual(argSecrets(['--api-key', 'ctx7sk-abc123', '--token-file', 'secret/tok.txt', '--password', '/run/pw', '--secret', '--verbose']), [
+      { value: 'ctx7sk-abc123', label: '--api-key' },
+    ]);
     assert.deepEqual(headerSecrets('Authorization', 'Bearer abc'), [
       { value: 'Bearer abc', label: 'header Authorization' },
       { value: 'abc', label: 'header Authorization' },
