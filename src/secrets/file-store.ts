@@ -1,6 +1,7 @@
 import { chmod, mkdir, readFile, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
+import { readOnlyReason } from '../shared/read-only.js';
 import { type ParseError, parseTree } from 'jsonc-parser';
 import { describeDuplicateKeys, lineAndColumn, parseJsonText } from '../config/parse-json.js';
 import { isSecretName } from '../config/secret-source.js';
@@ -75,6 +76,14 @@ export class FileSecretStore {
         );
       }
       if (apply(read.secrets) === false) return;
+      // The rename would replace a file made read-only whatever its mode says: that file says "do not change me".
+      const readOnly = await readOnlyReason(this.path);
+      if (readOnly !== undefined) {
+        throw new WorkbenchError(
+          'SECRET_STORE_FAILED',
+          `The secret file ${this.path} was not changed: ${readOnly}. Make it writable (chmod u+w) to change its secrets, or leave it as it is.`,
+        );
+      }
       const sorted = Object.fromEntries([...read.secrets].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
       try {
         await writeFileAtomic(this.path, `${JSON.stringify({ format: FORMAT, secrets: sorted }, null, 2)}\n`, { mode: 0o600 });

@@ -39,6 +39,20 @@ describe('a read-only file is not replaced', () => {
     assert.ok(result.stderr.includes(`chmod u+w ${state}`), result.stderr);
   });
 
+  it('secret set leaves a read-only (0400) secret file as it is, naming it and what to do', async () => {
+    const text = '{\n  "format": 1,\n  "secrets": { "github": "tok-old-value" }\n}\n';
+    const path = join(own.dir, 'secrets.json');
+    await writeFile(path, text);
+    await chmod(path, 0o400);
+    const result = await runCliAsync(['secret', 'set', 'github'], { ...env(), MCP_WORKBENCH_SECRET_STORE: 'file', MCP_WORKBENCH_SECRETS_FILE: path }, { cwd: own.dir, input: 'tok-new-value\n' });
+    assert.equal(result.code, 1, result.stderr);
+    assert.equal(await readFile(path, 'utf8'), text);
+    assert.equal((await stat(path)).mode & 0o777, 0o400);
+    assert.ok(result.stderr.includes(path), result.stderr);
+    assert.match(result.stderr, /read-only/);
+    assert.match(result.stderr, /chmod u\+w/);
+  });
+
   it('server add and migrate --write leave a 0444 config as it is, with no backup', async () => {
     const text = '{\n  "toolMode": "proxy",\n  "toolboxes": { "dev": { "mcpServers": { "m": { "command": "node" } } } }\n}\n';
     const config = await readOnly('ro-config.json', text);
