@@ -25,7 +25,8 @@ export function registerAuthCommand(program: Command, ctx: CliContext): void {
     .action(async (target: string, opts: { config?: string }) => {
       try {
         const config = await load(ctx, opts.config);
-        const oauth = oauthContext(ctx, { browser: true });
+        // A person reads this terminal: without a browser here, the URL is printed and the callback awaited.
+        const oauth = { ...oauthContext(ctx, { browser: true }), printUrlWithoutBrowser: true };
         const done = await loginServer({ config, target, env: ctx.env, log: ctx.log, oauth, version: VERSION });
         ctx.print(`signed in to ${done.toolbox}/${done.server.name} (${done.tools} tools); the sign-in is kept in ${oauth.store.dir}`);
       } catch (error) {

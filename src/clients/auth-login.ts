@@ -21,10 +21,14 @@ export function findRemoteServer(config: WorkbenchConfig, target: string): { too
   return { toolbox: toolbox.name, server };
 }
 
+/** How long `auth login` waits for the sign-in in the browser at least. */
+const LOGIN_WAIT_MS = 5 * 60_000;
+
 /**
  * `auth login`: signs in to one remote server as `serve` would — the same connect, the same browser flow — but
  * always afresh (its stored tokens are dropped first, its client registration kept), then lists its tools to prove
- * the sign-in works. A server without `auth` is signed in to with the defaults ("oauth").
+ * the sign-in works. It waits for the browser at least 5 minutes, and where no browser can be opened it prints the URL
+ * and waits for the callback all the same. A server without `auth` is signed in to with the defaults ("oauth").
  * @throws WorkbenchError USAGE for a server that carries a static Authorization header; the connect's error else
  */
 export async function loginServer(options: {
@@ -41,7 +45,9 @@ export async function loginServer(options: {
   }
   const key = { toolbox, server: server.name, url: server.url };
   await options.oauth.store.update(key, ({ tokens: _tokens, savedAt: _savedAt, ...kept }) => kept);
-  const signedIn: RemoteServerConfig = { ...server, auth: server.auth ?? { grantType: 'authorization_code' } };
+  // A person signs in now (a password manager, a second factor, a browser on another machine): not the 60 s of a connect.
+  const connectTimeoutMs = Math.max(server.connectTimeoutMs ?? 0, LOGIN_WAIT_MS);
+  const signedIn: RemoteServerConfig = { ...server, auth: server.auth ?? { grantType: 'authorization_code' }, connectTimeoutMs };
   const only = options.config.toolboxes.find((t) => t.name === toolbox)!;
   const manager = new ClientManager({
     config: { ...options.config, toolboxes: [{ ...only, servers: [signedIn] }] },

@@ -30,6 +30,8 @@ export class OAuthConnector {
   private lastChallenge: string | undefined;
   private signIns = 0;
   private hadTokens = false;
+  /** Refresh-token requests by the refresh token they spend: see `refreshOnce`. */
+  private readonly refreshes = new Map<string, { answer: Promise<TokenAnswer>; settled?: number }>();
 
   constructor(
     private readonly toolbox: string,
@@ -73,6 +75,8 @@ export class OAuthConnector {
   readonly watch = (base: FetchLike): FetchLike => {
     const origin = new URL(this.server.url).origin;
     return async (url, init) => {
+      const refreshToken = refreshTokenOf(init);
+      if (refreshToken !== undefined) return this.refreshOnce(refreshToken, () => base(url, init));
       const response = await base(url, init);
       if (response.status !== 401 || new URL(String(url)).origin !== origin) return response;
       this.lastChallenge = response.headers.get('www-authenticate') ?? '';
@@ -80,6 +84,28 @@ export class OAuthConnector {
       return response;
     };
   };
+
+  /**
+   * One token request per refresh token: calls made at once after the access token expired each draw a 401, and the
+   * SDK refreshes for each. With rotating refresh tokens only the first of those requests can succeed; the others'
+   * `invalid_grant` made the SDK drop the tokens the first had just saved, signing the user out. So a request that
+   * spends a refresh token already being (or just) spent gets the same answer, and every caller saves the same tokens.
+   */
+  private async refreshOnce(refreshToken: string, send: () => Promise<Response>): Promise<Response> {
+    const now = Date.now();
+    for (const [token, entry] of this.refreshes) if (entry.settled !== undefined && now - entry.settled > REFRESH_REUSE_MS) this.refreshes.delete(token);
+    let entry = this.refreshes.get(refreshToken);
+    if (!entry) {
+      const answer = send().then(async (response) => ({ status: response.status, statusText: response.statusText, headers: [...response.headers], body: await response.text() }));
+      entry = { answer };
+      this.refreshes.set(refreshToken, entry);
+      const settled = entry;
+      // A failure is not reused: the next request tries again (a network error may pass).
+      answer.then((a) => (a.status >= 200 && a.status < 300 ? (settled.settled = Date.now()) : this.refreshes.delete(refreshToken)), () => this.refreshes.delete(refreshToken));
+    }
+    const { status, statusText, headers, body } = await entry.answer;
+    return new Response(body, { status, statusText, headers });
+  }
 
   /**
    * After a failed connect attempt: true when it is worth trying again on a fresh transport (OAuth was switched on
@@ -149,6 +175,23 @@ export class OAuthConnector {
       { failure: { kind: 'needs-sign-in', signInCommand: command } },
     );
   }
+}
+
+/** How long a refresh's answer is given to other requests that spend the same refresh token. */
+const REFRESH_REUSE_MS = 60_000;
+
+/** A token endpoint's answer, kept so that requests that spend the same refresh token can each read it. */
+interface TokenAnswer {
+  status: number;
+  statusText: string;
+  headers: [string, string][];
+  body: string;
+}
+
+/** The refresh token a token request spends (`grant_type=refresh_token`, as the SDK sends it), or undefined. */
+function refreshTokenOf(init: RequestInit | undefined): string | undefined {
+  if (init?.method !== 'POST' || !(init.body instanceof URLSearchParams)) return undefined;
+  return init.body.get('grant_type') === 'refresh_token' ? (init.body.get('refresh_token') ?? undefined) : undefined;
 }
 
 /** A 401 as the SDK reports it: UnauthorizedError (a provider asked for a sign-in), or an HTTP error with status 401. */

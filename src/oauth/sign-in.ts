@@ -16,6 +16,11 @@ export interface OAuthContext {
   browser: boolean;
   /** Why no browser is opened when `browser` is false, for that message (default: `serve --no-browser`'s). */
   noBrowserReason?: string;
+  /**
+   * When no browser can be opened here (no `$BROWSER`, no display: SSH, a container), print the URL and wait for the
+   * callback anyway — `auth login`, where a person reads the terminal — instead of failing at once.
+   */
+  printUrlWithoutBrowser?: boolean;
   /** Tells the user something they must see (the authorization URL), unredacted: it holds no secret. */
   announce(message: string): void;
 }
@@ -50,6 +55,14 @@ export class BrowserSignIn {
     }
     this.receiver = await LoopbackReceiver.listen(Number(new URL(redirect).port), state, this.label);
     if (!(await openBrowser(authorizationUrl.href, this.context))) {
+      if (this.context.printUrlWithoutBrowser) {
+        const port = new URL(redirect).port;
+        this.context.announce(
+          `no browser could be opened here: open this URL in a browser to sign in to ${this.label}: ${authorizationUrl.href} ` +
+            `(it sends you back to ${redirect}; from a browser on another machine, forward that port first: ssh -L ${port}:127.0.0.1:${port} <this host>)`,
+        );
+        return;
+      }
       await this.close();
       this.needed = true;
       return;

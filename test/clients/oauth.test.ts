@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { readFile, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -7,7 +8,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { OpenToolboxResult } from '../../src/core/tool-entry.js';
 import { startOAuthFixture, type OAuthFixture } from '../fixtures/oauth-server.mjs';
 import { runCliAsync, type CliRun } from '../helpers/cli-run.js';
-import { node, startWorkbench, tempDir, textOf, waitFor, workbenchErrorCode, type RunningWorkbench } from '../helpers/workbench-process.js';
+import { node, paths, startWorkbench, tempDir, textOf, waitFor, workbenchErrorCode, type RunningWorkbench } from '../helpers/workbench-process.js';
 import { writeFile } from 'node:fs/promises';
 
 /**
@@ -128,6 +129,59 @@ describe('OAuth sign-in of remote servers', () => {
       } finally {
         await wb.close();
       }
+    } finally {
+      await s.cleanup();
+    }
+  });
+
+  it('calls made at once after the access token expired refresh it once and all succeed; the sign-in is kept (rotating refresh tokens)', async () => {
+    const s = await setup({ remote: fixture });
+    try {
+      assert.equal((await login(s, 'dev/remote')).code, 0);
+      const wb = await startWorkbench(s.config, { args: ['--no-browser'], env: s.env });
+      try {
+        assert.deepEqual((await open(wb)).servers_failed, []);
+        await untilExpired(s, 'dev/remote');
+        const refreshes = fixture.grants.filter((g) => g === 'refresh_token').length;
+        const calls = await Promise.all([1, 2, 3, 4, 5].map(() => wb.useTool('dev', 'dev__remote__whoami')));
+        for (const call of calls) assert.notEqual(call.isError, true, textOf(call));
+        assert.equal(fixture.grants.filter((g) => g === 'refresh_token').length, refreshes + 1, 'one refresh for the five calls');
+        assert.doesNotMatch(wb.stderr(), /invalid_grant/);
+        const later = await wb.useTool('dev', 'dev__remote__whoami');
+        assert.notEqual(later.isError, true, textOf(later));
+      } finally {
+        await wb.close();
+      }
+      assert.deepEqual((await status(s)).servers.map((x) => [x.server, x.signedIn]), [['dev/remote', true]], 'still signed in');
+    } finally {
+      await s.cleanup();
+    }
+  });
+
+  it('auth login where no browser can be opened prints the URL and waits for the browser to come back', async () => {
+    const s = await setup({ remote: fixture });
+    try {
+      // No $BROWSER, no display: as over SSH or in a container.
+      const child = spawn(node, [paths.cli, 'auth', 'login', 'dev/remote', '--config', s.configPath], { env: { PATH: process.env.PATH ?? '', HOME: s.dir, ...s.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+      const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+      try {
+        assert.ok(await waitFor(() => /open this URL in a browser/.test(stderr), 30_000), stderr);
+        const url = /(http:\/\/127\.0\.0\.1:\d+\/authorize\?\S+)/.exec(stderr)?.[1];
+        assert.ok(url, stderr);
+        assert.match(stderr, /ssh -L (\d+):127\.0\.0\.1:\1 /, 'how to reach the callback from another machine');
+        // The person opens it in a browser of their own (not spawnSync: the authorization server runs in this process).
+        const opened = spawn(node, [fileURLToPath(new URL('../fixtures/oauth-browser.mjs', import.meta.url)), url], { stdio: 'ignore' });
+        assert.equal(await new Promise((resolve) => opened.on('close', resolve)), 0, 'the browser followed the sign-in');
+        assert.equal(await exited, 0, stderr);
+        assert.match(stdout, /signed in to dev\/remote \(2 tools\)/);
+      } finally {
+        child.kill('SIGKILL');
+      }
+      assert.deepEqual((await status(s)).servers.map((x) => [x.server, x.signedIn]), [['dev/remote', true]]);
     } finally {
       await s.cleanup();
     }
