@@ -17,8 +17,8 @@ export class ToolPins {
   private policyFor: { config: WorkbenchConfig; policy: TrustPolicy } | undefined;
   /** `key\0tool\0reason` already logged. */
   private readonly told = new Set<string>();
-  /** Servers whose first listing is being recorded (one write each). */
-  private readonly recording = new Set<string>();
+  /** Servers whose first listing is being recorded (one write each), with that write. */
+  private readonly recording = new Map<string, Promise<void>>();
 
   /** @param record whether first sights are written to the file (serving); read-only commands never write it. */
   constructor(
@@ -74,14 +74,19 @@ export class ToolPins {
 
   private recordFirstSight(key: string, tools: readonly Tool[]): void {
     if (this.recording.has(key)) return;
-    this.recording.add(key);
-    updatePins(this.path, (pins) => (key in pins.servers ? false : approveTools(pins, key, tools).changed), { log: this.log })
+    const write = updatePins(this.path, (pins) => (key in pins.servers ? false : approveTools(pins, key, tools).changed), { log: this.log })
       .then((pins) => {
         this.set({ kind: 'valid', pins });
         this.log.info(`recorded the tool definitions of ${key} as approved (${tools.length} tools) in ${this.path}`);
       })
       .catch((error: unknown) => this.log.warn(`could not record the tool definitions of ${key}: ${errorMessage(error)}`))
       .finally(() => this.recording.delete(key));
+    this.recording.set(key, write);
+  }
+
+  /** Waits for the first sights being written (at shutdown: a write cut short leaves its lock behind and records nothing). */
+  async flush(): Promise<void> {
+    await Promise.allSettled([...this.recording.values()]);
   }
 
   private sayBroken(reason: string): void {

@@ -379,7 +379,7 @@ export class Workbench {
 
   async close(): Promise<void> {
     await this.scopes.close();
-    await Promise.allSettled([this.options.catalogCache?.flush(), this.discovery.flush()]);
+    await Promise.allSettled([this.options.catalogCache?.flush(), this.discovery.flush(), this.pins?.flush()]);
   }
 
   private cachedCatalog(scope: Scope, toolbox: string): CachedCatalog {

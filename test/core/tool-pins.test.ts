@@ -115,6 +115,19 @@ for (const transport of TRANSPORTS) {
       }
     });
 
+    it('a workbench closed right after its first sight of a server still records it, and leaves no lock behind', async () => {
+      const own = join(dir, 'closed-at-once');
+      const wb = await startOver(transport, configWith([READ_V1]), ['--state-file', join(own, 'tool-state.json')]);
+      try {
+        await open(wb);
+      } finally {
+        await wb.close();
+      }
+      const pins = JSON.parse(await readFile(join(own, 'tool-pins.json'), 'utf8')) as { servers: Record<string, unknown> };
+      assert.deepEqual(Object.keys(pins.servers), ['notes/s']);
+      await assert.rejects(stat(join(own, 'tool-pins.json.lock')), 'no lock left behind');
+    });
+
     it('under "warn" a changed tool stays usable and is flagged in the answer', async () => {
       const wb = await start(configWith([{ ...LIST, description: 'Lists notes, newest first.' }, READ_V2, WIPE]));
       try {
