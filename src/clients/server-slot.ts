@@ -18,7 +18,7 @@ import { callAsTask } from './task-call.js';
 import { applyList, type Live } from './live-connection.js';
 import type { GroupTracker } from './orphan-reaper.js';
 import { summary } from './server-failure.js';
-import { describeCallError, endOf } from './slot-errors.js';
+import { describeCallError, endOf, hasStopped } from './slot-errors.js';
 import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_MAX_TOTAL_CALL_MS } from './limits.js';
 import { SlotDialer } from './slot-dialer.js';
 import { SlotConnector, type Dialed } from './slot-connector.js';
@@ -237,7 +237,12 @@ export class ServerSlot {
     const timeoutMs = this.config.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
     const what = `tool "${tool}" on ${this.label}`;
     const task = { cancellation: options.cancellation, onprogress: options.onprogress, meta: options.meta, timeoutMs, maxTotalMs: Math.max(timeoutMs, DEFAULT_MAX_TOTAL_CALL_MS), what };
-    return callAsTask(live.client, tool, args, task).catch((error: unknown) => Promise.reject(error instanceof WorkbenchError ? this.redactError(error) : error));
+    return callAsTask(live.client, tool, args, task).catch((error: unknown) => {
+      // A server that stopped mid-task is told as for any call (SERVER_EXITED, its exit, retryable), not "Not connected".
+      const stopped = hasStopped(live) && !(error instanceof WorkbenchError && error.code === 'CALL_CANCELLED');
+      const told = stopped ? describeCallError({ label: this.label, config: this.config }, error, live, tool, timeoutMs, options.cancellation) : error;
+      return Promise.reject(told instanceof WorkbenchError ? this.redactError(told) : told);
+    });
   }
 
   /** Answers a modern server's input requests through the relay and calls again, until it completes (bounded). */

@@ -93,6 +93,11 @@ function commandError(label: string, config: StdioServerConfig, code: 'ENOENT' |
   });
 }
 
+/** Whether the connection's server has stopped: a child that has exited is known at once (its exit event), before the connection is reported closed. */
+export function hasStopped(live: { dead: boolean; transport: Transport }): boolean {
+  return live.dead || (live.transport instanceof ChildProcessTransport && live.transport.exitInfo !== undefined);
+}
+
 export function describeCallError(
   slot: SlotIdentity,
   error: unknown,
@@ -102,9 +107,7 @@ export function describeCallError(
   cancellation: Cancellation | undefined,
 ): WorkbenchError {
   const what = `tool "${tool}" on ${slot.label}`;
-  // A child that has exited is known at once (its exit event), before the connection is reported closed.
-  const exited = live.transport instanceof ChildProcessTransport && live.transport.exitInfo !== undefined;
-  if (live.dead || exited) {
+  if (hasStopped(live)) {
     const failure = endOf(live.transport);
     return new WorkbenchError(
       'SERVER_EXITED',

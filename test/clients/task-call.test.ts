@@ -114,6 +114,32 @@ describe('fault modes of task-only tools', () => {
   });
 });
 
+describe('a task-only tool whose server is killed mid-task', () => {
+  for (const [over, era] of [['stdio', 'legacy'], ['http', 'modern']] as const) {
+    test(`fails as any call whose server stopped: SERVER_EXITED, retryable, with its signal (${over}, ${era} client)`, async () => {
+      const wb = await startEra(over, era, { toolboxes: { lab: { mcpServers: { t: fixtureServer('--tasks') } } } });
+      try {
+        const pid = Number(text(await useTool(wb.client, 'lab', 'pid', {})));
+        assert.ok(pid > 0);
+        let working!: () => void;
+        const started = new Promise<void>((resolve) => (working = resolve));
+        const call = useTool(wb.client, 'lab', 'never_finishes', {}, { onprogress: () => working() });
+        await started;
+        process.kill(pid, 'SIGKILL');
+        const result = await call;
+        assert.equal(result.isError, true, text(result));
+        const error = (result._meta as Record<string, { code?: string; retryable?: boolean; failure?: { signal?: string } }>)['mcp-workbench/error'];
+        assert.equal(error?.code, 'SERVER_EXITED', text(result));
+        assert.equal(error?.retryable, true);
+        assert.equal(error?.failure?.signal, 'SIGKILL');
+        assert.equal(text(await useTool(wb.client, 'lab', 'echo', { text: 'again' })), 'again', 'restarted on the next call');
+      } finally {
+        await wb.close();
+      }
+    });
+  }
+});
+
 describe('tools with taskSupport "optional" (README "Task-only tools")', () => {
   test('go the task path when the server\'s timeoutMs is above 120 s and the client gave a progress token; else a plain call', async () => {
     const logs = await tempDir();
