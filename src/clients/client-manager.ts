@@ -113,7 +113,7 @@ export class ClientManager {
   /** Connects every server of the toolbox in parallel (each at most once at a time) and reports which failed. */
   async openToolbox(name: string): Promise<OpenResult> {
     const slots = this.slotsOf(this.requireToolbox(name));
-    const settled = await Promise.allSettled(slots.map((slot) => slot.ensure()));
+    const settled = await Promise.allSettled(slots.map((slot) => this.ensureCurrent(name, slot.config.name, slot)));
     const result: OpenResult = { connected: [], failed: [] };
     settled.forEach((outcome, i) => {
       const server = slots[i]!.config.name;
@@ -123,11 +123,30 @@ export class ClientManager {
     return result;
   }
 
+  /**
+   * Connects a slot; when a config reload replaced or removed it while it was starting (its connect then ends as
+   * the slot closes), waits for the server's new slot instead, or says the server was removed — never "shutting
+   * down" for a workbench that is not.
+   */
+  private async ensureCurrent(toolbox: string, server: string, slot: ServerSlot, again = false): Promise<void> {
+    try {
+      await slot.ensure();
+    } catch (error) {
+      const entry = this.closing || again ? undefined : this.toolboxes.get(toolbox);
+      const now = entry && this.slotOf(entry, server);
+      if (this.closing || again || now === slot) throw error;
+      if (!now) {
+        throw new WorkbenchError('TOOL_NOT_FOUND', `server "${server}" of toolbox "${toolbox}" was removed from the config while it was starting; open_toolbox shows what the config holds now`, { cause: error });
+      }
+      await this.ensureCurrent(toolbox, server, now, true);
+    }
+  }
+
   /** Connects one server of a toolbox (sharing any connect in flight); resolves with the failure, if any. */
   async connectServer(toolbox: string, server: string): Promise<WorkbenchError | undefined> {
     const slot = this.slotOf(this.requireToolbox(toolbox), server);
     if (!slot) return new WorkbenchError('TOOL_NOT_FOUND', `toolbox "${toolbox}" has no server "${server}"`);
-    return slot.ensure().then(
+    return this.ensureCurrent(toolbox, server, slot).then(
       () => undefined,
       (error: unknown) => (error instanceof WorkbenchError ? error : new WorkbenchError('CONNECT_FAILED', errorMessage(error), { cause: error })),
     );

@@ -233,6 +233,44 @@ for (const { over, era } of PATHS) {
   });
 }
 
+describe('a call waiting for a server to start, across a reload that changes or removes that server', () => {
+  // Starts in about 4 s, as `npx -y` does while it downloads.
+  const slowStart = (extra: Record<string, unknown> = {}): Record<string, unknown> => {
+    const { command, args } = fixtureServer();
+    return { command: 'sh', args: ['-c', `sleep 4; exec "${command}" ${args.map((a) => `"${a}"`).join(' ')}`], ...extra };
+  };
+  for (const { over, era } of [{ over: 'stdio', era: 'legacy' }, { over: 'http', era: 'modern' }] as const) {
+    it(`runs on the new config when the server changed, and says the server was removed when it was (${over}, ${era} client)`, async () => {
+      const w = await watched(over, era, { toolboxes: { lab: { mcpServers: { slow: slowStart() } } } });
+      try {
+        // While the call waits, its server's timeoutMs is raised: the call runs on the server as now configured.
+        const waiting = w.useTool('lab', 'lab__slow__echo', { text: 'hello' });
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        await writeFile(w.wb.configPath, JSON.stringify({ toolboxes: { lab: { mcpServers: { slow: slowStart({ timeoutMs: 300_000 }) } } } }));
+        const result = await waiting;
+        assert.notEqual(result.isError, true, textOf(result));
+        assert.equal(textOf(result), 'hello');
+      } finally {
+        await w.close();
+      }
+      const removed = await watched(over, era, { toolboxes: { lab: { mcpServers: { slow: slowStart(), fast: fixtureServer() } } } });
+      try {
+        // While the call waits, its server is removed from the config: it says so, not "shutting down".
+        const waiting = removed.useTool('lab', 'lab__slow__echo', { text: 'hello' });
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        await writeFile(removed.wb.configPath, JSON.stringify({ toolboxes: { lab: { mcpServers: { fast: fixtureServer() } } } }));
+        const result = await waiting;
+        assert.equal(result.isError, true, textOf(result));
+        assert.notEqual(workbenchErrorCode(result), 'SHUTTING_DOWN', textOf(result));
+        assert.match(textOf(result), /removed from the config/);
+        assert.equal(textOf(await removed.useTool('lab', 'lab__fast__echo', { text: 'still here' })), 'still here');
+      } finally {
+        await removed.close();
+      }
+    });
+  }
+});
+
 describe('live reload of the project file', () => {
   for (const { over, era } of PATHS) {
     it(`applies a narrowing edit, and refuses one that adds servers while the previous rules keep serving (${over}, ${era} client)`, async () => {
