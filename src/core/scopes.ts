@@ -8,7 +8,7 @@ import type { Logger } from '../log.js';
 import type { OAuthContext } from '../oauth/sign-in.js';
 import type { Scope, SessionScope } from './scope.js';
 import { scopeRelay, sharedActivityKey, sharedLogRouter, sharedRelay, trackCall, type CallContext, type UpstreamSession } from './session-routing.js';
-import { FeatureBooks, noticeTo } from './feature-books.js';
+import { FeatureBooks, noticeTo, serverChanged } from './feature-books.js';
 import { ShownLists } from './shown-lists.js';
 import { SearchMemory } from './tool-search.js';
 
@@ -108,6 +108,12 @@ export class Scopes {
       scope.catalogs.clear();
       const changed = scope.manager.reload(config);
       if (scope === this.root) outcome = changed;
+      // A replaced or removed server is lost to the session as by a crash: its subscriptions end, each subscribed URI
+      // is announced as updated (read it again, subscribe again), and a listen stream subscribes on the new process.
+      for (const label of [...changed.replaced, ...changed.removed]) {
+        const slash = label.indexOf('/');
+        serverChanged(scope, label.slice(0, slash), label.slice(slash + 1), false);
+      }
     }
     return outcome;
   }

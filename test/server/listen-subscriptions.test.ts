@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { StreamableHTTPClientTransport, type CallToolResult, type Client } from '@modelcontextprotocol/client';
@@ -125,4 +126,47 @@ describe('a listen stream that names a URI before its server runs', () => {
       await cleanup();
     }
   });
+});
+
+describe('a config edit that replaces the server a subscription is on (README "Live config reload")', () => {
+  for (const [over, era] of [['stdio', 'modern'], ['http', 'modern'], ['stdio', 'legacy']] as const) {
+    test(`the subscription is not lost silently (${over}, ${era} client)`, async () => {
+      const { dir, cleanup } = await tempDir('wb-listen-reload-');
+      const log = join(dir, 'a.jsonl');
+      const updated: string[] = [];
+      const server = (v: string): Record<string, unknown> => ({ ...fixtureServer('--resources', '--name', 'a', '--log', log), env: { V: v } });
+      const wb = await startEra(over, era, { toolboxes: { lab: { mcpServers: { a: server('1') } } } }, (client) => {
+        client.setNotificationHandler('notifications/resources/updated', (n) => void updated.push(n.params.uri));
+      });
+      const use = async (tool: string, args: Record<string, unknown> = {}): Promise<string> => {
+        const result = (await wb.client.callTool({ name: 'use_tool', arguments: { toolbox_name: 'lab', tool_name: tool, arguments: args } })) as CallToolResult;
+        assert.notEqual(result.isError, true, JSON.stringify(result));
+        return result.content.map((c) => (c.type === 'text' ? c.text : '')).join('');
+      };
+      const subscribedBy = async (): Promise<number[]> => (await fixtureEvents(log)).filter((e) => e.event === 'subscribe' && e.uri === 'fixture://a/own').map((e) => Number(e.pid));
+      try {
+        const first = Number(await use('pid'));
+        if (era === 'modern') await wb.client.listen({ resourceSubscriptions: ['fixture://a/own'] });
+        else await wb.client.subscribeResource({ uri: 'fixture://a/own' });
+        let by: number[] = [];
+        assert.ok(await until(() => (void subscribedBy().then((p) => (by = p)), by.includes(first))), 'subscribed on the first process');
+
+        await writeFile(wb.configPath, JSON.stringify({ toolboxes: { lab: { mcpServers: { a: server('2') } } } }));
+        if (era === 'legacy') {
+          // The end of the subscription is announced as for a lost server; the client reads and subscribes again.
+          assert.ok(await until(() => updated.includes('fixture://a/own')), `told the subscription ended; heard ${JSON.stringify(updated)}`);
+          await wb.client.subscribeResource({ uri: 'fixture://a/own' });
+        }
+        let second = first;
+        assert.ok(await until(() => (void use('pid').then((p) => (second = Number(p))), second !== first)), 'the edit replaced the server');
+        assert.ok(await until(() => (void subscribedBy().then((p) => (by = p)), by.includes(second))), `subscribed on the new process; stderr: ${wb.stderr().slice(-2000)}`);
+        updated.length = 0;
+        await use('touch', { uri: 'fixture://a/own' });
+        assert.ok(await until(() => updated.includes('fixture://a/own')), `an update on the new process is heard; heard ${JSON.stringify(updated)}`);
+      } finally {
+        await wb.close();
+        await cleanup();
+      }
+    });
+  }
 });
