@@ -97,9 +97,10 @@ export interface ServerProblem {
   /**
    * `env-missing`: a `${VAR}` without a default whose variable is unset; `invalid-url`: `url` is not an absolute
    * http(s) URL; `empty-value`: `command` or `cwd` is empty after expansion; `secret-missing`: a `${secret:NAME}`
-   * whose secret is not in the secret store (or the store could not be read).
+   * whose secret is not in the secret store (or the store could not be read); `credentials-twice`: `url` has user
+   * info (sent as `Authorization: Basic`) and `headers` an `Authorization` header too.
    */
-  kind: 'env-missing' | 'invalid-url' | 'empty-value' | 'secret-missing';
+  kind: 'env-missing' | 'invalid-url' | 'empty-value' | 'secret-missing' | 'credentials-twice';
   /** Where in the config, as `toolboxes.dev.mcpServers.fs.args[2]`. */
   path: string;
   /** The unset variables used at `path` (kind "env-missing"), in order of use. */

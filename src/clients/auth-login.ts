@@ -41,7 +41,7 @@ export async function loginServer(options: {
 }): Promise<{ toolbox: string; server: RemoteServerConfig; tools: number }> {
   const { toolbox, server } = findRemoteServer(options.config, options.target);
   if (hasStaticAuthorization(server)) {
-    throw new WorkbenchError('USAGE', `${options.target} sends a static Authorization header from the config, which wins over OAuth; remove that header to sign in with OAuth.`);
+    throw new WorkbenchError('USAGE', `${options.target} sends a static Authorization header from the config (a header in "headers", or user info in its "url"), which wins over OAuth; remove it to sign in with OAuth.`);
   }
   const key = { toolbox, server: server.name, url: server.url };
   await options.oauth.store.update(key, ({ tokens: _tokens, savedAt: _savedAt, ...kept }) => kept);

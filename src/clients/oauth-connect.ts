@@ -1,4 +1,5 @@
 import { UnauthorizedError, type FetchLike, type OAuthClientProvider, type Transport } from '@modelcontextprotocol/client';
+import { hasAuthorizationHeader, remoteEndpoint } from '../config/remote-endpoint.js';
 import type { OAuthConfig, RemoteServerConfig } from '../config/types.js';
 import { WorkbenchError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -10,9 +11,12 @@ import { describeUrl } from './transports.js';
 /** Browser sign-ins one connect may go through (a server that keeps refusing fresh tokens is not asked forever). */
 const MAX_SIGN_INS_PER_CONNECT = 2;
 
-/** Whether the entry's own headers carry credentials: a static `Authorization` header wins over OAuth. */
+/**
+ * Whether the entry carries credentials of its own: a static `Authorization` header, or user info in its `url` (sent
+ * as one, see remoteEndpoint), wins over OAuth.
+ */
 export function hasStaticAuthorization(server: RemoteServerConfig): boolean {
-  return Object.keys(server.headers).some((name) => name.toLowerCase() === 'authorization');
+  return hasAuthorizationHeader(remoteEndpoint(server).headers);
 }
 
 /**

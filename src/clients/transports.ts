@@ -16,6 +16,7 @@ import {
   type Transport,
   type TransportSendOptions,
 } from '@modelcontextprotocol/client';
+import { remoteEndpoint } from '../config/remote-endpoint.js';
 import type { RemoteServerConfig, ServerConfig, StdioServerConfig } from '../config/types.js';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -65,12 +66,15 @@ export interface RemoteAuth {
   watch?: (fetch: FetchLike) => FetchLike;
 }
 
-/** The SDK transport options of a remote entry: exactly its headers, the size limit, and its OAuth provider. */
+/**
+ * The SDK transport options of a remote entry: exactly its headers (with its URL's user info as `Authorization:
+ * Basic`, see remoteEndpoint), the size limit, and its OAuth provider.
+ */
 function remoteOptions(server: RemoteServerConfig, maxMessageBytes: number, oauth: RemoteAuth | undefined): { requestInit: RequestInit; fetch: FetchLike; authProvider?: OAuthClientProvider } {
   const fetch = limitedFetch(maxMessageBytes);
   return {
     // A copy: the SDK must not share (or mutate) the config's header object.
-    requestInit: { headers: { ...server.headers } },
+    requestInit: { headers: remoteEndpoint(server).headers },
     fetch: oauth?.watch ? oauth.watch(fetch) : fetch,
     ...(oauth?.authProvider && { authProvider: oauth.authProvider }),
   };
@@ -102,7 +106,7 @@ export function createTransport(server: ServerConfig, options: TransportOptions)
  * every POST; it follows redirects only within the URL's origin, so configured credentials never go elsewhere.
  */
 export function createSseTransport(server: RemoteServerConfig, maxMessageBytes: number, oauth?: RemoteAuth): Transport {
-  return new SSEClientTransport(new URL(server.url), remoteOptions(server, maxMessageBytes, oauth));
+  return new SSEClientTransport(new URL(remoteEndpoint(server).url), remoteOptions(server, maxMessageBytes, oauth));
 }
 
 /**
@@ -162,7 +166,7 @@ export class RenewingHttpClientTransport implements Transport {
     private readonly maxMessageBytes: number,
     private readonly oauth?: RemoteAuth,
   ) {
-    this.url = new URL(server.url);
+    this.url = new URL(remoteEndpoint(server).url);
     this.inner = this.attach(this.createInner());
   }
 

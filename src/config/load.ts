@@ -5,6 +5,7 @@ import { clashMessage, normaliseToolsets, toolsetNameClashes } from './catalog-s
 import type { resolveConfigPath } from './config-path.js';
 import { type EnvLike, type JsonPath, type SecretUse, expandConfigEnv, formatJsonPath } from './expand-env.js';
 import { type RawConfig, normaliseToolbox } from './normalise.js';
+import { remoteEndpoint } from './remote-endpoint.js';
 import { duplicateKeyMessage, parseJsonDocument } from './parse-json.js';
 import type { SecretSource } from './secret-source.js';
 import { isRecord } from './text.js';
@@ -164,7 +165,7 @@ function configuredSecrets(toolboxes: readonly ToolboxConfig[]): Secret[] {
       continue;
     }
     secrets.push(...urlSecrets(server.url));
-    for (const [name, value] of Object.entries(server.headers)) secrets.push(...headerSecrets(name, value));
+    for (const [name, value] of Object.entries(remoteEndpoint(server).headers)) secrets.push(...headerSecrets(name, value));
     if (server.auth) secrets.push(...authSecrets(server.auth));
   }
   return secrets;

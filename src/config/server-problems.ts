@@ -1,5 +1,6 @@
 import { WorkbenchError, type ServerProblem } from '../errors.js';
 import { isHttpUrl, isRecord } from './text.js';
+import { hasAuthorizationHeader, splitUserInfo } from './remote-endpoint.js';
 import { type EnvLike, formatJsonPath, missingVariablesError, type MissingVariable } from './expand-env.js';
 import type { RawConfig } from './normalise.js';
 import { type SecretSource, secretSetCommand } from './secret-source.js';
@@ -21,7 +22,8 @@ export function serverKey(toolbox: string, server: string): string {
 /**
  * Finds the problems of each server of an expanded document: every use of an unset variable (`missing`, grouped by
  * path) and of a secret the store does not hold (`missingSecrets`, named with the `secret set` command), then the
- * checks that only make sense on expanded values — `command`/`cwd` not empty, `url` an absolute http(s) URL. A value
+ * checks that only make sense on expanded values — `command`/`cwd` not empty, `url` an absolute http(s) URL whose
+ * user info (if any) is not sent beside an `Authorization` header of the entry's own. A value
  * that is already wrong because a variable or secret in it is missing is not reported a second time.
  */
 export function findServerProblems(
@@ -67,6 +69,14 @@ export function findServerProblems(
           path: urlPath,
           message: 'must be an absolute http:// or https:// URL (checked after expanding environment variables)',
           fix: 'write the endpoint in full, e.g. "https://mcp.example.com/mcp" (when it is made from variables, check their values)',
+        });
+      } else if (server.url !== undefined && !byPath.has(urlPath) && splitUserInfo(server.url).basic && hasAuthorizationHeader(server.headers ?? {})) {
+        add(toolboxName, serverName, {
+          kind: 'credentials-twice',
+          path: urlPath,
+          message:
+            'has user info (user:password@), which is sent as an "Authorization: Basic" header, but the entry\'s "headers" has an Authorization header too, and a request carries only one',
+          fix: 'remove the user info from "url" (keep the header), or remove the Authorization header from "headers" (keep the user info)',
         });
       }
     }

@@ -9,6 +9,7 @@ import { createAjv } from '../core/validators.js';
 import { performance } from 'node:perf_hooks';
 import { ClientManager, type FailedServer } from '../clients/client-manager.js';
 import { loadConfig } from '../config/load.js';
+import { remoteEndpoint } from '../config/remote-endpoint.js';
 import type { RemoteServerConfig, ServerConfig, ServerProblem, ToolboxConfig, WorkbenchConfig } from '../config/types.js';
 import { WorkbenchError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -203,6 +204,7 @@ function misconfiguredSummary(problems: readonly ServerProblem[]): string {
     ...(secrets.length > 0 ? [`unknown secret${secrets.length === 1 ? '' : 's'} ${secrets.join(', ')}`] : []),
     ...(problems.some((p) => p.kind === 'invalid-url') ? ['malformed URL'] : []),
     ...(problems.some((p) => p.kind === 'empty-value') ? ['empty after expansion'] : []),
+    ...(problems.some((p) => p.kind === 'credentials-twice') ? ['two Authorization headers'] : []),
   ];
   return `config problem: ${parts.join(', ') || 'see below'}`;
 }
@@ -214,12 +216,13 @@ function misconfiguredSummary(problems: readonly ServerProblem[]): string {
  */
 async function probeRemote(server: RemoteServerConfig, timeoutMs: number, failure: DoctorFailure): Promise<void> {
   const signal = AbortSignal.timeout(Math.min(timeoutMs, 10_000));
+  const { url, headers } = remoteEndpoint(server);
   try {
     const response =
       server.type === 'http'
-        ? await fetch(server.url, {
+        ? await fetch(url, {
             method: 'POST',
-            headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...server.headers },
+            headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
             body: JSON.stringify({
               jsonrpc: '2.0',
               id: 'mcp-workbench-doctor',
@@ -229,11 +232,11 @@ async function probeRemote(server: RemoteServerConfig, timeoutMs: number, failur
             redirect: 'manual',
             signal,
           })
-        : await fetch(server.url, { headers: { accept: 'text/event-stream', ...server.headers }, redirect: 'manual', signal });
+        : await fetch(url, { headers: { accept: 'text/event-stream', ...headers }, redirect: 'manual', signal });
     await response.body?.cancel().catch(() => {});
     const session = response.headers.get('mcp-session-id');
     if (session && server.type === 'http') {
-      await fetch(server.url, { method: 'DELETE', headers: { ...server.headers, 'mcp-session-id': session }, signal: AbortSignal.timeout(1_500) }).catch(() => {});
+      await fetch(url, { method: 'DELETE', headers: { ...headers, 'mcp-session-id': session }, signal: AbortSignal.timeout(1_500) }).catch(() => {});
     }
     if (response.status < 200 || response.status >= 300) {
       failure.kind = 'http-status';

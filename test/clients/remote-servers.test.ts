@@ -106,6 +106,41 @@ describe('remote downstream servers (Streamable HTTP and legacy SSE, on loopback
     }
   });
 
+  it('sends the user info of a url (written with ${VAR}, as migrate writes it) as Authorization: Basic, over http and sse', async () => {
+    const [httpProxy, sseProxy] = await Promise.all([startRecordingProxy(streamable.origin), startRecordingProxy(sse.origin)]);
+    const hostOf = (origin: string): string => origin.replace('http://', '');
+    const wb = await startWorkbench(
+      {
+        toolboxes: {
+          web: {
+            mcpServers: {
+              basic: { type: 'http', url: `http://\${U}:\${P}@${hostOf(httpProxy.origin)}/mcp` },
+              basicsse: { type: 'sse', url: `http://\${U}:\${P}@${hostOf(sseProxy.origin)}/sse` },
+            },
+          },
+        },
+      },
+      { env: { U: 'svc', P: 'pw%40LIT-9999' } },
+    );
+    try {
+      const catalog = await open(wb, 'web');
+      assert.deepEqual(catalog.servers_failed, [], wb.stderr());
+      for (const server of ['basic', 'basicsse']) {
+        const echo = await wb.useTool('web', `web__${server}__echo`, { message: `hello ${server}` });
+        assert.match(textOf(echo), new RegExp(`hello ${server}`));
+      }
+      const expected = `Basic ${Buffer.from('svc:pw@LIT-9999').toString('base64')}`;
+      for (const proxy of [httpProxy, sseProxy]) {
+        assert.ok(proxy.requests.length > 0);
+        for (const r of proxy.requests) assert.equal(r.headers.authorization, expected, `${r.method} ${r.path}`);
+      }
+      assert.ok(!wb.stderr().includes('pw@LIT-9999') && !wb.stderr().includes('pw%40LIT-9999'), wb.stderr());
+    } finally {
+      await wb.close();
+      await Promise.allSettled([httpProxy.close(), sseProxy.close()]);
+    }
+  });
+
   describe('configured headers', () => {
     const secret = `s3cret-${Math.random().toString(36).slice(2)}-value`;
     let httpProxy: RecordingProxy;

@@ -224,6 +224,24 @@ describe('config problems', () => {
     assert.equal(noServerCanStartError(loaded), undefined, 'one server can start');
   });
 
+  it('refuses a url with user info beside an Authorization header of the entry (only one can be sent), naming the server', () => {
+    const loaded = parseConfig(
+      config({
+        both: { type: 'http', url: 'https://${U}:${P}@x.test/mcp', headers: { authorization: 'Bearer ${T}' } },
+        userOnly: { type: 'http', url: 'https://${U}:${P}@x.test/mcp' },
+      }),
+      '/cfg/workbench-config.json',
+      { U: 'svc', P: 'pw', T: 'tok' },
+    );
+    const [both, userOnly] = loaded.toolboxes[0]!.servers;
+    assert.equal(userOnly!.problems, undefined);
+    assert.equal(both!.problems?.[0]?.kind, 'credentials-twice');
+    const error = configProblemsError(loaded);
+    assert.equal(error?.code, 'CONFIG_INVALID');
+    assert.match(error!.details[0]!, /^toolboxes\.dev\.mcpServers\.both\.url: has user info .* Authorization header .*; to fix: remove the user info from "url"/);
+    assert.ok(!JSON.stringify(error!.details).includes('pw'));
+  });
+
   it('refuses to start only when no server could ever start, naming every problem at once', () => {
     const loaded = parseConfig(
       config({ a: { command: 'x', args: ['${UNSET_A}'] }, b: { type: 'http', url: '${UNSET_B}/mcp' }, c: { type: 'sse', url: 'not a url' } }),
