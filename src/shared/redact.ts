@@ -177,9 +177,21 @@ export function isTrivialValue(value: string): boolean {
   return TRIVIAL_VALUE.test(value);
 }
 
-// Any scheme://… up to whitespace, a quote or a bracket; linear, and only run on error and log text.
-const URL_IN_TEXT = /\b[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s"'<>()[\]{}]+/g;
-const AUTH_SCHEME_IN_TEXT = /\b(Bearer|Basic|Token)\s+[A-Za-z0-9._~+/=-]{8,}/g;
+// Any scheme://… up to whitespace, a quote or a bracket (a `${VAR}` reference in it included); linear, and only run
+// on error and log text.
+const URL_IN_TEXT = /\b[A-Za-z][A-Za-z0-9+.-]*:\/\/(?:[^\s"'<>()[\]{}$]|\$\{[^{}\s]*\}|\$)+/g;
+/**
+ * `Bearer …`, `Basic …`, `Token …` and the credential after it. A plain word is not a credential: letters only, at
+ * most the first one a capital, shorter than 16 characters ("401 with a Bearer challenge", "Basic authentication");
+ * a credential has digits, other characters, mixed case or length.
+ */
+const AUTH_SCHEME_IN_TEXT = /\b(Bearer|Basic|Token)\s+(?![A-Za-z][a-z]{7,14}(?![A-Za-z0-9._~+/=-]))[A-Za-z0-9._~+/=-]{8,}/g;
+/** A marker already in the text: never redacted again, so applying the redactor twice changes nothing. */
+const MARKER_IN_TEXT = /\[redacted: [^\]]*\]/g;
+/** Text that is only `${VAR}` / `${secret:NAME}` references: a reference is not a credential, and is shown whole. */
+const REFERENCES_ONLY = /^(?:\$\{[^{}\s]*\})+$/;
+/** User info made of such references only (`${U}:${secret:p}`), or nothing. */
+const USER_INFO_REFERENCES = /^(?:\$\{[^{}\s]*\})*(?::(?:\$\{[^{}\s]*\})*)?$/;
 /**
  * OAuth credentials as an authorization server's answer or a token request carries them, in JSON (`"access_token":
  * "…"`) or form encoding (`refresh_token=…`): an error that quotes a body never shows one. A `${VAR}` reference
@@ -201,7 +213,7 @@ export function redactUrl(url: string): string {
   const authority = authorityEnd < 0 ? rest : rest.slice(0, authorityEnd);
   const at = authority.lastIndexOf('@');
   let out = url.slice(0, authorityStart);
-  if (at >= 0) {
+  if (at >= 0 && !USER_INFO_REFERENCES.test(authority.slice(0, at))) {
     out += `${marker('user info')}@${authority.slice(at + 1)}`;
   } else {
     out += authority;
@@ -220,7 +232,10 @@ export function redactUrl(url: string): string {
     } catch {
       // keep as written
     }
-    return eq >= 0 && isSecretParam(name) && eq < pair.length - 1 ? `${rawName}=${marker(name)}` : pair;
+    const value = pair.slice(eq + 1);
+    return eq >= 0 && isSecretParam(name) && value !== '' && !REFERENCES_ONLY.test(value) && !value.startsWith('[redacted: ')
+      ? `${rawName}=${marker(name)}`
+      : pair;
   });
   return `${out}${rest.slice(0, queryStart)}?${pairs.join('&')}${hashStart < 0 ? '' : rest.slice(hashStart)}`;
 }
@@ -240,12 +255,34 @@ export function createRedactor(secrets: readonly Secret[] = []): Redact {
   return (text: string): string => {
     let out = text;
     // URLs first, so their user info is hidden whole (user name and password under one marker).
-    if (out.includes('://')) out = out.replace(URL_IN_TEXT, (url) => redactUrl(url));
-    for (const secret of known) if (out.includes(secret.value)) out = out.split(secret.value).join(marker(secret.label));
-    if (/Bearer|Basic|Token/.test(out)) out = out.replace(AUTH_SCHEME_IN_TEXT, (_m, scheme: string) => `${scheme} ${marker('credential')}`);
-    if (/_token|secret|assertion|verifier/.test(out)) out = out.replace(OAUTH_FIELD_IN_TEXT, (_m, field: string, between: string) => `${field}${between}${marker(field)}`);
+    if (out.includes('://')) out = outsideMarkers(out, (piece) => piece.replace(URL_IN_TEXT, (url) => redactUrl(url)));
+    for (const secret of known) {
+      if (out.includes(secret.value)) out = outsideMarkers(out, (piece) => piece.split(secret.value).join(marker(secret.label)));
+    }
+    if (/Bearer|Basic|Token/.test(out)) {
+      out = outsideMarkers(out, (piece) => piece.replace(AUTH_SCHEME_IN_TEXT, (_m, scheme: string) => `${scheme} ${marker('credential')}`));
+    }
+    if (/_token|secret|assertion|verifier/.test(out)) {
+      out = outsideMarkers(out, (piece) => piece.replace(OAUTH_FIELD_IN_TEXT, (_m, field: string, between: string) => `${field}${between}${marker(field)}`));
+    }
     return out;
   };
+}
+
+/**
+ * Applies `change` to the text between the markers already in it, never to a marker: a secret that happens to be a
+ * word of a label (a user named `user`, hidden in `[redacted: user info]`) is not hidden inside it, and redacting
+ * redacted text gives the same text.
+ */
+function outsideMarkers(text: string, change: (piece: string) => string): string {
+  if (!text.includes('[redacted: ')) return change(text);
+  let out = '';
+  let last = 0;
+  for (const found of text.matchAll(MARKER_IN_TEXT)) {
+    out += change(text.slice(last, found.index)) + found[0];
+    last = found.index + found[0].length;
+  }
+  return out + change(text.slice(last));
 }
 
 /** Applies `redact` to every string inside a JSON-like value (a report about to be printed); returns a copy. */

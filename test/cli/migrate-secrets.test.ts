@@ -22,13 +22,14 @@ const env = (): Record<string, string> => ({
 const run = (args: string[], extra: Record<string, string> = {}) => runCliAsync(args, { ...env(), ...extra }, { cwd: own.dir });
 
 /** Literal credentials under names the rule knows but the old migrate-only patterns did not. */
-const VALUES = ['PWDVAL12345', 'sk_live_STRIPEVAL', 'SESSIONVAL123', 'URLPASSWORD', 'URLUSERNAME', 'QUERYTOKEN123', 'APIKEYVAL77', 'HDRVAL999', 'ARGKEYJOINED1', 'ctx7sk-ARGKEYALONE'];
+const VALUES = ['PWDVAL12345', 'sk_live_STRIPEVAL', 'SESSIONVAL123', 'URLPASSWORD', 'URLUSERNAME', 'QUERYTOKEN123', 'APIKEYVAL77', 'HDRVAL999', 'ARGKEYJOINED1', 'ctx7sk-ARGKEYALONE', 'ctx7sk-QUERYKEY1'];
 const source = {
   mcpServers: {
     db: { command: 'node', env: { DB_PWD: 'PWDVAL12345', STRIPE_KEY: 'sk_live_STRIPEVAL', SESSION_ID: 'SESSIONVAL123', DEBUG: 'true' } },
     c7: { command: 'npx', args: ['-y', '@upstash/context7-mcp', '--api-key', 'ctx7sk-ARGKEYALONE', '--token-file', 'tokens/t.txt'] },
     ex: { command: 'npx', args: ['-y', 'exa-mcp', '--exa-api-key=ARGKEYJOINED1', '--verbose'] },
     r: { url: 'https://URLUSERNAME:URLPASSWORD@h.example/mcp?access_token=QUERYTOKEN123&api_key=APIKEYVAL77&x=1', headers: { 'X-Session': 'HDRVAL999' } },
+    q: { url: 'https://mcp.context7.com/mcp?apiKey=ctx7sk-QUERYKEY1&format=json' },
   },
 };
 
@@ -44,6 +45,9 @@ describe('migrate --from: literal credentials', () => {
     const shown = await run(base);
     assert.equal(shown.code, 0, shown.stderr);
     assertNoCredential(shown.stdout + shown.stderr, 'the diff');
+    // A ${VAR} reference is not a credential: the diff shows the new URLs whole.
+    assert.ok(shown.stdout.includes('"url": "https://${R_URL_USER}:${R_URL_PASSWORD}@h.example/mcp?access_token=${R_ACCESS_TOKEN}&api_key=${R_API_KEY}&x=1"'), shown.stdout);
+    assert.ok(shown.stdout.includes('"url": "https://mcp.context7.com/mcp?apiKey=${Q_APIKEY}&format=json"'), shown.stdout);
     const json = await run([...base, '--json']);
     assert.equal(json.code, 0, json.stderr);
     assertNoCredential(json.stdout + json.stderr, '--json');
@@ -62,7 +66,7 @@ describe('migrate --from: literal credentials', () => {
     for (const name of ['DB_PWD', 'STRIPE_KEY', 'SESSION_ID', 'R_URL_USER', 'R_URL_PASSWORD', 'R_ACCESS_TOKEN', 'R_API_KEY', 'R_X_SESSION', 'C7_API_KEY', 'EX_EXA_API_KEY']) {
       assert.match(written.stdout, new RegExp(`^ {2}- ${name} \\(not set in this shell\\)`, 'm'), `lists ${name} to set`);
     }
-    const vars = { DB_PWD: 'a', STRIPE_KEY: 'b', SESSION_ID: 'c', R_URL_USER: 'u', R_URL_PASSWORD: 'p', R_ACCESS_TOKEN: 't', R_API_KEY: 'k', R_X_SESSION: 's', C7_API_KEY: 'c7', EX_EXA_API_KEY: 'e' };
+    const vars = { DB_PWD: 'a', STRIPE_KEY: 'b', SESSION_ID: 'c', R_URL_USER: 'u', R_URL_PASSWORD: 'p', R_ACCESS_TOKEN: 't', R_API_KEY: 'k', R_X_SESSION: 's', C7_API_KEY: 'c7', EX_EXA_API_KEY: 'e', Q_APIKEY: 'q' };
     const validated = await run(['validate', '--config', config], vars);
     assert.equal(validated.code, 0, validated.stderr);
   });

@@ -233,4 +233,29 @@ describe('the redaction rule', () => {
     assert.equal(redact('fetch http://a:b@h/p?key=k failed'), 'fetch http://[redacted: user info]@h/p?key=[redacted: key] failed');
     assert.equal(redact('sent Authorization: Bearer eyJhbGciOi.J9x'), 'sent Authorization: Bearer [redacted: credential]');
   });
+
+  it('never redacts a marker again: a secret that is a word of a label stays outside it, and redacting twice changes nothing', () => {
+    const redact = createRedactor([
+      { value: 'user', label: 'user name' },
+      { value: 'name', label: 'env NAME_TOKEN' },
+    ]);
+    const once = redact('failed: http://user:pw@127.0.0.1/mcp (user name)');
+    assert.equal(once, 'failed: http://[redacted: user info]@127.0.0.1/mcp ([redacted: user name] [redacted: env NAME_TOKEN])');
+    assert.equal(redact(redact(once)), once);
+    const oauth = redact('{"access_token": "abcdefgh", "x": "Bearer eyJhbGciOi.J9x"}');
+    assert.equal(redact(oauth), oauth);
+  });
+
+  it('shows ${VAR} and ${secret:NAME} references whole: in a query parameter, as user info', () => {
+    const redact = createRedactor();
+    const text = '"url": "https://mcp.context7.com/mcp?apiKey=${CONTEXT7_APIKEY}&format=json" and http://${U}:${secret:t.r.url.password}@h/x';
+    assert.equal(redact(text), text);
+    assert.equal(redact('http://${U}:literal@h/x?token=${T}x'), 'http://[redacted: user info]@h/x?token=[redacted: token]');
+  });
+
+  it('takes a plain word after Bearer/Basic/Token for a word, not a credential', () => {
+    const redact = createRedactor();
+    for (const text of ['a 401 with a Bearer challenge', 'Basic authentication failed', 'Token Expired']) assert.equal(redact(text), text);
+    assert.equal(redact('Bearer abcdefghijklmnopq, Basic dXNlcjpwYXNz, Token Abc12345'), 'Bearer [redacted: credential], Basic [redacted: credential], Token [redacted: credential]');
+  });
 });
