@@ -1,4 +1,4 @@
-import { ProtocolError, SdkError, SdkErrorCode, type Transport } from '@modelcontextprotocol/client';
+import { ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode, type Transport } from '@modelcontextprotocol/client';
 import { existsSync } from 'node:fs';
 import type { ServerConfig, StdioServerConfig } from '../config/types.js';
 import { WorkbenchError, errorMessage, type ServerFailure } from '../errors.js';
@@ -133,13 +133,41 @@ export function describeCallError(
     return new WorkbenchError('MESSAGE_TOO_LARGE', `${what} failed: ${dropped}.`, { cause: error, tool, hint: 'Ask for less output (narrower arguments).' });
   }
   if (error instanceof ProtocolError) {
+    const hint = downstreamErrorHint(error);
     // The server's own message, as it sent it: nothing is parsed out of it, and its code is carried as a field.
     return new WorkbenchError('CALL_FAILED', `${what} returned a JSON-RPC error (code ${error.code}): ${error.message}.`, {
       cause: error,
       tool,
       downstreamCode: error.code,
-      hint: "Check the arguments against the tool's inputSchema (open_toolbox lists it), then retry.",
+      ...(hint !== undefined && { hint }),
     });
   }
   return new WorkbenchError('CALL_FAILED', `${what} failed: ${errorMessage(error)}`, { cause: error, tool });
+}
+
+const ARGUMENTS_HINT = "Check the arguments against the tool's inputSchema (open_toolbox lists it), then retry.";
+/** A message that plainly concerns the call's arguments, whatever code the server gave it. */
+const ABOUT_ARGUMENTS = /\b(?:arguments?|param(?:eter)?s?|input ?schema)\b/i;
+
+/**
+ * What to do about a JSON-RPC error a server answered a call with, by its code: the arguments hint only for invalid
+ * params (-32602) and errors whose message plainly concerns arguments; a fitting one for the codes whose meaning is
+ * known; none for a server's own codes (its message says what went wrong).
+ */
+export function downstreamErrorHint(error: ProtocolError): string | undefined {
+  switch (error.code) {
+    case ProtocolErrorCode.InvalidParams:
+      return ARGUMENTS_HINT;
+    case ProtocolErrorCode.MethodNotFound:
+      return 'The server does not handle this request; retrying will not help.';
+    case ProtocolErrorCode.MissingRequiredClientCapability: {
+      const required = (error.data as { requiredCapabilities?: unknown } | undefined)?.requiredCapabilities;
+      const names = required && typeof required === 'object' ? Object.keys(required) : [];
+      const which = names.length > 0 ? ` (${names.join(', ')})` : '';
+      return `The tool needs a capability of the calling client${which} that it does not declare; use it from a client that supports that. Retrying will not help.`;
+    }
+  }
+  if (ABOUT_ARGUMENTS.test(error.message)) return ARGUMENTS_HINT;
+  if (error.code === ProtocolErrorCode.InternalError) return "The server failed while handling the call; retry later, or report it to the server's maintainers if it persists.";
+  return undefined;
 }

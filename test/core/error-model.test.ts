@@ -97,9 +97,20 @@ describe('one error model on every era and transport', () => {
             server: 'fx',
             tool: 'throw_jsonrpc',
             downstreamCode: -32050,
-            hint: "Check the arguments against the tool's inputSchema (open_toolbox lists it), then retry.",
           });
           assert.match(text(rpc), /database is locked/);
+          // The arguments hint only where the error is about arguments; a fitting one for a code whose meaning is known.
+          const argumentsHint = "Check the arguments against the tool's inputSchema (open_toolbox lists it), then retry.";
+          const hintOf = async (args: Record<string, unknown>): Promise<string | undefined> => errorMeta(await use('tb__fx__throw_jsonrpc', args)).hint;
+          assert.equal(await hintOf({ code: -32602, message: 'Invalid params' }), argumentsHint);
+          assert.equal(await hintOf({ code: -32001, message: "invalid argument 'path': no such directory" }), argumentsHint);
+          const capability = await hintOf({
+            code: -32021,
+            message: "the request's client capabilities do not declare the required capability",
+            data: { requiredCapabilities: { elicitation: {} } },
+          });
+          assert.match(capability ?? '', /capability of the calling client \(elicitation\)/);
+          assert.doesNotMatch(capability ?? '', /arguments/);
 
           // A message over the limit, dropped unread: named as such, with what to do.
           const big = await use('tb__fx__huge', { bytes: 3 * 1024 * 1024 });
