@@ -60,9 +60,17 @@ export function registerAuthCommand(program: Command, ctx: CliContext): void {
       }
     });
 
+  registerLogout(auth, ctx, configOption);
+}
+
+/** `auth logout`: forgets a stored sign-in. */
+function registerLogout(auth: Command, ctx: CliContext, configOption: readonly [string, string]): void {
   auth
     .command('logout <toolbox/server>')
     .description("remove a server's stored sign-in (its tokens and client registration)")
+    // Taken like login's and status's, so the three commands take the same options; the config is not read: a sign-in
+    // is forgotten even for a server no longer in it.
+    .option(...configOption)
     .action(async (target: string) => {
       try {
         const [toolbox, server, ...rest] = target.split('/');

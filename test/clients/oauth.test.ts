@@ -227,7 +227,8 @@ describe('OAuth sign-in of remote servers', () => {
       } finally {
         await again.close();
       }
-      const out = await runCliAsync(['auth', 'logout', 'dev/second'], s.env);
+      // logout takes the options login and status take (it needs no config: it also forgets a server no longer in it).
+      const out = await runCliAsync(['auth', 'logout', 'dev/second', '--config', s.configPath], s.env);
       assert.equal(out.code, 0, out.stderr);
       assert.equal((await readdir(join(s.dir, 'oauth'))).length, 1);
     } finally {
