@@ -96,7 +96,7 @@ export class SlotDialer {
   newTransport(): Transport {
     const remote = this.slot.config.type === 'stdio' ? undefined : this.slot.config;
     const oauth = this.slot.oauth && { authProvider: this.slot.oauth.authProvider, watch: this.slot.oauth.watch };
-    if (remote && this.legacySse) return createSseTransport(remote, this.slot.options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES, oauth);
+    if (remote && this.legacySse) return createSseTransport(remote, this.slot.options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES, this.slot.log, oauth);
     return createTransport(this.slot.config, {
       ...(oauth && { oauth }),
       workbenchEnv: this.slot.options.env,

@@ -96,17 +96,38 @@ export function createTransport(server: ServerConfig, options: TransportOptions)
     case 'http':
       return new RenewingHttpClientTransport(server, options.log, options.maxMessageBytes, options.oauth);
     case 'sse':
-      return createSseTransport(server, options.maxMessageBytes, options.oauth);
+      return createSseTransport(server, options.maxMessageBytes, options.log, options.oauth);
   }
 }
 
 /**
  * The legacy HTTP+SSE transport for a remote entry: a `type: "sse"` server, or an `http` server that answered like a
  * legacy one (see {@link legacySseStatus}). The SDK adds `requestInit.headers` to the event-stream GET and to
- * every POST; it follows redirects only within the URL's origin, so configured credentials never go elsewhere.
+ * every POST; it follows redirects only within the URL's origin, so configured credentials never go elsewhere. A
+ * session the server ended (a POST answered 404: it restarted) is renewed as for `http`.
  */
-export function createSseTransport(server: RemoteServerConfig, maxMessageBytes: number, oauth?: RemoteAuth): Transport {
-  return new SSEClientTransport(new URL(remoteEndpoint(server).url), remoteOptions(server, maxMessageBytes, oauth));
+export function createSseTransport(server: RemoteServerConfig, maxMessageBytes: number, log: Logger, oauth?: RemoteAuth): Transport {
+  return new RenewingHttpClientTransport(server, log, maxMessageBytes, oauth, 'sse');
+}
+
+/**
+ * A JSON-RPC message POSTed to a legacy SSE server's message endpoint and answered 404: its session is gone. The
+ * SDK's SSE transport reports any failed POST as a plain Error, so the fetch it is given throws this instead.
+ */
+class SseSessionGoneError extends Error {
+  constructor() {
+    super('the server no longer knows the session (HTTP 404 to a message)');
+  }
+}
+
+function sseSessionWatch(base: FetchLike): FetchLike {
+  return async (url, init) => {
+    const response = await base(url, init);
+    const message = init?.method === 'POST' && typeof init.body === 'string' && init.body.includes('"jsonrpc"');
+    if (response.status !== 404 || !message) return response;
+    await response.body?.cancel().catch(() => {});
+    throw new SseSessionGoneError();
+  };
 }
 
 /**
@@ -138,9 +159,10 @@ const RENEW_TIMEOUT_MS = 30_000;
 const TERMINATE_TIMEOUT_MS = 1_500;
 
 /**
- * The SDK's Streamable HTTP client transport, plus recovery from session expiry: when a server answers 404 to a
- * request that carried a session id (its session ended — restart, idle expiry), this transport re-initializes a new
- * session on a fresh SDK transport, replaying the client's own `initialize` request and `notifications/initialized`,
+ * The SDK's Streamable HTTP client transport (or, with kind "sse", its legacy HTTP+SSE one), plus recovery from
+ * session expiry: when a server answers 404 to a request that carried a session id (its session ended — restart, idle
+ * expiry; over SSE, a message POSTed to its endpoint), this transport re-initializes a new session on a fresh SDK
+ * transport, replaying the client's own `initialize` request and `notifications/initialized`,
  * then sends the failed message once more. Concurrent requests that hit the same expiry share one re-initialize.
  * The Client above never sees the switch; a second 404 on the retried message is its error.
  */
@@ -148,10 +170,8 @@ export class RenewingHttpClientTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void;
-  /** One POST per request, as the SDK transport it wraps (a modern connection cancels by ending that request). */
-  readonly hasPerRequestStream = true;
 
-  private inner: StreamableHTTPClientTransport;
+  private inner: StreamableHTTPClientTransport | SSEClientTransport;
   private initializeRequest: JSONRPCRequest | undefined;
   /** Bumped on every successful re-initialize, so requests that failed on an older session just retry. */
   private generation = 0;
@@ -165,13 +185,19 @@ export class RenewingHttpClientTransport implements Transport {
     private readonly log: Logger,
     private readonly maxMessageBytes: number,
     private readonly oauth?: RemoteAuth,
+    private readonly kind: 'http' | 'sse' = 'http',
   ) {
     this.url = new URL(remoteEndpoint(server).url);
     this.inner = this.attach(this.createInner());
   }
 
+  /** One POST per request over Streamable HTTP (a modern connection cancels by ending that request); not over SSE. */
+  get hasPerRequestStream(): boolean {
+    return this.kind === 'http';
+  }
+
   get sessionId(): string | undefined {
-    return this.inner.sessionId;
+    return this.inner instanceof StreamableHTTPClientTransport ? this.inner.sessionId : undefined;
   }
 
   start(): Promise<void> {
@@ -185,25 +211,31 @@ export class RenewingHttpClientTransport implements Transport {
   async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
     if (isJSONRPCRequest(message) && isInitializeRequest(message)) this.initializeRequest = message;
     const generation = this.generation;
-    const hadSession = this.inner.sessionId !== undefined;
+    // An SSE connection always has a session (its message endpoint).
+    const hadSession = this.kind === 'sse' || this.sessionId !== undefined;
     try {
-      await this.inner.send(message, options);
+      await this.sendInner(message, options);
     } catch (error) {
       // Only a legacy connection has a session to renew; a modern one has none (hadSession is false).
-      const expired = hadSession && error instanceof SdkHttpError && error.status === 404;
+      const expired = hadSession && ((error instanceof SdkHttpError && error.status === 404) || error instanceof SseSessionGoneError);
       if (!expired || this.closed || this.initializeRequest === undefined || isInitializeRequest(message)) throw error;
       await this.renew(generation);
       // The re-initialize already told the new session it is initialized.
       if (isInitializedNotification(message)) return;
-      await this.inner.send(message, options);
+      await this.sendInner(message, options);
     }
+  }
+
+  /** The SDK's SSE transport takes no send options (nothing it could do with them: one POST per message). */
+  private sendInner(message: JSONRPCMessage, options: TransportSendOptions | undefined): Promise<void> {
+    return this.inner instanceof StreamableHTTPClientTransport ? this.inner.send(message, options) : this.inner.send(message);
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     // Ending the session lets the server free it at once; a server that does not answer quickly is not waited for.
-    await within(this.inner.terminateSession().catch(() => {}), TERMINATE_TIMEOUT_MS);
+    if (this.inner instanceof StreamableHTTPClientTransport) await within(this.inner.terminateSession().catch(() => {}), TERMINATE_TIMEOUT_MS);
     await this.inner.close();
   }
 
@@ -212,11 +244,13 @@ export class RenewingHttpClientTransport implements Transport {
     return this.inner.finishAuth(params);
   }
 
-  private createInner(): StreamableHTTPClientTransport {
-    return new StreamableHTTPClientTransport(this.url, remoteOptions(this.server, this.maxMessageBytes, this.oauth));
+  private createInner(): StreamableHTTPClientTransport | SSEClientTransport {
+    const options = remoteOptions(this.server, this.maxMessageBytes, this.oauth);
+    if (this.kind === 'http') return new StreamableHTTPClientTransport(this.url, options);
+    return new SSEClientTransport(this.url, { ...options, fetch: sseSessionWatch(options.fetch) });
   }
 
-  private attach(inner: StreamableHTTPClientTransport): StreamableHTTPClientTransport {
+  private attach<T extends StreamableHTTPClientTransport | SSEClientTransport>(inner: T): T {
     inner.onmessage = (message) => this.onmessage?.(message);
     inner.onerror = (error) => this.onerror?.(error);
     inner.onclose = () => {

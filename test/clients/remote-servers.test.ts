@@ -202,5 +202,18 @@ describe('remote downstream servers (Streamable HTTP and legacy SSE, on loopback
       assert.match(textOf(again), /and later/);
       assert.ok(!wb.stderr().includes(secret));
     });
+
+    it('re-initializes an sse server that ended the session (a message answered 404, as after a restart) and retries the call once', async () => {
+      await open(wb, 'keyed');
+      assert.match(textOf(await wb.useTool('keyed', 'keyed__legacy__echo', { message: 'before' })), /before/);
+      const streamsBefore = sseProxy.requests.filter((r) => r.method === 'GET' && r.path === '/sse').length;
+      sseProxy.expireSessions();
+      const echo = await wb.useTool('keyed', 'keyed__legacy__echo', { message: 'after expiry' });
+      assert.notEqual(echo.isError, true, textOf(echo));
+      assert.match(textOf(echo), /after expiry/);
+      const streamsAfter = sseProxy.requests.filter((r) => r.method === 'GET' && r.path === '/sse').length;
+      assert.equal(streamsAfter, streamsBefore + 1, 'exactly one new session was opened');
+      assert.match(textOf(await wb.useTool('keyed', 'keyed__legacy__echo', { message: 'and later' })), /and later/);
+    });
   });
 });

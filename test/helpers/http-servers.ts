@@ -72,7 +72,10 @@ export interface RecordingProxy {
   /** http://127.0.0.1:PORT (no path); paths are forwarded as they are. */
   origin: string;
   requests: RecordedRequest[];
-  /** From now on, answer 404 "Session not found" to every request carrying a session id seen so far. */
+  /**
+   * From now on, answer 404 "Session not found" to every request carrying a session id seen so far (an
+   * `mcp-session-id` header, or a legacy SSE message endpoint's `sessionId`), as a restarted server would.
+   */
   expireSessions(): void;
   close(): Promise<void>;
 }
@@ -96,7 +99,10 @@ export async function startRecordingProxy(target: string, options: { firstReques
     forward(req, res);
   });
   const forward = (req: IncomingMessage, res: ServerResponse): void => {
-    const session = req.headers['mcp-session-id'];
+    // Streamable HTTP carries the session in a header; legacy SSE in the message endpoint's query (it is seen there).
+    const sseSession = new URL(req.url ?? '/', 'http://proxy').searchParams.get('sessionId');
+    if (sseSession) seenSessions.add(sseSession);
+    const session = req.headers['mcp-session-id'] ?? sseSession;
     if (typeof session === 'string' && expired.has(session)) {
       req.resume();
       res.writeHead(404, { 'content-type': 'application/json' });
