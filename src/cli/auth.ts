@@ -18,21 +18,7 @@ export function registerAuthCommand(program: Command, ctx: CliContext): void {
   const auth = program.command('auth').description('sign in to OAuth-protected remote servers (tokens in ~/.mcp-workbench/oauth/)');
   const configOption = ['-c, --config <file>', 'config file (default: $WORKBENCH_CONFIG, else ./workbench-config.json)'] as const;
 
-  auth
-    .command('login <toolbox/server>')
-    .description('sign in to a remote server in the browser ($BROWSER, else the system browser; the URL is printed too)')
-    .option(...configOption)
-    .action(async (target: string, opts: { config?: string }) => {
-      try {
-        const config = await load(ctx, opts.config);
-        // A person reads this terminal: without a browser here, the URL is printed and the callback awaited.
-        const oauth = { ...oauthContext(ctx, { browser: true }), printUrlWithoutBrowser: true };
-        const done = await loginServer({ config, target, env: ctx.env, log: ctx.log, oauth, version: VERSION });
-        ctx.print(`signed in to ${done.toolbox}/${done.server.name} (${done.tools} tools); the sign-in is kept in ${oauth.store.dir}`);
-      } catch (error) {
-        ctx.fail(error);
-      }
-    });
+  registerLogin(auth, ctx, configOption);
 
   auth
     .command('status')
@@ -61,6 +47,25 @@ export function registerAuthCommand(program: Command, ctx: CliContext): void {
     });
 
   registerLogout(auth, ctx, configOption);
+}
+
+/** `auth login`: signs in to one server afresh. */
+function registerLogin(auth: Command, ctx: CliContext, configOption: readonly [string, string]): void {
+  auth
+    .command('login <toolbox/server>')
+    .description('sign in to a remote server in the browser ($BROWSER, else the system browser; the URL is printed too)')
+    .option(...configOption)
+    .action(async (target: string, opts: { config?: string }) => {
+      try {
+        const config = await load(ctx, opts.config);
+        // A person reads this terminal: without a browser here, the URL is printed and the callback awaited.
+        const oauth = { ...oauthContext(ctx, { browser: true }), printUrlWithoutBrowser: true };
+        const done = await loginServer({ config, target, env: ctx.env, log: ctx.log, oauth, version: VERSION });
+        ctx.print(`signed in to ${done.toolbox}/${done.server.name} (${done.tools} tools); the sign-in is kept in ${oauth.store.dir}`);
+      } catch (error) {
+        ctx.fail(error);
+      }
+    });
 }
 
 /** `auth logout`: forgets a stored sign-in. */
