@@ -55,6 +55,14 @@ const ID_PREFIX = 'wb-';
 /** How often deadlines are checked: a timeout fires at most this late. One sweep serves every call in flight. */
 const SWEEP_MS = 50;
 
+/**
+ * A call's response stream (Streamable HTTP) ended before it carried the answer, and could not be resumed: the server
+ * stopped, restarted or dropped the connection mid-call. Without this the call would wait for its whole timeout.
+ */
+export class ResponseStreamLostError extends Error {
+  override name = 'ResponseStreamLostError';
+}
+
 /** The server answered, but not with a tools/call result (as opposed to answering with a JSON-RPC error). */
 export class MalformedResultError extends Error {
   override name = 'MalformedResultError';
@@ -153,7 +161,11 @@ export class CallChannel {
         }
       } else {
         const declared = this.headerDeclarations?.get(name);
-        this.transport.send(request, declared ? { headers: paramHeaders(declared, args) } : undefined).catch((error: unknown) => {
+        // Over Streamable HTTP the answer comes on the request's own stream; its end without one is told at once.
+        const onRequestStreamEnd = (): void => {
+          if (this.settle(id)) pending.reject(new ResponseStreamLostError('its response stream ended before the answer came'));
+        };
+        this.transport.send(request, { onRequestStreamEnd, ...(declared && { headers: paramHeaders(declared, args) }) }).catch((error: unknown) => {
           if (this.settle(id)) pending.reject(error);
         });
       }

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import type { ServerConfig, StdioServerConfig } from '../config/types.js';
 import { WorkbenchError, errorMessage, type ServerFailure } from '../errors.js';
 import type { Cancellation } from '../shared/cancellation.js';
-import { MalformedResultError } from './call-channel.js';
+import { MalformedResultError, ResponseStreamLostError } from './call-channel.js';
 import { httpStatusOf, stderrOf, summary } from './server-failure.js';
 import { droppedMessageOf } from './dropped-message.js';
 import { ChildProcessTransport } from './stdio-transport.js';
@@ -114,6 +114,14 @@ export function describeCallError(
       `${what} failed: the server stopped (${summary(failure)}).`,
       { cause: error, failure, tool, hint: 'It will be restarted on the next call; retry if the tool is safe to repeat.' },
     );
+  }
+  if (error instanceof ResponseStreamLostError) {
+    return new WorkbenchError('CALL_FAILED', `${what} failed: the connection to the server was lost before it answered (${error.message}; the server may have stopped or restarted).`, {
+      cause: error,
+      failure: { kind: 'closed' },
+      tool,
+      hint: 'The next call connects again; retry if the tool is safe to repeat.',
+    });
   }
   if (error instanceof MalformedResultError) {
     return new WorkbenchError('INVALID_OUTPUT', `${what} failed: ${error.message}.`, { cause: error, tool, hint: "Report this to the server's maintainers." });

@@ -24,6 +24,27 @@ describe('remote downstream servers (Streamable HTTP and legacy SSE, on loopback
     await Promise.allSettled([streamable?.close(), sse?.close()]);
   });
 
+  it('a call in flight when its Streamable HTTP server dies ends as a lost connection (retryable), not a timeout', async () => {
+    const dying = await startEverythingHttp('streamableHttp');
+    const wb = await startWorkbench({ toolboxes: { web: { mcpServers: { remote: { type: 'http', url: `${dying.origin}/mcp`, timeoutMs: 30_000 } } } } });
+    try {
+      await open(wb, 'web');
+      const call = wb.useTool('web', 'web__remote__trigger-long-running-operation', { duration: 20, steps: 20 });
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      process.kill(dying.pid, 'SIGKILL');
+      const result = await call;
+      assert.equal(result.isError, true, textOf(result));
+      assert.equal(workbenchErrorCode(result), 'CALL_FAILED', textOf(result));
+      assert.match(textOf(result), /connection to the server was lost before it answered/);
+      const error = (result._meta as Record<string, { retryable?: boolean; failure?: { kind?: string } }>)['mcp-workbench/error'];
+      assert.equal(error?.retryable, true);
+      assert.equal(error?.failure?.kind, 'closed');
+    } finally {
+      await wb.close();
+      await dying.close();
+    }
+  });
+
   it('holds a Streamable HTTP server to the message size limit, answering the call at once', async () => {
     // get-env returns the server's environment: two big variables make that result larger than the limit.
     const big = await startEverythingHttp('streamableHttp', { BIG_1: 'b'.repeat(100 * 1024), BIG_2: 'c'.repeat(100 * 1024) });
