@@ -1,6 +1,6 @@
 import { ClientCredentialsProvider, CrossAppAccessProvider, PrivateKeyJwtProvider, discoverAndRequestJwtAuthGrant, requestJwtAuthorizationGrant } from '@modelcontextprotocol/client';
 import type { OAuthConfig } from '../config/types.js';
-import { WorkbenchError } from '../errors.js';
+import { WorkbenchError, errorMessage } from '../errors.js';
 import { openBrowser } from './browser.js';
 import { LoopbackReceiver, freeLoopbackPort, loopbackRedirect } from './loopback.js';
 import { StoredOAuthProvider, type GrantDelegate } from './provider.js';
@@ -83,7 +83,13 @@ export class BrowserSignIn {
     const receiver = this.receiver;
     if (!receiver) throw new Error('no sign-in is under way');
     try {
-      const params = (await within(receiver.wait(), ms))?.value;
+      const params = (
+        await within(receiver.wait(), ms).catch((error: unknown) => {
+          // Ended before the browser came back (a newer sign-in of this server replaced it, or the connection closed):
+          // a refusal the model can read, never a protocol error.
+          throw new WorkbenchError('SIGN_IN_FAILED', `${this.label}: the sign-in in the browser ended before it completed (${errorMessage(error)}). Retry the call, or sign in first with \`${command}\`.`, { cause: error });
+        })
+      )?.value;
       if (!params) {
         throw new WorkbenchError('SIGN_IN_FAILED', `${this.label}: the sign-in in the browser was not completed within ${ms} ms. Retry, raise "connectTimeoutMs", or sign in first with \`${command}\`.`);
       }

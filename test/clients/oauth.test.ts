@@ -187,6 +187,30 @@ describe('OAuth sign-in of remote servers', () => {
     }
   });
 
+  it('calls made at once after the sign-in was revoked each get a tool result (never a protocol error), and a browser sign-in brings the server back', async () => {
+    const s = await setup({ remote: fixture });
+    try {
+      assert.equal((await login(s, 'dev/remote')).code, 0);
+      const wb = await startWorkbench(s.config, { env: { ...s.env, BROWSER: browser } });
+      try {
+        assert.deepEqual((await open(wb)).servers_failed, []);
+        await untilExpired(s, 'dev/remote');
+        fixture.revokeRefreshTokens();
+        const calls = await Promise.allSettled([1, 2, 3].map(() => wb.useTool('dev', 'dev__remote__whoami')));
+        for (const call of calls) {
+          assert.equal(call.status, 'fulfilled', `a tool result, not a protocol error: ${call.status === 'rejected' ? String(call.reason) : ''}`);
+          if (call.status === 'fulfilled' && call.value.isError) assert.match(workbenchErrorCode(call.value) ?? '', /^SIGN_IN_/, textOf(call.value));
+        }
+        const later = await wb.useTool('dev', 'dev__remote__whoami');
+        assert.notEqual(later.isError, true, textOf(later));
+      } finally {
+        await wb.close();
+      }
+    } finally {
+      await s.cleanup();
+    }
+  });
+
   it('--no-browser fails at once naming auth login; a revoked refresh token says the same; two servers keep separate tokens', async () => {
     const s = await setup({ remote: fixture, second: other });
     try {
