@@ -47,7 +47,9 @@ export function describeConnectError(
       {
         cause: error,
         failure: { kind: 'handshake-timeout', timeoutMs, ...stderrOf(transport) },
-        hint: `${slot.config.type === 'stdio' ? 'Check that it speaks MCP on stdio' : 'Check that the URL is an MCP endpoint and reachable'}, or raise "connectTimeoutMs" for this server.`,
+        hint: isNpx(slot.config)
+          ? `Its first start downloads the package with npx, which can take longer: run its command once in a terminal to fill npm's cache, or raise "connectTimeoutMs" for this server.`
+          : `${slot.config.type === 'stdio' ? 'Check that it speaks MCP on stdio' : 'Check that the URL is an MCP endpoint and reachable'}, or raise "connectTimeoutMs" for this server.`,
       },
     );
   }
@@ -58,7 +60,7 @@ export function describeConnectError(
     return new WorkbenchError(
       'CONNECT_FAILED',
       `${slot.label} failed to start: ${summary(failure)}`,
-      { cause: error, failure, hint: 'Fix its command, args or env in the config (`mcp-workbench doctor` checks every server); it is tried again on next use.' },
+      { cause: error, failure, hint: startFailureHint(slot.config, failure) },
     );
   }
   // Never the full URL: an expanded secret may sit in its query string.
@@ -178,4 +180,21 @@ export function downstreamErrorHint(error: ProtocolError): string | undefined {
   if (ABOUT_ARGUMENTS.test(error.message)) return ARGUMENTS_HINT;
   if (error.code === ProtocolErrorCode.InternalError) return "The server failed while handling the call; retry later, or report it to the server's maintainers if it persists.";
   return undefined;
+}
+
+/** Whether a stdio server starts through npx (`npx`, `npx.cmd`, a path ending in either), which downloads on first use. */
+function isNpx(config: ServerConfig): boolean {
+  return config.type === 'stdio' && /(^|[\\/])npx(\.cmd|\.exe)?$/i.test(config.command);
+}
+
+/**
+ * What to do about a stdio server that ended before its handshake. An npx server that cannot find one of its own
+ * modules usually has a half-written entry in npm's npx cache (a download stopped midway), which fails every start
+ * until deleted.
+ */
+function startFailureHint(config: ServerConfig, failure: ServerFailure): string {
+  const general = 'Fix its command, args or env in the config (`mcp-workbench doctor` checks every server); it is tried again on next use.';
+  const missingModule = failure.stderrTail?.some((line) => /Cannot find (module|package)|ERR_MODULE_NOT_FOUND/.test(line)) === true;
+  if (!isNpx(config) || !missingModule) return general;
+  return 'npx started a package that lacks one of its own files: a download stopped midway can leave a broken entry in npm\'s npx cache. Delete the npx cache (`rm -rf ~/.npm/_npx`, or the `_npx` folder of `npm config get cache`) and it is downloaded again on next use.';
 }

@@ -168,7 +168,8 @@ function trustProblems(trust: TrustPolicy, toolbox: string, server: string, tool
 
 /** Turns the ClientManager's typed connect failure into the report's, reading its fields (never its message). */
 export function classifyFailure(failed: FailedServer): DoctorFailure {
-  const message = failed.error;
+  // The hint says what to do (raise connectTimeoutMs, clear npx's cache, …): the doctor's reader needs it most.
+  const message = failed.hint !== undefined && !failed.error.includes(failed.hint) ? `${failed.error}\n${failed.hint}` : failed.error;
   const f = failed.failure;
   const stderr = f?.stderrTail && f.stderrTail.length > 0 ? { stderr: [...f.stderrTail] } : {};
   switch (f?.kind) {

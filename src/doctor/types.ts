@@ -1,3 +1,4 @@
+import { DEFAULT_CONNECT_TIMEOUT_MS } from '../clients/limits.js';
 import type { OAuthContext } from '../oauth/sign-in.js';
 import type { SecretSource } from '../config/secret-source.js';
 import type { ServerConfig, ServerProblem } from '../config/types.js';
@@ -5,7 +6,8 @@ import type { Logger } from '../log.js';
 
 /** What `doctor` reports, and its defaults. */
 
-export const DEFAULT_DOCTOR_TIMEOUT_MS = 15_000;
+/** The same as serving (README: `connectTimeoutMs`): a first `npx -y` start downloads, and a check must not fail it. */
+export const DEFAULT_DOCTOR_TIMEOUT_MS = DEFAULT_CONNECT_TIMEOUT_MS;
 
 /** Longest canonical tool name some clients accept (several register tool names matching ^[a-zA-Z0-9_-]{1,64}$). */
 export const MAX_CANONICAL_NAME_LENGTH = 64;

@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { parse } from 'jsonc-parser';
-import { fixtureServer, runCli, tempDir } from '../helpers/workbench-process.js';
+import { spawnSync } from 'node:child_process';
+import { fixtureServer, node, paths, runCli, tempDir } from '../helpers/workbench-process.js';
 import { errorLine } from '../helpers/log-lines.js';
 
 /** `init`, `server add`, `server remove` through the built CLI (README "Command line"). */
@@ -44,6 +46,21 @@ describe('init', () => {
     const backups = (await readdir(dir)).filter((f) => f.startsWith('workbench-config.json.bak-'));
     assert.equal(backups.length, 1);
     assert.equal(await readFile(join(dir, backups[0]!), 'utf8'), '{ "toolboxes": {} } // mine\n');
+  });
+
+  it('the README\'s "Set up in two commands" runs as written on the config init wrote (every line but migrate, which reads a client\'s file)', async () => {
+    const readme = await readFile(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
+    const block = /\*\*Set up in two commands\.\*\*[^]*?```bash\n([^]*?)```/.exec(readme);
+    assert.ok(block, 'README has the "Set up in two commands" block');
+    const lines = block[1]!.split('\n').map((line) => line.replace(/\s+#.*$/, '').trim()).filter((line) => line.startsWith('mcp-workbench ') && !line.startsWith('mcp-workbench migrate'));
+    assert.ok(lines.length >= 3, lines.join('\n'));
+    for (const line of lines) {
+      // Each line is a shell command: run it with `mcp-workbench` being the built CLI.
+      const shell = spawnSync('bash', ['-c', `mcp-workbench() { ${JSON.stringify(node)} ${JSON.stringify(paths.cli)} "$@"; }\n${line}`], { cwd: dir, env: { PATH: process.env.PATH ?? '', HOME: dir }, encoding: 'utf8' });
+      assert.equal(shell.status, 0, `${line}\n${shell.stdout}${shell.stderr}`);
+    }
+    const validated = run(['validate'], { DOCS_TOKEN: 'the-docs-token' });
+    assert.equal(validated.code, 0, validated.stdout + validated.stderr);
   });
 
   it('--config PATH writes there, creating its folder', async () => {

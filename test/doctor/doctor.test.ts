@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
@@ -134,6 +134,43 @@ describe('doctor', () => {
     assert.equal(server(report, 'hang').timeoutMs, 5000);
     assert.match(server(report, 'hang').failure!.summary, /^timed out after 5000 ms$/);
     assert.equal(server(report, 'missing').failure!.kind, 'command-not-found');
+  });
+
+  it('npx servers: the default timeout is serving\'s 60 s; a hang names the first download, a half-downloaded package names npx\'s cache', async () => {
+    // Stand-ins named npx (the hint is about the command): one hangs before speaking MCP, one fails as a package whose
+    // download was stopped midway does.
+    const bin = join(dir, 'fake-npx');
+    await mkdir(join(bin, 'hang'), { recursive: true });
+    await mkdir(join(bin, 'broken'), { recursive: true });
+    await writeFile(join(bin, 'hang', 'npx'), `#!/bin/sh\nexec ${JSON.stringify(node)} -e "setInterval(() => {}, 1000)"\n`, { mode: 0o755 });
+    await writeFile(
+      join(bin, 'broken', 'npx'),
+      "#!/bin/sh\necho \"Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'zod' imported from /root/.npm/_npx/0123/node_modules/x/dist/index.js\" >&2\nexit 1\n",
+      { mode: 0o755 },
+    );
+    const file = await config('npx.json', {
+      toolboxes: {
+        dev: {
+          mcpServers: {
+            fx: fixtureServer(),
+            hang: { command: join(bin, 'hang', 'npx'), args: ['-y', 'some-server'], connectTimeoutMs: 1500 },
+            broken: { command: join(bin, 'broken', 'npx'), args: ['-y', 'some-server'] },
+          },
+        },
+      },
+    });
+    const result = await run(['doctor', '--config', file, '--json']);
+    assert.equal(result.code, 1, result.stderr);
+    const report = JSON.parse(result.stdout) as DoctorReport;
+    assert.equal(report.timeoutMs, null);
+    assert.equal(server(report, 'fx').timeoutMs, 60_000, 'a server without connectTimeoutMs gets the 60 s that serving gives it');
+    assert.equal(server(report, 'hang').failure!.kind, 'timeout');
+    assert.match(server(report, 'hang').failure!.message, /first start downloads the package with npx/);
+    assert.match(server(report, 'broken').failure!.message, /Cannot find package 'zod'/);
+    assert.match(server(report, 'broken').failure!.message, /npx cache .*~\/\.npm\/_npx/);
+    const text = await run(['doctor', '--config', file]);
+    assert.match(text.stdout, /Connect timeout: each server's connectTimeoutMs, else 60000 ms/);
+    assert.match(text.stdout, /Delete the npx cache/);
   });
 
   it('catalog problems: canonical names over 64 characters and stdout noise are warnings (exit 0); has__double is fine', async () => {
