@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { toolsetWarnings } from '../catalog/toolsets.js';
 import { isWorkbenchError } from '../errors.js';
+import { missingCommandProblems } from '../clients/command-check.js';
 import { loadConfig } from '../config/load.js';
 import { configProblemsError } from '../config/server-problems.js';
 import { applyProject, loadProjectFile } from '../config/project-file.js';
@@ -16,7 +17,8 @@ export interface ValidateReport {
 /**
  * Loads and checks the config and the project file (`.mcp-workbench.json` in `cwd`, or `--project DIR`) exactly as
  * `serve` would; throws the loader's WorkbenchError when either is invalid, and one error listing every problem that
- * keeps a server from starting (unset variables, malformed URLs), which `serve` would only warn about.
+ * keeps a server from starting (unset variables, malformed URLs, a command not found), which `serve` would only warn
+ * about (a command not found: when a server is first used).
  */
 export async function validateConfig(
   sources: Pick<ConfigSources, 'configPath' | 'project' | 'secrets'>,
@@ -24,10 +26,24 @@ export async function validateConfig(
 ): Promise<ValidateReport> {
   const path = sources.configPath;
   const config = await loadConfig(path, env, { secrets: sources.secrets });
-  const broken = configProblemsError(config);
+  const broken = configProblemsError(withMissingCommands(config, env));
   if (broken) throw broken;
   const project = await loadProjectFile(sources.project);
   return { path, config: applyProject(config, project) };
+}
+
+/** The config with each stdio server whose command cannot be found given that as its problem (validate alone). */
+function withMissingCommands(config: WorkbenchConfig, env: Record<string, string | undefined>): WorkbenchConfig {
+  const missing = missingCommandProblems(config, env);
+  if (missing.size === 0) return config;
+  const toolboxes = config.toolboxes.map((toolbox) => ({
+    ...toolbox,
+    servers: toolbox.servers.map((server) => {
+      const problem = missing.get(`${toolbox.name}/${server.name}`);
+      return problem ? { ...server, problems: [problem] } : server;
+    }),
+  }));
+  return { ...config, toolboxes };
 }
 
 export function formatValidateReport(report: ValidateReport): string {

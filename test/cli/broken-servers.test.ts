@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { OpenToolboxResult } from '../../src/core/tool-entry.js';
@@ -190,7 +190,36 @@ describe('commands on a config with broken servers', () => {
     assert.deepEqual(report.details.map((d) => d.slice(0, d.indexOf(':'))).sort(), [
       'toolboxes.mix.mcpServers.badurl.url',
       'toolboxes.mix.mcpServers.needsvar.args[4]',
+      'toolboxes.mix.mcpServers.nocmd.command',
+      'toolboxes.mix.mcpServers.nocwd.cwd',
     ]);
+    // a command that is not installed and a cwd that does not exist: where the server would start them
+    assert.match(text.stderr, new RegExp(`toolboxes\\.mix\\.mcpServers\\.nocmd\\.command: "${MISSING_COMMAND}" was not found on the PATH the server starts with; to fix: install it`));
+    assert.match(text.stderr, /toolboxes\.mix\.mcpServers\.nocwd\.cwd: ".*" does not exist/);
+  });
+
+  it('validate finds a command where the server starts it: on its own env.PATH, or relative to its cwd', async () => {
+    const bin = join(data.dir, 'own-bin');
+    await mkdir(bin, { recursive: true });
+    await writeFile(join(bin, 'wb-own-command'), '#!/bin/sh\nexit 1\n', { mode: 0o755 });
+    const file = join(data.dir, 'found.json');
+    await writeFile(file, JSON.stringify({
+      toolboxes: {
+        t: {
+          mcpServers: {
+            ownpath: { command: 'wb-own-command', env: { PATH: bin } },
+            relative: { command: './wb-own-command', cwd: bin },
+          },
+        },
+      },
+    }));
+    const found = await run(['validate', '--config', file], env());
+    assert.equal(found.code, 0, found.stderr);
+    // the same command off the PATH the server gets: the entry's own PATH names it
+    await writeFile(file, JSON.stringify({ toolboxes: { t: { mcpServers: { ownpath: { command: 'wb-own-command', env: { PATH: data.dir } } } } } }));
+    const missing = await run(['validate', '--config', file], env());
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /toolboxes\.t\.mcpServers\.ownpath\.command: "wb-own-command" was not found on the PATH the server starts with \(its own env\.PATH\)/);
   });
 
   it('doctor reports each broken server with what is wrong and the fix, and the healthy one as connected', async () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { copyFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -153,6 +153,14 @@ describe('migrate --from: importing other clients\' configs', () => {
     dir = temp.dir;
   });
 
+  /** PATH with a stand-in `uvx` first (validate only checks that the command is there; nothing runs it). */
+  async function pathWithUvx(): Promise<string> {
+    const bin = join(dir, 'bin');
+    await mkdir(bin, { recursive: true });
+    await writeFile(join(bin, 'uvx'), '#!/bin/sh\nexit 1\n', { mode: 0o755 });
+    return `${bin}${delimiter}${process.env.PATH ?? ''}`;
+  }
+
   it('Claude Desktop → a new config that validates', async () => {
     const target = join(dir, 'desktop.json');
     const result = run(['migrate', '--config', target, '--from', 'claude-desktop', fixtureConfig('import-claude-desktop.json'), '--toolbox', 'desktop', '--write']);
@@ -165,7 +173,8 @@ describe('migrate --from: importing other clients\' configs', () => {
     assert.ok(existsSync(join(dir, written.$schema)), `$schema ${written.$schema} resolves to the shipped schema`);
     // The literal tokens became ${VAR} references: the config is valid once they are set.
     assert.match(result.stdout, /GITHUB_PERSONAL_ACCESS_TOKEN \(not set in this shell\)/);
-    const validate = run(['validate', '--config', target], { env: { GITHUB_PERSONAL_ACCESS_TOKEN: 'x', BRAVE_API_KEY: 'y' } });
+    // validate looks for each command where the server would start: uvx (the sqlite server's) is not on every machine
+    const validate = run(['validate', '--config', target], { env: { PATH: await pathWithUvx(), GITHUB_PERSONAL_ACCESS_TOKEN: 'x', BRAVE_API_KEY: 'y' } });
     assert.equal(validate.code, 0, validate.stderr);
     assert.match(validate.stdout, /valid \(1 toolbox\(es\), 4 server\(s\)\)/);
   });
@@ -221,7 +230,7 @@ describe('migrate --from: importing other clients\' configs', () => {
     const written = await readFile(target, 'utf8');
     assert.ok(written.includes(`"\${WORKSPACE_FOLDER:-${project}}"`));
     assert.ok(written.includes('"Authorization": "Bearer ${GITHUB_TOKEN}"'));
-    const validate = run(['validate', '--config', target], { env: { GITHUB_TOKEN: 'g', PERPLEXITY_KEY: 'p' } });
+    const validate = run(['validate', '--config', target], { env: { PATH: await pathWithUvx(), GITHUB_TOKEN: 'g', PERPLEXITY_KEY: 'p' } });
     assert.equal(validate.code, 0, validate.stderr);
   });
 
