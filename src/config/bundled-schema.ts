@@ -26,5 +26,25 @@ export function loadBundledSchema<Level extends string>(file: string, definition
   for (const [level, definition] of Object.entries(definitions) as [Level, string][]) {
     keys[level] = Object.keys(document.definitions[definition]?.properties ?? {});
   }
-  return { validate: new Ajv({ allErrors: true }).compile(document), keys };
+  return { validate: new Ajv({ allErrors: true }).compile(withoutEditorOnly(file, document)), keys };
+}
+
+/**
+ * Constraints of a shipped schema that are for editors only, as JSON pointers per file: an editor shows them as the
+ * user types, while the loader checks the same rule itself where breaking it must fail only one server (a `url` that
+ * is not http(s): README "One bad part fails only itself"), so they are removed before compiling.
+ */
+const EDITOR_ONLY: Record<string, readonly string[]> = {
+  'workbench-config.schema.json': ['/definitions/server/properties/url/pattern'],
+};
+
+function withoutEditorOnly(file: string, document: object): object {
+  const copy = structuredClone(document) as Record<string, unknown>;
+  for (const pointer of EDITOR_ONLY[file] ?? []) {
+    const keys = pointer.split('/').slice(1);
+    const parent = keys.slice(0, -1).reduce<Record<string, unknown> | undefined>((node, key) => node?.[key] as Record<string, unknown> | undefined, copy);
+    if (parent === undefined || !(keys.at(-1)! in parent)) throw new Error(`${file}: ${pointer} is not in the schema (EDITOR_ONLY is stale)`);
+    delete parent[keys.at(-1)!];
+  }
+  return copy;
 }

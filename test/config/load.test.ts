@@ -276,6 +276,19 @@ describe('workbench-config.schema.json', () => {
     assert.equal(validate(example), true, JSON.stringify(validate.errors));
   });
 
+  it('refuses in an editor what validate refuses: toolMode "dynamic", a url that is not http(s) (one made from ${VAR} is fine)', async () => {
+    const validate = new Ajv({ allErrors: true }).compile(JSON.parse(await readFile(new URL('../../workbench-config.schema.json', import.meta.url), 'utf8')));
+    const remote = (url: string) => ({ toolboxes: { dev: { mcpServers: { web: { type: 'http', url } } } } });
+    assert.equal(validate({ toolMode: 'dynamic', toolboxes: {} }), false);
+    assert.equal(validate({ toolMode: 'proxy', toolboxes: {} }), true);
+    for (const url of ['ftp://example.com/mcp', 'example.com/mcp', 'localhost:3000/mcp']) assert.equal(validate(remote(url)), false, url);
+    for (const url of ['https://example.com/mcp', 'HTTP://127.0.0.1:3000/mcp', '${DOCS_URL}', '${DOCS_BASE}/mcp']) assert.equal(validate(remote(url)), true, url);
+    // the loader leaves that rule to the server alone: the config loads, the one server carries the problem
+    const loaded = parseConfig({ toolboxes: { dev: { mcpServers: { web: { type: 'http', url: 'ftp://example.com/mcp' }, local: { command: 'x' } } } } }, 'mem', {});
+    assert.equal(loaded.toolboxes[0]!.servers.find((s) => s.name === 'web')!.problems?.[0]?.kind, 'invalid-url');
+    assert.equal(loaded.toolboxes[0]!.servers.find((s) => s.name === 'local')!.problems, undefined);
+  });
+
   it('documents every property for editors', async () => {
     const schemaText = await readFile(new URL('../../workbench-config.schema.json', import.meta.url), 'utf8');
     const schema = JSON.parse(schemaText) as {
