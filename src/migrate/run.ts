@@ -1,7 +1,7 @@
 import { dirname, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseConfigJson } from '../config/load.js';
-import { parseJsonText } from '../config/parse-json.js';
+import { formatJsonPath } from '../config/expand-env.js';
+import { parseJsonDocument, parseJsonText } from '../config/parse-json.js';
 import { NAME_PATTERN, NAME_RULE } from '../config/text.js';
 import { WorkbenchError } from '../errors.js';
 import type { SecretStore } from '../secrets/secret-store.js';
@@ -132,7 +132,7 @@ async function importPlan(options: MigrateOptions, client: ClientKind, path: str
     throw new WorkbenchError('USAGE', `--toolbox "${toolbox}" is not a valid toolbox name (${NAME_RULE}); for example "${sanitizeName(toolbox, 'imported')}".`);
   }
   const { file, source } = await readClientConfig(options, client, toolbox);
-  const raw = parseConfigJson(source.text, file);
+  const { value: raw, duplicateKeys } = parseJsonDocument(source.text, file);
   let imported = importClientServers(client, raw, {
     source: file,
     self: [fileURLToPath(new URL('../cli/main.js', import.meta.url))],
@@ -140,6 +140,9 @@ async function importPlan(options: MigrateOptions, client: ClientKind, path: str
     ...(options.project !== undefined && { project: resolve(options.cwd, options.project) }),
     ...(options.secrets && { secrets: options.secrets }),
   });
+  // The client reads its file with JSON.parse, which keeps the last of a key written twice: so does the import, saying so.
+  const twice = duplicateKeys.map((key) => `${formatJsonPath(key)} is written more than once in ${file}; the last one is imported, as ${CLIENT_LABELS[client]} itself reads it`);
+  if (twice.length > 0) imported = { ...imported, notes: [...twice, ...imported.notes] };
   let moved: MovedSecret[] = [];
   if (options.secrets === 'store') {
     const taken = moveLiteralSecrets(toolbox, imported.servers);

@@ -256,4 +256,22 @@ describe('migrate --from: each client\'s files as they are found', () => {
     assert.equal(await readFile(join(home.home, backups[0]!), 'utf8'), existing);
     assert.deepEqual(Object.keys(written(after).toolboxes), ['keep', 'cursor']);
   });
+
+  it('a server name written twice in the client\'s file: the last one is imported, as the client reads it, and said so', async () => {
+    const file = await home.write('desktop-twice.json', `{
+  "mcpServers": {
+    "memory": { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"] },
+    "fs": { "command": "npx", "args": ["-y", "an-old-filesystem-server"] },
+    "fs": { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/srv"] }
+  }
+}`);
+    const result = home.run(['--from', 'claude-desktop', file, '--toolbox', 'desk', '--write']);
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /mcpServers\.fs is written more than once in .*desktop-twice\.json; the last one is imported, as Claude Desktop itself reads it/);
+    const json = JSON.parse(home.run(['--from', 'claude-desktop', file, '--toolbox', 'desk2', '--json']).stdout) as { notes: string[] };
+    assert.ok(json.notes.some((n) => n.startsWith('mcpServers.fs is written more than once')), json.notes.join('\n'));
+    const servers = written(await readFile(home.target, 'utf8')).toolboxes.desk!.mcpServers;
+    assert.deepEqual(Object.keys(servers), ['memory', 'fs']);
+    assert.deepEqual(servers.fs!.args, ['-y', '@modelcontextprotocol/server-filesystem', '/srv']);
+  });
 });
