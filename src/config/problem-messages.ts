@@ -101,8 +101,22 @@ const LEVEL_NAMES: Record<Level, string> = {
   identityProvider: 'in "auth.identityProvider"',
 };
 
+/**
+ * Server keys of other MCP clients' configs that mean something else here (a near spelling would mislead: "disabled"
+ * is not "disabledTools"): what each did there and what does it in the workbench.
+ */
+const OTHER_CLIENTS_SERVER_KEYS: Readonly<Record<string, string>> = {
+  disabled:
+    'turns a whole server off in other clients\' configs; the workbench has no such switch: remove the server (mcp-workbench server remove <toolbox> <server>) or keep it in a toolbox that is not opened, and hide single tools with "disabledTools"',
+  enabled: 'turns a whole server on or off in other clients\' configs; the workbench has no such switch: remove the server, or hide tools with "disabledTools"',
+  autoApprove: 'lets other clients call some tools without asking; the workbench does not ask: your MCP client approves each use_tool call',
+  alwaysAllow: 'lets other clients call some tools without asking; the workbench does not ask: your MCP client approves each use_tool call',
+};
+
 function unknownKeyMessage(key: string, level: Level, keys: Record<Level, readonly string[]>): string {
   const allowed = keys[level];
+  const foreign = level === 'server' ? OTHER_CLIENTS_SERVER_KEYS[key] : undefined;
+  if (foreign !== undefined) return `unknown key "${key}": "${key}" ${foreign}`;
   const suggestion = closest(key, allowed);
   if (suggestion !== undefined) return `unknown key "${key}"; did you mean "${suggestion}"?`;
   const elsewhere = (['top', 'toolbox', 'server'] as const).find((other) => other !== level && keys[other].includes(key));

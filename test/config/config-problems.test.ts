@@ -36,6 +36,17 @@ describe('config problems', () => {
     ]);
   });
 
+  it('other clients\' server keys are explained, not taken for a near spelling ("disabled" is not "disabledTools")', () => {
+    const details = problems(config({ off: { command: 'node', disabled: true }, cline: { command: 'node', autoApprove: ['read'], alwaysAllow: ['x'] } }));
+    const off = details.find((d) => d.startsWith('toolboxes.dev.mcpServers.off:'));
+    assert.ok(off, details.join('\n'));
+    assert.doesNotMatch(off, /did you mean/);
+    assert.match(off, /unknown key "disabled": "disabled" turns a whole server off in other clients' configs; the workbench has no such switch: remove the server/);
+    assert.ok(details.some((d) => /mcpServers\.cline: unknown key "autoApprove": .*your MCP client approves each use_tool call/.test(d)), details.join('\n'));
+    // a real typo still gets its suggestion
+    assert.ok(problems(config({ t: { command: 'node', disabledTool: ['x'] } })).includes('toolboxes.dev.mcpServers.t: unknown key "disabledTool"; did you mean "disabledTools"?'));
+  });
+
   it('does not dump both stdio/remote branches: one message per server shape', () => {
     const details = problems(
       config({
@@ -68,7 +79,7 @@ describe('config problems', () => {
           Description: 'x',
           mcp_servers: {},
           mcpServers: {
-            s: { command: 'x', Args: [], timeout: 5, disabled_tools: [], environment: {}, autoApprove: [] },
+            s: { command: 'x', Args: [], timeout: 5, disabled_tools: [], environment: {}, restartPolicy: 'always' },
           },
         },
       },
@@ -81,7 +92,7 @@ describe('config problems', () => {
       'toolboxes.dev.mcpServers.s: unknown key "timeout"; did you mean "timeoutMs"?',
       'toolboxes.dev.mcpServers.s: unknown key "disabled_tools"; did you mean "disabledTools"?',
       'toolboxes.dev.mcpServers.s: unknown key "environment"; did you mean "env"?',
-      'toolboxes.dev.mcpServers.s: unknown key "autoApprove" (allowed in a server: type, transport, command, args, ' +
+      'toolboxes.dev.mcpServers.s: unknown key "restartPolicy" (allowed in a server: type, transport, command, args, ' +
         'env, cwd, inheritEnv, url, headers, auth, toolFilters, disabledTools, disabledPrompts, toolOverrides, timeoutMs, connectTimeoutMs, toolChanges, quarantine, catalogCache, shared; keys starting ' +
         'with "_" or "$" are comments)',
     ]);
