@@ -1,6 +1,6 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { WorkbenchError, errorMessage, isWorkbenchError } from '../errors.js';
-import type { ConfigEdit } from '../migrate/config-edit.js';
+import { configVariables, type ConfigEdit } from '../migrate/config-edit.js';
 import { readConfigFile, saveConfigFile } from '../migrate/config-file.js';
 import { literalSecrets } from '../migrate/literal-secrets.js';
 import { addServerText, removeServerText, serverEntry, type ServerSpec } from '../migrate/server-edit.js';
@@ -134,7 +134,9 @@ function formatAdded(
   for (const { what } of literalSecrets(serverEntry(spec))) {
     lines.push(`  - ${what} is written into the file as given; a \${VAR} or \${secret:NAME} reference keeps it out`);
   }
-  const unset = edit.variables.required.filter((v) => env[v] === undefined);
+  // Only the added server's variables: the rest of the config's unset ones are not this command's news.
+  const own = configVariables({ toolboxes: { [toolbox]: { mcpServers: { [name]: serverEntry(spec) } } } });
+  const unset = own.required.filter((v) => env[v] === undefined);
   if (unset.length > 0) lines.push(`  - set ${unset.join(', ')} where the workbench runs (not set in this shell)`);
   return lines.join('\n');
 }

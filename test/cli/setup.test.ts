@@ -121,6 +121,11 @@ describe('server add / remove', () => {
     });
     assert.ok((await readFile(config, 'utf8')).includes('// and this one'));
     assert.equal(run(['validate', '--config', config], { DOCS_TOKEN: 't' }).code, 0);
+    // each add names the unset variables of the server it added, never another server's
+    assert.match(http.stdout, /set DOCS_TOKEN where the workbench runs/);
+    const plain = run(['server', 'add', 'web', 'plain', '--url', 'https://plain.example.com/mcp']);
+    assert.equal(plain.code, 0, plain.stderr);
+    assert.doesNotMatch(plain.stdout, /DOCS_TOKEN|set .* where the workbench runs/);
   });
 
   it('refuses a name that exists, bad names and mixed forms (exit 2), and a missing config (exit 1), writing nothing', async () => {
