@@ -1,7 +1,7 @@
 import type { Tool } from '@modelcontextprotocol/client';
 import type { ClientManager, FailedServer } from '../clients/client-manager.js';
 import { failedServer } from '../clients/server-failure.js';
-import type { ToolboxConfig, WorkbenchConfig } from '../config/types.js';
+import type { ServerConfig, ToolboxConfig, WorkbenchConfig } from '../config/types.js';
 import { WorkbenchError } from '../errors.js';
 import { quoteClientText } from '../shared/client-text.js';
 import type { CachedList, CatalogCache } from '../catalog/catalog-cache.js';
@@ -307,19 +307,25 @@ export class Discovery {
    * the hint of a search that found nothing in its own toolbox.
    */
   private async learnOthers(except: string, scope: DiscoveryScope): Promise<void> {
-    const capabilities = scope.manager.capabilitiesKey();
     for (const toolbox of this.options.config().toolboxes) {
       if (toolbox.name === except) continue;
-      const live = new Map(scope.manager.serverTools(toolbox.name).map((s) => [s.server, s.tools]));
       const servers: { server: string; tools: readonly Tool[] }[] = [];
       for (const s of toolbox.servers) {
-        const known = live.get(s.name) ?? (this.failing.has(scope.manager, toolbox.name, s.name) ? undefined : (await this.options.cache?.read(toolbox.name, s, capabilities))?.tools);
+        const known = await this.lastKnown(scope.manager, toolbox.name, s);
         if (known) servers.push({ server: s.name, tools: known });
       }
       if (servers.length === 0) continue;
       const catalog = new ToolboxCatalog(toolbox.name, servers, this.options.policy(), this.options.trust?.());
       this.search.indexOf(scope.search, toolbox.name, catalog.tools.map(this.options.toEntry));
     }
+  }
+
+  /** A server's tools as this session last knew them: live, else cached (never for a server failing to start). */
+  async lastKnown(manager: ClientManager, toolbox: string, server: ServerConfig): Promise<readonly Tool[] | undefined> {
+    const live = manager.serverTools(toolbox).find((s) => s.server === server.name);
+    if (live) return live.tools;
+    if (this.failing.has(manager, toolbox, server.name)) return undefined;
+    return (await this.options.cache?.read(toolbox, server, manager.capabilitiesKey()))?.tools;
   }
 
   /** Every server connected: the session's live catalog. */

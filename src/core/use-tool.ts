@@ -1,7 +1,7 @@
-import type { CallToolResult } from '@modelcontextprotocol/client';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/client';
 import type { ToolNameParts } from '../catalog/names.js';
 import { parseToolName } from '../catalog/names.js';
-import type { CatalogTool, ToolLookup } from '../catalog/toolbox-catalog.js';
+import { ToolboxCatalog, type CatalogTool, type ToolLookup } from '../catalog/toolbox-catalog.js';
 import type { ResolvedToolset } from '../catalog/toolsets.js';
 import type { VisibilityPolicy } from '../catalog/visibility.js';
 import type { ServerConfig, ToolboxConfig, WorkbenchConfig } from '../config/types.js';
@@ -37,6 +37,8 @@ export interface UseToolHost {
   cachedCatalog(scope: Scope, toolbox: string): CachedCatalog;
   /** How long a bare name waits for the toolbox's servers still starting (open_toolbox's `openWaitMs`). */
   openWait(toolbox: string): number;
+  /** A server's tools as the scope last knew them (live, else from the catalog cache), or undefined. */
+  lastKnownTools(scope: Scope, toolbox: string, server: ServerConfig): Promise<readonly Tool[] | undefined>;
   /** The longest a call waits for the server it needs while that server is still starting (`useToolWaitMs`). */
   useToolWait(toolbox: string): number;
   toolsetHost(scope: Scope): ToolsetHost<ToolEntry>;
@@ -201,6 +203,7 @@ async function lookupAcrossToolbox(request: UseRequest): Promise<ToolLookup> {
   await waitForServers(worthWaiting(connects, scope.manager.serverStatus(toolbox.name), wait), wait, connects.size, undefined);
   let lookup = find();
   const starting = new Map([...connects].filter(([server]) => !scope.manager.isConnected(toolbox.name, server)));
+  if ('notFound' in lookup) await dropServersWithout(request, starting);
   const deadline = Date.now() + limit - wait;
   while ('notFound' in lookup && starting.size > 0 && Date.now() < deadline) {
     // Connects never reject (a failure is their value): each settles once, with its server's name.
@@ -210,6 +213,21 @@ async function lookupAcrossToolbox(request: UseRequest): Promise<ToolLookup> {
     lookup = find();
   }
   return lookup;
+}
+
+/**
+ * Leaves out of `starting` each server whose last known tool list (the catalog cache) does not have the name: a name
+ * that no server has is answered at once (with the closest names), not after `useToolWaitMs` while one hangs.
+ */
+async function dropServersWithout(request: UseRequest, starting: Map<string, unknown>): Promise<void> {
+  const { host, scope, toolbox, toolName } = request;
+  for (const name of [...starting.keys()]) {
+    const server = toolbox.servers.find((s) => s.name === name);
+    const tools = server && (await host.lastKnownTools(scope, toolbox.name, server));
+    if (!tools) continue;
+    const alone = new ToolboxCatalog(toolbox.name, [{ server: name, tools }], host.policy());
+    if ('notFound' in alone.find(toolName)) starting.delete(name);
+  }
 }
 
 /** The refusal of a call whose server is still starting after `waitMs`: what is happening and what to do next. */

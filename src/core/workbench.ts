@@ -99,6 +99,7 @@ export class Workbench {
       toolboxNames: () => this.toolboxNames(),
       cachedCatalog: (scope, toolbox) => this.cachedCatalog(scope, toolbox),
       openWait: (toolbox) => this.discovery.openWait(toolbox),
+      lastKnownTools: (scope, toolbox, server) => this.discovery.lastKnown(scope.manager, toolbox, server),
       useToolWait: (toolbox) => useToolWaitMs(this.current, toolbox),
       toolsetHost: (scope) => this.toolsetHost(scope),
       tracked: (scope, toolbox, server, call, run) => this.scopes.tracked(scope, toolbox, server, call, run),
@@ -145,8 +146,7 @@ export class Workbench {
   }
 
   /** What resource, prompt and completion requests of a session work with (the workbench's own for none). */
-  featureScope(session?: SessionScope): FeatureScope {
-    const scope = this.scopes.of(session);
+  featureScope(session?: SessionScope, scope = this.scopes.of(session)): FeatureScope {
     return { manager: scope.manager, books: scope.features, toolboxes: this.current.toolboxes, log: this.log, keepsLists: scope === this.scopes.root, ...(this.options.catalogCache && { cache: this.options.catalogCache }) };
   }
 

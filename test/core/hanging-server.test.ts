@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { ERAS, startEra, type Over } from '../helpers/era-workbench.js';
-import { fixtureServer } from '../helpers/workbench-process.js';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fixtureServer, tempDir } from '../helpers/workbench-process.js';
 
 // One server that hangs at start-up (README "Downstream servers: lifecycle, timeouts and limits") must not make every
 // answer wait. A bare tool name (README "Tool names and calls") is resolved across the whole toolbox: the call waits
@@ -70,6 +72,42 @@ for (const over of TRANSPORTS) {
           assert.deepEqual(progress, [], 'no wait, so nothing to report while waiting');
         } finally {
           await wb.close();
+        }
+      });
+
+      test('a name no server has is answered at once when the hanging server\'s cached list does not have it', async () => {
+        const temp = await tempDir('wb-hang-cached-');
+        try {
+          // The same command and args both times (one catalog cache entry): the server answered the first run and
+          // hangs from the second on. useToolWaitMs is far beyond the client's wait, so a call that waits fails.
+          const hangFlag = join(temp.dir, 'hang-now');
+          const cached = {
+            useToolWaitMs: 600_000,
+            toolboxes: { mixed: { mcpServers: { healthy: fixtureServer('--name', 'healthy'), stuck: { ...fixtureServer('--never-initialize-if', hangFlag), connectTimeoutMs: 600_000 } } } },
+          };
+          const env = { MCP_WORKBENCH_CACHE_DIR: join(temp.dir, 'cache') };
+          const first = await startEra(over, era, cached, undefined, {}, { env });
+          try {
+            const opened = (await first.client.callTool({ name: 'open_toolbox', arguments: { toolbox_name: 'mixed' } }, CLIENT_WAIT)) as CallToolResult;
+            assert.deepEqual((opened.structuredContent as { servers_connected: string[] }).servers_connected.sort(), ['healthy', 'stuck']);
+          } finally {
+            await first.close();
+          }
+          await writeFile(hangFlag, '');
+          const wb = await startEra(over, era, cached, undefined, {}, { env });
+          try {
+            const call = { toolbox_name: 'mixed', tool_name: 'no_such_tool', arguments: {} };
+            const result = (await wb.client.callTool({ name: 'use_tool', arguments: call }, CLIENT_WAIT)) as CallToolResult;
+            assert.equal(result.isError, true, JSON.stringify(result));
+            assert.equal(errorOf(result).code, 'TOOL_NOT_FOUND', JSON.stringify(result));
+            // a bare name a server that is up has is still served by it
+            const echo = { toolbox_name: 'mixed', tool_name: 'echo', arguments: { text: 'still here' } };
+            assert.notEqual(((await wb.client.callTool({ name: 'use_tool', arguments: echo }, CLIENT_WAIT)) as CallToolResult).isError, true);
+          } finally {
+            await wb.close();
+          }
+        } finally {
+          await temp.cleanup();
         }
       });
 
