@@ -1,5 +1,6 @@
 import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/client';
 import type { ClientCapabilities, LoggingMessageNotification, Result } from '@modelcontextprotocol/client';
+import { relayableCapabilities } from '../clients/capabilities-key.js';
 import type { ClientManagerOptions } from '../clients/client-manager.js';
 import type { ServerNotice } from '../clients/feature-notices.js';
 import type { RelayedMethod, RelayedRequest, UpstreamRelay } from '../clients/types.js';
@@ -58,7 +59,7 @@ const CAPABILITY_OF: Record<RelayedMethod, 'sampling' | 'elicitation' | 'roots'>
 export function scopeRelay(scope: RoutingBooks, log?: Logger): UpstreamRelay {
   const told = new Set<string>();
   return {
-    capabilities: () => pickRelayable(scope.upstream?.capabilities() ?? {}),
+    capabilities: () => relayableCapabilities(scope.upstream?.capabilities()),
     request: (toolbox, server, request, signal) => {
       const session = scope.upstream;
       const capability = CAPABILITY_OF[request.method];
@@ -153,15 +154,6 @@ function requestOf(
   const call = calls.filter((c) => c.session === session).at(-1);
   return call ? call.request(request, signal) : session.request(request, signal);
 }
-
-function pickRelayable(caps: ClientCapabilities): Pick<ClientCapabilities, 'sampling' | 'elicitation' | 'roots'> {
-  return {
-    ...(caps.sampling ? { sampling: caps.sampling } : {}),
-    ...(caps.elicitation ? { elicitation: caps.elicitation } : {}),
-    ...(caps.roots ? { roots: caps.roots } : {}),
-  };
-}
-
 
 /**
  * Runs a forwarded call while recording it in `books` under `key` (toolbox/server) as in flight, so requests and log

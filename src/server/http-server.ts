@@ -168,7 +168,7 @@ async function handle(front: Front, req: IncomingMessage, res: ServerResponse): 
   if (!gate.checkSite(req, res)) return;
   if (path === HEALTH_PATH) {
     if (req.method !== 'GET' && req.method !== 'HEAD') return sendJsonRpcError(res, 405, 'Method not allowed', { Allow: 'GET, HEAD' });
-    return sendJson(res, 200, { status: 'ok', version: front.version, sessions: sessions.open });
+    return sendJson(res, 200, { status: 'ok', version: front.version, sessions: sessions.open + front.modern.principalCount() });
   }
   if (path === METRICS_PATH && front.metrics) {
     // Behind the token: the figures name toolboxes and servers.

@@ -45,7 +45,7 @@ describe('serve --http --max-sessions 2: handshake-era sessions and 2026-07-28 c
 
     // A third: the same (absent) token, capabilities never declared before. Before, each such client got its own
     // downstream processes, whatever the limit.
-    await assert.rejects(modern({ sampling: { junk: 1 } } as never), /503/);
+    await assert.rejects(modern({ sampling: {}, elicitation: {} }), /503/);
     const again = await post(INITIALIZE);
     assert.equal(again.status, 503, `a new handshake-era session is refused too: ${await again.text()}`);
 
