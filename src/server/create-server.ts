@@ -164,24 +164,27 @@ export function createServer(workbench: Workbench, version: string, options: Cre
     stopTools();
     stopNotices();
   };
+  let pipeline: ToolCallPipeline | undefined;
   return {
     server,
     connect: async (transport) => {
       if (transport instanceof StdioServerLineTransport) {
-        const pipeline = surface.pipeline(transport);
-        transport.intercept = (message) => pipeline.take(message);
+        const taking = (pipeline = surface.pipeline(transport));
+        transport.intercept = (message) => taking.take(message);
         await server.connect(transport);
         return;
       }
       await server.connect(transport);
-      const pipeline = surface.pipeline(transport);
+      const taking = (pipeline = surface.pipeline(transport));
       const inner = transport.onmessage;
       transport.onmessage = (message, extra) => {
-        if (!pipeline.take(message)) inner?.(message, extra);
+        if (!taking.take(message)) inner?.(message, extra);
       };
     },
     close: async () => {
       stop();
+      // Calls in flight end with the session (answered, and cancelled downstream) before its servers are let go.
+      pipeline?.close();
       await surface.close();
       await server.close();
     },

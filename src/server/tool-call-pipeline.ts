@@ -11,6 +11,8 @@ import {
   type TransportSendOptions,
 } from '@modelcontextprotocol/server';
 import { Cancellation } from '../shared/cancellation.js';
+import { WorkbenchError } from '../errors.js';
+import { failureResult } from '../core/tool-entry.js';
 import type { RelayedRequest } from '../clients/types.js';
 import { OPEN_TOOLBOX, USE_TOOL } from './meta-tools.js';
 import { identityText, modernResponse, modernResponseText, type AcceptedEnvelopes } from './modern-wire.js';
@@ -34,6 +36,12 @@ import { identityText, modernResponse, modernResponseText, type AcceptedEnvelope
 export interface ToolCallPipeline {
   /** Takes a message meant for the pipeline (and answers it through the sink); returns false for anything else. */
   take(message: JSONRPCMessage): boolean;
+  /**
+   * Ends every call in flight, as the session ends (the client closed it, it expired, the workbench is shutting
+   * down): each is cancelled downstream — a call on a shared server must not outlive its session and hold up the
+   * other sessions' — and a handshake-era call is answered first, as a `SHUTTING_DOWN` tool result.
+   */
+  close(): void;
 }
 
 /** Where the pipeline writes: the session's transport. */
@@ -181,6 +189,14 @@ class Pipeline implements ToolCallPipeline {
     if (name === OPEN_TOOLBOX) this.settle(m.id, this.handlers.openToolbox(input, { progressToken, notify: this.notifier(m.id) }));
     else this.useTool(m.id, input, meta, progressToken);
     return true;
+  }
+
+  close(): void {
+    for (const [id, cancellation] of this.inFlight) {
+      if (!this.modern && !cancellation.cancelled) this.respond({ jsonrpc: '2.0', id, result: sessionEndedResult() } as JSONRPCMessage);
+      cancellation.cancel('the client session ended');
+    }
+    this.inFlight.clear();
   }
 
   /** A client's notifications/cancelled for a request of this pipeline; false for any other request (the SDK's). */
@@ -334,4 +350,14 @@ function handOver(modern: ModernPipelineOptions, message: JSONRPCMessage, id: Re
   if (modern.handOver) return modern.handOver(message, answer);
   modern.handlers.handOver(id, answer);
   modern.deliver(message);
+}
+
+/** The answer of a call whose session ended before it finished. */
+function sessionEndedResult(): CallToolResult {
+  const error = new WorkbenchError(
+    'SHUTTING_DOWN',
+    'The client session ended (closed by the client, expired, or the workbench is shutting down) before this call finished; it was cancelled on the downstream server.',
+    { failure: { kind: 'shutting-down' }, hint: 'Connect again and call the tool again if it is safe to repeat.' },
+  );
+  return failureResult(error);
 }

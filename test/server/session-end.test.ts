@@ -1,0 +1,59 @@
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { startHttpWorkbench } from '../helpers/http-workbench.js';
+import { fixtureEvents, fixtureServer, tempDir, waitFor } from '../helpers/workbench-process.js';
+
+/**
+ * A handshake-era HTTP session that ends — the client closes it (DELETE), or the workbench shuts down — ends its
+ * calls in flight (README "Serving over HTTP"): each is cancelled on the downstream server, which matters most on a
+ * `shared` server that outlives the session, and a session still there to hear it gets a SHUTTING_DOWN tool result.
+ */
+
+const hang = { name: 'use_tool', arguments: { toolbox_name: 't', tool_name: 't__shared__hang', arguments: {} } };
+/** Far beyond the test's own waits: a call that is not ended by its session's end would still be running. */
+const CALL_LIMIT = { timeout: 120_000 };
+
+describe('a handshake-era HTTP session that ends', () => {
+  it('closed by its client: its call on a shared server is cancelled downstream; the other session is unaffected', async () => {
+    const temp = await tempDir('wb-session-end-');
+    const log = join(temp.dir, 'shared.log');
+    const wb = await startHttpWorkbench({ toolboxes: { t: { mcpServers: { shared: { ...fixtureServer('--log', log), shared: true, timeoutMs: 600_000 } } } } }, ['--http', '0']);
+    try {
+      const a = await wb.connect();
+      const b = await wb.connect();
+      void a.client.callTool(hang, undefined, CALL_LIMIT).catch(() => {});
+      assert.ok(await waitFor(async () => (await fixtureEvents(log)).some((e) => e.event === 'call' && e.tool === 'hang'), 15_000), 'the call reached the server');
+      await a.close();
+      assert.ok(await waitFor(async () => (await fixtureEvents(log)).some((e) => e.event === 'cancelled' && e.tool === 'hang'), 15_000), 'the call was cancelled downstream');
+      const echoed = (await b.client.callTool({ name: 'use_tool', arguments: { toolbox_name: 't', tool_name: 't__shared__echo', arguments: { text: 'b is served' } } })) as CallToolResult;
+      assert.notEqual(echoed.isError, true, JSON.stringify(echoed));
+      await b.close();
+    } finally {
+      await wb.stop();
+      await temp.cleanup();
+    }
+  });
+
+  it('at shutdown: a call in flight on a shared server is answered SHUTTING_DOWN as a tool result, and cancelled downstream', async () => {
+    const temp = await tempDir('wb-session-end-');
+    const log = join(temp.dir, 'shared.log');
+    const wb = await startHttpWorkbench({ toolboxes: { t: { mcpServers: { shared: { ...fixtureServer('--log', log), shared: true, timeoutMs: 600_000 } } } } }, ['--http', '0']);
+    try {
+      const a = await wb.connect();
+      const answer = a.client.callTool(hang, undefined, CALL_LIMIT).then((r) => r as CallToolResult, (error: unknown) => error);
+      assert.ok(await waitFor(async () => (await fixtureEvents(log)).some((e) => e.event === 'call' && e.tool === 'hang'), 15_000), 'the call reached the server');
+      await wb.stop();
+      const result = await answer;
+      assert.ok(!(result instanceof Error), `answered, not ${String(result)}`);
+      const called = result as CallToolResult;
+      assert.equal(called.isError, true, JSON.stringify(called));
+      assert.equal((called._meta?.['mcp-workbench/error'] as { code?: string } | undefined)?.code, 'SHUTTING_DOWN', JSON.stringify(called));
+      assert.ok((await fixtureEvents(log)).some((e) => e.event === 'cancelled' && e.tool === 'hang'), 'the call was cancelled downstream');
+    } finally {
+      await wb.stop();
+      await temp.cleanup();
+    }
+  });
+});
