@@ -1,4 +1,5 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import { missingCommandProblems } from '../clients/command-check.js';
 import { WorkbenchError, errorMessage, isWorkbenchError } from '../errors.js';
 import { configVariables, type ConfigEdit } from '../migrate/config-edit.js';
 import { readConfigFile, saveConfigFile } from '../migrate/config-file.js';
@@ -138,5 +139,10 @@ function formatAdded(
   const own = configVariables({ toolboxes: { [toolbox]: { mcpServers: { [name]: serverEntry(spec) } } } });
   const unset = own.required.filter((v) => env[v] === undefined);
   if (unset.length > 0) lines.push(`  - set ${unset.join(', ')} where the workbench runs (not set in this shell)`);
+  else if (spec.command !== undefined) {
+    // As `validate` would say it: a command that is not installed here fails the server at its first use.
+    const toolboxes = edit.config.toolboxes.filter((t) => t.name === toolbox).map((t) => ({ ...t, servers: t.servers.filter((s) => s.name === name) }));
+    for (const problem of missingCommandProblems({ source: path, toolboxes }, env).values()) lines.push(`  - ${problem.path}: ${problem.message}; to fix: ${problem.fix}`);
+  }
   return lines.join('\n');
 }

@@ -121,6 +121,13 @@ describe('server add / remove', () => {
     });
     assert.ok((await readFile(config, 'utf8')).includes('// and this one'));
     assert.equal(run(['validate', '--config', config], { DOCS_TOKEN: 't' }).code, 0);
+    // a command that is not installed here is added, and said so (validate would list it)
+    const missing = run(['server', 'add', 'dev', 'notyet', '--', 'mcp-workbench-not-installed-cmd', '--flag']);
+    assert.equal(missing.code, 0, missing.stderr);
+    assert.match(missing.stdout, /toolboxes\.dev\.mcpServers\.notyet\.command: "mcp-workbench-not-installed-cmd" was not found on the PATH the server starts with/);
+    assert.ok((await read()).toolboxes.dev!.mcpServers.notyet);
+    assert.doesNotMatch(run(['server', 'add', 'dev', 'withnode', '--', 'node', 'x.js']).stdout, /not found/);
+    await writeFile(config, (await readFile(config, 'utf8')).replace(/\s*"notyet": \{[^}]*\},?/, '').replace(/\s*"withnode": \{[^}]*\},?/, ''));
     // each add names the unset variables of the server it added, never another server's
     assert.match(http.stdout, /set DOCS_TOKEN where the workbench runs/);
     const plain = run(['server', 'add', 'web', 'plain', '--url', 'https://plain.example.com/mcp']);
