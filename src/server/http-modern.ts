@@ -30,6 +30,8 @@ export interface ModernHttp {
   serve(req: IncomingMessage, body: unknown, principal: string, res: ServerResponse, full?: () => boolean): Promise<void>;
   /** Principals with a surface open. */
   principalCount(): number;
+  /** The surfaces of one principal (one per capability set it declared). */
+  countOf(principal: string): number;
   /** Closes the surfaces idle for `idleMs` with no request in progress and no input round held. */
   sweep(idleMs: number): void;
   close(): Promise<void>;
@@ -94,6 +96,13 @@ class ModernPrincipals implements ModernHttp {
 
   principalCount(): number {
     return this.principals.size;
+  }
+
+  /** The surfaces of one principal (one per capability set it declared). */
+  countOf(principal: string): number {
+    let count = 0;
+    for (const key of this.principals.keys()) if (key.startsWith(`${principal}\0`)) count++;
+    return count;
   }
 
   sweep(idleMs: number): void {

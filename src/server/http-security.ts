@@ -74,6 +74,8 @@ export interface HttpGate {
    * tokenless loopback bind. Undefined after answering 401 with the challenge.
    */
   principal(req: IncomingMessage, res: ServerResponse): string | undefined;
+  /** How many users the tokens admit (one without tokens): each may hold its share of the session limit. */
+  readonly users: number;
   /** Answers with `status` and logs the refusal (method, path, peer). */
   refuse(req: IncomingMessage, res: ServerResponse, status: number, message: string, headers?: Record<string, string>): void;
 }
@@ -114,6 +116,7 @@ export function createHttpGate(options: HttpGateOptions): HttpGate {
 
   return {
     refuse,
+    users: expectedDigests?.length ?? 1,
     checkSite(req, res) {
       if (loopbackBind && !hostHeaderIsLoopback(req.headers.host)) {
         // A page on another site that re-points its DNS name at 127.0.0.1 (DNS rebinding) arrives with its own Host.

@@ -208,11 +208,22 @@ async function serveMcp(front: Front, principal: string, req: IncomingMessage, r
   // The spec's signal for "start a new session": clients re-initialize on 404.
   if (sessionId !== undefined && !existing) return sendJsonRpcError(res, 404, 'Session not found', {}, -32001);
   if (!existing && req.method !== 'POST') return sendJsonRpcError(res, 400, 'Bad Request: Mcp-Session-Id header is required');
-  const full = (): void =>
-    gate.refuse(req, res, 503, `Service Unavailable: the session limit (${limits.maxSessions}) is reached; retry later`, { 'Retry-After': '30' });
   // Handshake-era sessions and MCP 2026-07-28 clients (one per principal and capability set) count alike: each has
-  // downstream connections of its own.
-  const atLimit = (): boolean => sessions.all + front.modern.principalCount() >= limits.maxSessions;
+  // downstream connections of its own. With several tokens, each user holds at most its share of the limit, so one
+  // client that opens sessions without end cannot lock the others out.
+  const share = Math.max(1, Math.floor(limits.maxSessions / gate.users));
+  const ownFull = (): boolean => gate.users > 1 && sessions.countOf(principal) + front.modern.countOf(principal) >= share;
+  const atLimit = (): boolean => sessions.all + front.modern.principalCount() >= limits.maxSessions || ownFull();
+  const full = (): void =>
+    gate.refuse(
+      req,
+      res,
+      503,
+      ownFull()
+        ? `Service Unavailable: this token holds its share of the session limit (${share} of ${limits.maxSessions}, shared by ${gate.users} tokens); close sessions it no longer uses (DELETE), or retry later`
+        : `Service Unavailable: the session limit (${limits.maxSessions}) is reached; retry later`,
+      { 'Retry-After': '30' },
+    );
 
   let body: unknown;
   if (req.method === 'POST') {

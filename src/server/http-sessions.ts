@@ -30,6 +30,8 @@ export interface LegacySessions {
   readonly open: number;
   /** Every session, including ones whose initialize is still being handled (what the session cap counts). */
   readonly all: number;
+  /** Every session of `principal`, as {@link all} counts them. */
+  countOf(principal: string): number;
   /** A new session of `principal` (see HttpGate.principal); it is registered under its id once its initialize succeeds. */
   create(principal: string): Promise<LegacySession>;
   /** Hands one request to its session's transport, counting it as activity while it is answered. */
@@ -72,6 +74,12 @@ class SessionTable implements LegacySessions {
 
   get all(): number {
     return this.sessions.size;
+  }
+
+  countOf(principal: string): number {
+    let count = 0;
+    for (const session of this.sessions) if (session.principal === principal) count++;
+    return count;
   }
 
   async create(principal: string): Promise<LegacySession> {

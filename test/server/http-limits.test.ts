@@ -64,3 +64,39 @@ describe('serve --http --max-sessions 2: handshake-era sessions and 2026-07-28 c
     await fetch(wb.url, { method: 'DELETE', headers: { 'mcp-session-id': sessionId } });
   });
 });
+
+describe('serve --http --max-sessions 4 with two tokens: each user holds at most its share (2)', () => {
+  let wb: HttpWorkbench;
+  const clients: Client[] = [];
+
+  before(async () => {
+    wb = await startHttpWorkbench({ toolboxes: { fx: { mcpServers: { f: fixtureServer() } } } }, ['--http', '0', '--max-sessions', '4'], { WORKBENCH_TOKEN: 'token-of-alice,token-of-bob' });
+  });
+  after(async () => {
+    await Promise.allSettled(clients.map((c) => c.close()));
+    await wb?.stop();
+  });
+
+  const open = (token: string): Promise<Response> =>
+    fetch(wb.url, { method: 'POST', headers: { ...HEADERS, authorization: `Bearer ${token}` }, body: JSON.stringify(INITIALIZE) });
+  const modern = async (token: string, capabilities: Parameters<typeof eraClient>[1] = {}): Promise<Client> => {
+    const client = eraClient('modern', capabilities);
+    await client.connect(new StreamableHTTPClientTransport(new URL(wb.url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+    clients.push(client);
+    return client;
+  };
+
+  it('one token that keeps opening sessions is refused past its share, naming it; the other user still gets in, in both eras', async () => {
+    assert.equal((await open('token-of-alice')).status, 200);
+    await modern('token-of-alice', { sampling: {} });
+    const third = await open('token-of-alice');
+    assert.equal(third.status, 503);
+    assert.match(await third.text(), /this token holds its share of the session limit \(2 of 4, shared by 2 tokens\)/);
+    await assert.rejects(modern('token-of-alice', { elicitation: {} }), /503/);
+    // Bob is not locked out by Alice's sessions.
+    assert.equal((await open('token-of-bob')).status, 200);
+    const bob = await modern('token-of-bob');
+    const echoed = (await bob.callTool({ name: 'use_tool', arguments: { toolbox_name: 'fx', tool_name: 'fx__f__echo', arguments: { text: 'bob' } } })) as CallToolResult;
+    assert.notEqual(echoed.isError, true, JSON.stringify(echoed));
+  });
+});
