@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { startHttpWorkbench } from '../helpers/http-workbench.js';
+import { startHttpWorkbench, type HttpWorkbench } from '../helpers/http-workbench.js';
 import { fixtureEvents, fixtureServer, tempDir, waitFor } from '../helpers/workbench-process.js';
 
 /**
@@ -15,11 +15,17 @@ const hang = { name: 'use_tool', arguments: { toolbox_name: 't', tool_name: 't__
 /** Far beyond the test's own waits: a call that is not ended by its session's end would still be running. */
 const CALL_LIMIT = { timeout: 120_000 };
 
+/** A workbench over HTTP whose one server is shared and logs what it is asked (and told) to `log`. */
+async function startWithSharedServer(): Promise<{ temp: { dir: string; cleanup: () => Promise<void> }; log: string; wb: HttpWorkbench }> {
+  const temp = await tempDir('wb-session-end-');
+  const log = join(temp.dir, 'shared.log');
+  const wb = await startHttpWorkbench({ toolboxes: { t: { mcpServers: { shared: { ...fixtureServer('--log', log), shared: true, timeoutMs: 600_000 } } } } }, ['--http', '0']);
+  return { temp, log, wb };
+}
+
 describe('a handshake-era HTTP session that ends', () => {
   it('closed by its client: its call on a shared server is cancelled downstream; the other session is unaffected', async () => {
-    const temp = await tempDir('wb-session-end-');
-    const log = join(temp.dir, 'shared.log');
-    const wb = await startHttpWorkbench({ toolboxes: { t: { mcpServers: { shared: { ...fixtureServer('--log', log), shared: true, timeoutMs: 600_000 } } } } }, ['--http', '0']);
+    const { temp, log, wb } = await startWithSharedServer();
     try {
       const a = await wb.connect();
       const b = await wb.connect();
@@ -37,9 +43,7 @@ describe('a handshake-era HTTP session that ends', () => {
   });
 
   it('at shutdown: a call in flight on a shared server is answered SHUTTING_DOWN as a tool result, and cancelled downstream', async () => {
-    const temp = await tempDir('wb-session-end-');
-    const log = join(temp.dir, 'shared.log');
-    const wb = await startHttpWorkbench({ toolboxes: { t: { mcpServers: { shared: { ...fixtureServer('--log', log), shared: true, timeoutMs: 600_000 } } } } }, ['--http', '0']);
+    const { temp, log, wb } = await startWithSharedServer();
     try {
       const a = await wb.connect();
       const answer = a.client.callTool(hang, undefined, CALL_LIMIT).then((r) => r as CallToolResult, (error: unknown) => error);
