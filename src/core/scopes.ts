@@ -123,7 +123,10 @@ export class Scopes {
     return this.restarts;
   }
 
-  /** Downstream connections open now across every session; a `shared: true` server's one connection counts once. */
+  /**
+   * Downstream connections open now across every session; a `shared: true` server's connection counts once per set of
+   * client capabilities (it runs once per set), and not at all again for a session that got one of its own.
+   */
   connectionCount(): number {
     const seen = new Set<string>();
     let count = 0;
@@ -132,9 +135,10 @@ export class Scopes {
         for (const server of toolbox.servers) {
           if (!scope.manager.isConnected(toolbox.name, server.name)) continue;
           const key = `${toolbox.name}/${server.name}`;
-          if (scope !== this.root && this.sharedKeys.has(key)) {
-            if (seen.has(key)) continue;
-            seen.add(key);
+          if (scope !== this.root && this.sharedKeys.has(key) && !scope.manager.ownsSlot(toolbox.name, server.name)) {
+            const shared = `${key}\0${scope.manager.capabilitiesKey()}`;
+            if (seen.has(shared)) continue;
+            seen.add(shared);
           }
           count++;
         }

@@ -33,7 +33,7 @@ describe('capability sets', () => {
       // shared: one process per capability set for every session (both eras); a modern client's own servers are per
       // token × capability set too.
       const config = { toolboxes: { t: { mcpServers: { own: fixtureServer(), shared: { ...fixtureServer(), shared: true } } } } };
-      const wb = await startEra('http', era, config, undefined, junk(0));
+      const wb = await startEra('http', era, config, undefined, junk(0), { args: ['--metrics'] });
       try {
         const pidOf = async (client: typeof wb.client, server: string): Promise<number> => {
           const result = (await client.callTool({ name: 'use_tool', arguments: { toolbox_name: 't', tool_name: `t__${server}__pid`, arguments: {} } })) as CallToolResult;
@@ -52,6 +52,9 @@ describe('capability sets', () => {
         const origin = /listening on (http:\/\/[^/\s]+)\/mcp/.exec(wb.stderr())![1]!;
         const health = (await (await fetch(`${origin}/healthz`)).json()) as { sessions: number };
         assert.equal(health.sessions, era === 'modern' ? 2 : 6);
+        // the shared server runs once per capability set (two here), the modern client's own server once
+        const metrics = await (await fetch(`${origin}/metrics`)).text();
+        assert.match(metrics, new RegExp(`^mcp_workbench_servers_connected ${era === 'modern' ? 3 : 2}$`, 'm'), metrics);
       } finally {
         await wb.close();
       }
