@@ -7,6 +7,7 @@ import { serverCacheKey, type EraPersistence, type EraVerdict } from '../clients
 import type { ServerConfig } from '../config/types.js';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
+import { honouredTtl } from '../shared/list-ttl.js';
 import { isSecretHeader, namesSecret } from '../shared/redact.js';
 
 /** An unchanged list is written again (to record its new age) at most this often. */
@@ -164,9 +165,21 @@ export class CatalogCache implements EraPersistence {
 
   private writeList(kind: ListKind, toolbox: string, server: ServerConfig, capabilities: string, items: readonly unknown[], ttlMs?: number): Promise<void> {
     if (server.catalogCache === false) return Promise.resolve();
+    // Called from list-change handlers: whatever a server sent, a cache write never throws into them.
+    try {
+      return this.writeListNow(kind, toolbox, server, capabilities, items, ttlMs);
+    } catch (error) {
+      this.log.warn(`could not keep the ${kind} of ${toolbox}/${server.name} in the catalog cache: ${errorMessage(error)}`);
+      return Promise.resolve();
+    }
+  }
+
+  private writeListNow(kind: ListKind, toolbox: string, server: ServerConfig, capabilities: string, items: readonly unknown[], ttlMs?: number): Promise<void> {
     const key = listKey(kind, toolbox, server, capabilities);
     const now = Date.now();
-    const list: Listed<unknown> = { items: [...items], listedAt: now, ...(ttlMs !== undefined && ttlMs > 0 ? { freshUntil: now + ttlMs } : {}) };
+    // A hint counts for at most MAX_TTL_MS (README "Caching hints").
+    const fresh = honouredTtl(ttlMs);
+    const list: Listed<unknown> = { items: [...items], listedAt: now, ...(fresh !== undefined && fresh > 0 ? { freshUntil: now + fresh } : {}) };
     const json = JSON.stringify(list.items);
     const previous = this.lists.get(key);
     // The same list confirmed again within a minute: the file's age is near enough (no write per reconnect).

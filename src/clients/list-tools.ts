@@ -3,6 +3,7 @@ import type { Tool } from '@modelcontextprotocol/client';
 import type { Logger } from '../log.js';
 import { quoteClientText } from '../shared/client-text.js';
 import { countHiddenInTool } from '../shared/hidden-text.js';
+import { honouredTtl } from '../shared/list-ttl.js';
 import { scanHeaderDeclarations, type HeaderDeclaration } from './param-headers.js';
 
 const MAX_TOOL_PAGES = 1000;
@@ -88,7 +89,8 @@ class ListBuilder {
       throw new Error('the server answered tools/list without the modern caching hint (ttlMs): it does not speak protocol 2026-07-28');
     }
     // The list may be reused for as long as its shortest-lived page allows.
-    if (this.modern && typeof result.ttlMs === 'number' && result.ttlMs >= 0) this.ttlMs = Math.min(this.ttlMs ?? Infinity, result.ttlMs);
+    const ttlMs = this.modern ? honouredTtl(result.ttlMs) : undefined;
+    if (ttlMs !== undefined) this.ttlMs = Math.min(this.ttlMs ?? Infinity, ttlMs);
     if (result.cacheScope === 'private') this.scope = 'private';
     else if (result.cacheScope === 'public' && this.scope === undefined && page === 0) this.scope = 'public';
     if (!Array.isArray(result.tools)) throw new Error('the server answered tools/list without a "tools" array');

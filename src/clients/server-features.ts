@@ -1,5 +1,6 @@
 import type { Client, ServerCapabilities } from '@modelcontextprotocol/client';
 import { ANY_OBJECT } from './list-tools.js';
+import { honouredTtl } from '../shared/list-ttl.js';
 
 /**
  * What a downstream server offers besides tools — resources, resource templates, prompts, completions — read through
@@ -61,7 +62,8 @@ export async function listEveryPage(client: Client, method: ListMethod, timeout:
 }
 
 function noteHint(list: FeatureList, page: Record<string, unknown>, index: number): void {
-  if (typeof page.ttlMs === 'number' && page.ttlMs >= 0) list.ttlMs = Math.min(list.ttlMs ?? Infinity, page.ttlMs);
+  const ttlMs = honouredTtl(page.ttlMs);
+  if (ttlMs !== undefined) list.ttlMs = Math.min(list.ttlMs ?? Infinity, ttlMs);
   if (page.cacheScope === 'private') list.cacheScope = 'private';
   else if (page.cacheScope === 'public' && index === 0) list.cacheScope = 'public';
   else if (page.cacheScope !== 'public' && list.cacheScope === 'public') delete list.cacheScope;
