@@ -200,8 +200,9 @@ export class CatalogCache implements EraPersistence {
     return this.save(key, file, `${toolbox}/${server.name}`);
   }
 
-  /** The protocol era the server spoke last time, or undefined. */
+  /** The protocol era the server spoke last time, or undefined (always for a server with `catalogCache: false`). */
   async readEra(toolbox: string, server: ServerConfig): Promise<EraVerdict | undefined> {
+    if (server.catalogCache === false) return undefined;
     const key = cacheKey(toolbox, server);
     const known = this.eras.get(key);
     if (known) return known.era;
@@ -211,8 +212,9 @@ export class CatalogCache implements EraPersistence {
     return this.eras.get(key)!.era;
   }
 
-  /** Persists the era a server spoke. Never throws. */
+  /** Persists the era a server spoke (never that of a server with `catalogCache: false`). Never throws. */
   writeEra(toolbox: string, server: ServerConfig, era: EraVerdict): void {
+    if (server.catalogCache === false) return;
     const key = cacheKey(toolbox, server);
     const json = JSON.stringify(era);
     if (this.eras.get(key)?.json === json) return;
