@@ -194,10 +194,15 @@ export class Scopes {
       ...this.connectionOptions(),
       groups: reaper,
       onRestarted: () => void this.restarts++,
-      // One list for every session that uses the shared connection: kept as it changes. A session with a connection of
-      // its own to the server (its list turned out private) reads its own list, which this change is not about.
-      onToolsChanged: (toolbox, server) => {
-        for (const scope of this.all) this.options.onToolsChanged(scope, toolbox, server, !scope.manager.ownsSlot(toolbox, server));
+      // One list for every session that uses the shared connection: kept as it changes — unless it is private (the
+      // server lists for one user): then, as an isolated session's own list, only as listed on connecting, since one
+      // read again may hold tools the server added for the user whose call changed it. A session with a connection of
+      // its own to the server reads its own list, which this change is not about.
+      onToolsChanged: (toolbox, server, why) => {
+        for (const scope of this.all) {
+          const keep = !scope.manager.ownsSlot(toolbox, server) && (why === 'connected' || !listsPrivately(scope, toolbox, server));
+          this.options.onToolsChanged(scope, toolbox, server, keep);
+        }
       },
       // A shared server's notice reaches every session that uses it; an update only the sessions subscribed to it.
       onServerNotice: (toolbox, server, notice) => {
@@ -207,6 +212,12 @@ export class Scopes {
     });
     return (this.pool = { shared, reaper, activity });
   }
+}
+
+/** Whether the server's tool list as this scope has it is marked `cacheScope: "private"` (or is not listed at all). */
+function listsPrivately(scope: Scope, toolbox: string, server: string): boolean {
+  const listed = scope.manager.isConnected(toolbox, server) ? scope.manager.serverTools(toolbox).find((s) => s.server === server) : undefined;
+  return listed === undefined || listed.cacheScope === 'private';
 }
 
 /** `toolbox/server` of every `shared: true` server. */

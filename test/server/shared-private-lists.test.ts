@@ -1,0 +1,81 @@
+import assert from 'node:assert/strict';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, it } from 'node:test';
+import { Client, StreamableHTTPClientTransport, type CallToolResult } from '@modelcontextprotocol/client';
+import { ERAS, eraClient, type EraName } from '../helpers/era-workbench.js';
+import { startHttpWorkbench, type HttpWorkbench } from '../helpers/http-workbench.js';
+import { node, tempDir, textOf, waitFor } from '../helpers/workbench-process.js';
+
+// README "Catalog cache", "What a session changed stays its own": a `shared: true` server whose tool list is private
+// (SDK v2's defaults, `ttlMs: 0, cacheScope: "private"`) lists for one user. When one user's call makes it add a tool
+// (tools/list_changed), the list read again holds that user's tool: it is never written to the cache, and no other
+// user is shown it — not from the cache, not in a search, not after a restart. It used to be written, because the
+// session that connected the shared server had no connection of its own to it.
+
+const modern = fileURLToPath(new URL('../fixtures/modern-server.mjs', import.meta.url));
+const TOKENS = ['token-of-alice-0123456789', 'token-of-bob-0123456789ab'];
+const GROWN = /grown_\d+/;
+
+async function cacheText(dir: string): Promise<string> {
+  const files = await readdir(dir).catch(() => [] as string[]);
+  return (await Promise.all(files.map((f) => readFile(join(dir, f), 'utf8').catch(() => '')))).join('\n');
+}
+
+async function connect(wb: HttpWorkbench, era: EraName, token: string, open: Client[]): Promise<Client> {
+  const client = eraClient(era);
+  await client.connect(new StreamableHTTPClientTransport(new URL(wb.url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }), era === 'legacy' ? { prior: { kind: 'legacy' } } : undefined);
+  open.push(client);
+  return client;
+}
+
+async function call(client: Client, name: string, args: Record<string, unknown>): Promise<CallToolResult> {
+  const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
+  assert.notEqual(result.isError, true, textOf(result));
+  return result;
+}
+
+const toolNames = async (client: Client): Promise<string[]> =>
+  ((await call(client, 'open_toolbox', { toolbox_name: 'dev' })).structuredContent as { tools: { name: string }[] }).tools.map((t) => t.name);
+
+describe('a "shared" server whose list is private, after one user made it add a tool', () => {
+  for (const era of ERAS) {
+    it(`keeps that tool from every other user: cache, search and restart (${era} clients over HTTP)`, async () => {
+      const { dir, cleanup } = await tempDir('wb-shared-private-');
+      const cacheDir = join(dir, 'cache');
+      const config = { toolboxes: { dev: { mcpServers: { mod: { command: node, args: [modern, '--private', '--ttl-ms', '0'], shared: true } } } } };
+      const env = { WORKBENCH_TOKEN: TOKENS.join(','), MCP_WORKBENCH_CACHE_DIR: cacheDir };
+      let wb = await startHttpWorkbench(config, ['--http', '0'], env);
+      const open: Client[] = [];
+      try {
+        const alice = await connect(wb, era, TOKENS[0]!, open);
+        assert.ok((await toolNames(alice)).includes('dev__mod__grow'));
+        assert.ok(await waitFor(async () => (await cacheText(cacheDir)).includes('"grow"'), 10_000), 'the list as listed on connecting is cached');
+        assert.match(textOf(await call(alice, 'use_tool', { toolbox_name: 'dev', tool_name: 'dev__mod__grow' })), /added grown_/);
+        assert.ok(await waitFor(async () => (await toolNames(alice)).some((n) => GROWN.test(n)), 10_000), 'the user who added it sees it');
+
+        const bob = await connect(wb, era, TOKENS[1]!, open);
+        const first = await toolNames(bob);
+        assert.ok(first.includes('dev__mod__grow'), first.join(', '));
+        assert.ok(!first.some((n) => GROWN.test(n)), `not from the cache: ${first.join(', ')}`);
+        const search = await call(bob, 'open_toolbox', { query: 'A tool added by grow' });
+        assert.doesNotMatch(JSON.stringify(search.structuredContent), GROWN, 'not in a search');
+        assert.doesNotMatch(await cacheText(cacheDir), GROWN, 'never written');
+      } finally {
+        await Promise.allSettled(open.splice(0).map((c) => c.close()));
+        await wb.stop();
+      }
+      wb = await startHttpWorkbench(config, ['--http', '0'], env);
+      try {
+        const bob = await connect(wb, era, TOKENS[1]!, open);
+        const names = await toolNames(bob);
+        assert.ok(names.includes('dev__mod__grow') && !names.some((n) => GROWN.test(n)), `after a restart: ${names.join(', ')}`);
+      } finally {
+        await Promise.allSettled(open.map((c) => c.close()));
+        await wb.stop();
+        await cleanup();
+      }
+    });
+  }
+});
