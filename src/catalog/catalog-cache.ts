@@ -3,12 +3,12 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
 import type { Tool } from '@modelcontextprotocol/client';
-import { serverCacheKey, type EraPersistence, type EraVerdict } from '../clients/era-memory.js';
+import type { EraPersistence, EraVerdict } from '../clients/era-memory.js';
 import type { ServerConfig } from '../config/types.js';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import { honouredTtl } from '../shared/list-ttl.js';
-import { isSecretHeader, namesSecret } from '../shared/redact.js';
+import { cacheKey, catalogKey } from './catalog-key.js';
 
 /** An unchanged list is written again (to record its new age) at most this often. */
 const REWRITE_SAME_AFTER_MS = 60_000;
@@ -26,32 +26,7 @@ export function catalogCacheDir(env: Record<string, string | undefined>, homedir
   return join(homedir, '.cache', 'mcp-workbench');
 }
 
-/**
- * The launch key (see serverCacheKey): toolbox and server names, transport, command, args, cwd, URL and the NAMES of
- * env variables and headers. It names the program an entry runs, so it keys what does not depend on credentials or
- * on the client: the server's protocol era.
- */
-export const cacheKey = serverCacheKey;
-
-/**
- * The key of one tool list: the launch key, a hash of the credentials the server runs with (the values of env
- * variables and headers whose names say they are credentials, by the redaction rule, and of those that hold a
- * `${secret:NAME}` whatever their names: one authorization context, so a list a server marked
- * `private` is never reused under other credentials), and the capabilities it was listed for (see capabilitiesKey: a
- * server may list other tools for other clients). Only the hash is kept: no value is ever written.
- */
-export function catalogKey(toolbox: string, server: ServerConfig, capabilities: string): string {
-  const values = server.type === 'stdio' ? server.env : server.headers;
-  const namesCredential = server.type === 'stdio' ? namesSecret : isSecretHeader;
-  const holdsStoredSecret = new Set(server.secretEntries);
-  const credentials = Object.keys(values)
-    .filter((name) => namesCredential(name) || holdsStoredSecret.has(name))
-    .sort()
-    .map((name) => [name, values[name]]);
-  // How an OAuth server is signed in to is part of its authorization context too (hashed like the rest).
-  const auth = server.type === 'stdio' ? undefined : server.auth;
-  return createHash('sha256').update(JSON.stringify([serverCacheKey(toolbox, server), credentials, capabilities, ...(auth ? [auth] : [])])).digest('hex');
-}
+export { cacheKey, catalogKey } from './catalog-key.js';
 
 /** A server's last known tool list, as open_toolbox may show it (README "Catalog cache"). */
 export interface CachedList {
@@ -113,9 +88,14 @@ export class CatalogCache implements EraPersistence {
   /** Writes in progress, so shutdown can wait for them (a file half-written is never seen: see write). */
   private readonly pending = new Set<Promise<void>>();
 
+  /**
+   * `env`: the workbench's own environment, which an `inheritEnv` server inherits — its credentials key that server's
+   * lists (see catalogKey).
+   */
   constructor(
     readonly dir: string,
     private readonly log: Logger,
+    private readonly env: Readonly<Record<string, string | undefined>> = {},
   ) {}
 
   /** The last tool list of a server for these capabilities, expired or not; undefined when none (or unreadable). */
@@ -149,7 +129,7 @@ export class CatalogCache implements EraPersistence {
   private async readList<T>(kind: ListKind, toolbox: string, server: ServerConfig, capabilities: string, valid: (item: unknown) => item is T): Promise<Listed<T> | undefined> {
     // An entry that cannot start as configured (`problems`): its list could be neither checked nor used.
     if (server.catalogCache === false || server.problems) return undefined;
-    const key = listKey(kind, toolbox, server, capabilities);
+    const key = listKey(kind, toolbox, server, capabilities, this.env);
     const known = this.lists.get(key);
     if (known) return known.list as Listed<T> | undefined;
     const file = await this.load<ListFile>(key, kind, `${toolbox}/${server.name}`);
@@ -175,7 +155,7 @@ export class CatalogCache implements EraPersistence {
   }
 
   private writeListNow(kind: ListKind, toolbox: string, server: ServerConfig, capabilities: string, items: readonly unknown[], ttlMs?: number): Promise<void> {
-    const key = listKey(kind, toolbox, server, capabilities);
+    const key = listKey(kind, toolbox, server, capabilities, this.env);
     const now = Date.now();
     // A hint counts for at most MAX_TTL_MS (README "Caching hints").
     const fresh = honouredTtl(ttlMs);
@@ -272,8 +252,8 @@ export class CatalogCache implements EraPersistence {
 }
 
 /** The file key of a list: a tool list's is its catalogKey; a prompt list's is derived from it (a file of its own). */
-function listKey(kind: ListKind, toolbox: string, server: ServerConfig, capabilities: string): string {
-  const key = catalogKey(toolbox, server, capabilities);
+function listKey(kind: ListKind, toolbox: string, server: ServerConfig, capabilities: string, env: Readonly<Record<string, string | undefined>>): string {
+  const key = catalogKey(toolbox, server, capabilities, env);
   return kind === 'tools' ? key : createHash('sha256').update(`${kind}\0${key}`).digest('hex');
 }
 

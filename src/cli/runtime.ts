@@ -116,7 +116,7 @@ function createWorkbench(
     catalogBudget: catalog.budget,
     oauth: oauthContext(host, auth),
     observer,
-    catalogCache: catalog.cacheDir === undefined ? undefined : new CatalogCache(catalog.cacheDir, host.log),
+    catalogCache: catalog.cacheDir === undefined ? undefined : new CatalogCache(catalog.cacheDir, host.log, host.env),
     state: read.state,
     ...(read.problem && { stateProblem: read.problem }),
     ...(session.toolsets && session.toolsets.length > 0 && { sessionToolsets: session.toolsets }),

@@ -44,6 +44,32 @@ describe('catalog cache', () => {
     assert.equal(catalogKey('dev', server({ MODE: 'secret-a' }), '{}'), catalogKey('dev', server({ MODE: 'secret-b' }), '{}'));
   });
 
+  it('keys tool lists by values that hold credentials under harmless names (URL user info, PAT, DSN, connection strings), never by others', () => {
+    const differ = (env: (who: string) => Record<string, string>): void =>
+      assert.notEqual(catalogKey('dev', server(env('alice')), '{}'), catalogKey('dev', server(env('bob')), '{}'), JSON.stringify(env('alice')));
+    differ((who) => ({ DATABASE_URL: `postgres://${who}:pw@db/x` }));
+    differ((who) => ({ MONGODB_URI: `mongodb+srv://${who}:pw@cluster0.example.net/app` }));
+    differ((who) => ({ REDIS_URL: `redis://:${who}-pw@cache:6379` }));
+    differ((who) => ({ SENTRY_DSN: `https://${who}key@o1.ingest.sentry.io/1` }));
+    differ((who) => ({ GH_PAT: `ghp_${who}0123456789` }));
+    differ((who) => ({ CONNECTION_STRING: `Server=db;User Id=app;Password=${who}-pw;` }));
+    differ((who) => ({ UPSTREAM: `Bearer ${who}-0123456789` }));
+    assert.equal(catalogKey('dev', server({ BASE_URL: 'https://a.example/x' }), '{}'), catalogKey('dev', server({ BASE_URL: 'https://b.example/y' }), '{}'));
+    const remote = (url: string) => ({ name: 'r', type: 'http' as const, url: 'https://mcp.example/mcp', headers: { 'X-Upstream': url }, disabledTools: [], shared: false });
+    assert.notEqual(catalogKey('dev', remote('https://alice:pw@up'), '{}'), catalogKey('dev', remote('https://bob:pw@up'), '{}'));
+  });
+
+  it("keys an inheritEnv server's lists by the credentials it inherits, not by the rest of the environment", () => {
+    const inheriting: StdioServerConfig = { ...server({}), inheritEnv: true };
+    const base = { PWD: '/home/a', SHLVL: '1', HOME: '/home/a', SSH_AUTH_SOCK: '/tmp/ssh-1/agent', XDG_SESSION_ID: '3', OPENAI_API_KEY: 'sk-alice' };
+    const key = (env: Record<string, string>, config = inheriting): string => catalogKey('dev', config, '{}', env);
+    assert.notEqual(key(base), key({ ...base, OPENAI_API_KEY: 'sk-bob' }));
+    assert.notEqual(key(base), key({ ...base, DATABASE_URL: 'postgres://alice:pw@db/x' }));
+    assert.equal(key(base), key({ ...base, PWD: '/tmp', SHLVL: '3', HOME: '/root', SSH_AUTH_SOCK: '/tmp/ssh-2/agent', XDG_SESSION_ID: '9', EDITOR: 'vi' }));
+    assert.equal(key(base, server({})), key({ ...base, OPENAI_API_KEY: 'sk-bob' }, server({})), 'a server that inherits nothing: not keyed by the workbench env');
+    assert.equal(key({ PWD: '/x' }), catalogKey('dev', inheriting, '{}'), 'nothing inherited to key: the key as before');
+  });
+
   it('writes tools without secrets, reads them back under the same credentials and capabilities only, and ignores a corrupt file', async () => {
     const { dir, cleanup } = await tempDir();
     try {
