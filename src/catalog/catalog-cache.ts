@@ -1,17 +1,19 @@
 import { createHash } from 'node:crypto';
-import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import writeFileAtomic from 'write-file-atomic';
 import type { Tool } from '@modelcontextprotocol/client';
 import type { EraPersistence, EraVerdict } from '../clients/era-memory.js';
 import type { ServerConfig } from '../config/types.js';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
-import { honouredTtl } from '../shared/list-ttl.js';
+import { honouredTtl, MAX_TTL_MS } from '../shared/list-ttl.js';
+import { CacheFiles } from './cache-files.js';
 import { cacheKey, catalogKey } from './catalog-key.js';
 
 /** An unchanged list is written again (to record its new age) at most this often. */
 const REWRITE_SAME_AFTER_MS = 60_000;
+
+/** How far in the future a file's `listedAt` may be (clocks of one machine drift, or were set back): past it, unusable. */
+const CLOCK_SKEW_MS = 5 * 60_000;
 
 /** Format 2: tool lists, prompt lists and eras in files of their own (format 1 kept tools and era in one file per launch key). */
 const FORMAT = 2;
@@ -78,8 +80,9 @@ interface EraFile {
 /**
  * Each server's last `tools/list` and `prompts/list` (per credentials and client capabilities) and protocol era, one
  * file each. Files hold toolbox and server names, the tools and prompts as listed, and the era — never a command, args,
- * env or header values, URLs. The directory is 0700 and files 0600. A file that cannot be read or parsed is ignored
- * (and rewritten at the next live listing); nothing here is ever fatal.
+ * env or header values, URLs. The directory is 0700 and files 0600; only the user's own are trusted (see CacheFiles).
+ * A file that cannot be read or parsed, or holds something else, is ignored with one warning (and rewritten at the
+ * next live listing); nothing here is ever fatal.
  */
 export class CatalogCache implements EraPersistence {
   /** What this process read or wrote last, per file key: so unchanged entries are not rewritten and reads are cheap. */
@@ -87,6 +90,7 @@ export class CatalogCache implements EraPersistence {
   private readonly eras = new Map<string, { era: EraVerdict | undefined; json?: string }>();
   /** Writes in progress, so shutdown can wait for them (a file half-written is never seen: see write). */
   private readonly pending = new Set<Promise<void>>();
+  private readonly files: CacheFiles;
 
   /**
    * `env`: the workbench's own environment, which an `inheritEnv` server inherits — its credentials key that server's
@@ -96,7 +100,9 @@ export class CatalogCache implements EraPersistence {
     readonly dir: string,
     private readonly log: Logger,
     private readonly env: Readonly<Record<string, string | undefined>> = {},
-  ) {}
+  ) {
+    this.files = new CacheFiles(dir, log);
+  }
 
   /** The last tool list of a server for these capabilities, expired or not; undefined when none (or unreadable). */
   async read(toolbox: string, server: ServerConfig, capabilities: string): Promise<CachedList | undefined> {
@@ -133,14 +139,31 @@ export class CatalogCache implements EraPersistence {
     const known = this.lists.get(key);
     if (known) return known.list as Listed<T> | undefined;
     const file = await this.load<ListFile>(key, kind, `${toolbox}/${server.name}`);
-    const items = file?.[kind];
-    const listedAt = file ? Date.parse(file.listedAt) : NaN;
-    const ok = file && Array.isArray(items) && items.every(valid) && Number.isFinite(listedAt);
-    const freshUntil = ok && file.freshUntil !== undefined ? Date.parse(file.freshUntil) : NaN;
-    const list: Listed<T> | undefined = ok ? { items: items as T[], listedAt, ...(Number.isFinite(freshUntil) ? { freshUntil } : {}) } : undefined;
+    const list = file && this.usableList(key, kind, `${toolbox}/${server.name}`, file, valid);
     // What this process learned meanwhile wins over the file.
     if (!this.lists.has(key)) this.lists.set(key, { list, ...(list ? { json: JSON.stringify(list.items) } : {}) });
     return this.lists.get(key)!.list as Listed<T> | undefined;
+  }
+
+  /**
+   * The list a file holds, if it is one as this version writes it (else a warning, once): its items valid, listed no
+   * later than now (give or take clock skew), and fresh for no more than MAX_TTL_MS past its listing, whatever it says.
+   */
+  private usableList<T>(key: string, kind: ListKind, label: string, file: ListFile, valid: (item: unknown) => item is T): Listed<T> | undefined {
+    const items = file[kind];
+    const listedAt = typeof file.listedAt === 'string' ? Date.parse(file.listedAt) : NaN;
+    if (!Array.isArray(items) || !items.every(valid) || !Number.isFinite(listedAt)) {
+      this.malformed(key, label, `it does not hold a ${kind} list as this version writes it`);
+      return undefined;
+    }
+    const now = Date.now();
+    if (listedAt > now + CLOCK_SKEW_MS) {
+      this.malformed(key, label, `it says it was listed in the future (${file.listedAt}): the clock was set back, or the file is not this workbench's`);
+      return undefined;
+    }
+    const hinted = typeof file.freshUntil === 'string' ? Date.parse(file.freshUntil) : NaN;
+    const freshUntil = Math.min(hinted, listedAt + MAX_TTL_MS);
+    return { items: items as T[], listedAt: Math.min(listedAt, now), ...(Number.isFinite(freshUntil) ? { freshUntil } : {}) };
   }
 
   private writeList(kind: ListKind, toolbox: string, server: ServerConfig, capabilities: string, items: readonly unknown[], ttlMs?: number): Promise<void> {
@@ -188,6 +211,7 @@ export class CatalogCache implements EraPersistence {
     if (known) return known.era;
     const file = await this.load<EraFile>(key, 'era', `${toolbox}/${server.name}`);
     const era = file && isEra(file.era) ? file.era : undefined;
+    if (file && !era) this.malformed(key, `${toolbox}/${server.name}`, 'it does not hold a protocol era as this version writes it');
     if (!this.eras.has(key)) this.eras.set(key, { era, ...(era ? { json: JSON.stringify(era) } : {}) });
     return this.eras.get(key)!.era;
   }
@@ -208,15 +232,14 @@ export class CatalogCache implements EraPersistence {
     await Promise.allSettled([...this.pending]);
   }
 
-  /** A file of this kind and format, or undefined (missing: quietly; unreadable or another format: with a note). */
+  /**
+   * A file of this kind and format, or undefined: missing (quietly), written by another version (a debug note), or
+   * unreadable, not the user's own, or not JSON (one warning per file: see CacheFiles).
+   */
   private async load<T extends { format: number; kind: string }>(key: string, kind: T['kind'], label: string): Promise<T | undefined> {
     const path = this.path(key);
-    let text: string;
-    try {
-      text = await readFile(path, 'utf8');
-    } catch {
-      return undefined;
-    }
+    const text = await this.files.read(path, label);
+    if (text === undefined) return undefined;
     try {
       const parsed = JSON.parse(text) as Partial<T>;
       if (parsed.format !== FORMAT || parsed.kind !== kind) {
@@ -225,22 +248,19 @@ export class CatalogCache implements EraPersistence {
       }
       return parsed as T;
     } catch (error) {
-      this.log.warn(`ignoring the catalog cache of ${label} (${path}): ${errorMessage(error)}; it is rewritten after the server connects`);
+      this.files.warnOnce(path, `ignoring the catalog cache file ${path} of ${label}: ${errorMessage(error)}; it is rewritten after the server connects (or delete it)`);
       return undefined;
     }
   }
 
-  private save(key: string, file: ListFile | EraFile, label: string): Promise<void> {
+  /** Says once that a file of the right format holds something else than this version writes. */
+  private malformed(key: string, label: string, what: string): void {
     const path = this.path(key);
-    const done = (async () => {
-      try {
-        await mkdir(this.dir, { recursive: true, mode: 0o700 });
-        // write-file-atomic: temp file beside it, fsync, rename — a reader sees the old file or the new one.
-        await writeFileAtomic(path, JSON.stringify(file), { mode: 0o600 });
-      } catch (error) {
-        this.log.warn(`could not write the catalog cache of ${label} to ${path}: ${errorMessage(error)}`);
-      }
-    })();
+    this.files.warnOnce(path, `ignoring the catalog cache file ${path} of ${label}: ${what}; it is rewritten after the server connects (or delete it)`);
+  }
+
+  private save(key: string, file: ListFile | EraFile, label: string): Promise<void> {
+    const done = this.files.write(this.path(key), JSON.stringify(file), label);
     this.pending.add(done);
     void done.finally(() => this.pending.delete(done));
     return done;

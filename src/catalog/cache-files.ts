@@ -1,0 +1,101 @@
+import { mkdir, open, stat } from 'node:fs/promises';
+import writeFileAtomic from 'write-file-atomic';
+import { errorMessage } from '../errors.js';
+import type { Logger } from '../log.js';
+import { errnoCode, errnoWords } from '../shared/errno.js';
+
+/**
+ * The catalog cache's files on disk (README "Catalog cache"), trusted only when they are the user's own: a file is
+ * read only from a directory owned by the current user and writable by no one else, and only when the file itself is
+ * the user's and writable by no one else (where the platform has user ids). Anything else is ignored with one warning
+ * naming the path and what to do — never a chmod of a directory the user pointed at (MCP_WORKBENCH_CACHE_DIR may be
+ * /tmp). A missing file is quietly nothing; no failure here is ever thrown.
+ */
+export class CacheFiles {
+  /** Paths warned about: each is named once per process, however often it is read. */
+  private readonly warned = new Set<string>();
+  /** Why the directory is not trusted, once known (undefined: trusted, or not there yet). */
+  private dirProblem: string | undefined;
+
+  constructor(
+    readonly dir: string,
+    private readonly log: Logger,
+  ) {}
+
+  /** The text of a file, or undefined: missing (quietly), or unreadable, or not trusted (with one warning each). */
+  async read(path: string, label: string): Promise<string | undefined> {
+    if (!(await this.dirTrusted())) return undefined;
+    let handle;
+    try {
+      handle = await open(path, 'r');
+    } catch (error) {
+      if (errnoCode(error) !== 'ENOENT') this.unreadable(path, label, error);
+      return undefined;
+    }
+    try {
+      const problem = looseness(await handle.stat(), 'file');
+      if (problem) {
+        this.warnOnce(path, `ignoring the catalog cache file ${path} of ${label}: ${problem}, so it may not be what this workbench wrote; delete it (it is rewritten after the server connects)`);
+        return undefined;
+      }
+      return await handle.readFile('utf8');
+    } catch (error) {
+      this.unreadable(path, label, error);
+      return undefined;
+    } finally {
+      await handle.close().catch(() => {});
+    }
+  }
+
+  /** Writes a file atomically (0600, in a 0700 directory it makes if need be); a failure only costs a warning. */
+  async write(path: string, text: string, label: string): Promise<void> {
+    try {
+      await mkdir(this.dir, { recursive: true, mode: 0o700 });
+      // Never into a directory others may write to: they could replace what is written (warned about once).
+      if (!(await this.dirTrusted())) return;
+      // write-file-atomic: temp file beside it, fsync, rename — a reader sees the old file or the new one.
+      await writeFileAtomic(path, text, { mode: 0o600 });
+    } catch (error) {
+      this.log.warn(`could not write the catalog cache of ${label} to ${path}: ${errorMessage(error)}`);
+    }
+  }
+
+  /** Says once per path why a file is ignored. */
+  warnOnce(path: string, message: string): void {
+    if (this.warned.has(path)) return;
+    this.warned.add(path);
+    this.log.warn(message);
+  }
+
+  private unreadable(path: string, label: string, error: unknown): void {
+    const why = errnoWords(errnoCode(error)) ?? errorMessage(error);
+    this.warnOnce(path, `ignoring the catalog cache file ${path} of ${label}: it cannot be read (${why}); delete it, or make it a file you can read (it is rewritten after the server connects)`);
+  }
+
+  /** Whether the directory may be read from and written to; warns once when not. A missing one is trusted (it is made 0700). */
+  private async dirTrusted(): Promise<boolean> {
+    if (this.dirProblem !== undefined) return false;
+    let problem: string | undefined;
+    try {
+      problem = looseness(await stat(this.dir), 'directory');
+    } catch {
+      return true;
+    }
+    if (!problem) return true;
+    this.dirProblem = problem;
+    this.warnOnce(
+      this.dir,
+      `ignoring the catalog cache in ${this.dir}: the directory ${problem}, so another user could plant tool lists there; ` +
+        `make it yours alone (chmod 700 ${this.dir}) or set MCP_WORKBENCH_CACHE_DIR to a directory of your own. Servers are connected as if nothing were cached`,
+    );
+    return false;
+  }
+}
+
+/** Why a file or directory is not the user's alone: owned by another user, or writable by group or others. */
+function looseness(st: { uid: number; mode: number }, what: 'file' | 'directory'): string | undefined {
+  const uid = process.getuid?.();
+  if (uid !== undefined && st.uid !== uid) return `is owned by another user (uid ${st.uid}, not ${uid})`;
+  if (process.platform !== 'win32' && (st.mode & 0o022) !== 0) return `is writable by ${st.mode & 0o002 ? 'every user' : 'its group'} (mode ${(st.mode & 0o777).toString(8)}; a ${what} of the cache must be 0${what === 'file' ? '600' : '700'})`;
+  return undefined;
+}
