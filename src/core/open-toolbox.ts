@@ -358,7 +358,8 @@ export class Discovery {
         view.connected.push(server);
         servers.push({ server, tools });
       } else if (last) {
-        view.cached.push(cachedServer(server, last, now, searching));
+        // A search starts nothing, but a check already under way (an open's) is still one.
+        view.cached.push(cachedServer(server, last, now, searching && status.state !== 'starting'));
         servers.push({ server, tools: last.tools });
       } else if (failed.has(server)) {
         view.failed.push(failed.get(server)!);
