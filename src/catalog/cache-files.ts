@@ -92,10 +92,15 @@ export class CacheFiles {
   }
 }
 
-/** Why a file or directory is not the user's alone: owned by another user, or writable by group or others. */
+/**
+ * Why a file or directory is not the user's alone: owned by another user, or writable by every user (a file: or by its
+ * group). A directory its group may write to is accepted — with per-user groups (umask 002) that is every directory
+ * the user makes — since each file in it must still be the user's own and writable by no one else.
+ */
 function looseness(st: { uid: number; mode: number }, what: 'file' | 'directory'): string | undefined {
   const uid = process.getuid?.();
   if (uid !== undefined && st.uid !== uid) return `is owned by another user (uid ${st.uid}, not ${uid})`;
-  if (process.platform !== 'win32' && (st.mode & 0o022) !== 0) return `is writable by ${st.mode & 0o002 ? 'every user' : 'its group'} (mode ${(st.mode & 0o777).toString(8)}; a ${what} of the cache must be 0${what === 'file' ? '600' : '700'})`;
+  const loose = what === 'file' ? 0o022 : 0o002;
+  if (process.platform !== 'win32' && (st.mode & loose) !== 0) return `is writable by ${st.mode & 0o002 ? 'every user' : 'its group'} (mode ${(st.mode & 0o777).toString(8)}; a ${what} of the cache must be 0${what === 'file' ? '600' : '700'})`;
   return undefined;
 }

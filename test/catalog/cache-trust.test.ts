@@ -77,8 +77,10 @@ describe('the catalog cache trusts only what is the user\'s own', () => {
         assert.equal(count(second.stderr, `ignoring the catalog cache in ${cacheDir}`), 1, second.stderr);
         assert.match(second.stderr, new RegExp(`chmod 700 ${cacheDir}`));
         assert.equal((await stat(cacheDir)).mode & 0o777, 0o777, 'never chmod-ed');
-        // Made the user's alone again, it is used again.
+        // Made the user's alone again, it is used again; so is one its group may write to (per-user groups, umask 002).
         await chmod(cacheDir, 0o700);
+        assert.equal((await openTwice(era, cacheDir)).cached.size, 2);
+        await chmod(cacheDir, 0o770);
         assert.equal((await openTwice(era, cacheDir)).cached.size, 2);
       } finally {
         await cleanup();
