@@ -4,6 +4,8 @@
  */
 export type WorkbenchErrorCode =
   | 'CONFIG_NOT_FOUND'
+  /** A command that starts servers found a config only by the default `./workbench-config.json`: it must be named. */
+  | 'CONFIG_NOT_NAMED'
   | 'CONFIG_UNREADABLE'
   /** A config file (or a backup of it) could not be written, e.g. by `migrate`. */
   | 'CONFIG_UNWRITABLE'

@@ -23,16 +23,37 @@ export function resolveToolsets(config: WorkbenchConfig): Map<string, ResolvedTo
 }
 
 /**
- * One warning per toolset entry that can match no tool because it names no configured toolbox and server (a typo,
- * or a toolbox that was removed). Entries that reach a server but match none of its tools are found only once it is
+ * One warning per toolset entry, and per project file `disabledTools` entry, that can match no tool because it names
+ * no configured toolbox and server (a typo, a bare tool name, or a toolbox that was removed). Entries that reach a server but match none of its tools are found only once it is
  * connected: `tools list --toolset NAME` reports those.
  */
-export function toolsetWarnings(config: WorkbenchConfig): string[] {
-  return [...resolveToolsets(config).values()].flatMap((toolset) =>
-    toolset.unreachable.map(
-      (pattern) => `toolset "${toolset.config.name}": "${pattern}" names no configured toolbox and server, so it matches nothing (tool names are {toolbox}__{server}__{tool})`,
-    ),
+export function patternWarnings(config: WorkbenchConfig): string[] {
+  const toolsets = [...resolveToolsets(config).values()].flatMap((toolset) =>
+    toolset.unreachable.map((pattern) => `toolset "${toolset.config.name}": ${unreachableReason(pattern)}`),
   );
+  return [...toolsets, ...projectPatternWarnings(config)];
+}
+
+/**
+ * The patterns that name no configured toolbox and server, so they can match no tool: a bare tool name (`echo`), a
+ * typo, a removed toolbox. Canonical-name rules only (`--disabled-tools`, the project file's `disabledTools`).
+ */
+export function unreachablePatterns(patterns: readonly string[], toolboxes: readonly ToolboxConfig[]): string[] {
+  const prefixes = toolboxes.flatMap((toolbox) => toolbox.servers.map((server) => `${toolbox.name}${NAME_SEPARATOR}${server.name}${NAME_SEPARATOR}`));
+  return patterns.filter((pattern) => !prefixes.some((prefix) => couldMatchPrefix(pattern, prefix)));
+}
+
+/** Why a pattern matches nothing and what to write instead: `"echo" names no configured toolbox and server (…)`. */
+export function unreachableReason(pattern: string): string {
+  const bare = !pattern.includes(NAME_SEPARATOR) && !/[*?]/.test(pattern);
+  const instead = bare ? `; "*__*__${pattern}" means that tool of every server` : '';
+  return `"${pattern}" names no configured toolbox and server, so it matches nothing (tool names are {toolbox}__{server}__{tool}${instead})`;
+}
+
+function projectPatternWarnings(config: WorkbenchConfig): string[] {
+  const project = config.project;
+  if (!project) return [];
+  return unreachablePatterns(project.disabledTools, config.toolboxes).map((pattern) => `${project.source}: disabledTools ${unreachableReason(pattern)}`);
 }
 
 /**

@@ -8,7 +8,7 @@ import { signInStatus } from '../oauth/status.js';
 import { VERSION } from '../version.js';
 import type { CliContext } from './context.js';
 import { oauthContext } from './runtime.js';
-import { configFilePath } from './settings.js';
+import { configFilePath, namedConfigPath } from './settings.js';
 
 /**
  * `mcp-workbench auth login | status | logout`: OAuth sign-ins of remote servers (README "Remote servers behind
@@ -16,7 +16,7 @@ import { configFilePath } from './settings.js';
  */
 export function registerAuthCommand(program: Command, ctx: CliContext): void {
   const auth = program.command('auth').description('sign in to OAuth-protected remote servers (tokens in ~/.mcp-workbench/oauth/)');
-  const configOption = ['-c, --config <file>', 'config file (default: $WORKBENCH_CONFIG, else ./workbench-config.json)'] as const;
+  const configOption = ['-c, --config <file>', 'config file (default: $WORKBENCH_CONFIG, else ./workbench-config.json for status; login needs it named)'] as const;
 
   registerLogin(auth, ctx, configOption);
 
@@ -57,7 +57,7 @@ function registerLogin(auth: Command, ctx: CliContext, configOption: readonly [s
     .option(...configOption)
     .action(async (target: string, opts: { config?: string }) => {
       try {
-        const config = await load(ctx, opts.config);
+        const config = await loadConfig(namedConfigPath(opts.config, ctx), ctx.env, { secrets: ctx.secretSource });
         // A person reads this terminal: without a browser here, the URL is printed and the callback awaited.
         const oauth = { ...oauthContext(ctx, { browser: true }), printUrlWithoutBrowser: true };
         const done = await loginServer({ config, target, env: ctx.env, log: ctx.log, oauth, version: VERSION });

@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, errorFields, errorJson, type CliContext } from './context.js';
 import { runDoctor } from '../doctor/checks.js';
 import { oauthContext } from './runtime.js';
-import { configFilePath, stateFilePath } from './settings.js';
+import { namedConfigPath, stateFilePath } from './settings.js';
 import { formatDoctorReport } from '../doctor/format-report.js';
 import { DEFAULT_DOCTOR_TIMEOUT_MS, type DoctorProgress } from '../doctor/types.js';
 import { errorMessage, isWorkbenchError } from '../errors.js';
@@ -26,7 +26,7 @@ export function registerDoctorCommand(program: Command, ctx: CliContext): void {
   program
     .command('doctor')
     .description('connect every server (or one toolbox\'s) and report what works, what does not and why')
-    .option('-c, --config <file>', 'config file (default: $WORKBENCH_CONFIG, else ./workbench-config.json)')
+    .option('-c, --config <file>', 'config file (or $WORKBENCH_CONFIG); required: servers start only from a config you name')
     .option('-t, --toolbox <name>', 'check only this toolbox')
     .option('--timeout <ms>', `connect timeout for every server (default: its connectTimeoutMs, else ${DEFAULT_DOCTOR_TIMEOUT_MS})`, parseTimeout)
     .option('--json', 'print the report as JSON')
@@ -45,7 +45,7 @@ export function registerDoctorCommand(program: Command, ctx: CliContext): void {
       const ticker = live ? setInterval(draw, 1000) : undefined;
       try {
         const report = await runDoctor({
-          configPath: configFilePath(opts.config, ctx),
+          configPath: namedConfigPath(opts.config, ctx),
           statePath: stateFilePath(opts.stateFile, ctx),
           toolbox: opts.toolbox,
           timeoutMs: opts.timeout,

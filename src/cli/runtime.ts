@@ -6,11 +6,12 @@ import { keepCopy, readToolState } from '../state/read.js';
 import { pinsPathFor, readPins, watchPins } from '../state/pins.js';
 import { type BrokenState, watchToolState } from '../state/watch.js';
 import { loadConfig } from '../config/load.js';
+import { configToStart } from '../config/config-path.js';
 import { brokenServerWarning, brokenServers, noServerCanStartError, serverProblemCode } from '../config/server-problems.js';
 import { applyProject, loadProjectFile } from '../config/project-file.js';
 import type { WorkbenchConfig } from '../config/types.js';
 import { snapshotFiles, watchConfigFiles } from '../config/watch.js';
-import { toolsetWarnings } from '../catalog/toolsets.js';
+import { patternWarnings, unreachablePatterns, unreachableReason } from '../catalog/toolsets.js';
 import { WorkbenchError, errorMessage, isWorkbenchError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { Workbench, type WorkbenchOptions } from '../core/workbench.js';
@@ -43,6 +44,7 @@ export async function createRuntime(settings: RuntimeSettings): Promise<Runtime>
   const { host, state } = settings;
   const source = await loadRuntimeConfig(settings.sources, host);
   const { config } = source;
+  refuseBlindPatterns(settings.session.disabledTools ?? [], config);
   const statePath = state.path;
   const read = await readToolState(statePath, host.log);
   // Fail closed (README "Enabled and disabled tools"): never the defaults in place of a file that does not parse.
@@ -79,7 +81,7 @@ export async function createRuntime(settings: RuntimeSettings): Promise<Runtime>
  */
 async function loadRuntimeConfig(sources: ConfigSources, host: HostContext): Promise<ConfigSource & { config: WorkbenchConfig }> {
   const { env, log } = host;
-  const path = sources.configPath;
+  const path = sources.configNamed ? sources.configPath : configToStart({ path: sources.configPath, origin: 'default' });
   const load = async (): Promise<WorkbenchConfig> => {
     const loaded = applyProject(await loadConfig(path, env, { secrets: sources.secrets }), await loadProjectFile(sources.project));
     const fatal = noServerCanStartError(loaded);
@@ -92,10 +94,25 @@ async function loadRuntimeConfig(sources: ConfigSources, host: HostContext): Pro
   const files = [path, sources.project.path, ...secretsFile];
   const baseline = sources.watch ? await snapshotFiles(files) : '';
   const config = await load();
-  for (const warning of [...config.warnings, ...toolsetWarnings(config)]) log.warn(warning);
+  for (const warning of [...config.warnings, ...patternWarnings(config)]) log.warn(warning);
   warnBroken(config);
   if (config.project) log.info(`project file ${config.project.source} applies`);
   return { path, files, baseline, load, warnBroken, config };
+}
+
+/**
+ * `--disabled-tools` entries that can hide nothing (a bare tool name, a typo in a toolbox or server name) stop the
+ * start: the user believes a tool hidden that would stay callable (`tools disable` refuses the same).
+ * @throws WorkbenchError `USAGE`
+ */
+function refuseBlindPatterns(patterns: readonly string[], config: WorkbenchConfig): void {
+  const blind = unreachablePatterns(patterns, config.toolboxes);
+  if (blind.length === 0) return;
+  const toolboxes = config.toolboxes.map((t) => t.name).join(', ') || '(none)';
+  throw new WorkbenchError(
+    'USAGE',
+    `--disabled-tools would hide nothing with ${blind.map(unreachableReason).join('; ')}. Toolboxes in ${config.source}: ${toolboxes}; \`mcp-workbench tools list\` shows every canonical name.`,
+  );
 }
 
 /** The shared Workbench for these settings, over the state and pins as read at start. */
@@ -252,7 +269,7 @@ function followConfig(workbench: Workbench, source: ConfigSource, log: Logger): 
       const next = await source.load();
       const { replaced, removed } = workbench.reload(next);
       workbench.setConfigProblem(undefined);
-      for (const warning of [...next.warnings, ...toolsetWarnings(next)]) log.warn(warning);
+      for (const warning of [...next.warnings, ...patternWarnings(next)]) log.warn(warning);
       source.warnBroken(next);
       const changes = [
         replaced.length > 0 ? `restarting on next use: ${replaced.join(', ')}` : '',

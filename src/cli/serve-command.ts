@@ -23,7 +23,7 @@ export function registerServeCommand(program: Command, ctx: CliContext): void {
   program
     .command('serve', { isDefault: true })
     .description('run the workbench as an MCP server on stdio (the default command), or over Streamable HTTP with --http')
-    .option('-c, --config <file>', 'config file (default: $WORKBENCH_CONFIG, else ./workbench-config.json)')
+    .option('-c, --config <file>', 'config file (or $WORKBENCH_CONFIG); required: servers start only from a config you name')
     .addOption(new Option('--disabled-tools <names>', 'comma-separated canonical tool names or globs to hide').argParser(splitList))
     .option('--state-file <file>', 'tool state file (default: $WORKBENCH_STATE_FILE, else ~/.mcp-workbench/tool-state.json)')
     .option('--management-tools', 'also offer list_all_tools and enable_tools to the client')

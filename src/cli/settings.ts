@@ -1,7 +1,7 @@
 import { homedir } from 'node:os';
 import { resolve } from 'node:path';
 import { catalogCacheDir } from '../catalog/catalog-cache.js';
-import { resolveConfigPath } from '../config/config-path.js';
+import { configToStart, resolveConfigPath } from '../config/config-path.js';
 import { resolveProjectPath, type ResolvedProjectPath } from '../config/project-file.js';
 import type { SecretSource } from '../config/secret-source.js';
 import type { WorkbenchObserver } from '../core/call-events.js';
@@ -33,6 +33,8 @@ export interface RuntimeSettings {
 export interface ConfigSources {
   /** `--config`, else WORKBENCH_CONFIG, else ./workbench-config.json. */
   configPath: string;
+  /** True when `--config` or WORKBENCH_CONFIG named it; servers are started only from a named config. */
+  configNamed: boolean;
   /** `--project DIR`, else the start directory: where `.mcp-workbench.json` is. */
   project: ResolvedProjectPath;
   /** Follow edits of the config, project and secret files (serving); one-shot commands leave it off. */
@@ -163,10 +165,21 @@ export function configFilePath(flag: string | undefined, host: Pick<HostContext,
   return resolveConfigPath({ flag, env: host.env, cwd: host.cwd }).path;
 }
 
+/**
+ * The config file a command that starts servers uses: named by `--config` or WORKBENCH_CONFIG, never found only as
+ * ./workbench-config.json in the start directory (README "Use it from your MCP client").
+ * @throws WorkbenchError `CONFIG_NOT_NAMED`
+ */
+export function namedConfigPath(flag: string | undefined, host: Pick<HostContext, 'env' | 'cwd'>): string {
+  return configToStart(resolveConfigPath({ flag, env: host.env, cwd: host.cwd }));
+}
+
 /** `--config` and `--project` resolved against the host (never touches the file system); no secret store. */
 export function configSources(flags: { config?: string; project?: string }, host: Pick<HostContext, 'env' | 'cwd'>, watch: boolean): ConfigSources {
+  const resolved = resolveConfigPath({ flag: flags.config, env: host.env, cwd: host.cwd });
   return {
-    configPath: configFilePath(flags.config, host),
+    configPath: resolved.path,
+    configNamed: resolved.origin !== 'default',
     project: resolveProjectPath({ flag: flags.project, cwd: host.cwd }),
     watch,
   };

@@ -17,7 +17,7 @@ import { oneShotSettings } from './settings.js';
 export function registerToolsTryCommands(tools: Command, ctx: CliContext): void {
   const common = (cmd: Command): Command =>
     cmd
-      .option('-c, --config <file>', 'config file (default: $WORKBENCH_CONFIG, else ./workbench-config.json)')
+      .option('-c, --config <file>', 'config file (or $WORKBENCH_CONFIG); required: servers start only from a config you name')
       .option('--state-file <file>', 'tool state file (default: $WORKBENCH_STATE_FILE, else ~/.mcp-workbench/tool-state.json)')
       .option('--project <dir>', 'directory of the project file .mcp-workbench.json (default: the current directory)')
       .addOption(new Option('--disabled-tools <names>', 'as for serve: comma-separated names or globs').argParser(splitList))

@@ -24,7 +24,7 @@ export function registerToolsCommand(program: Command, ctx: CliContext): void {
 
   const common = (cmd: Command): Command =>
     cmd
-      .option('-c, --config <file>', 'config file (default: $WORKBENCH_CONFIG, else ./workbench-config.json)')
+      .option('-c, --config <file>', 'config file (default: $WORKBENCH_CONFIG, else ./workbench-config.json, which `list` and a name check never use: name it)')
       .option('--state-file <file>', 'tool state file (default: $WORKBENCH_STATE_FILE, else ~/.mcp-workbench/tool-state.json)');
 
   registerListCommand(tools, ctx, common);

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { toolsetWarnings } from '../catalog/toolsets.js';
+import { patternWarnings } from '../catalog/toolsets.js';
 import { isWorkbenchError } from '../errors.js';
 import { missingCommandProblems } from '../clients/command-check.js';
 import { loadConfig } from '../config/load.js';
@@ -63,7 +63,7 @@ export function validateSummary(report: ValidateReport): Record<string, unknown>
   return {
     path: report.path,
     valid: true,
-    warnings: [...report.config.warnings, ...toolsetWarnings(report.config)],
+    warnings: [...report.config.warnings, ...patternWarnings(report.config)],
     toolboxes: report.config.toolboxes.map((t) => ({ name: t.name, servers: t.servers.map((s) => ({ name: s.name, type: s.type })) })),
     toolsets: (report.config.toolsets ?? []).map((t) => ({ name: t.name, tools: t.tools, origin: t.origin })),
     ...(report.config.project && { project: report.config.project.source }),
@@ -81,7 +81,7 @@ export function registerValidateCommand(program: Command, ctx: CliContext): void
     .action(async (opts: { config?: string; project?: string; json?: boolean }) => {
       try {
         const report = await validateConfig({ ...configSources(opts, ctx, false), secrets: ctx.secretSource }, ctx.env);
-        for (const warning of [...report.config.warnings, ...toolsetWarnings(report.config)]) ctx.log.warn(warning);
+        for (const warning of [...report.config.warnings, ...patternWarnings(report.config)]) ctx.log.warn(warning);
         ctx.print(opts.json ? JSON.stringify(validateSummary(report), null, 2) : formatValidateReport(report));
       } catch (error) {
         if (opts.json && isWorkbenchError(error)) {

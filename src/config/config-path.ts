@@ -1,4 +1,6 @@
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { WorkbenchError } from '../errors.js';
 import type { EnvLike } from './expand-env.js';
 
 export const DEFAULT_CONFIG_FILE = 'workbench-config.json';
@@ -32,4 +34,27 @@ export function resolveConfigPath(opts: { flag?: string; env: EnvLike; cwd: stri
 export function describeConfigPath(resolved: ResolvedConfigPath): string {
   const how = { flag: 'from --config', WORKBENCH_CONFIG: 'from WORKBENCH_CONFIG', default: 'the default' }[resolved.origin];
   return `${resolved.path} (${how})`;
+}
+
+/**
+ * The path of a config a command that starts servers may use: one named by `--config` or `WORKBENCH_CONFIG`. A file
+ * found only as the default `./workbench-config.json` is refused: an MCP client may start the workbench inside a
+ * cloned repository (Cursor starts it in the project's directory), and a config's servers are commands the workbench
+ * runs and URLs it sends credentials to. Commands that only read or edit the file (`validate`, `init`, `server add`,
+ * `migrate`) keep using the default.
+ * @throws WorkbenchError `CONFIG_NOT_NAMED`
+ */
+export function configToStart(resolved: ResolvedConfigPath): string {
+  if (resolved.origin !== 'default') return resolved.path;
+  const found = existsSync(resolved.path)
+    ? `${resolved.path} is in the start directory, but a config found there is not used on its own to start servers: ` +
+      'a client may start the workbench inside a cloned repository, whose config could run any command. If the file ' +
+      `is yours, name it: --config ${resolved.path} (or WORKBENCH_CONFIG=${resolved.path}).`
+    : 'Name the config with --config FILE or the WORKBENCH_CONFIG environment variable (`mcp-workbench init` writes a ' +
+      'starter one).';
+  return throwNotNamed(found);
+}
+
+function throwNotNamed(detail: string): never {
+  throw new WorkbenchError('CONFIG_NOT_NAMED', `No config named: commands that start servers use only a config named by --config or WORKBENCH_CONFIG. ${detail}`);
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseConfig } from '../../src/config/load.js';
-import { resolveToolsets, sessionToolsetFilter, toolsetWarnings } from '../../src/catalog/toolsets.js';
+import { resolveToolsets, sessionToolsetFilter, patternWarnings } from '../../src/catalog/toolsets.js';
 import { WorkbenchError } from '../../src/errors.js';
 
 const config = parseConfig(
@@ -35,7 +35,7 @@ describe('resolveToolsets', () => {
   it('names the patterns that can reach no configured server, as warnings too', () => {
     assert.deepEqual(toolsets.get('mixed')!.unreachable, ['dev__fss__read', 'nowhere__x__y']);
     assert.deepEqual(toolsets.get('one')!.unreachable, []);
-    const warnings = toolsetWarnings(config);
+    const warnings = patternWarnings(config);
     assert.equal(warnings.length, 2);
     assert.match(warnings[0]!, /toolset "mixed": "dev__fss__read"/);
     assert.match(warnings[1]!, /toolset "mixed": "nowhere__x__y"/);
