@@ -109,6 +109,9 @@ export interface BudgetedAnswer {
 
 const INDEX_HINT =
   'This is a compact index (the full catalog exceeds the context budget): call open_toolbox with tools:[names] for their input schemas, or with query:"words" to search.';
+/** The index was asked for (`detail: "index"`) of a catalog whose full form would have fit. */
+const ASKED_INDEX_HINT =
+  'This is the compact index you asked for (detail:"index"): call open_toolbox with tools:[names] for their input schemas, with query:"words" to search, or without detail for every schema (the full catalog fits the context budget).';
 /** For detail and search answers (budgetMatches): the next step is fewer tools, or lifting the budget, not the same call. */
 const MATCHES_HINT =
   'These matches do not all fit the context budget in full: those given as index entries carry no input schema. Call open_toolbox with fewer tools:[names] for their schemas, or add detail:"full" to lift the budget (a tool whose schema alone exceeds it comes in full only that way).';
@@ -183,9 +186,10 @@ export function budgetCatalog(
   const start = Math.min(options.cursor ?? 0, entries.length);
   const rest = entries.slice(start);
   if (start === 0) {
+    const hint = full.text.length <= options.budget ? ASKED_INDEX_HINT : INDEX_HINT;
     for (const level of indexLevels()) {
       const tools = rest.map((e) => indexEntry(e, level.summary, level.signature));
-      const answer = render({ ...head, detail: 'index', tools, hint: INDEX_HINT });
+      const answer = render({ ...head, detail: 'index', tools, hint });
       if (answer.text.length <= options.budget) return answer;
     }
   }

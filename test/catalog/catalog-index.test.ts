@@ -50,6 +50,16 @@ describe('budgetCatalog', () => {
     assert.ok(forced.text.length > 20_000);
   });
 
+  it('an index asked for says why truthfully: asked for (the full catalog fits), or the catalog exceeds the budget', () => {
+    const asked = budgetCatalog(head, tools(3), { budget: 20_000, detail: 'index' });
+    assert.equal(asked.result.detail, 'index');
+    assert.match(asked.result.hint ?? '', /the compact index you asked for/);
+    assert.doesNotMatch(asked.result.hint ?? '', /exceeds/);
+    const forced = budgetCatalog(head, tools(60), { budget: 9000 });
+    assert.equal(forced.result.detail, 'index');
+    assert.match(forced.result.hint ?? '', /the full catalog exceeds the context budget/);
+  });
+
   it('never exceeds the budget and names every tool, for any size from 1 to 1,000 tools', () => {
     for (const count of [1, 10, 50, 200, 1000]) {
       for (const budget of [4000, 20_000]) {
