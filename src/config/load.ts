@@ -83,7 +83,7 @@ export function parseConfig(raw: unknown, source: string, env: EnvLike, options:
       problems.push({ path: ['toolsets', name], message: clashMessage(name, '') });
     }
   }
-  if (problems.length > 0) throw invalidError(source, problems);
+  if (problems.length > 0) throw invalidWithUnset(source, problems, raw, env, options.secrets);
 
   const warnings: string[] = [];
   if (isRecord(raw) && raw.toolMode === 'proxy') {
@@ -121,6 +121,22 @@ export function parseConfig(raw: unknown, source: string, env: EnvLike, options:
     warnings,
     secrets: [...expanded.secrets, ...configuredSecrets(toolboxes), ...search.secrets],
   };
+}
+
+/**
+ * The structure problems, with the unset variables and missing secrets the document uses added, so one run of
+ * `validate` names everything to fix (and `--json` lists the variables) rather than the variables only after the
+ * structure is mended.
+ */
+function invalidWithUnset(source: string, problems: Problem[], raw: unknown, env: EnvLike, secrets: SecretSource | undefined): WorkbenchError {
+  const { missing, missingSecrets } = expandConfigEnv(raw, env, secrets);
+  return invalidError(source, problems, {
+    details: [
+      ...missing.map((m) => `${m.path}: \${${m.name}} is not set and has no default`),
+      ...missingSecrets.map((m) => `${m.path}: \${secret:${m.name}} is not in the secret store`),
+    ],
+    variables: [...new Set(missing.map((m) => m.name))],
+  });
 }
 
 export interface ParseConfigOptions {

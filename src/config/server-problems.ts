@@ -200,8 +200,11 @@ export function configProblemsError(config: Pick<WorkbenchConfig, 'source' | 'to
   }
   const count = problems.length === 1 ? '1 problem that keeps a server' : `${problems.length} problems that keep servers`;
   const code = problems.every((p) => p.kind === 'secret-missing') ? 'SECRET_MISSING' : 'CONFIG_INVALID';
+  // The unset variables among other problems are still listed as such (`validate --json`'s `variables`).
+  const variables = [...new Set(problems.flatMap((p) => p.variables ?? []))];
   return new WorkbenchError(code, `${config.source} has ${count} from starting (the other servers work):`, {
     details: problems.map((p) => `${p.path}: ${p.message}; to fix: ${p.fix}`),
+    variables,
   });
 }
 
@@ -213,5 +216,5 @@ export function noServerCanStartError(config: Pick<WorkbenchConfig, 'source' | '
   const servers = config.toolboxes.flatMap((t) => t.servers);
   if (servers.length === 0 || servers.some((s) => !s.problems)) return undefined;
   const all = configProblemsError(config)!;
-  return new WorkbenchError(all.code, `No server of ${config.source} can start, so the workbench does not start. ${all.message}`, { details: all.details });
+  return new WorkbenchError(all.code, `No server of ${config.source} can start, so the workbench does not start. ${all.message}`, { details: all.details, variables: all.variables });
 }

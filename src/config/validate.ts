@@ -173,9 +173,14 @@ export function inDocumentOrder(problems: Problem[], raw: unknown): Problem[] {
 // ---------------------------------------------------------------------------------------------------------------
 // Errors.
 
-export function invalidError(source: string, problems: readonly Problem[]): WorkbenchError {
-  const count = problems.length === 1 ? '1 problem' : `${problems.length} problems`;
-  return new WorkbenchError('CONFIG_INVALID', `${source} is not a valid workbench config (${count}):`, {
-    details: problems.map((p) => `${formatJsonPath(p.path)}: ${p.message}`),
-  });
+/** Unset variables and missing secrets the document uses, as `<path>: <problem>` lines and the variables' names. */
+export interface UnsetReferences {
+  details: string[];
+  variables: string[];
+}
+
+export function invalidError(source: string, problems: readonly Problem[], unset: UnsetReferences = { details: [], variables: [] }): WorkbenchError {
+  const details = [...problems.map((p) => `${formatJsonPath(p.path)}: ${p.message}`), ...unset.details];
+  const count = details.length === 1 ? '1 problem' : `${details.length} problems`;
+  return new WorkbenchError('CONFIG_INVALID', `${source} is not a valid workbench config (${count}):`, { details, variables: unset.variables });
 }

@@ -88,6 +88,25 @@ describe('command line', () => {
     assert.deepEqual({ code: logged.fields.code, variables: logged.fields.variables }, { code: 'ENV_MISSING', variables: 'WB_UNSET_ONE, WB_UNSET_TWO' });
   });
 
+  it('validate: unset variables mixed with other problems are still listed, beside a structure error or a server problem', async () => {
+    const { dir, cleanup } = await tempDir();
+    after(cleanup);
+    const structure = join(dir, 'structure.json');
+    const unset = { command: 'node', args: ['x'], env: { T: '${WB_UNSET_MIX}' } };
+    await writeFile(structure, JSON.stringify({ toolboxes: { dev: { mcpServers: { a: unset, b: { command: 'node', timeoutMs: 'soon' } } } } }));
+    const first = JSON.parse(run(['validate', '--json', '--config', structure]).stdout) as { code: string; variables?: string[]; details: string[] };
+    assert.equal(first.code, 'CONFIG_INVALID');
+    assert.deepEqual(first.variables, ['WB_UNSET_MIX']);
+    assert.ok(first.details.includes('toolboxes.dev.mcpServers.a.env.T: ${WB_UNSET_MIX} is not set and has no default'), first.details.join('\n'));
+    assert.ok(first.details.some((d) => d.startsWith('toolboxes.dev.mcpServers.b.timeoutMs:')), first.details.join('\n'));
+    const servers = join(dir, 'servers.json');
+    await writeFile(servers, JSON.stringify({ toolboxes: { dev: { mcpServers: { a: unset, c: { type: 'http', url: 'ftp://x' } } } } }));
+    const second = JSON.parse(run(['validate', '--json', '--config', servers]).stdout) as { code: string; variables?: string[]; details: string[] };
+    assert.equal(second.code, 'CONFIG_INVALID');
+    assert.deepEqual(second.variables, ['WB_UNSET_MIX']);
+    assert.equal(second.details.length, 2, second.details.join('\n'));
+  });
+
   it('validate: exits 1 and reports every problem of an invalid config', async () => {
     const { dir, cleanup } = await tempDir();
     after(cleanup);
