@@ -96,7 +96,8 @@ export interface Answer extends AnswerHead {
   /** Present when names alone overflow the budget: pass it back as `cursor` for the next page. */
   next_cursor?: string;
   /** Requested names that matched nothing, with the closest names. */
-  not_found?: { name: string; suggestions: string[] }[];
+  /** Names that matched no enabled tool; `disabled` says why when the name is a tool that is disabled or held. */
+  not_found?: { name: string; suggestions: string[]; disabled?: string }[];
 }
 
 /** An answer and its compact JSON text (exactly `JSON.stringify(result)`). */

@@ -48,7 +48,7 @@ interface ListFlags {
 function registerListCommand(tools: Command, ctx: CliContext, common: (cmd: Command) => Command): void {
   common(tools.command('list'))
     .description('connect the servers and show every tool: enabled or disabled, and by which source')
-    .option('-t, --toolbox <name>', 'only this toolbox')
+    .addOption(new Option('-t, --toolbox <name>', 'only this toolbox').conflicts('toolset'))
     .option('--toolset <name>', 'only what this toolset resolves to (a pattern that matches nothing is warned about)')
     .option('--project <dir>', 'directory of the project file .mcp-workbench.json (default: the current directory)')
     .option('--json', 'machine-readable output')

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import type { ServerConfig, StdioServerConfig } from '../config/types.js';
 import { WorkbenchError, errorMessage, type ServerFailure } from '../errors.js';
 import type { Cancellation } from '../shared/cancellation.js';
+import { networkReason } from '../shared/errno.js';
 import { MalformedResultError, ResponseStreamLostError } from './call-channel.js';
 import { httpStatusOf, stderrOf, summary } from './server-failure.js';
 import { droppedMessageOf } from './dropped-message.js';
@@ -67,7 +68,18 @@ export function describeConnectError(
   const where = slot.config.type === 'stdio' ? '' : ` at ${describeUrl(slot.config.url)}`;
   const status = httpStatusOf(error);
   const failure: ServerFailure = status !== undefined ? { kind: 'http-status', httpStatus: status } : { kind: 'unreachable' };
-  return new WorkbenchError('CONNECT_FAILED', `${slot.label}${where} could not be connected: ${errorMessage(error)}`, { cause: error, failure });
+  const network = status === undefined ? networkReason(error) : undefined;
+  const what = network === undefined ? `could not be connected: ${errorMessage(error)}` : `could not be reached: ${network}.`;
+  return new WorkbenchError('CONNECT_FAILED', `${slot.label}${where} ${what}`, { cause: error, failure, hint: remoteHint(status) });
+}
+
+/** What to do about a remote server that could not be connected, by the HTTP status it answered (if any). */
+function remoteHint(status: number | undefined): string {
+  const later = 'the next call tries again; use other servers\' tools meanwhile.';
+  if (status === 401 || status === 403) return `Check the credentials in its "headers" (or sign in again with \`mcp-workbench auth login\`); ${later}`;
+  if (status === 404 || status === 405) return `Check the path of its "url": it must be the MCP endpoint (often ending in /mcp or /sse); ${later}`;
+  if (status !== undefined && status >= 500) return `The server failed; retry later: ${later}`;
+  return `Check that the server is running and its "url" is right (\`mcp-workbench doctor\` checks it); ${later}`;
 }
 
 /**

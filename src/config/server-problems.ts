@@ -167,17 +167,19 @@ export function serverProblemError(label: string, problems: readonly ServerProbl
   const code = serverProblemCode(problems);
   const failure = { kind: 'misconfigured' as const, problems: [...problems] };
   const tail = 'The other servers are not affected.';
+  // What to do, as its own field for a model or program (README "Errors"): only a person can mend a config entry.
+  const person = 'Only the person running the workbench can do this (retrying will not help); use other servers\' tools meanwhile.';
   if (problems.length === 1) {
     const [p] = problems as [ServerProblem];
-    return new WorkbenchError(code, `${label} cannot start: ${p.path}: ${p.message}. To fix: ${p.fix}. ${tail}`, { failure });
+    return new WorkbenchError(code, `${label} cannot start: ${p.path}: ${p.message}. ${tail}`, { failure, hint: `To fix: ${p.fix}. ${person}` });
   }
   return new WorkbenchError(code, `${label} cannot start: its config entry has ${problems.length} problems. ${tail}`, {
     failure,
-    details: problems.map((p) => `${p.path}: ${p.message}. To fix: ${p.fix}`),
+    hint: `To fix: ${problems.map((p) => `${p.path}: ${p.fix}`).join('; ')}. ${person}`,
+    details: problems.map((p) => `${p.path}: ${p.message}`),
   });
 }
 
-/** The warning logged once when a config with this broken server is loaded (at start or on reload). */
 /** The error code of a server with these problems, as serverProblemError gives it. */
 export function serverProblemCode(problems: readonly ServerProblem[]): 'ENV_MISSING' | 'SECRET_MISSING' | 'CONFIG_INVALID' {
   return problems.some((p) => p.kind === 'env-missing') ? 'ENV_MISSING' : problems.some((p) => p.kind === 'secret-missing') ? 'SECRET_MISSING' : 'CONFIG_INVALID';

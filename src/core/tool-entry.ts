@@ -94,16 +94,33 @@ export function failureResult(error: WorkbenchError, prefix = '', site: FailureS
   });
 }
 
-export function disabledMessage(name: string, reason: string, source: string): string {
+/**
+ * A call refused because the tool is disabled (or held): the message names the source and rule, `hint` what would
+ * enable it, and the site which toolbox, server and tool.
+ */
+export function disabledResult(name: string, reason: string, source: string, site: FailureSite): CallToolResult {
+  const { message, hint } = disabledMessage(name, reason, source);
+  return errorResult(`${message} ${hint}`, source === 'quarantine' ? 'TOOL_HELD' : 'TOOL_DISABLED', { ...site, hint });
+}
+
+/** Why a tool is disabled (or held) and what would enable it, as one sentence pair (`open_toolbox`'s `not_found`). */
+export function disabledNote(name: string, reason: string, source: string): string {
+  const { message, hint } = disabledMessage(name, reason, source);
+  return `${message} ${hint}`;
+}
+
+function disabledMessage(name: string, reason: string, source: string): { message: string; hint: string } {
   if (source === 'quarantine') {
     const parts = parseToolName(name);
     const key = parts ? `${parts.toolbox}/${parts.server}` : 'TOOLBOX/SERVER';
-    return (
-      `Tool "${name}" is held: ${reason}. Nothing it asks is sent until a person approves it: review the change with ` +
-      `\`mcp-workbench tools diff ${key}\`, then \`mcp-workbench tools approve ${name}\` (a running workbench follows at once).`
-    );
+    return {
+      message: `Tool "${name}" is held: ${reason}.`,
+      hint:
+        `Nothing it asks is sent until a person approves it: review the change with ` +
+        `\`mcp-workbench tools diff ${key}\`, then \`mcp-workbench tools approve ${name}\` (a running workbench follows at once).`,
+    };
   }
-  const how =
+  const hint =
     source === 'state'
       ? `Enable it with \`mcp-workbench tools enable ${name}\` (or enable_tools).`
       : source === 'cli'
@@ -112,6 +129,6 @@ export function disabledMessage(name: string, reason: string, source: string): s
           ? 'The project file (.mcp-workbench.json) hides it for this project; change that file to enable it.'
           : source === 'toolset'
             ? 'This session is limited by --toolset; use a tool of those toolsets, or start the workbench without --toolset.'
-            : 'Change the workbench config to enable it.';
-  return `Tool "${name}" is disabled: ${reason} (source: ${source}). ${how}`;
+            : 'A person can enable it by changing the workbench config (the state file and enable_tools cannot); use another tool meanwhile.';
+  return { message: `Tool "${name}" is disabled: ${reason} (source: ${source}).`, hint };
 }

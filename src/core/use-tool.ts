@@ -10,7 +10,7 @@ import { isWorkbenchError, type FailureSite, type WorkbenchError } from '../erro
 import { quoteClientText } from '../shared/client-text.js';
 import type { CachedCatalog, Scope, SessionScope, UseToolOptions } from './scope.js';
 import type { CallContext } from './session-routing.js';
-import { ERROR_META_KEY, disabledMessage, errorMeta, errorResult, failureResult, type ToolEntry } from './tool-entry.js';
+import { ERROR_META_KEY, disabledResult, errorMeta, errorResult, failureResult, type ToolEntry } from './tool-entry.js';
 import { stateRefusal } from './state-problem.js';
 import { routeToolsetCall, type ToolsetHost } from './toolset-routes.js';
 import { waitForServers, worthWaiting } from './open-wait.js';
@@ -137,7 +137,7 @@ async function connectThenUse(request: UseRequest, resolution: Resolution): Prom
     // Not in the catalog of enabled tools (which the policy built): decide from the name alone, before anything is
     // connected or counted for a disabled tool.
     const visibility = host.policy().check(toolbox.name, parts.server, parts.tool);
-    if (!visibility.enabled) return errorResult(disabledMessage(toolName, visibility.reason, visibility.source), 'TOOL_DISABLED');
+    if (!visibility.enabled) return disabledResult(toolName, visibility.reason, visibility.source, { toolbox: toolbox.name, server: parts.server, tool: parts.tool });
   }
   let lookup = resolution.lookup;
   if (!('found' in lookup) || resolution.wholeToolboxNeeded) {
@@ -248,11 +248,7 @@ function lookupRefusal(request: UseRequest, lookup: Exclude<ToolLookup, { found:
   if ('hidden' in lookup) {
     const { source, reason } = lookup.hidden.visibility;
     const hidden = lookup.hidden;
-    return errorResult(disabledMessage(hidden.name, reason, source), source === 'quarantine' ? 'TOOL_HELD' : 'TOOL_DISABLED', {
-      toolbox: toolboxName,
-      server: hidden.server,
-      tool: hidden.tool.name,
-    });
+    return disabledResult(hidden.name, reason, source, { toolbox: toolboxName, server: hidden.server, tool: hidden.tool.name });
   }
   if ('ambiguous' in lookup) {
     return errorResult(

@@ -12,6 +12,7 @@ import { loadConfig } from '../config/load.js';
 import { remoteEndpoint } from '../config/remote-endpoint.js';
 import type { RemoteServerConfig, ServerConfig, ServerProblem, ToolboxConfig, WorkbenchConfig } from '../config/types.js';
 import { WorkbenchError, errorMessage } from '../errors.js';
+import { networkReason } from '../shared/errno.js';
 import type { Logger } from '../log.js';
 import { createRedactor, redactDeep } from '../shared/redact.js';
 import { VERSION } from '../version.js';
@@ -246,15 +247,11 @@ async function probeRemote(server: RemoteServerConfig, timeoutMs: number, failur
     }
   } catch (error) {
     // fetch() fails with "fetch failed"; the reason (ECONNREFUSED, ENOTFOUND, a TLS error, …) is its cause.
-    const cause = (error as { cause?: { code?: unknown; message?: unknown } }).cause;
+    const cause = (error as { cause?: { message?: unknown } }).cause;
     const reason =
       (error as Error).name === 'TimeoutError'
         ? 'no answer'
-        : typeof cause?.code === 'string'
-          ? cause.code
-          : typeof cause?.message === 'string'
-            ? cause.message
-            : errorMessage(error);
+        : (networkReason(error) ?? (typeof cause?.message === 'string' ? cause.message : errorMessage(error)));
     if (failure.kind === 'error') {
       failure.kind = 'unreachable';
       failure.summary = `unreachable (${reason})`;

@@ -93,7 +93,7 @@ export async function enableTools(
     notes.push(`Ignored ${quoteAll(protectedNames)}: the workbench's own meta-tools are protected and can never be disabled.`);
   }
   if (enable.length === 0 && disable.length === 0) {
-    return protectedNames.length > 0 ? errorResult(notes.join(' '), 'INVALID_NAME') : errorResult('Nothing to change: give "enable" and/or "disable" names.', 'INVALID_NAME');
+    return protectedNames.length > 0 ? errorResult(notes.join(' '), 'INVALID_NAME') : refusal(ENABLE_TOOLS_USAGE, `${ENABLE_TOOLS}: nothing to change (the lists are empty)`);
   }
   try {
     const update = await updateToolState(statePath, { enable, disable }, { log, knownNames: (n) => workbench.isKnownName(n, session) });
@@ -155,6 +155,7 @@ export function callManagementTool(
   if (name === ENABLE_TOOLS) {
     const problem = unknownParamsProblem(args, ['enable', 'disable'], name) ?? stringsProblem(args, 'enable', name) ?? stringsProblem(args, 'disable', name);
     if (problem !== undefined) return refusal(ENABLE_TOOLS_USAGE, problem);
+    if (args.enable === undefined && args.disable === undefined) return refusal(ENABLE_TOOLS_USAGE, `${name}: give "enable", "disable" or both`);
     const change = { enable: (args.enable ?? []) as string[], disable: (args.disable ?? []) as string[] };
     return enableTools(workbench, management.statePath, management.log, change, session);
   }

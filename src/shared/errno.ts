@@ -22,3 +22,37 @@ const WORDS: Record<string, string> = {
   ENOTDIR: 'a parent of it is not a directory',
   EISDIR: 'it is a directory, not a file',
 };
+
+/**
+ * Why a network request failed, from the first system or TLS error code in its `cause` chain (`fetch` itself only
+ * says "fetch failed"; the SDK wraps that once more): "connection refused (ECONNREFUSED)". Undefined when no code is
+ * found.
+ */
+export function networkReason(error: unknown): string | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 6 && typeof current === 'object' && current !== null; depth++) {
+    const code = (current as { code?: unknown }).code;
+    // System (`ECONNREFUSED`), undici (`UND_ERR_…`) and TLS codes only: the SDK's own codes say nothing of the network.
+    if (typeof code === 'string' && /^(E[A-Z]+|UND_ERR_[A-Z_]+|[A-Z_]*(CERT|TLS|SSL)[A-Z_]*)$/.test(code)) {
+      return NETWORK_WORDS[code] ? `${NETWORK_WORDS[code]} (${code})` : code;
+    }
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+const NETWORK_WORDS: Record<string, string> = {
+  ECONNREFUSED: 'connection refused: nothing listens at that address and port',
+  ENOTFOUND: 'host name not found',
+  EAI_AGAIN: 'host name lookup failed for now',
+  ECONNRESET: 'the connection was reset',
+  ETIMEDOUT: 'the connection timed out',
+  UND_ERR_CONNECT_TIMEOUT: 'the connection timed out',
+  EHOSTUNREACH: 'no route to the host',
+  ENETUNREACH: 'the network is unreachable',
+  DEPTH_ZERO_SELF_SIGNED_CERT: 'its TLS certificate is self-signed',
+  SELF_SIGNED_CERT_IN_CHAIN: 'its TLS certificate chain is self-signed',
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'its TLS certificate cannot be verified',
+  CERT_HAS_EXPIRED: 'its TLS certificate has expired',
+  ERR_TLS_CERT_ALTNAME_INVALID: 'its TLS certificate is for another host name',
+};

@@ -30,6 +30,12 @@ describe('command line', () => {
     assert.match(result.stderr, /unknown option '--no-such-option'/);
   });
 
+  it('tools list: --toolbox and --toolset together are a usage error (one would be dropped)', () => {
+    const result = run(['tools', 'list', '--toolbox', 'a', '--toolset', 'b', '--config', fileOf('../../workbench-config.example.json')]);
+    assert.equal(result.code, 2);
+    assert.match(result.stderr, /'-t, --toolbox <name>' cannot be used with option '--toolset <name>'/);
+  });
+
   it('exits 2 on a mistyped command instead of serving', () => {
     const result = run(['valdate', '--config', fileOf('../../workbench-config.example.json')]);
     assert.equal(result.code, 2);

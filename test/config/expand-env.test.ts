@@ -359,3 +359,12 @@ describe('${secret:NAME}', () => {
     assert.ok(!JSON.stringify(expanded.missingSecrets).includes('value-'));
   });
 });
+
+describe('no escape for a literal ${…} (README "Environment variables")', () => {
+  it('$${VAR} and \\${VAR} still expand; a value holding ${…} is passed as is, never expanded again', () => {
+    const env = { HOME: '/home/me', LITERAL_HOME: '${HOME}' };
+    assert.equal(expandString('$${HOME}', env).value, '$/home/me');
+    assert.equal(expandString('\\${HOME}', env).value, '\\/home/me');
+    assert.equal(expandString('--template=${LITERAL_HOME}', env).value, '--template=${HOME}');
+  });
+});

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Client, StreamableHTTPClientTransport, type CallToolResult } from '@modelcontextprotocol/client';
@@ -23,16 +25,30 @@ interface ErrorMeta {
   failure?: { kind: string };
 }
 
-const CONFIG = {
-  toolboxes: {
-    tb: {
-      mcpServers: {
-        fx: fixtureServer('--odd'),
-        gone: { command: join(paths.fixture, '..', 'no-such-command') },
+/** A loopback port nothing listens on (a server was there a moment ago): connecting to it is refused. */
+async function refusedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+function configWith(port: number) {
+  return {
+    toolboxes: {
+      tb: {
+        disabledTools: ['add'],
+        mcpServers: {
+          fx: fixtureServer('--odd'),
+          gone: { command: join(paths.fixture, '..', 'no-such-command') },
+          unset: { ...fixtureServer(), env: { TOKEN: '${WB_ERRORS_NEVER_SET}' } },
+          far: { type: 'http', url: `http://127.0.0.1:${port}/mcp` },
+        },
       },
     },
-  },
-};
+  };
+}
 const ENV = { WORKBENCH_MAX_MESSAGE_BYTES: String(1024 * 1024) };
 
 type Era = 'legacy' | 'modern';
@@ -61,8 +77,9 @@ describe('one error model on every era and transport', () => {
   before(async () => {
     ({ dir, cleanup } = await tempDir('wb-errors-'));
     configPath = join(dir, 'workbench-config.json');
-    await writeFile(configPath, JSON.stringify(CONFIG));
-    http = await startHttpWorkbench(CONFIG, ['--http', '0'], { ...ENV, MCP_WORKBENCH_CACHE_DIR: join(dir, 'http-cache') });
+    const config = configWith(await refusedPort());
+    await writeFile(configPath, JSON.stringify(config));
+    http = await startHttpWorkbench(config, ['--http', '0'], { ...ENV, MCP_WORKBENCH_CACHE_DIR: join(dir, 'http-cache') });
   });
   after(async () => {
     await http.stop();
@@ -143,6 +160,27 @@ describe('one error model on every era and transport', () => {
           const invalidMeta = errorMeta(invalid);
           assert.equal(invalidMeta.code, 'INVALID_ARGUMENTS');
           assert.deepEqual([invalidMeta.toolbox, invalidMeta.server, invalidMeta.tool], ['tb', 'fx', 'throw_jsonrpc']);
+
+          // A tool the config disables: where, and what would enable it (only a person, by editing the config).
+          const disabled = errorMeta(await use('tb__fx__add', { a: 1, b: 2 }));
+          assert.equal(disabled.code, 'TOOL_DISABLED');
+          assert.deepEqual([disabled.toolbox, disabled.server, disabled.tool], ['tb', 'fx', 'add']);
+          assert.match(disabled.hint ?? '', /changing the workbench config/);
+
+          // A server whose variable is unset: the fix as the hint, not only inside failure.problems.
+          const unset = errorMeta(await use('tb__unset__echo', { text: 'x' }));
+          assert.equal(unset.code, 'ENV_MISSING');
+          assert.deepEqual([unset.toolbox, unset.server], ['tb', 'unset']);
+          assert.match(unset.hint ?? '', /^To fix: set WB_ERRORS_NEVER_SET in the environment/);
+          assert.match(unset.hint ?? '', /retrying will not help/);
+
+          // A remote server nothing answers at: why in words (not "fetch failed"), and the next step.
+          const farResult = await use('tb__far__anything');
+          const far = errorMeta(farResult);
+          assert.equal(far.code, 'CONNECT_FAILED');
+          assert.equal(far.failure?.kind, 'unreachable');
+          assert.match(text(farResult), /could not be reached: connection refused: nothing listens at that address and port \(ECONNREFUSED\)/);
+          assert.match(far.hint ?? '', /Check that the server is running and its "url" is right/);
 
           // The server still serves after all of it.
           assert.equal(text(await use('tb__fx__echo', { text: 'still here' })), 'still here');

@@ -125,6 +125,14 @@ describe('enable_tools and the state file', () => {
       assert.notEqual(hidden.isError, true, textOf(hidden));
       assert.match((hidden.structuredContent as { notes: string[] }).notes.join(' '), /tb__fx__crash.*stays disabled: disabled by "tb__fx__crash" in disabledTools of the config/);
       assert.equal(workbenchErrorCode(await wb.useTool('tb', 'tb__fx__crash', {})), 'TOOL_DISABLED');
+
+      // Nothing to change is a malformed call, answered with the signature (README "Errors"): INVALID_PARAMETERS.
+      for (const args of [{}, { enable: [] }, { enable: [], disable: [] }]) {
+        const nothing = await wb.call('enable_tools', args);
+        assert.equal(workbenchErrorCode(nothing), 'INVALID_PARAMETERS', JSON.stringify(args));
+        assert.match(textOf(nothing), /Expected: enable_tools \{ enable\?: string\[\], disable\?: string\[\] \}/);
+      }
+      assert.equal(workbenchErrorCode(await wb.call('enable_tools', { disable: ['use_tool'] })), 'INVALID_NAME', 'only a protected name');
     } finally {
       await wb.close();
     }

@@ -51,6 +51,13 @@ for (const transport of TRANSPORTS) {
       const sourceOf = (name: string): string | undefined => listed.tools.find((t) => t.name === name)?.disabled_by?.source;
       assert.equal(sourceOf('fx__fixture__crash'), 'project');
       assert.equal(sourceOf('fx__fixture__fail'), 'cli');
+
+      // Asked for by name, a disabled tool says so (and why) rather than looking unknown.
+      const named = structuredAnswer<OpenToolboxResult>(await wb.call('open_toolbox', { toolbox_name: 'fx', tools: ['fx__fixture__crash', 'fx__fixture__echo', 'fx__fixture__nope'] }), 'tools');
+      assert.deepEqual(named.tools.map((t) => t.name), ['fx__fixture__echo']);
+      const missing = named.not_found ?? [];
+      assert.match(missing.find((m) => m.name === 'fx__fixture__crash')?.disabled ?? '', /is disabled: .*\(source: project\)\. The project file \(\.mcp-workbench\.json\) hides it/);
+      assert.equal(missing.find((m) => m.name === 'fx__fixture__nope')?.disabled, undefined);
     });
 
     it('describes: its toolsets work as toolbox names (disabled tools stay hidden) and its overrides show', async () => {
