@@ -20,6 +20,7 @@ export class CacheFiles {
   constructor(
     readonly dir: string,
     private readonly log: Logger,
+    private readonly kind: CacheKind = CATALOG_FILES,
   ) {}
 
   /** The text of a file, or undefined: missing (quietly), or unreadable, or not trusted (with one warning each). */
@@ -35,7 +36,7 @@ export class CacheFiles {
     try {
       const problem = looseness(await handle.stat(), 'file');
       if (problem) {
-        this.warnOnce(path, `ignoring the catalog cache file ${path} of ${label}: ${problem}, so it may not be what this workbench wrote; delete it (it is rewritten after the server connects)`);
+        this.warnOnce(path, `ignoring the ${this.kind.name} file ${path} of ${label}: ${problem}, so it may not be what this workbench wrote; delete it (${this.kind.rewritten})`);
         return undefined;
       }
       return await handle.readFile('utf8');
@@ -56,7 +57,7 @@ export class CacheFiles {
       // write-file-atomic: temp file beside it, fsync, rename — a reader sees the old file or the new one.
       await writeFileAtomic(path, text, { mode: 0o600 });
     } catch (error) {
-      this.log.warn(`could not write the catalog cache of ${label} to ${path}: ${errorMessage(error)}`);
+      this.log.warn(`could not write the ${this.kind.name} of ${label} to ${path}: ${errorMessage(error)}`);
     }
   }
 
@@ -69,7 +70,7 @@ export class CacheFiles {
 
   private unreadable(path: string, label: string, error: unknown): void {
     const why = errnoWords(errnoCode(error)) ?? errorMessage(error);
-    this.warnOnce(path, `ignoring the catalog cache file ${path} of ${label}: it cannot be read (${why}); delete it, or make it a file you can read (it is rewritten after the server connects)`);
+    this.warnOnce(path, `ignoring the ${this.kind.name} file ${path} of ${label}: it cannot be read (${why}); delete it, or make it a file you can read (${this.kind.rewritten})`);
   }
 
   /** Whether the directory may be read from and written to; warns once when not. A missing one is trusted (it is made 0700). */
@@ -85,12 +86,35 @@ export class CacheFiles {
     this.dirProblem = problem;
     this.warnOnce(
       this.dir,
-      `ignoring the catalog cache in ${this.dir}: the directory ${problem}, so another user could plant tool lists there; ` +
-        `make it yours alone (chmod 700 ${this.dir}) or set MCP_WORKBENCH_CACHE_DIR to a directory of your own. Servers are connected as if nothing were cached`,
+      `ignoring the ${this.kind.name} in ${this.dir}: the directory ${problem}, so another user could plant ${this.kind.planted} there; ` +
+        `make it yours alone (chmod 700 ${this.dir}) or set MCP_WORKBENCH_CACHE_DIR to a directory of your own. ${this.kind.meanwhile}`,
     );
     return false;
   }
 }
+
+/** What the files are, for the warnings: the catalog cache's tool lists, or the semantic ranker's tool vectors. */
+export interface CacheKind {
+  name: string;
+  planted: string;
+  rewritten: string;
+  meanwhile: string;
+}
+
+const CATALOG_FILES: CacheKind = {
+  name: 'catalog cache',
+  planted: 'tool lists',
+  rewritten: 'it is rewritten after the server connects',
+  meanwhile: 'Servers are connected as if nothing were cached',
+};
+
+/** The semantic ranker's tool vectors (README "Semantic ranker"), in the cache's `embeddings` folder. */
+export const VECTOR_FILES: CacheKind = {
+  name: 'search vectors',
+  planted: 'vectors that steer search',
+  rewritten: 'it is written again after the next embedding',
+  meanwhile: 'Tool texts are embedded again as if nothing were stored',
+};
 
 /**
  * Why a file or directory is not the user's alone: owned by another user, or writable by every user (a file: or by its

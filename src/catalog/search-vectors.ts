@@ -1,8 +1,7 @@
-import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import writeFileAtomic from 'write-file-atomic';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
+import { CacheFiles, VECTOR_FILES } from './cache-files.js';
 
 const FORMAT = 1;
 
@@ -23,22 +22,20 @@ interface VectorFile {
  */
 export class VectorStore {
   private readonly pending = new Set<Promise<void>>();
-  private warned = false;
+  /** Trusted only when the user's own, as the catalog cache's files are (README "Catalog cache"). */
+  private readonly files: CacheFiles | undefined;
 
   constructor(
     private readonly dir: string | undefined,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.files = dir === undefined ? undefined : new CacheFiles(dir, log, VECTOR_FILES);
+  }
 
-  /** The vectors filed under `key`, or undefined when none (or unreadable, or of mixed lengths). */
+  /** The vectors filed under `key`, or undefined when none (or unreadable, untrusted, or of mixed lengths). */
   async read(key: string): Promise<Map<string, Float32Array> | undefined> {
-    if (this.dir === undefined) return undefined;
-    let text: string;
-    try {
-      text = await readFile(this.path(key), 'utf8');
-    } catch {
-      return undefined;
-    }
+    const text = await this.files?.read(this.path(key), 'the semantic ranker');
+    if (text === undefined) return undefined;
     try {
       const file = JSON.parse(text) as Partial<VectorFile>;
       if (file.format !== FORMAT || file.kind !== 'vectors' || typeof file.vectors !== 'object' || file.vectors === null) return undefined;
@@ -60,20 +57,11 @@ export class VectorStore {
 
   /** Files the vectors under `key`; never throws. */
   write(key: string, model: string, vectors: ReadonlyMap<string, Float32Array>): Promise<void> {
-    if (this.dir === undefined) return Promise.resolve();
-    const dir = this.dir;
+    if (this.files === undefined) return Promise.resolve();
     const file: VectorFile = { format: FORMAT, kind: 'vectors', model, vectors: {} };
     for (const [hash, vector] of vectors) file.vectors[hash] = Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength).toString('base64');
-    const done = (async () => {
-      try {
-        await mkdir(dir, { recursive: true, mode: 0o700 });
-        await writeFileAtomic(this.path(key), JSON.stringify(file), { mode: 0o600 });
-      } catch (error) {
-        if (this.warned) return;
-        this.warned = true;
-        this.log.warn(`could not write search vectors to ${dir}: ${errorMessage(error)}; they are embedded again after a restart`);
-      }
-    })();
+    // Atomic, 0600 in a 0700 folder, never into a folder others may write to; a failure costs a warning.
+    const done = this.files.write(this.path(key), JSON.stringify(file), 'the semantic ranker');
     this.pending.add(done);
     void done.finally(() => this.pending.delete(done));
     return done;

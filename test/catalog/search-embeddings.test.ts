@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { API_KEY, startEndpoint } from '../helpers/embeddings-endpoint.js';
@@ -90,6 +90,34 @@ describe('search: the optional semantic ranker', () => {
       [['photo'], ['picture']],
       'only the queries were sent',
     );
+  });
+
+  it('trusts stored vectors only when they are the user\'s alone: a file others may write is ignored, with one warning', async () => {
+    const cache = join(dir, 'loose-cache');
+    const endpoint = await startEndpoint(dir, 'loose');
+    const settings = { url: endpoint.url, model: 'fixture-embed' };
+    let wb = await startWorkbench(config(settings), { env: { MCP_WORKBENCH_CACHE_DIR: cache } });
+    try {
+      assert.ok(await waitFor(async () => (await search(wb, 'photo', 'dev'))[0] === 'dev__fixture__image', 15_000));
+    } finally {
+      await wb.close();
+    }
+    const files = readdirSync(join(cache, 'embeddings'));
+    assert.ok(files.length > 0);
+    // Made writable by every user, as a file another user could have replaced would be.
+    for (const f of files) chmodSync(join(cache, 'embeddings', f), 0o666);
+    const before = endpoint.requests().length;
+    wb = await startWorkbench(config(settings), { env: { MCP_WORKBENCH_CACHE_DIR: cache } });
+    try {
+      assert.ok(await waitFor(async () => (await search(wb, 'photo', 'dev'))[0] === 'dev__fixture__image', 15_000));
+    } finally {
+      await wb.close();
+      await endpoint.close();
+    }
+    assert.ok(endpoint.requests().slice(before).some((r) => r.inputs.length > 1), 'the tool texts were embedded again');
+    const warnings = wb.stderr().split('\n').filter((l) => l.includes('ignoring the search vectors file'));
+    assert.equal(warnings.length, files.length, wb.stderr());
+    assert.match(warnings[0]!, /is writable by every user \(mode 666/);
   });
 
   it('answers lexically at once when the endpoint is down, and says so once, naming the URL and what failed', async () => {
