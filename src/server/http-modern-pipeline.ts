@@ -82,8 +82,9 @@ export async function offerToPipeline(
   if (!pipeline.take(body as JSONRPCMessage)) return undefined;
   const id = (body as { id: RequestId }).id;
   const onClose = (): void => {
-    // After an answer the response closes too; before one, the client went away.
-    if (res.writableFinished) return;
+    // After the pipeline's answer the response closes too; before one, the client went away (or the workbench
+    // answered for it at shutdown): the call is cancelled downstream.
+    if (response.done) return;
     pipeline.take({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'the client closed the connection' } });
     settle('pipeline');
   };
@@ -103,6 +104,8 @@ export async function offerToPipeline(
 class PipelineResponse implements ReplySink {
   /** Whether the response became an event stream. */
   streaming = false;
+  /** Whether the answer was written here. */
+  done = false;
 
   constructor(
     private readonly res: ServerResponse,
@@ -140,6 +143,7 @@ class PipelineResponse implements ReplySink {
       res.write(text);
       res.end();
     }
+    this.done = true;
     this.answered();
   }
 }

@@ -1,4 +1,4 @@
-import { CLIENT_CAPABILITIES_META_KEY, createMcpHandler, type ClientCapabilities, type McpHttpHandler } from '@modelcontextprotocol/server';
+import { CLIENT_CAPABILITIES_META_KEY, createMcpHandler, type ClientCapabilities, type McpHttpHandler, type RequestId } from '@modelcontextprotocol/server';
 import { capabilitiesKey } from '../clients/capabilities-key.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { toWebRequest } from '@modelcontextprotocol/node';
@@ -10,7 +10,7 @@ import { createSurface, type CreateServerOptions, type UpstreamSurface } from '.
 import type { HttpMetrics } from './http-metrics.js';
 import { offerable, offerToPipeline, type ModernPath } from './http-modern-pipeline.js';
 import { principalLabel } from './http-security.js';
-import type { ModernAnswer } from './tool-call-pipeline.js';
+import { sessionEndedResult, type ModernAnswer } from './tool-call-pipeline.js';
 
 /** Where a request handed over by the pipeline carries its answer to the server instance the SDK makes for it. */
 const HANDED_OVER = 'mcp-workbench/handedOver';
@@ -45,6 +45,8 @@ interface Principal {
   stopFollowing(): void;
   active: number;
   lastSeen: number;
+  /** Its tools/call requests not answered yet: at shutdown each is answered SHUTTING_DOWN (and so cancelled). */
+  calls: Map<ServerResponse, RequestId>;
 }
 
 export function createModernHttp(workbench: Workbench, version: string, options: CreateServerOptions, log: Logger, metrics?: HttpMetrics): ModernHttp {
@@ -80,6 +82,8 @@ class ModernPrincipals implements ModernHttp {
     }
     entry.active++;
     entry.lastSeen = Date.now();
+    const call = toolCallId(body);
+    if (call !== undefined) entry.calls.set(res, call);
     // A listen stream lasts as long as this response: the resources it names stay subscribed downstream until then.
     const listen = (body as { method?: unknown } | null)?.method === 'subscriptions/listen' ? {} : undefined;
     if (listen) void entry.surface.listens.opened(listen, (body as { params?: unknown }).params);
@@ -89,6 +93,7 @@ class ModernPrincipals implements ModernHttp {
       this.metrics?.modernRequest(path);
     } finally {
       if (listen) void entry.surface.listens.ended(listen);
+      entry.calls.delete(res);
       entry.active--;
       entry.lastSeen = Date.now();
     }
@@ -115,6 +120,10 @@ class ModernPrincipals implements ModernHttp {
   }
 
   async close(): Promise<void> {
+    // Calls in flight are answered first, as a handshake-era session's are: the client learns the call was cut short
+    // (and ending each response cancels its call downstream) before the connections are closed.
+    const answered = [...this.principals.values()].flatMap((entry) => [...entry.calls].map(([res, id]) => answerShuttingDown(res, id)));
+    await Promise.allSettled(answered);
     await Promise.allSettled([...this.principals.keys()].map((key) => this.closePrincipal(key, 'closed (shutting down)', 'shutdown')));
   }
 
@@ -127,7 +136,7 @@ class ModernPrincipals implements ModernHttp {
       legacy: 'reject',
       onerror: (error) => this.log.debug(`modern HTTP: ${errorMessage(error)}`),
     });
-    const entry: Principal = { surface, handler, stopFollowing: followChanges(surface, handler), active: 0, lastSeen: Date.now() };
+    const entry: Principal = { surface, handler, stopFollowing: followChanges(surface, handler), active: 0, lastSeen: Date.now(), calls: new Map() };
     this.principals.set(key, entry);
     this.log.info(`modern client ${key.slice(0, 8)} (MCP 2026-07-28) has its own downstream servers (${this.principals.size} principal(s) × capability sets)`);
     return entry;
@@ -185,6 +194,26 @@ function webRequest(req: IncomingMessage, body: unknown, res: ServerResponse): P
   if (res.destroyed || req.socket.destroyed) abort.abort();
   else res.once('close', () => abort.abort());
   return toWebRequest(req, body, { signal: abort.signal });
+}
+
+/** The id of a tools/call request, else undefined. */
+function toolCallId(body: unknown): RequestId | undefined {
+  const message = body as { method?: unknown; id?: unknown } | null;
+  if (message?.method !== 'tools/call') return undefined;
+  return typeof message.id === 'string' || typeof message.id === 'number' ? message.id : undefined;
+}
+
+/**
+ * Answers a tools/call whose response has not begun with a SHUTTING_DOWN tool result; resolves once it is written (or
+ * at once when the response had begun: a stream already under way ends with the connection).
+ */
+function answerShuttingDown(res: ServerResponse, id: RequestId): Promise<void> {
+  if (res.headersSent || res.writableEnded || res.destroyed) return Promise.resolve();
+  const written = new Promise<void>((resolve) => res.once('finish', resolve).once('close', resolve));
+  res.writeHead(200, { 'content-type': 'application/json' });
+  // A 2026-07-28 result says it is complete (not an input round).
+  res.end(JSON.stringify({ jsonrpc: '2.0', id, result: { ...sessionEndedResult(), resultType: 'complete' } }));
+  return written;
 }
 
 /** No capabilities at all, or none of those the key is made of: every such request shares one key. */

@@ -353,7 +353,7 @@ function handOver(modern: ModernPipelineOptions, message: JSONRPCMessage, id: Re
 }
 
 /** The answer of a call whose session ended before it finished. */
-function sessionEndedResult(): CallToolResult {
+export function sessionEndedResult(): CallToolResult {
   const error = new WorkbenchError(
     'SHUTTING_DOWN',
     'The client session ended (closed by the client, expired, or the workbench is shutting down) before this call finished; it was cancelled on the downstream server.',

@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { eraClient } from '../helpers/era-workbench.js';
 import { startHttpWorkbench, type HttpWorkbench } from '../helpers/http-workbench.js';
 import { fixtureEvents, fixtureServer, tempDir, waitFor } from '../helpers/workbench-process.js';
 
@@ -56,6 +58,29 @@ describe('a handshake-era HTTP session that ends', () => {
       assert.equal((called._meta?.['mcp-workbench/error'] as { code?: string } | undefined)?.code, 'SHUTTING_DOWN', JSON.stringify(called));
       assert.ok((await fixtureEvents(log)).some((e) => e.event === 'cancelled' && e.tool === 'hang'), 'the call was cancelled downstream');
     } finally {
+      await wb.stop();
+      await temp.cleanup();
+    }
+  });
+});
+
+describe('an MCP 2026-07-28 HTTP client at shutdown', () => {
+  it('its call in flight on a shared server is answered SHUTTING_DOWN as a tool result, and cancelled downstream', async () => {
+    const { temp, log, wb } = await startWithSharedServer();
+    const client = eraClient('modern');
+    try {
+      await client.connect(new StreamableHTTPClientTransport(new URL(wb.url)));
+      const answer = client.callTool(hang, { timeout: CALL_LIMIT.timeout }).then((r) => r as CallToolResult, (error: unknown) => error);
+      assert.ok(await waitFor(async () => (await fixtureEvents(log)).some((e) => e.event === 'call' && e.tool === 'hang'), 15_000), 'the call reached the server');
+      await wb.stop();
+      const result = await answer;
+      assert.ok(!(result instanceof Error), `answered, not ${String(result)}`);
+      const called = result as CallToolResult;
+      assert.equal(called.isError, true, JSON.stringify(called));
+      assert.equal((called._meta?.['mcp-workbench/error'] as { code?: string } | undefined)?.code, 'SHUTTING_DOWN', JSON.stringify(called));
+      assert.ok((await fixtureEvents(log)).some((e) => e.event === 'cancelled' && e.tool === 'hang'), 'the call was cancelled downstream');
+    } finally {
+      await client.close().catch(() => {});
       await wb.stop();
       await temp.cleanup();
     }
