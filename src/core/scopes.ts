@@ -9,6 +9,7 @@ import type { OAuthContext } from '../oauth/sign-in.js';
 import type { Scope, SessionScope } from './scope.js';
 import { scopeRelay, sharedActivityKey, sharedLogRouter, sharedRelay, trackCall, type CallContext, type UpstreamSession } from './session-routing.js';
 import { FeatureBooks, noticeTo, serverChanged } from './feature-books.js';
+import type { FeatureScope } from './feature-scope.js';
 import { ShownLists } from './shown-lists.js';
 import { SearchMemory } from './tool-search.js';
 
@@ -81,6 +82,12 @@ export class Scopes {
   /** The scope of a session (the root for none, or for a session that is not isolated). */
   of(session: SessionScope | undefined): Scope {
     return session !== undefined && this.all.has(session as Scope) ? (session as Scope) : this.root;
+  }
+
+  /** What resource, prompt and completion requests of a scope work with (README "Resources, prompts and completions"). */
+  featureScope(scope: Scope): FeatureScope {
+    const cache = this.options.catalogCache;
+    return { manager: scope.manager, books: scope.features, toolboxes: this.config.toolboxes, log: this.options.log, keepsLists: scope === this.root, ...(cache && { cache }) };
   }
 
   /**

@@ -134,7 +134,7 @@ export class Workbench {
         const connected = scope.manager.isConnected(toolbox, server);
         // A server that just connected: its prompts are kept in the catalog cache too (README "Resources, prompts and completions").
         if (serverChanged(scope, toolbox, server, connected) && connected && options.catalogCache) {
-          void revalidatePrompts(this.featureScope(scope), { toolbox, server }, this.log);
+          void revalidatePrompts(this.scopes.featureScope(scope), { toolbox, server }, this.log);
         }
       },
     });
@@ -146,8 +146,8 @@ export class Workbench {
   }
 
   /** What resource, prompt and completion requests of a session work with (the workbench's own for none). */
-  featureScope(session?: SessionScope, scope = this.scopes.of(session)): FeatureScope {
-    return { manager: scope.manager, books: scope.features, toolboxes: this.current.toolboxes, log: this.log, keepsLists: scope === this.scopes.root, ...(this.options.catalogCache && { cache: this.options.catalogCache }) };
+  featureScope(session?: SessionScope): FeatureScope {
+    return this.scopes.featureScope(this.scopes.of(session));
   }
 
   /** The config in effect (it changes on {@link reload}). */
