@@ -37,7 +37,7 @@ export function registerAuthCommand(program: Command, ctx: CliContext): void {
           const [toolbox, server] = s.server.split('/') as [string, string];
           const state = s.signedIn
             ? `signed in${s.expires ? `, expires ${s.expires}` : ''}${s.refreshable ? ' (refreshable)' : ''}${s.scopes ? `, scopes: ${s.scopes.join(' ')}` : ''}`
-            : `not signed in (run: ${signInCommand(toolbox, server)})`;
+            : `not signed in (run: ${signInCommand(toolbox, server, config.source)})`;
           lines.push(`  ${s.server}  ${state}${s.configured ? '' : ' — not in the config any more; remove with auth logout'}`);
         }
         ctx.print(lines.join('\n'));

@@ -44,15 +44,16 @@ export function registerDoctorCommand(program: Command, ctx: CliContext): void {
       };
       const ticker = live ? setInterval(draw, 1000) : undefined;
       try {
+        const configPath = namedConfigPath(opts.config, ctx);
         const report = await runDoctor({
-          configPath: namedConfigPath(opts.config, ctx),
+          configPath,
           statePath: stateFilePath(opts.stateFile, ctx),
           toolbox: opts.toolbox,
           timeoutMs: opts.timeout,
           env: ctx.env,
           log: ctx.log,
           secrets: ctx.secretSource,
-          oauth: oauthContext(ctx, { browser: false, noBrowserReason: 'doctor opens no browser' }),
+          oauth: { ...oauthContext(ctx, { browser: false, noBrowserReason: 'doctor opens no browser' }), configPath },
           signal: controller.signal,
           ...(live && {
             onProgress: (progress: DoctorProgress) => {

@@ -131,7 +131,7 @@ function createWorkbench(
     cliDisabled: session.disabledTools,
     maxMessageBytes,
     catalogBudget: catalog.budget,
-    oauth: oauthContext(host, auth),
+    oauth: { ...oauthContext(host, auth), configPath: config.source },
     observer,
     catalogCache: catalog.cacheDir === undefined ? undefined : new CatalogCache(catalog.cacheDir, host.log, host.env),
     state: read.state,

@@ -126,7 +126,7 @@ export class OAuthConnector {
       return true;
     }
     const signIn = this.signIn!;
-    const command = signInCommand(this.toolbox, this.server.name);
+    const command = signInCommand(this.toolbox, this.server.name, this.context.configPath);
     if (signIn.pending && this.signIns < MAX_SIGN_INS_PER_CONNECT) {
       this.signIns++;
       await this.complete(transport, remainingMs, command);
@@ -145,7 +145,7 @@ export class OAuthConnector {
    */
   async recoverCall(error: unknown, transport: Transport, waitMs: number): Promise<boolean> {
     if (!this.provider || !isUnauthorized(error)) return false;
-    const command = signInCommand(this.toolbox, this.server.name);
+    const command = signInCommand(this.toolbox, this.server.name, this.context.configPath);
     if (this.signIn?.pending) {
       await this.complete(transport, waitMs, command);
       this.log.info('signed in again (OAuth); retrying the call');

@@ -23,11 +23,18 @@ export interface OAuthContext {
   printUrlWithoutBrowser?: boolean;
   /** Tells the user something they must see (the authorization URL), unredacted: it holds no secret. */
   announce(message: string): void;
+  /** The config file served, named in the sign-in command (`auth login` uses only a config it is given). */
+  configPath?: string;
 }
 
-/** The command that signs in to one server. */
-export function signInCommand(toolbox: string, server: string): string {
-  return `mcp-workbench auth login ${toolbox}/${server}`;
+/** The command that signs in to one server (with `--config` when the config file is known). */
+export function signInCommand(toolbox: string, server: string, configPath?: string): string {
+  return `mcp-workbench auth login ${toolbox}/${server}${configPath === undefined ? '' : ` --config ${shellWord(configPath)}`}`;
+}
+
+/** A path as one shell word: as is when it is plain, else in single quotes. */
+function shellWord(text: string): string {
+  return /^[A-Za-z0-9_./:@%+=,~-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
 }
 
 /**

@@ -218,10 +218,11 @@ describe('OAuth sign-in of remote servers', () => {
       try {
         const opened = await open(wb, true);
         assert.deepEqual(opened.servers_failed.map((f) => [f.server, f.code, f.failure?.kind, f.failure?.signInCommand]).sort(), [
-          ['remote', 'SIGN_IN_REQUIRED', 'needs-sign-in', 'mcp-workbench auth login dev/remote'],
-          ['second', 'SIGN_IN_REQUIRED', 'needs-sign-in', 'mcp-workbench auth login dev/second'],
+          // The command runs as given: it names the config served (`auth login` uses only a config it is given).
+          ['remote', 'SIGN_IN_REQUIRED', 'needs-sign-in', `mcp-workbench auth login dev/remote --config ${wb.configPath}`],
+          ['second', 'SIGN_IN_REQUIRED', 'needs-sign-in', `mcp-workbench auth login dev/second --config ${wb.configPath}`],
         ]);
-        assert.match(opened.servers_failed[0]!.error, /--no-browser\. Run `mcp-workbench auth login dev\/(remote|second)`/);
+        assert.match(opened.servers_failed[0]!.error, /--no-browser\. Run `mcp-workbench auth login dev\/(remote|second) --config /);
         const call = await wb.useTool('dev', 'dev__remote__whoami');
         assert.equal(workbenchErrorCode(call), 'SIGN_IN_REQUIRED');
       } finally {
@@ -231,8 +232,8 @@ describe('OAuth sign-in of remote servers', () => {
       assert.equal(doctor.code, 1, 'doctor opens no browser: the servers are reported as needing a sign-in');
       const report = JSON.parse(doctor.stdout) as { toolboxes: { servers: { server: string; failure?: { kind: string; summary: string } }[] }[] };
       assert.deepEqual(report.toolboxes[0]!.servers.map((x) => [x.server, x.failure?.kind, x.failure?.summary]), [
-        ['remote', 'needs-sign-in', 'needs sign-in: run mcp-workbench auth login dev/remote'],
-        ['second', 'needs-sign-in', 'needs sign-in: run mcp-workbench auth login dev/second'],
+        ['remote', 'needs-sign-in', `needs sign-in: run mcp-workbench auth login dev/remote --config ${s.configPath}`],
+        ['second', 'needs-sign-in', `needs sign-in: run mcp-workbench auth login dev/second --config ${s.configPath}`],
       ]);
       assert.equal((await login(s, 'dev/remote')).code, 0);
       assert.equal((await login(s, 'dev/second')).code, 0);
@@ -247,7 +248,7 @@ describe('OAuth sign-in of remote servers', () => {
       try {
         const failed = (await open(again)).servers_failed;
         assert.deepEqual(failed.map((f) => [f.server, f.code]), [['remote', 'SIGN_IN_REQUIRED']], 'the other server still works');
-        assert.match(failed[0]!.error, /its sign-in has expired or was revoked.*Run `mcp-workbench auth login dev\/remote`/s);
+        assert.match(failed[0]!.error, /its sign-in has expired or was revoked.*Run `mcp-workbench auth login dev\/remote --config [^`]+`/s);
       } finally {
         await again.close();
       }
