@@ -351,7 +351,9 @@ describe('${secret:NAME} in a config (README "Secrets")', () => {
     assert.ok(config.secrets?.some((s) => s.value === 'stored-value-1' && s.label === 'secret known'));
     const error = serverProblemError('server "broken"', broken!.problems!);
     assert.equal(error.code, 'SECRET_MISSING');
-    assert.match(error.message, /mcp-workbench secret set unknown/);
+    // The fix is the error's hint (a field of its own in a tool result's _meta), and part of what is shown.
+    assert.match(error.hint ?? '', /^To fix: store it with `mcp-workbench secret set unknown`/);
+    assert.match(error.toDisplayString(), /mcp-workbench secret set unknown/);
     assert.equal(noServerCanStartError(config), undefined, 'one server can start');
     const all = configProblemsError(config)!;
     assert.equal(all.code, 'SECRET_MISSING');
