@@ -24,8 +24,8 @@ export function resolveToolsets(config: WorkbenchConfig): Map<string, ResolvedTo
 
 /**
  * One warning per toolset entry, and per project file `disabledTools` entry, that can match no tool because it names
- * no configured toolbox and server (a typo, a bare tool name, or a toolbox that was removed). Entries that reach a server but match none of its tools are found only once it is
- * connected: `tools list --toolset NAME` reports those.
+ * no configured toolbox and server (a typo, a bare tool name, or a toolbox that was removed). Entries that reach a
+ * server but match none of its tools are found only once it is connected: `tools list --toolset NAME` reports those.
  */
 export function patternWarnings(config: WorkbenchConfig): string[] {
   const toolsets = [...resolveToolsets(config).values()].flatMap((toolset) =>
