@@ -47,6 +47,8 @@ export function registerInitCommand(program: Command, ctx: CliContext): void {
             report.replaced ? `Replaced ${report.path}; the previous file is kept as ${report.backup}.` : `Created ${report.path}.`,
             `Check it with:  mcp-workbench validate --config ${report.path}`,
             `Add a server:   mcp-workbench server add --config ${report.path} <toolbox> <name> -- <command> [args…]`,
+            // The config is always named: servers start only from a config named by --config or WORKBENCH_CONFIG.
+            `Serve it:       mcp-workbench --config ${report.path}   (the command to give your MCP client; README "Use it from your MCP client")`,
           ].join('\n'),
         );
       } catch (error) {

@@ -34,6 +34,8 @@ describe('init', () => {
     assert.match(text, /^\s*\/\/ /m, 'it has // comments');
     const validate = run(['validate', '--config', config]);
     assert.equal(validate.code, 0, validate.stderr);
+    // The command to serve it names the config (servers start only from a named one) and works as printed.
+    assert.ok(created.stdout.includes(`Serve it:       mcp-workbench --config ${config}`), created.stdout);
 
     await writeFile(config, '{ "toolboxes": {} } // mine\n');
     const again = run(['init']);
