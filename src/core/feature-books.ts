@@ -114,6 +114,8 @@ export class FeatureBooks {
 interface Listener {
   readonly features: FeatureBooks;
   readonly upstream: { notify?(notice: ServerNotice): void } | undefined;
+  /** The session's connections, told of the subscriptions a lost server took with it (see subscription-holds). */
+  readonly manager?: { releaseSubscription(toolbox: string, server: string, uri: string): boolean };
 }
 
 /**
@@ -122,7 +124,12 @@ interface Listener {
  */
 export function serverChanged(books: Listener, toolbox: string, server: string, connected: boolean): boolean {
   const notices = books.features.serverChanged(toolbox, server, connected);
-  for (const notice of notices) books.upstream?.notify?.(notice);
+  for (const notice of notices) {
+    // A subscription that ended with its server is no longer held: the next process starts with none, so a later
+    // unsubscribe by another session must not be kept from reaching it by this stale hold.
+    if (notice.kind === 'updated') books.manager?.releaseSubscription(toolbox, server, notice.uri);
+    books.upstream?.notify?.(notice);
+  }
   return notices.length > 0;
 }
 

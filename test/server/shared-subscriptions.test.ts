@@ -4,7 +4,7 @@ import { describe, test } from 'node:test';
 import { StreamableHTTPClientTransport, type CallToolResult, type Client } from '@modelcontextprotocol/client';
 import { ERAS, eraClient, until } from '../helpers/era-workbench.js';
 import { startHttpWorkbench } from '../helpers/http-workbench.js';
-import { fixtureEvents, fixtureServer, tempDir } from '../helpers/workbench-process.js';
+import { fixtureEvents, fixtureServer, tempDir, waitFor } from '../helpers/workbench-process.js';
 
 // A `shared: true` server has one connection for every session (README "Serving over HTTP"), and the server keeps one
 // subscription per URI on it: one session's unsubscribe must not end another's. The workbench ends it downstream when
@@ -96,6 +96,42 @@ describe('resource subscriptions on a shared server over --http', () => {
         assert.equal(last?.event, 'subscribe', `round ${round}: b holds the URI, so it stays subscribed downstream`);
         await b.unsubscribeResource({ uri: URI });
       }
+    } finally {
+      await Promise.allSettled(clients.map((c) => c.close()));
+      await wb.stop();
+      await cleanup();
+    }
+  });
+
+  // Handshake-era sessions only: an MCP 2026-07-28 client subscribes through a listen stream, which subscribes again
+  // on the new process by itself (and so holds the URI there rightly).
+  test('after the shared server restarts, no stale hold keeps a session\'s unsubscribe from reaching the new process', async () => {
+    const { dir, cleanup } = await tempDir('wb-shared-restart-');
+    const log = join(dir, 'a.jsonl');
+    const config = { toolboxes: { lab: { mcpServers: { a: { ...fixtureServer('--resources', '--name', 'a', '--log', log), shared: true } } } } };
+    const wb = await startHttpWorkbench(config, ['--http', '0'], { MCP_WORKBENCH_CACHE_DIR: join(dir, 'cache') });
+    const clients: Client[] = [];
+    const use = (client: Client, tool: string, args: Record<string, unknown>): Promise<unknown> =>
+      client.callTool({ name: 'use_tool', arguments: { toolbox_name: 'lab', tool_name: tool, arguments: args } });
+    const unsubscribes = async (): Promise<{ pid: number }[]> => (await fixtureEvents(log)).filter((e) => e.event === 'unsubscribe' && e.uri === URI);
+    try {
+      for (let i = 0; i < 2; i++) {
+        const client = eraClient('legacy');
+        await client.connect(new StreamableHTTPClientTransport(new URL(wb.url)), { prior: { kind: 'legacy' } });
+        clients.push(client);
+        await use(client, 'touch', { uri: 'fixture://a/other' });
+      }
+      const [b, a] = clients as [Client, Client];
+      await a.subscribeResource({ uri: URI });
+      await b.subscribeResource({ uri: URI });
+      // The shared process dies with both subscriptions on it; the next call starts a new one, which has none.
+      await use(b, 'crash', {}).catch(() => {});
+      const pids = async (): Promise<number> => new Set((await fixtureEvents(log)).filter((e) => e.event === 'start').map((e) => e.pid)).size;
+      assert.ok(await waitFor(async () => (await use(a, 'touch', { uri: 'fixture://a/other' }), (await pids()) >= 2), 15_000), 'a new process serves');
+      // a subscribes on the new process and lets go: nobody else holds the URI there, so it is ended downstream.
+      await a.subscribeResource({ uri: URI });
+      await a.unsubscribeResource({ uri: URI });
+      assert.ok(await waitFor(async () => (await unsubscribes()).length >= 1, 15_000), `the unsubscribe reaches the new process; stderr: ${wb.stderr().slice(-1500)}`);
     } finally {
       await Promise.allSettled(clients.map((c) => c.close()));
       await wb.stop();
