@@ -50,7 +50,7 @@ export async function startHttpWorkbench(config: unknown, args: string[], env: R
   let url: string;
   try {
     url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`the workbench did not start listening:\n${cli.stderr()}`)), 20_000);
+      const timer = setTimeout(() => reject(new Error(`the workbench did not start listening:\n${cli.stderr()}`)), 60_000);
       child.stderr!.on('data', () => {
         const match = /listening on (http:\/\/\S+\/mcp)/.exec(cli.stderr());
         if (match) {
