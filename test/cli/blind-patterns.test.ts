@@ -1,27 +1,21 @@
 import assert from 'node:assert/strict';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdtempSync } from 'node:fs';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fixtureServer, runCli, tempDir } from '../helpers/workbench-process.js';
+import { fixtureServer, runCli } from '../helpers/workbench-process.js';
 
 /**
  * A name to hide that can match no tool (a bare tool name, a typo in the toolbox or server) would leave the tool
  * callable while the user believes it hidden (README "Enabled and disabled tools").
  */
 describe('disabled-tools patterns that can hide nothing', () => {
-  let dir = '';
-  let config = '';
-  let env: Record<string, string> = {};
-  let cleanup = async (): Promise<void> => {};
-  after(() => cleanup());
-  before(async () => {
-    const own = await tempDir();
-    cleanup = own.cleanup;
-    dir = own.dir;
-    config = join(dir, 'wb.json');
-    env = { HOME: join(dir, 'home'), WORKBENCH_STATE_FILE: join(dir, 'state.json') };
-    await writeFile(config, JSON.stringify({ toolboxes: { dev: { mcpServers: { fx: fixtureServer() } } } }));
-  });
+  const dir = mkdtempSync(join(tmpdir(), 'wb-blind-'));
+  const config = join(dir, 'wb.json');
+  const env = { HOME: join(dir, 'home'), WORKBENCH_STATE_FILE: join(dir, 'state.json') };
+  before(() => writeFile(config, JSON.stringify({ toolboxes: { dev: { mcpServers: { fx: fixtureServer() } } } })));
+  after(() => rm(dir, { recursive: true, force: true }));
 
   it('serve --disabled-tools with a bare tool name is refused, naming the canonical form', () => {
     const result = runCli(['--config', config, '--disabled-tools', 'echo'], { env });

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { runCli, tempDir } from '../helpers/workbench-process.js';
@@ -11,20 +12,12 @@ import { runCli, tempDir } from '../helpers/workbench-process.js';
  * MCP client"). The config's one server writes a marker file when it is started.
  */
 describe('a workbench-config.json in the start directory is not used on its own to start servers', () => {
-  let dir = '';
-  let marker = '';
-  let env: Record<string, string> = {};
-  let cleanup = async (): Promise<void> => {};
-  after(() => cleanup());
-  before(async () => {
-    const own = await tempDir();
-    cleanup = own.cleanup;
-    dir = own.dir;
-    marker = join(dir, 'RAN');
-    env = { HOME: join(dir, 'home'), WORKBENCH_STATE_FILE: join(dir, 'state.json') };
-    const server = { command: process.execPath, args: ['-e', `require('node:fs').writeFileSync(${JSON.stringify(marker)}, 'ran')`] };
-    await writeFile(join(dir, 'workbench-config.json'), JSON.stringify({ toolboxes: { repo: { mcpServers: { planted: server } } } }));
-  });
+  const dir = mkdtempSync(join(tmpdir(), 'wb-cloned-'));
+  const marker = join(dir, 'RAN');
+  const env = { HOME: join(dir, 'home'), WORKBENCH_STATE_FILE: join(dir, 'state.json') };
+  const planted = { command: process.execPath, args: ['-e', `require('node:fs').writeFileSync(${JSON.stringify(marker)}, 'ran')`] };
+  before(() => writeFile(join(dir, 'workbench-config.json'), JSON.stringify({ toolboxes: { repo: { mcpServers: { planted } } } })));
+  after(() => rm(dir, { recursive: true, force: true }));
 
   for (const args of [[], ['serve', '--http', '127.0.0.1:0'], ['doctor'], ['tools', 'list'], ['tools', 'search', 'anything'], ['tools', 'call', 'repo', 'x'], ['tools', 'approve', 'repo__planted__x'], ['auth', 'login', 'repo/planted']]) {
     it(`${args.join(' ') || '(serve on stdio)'}: refused, naming the file and how to name it; nothing runs`, () => {

@@ -25,6 +25,19 @@ async function startWithSharedServer(): Promise<{ temp: { dir: string; cleanup: 
   return { temp, log, wb };
 }
 
+/** Once `call` reached the server, stops the workbench: the call is answered SHUTTING_DOWN and cancelled downstream. */
+async function answeredAtShutdown(call: Promise<unknown>, log: string, wb: HttpWorkbench): Promise<void> {
+  const answer = call.then((r) => r as CallToolResult, (error: unknown) => error);
+  assert.ok(await waitFor(async () => (await fixtureEvents(log)).some((e) => e.event === 'call' && e.tool === 'hang'), 15_000), 'the call reached the server');
+  await wb.stop();
+  const result = await answer;
+  assert.ok(!(result instanceof Error), `answered, not ${String(result)}`);
+  const called = result as CallToolResult;
+  assert.equal(called.isError, true, JSON.stringify(called));
+  assert.equal((called._meta?.['mcp-workbench/error'] as { code?: string } | undefined)?.code, 'SHUTTING_DOWN', JSON.stringify(called));
+  assert.ok((await fixtureEvents(log)).some((e) => e.event === 'cancelled' && e.tool === 'hang'), 'the call was cancelled downstream');
+}
+
 describe('a handshake-era HTTP session that ends', () => {
   it('closed by its client: its call on a shared server is cancelled downstream; the other session is unaffected', async () => {
     const { temp, log, wb } = await startWithSharedServer();
@@ -48,15 +61,7 @@ describe('a handshake-era HTTP session that ends', () => {
     const { temp, log, wb } = await startWithSharedServer();
     try {
       const a = await wb.connect();
-      const answer = a.client.callTool(hang, undefined, CALL_LIMIT).then((r) => r as CallToolResult, (error: unknown) => error);
-      assert.ok(await waitFor(async () => (await fixtureEvents(log)).some((e) => e.event === 'call' && e.tool === 'hang'), 15_000), 'the call reached the server');
-      await wb.stop();
-      const result = await answer;
-      assert.ok(!(result instanceof Error), `answered, not ${String(result)}`);
-      const called = result as CallToolResult;
-      assert.equal(called.isError, true, JSON.stringify(called));
-      assert.equal((called._meta?.['mcp-workbench/error'] as { code?: string } | undefined)?.code, 'SHUTTING_DOWN', JSON.stringify(called));
-      assert.ok((await fixtureEvents(log)).some((e) => e.event === 'cancelled' && e.tool === 'hang'), 'the call was cancelled downstream');
+      await answeredAtShutdown(a.client.callTool(hang, undefined, CALL_LIMIT), log, wb);
     } finally {
       await wb.stop();
       await temp.cleanup();
@@ -70,15 +75,7 @@ describe('an MCP 2026-07-28 HTTP client at shutdown', () => {
     const client = eraClient('modern');
     try {
       await client.connect(new StreamableHTTPClientTransport(new URL(wb.url)));
-      const answer = client.callTool(hang, { timeout: CALL_LIMIT.timeout }).then((r) => r as CallToolResult, (error: unknown) => error);
-      assert.ok(await waitFor(async () => (await fixtureEvents(log)).some((e) => e.event === 'call' && e.tool === 'hang'), 15_000), 'the call reached the server');
-      await wb.stop();
-      const result = await answer;
-      assert.ok(!(result instanceof Error), `answered, not ${String(result)}`);
-      const called = result as CallToolResult;
-      assert.equal(called.isError, true, JSON.stringify(called));
-      assert.equal((called._meta?.['mcp-workbench/error'] as { code?: string } | undefined)?.code, 'SHUTTING_DOWN', JSON.stringify(called));
-      assert.ok((await fixtureEvents(log)).some((e) => e.event === 'cancelled' && e.tool === 'hang'), 'the call was cancelled downstream');
+      await answeredAtShutdown(client.callTool(hang, { timeout: CALL_LIMIT.timeout }), log, wb);
     } finally {
       await client.close().catch(() => {});
       await wb.stop();
