@@ -184,6 +184,18 @@ describe('downstream notifications, catalogs and limits', () => {
     }
   });
 
+  it('by default refuses a result the client\'s stdio transport could not take (over 8 MiB), and the session lives on', async () => {
+    const wb = await startWorkbench({ toolboxes: { tb: { mcpServers: { fx: fixtureServer('--odd') } } } });
+    try {
+      // 9 MiB: passed on, the SDK client would close the whole connection at 10 MiB of one line.
+      const big = (await wb.useTool('tb', 'tb__fx__huge', { bytes: 9 * 1024 * 1024 })) as CallToolResult;
+      assert.equal(workbenchErrorCode(big), 'MESSAGE_TOO_LARGE', textOf(big).slice(0, 300));
+      assert.equal(textOf(await wb.useTool('tb', 'tb__fx__echo', { text: 'still here' })), 'still here');
+    } finally {
+      await wb.close();
+    }
+  });
+
   it('refuses a result over the message limit with a clear error and keeps serving', async () => {
     const wb = await startWorkbench(
       { toolboxes: { tb: { mcpServers: { fx: fixtureServer('--odd') } } } },
