@@ -2,6 +2,7 @@ import type { CachedList } from '../catalog/catalog-cache.js';
 import type { AnswerHead, CachedServer } from '../catalog/catalog-index.js';
 import type { UnapprovedTool } from '../catalog/trust.js';
 import type { ToolboxCatalog } from '../catalog/toolbox-catalog.js';
+export { boundedHead } from './head-bounds.js';
 
 /**
  * The parts of an `open_toolbox` answer's head that say how far to trust it (README "open_toolbox"): servers shown

@@ -22,7 +22,7 @@ import type { ResolvedToolset } from '../catalog/toolsets.js';
 import type { TrustPolicy } from '../catalog/trust.js';
 import type { VisibilityPolicy } from '../catalog/visibility.js';
 import { namedTools } from './named-tools.js';
-import { cachedHead, cachedServer, optional, unapprovedHead } from './answer-head.js';
+import { boundedHead, cachedHead, cachedServer, optional, unapprovedHead } from './answer-head.js';
 import { FailedConnects } from './failed-connects.js';
 import { pendingServer, waitForServers, worthWaiting, type OpenProgress } from './open-wait.js';
 import type { ShownLists } from './shown-lists.js';
@@ -188,7 +188,7 @@ export class Discovery {
     const budget = request.detail === 'full' ? Infinity : this.budget();
     const indexes = views.map((v, i) => this.search.indexOf(scope.search, names[i], v.entries));
     const { matches, extra } = await this.search.search(scope.search, undefined, indexes, request.query ?? '', request.limit ?? DEFAULT_SEARCH_LIMIT);
-    return budgetMatches(head, matches, budget, extra);
+    return budgetMatches(boundedHead(head, budget), matches, budget, extra);
   }
 
   /**
@@ -207,15 +207,18 @@ export class Discovery {
   ): Promise<BudgetedAnswer> {
     const budget = request.detail === 'full' ? Infinity : ownBudget;
     const limit = request.limit ?? DEFAULT_SEARCH_LIMIT;
-    const head: AnswerHead = {
-      ...about,
-      servers_connected: view.connected,
-      servers_failed: view.failed,
-      ...cachedHead(view.cached ?? []),
-      ...optional('servers_pending', view.pending ?? []),
-      ...optional('catalog_changes', changes),
-      ...unapprovedHead(view.catalogs, view.member),
-    };
+    const head: AnswerHead = boundedHead(
+      {
+        ...about,
+        servers_connected: view.connected,
+        servers_failed: view.failed,
+        ...cachedHead(view.cached ?? []),
+        ...optional('servers_pending', view.pending ?? []),
+        ...optional('catalog_changes', changes),
+        ...unapprovedHead(view.catalogs, view.member),
+      },
+      budget,
+    );
     if (request.tools !== undefined) {
       const { entries, notFound } = namedTools(view, request.tools);
       return budgetMatches(head, entries, budget, notFound.length > 0 ? { not_found: notFound } : {});

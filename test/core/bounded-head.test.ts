@@ -1,0 +1,72 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { CallToolResult } from '@modelcontextprotocol/client';
+import { startEra, type EraName, type Over } from '../helpers/era-workbench.js';
+import { fixtureServer, node, waitFor } from '../helpers/workbench-process.js';
+
+/**
+ * An open_toolbox answer's head (servers failed, still starting) takes at most a quarter of the context budget
+ * (README "open_toolbox: context budget, detail on demand, search"): many servers that fail with long stderr never
+ * push the working servers' tools out of the answer, nor the answer over the budget.
+ */
+const noisy = (i: number) => ({
+  command: node,
+  args: ['-e', `process.stderr.write(('Traceback line ${i} ' + 'z'.repeat(300) + '\\n').repeat(40)); process.exit(3)`],
+});
+
+function config(failing: number): unknown {
+  const servers: Record<string, unknown> = { fx: fixtureServer() };
+  for (let i = 0; i < failing; i++) servers[`bad${i}`] = noisy(i);
+  return { toolboxes: { dev: { mcpServers: servers } } };
+}
+
+interface Answer {
+  detail: string;
+  tools: { name: string; inputSchema?: unknown }[];
+  servers_failed: { server: string; error: string; failure?: { stderrTail?: string[] } }[];
+  next_cursor?: string;
+}
+
+for (const [over, era] of [['stdio', 'legacy'], ['http', 'modern']] as [Over, EraName][]) {
+  describe(`the head of an open_toolbox answer is bounded (${over}, ${era} client)`, () => {
+    for (const failing of [10, 40]) {
+      it(`${failing} servers failing with long stderr beside one that works: every tool in full, within the budget`, async () => {
+        const wb = await startEra(over, era, config(failing));
+        try {
+          // Until an answer in which every server has started or failed (starting 40 processes at once can take
+          // longer than the open's wait; each open tries the failed ones again).
+          let result: CallToolResult | undefined;
+          const settled = async (): Promise<boolean> => {
+            result = (await wb.client.callTool({ name: 'open_toolbox', arguments: { toolbox_name: 'dev' } })) as CallToolResult;
+            return (result.structuredContent as { servers_pending?: unknown }).servers_pending === undefined;
+          };
+          assert.ok(await waitFor(settled, 120_000), 'every server settled');
+          const text = (result!.content[0] as { text: string }).text;
+          assert.ok(text.length <= 20_000, `${text.length} characters`);
+          const answer = result!.structuredContent as unknown as Answer;
+          assert.equal(answer.detail, 'full', 'the working server\'s tools come in full');
+          assert.ok(answer.tools.some((t) => t.name === 'dev__fx__echo' && t.inputSchema));
+          assert.equal(answer.next_cursor, undefined);
+          for (const failed of answer.servers_failed) {
+            assert.ok(failed.error.length <= 400, failed.error.slice(0, 100));
+            assert.ok((failed.failure?.stderrTail?.length ?? 0) <= 2);
+          }
+          const rest = answer.servers_failed.find((f) => /^\(\d+ more\)$/.test(f.server));
+          if (failing === 40) {
+            assert.ok(rest, 'the failures that do not fit are counted');
+            const shown = answer.servers_failed.length - 1;
+            assert.equal(Number(/\d+/.exec(rest.server)![0]), failing - shown);
+            assert.match(rest.error, /mcp-workbench doctor/);
+          }
+          // Asked in full, the head is whole.
+          const whole = (await wb.client.callTool({ name: 'open_toolbox', arguments: { toolbox_name: 'dev', detail: 'full' } })) as CallToolResult;
+          const full = whole.structuredContent as unknown as Answer & { servers_pending?: unknown[] };
+          assert.ok(!full.servers_failed.some((f) => f.server.endsWith(' more)')), 'nothing counted away');
+          assert.equal(full.servers_failed.length + (full.servers_pending?.length ?? 0), failing);
+        } finally {
+          await wb.close();
+        }
+      });
+    }
+  });
+}
