@@ -157,7 +157,7 @@ export function describeCallError(
   if (error instanceof ProtocolError) {
     const hint = downstreamErrorHint(error);
     // The server's own message, as it sent it: nothing is parsed out of it, and its code is carried as a field.
-    return new WorkbenchError('CALL_FAILED', `${what} returned a JSON-RPC error (code ${error.code}): ${error.message}.`, {
+    return new WorkbenchError('CALL_FAILED', `${what} returned a JSON-RPC error (code ${error.code}): ${downstreamMessage(error)}.`, {
       cause: error,
       tool,
       downstreamCode: error.code,
@@ -209,4 +209,16 @@ function startFailureHint(config: ServerConfig, failure: ServerFailure): string 
   const missingModule = failure.stderrTail?.some((line) => /Cannot find (module|package)|ERR_MODULE_NOT_FOUND/.test(line)) === true;
   if (!isNpx(config) || !missingModule) return general;
   return 'npx started a package that lacks one of its own files: a download stopped midway can leave a broken entry in npm\'s npx cache. Delete the npx cache (`rm -rf ~/.npm/_npx`, or the `_npx` folder of `npm config get cache`) and it is downloaded again on next use.';
+}
+
+/** The most of a server's error message the workbench's own text carries. */
+const MAX_DOWNSTREAM_MESSAGE = 2_000;
+
+/**
+ * A server's JSON-RPC error message as the workbench quotes it: without the SDK's "MCP error <code>: " prefix (the code
+ * is said already) and cut to {@link MAX_DOWNSTREAM_MESSAGE} characters, saying how much was left out.
+ */
+function downstreamMessage(error: ProtocolError): string {
+  const message = error.message.replace(/^MCP error -?\d+: /, '');
+  return message.length <= MAX_DOWNSTREAM_MESSAGE ? message : `${message.slice(0, MAX_DOWNSTREAM_MESSAGE)}… (${message.length - MAX_DOWNSTREAM_MESSAGE} more characters)`;
 }

@@ -280,9 +280,8 @@ function forward(host: UseToolHost, scope: Scope, toolbox: ToolboxConfig, entry:
   const validate = host.validators.input(entry.tool);
   const input = args ?? {};
   if (validate && !validate(input)) {
-    const problems = (validate.errors ?? []).map((e) => `${e.instancePath || '(arguments)'} ${e.message ?? 'is invalid'}${describeParams(e.params)}`);
     return Promise.resolve(errorResult(
-      `Invalid arguments for "${entry.name}" (server "${entry.server}", tool "${entry.tool.name}"):\n${problems.map((p) => `- ${p}`).join('\n')}\nFix the arguments to match the tool's inputSchema: ${JSON.stringify(entry.tool.inputSchema)}`,
+      `Invalid arguments for "${entry.name}" (server "${entry.server}", tool "${entry.tool.name}"):\n${argumentProblems(validate.errors ?? [])}\n${schemaReminder(entry)}`,
       'INVALID_ARGUMENTS',
       { ...siteOf(toolboxName, entry), hint: "Fix the arguments to match the tool's inputSchema." },
     ));
@@ -353,4 +352,20 @@ function checkOutput(entry: CatalogTool, raw: CallToolResult, validators: ToolVa
 /** Where a call to `entry` happens, as the fields of a failure. */
 function siteOf(toolbox: string, entry: CatalogTool): FailureSite {
   return { toolbox, server: entry.server, tool: entry.tool.name };
+}
+
+/** Violations found, one line each: the first ten, each cut to 200 characters, and how many more there were. */
+function argumentProblems(errors: readonly { instancePath: string; message?: string; params: unknown }[]): string {
+  const lines = errors.slice(0, 10).map((e) => {
+    const line = `- ${e.instancePath || '(arguments)'} ${e.message ?? 'is invalid'}${describeParams(e.params as Record<string, unknown>)}`;
+    return line.length > 200 ? `${line.slice(0, 200)}…` : line;
+  });
+  return errors.length > 10 ? `${lines.join('\n')}\n- … and ${errors.length - 10} more` : lines.join('\n');
+}
+
+/** The inputSchema to match, inline when it is short; else where to read it (open_toolbox names it). */
+function schemaReminder(entry: CatalogTool): string {
+  const schema = JSON.stringify(entry.tool.inputSchema);
+  if (schema.length <= 4_000) return `Fix the arguments to match the tool's inputSchema: ${schema}`;
+  return `Fix the arguments to match the tool's inputSchema (${schema.length} characters; open_toolbox {"toolbox_name":"${entry.toolbox}","tools":["${entry.name}"]} shows it).`;
 }

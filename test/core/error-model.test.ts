@@ -116,6 +116,11 @@ describe('one error model on every era and transport', () => {
             downstreamCode: -32050,
           });
           assert.match(text(rpc), /database is locked/);
+          assert.doesNotMatch(text(rpc), /MCP error -32050/, 'the code is said once');
+          // A server's huge error message is quoted in part, saying how much was left out.
+          const long = text(await use('tb__fx__throw_jsonrpc', { code: -32000, message: 'E'.repeat(200_000) }));
+          assert.ok(long.length < 3_000, `${long.length} characters`);
+          assert.match(long, /… \(198000 more characters\)/);
           // The arguments hint only where the error is about arguments; a fitting one for a code whose meaning is known.
           const argumentsHint = "Check the arguments against the tool's inputSchema (open_toolbox lists it), then retry.";
           const hintOf = async (args: Record<string, unknown>): Promise<string | undefined> => errorMeta(await use('tb__fx__throw_jsonrpc', args)).hint;
@@ -181,6 +186,13 @@ describe('one error model on every era and transport', () => {
           assert.equal(far.failure?.kind, 'unreachable');
           assert.match(text(farResult), /could not be reached: connection refused: nothing listens at that address and port \(ECONNREFUSED\)/);
           assert.match(far.hint ?? '', /Check that the server is running and its "url" is right/);
+
+          // Many violations: the first ten are named, and how many more there were.
+          const extra = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`extra_${i}`, i]));
+          const many = await use('tb__fx__echo', { text: 'x', ...extra });
+          assert.equal(errorMeta(many).code, 'INVALID_ARGUMENTS');
+          assert.match(text(many), /- … and 40 more\n/);
+          assert.ok(text(many).length < 4_000, `${text(many).length} characters`);
 
           // The server still serves after all of it.
           assert.equal(text(await use('tb__fx__echo', { text: 'still here' })), 'still here');
