@@ -47,5 +47,10 @@ function diffTools(before: readonly Tool[], after: readonly Tool[]): Omit<Catalo
   const added = [...now.keys()].filter((name) => !old.has(name));
   const removed = [...old.keys()].filter((name) => !now.has(name));
   const changed = [...now.keys()].filter((name) => old.has(name) && old.get(name) !== now.get(name));
-  return { added: added.slice(0, MAX_NAMES), removed: removed.slice(0, MAX_NAMES), changed: changed.slice(0, MAX_NAMES) };
+  return { added: capped(added), removed: capped(removed), changed: capped(changed) };
+}
+
+/** At most {@link MAX_NAMES} names, then one `(N more)` entry counting those left out (open_toolbox shows them all). */
+function capped(names: string[]): string[] {
+  return names.length <= MAX_NAMES ? names : [...names.slice(0, MAX_NAMES), `(${names.length - MAX_NAMES} more)`];
 }

@@ -1,0 +1,33 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { Tool } from '@modelcontextprotocol/client';
+import { ToolboxCatalog } from '../../src/catalog/toolbox-catalog.js';
+import { createVisibilityPolicy } from '../../src/catalog/visibility.js';
+import type { WorkbenchConfig } from '../../src/config/types.js';
+import { namedTools } from '../../src/core/named-tools.js';
+import { ShownLists } from '../../src/core/shown-lists.js';
+
+/** Parts of an open_toolbox answer that list names stay bounded, and say what they left out. */
+
+const tool = (name: string): Tool => ({ name, inputSchema: { type: 'object' } });
+
+describe('bounded lists in open_toolbox answers', () => {
+  it('catalog_changes names at most 20 tools per kind, then counts the rest', () => {
+    const shown = new ShownLists();
+    shown.record('dev', 'fx', Array.from({ length: 30 }, (_, i) => tool(`old_${i}`)));
+    shown.observe('dev', 'fx', [...Array.from({ length: 30 }, (_, i) => tool(`old_${i}`)), ...Array.from({ length: 60 }, (_, i) => tool(`new_${i}`))]);
+    const [change] = shown.take();
+    assert.equal(change!.added.length, 21);
+    assert.equal(change!.added.at(-1), '(40 more)');
+    assert.deepEqual(change!.removed, []);
+  });
+
+  it('not_found echoes a long name cut to 80 characters', () => {
+    const config = { source: 'test', toolboxes: [{ name: 'dev', description: '', servers: [], disabledTools: [] }], warnings: [] } as unknown as WorkbenchConfig;
+    const catalog = new ToolboxCatalog('dev', [{ server: 'fx', tools: [tool('echo')] }], createVisibilityPolicy({ config }));
+    const long = 'x'.repeat(245);
+    const { notFound } = namedTools({ entries: [], catalogs: [catalog] }, [long, `${long}*`]);
+    assert.equal(notFound.length, 2);
+    for (const entry of notFound) assert.equal(entry.name.length, 81, entry.name.slice(0, 20));
+  });
+});
