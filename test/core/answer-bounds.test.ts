@@ -4,6 +4,7 @@ import type { Tool } from '@modelcontextprotocol/client';
 import { ToolboxCatalog } from '../../src/catalog/toolbox-catalog.js';
 import { createVisibilityPolicy } from '../../src/catalog/visibility.js';
 import type { WorkbenchConfig } from '../../src/config/types.js';
+import { workbenchInstructions } from '../../src/core/instructions.js';
 import { namedTools } from '../../src/core/named-tools.js';
 import { ShownLists } from '../../src/core/shown-lists.js';
 
@@ -29,5 +30,18 @@ describe('bounded lists in open_toolbox answers', () => {
     const { notFound } = namedTools({ entries: [], catalogs: [catalog] }, [long, `${long}*`]);
     assert.equal(notFound.length, 2);
     for (const entry of notFound) assert.equal(entry.name.length, 81, entry.name.slice(0, 20));
+  });
+});
+
+describe('the initialize instructions stay short whatever the config holds', () => {
+  it('cuts long descriptions and lists toolboxes up to a bound, counting the rest', () => {
+    const toolboxes = Array.from({ length: 500 }, (_, i) => ({ name: `box${i}`, description: 'd'.repeat(3_000), servers: [{}] }));
+    const text = workbenchInstructions({ toolboxes } as unknown as WorkbenchConfig, 20_000, undefined);
+    assert.ok(text.length < 10_000, `${text.length} characters`);
+    assert.match(text, /- box0 \(1 server\): d{200}…\n/);
+    assert.match(text, /- … and \d+ more toolboxes \(the toolbox_name parameter of open_toolbox lists every name\)/);
+    const few = workbenchInstructions({ toolboxes: toolboxes.slice(0, 3).map((t) => ({ ...t, description: 'short' })) } as unknown as WorkbenchConfig, 20_000, undefined);
+    assert.match(few, /- box2 \(1 server\): short\n/);
+    assert.doesNotMatch(few, /more toolboxes/);
   });
 });
