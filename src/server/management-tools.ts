@@ -3,7 +3,7 @@ import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
 import { updateToolState } from '../state/update.js';
 import { isWorkbenchError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { quoteClientText } from '../shared/client-text.js';
+import { MAX_ECHO_LENGTH, quoteClientText } from '../shared/client-text.js';
 import { PROTECTED_TOOLS, type Usage } from './meta-tools.js';
 import { errorResult, failureResult } from '../core/tool-entry.js';
 import { stateWarning } from '../core/state-problem.js';
@@ -115,19 +115,26 @@ export async function enableTools(
         notes.push(`${quoteClientText(name)} stays disabled: ${visibility.reason}. The state file cannot enable what that hides; change it there.`);
       }
     }
+    // Bounded for the model's context however many names were given or the state file holds (the file has them all).
     const summary = {
       state_file: statePath,
-      enabled: update.changed.enabled,
-      disabled: update.changed.disabled,
-      unknown: update.unknown,
-      state: update.state,
-      notes,
+      enabled: shortList(update.changed.enabled),
+      disabled: shortList(update.changed.disabled),
+      unknown: shortList(update.unknown),
+      state: Object.fromEntries(Object.entries(update.state).map(([key, list]) => [key, Array.isArray(list) ? shortList(list as string[]) : list])),
+      notes: shortList(notes, 20, 500),
     };
     return { content: [{ type: 'text', text: JSON.stringify(summary) }], structuredContent: summary };
   } catch (error) {
     if (isWorkbenchError(error)) return failureResult(error);
     throw error;
   }
+}
+
+/** At most `max` entries, each cut to `chars` characters, then one `(N more)` entry counting the rest. */
+function shortList(list: readonly string[], max = 50, chars = MAX_ECHO_LENGTH): string[] {
+  const cut = list.slice(0, max).map((entry) => (entry.length > chars ? `${entry.slice(0, chars)}…` : entry));
+  return list.length > max ? [...cut, `(${list.length - max} more)`] : cut;
 }
 
 /** Client-given names in a note: each quoted and escaped, at most 10 named. */

@@ -133,6 +133,16 @@ describe('enable_tools and the state file', () => {
         assert.match(textOf(nothing), /Expected: enable_tools \{ enable\?: string\[\], disable\?: string\[\] \}/);
       }
       assert.equal(workbenchErrorCode(await wb.call('enable_tools', { disable: ['use_tool'] })), 'INVALID_NAME', 'only a protected name');
+
+      // Many names: the answer lists 50 of each and counts the rest (the state file holds them all).
+      const many = Array.from({ length: 60 }, (_, i) => `tb__fx__zz${i}`);
+      const bulk = (await wb.call('enable_tools', { disable: many })).structuredContent as { disabled: string[]; unknown: string[]; state: { disabled: string[] } };
+      assert.equal(bulk.disabled.length, 51);
+      assert.equal(bulk.disabled.at(-1), '(10 more)');
+      assert.equal(bulk.unknown.at(-1), '(10 more)');
+      const held = (JSON.parse(await readFile(stateFile, 'utf8')) as { disabled: string[] }).disabled;
+      assert.ok(held.length >= 60 && many.every((n) => held.includes(n)), 'the file has every name');
+      assert.equal(bulk.state.disabled.at(-1), `(${held.length - 50} more)`);
     } finally {
       await wb.close();
     }
