@@ -4,6 +4,7 @@ import { updateToolState } from '../state/update.js';
 import { isWorkbenchError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { MAX_ECHO_LENGTH, quoteClientText } from '../shared/client-text.js';
+import { toolStatusPage } from './tool-status-pages.js';
 import { PROTECTED_TOOLS, type Usage } from './meta-tools.js';
 import { errorResult, failureResult } from '../core/tool-entry.js';
 import { stateWarning } from '../core/state-problem.js';
@@ -20,8 +21,8 @@ export const ENABLE_TOOLS = 'enable_tools';
 
 // How each management tool is called, for refusals of malformed parameters (kept beside the schemas below).
 export const LIST_ALL_TOOLS_USAGE: Usage = {
-  signature: 'list_all_tools { toolbox?: string }',
-  next: 'Call list_all_tools again without parameters for every toolbox, or with one toolbox name.',
+  signature: 'list_all_tools { toolbox?: string, cursor?: string }',
+  next: 'Call list_all_tools again without parameters for every toolbox, or with one toolbox name (and a next_cursor it gave).',
 };
 export const ENABLE_TOOLS_USAGE: Usage = {
   signature: 'enable_tools { enable?: string[], disable?: string[] }',
@@ -40,6 +41,7 @@ export function managementToolDefinitions(toolboxNames: readonly string[]): Tool
         type: 'object',
         properties: {
           toolbox: { type: 'string', description: 'Only this toolbox.', ...(toolboxNames.length > 0 ? { enum: [...toolboxNames] } : {}) },
+          cursor: { type: 'string', description: 'The next_cursor of a previous answer, for the next page of a long list.' },
         },
         additionalProperties: false,
       },
@@ -64,13 +66,13 @@ export function managementToolDefinitions(toolboxNames: readonly string[]): Tool
   ];
 }
 
-export async function listAllTools(workbench: Workbench, toolbox: string | undefined, session?: SessionScope): Promise<CallToolResult> {
+export async function listAllTools(workbench: Workbench, toolbox: string | undefined, session?: SessionScope, cursor?: number): Promise<CallToolResult> {
   // A broken state file: the last good state read in this run, with a note; with none, nothing to show but the problem.
   const broken = workbench.brokenState();
   if (broken && !broken.lastGood) return failureResult(broken.problem);
   try {
     const listed = await workbench.listAllTools(toolbox, session);
-    const report = broken ? { ...listed, state_warning: stateWarning(broken.problem) } : listed;
+    const report = toolStatusPage(broken ? { ...listed, state_warning: stateWarning(broken.problem) } : listed, cursor, toolbox);
     return { content: [{ type: 'text', text: JSON.stringify(report) }], structuredContent: { ...report } };
   } catch (error) {
     if (isWorkbenchError(error)) return failureResult(error);
@@ -155,9 +157,13 @@ export function callManagementTool(
   args: Record<string, unknown>,
 ): Promise<CallToolResult> | CallToolResult | undefined {
   if (name === LIST_ALL_TOOLS) {
-    const problem = unknownParamsProblem(args, ['toolbox'], name) ?? (args.toolbox === undefined ? undefined : stringProblem(args, 'toolbox', name));
+    const cursor = typeof args.cursor === 'string' && /^\d{1,9}$/.test(args.cursor) ? Number(args.cursor) : undefined;
+    const problem =
+      unknownParamsProblem(args, ['toolbox', 'cursor'], name) ??
+      (args.toolbox === undefined ? undefined : stringProblem(args, 'toolbox', name)) ??
+      (args.cursor === undefined || cursor !== undefined ? undefined : `${name}: "cursor" must be a next_cursor a previous answer gave`);
     if (problem !== undefined) return refusal(LIST_ALL_TOOLS_USAGE, problem);
-    return listAllTools(workbench, typeof args.toolbox === 'string' ? args.toolbox.trim() : undefined, session);
+    return listAllTools(workbench, typeof args.toolbox === 'string' ? args.toolbox.trim() : undefined, session, cursor);
   }
   if (name === ENABLE_TOOLS) {
     const problem = unknownParamsProblem(args, ['enable', 'disable'], name) ?? stringsProblem(args, 'enable', name) ?? stringsProblem(args, 'disable', name);

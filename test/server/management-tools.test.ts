@@ -166,6 +166,37 @@ describe('enable_tools and the state file', () => {
     });
   }
 
+  for (const transport of TRANSPORTS) {
+    it(`list_all_tools over 1,500 tools answers in pages under 40,000 characters that together name every tool (${transport})`, async () => {
+      const { dir, cleanup } = await tempDir();
+      after(cleanup);
+      const big = { toolboxes: { tb: { mcpServers: { fx: fixtureServer('--tools', '1500') } } } };
+      const wb = await startOver(transport, big, ['--state-file', join(dir, 'tool-state.json'), '--management-tools']);
+      try {
+        const names: string[] = [];
+        let cursor: string | undefined;
+        let pages = 0;
+        do {
+          const result = await wb.call('list_all_tools', cursor === undefined ? {} : { cursor });
+          assert.ok(textOf(result).length <= 40_000, `${textOf(result).length} characters`);
+          const page = result.structuredContent as { tools: { name: string; description?: string }[]; detail?: string; next_cursor?: string; hint?: string };
+          assert.equal(page.detail, 'compact');
+          assert.ok(page.tools.every((t) => t.description === undefined));
+          if (page.next_cursor) assert.match(page.hint ?? '', /Call list_all_tools \{"cursor":"\d+"\} for the next page/);
+          names.push(...page.tools.map((t) => t.name));
+          cursor = page.next_cursor;
+          pages++;
+        } while (cursor !== undefined && pages < 50);
+        assert.ok(pages > 1);
+        assert.equal(new Set(names).size, names.length, 'no tool twice');
+        assert.ok(names.includes('tb__fx__gen_0000') && names.includes('tb__fx__gen_1499') && names.includes('tb__fx__echo'));
+        assert.equal(workbenchErrorCode(await wb.call('list_all_tools', { cursor: 'soon' })), 'INVALID_PARAMETERS');
+      } finally {
+        await wb.close();
+      }
+    });
+  }
+
   it('reports an unwritable state file as an error result and keeps serving', async () => {
     const { dir, cleanup } = await tempDir();
     after(cleanup);
