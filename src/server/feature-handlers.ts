@@ -1,4 +1,4 @@
-import type { Server, ServerCapabilities, ServerContext } from '@modelcontextprotocol/server';
+import { ProtocolError, ProtocolErrorCode, type Server, type ServerCapabilities, type ServerContext } from '@modelcontextprotocol/server';
 import type { ServerNotice } from '../clients/feature-notices.js';
 import { complete } from '../core/completions.js';
 import type { AggregatedList, FeatureScope } from '../core/feature-scope.js';
@@ -43,27 +43,48 @@ export function registerFeatureHandlers(server: Server, era: Era, scope: () => F
   const state = { era, listed: new Set<'resources' | 'prompts'>() };
   listedBy.set(server, state);
   /** A list result; to a modern client with caching hints no looser than the strictest downstream page's. */
-  const listed = (key: string, list: AggregatedList): never => {
-    state.listed.add(key === 'prompts' ? 'prompts' : 'resources');
-    return { [key]: list.items, ...(era === 'modern' ? { ttlMs: list.ttlMs, cacheScope: list.cacheScope } : {}) } as never;
-  };
   const params = (request: { params?: unknown }): Record<string, unknown> => (request.params ?? {}) as Record<string, unknown>;
+  /** One page of a list result; to a modern client with caching hints no looser than the strictest downstream page's. */
+  const listed = (key: string, list: AggregatedList, request: { params?: unknown }): never => {
+    state.listed.add(key === 'prompts' ? 'prompts' : 'resources');
+    const page = pageOf(list.items, params(request).cursor);
+    return { [key]: page.items, ...(page.next !== undefined && { nextCursor: page.next }), ...(era === 'modern' ? { ttlMs: list.ttlMs, cacheScope: list.cacheScope } : {}) } as never;
+  };
 
   const at = (ctx: ServerContext): FeatureScope => {
     noted?.(ctx);
     return scope();
   };
 
-  server.setRequestHandler('resources/list', async (_request, ctx) => listed('resources', await listResources(at(ctx))));
-  server.setRequestHandler('resources/templates/list', async (_request, ctx) => listed('resourceTemplates', await listResourceTemplates(at(ctx))));
+  server.setRequestHandler('resources/list', async (request, ctx) => listed('resources', await listResources(at(ctx)), request));
+  server.setRequestHandler('resources/templates/list', async (request, ctx) => listed('resourceTemplates', await listResourceTemplates(at(ctx)), request));
   server.setRequestHandler('resources/read', async (request, ctx) => (await readResource(at(ctx), params(request))) as never);
   if (era === 'legacy') {
     server.setRequestHandler('resources/subscribe', async (request, ctx) => (await subscribeResource(at(ctx), params(request))) as never);
     server.setRequestHandler('resources/unsubscribe', async (request, ctx) => (await unsubscribeResource(at(ctx), params(request))) as never);
   }
-  server.setRequestHandler('prompts/list', async (_request, ctx) => listed('prompts', await listPrompts(at(ctx))));
+  server.setRequestHandler('prompts/list', async (request, ctx) => listed('prompts', await listPrompts(at(ctx)), request));
   server.setRequestHandler('prompts/get', async (request, ctx) => (await getPrompt(at(ctx), params(request))) as never);
   server.setRequestHandler('completion/complete', async (request, ctx) => (await complete(at(ctx), params(request))) as never);
+}
+
+/** Items per page of an aggregated list: far below what a client's transport takes whole (10 MiB for the SDK's stdio). */
+const PAGE_ITEMS = 500;
+
+/**
+ * The page of `items` a list request's `cursor` asks for (none: the first), and the cursor of the next when there is
+ * one. A cursor is the offset a previous page gave (`p<offset>`); any other is refused as invalid params, as the spec
+ * has servers do.
+ */
+function pageOf<T>(items: readonly T[], cursor: unknown): { items: T[]; next?: string } {
+  let start = 0;
+  if (cursor !== undefined) {
+    const match = typeof cursor === 'string' ? /^p(\d{1,9})$/.exec(cursor) : null;
+    if (!match) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid cursor ${JSON.stringify(String(cursor)).slice(0, 60)}: pass the nextCursor of a previous page, or none for the first`);
+    start = Number(match[1]);
+  }
+  const end = start + PAGE_ITEMS;
+  return { items: items.slice(start, end), ...(end < items.length && { next: `p${end}` }) };
 }
 
 /**
