@@ -227,20 +227,19 @@ export function budgetMatches(head: AnswerHead, entries: readonly FullEntry[], b
   // Not even the names fit one by one: grouped by server they may (every match named, in rank order within a server).
   const grouped = render({ ...head, detail: 'index', tools: groupByServer(entries), hint: GROUPED_MATCHES_HINT, ...extra });
   if (grouped.text.length <= budget) return grouped;
-  // Still not: keep as many as do, in rank order (room is kept for the hint).
-  const tools: IndexEntry[] = [];
+  // Still not: the most matches, in rank order, that fit grouped by server (room is kept for the hint), at least one.
   const leftHint = (left: number): string =>
-    `${left} more match(es) did not fit the context budget, not even as names: ask for fewer tools or a narrower query (tools:["${entries[0]?.toolbox_name ?? 'TOOLBOX'}__SERVER__*"] for one server's).`;
-  let used = render({ ...head, detail: 'index', tools: [], hint: leftHint(entries.length), ...extra }).text.length;
-  for (const e of entries) {
-    const name = { name: e.name, source_server: e.source_server };
-    const cost = JSON.stringify(name).length + (tools.length > 0 ? 1 : 0);
-    if (tools.length > 0 && used + cost > budget) break;
-    used += cost;
-    tools.push(name);
+    `${left} more match(es) did not fit the context budget, not even as names: ask for fewer — a narrower glob in tools:[...] or query:"words" — or open the toolbox without tools to page through every name (next_cursor).`;
+  const fitting = (k: number): BudgetedAnswer =>
+    render({ ...head, detail: 'index', tools: groupByServer(entries.slice(0, k)), hint: leftHint(entries.length - k), ...extra });
+  let low = 1;
+  let high = entries.length - 1;
+  while (low < high) {
+    const mid = Math.ceil((low + high) / 2);
+    if (fitting(mid).text.length <= budget) low = mid;
+    else high = mid - 1;
   }
-  const left = entries.length - tools.length;
-  return render({ ...head, detail: 'index', tools, hint: leftHint(left), ...extra });
+  return fitting(low);
 }
 
 function prefixSums(values: number[]): number[] {

@@ -100,6 +100,16 @@ describe('budgetCatalog', () => {
 });
 
 describe('budgetMatches', () => {
+  it('matches too many even for names one by one: as many as fit grouped by server, in rank order, and the way on', () => {
+    const list = tools(3000);
+    const answer = budgetMatches(head, list, 20_000);
+    assert.ok(answer.text.length <= 20_000, `${answer.text.length}`);
+    const names = allNames(answer.result);
+    assert.ok(names.length > 1000, `${names.length} names`);
+    assert.deepEqual(names, list.slice(0, names.length).map((t) => t.name), 'the first matches, in rank order');
+    assert.match(answer.result.hint ?? '', new RegExp(`^${3000 - names.length} more match\\(es\\) did not fit .* open the toolbox without tools to page through every name`));
+  });
+
   it('keeps full entries in rank order while they fit, the rest as index entries, within the budget', () => {
     const list = tools(20);
     const answer = budgetMatches(head, list, 8000);
