@@ -110,6 +110,9 @@ export interface BudgetedAnswer {
 
 const INDEX_HINT =
   'This is a compact index (the full catalog exceeds the context budget): call open_toolbox with tools:[names] for their input schemas, or with query:"words" to search.';
+/** A catalog with connected servers and no tool enabled. */
+const NO_TOOLS_HINT =
+  'No enabled tools: every tool of the connected servers is disabled (by the config, the project file, --disabled-tools, a toolset or the state file), or they list none. A person can see which and why with `mcp-workbench tools list`.';
 /** The index was asked for (`detail: "index"`) of a catalog whose full form would have fit. */
 const ASKED_INDEX_HINT =
   'This is the compact index you asked for (detail:"index"): call open_toolbox with tools:[names] for their input schemas, with query:"words" to search, or without detail for every schema (the full catalog fits the context budget).';
@@ -180,6 +183,8 @@ export function budgetCatalog(
   entries: readonly FullEntry[],
   options: { budget: number; detail?: 'full' | 'index'; cursor?: number },
 ): BudgetedAnswer {
+  // Connected servers and not one tool to show: say why that may be, rather than an empty list alone.
+  if (entries.length === 0 && head.servers_connected.length > 0) return render({ ...head, detail: 'full', tools: [], hint: NO_TOOLS_HINT });
   const full = render({ ...head, detail: 'full', tools: [...entries] });
   if (options.detail === 'full' || (options.detail === undefined && options.cursor === undefined && full.text.length <= options.budget)) {
     return full;

@@ -143,3 +143,13 @@ describe('budgetMatches', () => {
     assert.match(answer.result.hint ?? '', /detail:"full"/);
   });
 });
+
+describe('a catalog with no enabled tool', () => {
+  it('says why there may be none, rather than answering an empty list alone', () => {
+    const empty = budgetCatalog(head, [], { budget: 20_000 });
+    assert.deepEqual(empty.result.tools, []);
+    assert.match(empty.result.hint ?? '', /^No enabled tools: every tool of the connected servers is disabled/);
+    const nothingConnected = budgetCatalog({ ...head, servers_connected: [] }, [], { budget: 20_000 });
+    assert.equal(nothingConnected.result.hint, undefined, 'no servers: the head says why');
+  });
+});
