@@ -137,6 +137,14 @@ export function describeCallError(
       hint: 'The next call connects again; retry if the tool is safe to repeat.',
     });
   }
+  // The arguments could not even be written for the server (nested thousands of levels deep): the call never left.
+  if (error instanceof RangeError && /call stack/i.test(error.message)) {
+    return new WorkbenchError('INVALID_ARGUMENTS', `${what} was not sent: its arguments are nested too deeply to be written as JSON.`, {
+      cause: error,
+      tool,
+      hint: 'Send flatter arguments (no tool needs thousands of levels of nesting).',
+    });
+  }
   if (error instanceof MalformedResultError) {
     return new WorkbenchError('INVALID_OUTPUT', `${what} failed: ${error.message}.`, { cause: error, tool, hint: "Report this to the server's maintainers." });
   }
