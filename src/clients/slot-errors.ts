@@ -138,13 +138,7 @@ export function describeCallError(
     });
   }
   // The arguments could not even be written for the server (nested thousands of levels deep): the call never left.
-  if (error instanceof RangeError && /call stack/i.test(error.message)) {
-    return new WorkbenchError('INVALID_ARGUMENTS', `${what} was not sent: its arguments are nested too deeply to be written as JSON.`, {
-      cause: error,
-      tool,
-      hint: 'Send flatter arguments (no tool needs thousands of levels of nesting).',
-    });
-  }
+  if (error instanceof RangeError && /call stack/i.test(error.message)) return tooDeeplyNested(what, tool, error);
   if (error instanceof MalformedResultError) {
     return new WorkbenchError('INVALID_OUTPUT', `${what} failed: ${error.message}.`, { cause: error, tool, hint: "Report this to the server's maintainers." });
   }
@@ -217,6 +211,15 @@ function startFailureHint(config: ServerConfig, failure: ServerFailure): string 
   const missingModule = failure.stderrTail?.some((line) => /Cannot find (module|package)|ERR_MODULE_NOT_FOUND/.test(line)) === true;
   if (!isNpx(config) || !missingModule) return general;
   return 'npx started a package that lacks one of its own files: a download stopped midway can leave a broken entry in npm\'s npx cache. Delete the npx cache (`rm -rf ~/.npm/_npx`, or the `_npx` folder of `npm config get cache`) and it is downloaded again on next use.';
+}
+
+/** Arguments that overflowed the stack while being written for the server: the caller's to fix, nothing was sent. */
+function tooDeeplyNested(what: string, tool: string, cause: RangeError): WorkbenchError {
+  return new WorkbenchError('INVALID_ARGUMENTS', `${what} was not sent: its arguments are nested too deeply to be written as JSON.`, {
+    cause,
+    tool,
+    hint: 'Send flatter arguments (no tool needs thousands of levels of nesting).',
+  });
 }
 
 /** The most of a server's error message the workbench's own text carries. */
