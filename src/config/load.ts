@@ -14,6 +14,7 @@ import { findServerProblems, serverKey, withProblems } from './server-problems.j
 import { searchSettings } from './search-settings.js';
 import { type Problem, findProblems, inDocumentOrder, invalidError } from './validate.js';
 import { errnoWords, reasonOf } from '../shared/errno.js';
+import { shellQuote } from '../shared/shell-quote.js';
 
 /**
  * Reads, parses, validates, env-expands and normalises the config file at `path`, which should be absolute (as
@@ -246,8 +247,4 @@ function readError(path: string, error: unknown): WorkbenchError {
   }
   const reason = errnoWords(code) ?? reasonOf(error);
   return new WorkbenchError('CONFIG_UNREADABLE', `Cannot read config file ${path}: ${reason}.`, { cause: error });
-}
-
-function shellQuote(text: string): string {
-  return /^[A-Za-z0-9_./:@%+=,-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
 }

@@ -6,6 +6,7 @@ import { LoopbackReceiver, freeLoopbackPort, loopbackRedirect } from './loopback
 import { StoredOAuthProvider, type GrantDelegate } from './provider.js';
 import type { OAuthKey, OAuthStore } from './token-store.js';
 import { within } from '../shared/within.js';
+import { shellQuote } from '../shared/shell-quote.js';
 
 /** What signing in needs from the process: where tokens live, whether a browser may be opened, how to tell the user. */
 export interface OAuthContext {
@@ -29,12 +30,7 @@ export interface OAuthContext {
 
 /** The command that signs in to one server (with `--config` when the config file is known). */
 export function signInCommand(toolbox: string, server: string, configPath?: string): string {
-  return `mcp-workbench auth login ${toolbox}/${server}${configPath === undefined ? '' : ` --config ${shellWord(configPath)}`}`;
-}
-
-/** A path as one shell word: as is when it is plain, else in single quotes. */
-function shellWord(text: string): string {
-  return /^[A-Za-z0-9_./:@%+=,~-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
+  return `mcp-workbench auth login ${toolbox}/${server}${configPath === undefined ? '' : ` --config ${shellQuote(configPath)}`}`;
 }
 
 /**
