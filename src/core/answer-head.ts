@@ -2,7 +2,7 @@ import type { CachedList } from '../catalog/catalog-cache.js';
 import type { AnswerHead, CachedServer } from '../catalog/catalog-index.js';
 import type { UnapprovedTool } from '../catalog/trust.js';
 import type { ToolboxCatalog } from '../catalog/toolbox-catalog.js';
-export { boundedHead } from './head-bounds.js';
+import { firstOf, moreCount } from '../shared/first-of.js';
 
 /**
  * The parts of an `open_toolbox` answer's head that say how far to trust it (README "open_toolbox"): servers shown
@@ -34,9 +34,7 @@ export function unapprovedHead(catalogs: readonly ToolboxCatalog[], member?: (na
 }
 
 function capped(list: UnapprovedTool[]): UnapprovedTool[] {
-  if (list.length <= MAX_UNAPPROVED_SHOWN) return list;
-  const rest = list.length - MAX_UNAPPROVED_SHOWN;
-  return [...list.slice(0, MAX_UNAPPROVED_SHOWN), { name: `(${rest} more)`, change: list[MAX_UNAPPROVED_SHOWN]!.change, note: `${rest} more tools like these; mcp-workbench tools list shows them all` }];
+  return firstOf(list, MAX_UNAPPROVED_SHOWN, (left, first) => ({ name: moreCount(left), change: first.change, note: `${left} more tools like these; mcp-workbench tools list shows them all` }));
 }
 
 /** A head field only when it has something to say (answers without it stay as they were). */

@@ -1,5 +1,6 @@
 import type { FailedServer } from '../clients/server-failure.js';
 import type { AnswerHead, PendingServer } from '../catalog/catalog-index.js';
+import { firstOf, moreCount } from '../shared/first-of.js';
 
 /**
  * The part of an `open_toolbox` answer's budget its head (servers failed and pending) may take: the tools are what the
@@ -32,13 +33,13 @@ export function boundedHead<H extends AnswerHead>(head: H, budget: number): H {
   return {
     ...compact,
     servers_failed: fitted(compact.servers_failed, half, (n, first) => ({
-      server: `(${n} more)`,
+      server: moreCount(n),
       error: `${n} more servers of this toolbox failed to connect; \`mcp-workbench doctor\` lists each with its reason`,
       code: first.code,
       retryable: first.retryable,
     })),
     ...(compact.servers_pending && {
-      servers_pending: fitted(compact.servers_pending, half, (n, first): PendingServer => ({ server: `(${n} more)`, state: 'starting', seconds: first.seconds, note: `${n} more servers are still starting` })),
+      servers_pending: fitted(compact.servers_pending, half, (n, first): PendingServer => ({ server: moreCount(n), state: 'starting', seconds: first.seconds, note: `${n} more servers are still starting` })),
     }),
   };
 }
@@ -52,14 +53,9 @@ function shortFailure(failed: FailedServer): FailedServer {
 
 /** The first entries of `list` that fit `room` characters, then one made by `rest` for those left out. */
 function fitted<T>(list: readonly T[], room: number, rest: (count: number, first: T) => T): T[] {
-  const kept: T[] = [];
   let used = 0;
-  for (const [index, entry] of list.entries()) {
-    used += JSON.stringify(entry).length + 1;
-    if (used > room && index > 0) return [...kept, rest(list.length - index, entry)];
-    kept.push(entry);
-  }
-  return kept;
+  const fit = list.findIndex((entry, index) => (used += JSON.stringify(entry).length + 1) > room && index > 0);
+  return fit < 0 ? [...list] : firstOf(list, fit, rest);
 }
 
 function size(head: AnswerHead): number {

@@ -1,6 +1,6 @@
 import type { Answer, FullEntry } from '../catalog/catalog-index.js';
 import type { CatalogTool, ToolboxCatalog } from '../catalog/toolbox-catalog.js';
-import { MAX_ECHO_LENGTH } from '../shared/client-text.js';
+import { cutClientText } from '../shared/client-text.js';
 import { compileGlob } from '../shared/glob.js';
 import { disabledNote } from './tool-entry.js';
 
@@ -26,7 +26,7 @@ export function namedTools(source: NamedToolsSource, names: readonly string[]): 
     if (/[*?]/.test(name)) {
       const match = compileGlob(name);
       found = source.catalogs.flatMap((c) => c.tools.filter((t) => member(t.name) && (match(t.name) || match(t.tool.name))));
-      if (found.length === 0) notFound.push({ name: echoed(name), suggestions: [] });
+      if (found.length === 0) notFound.push({ name: cutClientText(name), suggestions: [] });
     } else {
       const suggestions: string[] = [];
       let disabled: string | undefined;
@@ -38,7 +38,7 @@ export function namedTools(source: NamedToolsSource, names: readonly string[]): 
         else suggestions.push(...lookup.suggestions.filter(member));
       }
       found = found.filter((t) => member(t.name));
-      if (found.length === 0) notFound.push({ name: echoed(name), suggestions: suggestions.slice(0, 5), ...(disabled !== undefined && { disabled }) });
+      if (found.length === 0) notFound.push({ name: cutClientText(name), suggestions: suggestions.slice(0, 5), ...(disabled !== undefined && { disabled }) });
     }
     for (const t of found) {
       const entry = byName.get(t.name);
@@ -46,9 +46,4 @@ export function namedTools(source: NamedToolsSource, names: readonly string[]): 
     }
   }
   return { entries: [...picked.values()], notFound };
-}
-
-/** A name as the answer echoes it: cut to {@link MAX_ECHO_LENGTH} characters (client text is never echoed whole). */
-function echoed(name: string): string {
-  return name.length <= MAX_ECHO_LENGTH ? name : `${name.slice(0, MAX_ECHO_LENGTH)}…`;
 }

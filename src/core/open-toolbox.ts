@@ -1,6 +1,5 @@
 import type { Tool } from '@modelcontextprotocol/client';
 import type { ClientManager, FailedServer } from '../clients/client-manager.js';
-import { failedServer } from '../clients/server-failure.js';
 import type { ServerConfig, ToolboxConfig, WorkbenchConfig } from '../config/types.js';
 import { WorkbenchError } from '../errors.js';
 import { quoteClientText } from '../shared/client-text.js';
@@ -11,10 +10,8 @@ import {
   budgetMatches,
   type AnswerHead,
   type BudgetedAnswer,
-  type CachedServer,
   type CatalogChange,
   type FullEntry,
-  type PendingServer,
 } from '../catalog/catalog-index.js';
 import { DEFAULT_SEARCH_LIMIT } from '../catalog/search.js';
 import { ToolboxCatalog, type CatalogTool } from '../catalog/toolbox-catalog.js';
@@ -22,12 +19,14 @@ import type { ResolvedToolset } from '../catalog/toolsets.js';
 import type { TrustPolicy } from '../catalog/trust.js';
 import type { VisibilityPolicy } from '../catalog/visibility.js';
 import { namedTools } from './named-tools.js';
-import { boundedHead, cachedHead, cachedServer, optional, unapprovedHead } from './answer-head.js';
+import { cachedHead, optional, unapprovedHead } from './answer-head.js';
+import { boundedHead } from './head-bounds.js';
+import { inToolbox, liveView, mixedView, nothing, type DiscoveryScope, type View } from './toolbox-view.js';
 import { FailedConnects } from './failed-connects.js';
-import { pendingServer, waitForServers, worthWaiting, type OpenProgress } from './open-wait.js';
-import type { ShownLists } from './shown-lists.js';
+import { waitForServers, worthWaiting, type OpenProgress } from './open-wait.js';
 import { SearchMemory, ToolSearch } from './tool-search.js';
 import { searchReach } from './search-reach.js';
+import type { ShownLists } from './shown-lists.js';
 import { toolboxSetting } from '../config/toolbox-setting.js';
 import { parseQuery } from '../catalog/search-query.js';
 import type { Logger } from '../log.js';
@@ -58,18 +57,6 @@ export interface DiscoveryOptions {
   log?: Logger;
 }
 
-/**
- * The connections an answer is made from: one client session's (HTTP sessions each have their own servers), with the
- * catalog of live tools that `use_tool` resolves against, its entries in the same order, and what the session was
- * shown (for `catalog_changes`).
- */
-export interface DiscoveryScope {
-  manager: ClientManager;
-  liveCatalog: (toolbox: string) => { catalog: ToolboxCatalog; entries: readonly FullEntry[] };
-  shown: ShownLists;
-  /** What this scope's searches have seen of each toolbox: the hints and the bridge of its searches come from it. */
-  search: SearchMemory;
-}
 
 /** How open_toolbox may wait: progress to report while servers start. */
 export interface OpenOptions {
@@ -80,25 +67,10 @@ export interface OpenOptions {
   principal?: string;
 }
 
-/** What an answer is made from: one toolbox, or a toolset's tools across several (`member` says which). */
-export interface View {
-  connected: string[];
-  failed: FailedServer[];
-  /** Servers shown from their last known list while they connect (or not at all, while fresh). */
-  cached?: CachedServer[];
-  /** Servers still starting when the answer was due. */
-  pending?: PendingServer[];
-  catalogs: ToolboxCatalog[];
-  entries: readonly FullEntry[];
-  /** For a toolset: whether a canonical name belongs to it. */
-  member?: (name: string) => boolean;
-}
 
 /** open_toolbox's default wait for servers that are still starting (README "open_toolbox"). */
 export const DEFAULT_OPEN_WAIT_MS = 5_000;
 
-/** The view of a toolbox a search's qualifiers leave out entirely. */
-const nothing = (): View => ({ connected: [], failed: [], catalogs: [], entries: [] });
 
 /**
  * Answers `open_toolbox`: the catalog under the context budget (full, or a compact index), full entries for named
@@ -245,7 +217,7 @@ export class Discovery {
     if (unconnected.length === 0) {
       // Lists a modern server said not to reuse any longer (ttlMs) are read again before they are shown.
       await manager.refreshExpired(name);
-      return this.liveView(name, scope, only ? [...only] : toolbox.servers.map((s) => s.name));
+      return liveView(scope, name, only ? [...only] : toolbox.servers.map((s) => s.name));
     }
     const capabilities = manager.capabilitiesKey();
     const cached = new Map<string, CachedList>();
@@ -277,7 +249,7 @@ export class Discovery {
     }
     const wait = this.openWait(name);
     await waitForServers(worthWaiting(connects, manager.serverStatus(name), wait, now), wait, only?.size ?? toolbox.servers.length, options.onprogress);
-    return this.mixedView(name, scope, cached, failed, searching, only);
+    return mixedView(this.options, scope, name, { cached, failed, searching, only });
   }
 
   /**
@@ -331,51 +303,7 @@ export class Discovery {
     return (await this.options.cache?.read(toolbox, server, manager.capabilitiesKey()))?.tools;
   }
 
-  /** Every server connected: the session's live catalog. */
-  private liveView(name: string, scope: DiscoveryScope, connected: string[]): View {
-    const { catalog, entries } = scope.liveCatalog(name);
-    for (const { server, tools } of scope.manager.serverTools(name)) scope.shown.record(name, server, tools);
-    return { connected, failed: [], catalogs: [catalog], entries };
-  }
 
-  /** Live servers, last known lists, failures and servers still starting, as they stand now. */
-  private mixedView(
-    name: string,
-    scope: DiscoveryScope,
-    cached: ReadonlyMap<string, CachedList>,
-    failed: ReadonlyMap<string, FailedServer>,
-    searching: boolean,
-    only?: ReadonlySet<string>,
-  ): View {
-    const { manager } = scope;
-    const now = Date.now();
-    const live = new Map(manager.serverTools(name).map((s) => [s.server, s.tools]));
-    const statuses = manager.serverStatus(name).filter((s) => !only || only.has(s.server));
-    if (!only && statuses.every((s) => live.has(s.server))) return this.liveView(name, scope, statuses.map((s) => s.server));
-    const view: Required<Pick<View, 'connected' | 'failed' | 'cached' | 'pending'>> = { connected: [], failed: [], cached: [], pending: [] };
-    const servers: { server: string; tools: readonly Tool[] }[] = [];
-    for (const { server, status } of statuses) {
-      const tools = live.get(server);
-      const last = cached.get(server);
-      if (tools) {
-        view.connected.push(server);
-        servers.push({ server, tools });
-      } else if (last) {
-        // A search starts nothing, but a check already under way (an open's) is still one.
-        view.cached.push(cachedServer(server, last, now, searching && status.state !== 'starting'));
-        servers.push({ server, tools: last.tools });
-      } else if (failed.has(server)) {
-        view.failed.push(failed.get(server)!);
-      } else if (status.state === 'failed') {
-        view.failed.push(failedServer(server, status.error));
-      } else {
-        view.pending.push(pendingServer(server, status.state === 'starting' ? status.since : now, now));
-      }
-    }
-    for (const { server, tools } of servers) scope.shown.record(name, server, tools);
-    const catalog = new ToolboxCatalog(name, servers, this.options.policy(), this.options.trust?.());
-    return { ...view, catalogs: [catalog], entries: catalog.tools.map(this.options.toEntry) };
-  }
 
   /** Books a connect's outcome: a failure is shown (and keeps the server off the cache until a connect succeeds). */
   private settled(manager: ClientManager, toolbox: string, server: string, failure: WorkbenchError | undefined, failed: Map<string, FailedServer>): void {
@@ -393,7 +321,3 @@ export class Discovery {
   }
 }
 
-/** Server entries of one toolbox named `toolbox/server`, as answers about several toolboxes name them. */
-function inToolbox<T extends { server: string }>(list: readonly T[] | undefined, toolbox: string): T[] {
-  return (list ?? []).map((x) => ({ ...x, server: `${toolbox}/${x.server}` }));
-}

@@ -1,5 +1,6 @@
 import type { Tool } from '@modelcontextprotocol/client';
 import type { CatalogChange } from '../catalog/catalog-index.js';
+import { firstOf, moreCount } from '../shared/first-of.js';
 
 /** Most names listed per kind of change in one notice: enough to act on, bounded for the model's context. */
 const MAX_NAMES = 20;
@@ -52,5 +53,5 @@ function diffTools(before: readonly Tool[], after: readonly Tool[]): Omit<Catalo
 
 /** At most {@link MAX_NAMES} names, then one `(N more)` entry counting those left out (open_toolbox shows them all). */
 function capped(names: string[]): string[] {
-  return names.length <= MAX_NAMES ? names : [...names.slice(0, MAX_NAMES), `(${names.length - MAX_NAMES} more)`];
+  return firstOf(names, MAX_NAMES, moreCount);
 }

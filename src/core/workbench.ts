@@ -12,7 +12,7 @@ import type { Logger } from '../log.js';
 import type { OAuthContext } from '../oauth/sign-in.js';
 import { workbenchInstructions } from './instructions.js';
 import { isKnownToolName } from './known-name.js';
-import { Discovery, type DiscoveryScope, type OpenOptions, type OpenToolboxRequest } from './open-toolbox.js';
+import { Discovery, type OpenOptions, type OpenToolboxRequest } from './open-toolbox.js';
 import { revalidatePrompts } from './cached-prompts.js';
 import { serverChanged } from './feature-books.js';
 import type { FeatureScope } from './feature-scope.js';
@@ -321,7 +321,7 @@ export class Workbench {
     return this.discovery.open(request, this.discoveryScope(scope), options);
   }
 
-  private discoveryScope(scope: Scope): DiscoveryScope {
+  private discoveryScope(scope: Scope): Parameters<Discovery['open']>[1] {
     return { manager: scope.manager, liveCatalog: (toolbox) => this.cachedCatalog(scope, toolbox), shown: scope.shown, search: scope.search };
   }
 

@@ -3,7 +3,8 @@ import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
 import { updateToolState } from '../state/update.js';
 import { isWorkbenchError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { MAX_ECHO_LENGTH, quoteClientText } from '../shared/client-text.js';
+import { cutClientText, MAX_ECHO_LENGTH, quoteClientText } from '../shared/client-text.js';
+import { firstOf, moreCount } from '../shared/first-of.js';
 import { toolStatusPage } from './tool-status-pages.js';
 import { PROTECTED_TOOLS, type Usage } from './meta-tools.js';
 import { errorResult, failureResult } from '../core/tool-entry.js';
@@ -135,14 +136,12 @@ export async function enableTools(
 
 /** At most `max` entries, each cut to `chars` characters, then one `(N more)` entry counting the rest. */
 function shortList(list: readonly string[], max = 50, chars = MAX_ECHO_LENGTH): string[] {
-  const cut = list.slice(0, max).map((entry) => (entry.length > chars ? `${entry.slice(0, chars)}…` : entry));
-  return list.length > max ? [...cut, `(${list.length - max} more)`] : cut;
+  return firstOf(list, max, moreCount).map((entry, i) => (i < max ? cutClientText(entry, chars) : entry));
 }
 
 /** Client-given names in a note: each quoted and escaped, at most 10 named. */
 function quoteAll(names: readonly string[]): string {
-  const shown = names.slice(0, 10).map((n) => quoteClientText(n)).join(', ');
-  return names.length > 10 ? `${shown} and ${names.length - 10} more` : shown;
+  return firstOf(names.map((n) => quoteClientText(n)), 10, (left) => `and ${left} more`).join(', ');
 }
 
 /**

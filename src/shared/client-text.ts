@@ -29,6 +29,11 @@ export function nameProblem(name: string): string | undefined {
 // controls, line/paragraph separators, and bidirectional overrides (which can make text read differently).
 const UNSAFE = /[\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
+/** A client string cut to `max` characters with an ellipsis, unquoted (a name echoed in a structured answer). */
+export function cutClientText(text: string, max = MAX_ECHO_LENGTH): string {
+  return text.length <= max ? text : `${text.slice(0, max)}…`;
+}
+
 /**
  * A client string as it appears in a message or log: in double quotes, control characters escaped (`\n`,
  * `\u001b`, …), and cut to `max` characters with the full length said: `"aaaa…" (… 1048576 characters)`.
