@@ -33,6 +33,8 @@ export class OAuthConnector {
   private challenged = false;
   private lastChallenge: string | undefined;
   private signIns = 0;
+  /** The browser sign-in being completed, which every call refused meanwhile waits for (see `complete`). */
+  private completing: Promise<void> | undefined;
   private hadTokens = false;
   /** Refresh-token requests by the refresh token they spend: see `refreshOnce`. */
   private readonly refreshes = new Map<string, { answer: Promise<TokenAnswer>; settled?: number }>();
@@ -146,7 +148,7 @@ export class OAuthConnector {
   async recoverCall(error: unknown, transport: Transport, waitMs: number): Promise<boolean> {
     if (!this.provider || !isUnauthorized(error)) return false;
     const command = signInCommand(this.toolbox, this.server.name, this.context.configPath);
-    if (this.signIn?.pending) {
+    if (this.completing || this.signIn?.pending) {
       await this.complete(transport, waitMs, command);
       this.log.info('signed in again (OAuth); retrying the call');
       return true;
@@ -155,9 +157,21 @@ export class OAuthConnector {
     return false;
   }
 
-  /** Waits for the browser's callback and redeems its code (the SDK checks `state`'s echo, `iss` and PKCE). */
-  private async complete(transport: Transport, waitMs: number, command: string): Promise<void> {
-    const params = await this.signIn!.callback(waitMs, command);
+  /**
+   * Waits for the browser's callback and redeems its code (the SDK checks `state`'s echo, `iss` and PKCE). Calls
+   * refused at once all wait for the one sign-in, and its code is redeemed once (a second redemption would fail).
+   */
+  private complete(transport: Transport, waitMs: number, command: string): Promise<void> {
+    this.completing ??= this.redeem(transport, waitMs, command).finally(() => (this.completing = undefined));
+    return this.completing;
+  }
+
+  private async redeem(transport: Transport, waitMs: number, command: string): Promise<void> {
+    const signIn = this.signIn!;
+    await signIn.ready(waitMs);
+    // The sign-in this call joined could open no browser.
+    if (!signIn.pending && signIn.needed) throw this.needsSignIn(command);
+    const params = await signIn.callback(waitMs, command);
     try {
       await finishAuth(transport, params);
     } catch (error) {

@@ -33,6 +33,12 @@ export interface ProviderOptions {
   delegate?: GrantDelegate;
   /** Called with the authorization URL when the user must sign in in a browser (see sign-in.ts). */
   onRedirect: (authorizationUrl: URL, state: string | undefined) => Promise<void>;
+  /**
+   * Asked as a sign-in's PKCE verifier is saved: false when a browser sign-in is already under way (another request
+   * refused at the same moment started it), which keeps that one's verifier, since the browser completes that one
+   * (see sign-in.ts BrowserSignIn.claim). Without it every verifier is saved.
+   */
+  claim?: (codeVerifier: string) => boolean;
   clock?: () => number;
 }
 
@@ -122,10 +128,12 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   }
 
   async redirectToAuthorization(authorizationUrl: URL): Promise<void> {
-    await this.options.onRedirect(authorizationUrl, this.lastState);
+    // The URL's own state: sign-ins started at once each ask for a state, so the last one asked may be another's.
+    await this.options.onRedirect(authorizationUrl, authorizationUrl.searchParams.get('state') ?? this.lastState);
   }
 
   async saveCodeVerifier(codeVerifier: string): Promise<void> {
+    if (this.options.claim && !this.options.claim(codeVerifier)) return;
     await this.change(() => ({ codeVerifier }));
   }
 

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { ClientCredentialsProvider, CrossAppAccessProvider, PrivateKeyJwtProvider, discoverAndRequestJwtAuthGrant, requestJwtAuthorizationGrant } from '@modelcontextprotocol/client';
 import type { OAuthConfig } from '../config/types.js';
 import { WorkbenchError, errorMessage } from '../errors.js';
@@ -40,6 +41,11 @@ export function signInCommand(toolbox: string, server: string, configPath?: stri
  */
 export class BrowserSignIn {
   private receiver: LoopbackReceiver | undefined;
+  /**
+   * The sign-in under way, from the moment the SDK saves its PKCE verifier (see `claim`): its code challenge, and when
+   * its browser has been opened (or not).
+   */
+  private underWay: { challenge: string; opened: Promise<void>; open: () => void } | undefined;
   /** A sign-in was needed and no browser could be used for it. */
   needed = false;
 
@@ -48,8 +54,35 @@ export class BrowserSignIn {
     private readonly label: string,
   ) {}
 
+  /**
+   * Called as the SDK saves a sign-in's PKCE verifier, before it asks for the browser: true when this sign-in is the
+   * one (none is under way), so the verifier is kept; false when one is, so the verifier of the sign-in the browser
+   * completes stays. Calls refused at the same moment each make the SDK start a sign-in; the first one's browser
+   * serves them all (each awaits its callback), and no second window opens.
+   */
+  claim(codeVerifier: string): boolean {
+    if (this.underWay) return false;
+    let open = (): void => {};
+    const opened = new Promise<void>((resolve) => (open = resolve));
+    this.underWay = { challenge: createHash('sha256').update(codeVerifier).digest('base64url'), opened, open };
+    return true;
+  }
+
   async redirect(authorizationUrl: URL, state: string | undefined): Promise<void> {
-    await this.close();
+    const underWay = this.underWay;
+    // Another call's sign-in, started while one was under way: it joins that one (see `claim`).
+    if (underWay && authorizationUrl.searchParams.get('code_challenge') !== underWay.challenge) return;
+    try {
+      await this.open(authorizationUrl, state);
+    } finally {
+      underWay?.open();
+      if (!this.receiver && this.underWay === underWay) this.underWay = undefined;
+    }
+  }
+
+  private async open(authorizationUrl: URL, state: string | undefined): Promise<void> {
+    await this.receiver?.close();
+    this.receiver = undefined;
     this.needed = false;
     const redirect = authorizationUrl.searchParams.get('redirect_uri');
     if (!this.context.browser || !redirect) {
@@ -75,20 +108,25 @@ export class BrowserSignIn {
 
   /** Whether a browser sign-in is under way (its callback can be awaited). */
   get pending(): boolean {
-    return this.receiver !== undefined;
+    return this.receiver !== undefined || this.underWay !== undefined;
+  }
+
+  /** Waits, at most `ms`, until the sign-in under way has asked for its browser (after which `pending` says if it is on). */
+  async ready(ms: number): Promise<void> {
+    if (this.underWay) await within(this.underWay.opened, ms);
   }
 
   /**
-   * The callback of the sign-in under way, within `ms`.
+   * The callback of the sign-in under way, within `ms` (call `ready` first).
    * @throws WorkbenchError SIGN_IN_FAILED when the authorization server answered with an error or time ran out
    */
   async callback(ms: number, command: string): Promise<URLSearchParams> {
-    const receiver = this.receiver;
-    if (!receiver) throw new Error('no sign-in is under way');
     try {
+      const receiver = this.receiver;
+      if (!receiver) throw new WorkbenchError('SIGN_IN_FAILED', `${this.label}: the sign-in did not start. Retry the call, or sign in first with \`${command}\`.`);
       const params = (
         await within(receiver.wait(), ms).catch((error: unknown) => {
-          // Ended before the browser came back (a newer sign-in of this server replaced it, or the connection closed):
+          // Ended before the browser came back (the server's connection closed):
           // a refusal the model can read, never a protocol error.
           throw new WorkbenchError('SIGN_IN_FAILED', `${this.label}: the sign-in in the browser ended before it completed (${errorMessage(error)}). Retry the call, or sign in first with \`${command}\`.`, { cause: error });
         })
@@ -110,6 +148,8 @@ export class BrowserSignIn {
   async close(): Promise<void> {
     const receiver = this.receiver;
     this.receiver = undefined;
+    this.underWay?.open();
+    this.underWay = undefined;
     await receiver?.close();
   }
 }
@@ -121,14 +161,15 @@ export class BrowserSignIn {
  */
 export async function createOAuthProvider(key: OAuthKey, auth: OAuthConfig, store: OAuthStore, signIn: BrowserSignIn): Promise<StoredOAuthProvider> {
   const onRedirect = (url: URL, state: string | undefined): Promise<void> => signIn.redirect(url, state);
-  if (auth.grantType !== 'authorization_code') return StoredOAuthProvider.open({ key, auth, store, onRedirect, delegate: grantDelegate(auth) });
+  const claim = (codeVerifier: string): boolean => signIn.claim(codeVerifier);
+  if (auth.grantType !== 'authorization_code') return StoredOAuthProvider.open({ key, auth, store, onRedirect, claim, delegate: grantDelegate(auth) });
   const record = await store.read(key);
   const redirectUrl = auth.redirectPort ? loopbackRedirect(auth.redirectPort) : (record.redirectUrl ?? loopbackRedirect(await freeLoopbackPort()));
   if (record.clientInformation && record.redirectUrl !== redirectUrl) {
     // Registered for another redirect URI: the authorization server would refuse this one; register again.
     await store.update(key, ({ clientInformation: _dropped, ...rest }) => rest);
   }
-  return StoredOAuthProvider.open({ key, auth, store, onRedirect, redirectUrl });
+  return StoredOAuthProvider.open({ key, auth, store, onRedirect, claim, redirectUrl });
 }
 
 function grantDelegate(auth: OAuthConfig): GrantDelegate | undefined {
