@@ -88,15 +88,15 @@ function valueOf(root: Node): unknown {
  * {@link parseJsonText} for a file the workbench loads: a syntax error becomes a WorkbenchError (`code`, default
  * `CONFIG_PARSE`) naming `source`, the line and column, with an excerpt of the line and a caret.
  */
-export function parseJsonDocument(text: string, source: string, code: WorkbenchErrorCode = 'CONFIG_PARSE'): JsonDocument {
+export function parseJsonDocument(
+  text: string,
+  source: string,
+  code: WorkbenchErrorCode = 'CONFIG_PARSE',
+  /** What an empty file is told it needs. */
+  least = 'A config needs at least { "toolboxes": {} } (workbench-config.example.json shows the format).',
+): JsonDocument {
   const body = text.startsWith('\uFEFF') ? text.slice(1) : text;
-  if (body.trim() === '') {
-    throw new WorkbenchError(
-      code,
-      `Cannot parse ${source}: the file is empty. A config needs at least { "toolboxes": {} } ` +
-        '(workbench-config.example.json shows the format).',
-    );
-  }
+  if (body.trim() === '') throw new WorkbenchError(code, `Cannot parse ${source}: the file is empty. ${least}`);
   try {
     return parseJsonText(body);
   } catch (error) {

@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { danglingLink, linkTarget } from '../shared/dangling-link.js';
 import { join, resolve } from 'node:path';
 import type { ErrorObject } from 'ajv';
 import { loadBundledSchema, type BundledSchema } from './bundled-schema.js';
@@ -50,13 +51,18 @@ export async function loadProjectFile(resolved: ResolvedProjectPath): Promise<Pr
     text = await readFile(resolved.path, 'utf8');
   } catch (error) {
     const code = isRecord(error) ? error.code : undefined;
+    const target = code === 'ENOENT' ? await linkTarget(resolved.path) : undefined;
+    if (target !== undefined) {
+      // Its rules are somewhere: not "no project file", which would lift its disabled tools without a word.
+      throw new WorkbenchError('CONFIG_UNREADABLE', `Cannot read project file ${resolved.path}: ${danglingLink(target).message}. Restore the file it points to, or remove the link.`, { cause: error });
+    }
     if ((code === 'ENOENT' || code === 'ENOTDIR') && !resolved.explicit) return undefined;
     if (code === 'ENOENT' || code === 'ENOTDIR') {
       throw new WorkbenchError('CONFIG_NOT_FOUND', `Project file not found: ${resolved.path} (from --project). Create it, or drop --project.`, { cause: error });
     }
     throw new WorkbenchError('CONFIG_UNREADABLE', `Cannot read project file ${resolved.path}: ${reasonOf(error)}.`, { cause: error });
   }
-  const document = parseJsonDocument(text, resolved.path);
+  const document = parseJsonDocument(text, resolved.path, 'CONFIG_PARSE', 'A project file needs at least {} (README "Project file" lists its keys).');
   return parseProjectFile(document.value, resolved.path, document.duplicateKeys);
 }
 

@@ -89,6 +89,9 @@ export class Discovery {
     this.search = new ToolSearch({ config: options.config, ...(options.cache && { cacheDir: options.cache.dir }), ...(options.log && { log: options.log }) });
   }
 
+  /** Whether the user lets the session see a tool (catalog_changes name no other). */
+  private readonly visible = (toolbox: string, server: string, tool: string): boolean => this.options.policy().check(toolbox, server, tool).enabled;
+
   /** Waits for search vectors being written (on shutdown). */
   flush(): Promise<void> {
     return this.search.flush();
@@ -132,7 +135,7 @@ export class Discovery {
     const reach = searching ? searchReach([toolbox], parseQuery(request.query!)) : [{ toolbox: toolbox.name }];
     const view = reach[0] ? await this.view(toolbox.name, scope, options, searching, reach[0].only) : nothing();
     const others = searching ? () => this.learnOthers(toolbox.name, scope) : undefined;
-    const answer = await this.answer(request, { toolbox: toolbox.name, description: toolbox.description }, view, this.budget(toolbox.name), scope.shown.take(), { memory: scope.search, others });
+    const answer = await this.answer(request, { toolbox: toolbox.name, description: toolbox.description }, view, this.budget(toolbox.name), scope.shown.take(this.visible), { memory: scope.search, others });
     // A toolbox none of whose servers can serve: an error the model can read (each reason is in servers_failed).
     if (view.failed.length > 0 && view.connected.length === 0 && !view.cached?.length && !view.pending?.length) return { ...answer, isError: true };
     return answer;
@@ -154,7 +157,7 @@ export class Discovery {
       servers_failed: views.flatMap((v, i) => inToolbox(v.failed, names[i]!)),
       ...cachedHead(views.flatMap((v, i) => inToolbox(v.cached, names[i]!))),
       ...optional('servers_pending', views.flatMap((v, i) => inToolbox(v.pending, names[i]!))),
-      ...optional('catalog_changes', scope.shown.take()),
+      ...optional('catalog_changes', scope.shown.take(this.visible)),
       ...unapprovedHead(views.flatMap((v) => v.catalogs)),
     };
     const budget = request.detail === 'full' ? Infinity : this.budget();
@@ -274,7 +277,7 @@ export class Discovery {
       entries: views.flatMap((v) => v.entries.filter((entry) => toolset.includes(entry.name))),
       member: (tool) => toolset.includes(tool),
     };
-    return this.answer(request, { toolbox: toolset.config.name, description: toolset.config.description }, view, this.budget(), scope.shown.take(), { memory: scope.search });
+    return this.answer(request, { toolbox: toolset.config.name, description: toolset.config.description }, view, this.budget(), scope.shown.take(this.visible), { memory: scope.search });
   }
 
   /**

@@ -33,12 +33,21 @@ export class ShownLists {
     this.changes.set(key, { toolbox, server, ...change });
   }
 
-  /** The notices not told yet (then forgotten). */
-  take(): CatalogChange[] {
+  /**
+   * The notices not told yet (then forgotten), naming only tools `visible` lets the session see: a tool the user
+   * disabled (or a toolset leaves out) is not announced as added, changed or removed.
+   */
+  take(visible: (toolbox: string, server: string, tool: string) => boolean = () => true): CatalogChange[] {
     if (this.changes.size === 0) return [];
     const all = [...this.changes.values()];
     this.changes.clear();
-    return all;
+    const told: CatalogChange[] = [];
+    for (const change of all) {
+      const seen = (names: string[]): string[] => capped(names.filter((name) => visible(change.toolbox, change.server, name)));
+      const [added, removed, changed] = [seen(change.added), seen(change.removed), seen(change.changed)];
+      if (added.length + removed.length + changed.length > 0) told.push({ ...change, added, removed, changed });
+    }
+    return told;
   }
 }
 
@@ -48,7 +57,7 @@ function diffTools(before: readonly Tool[], after: readonly Tool[]): Omit<Catalo
   const added = [...now.keys()].filter((name) => !old.has(name));
   const removed = [...old.keys()].filter((name) => !now.has(name));
   const changed = [...now.keys()].filter((name) => old.has(name) && old.get(name) !== now.get(name));
-  return { added: capped(added), removed: capped(removed), changed: capped(changed) };
+  return { added, removed, changed };
 }
 
 /** At most {@link MAX_NAMES} names, then one `(N more)` entry counting those left out (open_toolbox shows them all). */

@@ -104,7 +104,15 @@ export function invalidStateFile(file: string, position: FilePosition, reason: s
 
 /** A state file that exists but cannot be read (EACCES, a directory in its place, …). */
 export function unreadableStateFile(file: string, error: unknown): StateFileError {
-  const fix = errnoCode(error) === 'EISDIR' ? 'Put the state file there instead of the directory' : 'Fix its permissions';
+  const code = errnoCode(error);
+  const fix =
+    code === 'EISDIR'
+      ? 'Put the state file there instead of the directory'
+      : code === 'EDANGLING'
+        ? 'Restore the file the link points to (your disabled tools stay disabled until then), remove the link to start over with every tool enabled'
+        : code === 'ENOTDIR'
+          ? `Make sure every parent of ${file} is a directory`
+          : 'Fix its permissions';
   return new StateFileError(
     'STATE_UNREADABLE',
     `The tool state file ${file} cannot be read: ${reasonOf(error)}. ${fix}, or point --state-file / ` +

@@ -1,4 +1,5 @@
 import { lstat, readdir, readFile, realpath, writeFile } from 'node:fs/promises';
+import { danglingLink, linkTarget } from '../shared/dangling-link.js';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { ToolState } from '../catalog/visibility.js';
 import type { Logger } from '../log.js';
@@ -36,8 +37,9 @@ export type Snapshot =
   | { kind: 'broken'; problem: StateFileError; /** the file's content, when it could be read */ bytes?: Buffer };
 
 /**
- * Reads and parses the file. `missing` also when a parent is not a directory: nothing is there, and a write will
- * explain the problem. Never throws: a file that cannot be read or does not parse is `broken`, with the problem.
+ * Reads and parses the file. Never throws: a file that cannot be read or does not parse is `broken`, with the
+ * problem. Only a path where nothing is is `missing` (the defaults): a symbolic link whose target is gone (a moved
+ * dotfiles folder) or a parent that is not a directory is `broken`, since the disables the file held are somewhere.
  */
 export async function readSnapshot(path: string): Promise<Snapshot> {
   let bytes: Buffer;
@@ -45,8 +47,9 @@ export async function readSnapshot(path: string): Promise<Snapshot> {
     bytes = await readFile(path);
   } catch (error) {
     const code = errnoCode(error);
-    if (code === 'ENOENT' || code === 'ENOTDIR') return { kind: 'missing' };
-    return { kind: 'broken', problem: unreadableStateFile(path, error) };
+    const target = code === 'ENOENT' ? await linkTarget(path) : undefined;
+    if (code === 'ENOENT' && target === undefined) return { kind: 'missing' };
+    return { kind: 'broken', problem: unreadableStateFile(path, target === undefined ? error : danglingLink(target)) };
   }
   const decoded = bytes.toString('utf8');
   // Editors on Windows may prepend a byte-order mark; it is not part of the content.

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Ajv } from 'ajv';
@@ -134,6 +134,23 @@ describe('loadProjectFile', () => {
     const error = await rejection(loadProjectFile(resolveProjectPath({ cwd: dir })), 'CONFIG_PARSE');
     assert.match(error.message, /\.mcp-workbench\.json/);
     assert.match(error.message, /line 1/);
+  });
+
+  it('an empty file is told what a project file needs (not a config\'s toolboxes, which it may not have)', async () => {
+    const dir = join(data.dir, 'empty-file');
+    await mkdir(dir);
+    await writeFile(join(dir, PROJECT_FILE), '\n');
+    const error = await rejection(loadProjectFile(resolveProjectPath({ cwd: dir })), 'CONFIG_PARSE');
+    assert.match(error.message, /the file is empty\. A project file needs at least \{\}/);
+    assert.doesNotMatch(error.message, /toolboxes/);
+  });
+
+  it('a symbolic link whose target is gone is unreadable, not "no project file" (its disabled tools are somewhere)', async () => {
+    const dir = join(data.dir, 'dangling');
+    await mkdir(dir);
+    await symlink(join(dir, 'moved', PROJECT_FILE), join(dir, PROJECT_FILE));
+    const error = await rejection(loadProjectFile(resolveProjectPath({ cwd: dir })), 'CONFIG_UNREADABLE');
+    assert.match(error.message, /is a symbolic link to .*moved.*, which does not exist\. Restore the file it points to, or remove the link/);
   });
 
   it('reports a key written twice with its JSON path, like the config (the last one would silently win)', async () => {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fixtureServer, startWorkbench, structuredAnswer, textOf, waitFor, workbenchErrorCode, type RunningWorkbench } from '../helpers/workbench-process.js';
@@ -71,6 +71,18 @@ describe('a state file that breaks while the workbench runs never re-enables a t
       'STATE_UNREADABLE',
     );
     await rm(statePath, { recursive: true, force: true });
+  });
+
+  it('a symbolic link whose target was moved away (a dotfiles folder): refused the same way, not read as "no file"', async () => {
+    const dotfiles = join(running.dir, 'dotfiles');
+    await mkdir(dotfiles);
+    await writeFile(join(dotfiles, 'tool-state.json'), JSON.stringify({ enabled: [], disabled: ['tb__fx__echo'] }));
+    await rm(statePath, { force: true });
+    await symlink(join(dotfiles, 'tool-state.json'), statePath);
+    const followed = await waitFor(async () => workbenchErrorCode(await running.useTool('tb', 'tb__fx__add', { a: 1, b: 2 })) === undefined, 10_000);
+    assert.ok(followed, 'the linked file is followed');
+    await breakAndCheck('dangling link', () => rename(dotfiles, join(running.dir, 'dotfiles-moved')), `is a symbolic link to ${join(dotfiles, 'tool-state.json')}, which does not exist`, 'STATE_UNREADABLE');
+    await rm(statePath, { force: true });
   });
 
   it('once the file is valid again, its content applies', async () => {

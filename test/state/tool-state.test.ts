@@ -299,6 +299,25 @@ describe('updateToolState', () => {
     assert.deepEqual(await json(real), { enabled: [], disabled: ['a__b__c'] });
   });
 
+  it('a symbolic link whose target is gone is no file to read as the defaults, nor one to replace: both refuse, naming the link', async () => {
+    const dir = await freshDir();
+    const link = join(dir, 'tool-state.json');
+    await symlink(join(dir, 'moved-away', 'tool-state.json'), link);
+    const read = await readToolState(link, capture().log);
+    assert.equal(read.problem?.code, 'STATE_UNREADABLE');
+    assert.match(read.problem?.message ?? '', /is a symbolic link to .*moved-away.*, which does not exist\. Restore the file the link points to/);
+    await assert.rejects(update(link, { disable: ['a__b__c'] }), (error: unknown) => isWorkbenchError(error, 'STATE_UNREADABLE') && /Nothing was changed/.test(error.message));
+    assert.ok((await lstat(link)).isSymbolicLink(), 'the link is left as it was');
+  });
+
+  it('a parent that is not a directory is unreadable, not "no file"', async () => {
+    const dir = await freshDir();
+    await writeFile(join(dir, 'not-a-dir'), 'x');
+    const read = await readToolState(join(dir, 'not-a-dir', 'tool-state.json'), capture().log);
+    assert.equal(read.problem?.code, 'STATE_UNREADABLE');
+    assert.match(read.problem?.message ?? '', /Make sure every parent of .* is a directory/);
+  });
+
   it('fails with STATE_UNWRITABLE naming the path and the fix, leaving the previous file untouched', async (t) => {
     const dir = await freshDir();
     const stateDir = join(dir, 'state');
