@@ -1,7 +1,7 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/client';
 import type { ToolNameParts } from '../catalog/names.js';
 import { parseToolName } from '../catalog/names.js';
-import { ToolboxCatalog, type CatalogTool, type ToolLookup } from '../catalog/toolbox-catalog.js';
+import type { CatalogTool, ToolLookup } from '../catalog/toolbox-catalog.js';
 import type { ResolvedToolset } from '../catalog/toolsets.js';
 import type { VisibilityPolicy } from '../catalog/visibility.js';
 import type { ServerConfig, ToolboxConfig, WorkbenchConfig } from '../config/types.js';
@@ -13,7 +13,7 @@ import type { CallContext } from './session-routing.js';
 import { ERROR_META_KEY, disabledResult, errorMeta, errorResult, failureResult, type ToolEntry } from './tool-entry.js';
 import { stateRefusal } from './state-problem.js';
 import { routeToolsetCall, type ToolsetHost } from './toolset-routes.js';
-import { waitForServers, worthWaiting } from './open-wait.js';
+import { lookupAcrossToolbox, stillStarting } from './name-wait.js';
 import { describeParams, type ToolValidators } from './validators.js';
 import { DEFAULT_CALL_TIMEOUT_MS } from '../clients/server-slot.js';
 import { callsAsTask } from '../clients/task-call.js';
@@ -160,7 +160,7 @@ export function useToolWaitMs(config: WorkbenchConfig, toolbox: string): number 
 /**
  * Connects what a name needs — just its server for a canonical name, else the whole toolbox — and looks the name up
  * again; a failure to connect is a refusal naming the cause, and so is a server still starting after
- * `useToolWaitMs` (it keeps starting). A bare name waits as {@link lookupAcrossToolbox} says.
+ * `useToolWaitMs` (it keeps starting). A bare name waits as name-wait.ts `lookupAcrossToolbox` says.
  */
 async function connectFor(request: UseRequest, knownServer: ServerConfig | undefined): Promise<{ lookup: ToolLookup } | { refusal: CallToolResult }> {
   const { host, scope, toolbox, toolName } = request;
@@ -171,10 +171,13 @@ async function connectFor(request: UseRequest, knownServer: ServerConfig | undef
     if (knownServer && !scope.manager.isConnected(toolbox.name, knownServer.name)) {
       const wait = host.useToolWait(toolbox.name);
       const connected = await within(scope.manager.connectServer(toolbox.name, knownServer.name), wait);
-      if (!connected) return { refusal: stillStarting(request, knownServer.name, wait) };
+      if (!connected) return { refusal: stillStarting(toolbox.name, toolName, [knownServer.name], wait) };
       if (connected.value) return cannotCall(connected.value);
     } else if (!knownServer) {
-      return { lookup: await lookupAcrossToolbox(request) };
+      const { lookup, starting } = await lookupAcrossToolbox(host, scope, toolbox, toolName);
+      // Not found while servers that may have it still start: a wait to retry, not an unknown name.
+      if ('notFound' in lookup && starting.length > 0) return { refusal: stillStarting(toolbox.name, toolName, starting, host.useToolWait(toolbox.name), lookup.suggestions) };
+      return { lookup };
     }
     return { lookup: host.cachedCatalog(scope, toolbox.name).catalog.find(toolName) };
   } catch (error) {
@@ -183,62 +186,6 @@ async function connectFor(request: UseRequest, knownServer: ServerConfig | undef
     if (isWorkbenchError(error)) return cannotCall(error);
     throw error;
   }
-}
-
-/**
- * A bare or loose name looked up across the whole toolbox. Its servers are waited for as open_toolbox waits
- * (`openWaitMs`), so a toolbox that starts in time always judges the name across all of its servers; past that, the
- * name is taken as soon as a server that is up has it, so one server that hangs at start-up holds up only a name no
- * other server has.
- */
-async function lookupAcrossToolbox(request: UseRequest): Promise<ToolLookup> {
-  const { host, scope, toolbox, toolName } = request;
-  const find = (): ToolLookup => host.cachedCatalog(scope, toolbox.name).catalog.find(toolName);
-  const connects = new Map<string, Promise<unknown>>();
-  for (const server of toolbox.servers) {
-    if (!scope.manager.isConnected(toolbox.name, server.name)) connects.set(server.name, scope.manager.connectServer(toolbox.name, server.name));
-  }
-  const limit = host.useToolWait(toolbox.name);
-  const wait = Math.min(host.openWait(toolbox.name), limit);
-  await waitForServers(worthWaiting(connects, scope.manager.serverStatus(toolbox.name), wait), wait, connects.size, undefined);
-  let lookup = find();
-  const starting = new Map([...connects].filter(([server]) => !scope.manager.isConnected(toolbox.name, server)));
-  if ('notFound' in lookup) await dropServersWithout(request, starting);
-  const deadline = Date.now() + limit - wait;
-  while ('notFound' in lookup && starting.size > 0 && Date.now() < deadline) {
-    // Connects never reject (a failure is their value): each settles once, with its server's name.
-    const settled = await within(Promise.race([...starting].map(([server, connect]) => connect.then(() => server))), deadline - Date.now());
-    if (!settled) break;
-    starting.delete(settled.value);
-    lookup = find();
-  }
-  return lookup;
-}
-
-/**
- * Leaves out of `starting` each server whose last known tool list (the catalog cache) does not have the name: a name
- * that no server has is answered at once (with the closest names), not after `useToolWaitMs` while one hangs.
- */
-async function dropServersWithout(request: UseRequest, starting: Map<string, unknown>): Promise<void> {
-  const { host, scope, toolbox, toolName } = request;
-  for (const name of [...starting.keys()]) {
-    const server = toolbox.servers.find((s) => s.name === name);
-    const tools = server && (await host.lastKnownTools(scope, toolbox.name, server));
-    if (!tools) continue;
-    const alone = new ToolboxCatalog(toolbox.name, [{ server: name, tools }], host.policy());
-    if ('notFound' in alone.find(toolName)) starting.delete(name);
-  }
-}
-
-/** The refusal of a call whose server is still starting after `waitMs`: what is happening and what to do next. */
-function stillStarting(request: UseRequest, server: string, waitMs: number): CallToolResult {
-  const { toolbox, toolName } = request;
-  const hint = `Call the tool again shortly; open_toolbox {"toolbox_name":"${toolbox.name}"} lists its tools once it is ready.`;
-  return errorResult(
-    `Cannot call ${quoteClientText(toolName)}: server "${server}" of toolbox "${toolbox.name}" is still starting after ${Math.round(waitMs / 1000)} s (useToolWaitMs); it keeps starting in the background, within its connectTimeoutMs. ${hint}`,
-    'CONNECT_TIMEOUT',
-    { toolbox: toolbox.name, server, hint },
-  );
 }
 
 /** Why a name that is not an enabled tool cannot be called: disabled, ambiguous, or unknown (with the closest names). */

@@ -106,8 +106,29 @@ for (const over of TRANSPORTS) {
           } finally {
             await wb.close();
           }
+          // A bare name every last known list shows disabled is refused at once, as its full name is: nothing waits.
+          const shut = { ...cached, toolboxes: { mixed: { ...cached.toolboxes.mixed, disabledTools: ['add'] } } };
+          const again = await startEra(over, era, shut, undefined, {}, { env });
+          try {
+            const call = { toolbox_name: 'mixed', tool_name: 'add', arguments: { a: 1, b: 2 } };
+            const result = (await again.client.callTool({ name: 'use_tool', arguments: call }, CLIENT_WAIT)) as CallToolResult;
+            assert.equal(errorOf(result).code, 'TOOL_DISABLED', JSON.stringify(result));
+          } finally {
+            await again.close();
+          }
         } finally {
           await temp.cleanup();
+        }
+      });
+
+      test('a bare name no server that is up has, while one still starts (no list known of it), is a retryable wait, not an unknown name', async () => {
+        const wb = await startEra(over, era, config);
+        try {
+          const call = { toolbox_name: 'mixed', tool_name: 'anything', arguments: {} };
+          const result = (await wb.client.callTool({ name: 'use_tool', arguments: call }, CLIENT_WAIT)) as CallToolResult;
+          assert.deepEqual(errorOf(result), { ...errorOf(result), code: 'CONNECT_TIMEOUT', retryable: true, server: 'stuck' }, JSON.stringify(result));
+        } finally {
+          await wb.close();
         }
       });
 
