@@ -209,10 +209,12 @@ export function budgetCatalog(
 export function budgetMatches(head: AnswerHead, entries: readonly FullEntry[], budget: number, extra: Partial<Answer> = {}): BudgetedAnswer {
   const all = render({ ...head, detail: 'full', tools: [...entries], ...extra });
   if (all.text.length <= budget) return all;
+  // What the budget did to the answer comes first; a hint of the caller's (a search's) follows it, never replaces it.
+  const hinted = (own: string, keepExtra = true): Partial<Answer> => ({ ...extra, hint: keepExtra && extra.hint ? `${own} ${extra.hint}` : own });
   // Lengths are additive (entries joined by commas), so each (full prefix, index level) split is priced without
   // rendering: the most full entries first, then the richest index level for the rest.
   const n = entries.length;
-  const skeleton = render({ ...head, detail: 'mixed', tools: [], hint: MATCHES_HINT, ...extra }).text.length;
+  const skeleton = render({ ...head, detail: 'mixed', tools: [], ...hinted(MATCHES_HINT) }).text.length;
   const fullLength = prefixSums(entries.map((e) => JSON.stringify(e).length));
   const levels = [...indexLevels()].map((level) => {
     const tools = entries.map((e) => indexEntry(e, level.summary, level.signature));
@@ -224,19 +226,21 @@ export function budgetMatches(head: AnswerHead, entries: readonly FullEntry[], b
       const total = skeleton + fullLength[k]! + (level.length[n]! - level.length[k]!) + Math.max(0, n - 1);
       if (total > budget) continue;
       const tools: (FullEntry | IndexEntry)[] = [...entries.slice(0, k), ...level.tools.slice(k)];
-      best = render({ ...head, detail: k === 0 ? 'index' : 'mixed', tools, hint: MATCHES_HINT, ...extra });
+      best = render({ ...head, detail: k === 0 ? 'index' : 'mixed', tools, ...hinted(MATCHES_HINT) });
       break;
     }
   }
   if (best) return best;
   // Not even the names fit one by one: grouped by server they may (every match named, in rank order within a server).
-  const grouped = render({ ...head, detail: 'index', tools: groupByServer(entries), hint: GROUPED_MATCHES_HINT, ...extra });
+  const grouped = render({ ...head, detail: 'index', tools: groupByServer(entries), ...hinted(GROUPED_MATCHES_HINT) });
   if (grouped.text.length <= budget) return grouped;
   // Still not: the most matches, in rank order, that fit grouped by server (room is kept for the hint), at least one.
   const leftHint = (left: number): string =>
     `${left} more match(es) did not fit the context budget, not even as names: ask for fewer — a narrower glob in tools:[...] or query:"words" — or open the toolbox without tools to page through every name (next_cursor).`;
+  // The caller's hint goes first when even one match does not fit beside it (it may name matches left out).
+  const keepExtra = render({ ...head, detail: 'index', tools: groupByServer(entries.slice(0, 1)), ...hinted(leftHint(entries.length - 1)) }).text.length <= budget;
   const fitting = (k: number): BudgetedAnswer =>
-    render({ ...head, detail: 'index', tools: groupByServer(entries.slice(0, k)), hint: leftHint(entries.length - k), ...extra });
+    render({ ...head, detail: 'index', tools: groupByServer(entries.slice(0, k)), ...hinted(leftHint(entries.length - k), keepExtra) });
   let low = 1;
   let high = entries.length - 1;
   while (low < high) {

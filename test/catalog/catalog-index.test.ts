@@ -144,6 +144,30 @@ describe('budgetMatches', () => {
   });
 });
 
+describe('budgetMatches with a hint of its own (a search\'s)', () => {
+  const searchHint = 'browser__browser__tool_5 and browser__browser__tool_6 match no word of the query: they are only near it in meaning.';
+
+  it('keeps the budget\'s sentence first and the search\'s after it, on every path that cuts', () => {
+    for (const [count, budget, says] of [
+      [20, 8000, /fewer tools:\[names\]/],
+      [400, 2000, /\d+ more match\(es\) did not fit/],
+    ] as const) {
+      const answer = budgetMatches(head, tools(count), budget, { hint: searchHint });
+      assert.ok(answer.text.length <= budget, `${count} tools: ${answer.text.length} > ${budget}`);
+      assert.match(answer.result.hint ?? '', says, `${count} tools: the budget's sentence stays`);
+      assert.ok(answer.result.hint?.endsWith(searchHint), `${count} tools: the search's hint follows it`);
+    }
+  });
+
+  it('drops the search\'s hint rather than the budget when not one match fits beside it, and counts what it left out', () => {
+    const long = `${searchHint} `.repeat(12);
+    const answer = budgetMatches(head, tools(50), 1500, { hint: long });
+    assert.ok(answer.text.length <= 1500, `${answer.text.length}`);
+    assert.match(answer.result.hint ?? '', /^\d+ more match\(es\) did not fit/);
+    assert.ok(!answer.result.hint?.includes('near it in meaning'), 'the long hint is not kept');
+  });
+});
+
 describe('a catalog with no enabled tool', () => {
   it('says why there may be none, rather than answering an empty list alone', () => {
     const empty = budgetCatalog(head, [], { budget: 20_000 });
