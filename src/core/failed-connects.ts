@@ -32,6 +32,11 @@ export class FailedConnects {
     return failed;
   }
 
+  /** The scope's last failed connect of the server and when it was (none once a connect succeeded). */
+  last(manager: ClientManager, toolbox: string, server: string): { failed: FailedServer; at: number } | undefined {
+    return this.of(manager).get(`${toolbox}/${server}`);
+  }
+
   /** A failure of the scope's in the last SEARCH_RETRY_FAILED_MS, as a search names it (not started again). */
   recent(manager: ClientManager, toolbox: string, server: string, now: number): FailedServer | undefined {
     const last = this.of(manager).get(`${toolbox}/${server}`);

@@ -252,7 +252,8 @@ export class Discovery {
     }
     const wait = this.openWait(name);
     await waitForServers(worthWaiting(connects, manager.serverStatus(name), wait, now), wait, only?.size ?? toolbox.servers.length, options.onprogress);
-    return mixedView(this.options, scope, name, { cached, failed, searching, only });
+    const lastFailure = (server: string): { failed: FailedServer; at: number } | undefined => this.failing.last(manager, name, server);
+    return mixedView(this.options, scope, name, { cached, failed, searching, only, lastFailure });
   }
 
   /**

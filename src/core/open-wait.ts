@@ -1,4 +1,6 @@
 import type { PendingServer } from '../catalog/catalog-index.js';
+import type { FailedServer } from '../clients/client-manager.js';
+import { formatAge } from './answer-head.js';
 import type { SlotStatus } from '../clients/server-slot.js';
 import { within } from '../shared/within.js';
 
@@ -65,8 +67,18 @@ export function worthWaiting(
 }
 
 /** A server still starting when an answer was due, with what the model can do about it. */
-export function pendingServer(server: string, since: number, now: number): PendingServer {
+export function pendingServer(server: string, since: number, now: number, lastFailure?: { failed: FailedServer; at: number }): PendingServer {
   const seconds = Math.max(0, Math.round((now - since) / 1000));
+  if (lastFailure) {
+    // Opening again starts it again: say how the last start ended, so the model does not keep opening a broken server.
+    const error = lastFailure.failed.error.length > 300 ? `${lastFailure.failed.error.slice(0, 300)}…` : lastFailure.failed.error;
+    return {
+      server,
+      state: 'starting',
+      seconds,
+      note: `starting again (${seconds} s so far); its last start failed ${formatAge(now - lastFailure.at)} ago: ${error} If this start fails the same way, opening the toolbox again will not help: the server needs fixing (a person can run \`mcp-workbench doctor\`); use the toolbox's other servers meanwhile.`,
+    };
+  }
   return {
     server,
     state: 'starting',

@@ -66,10 +66,12 @@ export interface ViewState {
   failed: ReadonlyMap<string, FailedServer>;
   searching: boolean;
   only?: ReadonlySet<string> | undefined;
+  /** A server's last failed start (before the attempt under way), which a server still starting is shown with. */
+  lastFailure?: (server: string) => { failed: FailedServer; at: number } | undefined;
 }
 
 /** Live servers, last known lists, failures and servers still starting, as they stand now. */
-export function mixedView(making: CatalogMaking, scope: DiscoveryScope, name: string, { cached, failed, searching, only }: ViewState): View {
+export function mixedView(making: CatalogMaking, scope: DiscoveryScope, name: string, { cached, failed, searching, only, lastFailure }: ViewState): View {
   const { manager } = scope;
   const now = Date.now();
   const live = new Map(manager.serverTools(name).map((s) => [s.server, s.tools]));
@@ -92,7 +94,7 @@ export function mixedView(making: CatalogMaking, scope: DiscoveryScope, name: st
     } else if (status.state === 'failed') {
       view.failed.push(failedServer(server, status.error));
     } else {
-      view.pending.push(pendingServer(server, status.state === 'starting' ? status.since : now, now));
+      view.pending.push(pendingServer(server, status.state === 'starting' ? status.since : now, now, lastFailure?.(server)));
     }
   }
   for (const { server, tools } of servers) scope.shown.record(name, server, tools);

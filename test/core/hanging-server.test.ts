@@ -132,6 +132,30 @@ for (const over of TRANSPORTS) {
         }
       });
 
+      test('a server whose last start failed is shown starting again with how that start ended, so opening again is not the fix', async () => {
+        const short = {
+          openWaitMs: 300,
+          useToolWaitMs: 10_000,
+          toolboxes: { mixed: { mcpServers: { healthy: fixtureServer('--name', 'healthy'), stuck: { ...fixtureServer('--never-initialize'), connectTimeoutMs: 1_500 } } } },
+        };
+        const wb = await startEra(over, era, short);
+        try {
+          const noteOf = (result: CallToolResult): string =>
+            ((result.structuredContent as { servers_pending?: { server: string; note: string }[] }).servers_pending ?? []).find((p) => p.server === 'stuck')?.note ?? '';
+          const first = (await wb.client.callTool({ name: 'open_toolbox', arguments: { toolbox_name: 'mixed' } }, CLIENT_WAIT)) as CallToolResult;
+          assert.match(noteOf(first), /^still starting after/);
+          // The call joins the start under way and answers once it has failed (the handshake limit passed).
+          const call = { toolbox_name: 'mixed', tool_name: 'mixed__stuck__echo', arguments: { text: 'x' } };
+          const failed = (await wb.client.callTool({ name: 'use_tool', arguments: call }, CLIENT_WAIT)) as CallToolResult;
+          assert.equal(failed.isError, true);
+          assert.match(JSON.stringify(failed.content), /did not complete the MCP handshake within 1500 ms/);
+          const again = (await wb.client.callTool({ name: 'open_toolbox', arguments: { toolbox_name: 'mixed' } }, CLIENT_WAIT)) as CallToolResult;
+          assert.match(noteOf(again), /^starting again .* its last start failed .* ago: .*handshake.* opening the toolbox again will not help/s, JSON.stringify(again.structuredContent));
+        } finally {
+          await wb.close();
+        }
+      });
+
       test('a call to the hanging server gets CONNECT_TIMEOUT (retryable) once useToolWaitMs runs out', async () => {
         const wb = await startEra(over, era, config);
         try {
