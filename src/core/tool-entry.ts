@@ -122,7 +122,7 @@ function disabledMessage(name: string, reason: string, source: string): { messag
   }
   const hint =
     source === 'state'
-      ? `Enable it with \`mcp-workbench tools enable ${name}\` (or enable_tools).`
+      ? `A person can enable it with \`mcp-workbench tools enable ${name}\` (a running workbench follows at once); so can the enable_tools tool, where the workbench offers it (serve --management-tools).`
       : source === 'cli'
         ? 'Remove it from the --disabled-tools option of the workbench to enable it.'
         : source === 'project'

@@ -43,6 +43,11 @@ export async function serverListings(source: ReportSource, toolbox?: string): Pr
  * @throws WorkbenchError TOOLBOX_NOT_FOUND for a toolbox not in the config.
  */
 export async function listToolStatuses(source: ReportSource, toolbox?: string): Promise<ToolStatusReport> {
+  // A toolset's name (open_toolbox and use_tool take one too): the tools it holds, with their statuses.
+  if (toolbox !== undefined && !source.config.toolboxes.some((t) => t.name === toolbox) && source.toolsets.has(toolbox)) {
+    const { unmatched: _unmatched, ...report } = await describeNamedToolset(source, toolbox);
+    return report;
+  }
   const names = reportedToolboxes(source, toolbox);
   const opened = await Promise.all(names.map(async (name) => ({ name, result: await source.manager.openToolbox(name) })));
   const report: ToolStatusReport = { tools: [], servers_failed: [] };
@@ -71,7 +76,7 @@ function reportedToolboxes(source: ReportSource, toolbox: string | undefined): s
   if (toolbox === undefined) return source.config.toolboxes.map((t) => t.name);
   if (!source.config.toolboxes.some((t) => t.name === toolbox)) {
     const names = source.catalogNames().join(', ') || '(none configured)';
-    throw new WorkbenchError('TOOLBOX_NOT_FOUND', `Unknown toolbox ${quoteClientText(toolbox)}. Available toolboxes: ${names}.`, { hint: 'Call open_toolbox with one of them.' });
+    throw new WorkbenchError('TOOLBOX_NOT_FOUND', `Unknown toolbox ${quoteClientText(toolbox)}. Available toolboxes and toolsets: ${names}.`, { hint: 'Pass one of them, or none for every toolbox.' });
   }
   return [toolbox];
 }

@@ -41,7 +41,7 @@ export function managementToolDefinitions(toolboxNames: readonly string[]): Tool
       inputSchema: {
         type: 'object',
         properties: {
-          toolbox: { type: 'string', description: 'Only this toolbox.', ...(toolboxNames.length > 0 ? { enum: [...toolboxNames] } : {}) },
+          toolbox: { type: 'string', description: 'Only this toolbox (or the tools of this toolset).', ...(toolboxNames.length > 0 ? { enum: [...toolboxNames] } : {}) },
           cursor: { type: 'string', description: 'The next_cursor of a previous answer, for the next page of a long list.' },
         },
         additionalProperties: false,

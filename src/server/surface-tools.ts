@@ -3,7 +3,7 @@ import type { Workbench } from '../core/workbench.js';
 import { managementToolDefinitions } from './management-tools.js';
 import { metaToolDefinitions } from './meta-tools.js';
 
-type ToolSource = Pick<Workbench, 'catalogNames' | 'toolboxConfigs' | 'onCatalogChanged'>;
+type ToolSource = Pick<Workbench, 'catalogNames' | 'onCatalogChanged'>;
 
 /**
  * The tools a surface lists: the two meta-tools, and the management tools when offered. Their enums carry the current
@@ -49,7 +49,7 @@ export class SurfaceTools {
   private definitions(): Tool[] {
     return [
       ...metaToolDefinitions(this.workbench.catalogNames()),
-      ...(this.management ? managementToolDefinitions(this.workbench.toolboxConfigs().map((t) => t.name)) : []),
+      ...(this.management ? managementToolDefinitions(this.workbench.catalogNames()) : []),
     ];
   }
 }

@@ -110,9 +110,7 @@ export function unreadableStateFile(file: string, error: unknown): StateFileErro
       ? 'Put the state file there instead of the directory'
       : code === 'EDANGLING'
         ? 'Restore the file the link points to (your disabled tools stay disabled until then), remove the link to start over with every tool enabled'
-        : code === 'ENOTDIR'
-          ? `Make sure every parent of ${file} is a directory`
-          : 'Fix its permissions';
+        : 'Fix its permissions';
   return new StateFileError(
     'STATE_UNREADABLE',
     `The tool state file ${file} cannot be read: ${reasonOf(error)}. ${fix}, or point --state-file / ` +

@@ -39,7 +39,7 @@ export type Snapshot =
 /**
  * Reads and parses the file. Never throws: a file that cannot be read or does not parse is `broken`, with the
  * problem. Only a path where nothing is is `missing` (the defaults): a symbolic link whose target is gone (a moved
- * dotfiles folder) or a parent that is not a directory is `broken`, since the disables the file held are somewhere.
+ * dotfiles folder) is `broken`, since the disables the file held are somewhere.
  */
 export async function readSnapshot(path: string): Promise<Snapshot> {
   let bytes: Buffer;
@@ -48,7 +48,8 @@ export async function readSnapshot(path: string): Promise<Snapshot> {
   } catch (error) {
     const code = errnoCode(error);
     const target = code === 'ENOENT' ? await linkTarget(path) : undefined;
-    if (code === 'ENOENT' && target === undefined) return { kind: 'missing' };
+    // A parent that is not a directory: nothing can have been written there, and a write explains the problem.
+    if ((code === 'ENOENT' && target === undefined) || code === 'ENOTDIR') return { kind: 'missing' };
     return { kind: 'broken', problem: unreadableStateFile(path, target === undefined ? error : danglingLink(target)) };
   }
   const decoded = bytes.toString('utf8');

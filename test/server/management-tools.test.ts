@@ -116,6 +116,8 @@ describe('enable_tools and the state file', () => {
       assert.equal(await readFile(stateFile, 'utf8'), `${JSON.stringify({ enabled: [], disabled: ['tb__fx__pid', 'tb__fx__nope'] }, null, 2)}\n`);
       assert.equal(workbenchErrorCode(await wb.useTool('tb', 'tb__fx__pid', {})), 'TOOL_DISABLED');
       assert.match(textOf(await wb.useTool('tb', 'tb__fx__pid', {})), /source: state/);
+      // The way on names the command a person runs, and enable_tools only as offered where the workbench offers it.
+      assert.match(textOf(await wb.useTool('tb', 'tb__fx__pid', {})), /`mcp-workbench tools enable tb__fx__pid`.*enable_tools tool, where the workbench offers it/);
 
       await wb.call('enable_tools', { enable: ['tb__fx__pid'] });
       assert.notEqual((await wb.useTool('tb', 'tb__fx__pid', {})).isError, true);
@@ -310,5 +312,23 @@ describe('mcp-workbench tools', () => {
 
     assert.equal(cli(['tools', 'reset'], env).code, 0);
     assert.deepEqual(JSON.parse(await readFile(stateFile, 'utf8')), { enabled: [], disabled: [] });
+  });
+});
+
+describe('list_all_tools with a toolset name (open_toolbox and use_tool take one too)', () => {
+  it('lists the tools the toolset holds with their statuses; an unknown name is refused naming toolboxes and toolsets', async () => {
+    const withToolset = { ...config, toolsets: { quick: { description: 'two tools', tools: ['tb__fx__add', 'tb__fx__crash'] } } };
+    const wb = await startWorkbench(withToolset, { args: ['--management-tools'] });
+    try {
+      const listed = await wb.call('list_all_tools', { toolbox: 'quick' });
+      assert.notEqual(listed.isError, true, textOf(listed));
+      const tools = structuredAnswer<ToolStatusReport>(listed, 'tools').tools;
+      assert.deepEqual(tools.map((t) => [t.name, t.enabled]).sort(), [['tb__fx__add', true], ['tb__fx__crash', false]]);
+      const unknown = await wb.call('list_all_tools', { toolbox: 'nope' });
+      assert.equal(workbenchErrorCode(unknown), 'TOOLBOX_NOT_FOUND');
+      assert.match(textOf(unknown), /Available toolboxes and toolsets: tb, quick/);
+    } finally {
+      await wb.close();
+    }
   });
 });

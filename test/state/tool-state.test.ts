@@ -310,14 +310,6 @@ describe('updateToolState', () => {
     assert.ok((await lstat(link)).isSymbolicLink(), 'the link is left as it was');
   });
 
-  it('a parent that is not a directory is unreadable, not "no file"', async () => {
-    const dir = await freshDir();
-    await writeFile(join(dir, 'not-a-dir'), 'x');
-    const read = await readToolState(join(dir, 'not-a-dir', 'tool-state.json'), capture().log);
-    assert.equal(read.problem?.code, 'STATE_UNREADABLE');
-    assert.match(read.problem?.message ?? '', /Make sure every parent of .* is a directory/);
-  });
-
   it('fails with STATE_UNWRITABLE naming the path and the fix, leaving the previous file untouched', async (t) => {
     const dir = await freshDir();
     const stateDir = join(dir, 'state');
