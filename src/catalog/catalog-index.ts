@@ -118,7 +118,7 @@ const ASKED_INDEX_HINT =
   'This is the compact index you asked for (detail:"index"): call open_toolbox with tools:[names] for their input schemas, with query:"words" to search, or without detail for every schema (the full catalog fits the context budget).';
 /** For detail and search answers (budgetMatches): the next step is fewer tools, or lifting the budget, not the same call. */
 const MATCHES_HINT =
-  'These matches do not all fit the context budget in full: those given as index entries carry no input schema. Call open_toolbox with fewer tools:[names] for their schemas, or add detail:"full" to lift the budget (a tool whose schema alone exceeds it comes in full only that way).';
+  'These matches do not all fit the context budget in full: those given as index entries carry no input schema. Call open_toolbox with fewer tools:[names] for their schemas, or add detail:"full" to lift the budget (a tool whose schema alone exceeds it comes in full only that way; ask for one such tool at a time, as clients may move an answer over 50,000 characters out of your context).';
 const GROUPED_MATCHES_HINT =
   'Tool names only, by server (these matches exceed the context budget even as index entries); a tool\'s full name is its group\'s prefix followed by the name. Call open_toolbox with fewer tools:[names] for their input schemas.';
 const NAMES_HINT = 'Tool names only (the catalog exceeds the context budget): call open_toolbox with tools:[names] for their input schemas, or with query:"words" to search.';

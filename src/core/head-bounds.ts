@@ -32,14 +32,9 @@ export function boundedHead<H extends AnswerHead>(head: H, budget: number): H {
   const half = Math.floor(room / 2);
   return {
     ...compact,
-    servers_failed: fitted(compact.servers_failed, half, (n, first) => ({
-      server: moreCount(n),
-      error: `${n} more servers of this toolbox failed to connect; \`mcp-workbench doctor\` lists each with its reason`,
-      code: first.code,
-      retryable: first.retryable,
-    })),
+    servers_failed: fitted(compact.servers_failed, half, restOfFailed),
     ...(compact.servers_pending && {
-      servers_pending: fitted(compact.servers_pending, half, (n, first): PendingServer => ({ server: moreCount(n), state: 'starting', seconds: first.seconds, note: `${n} more servers are still starting` })),
+      servers_pending: fitted(compact.servers_pending, half, (left): PendingServer => ({ server: moreCount(left.length), state: 'starting', seconds: left[0]!.seconds, note: `${left.length} more servers are still starting` })),
     }),
   };
 }
@@ -51,11 +46,27 @@ function shortFailure(failed: FailedServer): FailedServer {
   return { ...failed, error, ...(failure && { failure }) };
 }
 
-/** The first entries of `list` that fit `room` characters, then one made by `rest` for those left out. */
-function fitted<T>(list: readonly T[], room: number, rest: (count: number, first: T) => T): T[] {
+/**
+ * The one entry that stands for the failed servers left out: how many failed how (by code), the code most of them
+ * have, retryable when any is, and where each is told in full — the same call with detail:"full".
+ */
+function restOfFailed(left: readonly FailedServer[]): FailedServer {
+  const byCode = new Map<string, number>();
+  for (const f of left) byCode.set(f.code, (byCode.get(f.code) ?? 0) + 1);
+  const codes = [...byCode].sort((a, b) => b[1] - a[1]);
+  return {
+    server: moreCount(left.length),
+    error: `${left.length} more servers of this toolbox failed to connect (${codes.map(([code, n]) => `${code} ×${n}`).join(', ')}); open_toolbox with detail:"full" lists each with its reason and fix (so does \`mcp-workbench doctor\`, for a person)`,
+    code: codes[0]![0] as FailedServer['code'],
+    retryable: left.some((f) => f.retryable),
+  };
+}
+
+/** The first entries of `list` that fit `room` characters, then one made by `rest` of those left out. */
+function fitted<T>(list: readonly T[], room: number, rest: (left: readonly T[]) => T): T[] {
   let used = 0;
   const fit = list.findIndex((entry, index) => (used += JSON.stringify(entry).length + 1) > room && index > 0);
-  return fit < 0 ? [...list] : firstOf(list, fit, rest);
+  return fit < 0 ? [...list] : firstOf(list, fit, () => rest(list.slice(fit)));
 }
 
 function size(head: AnswerHead): number {

@@ -314,5 +314,5 @@ function argumentProblems(errors: readonly { instancePath: string; message?: str
 function schemaReminder(entry: CatalogTool): string {
   const schema = JSON.stringify(entry.tool.inputSchema);
   if (schema.length <= 4_000) return `Fix the arguments to match the tool's inputSchema: ${schema}`;
-  return `Fix the arguments to match the tool's inputSchema (${schema.length} characters; open_toolbox {"toolbox_name":"${entry.toolbox}","tools":["${entry.name}"]} shows it).`;
+  return `Fix the arguments to match the tool's inputSchema (${schema.length} characters; open_toolbox {"toolbox_name":"${entry.toolbox}","tools":["${entry.name}"],"detail":"full"} shows it; without detail:"full" a schema over the context budget comes as an index entry).`;
 }

@@ -56,6 +56,7 @@ for (const [over, era] of [['stdio', 'legacy'], ['http', 'modern']] as [Over, Er
             assert.ok(rest, 'the failures that do not fit are counted');
             const shown = answer.servers_failed.length - 1;
             assert.equal(Number(/\d+/.exec(rest.server)![0]), failing - shown);
+            assert.match(rest.error, /failed to connect \([A-Z_]+ ×\d+.*\); open_toolbox with detail:"full" lists each/);
             assert.match(rest.error, /mcp-workbench doctor/);
           }
           // Asked in full, the head is whole.
