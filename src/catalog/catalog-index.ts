@@ -191,6 +191,8 @@ export function budgetCatalog(
   }
   const start = Math.min(options.cursor ?? 0, entries.length);
   const rest = entries.slice(start);
+  // A cursor at or past the end: no page is left, and the answer says so rather than listing nothing.
+  if (start > 0 && rest.length === 0) return render({ ...head, detail: 'index', tools: [], hint: `No more tools: the cursor is past the last page (${entries.length} tools in all). Open the toolbox without a cursor to start over.` });
   if (start === 0) {
     const hint = full.text.length <= options.budget ? ASKED_INDEX_HINT : INDEX_HINT;
     for (const level of indexLevels()) {

@@ -4,7 +4,7 @@ import type { WorkbenchConfig } from '../config/types.js';
 export function workbenchInstructions(config: WorkbenchConfig, budget: number, sessionToolsets: readonly string[] | undefined): string {
   const lines = [
     `MCP Workbench gives access to ${config.toolboxes.length} toolbox(es) of MCP tools through two tools:`,
-    `1. open_toolbox {toolbox_name}: connects the toolbox's servers and returns its tools with their full input schemas, or, when they exceed ${budget} characters, a compact index of every tool. Pass tools:[names] for the schemas of just those, or query:"words" (with or without toolbox_name) to search for the best matches.`,
+    `1. open_toolbox {toolbox_name}: connects the toolbox's servers and returns its tools with their full input schemas, or, when they exceed ${budget} characters${config.toolboxes.some((t) => t.catalogBudget !== undefined && t.catalogBudget !== budget) ? ' (some toolboxes set their own budget)' : ''}, a compact index of every tool. Pass tools:[names] for the schemas of just those, or query:"words" (with or without toolbox_name) to search for the best matches.`,
     `2. use_tool {toolbox_name, tool_name, arguments}: calls one of those tools. Use the tool name exactly as open_toolbox returned it ({toolbox}__{server}__{tool}) and arguments that match its inputSchema.`,
     `Open a toolbox before using its tools. Toolboxes:`,
   ];

@@ -59,15 +59,16 @@ export async function lookupAcrossToolbox(host: NameWaitHost, scope: Scope, tool
 
 /**
  * The name looked up in every server's tools as last known (live, else cached): a disabled tool shows as `hidden`.
- * Undefined when some server's tools are not known at all (it might have an enabled tool of that name).
+ * Undefined when some server's tools are not known at all (it might have an enabled tool of that name), unless
+ * `partial` (for the closest names of a name no server can have).
  */
-async function lastKnownLookup(host: NameWaitHost, scope: Scope, toolbox: ToolboxConfig, toolName: string): Promise<ToolLookup | undefined> {
+export async function lastKnownLookup(host: NameWaitHost, scope: Scope, toolbox: ToolboxConfig, toolName: string, partial = false): Promise<ToolLookup | undefined> {
   const live = new Map(scope.manager.serverTools(toolbox.name).map((s) => [s.server, s.tools]));
   const servers: { server: string; tools: readonly Tool[] }[] = [];
   for (const server of toolbox.servers) {
     const tools = live.get(server.name) ?? (await host.lastKnownTools(scope, toolbox.name, server));
-    if (!tools) return undefined;
-    servers.push({ server: server.name, tools });
+    if (!tools && !partial) return undefined;
+    if (tools) servers.push({ server: server.name, tools });
   }
   return new ToolboxCatalog(toolbox.name, servers, host.policy()).find(toolName);
 }

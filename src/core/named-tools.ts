@@ -26,7 +26,13 @@ export function namedTools(source: NamedToolsSource, names: readonly string[]): 
     if (/[*?]/.test(name)) {
       const match = compileGlob(name);
       found = source.catalogs.flatMap((c) => c.tools.filter((t) => member(t.name) && (match(t.name) || match(t.tool.name))));
-      if (found.length === 0) notFound.push({ name: cutClientText(name), suggestions: [] });
+      if (found.length === 0) {
+        // A glob that matches only disabled tools says so, with why the first of them is disabled.
+        const hidden = source.catalogs.flatMap((c) => c.hidden.filter((t) => member(t.name) && (match(t.name) || match(t.tool.name))));
+        const first = hidden[0];
+        const disabled = first && `It matches only disabled tools (${hidden.length}), such as: ${disabledNote(first.name, first.visibility.reason, first.visibility.source)}`;
+        notFound.push({ name: cutClientText(name), suggestions: [], ...(disabled !== undefined && { disabled }) });
+      }
     } else {
       const suggestions: string[] = [];
       let disabled: string | undefined;
@@ -46,4 +52,19 @@ export function namedTools(source: NamedToolsSource, names: readonly string[]): 
     }
   }
   return { entries: [...picked.values()], notFound };
+}
+
+/**
+ * What an answer with names that matched nothing adds: the list, and, when some of them have neither a closest name
+ * nor a reason, where to go instead (never a dead end).
+ */
+export function notFoundExtra(notFound: NonNullable<Answer['not_found']>): Partial<Answer> {
+  if (notFound.length === 0) return {};
+  const bare = notFound.some((n) => n.suggestions.length === 0 && n.disabled === undefined);
+  return {
+    not_found: notFound,
+    ...(bare && {
+      hint: 'Names in not_found match no enabled tool here: call open_toolbox without tools to see every name, or with query:"words" to search (a name that begins with another toolbox\'s name is opened with that toolbox_name).',
+    }),
+  };
 }

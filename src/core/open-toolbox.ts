@@ -18,7 +18,7 @@ import { ToolboxCatalog, type CatalogTool } from '../catalog/toolbox-catalog.js'
 import type { ResolvedToolset } from '../catalog/toolsets.js';
 import type { TrustPolicy } from '../catalog/trust.js';
 import type { VisibilityPolicy } from '../catalog/visibility.js';
-import { namedTools } from './named-tools.js';
+import { namedTools, notFoundExtra } from './named-tools.js';
 import { cachedHead, optional, unapprovedHead } from './answer-head.js';
 import { boundedHead } from './head-bounds.js';
 import { inToolbox, liveView, mixedView, nothing, type DiscoveryScope, type View } from './toolbox-view.js';
@@ -196,7 +196,7 @@ export class Discovery {
     );
     if (request.tools !== undefined) {
       const { entries, notFound } = namedTools(view, request.tools);
-      return budgetMatches(head, entries, budget, notFound.length > 0 ? { not_found: notFound } : {});
+      return budgetMatches(head, entries, budget, notFoundExtra(notFound));
     }
     if (request.query !== undefined) {
       const toolbox = this.options.config().toolboxes.some((t) => t.name === about.toolbox) ? about.toolbox : undefined;

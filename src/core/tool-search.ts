@@ -87,8 +87,13 @@ export class ToolSearch {
     }
     await others?.();
     const elsewhere = indexesBut(memory, toolbox);
-    const where = this.whereItMatches(memory, elsewhere, parsed, 5, false);
-    if (where) return { matches: [], extra: { hint: `No tool here matched the query. It matches in ${where}: open that toolbox with the same query.` } };
+    const written = this.whereItMatches(memory, elsewhere, parsed, 5, true);
+    if (written) return { matches: [], extra: { hint: `No tool here matched the query. It matches in ${written}: open that toolbox with the same query.` } };
+    // Elsewhere only through related words or near spellings: said so, so the model does not take it for a find.
+    const loosely = this.whereItMatches(memory, elsewhere, parsed, 5, false);
+    if (loosely) {
+      return { matches: [], extra: { hint: `No tool here matched the query. Only related words or near spellings of it match in ${loosely}: open that toolbox with the same query to judge them, or try other words.` } };
+    }
     const closest = closestTools(toolbox === undefined ? indexes : [...indexes, ...elsewhere], query, 5).map((e) => e.name);
     const names = closest.length > 0 ? ` Closest names: ${closest.join(', ')}.` : '';
     return {

@@ -13,7 +13,7 @@ import type { CallContext } from './session-routing.js';
 import { ERROR_META_KEY, disabledResult, errorMeta, errorResult, failureResult, type ToolEntry } from './tool-entry.js';
 import { stateRefusal } from './state-problem.js';
 import { routeToolsetCall, type ToolsetHost } from './toolset-routes.js';
-import { lookupAcrossToolbox, stillStarting } from './name-wait.js';
+import { lastKnownLookup, lookupAcrossToolbox, stillStarting } from './name-wait.js';
 import { describeParams, type ToolValidators } from './validators.js';
 import { DEFAULT_CALL_TIMEOUT_MS } from '../clients/server-slot.js';
 import { callsAsTask } from '../clients/task-call.js';
@@ -140,6 +140,11 @@ async function connectThenUse(request: UseRequest, resolution: Resolution): Prom
     if (!visibility.enabled) return disabledResult(toolName, visibility.reason, visibility.source, { toolbox: toolbox.name, server: parts.server, tool: parts.tool });
   }
   let lookup = resolution.lookup;
+  if (parts?.toolbox === toolbox.name && !knownServer && !('found' in lookup)) {
+    // A server the toolbox does not have: no start can make the name valid, so nothing is started or waited for.
+    const known = await lastKnownLookup(host, request.scope, toolbox, toolName, true);
+    return lookupRefusal(request, known && 'notFound' in known ? known : lookup, parts, knownServer);
+  }
   if (!('found' in lookup) || resolution.wholeToolboxNeeded) {
     const connected = await connectFor(request, knownServer);
     if ('refusal' in connected) return connected.refusal;
@@ -205,8 +210,9 @@ function lookupRefusal(request: UseRequest, lookup: Exclude<ToolLookup, { found:
     );
   }
   if (parts?.toolbox === toolboxName && !knownServer) {
+    const closest = 'notFound' in lookup && lookup.suggestions.length > 0 ? ` Closest names: ${lookup.suggestions.join(', ')}.` : '';
     return errorResult(
-      `Tool ${quoteClientText(toolName)} names server "${parts.server}", which toolbox "${toolboxName}" does not have. Its servers: ${toolbox.servers.map((s) => s.name).join(', ')}. Call open_toolbox {"toolbox_name":"${toolboxName}"} to list the valid names.`,
+      `Tool ${quoteClientText(toolName)} names server "${parts.server}", which toolbox "${toolboxName}" does not have. Its servers: ${toolbox.servers.map((s) => s.name).join(', ')}.${closest} Call open_toolbox {"toolbox_name":"${toolboxName}"} to list the valid names.`,
       'TOOL_NOT_FOUND',
       { toolbox: toolboxName, hint: `Call open_toolbox {"toolbox_name":"${toolboxName}"} to list the valid names.` },
     );

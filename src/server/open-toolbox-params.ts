@@ -60,5 +60,8 @@ export function parseOpenToolboxArgs(args: Record<string, unknown>): OpenToolbox
   }
   if (request.tools !== undefined && request.query !== undefined) return 'open_toolbox: pass either "tools" or "query", not both';
   if (request.toolbox_name === undefined && request.tools !== undefined) return 'open_toolbox: "tools" needs "toolbox_name"';
+  if (request.cursor !== undefined && (request.tools !== undefined || request.query !== undefined)) {
+    return `open_toolbox: "cursor" pages a toolbox's catalog and has no effect with "${request.tools !== undefined ? 'tools' : 'query'}"${request.query !== undefined ? `; for more matches raise "limit" (up to ${MAX_SEARCH_LIMIT})` : ''}`;
+  }
   return request;
 }

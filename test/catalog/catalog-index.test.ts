@@ -144,6 +144,14 @@ describe('budgetMatches', () => {
   });
 });
 
+describe('budgetCatalog with a cursor past the end', () => {
+  it('says there is no page left rather than listing nothing', () => {
+    const answer = budgetCatalog(head, tools(30), { budget: 20_000, cursor: 999 });
+    assert.deepEqual(answer.result.tools, []);
+    assert.match(answer.result.hint ?? '', /No more tools: the cursor is past the last page \(30 tools in all\)/);
+  });
+});
+
 describe('budgetMatches with a hint of its own (a search\'s)', () => {
   const searchHint = 'browser__browser__tool_5 and browser__browser__tool_6 match no word of the query: they are only near it in meaning.';
 

@@ -5,7 +5,7 @@ import { ToolboxCatalog } from '../../src/catalog/toolbox-catalog.js';
 import { createVisibilityPolicy } from '../../src/catalog/visibility.js';
 import type { WorkbenchConfig } from '../../src/config/types.js';
 import { workbenchInstructions } from '../../src/core/instructions.js';
-import { namedTools } from '../../src/core/named-tools.js';
+import { namedTools, notFoundExtra } from '../../src/core/named-tools.js';
 import { ShownLists } from '../../src/core/shown-lists.js';
 
 /** Parts of an open_toolbox answer that list names stay bounded, and say what they left out. */
@@ -30,6 +30,24 @@ describe('bounded lists in open_toolbox answers', () => {
     const { notFound } = namedTools({ entries: [], catalogs: [catalog] }, [long, `${long}*`]);
     assert.equal(notFound.length, 2);
     for (const entry of notFound) assert.equal(entry.name.length, 81, entry.name.slice(0, 20));
+  });
+});
+
+describe('names that match nothing are never a dead end', () => {
+  const config = { source: 'test', toolboxes: [{ name: 'dev', description: '', servers: [{ name: 'fx', disabledTools: [] }], disabledTools: ['delete_*'] }], warnings: [] } as unknown as WorkbenchConfig;
+  const catalog = new ToolboxCatalog('dev', [{ server: 'fx', tools: [tool('echo'), tool('delete_all'), tool('delete_one')] }], createVisibilityPolicy({ config }));
+
+  it('a glob that matches only disabled tools says so, and why', () => {
+    const { entries, notFound } = namedTools({ entries: [], catalogs: [catalog] }, ['delete_*']);
+    assert.deepEqual(entries, []);
+    assert.match(notFound[0]!.disabled ?? '', /^It matches only disabled tools \(2\), such as: Tool "dev__fx__delete_all" is disabled/);
+  });
+
+  it('a name with no closest name and no reason gets a hint naming where to look', () => {
+    const { notFound } = namedTools({ entries: [], catalogs: [catalog] }, ['zzzz_qqqq']);
+    assert.deepEqual(notFound[0]!.suggestions, []);
+    assert.match(notFoundExtra(notFound).hint ?? '', /call open_toolbox without tools to see every name, or with query/);
+    assert.deepEqual(notFoundExtra([]), {});
   });
 });
 

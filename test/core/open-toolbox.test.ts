@@ -231,7 +231,7 @@ for (const transport of ['stdio', 'http'] as const) {
     });
 
     it('refuses malformed parameters with an isError result showing the signature', async () => {
-      for (const args of [{}, { toolbox_name: 'ref', tools: ['a'], query: 'b' }, { query: 'x', limit: 21 }, { toolbox_name: 'ref', detail: 'some' }, { toolbox_name: 'ref', cursor: 'x' }]) {
+      for (const args of [{}, { toolbox_name: 'ref', tools: ['a'], query: 'b' }, { query: 'x', limit: 21 }, { toolbox_name: 'ref', detail: 'some' }, { toolbox_name: 'ref', cursor: 'x' }, { toolbox_name: 'ref', query: 'sum', cursor: '5' }]) {
         const result = await s.call('open_toolbox', args);
         assert.equal(result.isError, true, JSON.stringify(args));
         assert.equal(workbenchErrorCode(result), 'INVALID_PARAMETERS', JSON.stringify(args));

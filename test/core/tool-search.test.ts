@@ -64,6 +64,16 @@ describe('loose matches (README "Search")', () => {
     assert.equal(exact.extra.hint, undefined, 'a match as written needs no hint');
   });
 
+  it('a query found elsewhere only through a near spelling is pointed to as that, not as a match', async () => {
+    const search = new ToolSearch({ config: () => config });
+    const memory = new SearchMemory();
+    const clinic = search.indexOf(memory, 'clinic', CLINIC);
+    search.indexOf(memory, 'staff', [tool('staff', 'compile_kernel', 'Compiles the kernel.')]);
+    const answer = await search.search(memory, 'clinic', [clinic], 'kernal', 5);
+    assert.deepEqual(answer.matches, []);
+    assert.match(answer.extra.hint ?? '', /^No tool here matched the query\. Only related words or near spellings of it match in toolbox "staff" \(staff__s__compile_kernel\)/);
+  });
+
   it('tops up a short answer with tools near the query in meaning, and says which came so', async () => {
     const search = new ToolSearch({ config: () => config });
     const memory = new SearchMemory();

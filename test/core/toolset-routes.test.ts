@@ -96,6 +96,10 @@ for (const transport of TRANSPORTS) {
       // The way on is the toolbox its name says, not a closest name of the toolset (another tool altogether).
       assert.match(textOf(outside), /is not in toolset "quick"\. Its name says toolbox "demo": call use_tool with toolbox_name "demo"/);
       assert.doesNotMatch(textOf(outside), /Closest names/);
+      // A misspelt server in a full name: nothing to start or wait for, and the closest names are the way on.
+      const misspelt = await wb.useTool('demo', 'demo__everythng__get-sum', { a: 1, b: 2 });
+      assert.equal(workbenchErrorCode(misspelt), 'TOOL_NOT_FOUND');
+      assert.match(textOf(misspelt), /names server "everythng", which toolbox "demo" does not have\..*Closest names: [^.]*demo__everything__get-sum/);
       const disabled = await wb.useTool('quick', 'fx__fixture__pid', {});
       assert.equal(workbenchErrorCode(disabled), 'TOOL_DISABLED');
       assert.match(textOf(disabled), /source: config/);
