@@ -65,8 +65,12 @@ export function parseStateText(text: string): ParsedState {
   for (const property of tree.children ?? []) {
     const [key, value] = property.children ?? [];
     const name = String(key?.value);
+    if (name === 'version' && value?.value !== 1) {
+      // A later format may disable tools in ways this version cannot read: refused (fail closed), never half-read.
+      return fail(value?.offset ?? property.offset, `the file says "version": ${JSON.stringify(value?.value ?? null)}, a format this workbench does not know (a newer workbench wrote it?); use that workbench, or remove "version" and keep only "enabled", "disabled" and "exceptions"`);
+    }
     if (name !== 'enabled' && name !== 'disabled' && name !== 'exceptions') {
-      extraKeys.push(name);
+      if (name !== 'version') extraKeys.push(name);
       continue;
     }
     if (!value || value.type !== 'array') return fail(value?.offset ?? property.offset, `"${name}" must be an array of strings, found ${kindOf(value)}`);
