@@ -1,3 +1,4 @@
+import { applyProject, loadProjectFile, resolveProjectPath } from '../config/project-file.js';
 import { Command, Option } from 'commander';
 import { assertToolPatterns, updateToolState, type ToolStateUpdate } from '../state/update.js';
 import { loadConfig } from '../config/load.js';
@@ -96,6 +97,7 @@ async function listTools(runtime: Runtime, opts: ListFlags, ctx: CliContext): Pr
 interface SwitchFlags {
   config?: string;
   stateFile?: string;
+  project?: string;
   json?: boolean;
   force?: boolean;
 }
@@ -103,6 +105,7 @@ interface SwitchFlags {
 function registerSwitchCommand(action: 'enable' | 'disable', tools: Command, ctx: CliContext, common: (cmd: Command) => Command): void {
   const command = common(tools.command(`${action} <names...>`))
     .description(`${action} tools by canonical name ({toolbox}__{server}__{tool}) or * glob`)
+    .option('--project <dir>', 'directory of the project file .mcp-workbench.json, whose disabled tools enable cannot lift (default: the current directory)')
     .option('--json', 'machine-readable output');
   if (action === 'disable') {
     command.option('--force', 'record names that match no known tool anyway (e.g. for a server not yet started)');
@@ -192,9 +195,10 @@ async function allNamesMatch(names: readonly string[], opts: { config?: string; 
  * A workbench of the config (no server started) to check names against (toolbox and server must exist) and to see what
  * the config hides, when one can be loaded; otherwise names are not checked at all.
  */
-async function configuredWorkbench(opts: { config?: string }, ctx: CliContext): Promise<Workbench | undefined> {
+async function configuredWorkbench(opts: { config?: string; project?: string }, ctx: CliContext): Promise<Workbench | undefined> {
   try {
-    const config = await loadConfig(configFilePath(opts.config, ctx), ctx.env);
+    // With the project file of where it runs (as a workbench started there would have), so `enable` can say what it hides.
+    const config = applyProject(await loadConfig(configFilePath(opts.config, ctx), ctx.env), await loadProjectFile(resolveProjectPath({ cwd: ctx.cwd, flag: opts.project })));
     return new Workbench({ config, env: ctx.env, log: quiet(ctx.log), version: VERSION });
   } catch (error) {
     ctx.log.debug(`names not checked against a config: ${errorMessage(error)}`);
@@ -204,7 +208,7 @@ async function configuredWorkbench(opts: { config?: string }, ctx: CliContext): 
 
 /**
  * The exact names (no globs) that something other than the state file hides — the config's or a toolbox's disabled
- * tools — with why: the state file cannot enable those (README "Enabled and disabled tools").
+ * tools, the project file's — with why: the state file cannot enable those (README "Enabled and disabled tools").
  */
 function hiddenElsewhere(workbench: Workbench, names: readonly string[]): { name: string; reason: string }[] {
   const policy = workbench.useToolHost.policy();

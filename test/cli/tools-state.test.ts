@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -144,6 +144,17 @@ describe('tools enable under a disabled glob', () => {
     assert.match(run.stderr, /tb__fx__echo stays disabled: .*config.*change it there/i, run.stderr);
     assert.doesNotMatch(run.stdout, /already so/, run.stdout);
     assert.match(run.stdout, /no change in the state file/, run.stdout);
+  });
+
+  it('enabling a tool the project file disables says so too (--project names where it is)', async () => {
+    const { env, dir } = await setup();
+    const project = join(dir, 'repo');
+    await mkdir(project);
+    await writeFile(join(project, '.mcp-workbench.json'), JSON.stringify({ disabledTools: ['tb__fx__echo'] }));
+    const run = runCli(['tools', 'enable', 'tb__fx__echo', '--project', project], { env });
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stderr, /tb__fx__echo stays disabled: .*\.mcp-workbench\.json.*change it there/i, run.stderr);
+    assert.doesNotMatch(run.stdout, /already so/, run.stdout);
   });
 });
 
