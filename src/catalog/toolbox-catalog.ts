@@ -45,6 +45,8 @@ export class ToolboxCatalog {
   private readonly byBare = new Map<string, CatalogTool[]>();
   private readonly byLoose = new Map<string, CatalogTool[]>();
   private readonly hiddenByBare = new Map<string, HiddenTool[]>();
+  /** Hidden tools by their `-`/`_`-insensitive bare name: a variant of a disabled tool's name is told it is disabled. */
+  private readonly hiddenByLoose = new Map<string, HiddenTool[]>();
 
   /**
    * @param trust whether each tool's definition is the approved one (README "Pinned tool definitions"): a held tool is
@@ -69,6 +71,7 @@ export class ToolboxCatalog {
           this.hiddenByName.set(entry.name, hidden);
           hiddenList.push(hidden);
           push(this.hiddenByBare, tool.name, hidden);
+          push(this.hiddenByLoose, loose(tool.name), hidden);
           continue;
         }
         if (this.byName.has(entry.name)) continue; // a server listing the same name twice: first wins
@@ -113,6 +116,11 @@ export class ToolboxCatalog {
     const looseMatches = this.byLoose.get(loose(name));
     if (looseMatches?.length === 1) return { found: looseMatches[0]! };
     if (looseMatches && looseMatches.length > 1) return { ambiguous: looseMatches };
+    // No enabled tool by any spelling: a `-`/`_` variant of one disabled tool's name is that tool, disabled.
+    const looseHidden = inThisToolbox
+      ? (this.hiddenByLoose.get(loose(parts.tool)) ?? []).filter((t) => t.server === parts.server)
+      : (this.hiddenByLoose.get(loose(name)) ?? []);
+    if (looseHidden.length === 1) return { hidden: looseHidden[0]! };
 
     return { notFound: true, suggestions: this.closest(name, 5) };
   }

@@ -43,6 +43,15 @@ describe('names that match nothing are never a dead end', () => {
     assert.match(notFound[0]!.disabled ?? '', /^It matches only disabled tools \(2\), such as: Tool "dev__fx__delete_all" is disabled/);
   });
 
+  it('a -/_ variant of a disabled tool\'s name is that tool, disabled (not unknown, not a closest other tool)', () => {
+    for (const name of ['delete-all', 'dev__fx__delete-all']) {
+      const found = catalog.find(name);
+      assert.ok('hidden' in found && found.hidden.name === 'dev__fx__delete_all', `${name}: ${JSON.stringify(found)}`);
+    }
+    const { notFound } = namedTools({ entries: [], catalogs: [catalog] }, ['delete-all']);
+    assert.match(notFound[0]!.disabled ?? '', /Tool "dev__fx__delete_all" is disabled/);
+  });
+
   it('a name with no closest name and no reason gets a hint naming where to look', () => {
     const { notFound } = namedTools({ entries: [], catalogs: [catalog] }, ['zzzz_qqqq']);
     assert.deepEqual(notFound[0]!.suggestions, []);
