@@ -92,6 +92,7 @@ function commandError(label: string, config: StdioServerConfig, code: 'ENOENT' |
     return new WorkbenchError('CONNECT_FAILED', `${label} could not start: its working directory "${config.cwd}" does not exist. Create it, or fix "cwd" of this server in the config. ${others}`, {
       cause,
       failure: { kind: 'command-not-found' },
+      hint: NEEDS_A_PERSON,
     });
   }
   const onPath = !config.command.includes('/') && !config.command.includes('\\');
@@ -104,8 +105,12 @@ function commandError(label: string, config: StdioServerConfig, code: 'ENOENT' |
   return new WorkbenchError('CONNECT_FAILED', `${label} could not start: ${what} ${others}`, {
     cause,
     failure: { kind: code === 'ENOENT' ? 'command-not-found' : 'command-not-executable' },
+    hint: NEEDS_A_PERSON,
   });
 }
+
+/** What a model can do about a server that cannot start: nothing itself; a person fixes the config or installs it. */
+const NEEDS_A_PERSON = 'A person must install the command or fix this server in the config (`mcp-workbench doctor` shows how); use the other servers meanwhile.';
 
 /** Whether the connection's server has stopped: a child that has exited is known at once (its exit event), before the connection is reported closed. */
 export function hasStopped(live: { dead: boolean; transport: Transport }): boolean {

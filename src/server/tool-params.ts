@@ -21,7 +21,7 @@ const USE_TOOL_PARAMS: readonly string[] = ['toolbox_name', 'tool_name', 'argume
  * `quoteClientText` and `nameProblem`, so the answer stays short whatever was sent.
  */
 export function refusal(usage: Usage, problem: string): CallToolResult {
-  return errorResult(`${problem}. Expected: ${usage.signature}. ${usage.next}`, 'INVALID_PARAMETERS');
+  return errorResult(`${problem}. Expected: ${usage.signature}. ${usage.next}`, 'INVALID_PARAMETERS', { hint: `Expected: ${usage.signature}. ${usage.next}` });
 }
 
 /**

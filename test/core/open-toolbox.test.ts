@@ -236,6 +236,8 @@ for (const transport of ['stdio', 'http'] as const) {
         assert.equal(result.isError, true, JSON.stringify(args));
         assert.equal(workbenchErrorCode(result), 'INVALID_PARAMETERS', JSON.stringify(args));
         assert.match(textOf(result), /Expected: open_toolbox \{/, JSON.stringify(args));
+        const meta = result._meta?.['mcp-workbench/error'] as { hint?: string } | undefined;
+        assert.match(meta?.hint ?? '', /^Expected: open_toolbox \{/, 'the signature is the hint too');
       }
     });
   });
