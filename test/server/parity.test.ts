@@ -108,7 +108,9 @@ function checkCase(c: Case, era: Era, messages: string[]): void {
   // Protocol faults are JSON-RPC errors; a meta-tool's malformed parameters are refusals (README "Errors").
   if (c.name.startsWith('tools/call with arguments') || c.name === 'an unknown top-level tool') assert.equal(last.error?.code, -32602);
   if (c.name === 'use_tool without toolbox_name' || c.name.startsWith('use_tool with an unknown parameter')) {
-    assert.deepEqual(result?._meta, { 'mcp-workbench/error': { code: 'INVALID_PARAMETERS', retryable: false } });
+    const meta = result?._meta?.['mcp-workbench/error'] as { code?: string; retryable?: boolean; hint?: string } | undefined;
+    assert.deepEqual([meta?.code, meta?.retryable], ['INVALID_PARAMETERS', false]);
+    assert.match(meta?.hint ?? '', /^Expected: use_tool \{/, 'the signature is the hint');
   }
   // A handshake-era client gets a downstream result as it was, however odd; the SDK's codec of MCP 2026-07-28 checks
   // results against the spec's schema first (the same on both transports, which is what this table asks).
