@@ -168,14 +168,19 @@ export class OAuthConnector {
 
   private async redeem(transport: Transport, waitMs: number, command: string): Promise<void> {
     const signIn = this.signIn!;
-    await signIn.ready(waitMs);
-    // The sign-in this call joined could open no browser.
-    if (!signIn.pending && signIn.needed) throw this.needsSignIn(command);
-    const params = await signIn.callback(waitMs, command);
     try {
-      await finishAuth(transport, params);
-    } catch (error) {
-      throw new WorkbenchError('SIGN_IN_FAILED', `${this.label}: the sign-in came back from the browser but could not be completed: ${errorMessage(error)}. Sign in again with \`${command}\`.`, { cause: error });
+      await signIn.ready(waitMs);
+      // The sign-in this call joined could open no browser.
+      if (!signIn.pending && signIn.needed) throw this.needsSignIn(command);
+      const params = await signIn.callback(waitMs, command);
+      try {
+        await finishAuth(transport, params);
+      } catch (error) {
+        throw new WorkbenchError('SIGN_IN_FAILED', `${this.label}: the sign-in came back from the browser but could not be completed: ${errorMessage(error)}. Sign in again with \`${command}\`.`, { cause: error });
+      }
+    } finally {
+      // Only now may another sign-in start: the code was redeemed with this sign-in's verifier (or it failed).
+      signIn.release();
     }
   }
 

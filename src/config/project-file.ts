@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { danglingLink, linkTarget } from '../shared/dangling-link.js';
+import { danglingLink, danglingLinkOn } from '../shared/dangling-link.js';
 import { join, resolve } from 'node:path';
 import type { ErrorObject } from 'ajv';
 import { loadBundledSchema, type BundledSchema } from './bundled-schema.js';
@@ -51,10 +51,10 @@ export async function loadProjectFile(resolved: ResolvedProjectPath): Promise<Pr
     text = await readFile(resolved.path, 'utf8');
   } catch (error) {
     const code = isRecord(error) ? error.code : undefined;
-    const target = code === 'ENOENT' ? await linkTarget(resolved.path) : undefined;
-    if (target !== undefined) {
+    const dangling = code === 'ENOENT' ? await danglingLinkOn(resolved.path) : undefined;
+    if (dangling !== undefined) {
       // Its rules are somewhere: not "no project file", which would lift its disabled tools without a word.
-      throw new WorkbenchError('CONFIG_UNREADABLE', `Cannot read project file ${resolved.path}: ${danglingLink(target).message}. Restore the file it points to, or remove the link.`, { cause: error });
+      throw new WorkbenchError('CONFIG_UNREADABLE', `Cannot read project file ${resolved.path}: ${danglingLink(dangling, resolved.path).message}. Restore what the link points to, or remove the link.`, { cause: error });
     }
     if ((code === 'ENOENT' || code === 'ENOTDIR') && !resolved.explicit) return undefined;
     if (code === 'ENOENT' || code === 'ENOTDIR') {

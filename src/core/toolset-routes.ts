@@ -87,14 +87,6 @@ export async function routeToolsetCall<Entry extends { name: string }>(
   const name = toolset.config.name;
   const parts = parseToolName(toolName);
   if (parts && toolboxNames.has(parts.toolbox) && toolset.includes(toolName)) return { toolbox: parts.toolbox, toolName };
-  if (parts && toolboxNames.has(parts.toolbox)) {
-    // A full name outside the toolset: its toolbox is named in it, so that is the way on (a closest name of the
-    // toolset would be another tool, perhaps one that deletes what this one creates).
-    return {
-      error: `Tool ${quoteClientText(toolName)} is not in toolset "${name}". Its name says toolbox "${parts.toolbox}": call use_tool with toolbox_name "${parts.toolbox}" to call it there.`,
-      code: 'TOOL_NOT_FOUND',
-    };
-  }
 
   await openToolset(host, toolset);
   const candidates: { name: string; bare: string; hidden: boolean }[] = [];
@@ -126,6 +118,14 @@ export async function routeToolsetCall<Entry extends { name: string }>(
         code: 'TOOL_NOT_FOUND',
       };
     }
+  }
+  if (parts && toolboxNames.has(parts.toolbox)) {
+    // A full name outside the toolset (by any spelling): its toolbox is named in it, so that is the way on (a closest
+    // name of the toolset would be another tool, perhaps one that deletes what this one creates).
+    return {
+      error: `Tool ${quoteClientText(toolName)} is not in toolset "${name}". Its name says toolbox "${parts.toolbox}": call use_tool with toolbox_name "${parts.toolbox}" to call it there.`,
+      code: 'TOOL_NOT_FOUND',
+    };
   }
   const closest = closestNames(toolName, suggestions, 5);
   const hint = closest.length > 0 ? ` Closest names: ${closest.join(', ')}.` : '';

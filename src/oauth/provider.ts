@@ -39,6 +39,8 @@ export interface ProviderOptions {
    * (see sign-in.ts BrowserSignIn.claim). Without it every verifier is saved.
    */
   claim?: (codeVerifier: string) => boolean;
+  /** Gives a claim back when its verifier could not be saved (no sign-in is then under way). */
+  release?: () => void;
   clock?: () => number;
 }
 
@@ -134,7 +136,12 @@ export class StoredOAuthProvider implements OAuthClientProvider {
 
   async saveCodeVerifier(codeVerifier: string): Promise<void> {
     if (this.options.claim && !this.options.claim(codeVerifier)) return;
-    await this.change(() => ({ codeVerifier }));
+    try {
+      await this.change(() => ({ codeVerifier }));
+    } catch (error) {
+      this.options.release?.();
+      throw error;
+    }
   }
 
   async codeVerifier(): Promise<string> {

@@ -46,6 +46,8 @@ export class BrowserSignIn {
    * its browser has been opened (or not).
    */
   private underWay: { challenge: string; opened: Promise<void>; open: () => void } | undefined;
+  /** Code challenges of authorizations that joined the sign-in under way: their redirects open nothing. */
+  private readonly joined = new Set<string>();
   /** A sign-in was needed and no browser could be used for it. */
   needed = false;
 
@@ -61,17 +63,30 @@ export class BrowserSignIn {
    * serves them all (each awaits its callback), and no second window opens.
    */
   claim(codeVerifier: string): boolean {
-    if (this.underWay) return false;
+    const challenge = createHash('sha256').update(codeVerifier).digest('base64url');
+    if (this.underWay) {
+      this.joined.add(challenge);
+      return false;
+    }
     let open = (): void => {};
     const opened = new Promise<void>((resolve) => (open = resolve));
-    this.underWay = { challenge: createHash('sha256').update(codeVerifier).digest('base64url'), opened, open };
+    this.underWay = { challenge, opened, open };
     return true;
+  }
+
+  /** The sign-in under way is over (redeemed, refused, timed out, or its verifier could not be saved). */
+  release(): void {
+    this.underWay?.open();
+    this.underWay = undefined;
+    this.joined.clear();
   }
 
   async redirect(authorizationUrl: URL, state: string | undefined): Promise<void> {
     const underWay = this.underWay;
-    // Another call's sign-in, started while one was under way: it joins that one (see `claim`).
-    if (underWay && authorizationUrl.searchParams.get('code_challenge') !== underWay.challenge) return;
+    const challenge = authorizationUrl.searchParams.get('code_challenge') ?? '';
+    // Another call's sign-in, started while one was under way: it joins that one (see `claim`), even if that one has
+    // ended in the few steps between its verifier and this redirect (its verifier was never saved).
+    if (this.joined.delete(challenge) || (underWay && challenge !== underWay.challenge)) return;
     try {
       await this.open(authorizationUrl, state);
     } finally {
@@ -141,15 +156,21 @@ export class BrowserSignIn {
       }
       return params;
     } finally {
-      await this.close();
+      // The receiver's work is done; the sign-in stays under way until its code is redeemed (`release`), so no call
+      // refused meanwhile starts another one and saves its verifier over this one's.
+      await this.closeReceiver();
     }
   }
 
+  /** Ends the sign-in under way (the slot is closing). */
   async close(): Promise<void> {
+    this.release();
+    await this.closeReceiver();
+  }
+
+  private async closeReceiver(): Promise<void> {
     const receiver = this.receiver;
     this.receiver = undefined;
-    this.underWay?.open();
-    this.underWay = undefined;
     await receiver?.close();
   }
 }
@@ -162,14 +183,15 @@ export class BrowserSignIn {
 export async function createOAuthProvider(key: OAuthKey, auth: OAuthConfig, store: OAuthStore, signIn: BrowserSignIn): Promise<StoredOAuthProvider> {
   const onRedirect = (url: URL, state: string | undefined): Promise<void> => signIn.redirect(url, state);
   const claim = (codeVerifier: string): boolean => signIn.claim(codeVerifier);
-  if (auth.grantType !== 'authorization_code') return StoredOAuthProvider.open({ key, auth, store, onRedirect, claim, delegate: grantDelegate(auth) });
+  const release = (): void => signIn.release();
+  if (auth.grantType !== 'authorization_code') return StoredOAuthProvider.open({ key, auth, store, onRedirect, claim, release, delegate: grantDelegate(auth) });
   const record = await store.read(key);
   const redirectUrl = auth.redirectPort ? loopbackRedirect(auth.redirectPort) : (record.redirectUrl ?? loopbackRedirect(await freeLoopbackPort()));
   if (record.clientInformation && record.redirectUrl !== redirectUrl) {
     // Registered for another redirect URI: the authorization server would refuse this one; register again.
     await store.update(key, ({ clientInformation: _dropped, ...rest }) => rest);
   }
-  return StoredOAuthProvider.open({ key, auth, store, onRedirect, claim, redirectUrl });
+  return StoredOAuthProvider.open({ key, auth, store, onRedirect, claim, release, redirectUrl });
 }
 
 function grantDelegate(auth: OAuthConfig): GrantDelegate | undefined {

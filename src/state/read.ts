@@ -1,5 +1,5 @@
 import { lstat, readdir, readFile, realpath, writeFile } from 'node:fs/promises';
-import { danglingLink, linkTarget } from '../shared/dangling-link.js';
+import { danglingLink, danglingLinkOn } from '../shared/dangling-link.js';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { ToolState } from '../catalog/visibility.js';
 import type { Logger } from '../log.js';
@@ -38,8 +38,9 @@ export type Snapshot =
 
 /**
  * Reads and parses the file. Never throws: a file that cannot be read or does not parse is `broken`, with the
- * problem. Only a path where nothing is is `missing` (the defaults): a symbolic link whose target is gone (a moved
- * dotfiles folder) is `broken`, since the disables the file held are somewhere.
+ * problem. Only a path where nothing is is `missing` (the defaults): a path missing behind a symbolic link whose
+ * target is gone (the file's, or a folder's on its path: a moved dotfiles folder) is `broken`, since the disables the
+ * file held are somewhere.
  */
 export async function readSnapshot(path: string): Promise<Snapshot> {
   let bytes: Buffer;
@@ -47,10 +48,10 @@ export async function readSnapshot(path: string): Promise<Snapshot> {
     bytes = await readFile(path);
   } catch (error) {
     const code = errnoCode(error);
-    const target = code === 'ENOENT' ? await linkTarget(path) : undefined;
+    const dangling = code === 'ENOENT' ? await danglingLinkOn(path) : undefined;
     // A parent that is not a directory: nothing can have been written there, and a write explains the problem.
-    if ((code === 'ENOENT' && target === undefined) || code === 'ENOTDIR') return { kind: 'missing' };
-    return { kind: 'broken', problem: unreadableStateFile(path, target === undefined ? error : danglingLink(target)) };
+    if ((code === 'ENOENT' && dangling === undefined) || code === 'ENOTDIR') return { kind: 'missing' };
+    return { kind: 'broken', problem: unreadableStateFile(path, dangling === undefined ? error : danglingLink(dangling, path)) };
   }
   const decoded = bytes.toString('utf8');
   // Editors on Windows may prepend a byte-order mark; it is not part of the content.

@@ -150,7 +150,7 @@ describe('loadProjectFile', () => {
     await mkdir(dir);
     await symlink(join(dir, 'moved', PROJECT_FILE), join(dir, PROJECT_FILE));
     const error = await rejection(loadProjectFile(resolveProjectPath({ cwd: dir })), 'CONFIG_UNREADABLE');
-    assert.match(error.message, /is a symbolic link to .*moved.*, which does not exist\. Restore the file it points to, or remove the link/);
+    assert.match(error.message, /is a symbolic link to .*moved.*, which does not exist\. Restore what the link points to, or remove the link/);
   });
 
   it('reports a key written twice with its JSON path, like the config (the last one would silently win)', async () => {

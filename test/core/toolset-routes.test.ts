@@ -96,6 +96,9 @@ for (const transport of TRANSPORTS) {
       // The way on is the toolbox its name says, not a closest name of the toolset (another tool altogether).
       assert.match(textOf(outside), /is not in toolset "quick"\. Its name says toolbox "demo": call use_tool with toolbox_name "demo"/);
       assert.doesNotMatch(textOf(outside), /Closest names/);
+      // A -/_ variant of a full name the toolset holds is routed as that name.
+      const variant = await wb.useTool('quick', 'demo__everything__get_sum', { a: 1, b: 2 });
+      assert.notEqual(variant.isError, true, textOf(variant));
       // A misspelt server in a full name: nothing to start or wait for, and the closest names are the way on.
       const misspelt = await wb.useTool('demo', 'demo__everythng__get-sum', { a: 1, b: 2 });
       assert.equal(workbenchErrorCode(misspelt), 'TOOL_NOT_FOUND');

@@ -79,8 +79,8 @@ describe('a state file that breaks while the workbench runs never re-enables a t
     await writeFile(join(dotfiles, 'tool-state.json'), JSON.stringify({ enabled: [], disabled: ['tb__fx__echo'] }));
     await rm(statePath, { force: true });
     await symlink(join(dotfiles, 'tool-state.json'), statePath);
-    const followed = await waitFor(async () => workbenchErrorCode(await running.useTool('tb', 'tb__fx__add', { a: 1, b: 2 })) === undefined, 10_000);
-    assert.ok(followed, 'the linked file is followed');
+    const followed = await waitFor(async () => workbenchErrorCode(await running.useTool('tb', 'tb__fx__echo', { text: 'x' })) === 'TOOL_DISABLED', 10_000);
+    assert.ok(followed, 'the linked file is followed (it disables echo)');
     await breakAndCheck('dangling link', () => rename(dotfiles, join(running.dir, 'dotfiles-moved')), `is a symbolic link to ${join(dotfiles, 'tool-state.json')}, which does not exist`, 'STATE_UNREADABLE');
     await rm(statePath, { force: true });
   });

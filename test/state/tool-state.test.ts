@@ -310,6 +310,16 @@ describe('updateToolState', () => {
     assert.ok((await lstat(link)).isSymbolicLink(), 'the link is left as it was');
   });
 
+  it('a folder on its path that is a symbolic link to a folder moved away is refused the same way', async () => {
+    const dir = await freshDir();
+    await symlink(join(dir, 'dotfiles-moved-away'), join(dir, 'config'));
+    const read = await readToolState(join(dir, 'config', 'tool-state.json'), capture().log);
+    assert.equal(read.problem?.code, 'STATE_UNREADABLE');
+    assert.match(read.problem?.message ?? '', /config, a folder on its path, is a symbolic link to .*dotfiles-moved-away, which does not exist/);
+    // A path simply not there (no link on it) is still the defaults.
+    assert.deepEqual((await readToolState(join(dir, 'nowhere', 'tool-state.json'), capture().log)).state, { enabled: [], disabled: [] });
+  });
+
   it('fails with STATE_UNWRITABLE naming the path and the fix, leaving the previous file untouched', async (t) => {
     const dir = await freshDir();
     const stateDir = join(dir, 'state');
