@@ -32,7 +32,8 @@ export interface NameWaitHost {
  * still have the name when the wait ended (still starting past `useToolWaitMs`).
  */
 export async function lookupAcrossToolbox(host: NameWaitHost, scope: Scope, toolbox: ToolboxConfig, toolName: string): Promise<{ lookup: ToolLookup; starting: string[] }> {
-  const known = await lastKnownLookup(host, scope, toolbox, toolName);
+  const lists = await knownLists(host, scope, toolbox);
+  const known = lastKnownLookup(host, toolbox.name, lists, toolName);
   if (known && 'hidden' in known) return { lookup: known, starting: [] };
   const find = (): ToolLookup => host.cachedCatalog(scope, toolbox.name).catalog.find(toolName);
   const connects = new Map<string, Promise<unknown>>();
@@ -44,7 +45,14 @@ export async function lookupAcrossToolbox(host: NameWaitHost, scope: Scope, tool
   await waitForServers(worthWaiting(connects, scope.manager.serverStatus(toolbox.name), wait), wait, connects.size, undefined);
   let lookup = find();
   const starting = new Map([...connects].filter(([server]) => !scope.manager.isConnected(toolbox.name, server)));
-  if ('notFound' in lookup) await dropServersWithout(host, scope, toolbox, toolName, starting);
+  // A server whose last known list does not have the name is not waited for: a name no server has is answered at
+  // once (with the closest names), not after `useToolWaitMs` while one hangs.
+  if ('notFound' in lookup) {
+    for (const server of [...starting.keys()]) {
+      const tools = lists.get(server);
+      if (tools && 'notFound' in new ToolboxCatalog(toolbox.name, [{ server, tools }], host.policy()).find(toolName)) starting.delete(server);
+    }
+  }
   const deadline = Date.now() + limit - wait;
   while ('notFound' in lookup && starting.size > 0 && Date.now() < deadline) {
     // Connects never reject (a failure is their value): each settles once, with its server's name.
@@ -57,34 +65,24 @@ export async function lookupAcrossToolbox(host: NameWaitHost, scope: Scope, tool
   return { lookup, starting: stillUp };
 }
 
-/**
- * The name looked up in every server's tools as last known (live, else cached): a disabled tool shows as `hidden`.
- * Undefined when some server's tools are not known at all (it might have an enabled tool of that name), unless
- * `partial` (for the closest names of a name no server can have).
- */
-export async function lastKnownLookup(host: NameWaitHost, scope: Scope, toolbox: ToolboxConfig, toolName: string, partial = false): Promise<ToolLookup | undefined> {
-  const live = new Map(scope.manager.serverTools(toolbox.name).map((s) => [s.server, s.tools]));
-  const servers: { server: string; tools: readonly Tool[] }[] = [];
-  for (const server of toolbox.servers) {
-    const tools = live.get(server.name) ?? (await host.lastKnownTools(scope, toolbox.name, server));
-    if (!tools && !partial) return undefined;
-    if (tools) servers.push({ server: server.name, tools });
-  }
-  return new ToolboxCatalog(toolbox.name, servers, host.policy()).find(toolName);
+/** Every server's tools as the scope last knew them (live, else the catalog cache; undefined: never known), read once. */
+export async function knownLists(host: NameWaitHost, scope: Scope, toolbox: ToolboxConfig): Promise<Map<string, readonly Tool[] | undefined>> {
+  const lists = await Promise.all(toolbox.servers.map((server) => host.lastKnownTools(scope, toolbox.name, server)));
+  return new Map(toolbox.servers.map((server, i) => [server.name, lists[i]]));
 }
 
 /**
- * Leaves out of `starting` each server whose last known tool list (the catalog cache) does not have the name: a name
- * that no server has is answered at once (with the closest names), not after `useToolWaitMs` while one hangs.
+ * The name looked up in the servers' last known lists (`knownLists`): a disabled tool shows as `hidden`. Undefined
+ * when some server's tools are not known at all (it might have an enabled tool of that name), unless `partial` (for
+ * the closest names of a name no server can have).
  */
-async function dropServersWithout(host: NameWaitHost, scope: Scope, toolbox: ToolboxConfig, toolName: string, starting: Map<string, unknown>): Promise<void> {
-  for (const name of [...starting.keys()]) {
-    const server = toolbox.servers.find((s) => s.name === name);
-    const tools = server && (await host.lastKnownTools(scope, toolbox.name, server));
-    if (!tools) continue;
-    const alone = new ToolboxCatalog(toolbox.name, [{ server: name, tools }], host.policy());
-    if ('notFound' in alone.find(toolName)) starting.delete(name);
+export function lastKnownLookup(host: NameWaitHost, toolbox: string, lists: ReadonlyMap<string, readonly Tool[] | undefined>, toolName: string, partial = false): ToolLookup | undefined {
+  const servers: { server: string; tools: readonly Tool[] }[] = [];
+  for (const [server, tools] of lists) {
+    if (!tools && !partial) return undefined;
+    if (tools) servers.push({ server, tools });
   }
+  return new ToolboxCatalog(toolbox, servers, host.policy()).find(toolName);
 }
 
 /** The refusal of a call whose server (or servers, for a bare name) is still starting after `waitMs`: what to do next. */

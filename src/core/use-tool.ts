@@ -13,7 +13,7 @@ import type { CallContext } from './session-routing.js';
 import { ERROR_META_KEY, disabledResult, errorMeta, errorResult, failureResult, type ToolEntry } from './tool-entry.js';
 import { stateRefusal } from './state-problem.js';
 import { routeToolsetCall, type ToolsetHost } from './toolset-routes.js';
-import { lastKnownLookup, lookupAcrossToolbox, stillStarting } from './name-wait.js';
+import { knownLists, lastKnownLookup, lookupAcrossToolbox, stillStarting } from './name-wait.js';
 import { describeParams, type ToolValidators } from './validators.js';
 import { DEFAULT_CALL_TIMEOUT_MS } from '../clients/server-slot.js';
 import { callsAsTask } from '../clients/task-call.js';
@@ -142,7 +142,7 @@ async function connectThenUse(request: UseRequest, resolution: Resolution): Prom
   let lookup = resolution.lookup;
   if (parts?.toolbox === toolbox.name && !knownServer && !('found' in lookup)) {
     // A server the toolbox does not have: no start can make the name valid, so nothing is started or waited for.
-    const known = await lastKnownLookup(host, request.scope, toolbox, toolName, true);
+    const known = lastKnownLookup(host, toolbox.name, await knownLists(host, request.scope, toolbox), toolName, true);
     return lookupRefusal(request, known && 'notFound' in known ? known : lookup, parts, knownServer);
   }
   if (!('found' in lookup) || resolution.wholeToolboxNeeded) {
