@@ -39,8 +39,13 @@ export function boundedHead<H extends AnswerHead>(head: H, budget: number): H {
   };
 }
 
+/** A server's failure message cut to what an answer's head has room for, `after` the cut said. */
+export function shortError(error: string, after = ''): string {
+  return error.length > ERROR_CHARS ? `${error.slice(0, ERROR_CHARS)}…${after}` : error;
+}
+
 function shortFailure(failed: FailedServer): FailedServer {
-  const error = failed.error.length > ERROR_CHARS ? `${failed.error.slice(0, ERROR_CHARS)}… (cut; failure holds the facts)` : failed.error;
+  const error = shortError(failed.error, ' (cut; failure holds the facts)');
   const tail = failed.failure?.stderrTail;
   const failure = tail && failed.failure ? { ...failed.failure, stderrTail: tail.slice(-STDERR_LINES).map((l) => (l.length > STDERR_LINE_CHARS ? `${l.slice(0, STDERR_LINE_CHARS)}…` : l)) } : failed.failure;
   return { ...failed, error, ...(failure && { failure }) };

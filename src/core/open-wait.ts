@@ -1,6 +1,7 @@
 import type { PendingServer } from '../catalog/catalog-index.js';
 import type { FailedServer } from '../clients/client-manager.js';
 import { formatAge } from './answer-head.js';
+import { shortError } from './head-bounds.js';
 import type { SlotStatus } from '../clients/server-slot.js';
 import { within } from '../shared/within.js';
 
@@ -71,7 +72,7 @@ export function pendingServer(server: string, since: number, now: number, lastFa
   const seconds = Math.max(0, Math.round((now - since) / 1000));
   if (lastFailure) {
     // Opening again starts it again: say how the last start ended, so the model does not keep opening a broken server.
-    const error = lastFailure.failed.error.length > 300 ? `${lastFailure.failed.error.slice(0, 300)}…` : lastFailure.failed.error;
+    const error = shortError(lastFailure.failed.error);
     return {
       server,
       state: 'starting',

@@ -83,6 +83,7 @@ function useToolNow(host: UseToolHost, toolboxName: string, toolName: string, ar
   }
   const parts = parseToolName(toolName);
   if (parts && parts.toolbox !== toolboxName && host.toolboxes().has(parts.toolbox)) {
+    if (/[*?]/.test(toolName)) return Promise.resolve(patternElsewhere(toolName, parts.toolbox, toolboxName));
     return Promise.resolve(errorResult(
       `Tool ${quoteClientText(toolName)} belongs to toolbox "${parts.toolbox}", not "${toolboxName}". Call use_tool with toolbox_name "${parts.toolbox}".`,
       'TOOL_NOT_FOUND',
@@ -95,6 +96,19 @@ function useToolNow(host: UseToolHost, toolboxName: string, toolName: string, ar
   const wholeToolboxNeeded = !knownServer && toolbox.servers.some((s) => !manager.isConnected(toolboxName, s.name));
   if ('found' in lookup && !wholeToolboxNeeded) return forward(host, scope, toolbox, lookup.found, args, options);
   return connectThenUse({ host, scope, toolbox, toolName, args, options }, { parts, knownServer, lookup, wholeToolboxNeeded });
+}
+
+/**
+ * A pattern (`*`, `?`) under another toolbox's name: it names no one tool, so "it belongs to toolbox X" would send the
+ * model there to fail again; the answer says where to see what the pattern matches.
+ */
+function patternElsewhere(toolName: string, owner: string, toolboxName: string): CallToolResult {
+  const next = `Call open_toolbox with toolbox_name "${owner}" and tools [${JSON.stringify(toolName)}] to see the tools it matches, then use_tool one of them with toolbox_name "${owner}".`;
+  return errorResult(
+    `${quoteClientText(toolName)} is a pattern under toolbox "${owner}", not "${toolboxName}", and use_tool calls one tool by its full name. ${next}`,
+    'TOOL_NOT_FOUND',
+    { toolbox: toolboxName, hint: next },
+  );
 }
 
 /** `use_tool` with a toolset name: the tool is routed to the toolbox that owns it, under its canonical name. */

@@ -39,8 +39,16 @@ export async function danglingLinkOn(path: string): Promise<DanglingLink | undef
   }
 }
 
-/** The error of a path missing behind a dangling link (code `EDANGLING`), as file messages word it. */
-export function danglingLink(dangling: DanglingLink, path: string): Error {
-  const which = dangling.link === resolve(path) ? 'it is' : `${dangling.link}, a folder on its path, is`;
-  return Object.assign(new Error(`${which} a symbolic link to ${dangling.target}, which does not exist`), { code: 'EDANGLING' });
+/** A path missing behind a dangling link, as file messages word it: a type of its own, so a message can pick its fix. */
+export class DanglingLinkError extends Error {
+  constructor(readonly dangling: DanglingLink, path: string) {
+    const which = dangling.link === resolve(path) ? 'it is' : `${dangling.link}, a folder on its path, is`;
+    super(`${which} a symbolic link to ${dangling.target}, which does not exist`);
+    this.name = 'DanglingLinkError';
+  }
+}
+
+/** The error of a path missing behind a dangling link. */
+export function danglingLink(dangling: DanglingLink, path: string): DanglingLinkError {
+  return new DanglingLinkError(dangling, path);
 }

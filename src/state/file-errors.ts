@@ -1,5 +1,6 @@
 import { dirname } from 'node:path';
 import { WorkbenchError } from '../errors.js';
+import { DanglingLinkError } from '../shared/dangling-link.js';
 import { errnoCode, reasonOf } from '../shared/errno.js';
 import { fsReason } from '../shared/read-only.js';
 import type { LockAcquireOptions } from '../shared/file-lock.js';
@@ -108,7 +109,7 @@ export function unreadableStateFile(file: string, error: unknown): StateFileErro
   const fix =
     code === 'EISDIR'
       ? 'Put the state file there instead of the directory'
-      : code === 'EDANGLING'
+      : error instanceof DanglingLinkError
         ? 'Restore the file the link points to (your disabled tools stay disabled until then), remove the link to start over with every tool enabled'
         : 'Fix its permissions';
   return new StateFileError(

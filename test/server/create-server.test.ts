@@ -224,6 +224,18 @@ describe('use_tool name resolution and errors', () => {
     assert.match(textOf(result), /belongs to toolbox "other"/);
   });
 
+  it('says a pattern under another toolbox names no one tool, and where to see what it matches', async () => {
+    const result = await wb.useTool('faults', 'other__solo__ech*', { text: 'x' });
+    assert.equal(workbenchErrorCode(result), 'TOOL_NOT_FOUND');
+    assert.doesNotMatch(textOf(result), /belongs to/);
+    assert.match(textOf(result), /is a pattern under toolbox "other"/);
+    assert.match(textOf(result), /open_toolbox with toolbox_name "other" and tools \["other__solo__ech\*"\]/);
+    // The step it names works: the pattern finds the tool there.
+    const opened = await wb.call('open_toolbox', { toolbox_name: 'other', tools: ['other__solo__ech*'] });
+    assert.notEqual(opened.isError, true);
+    assert.match(textOf(opened), /other__solo__echo/);
+  });
+
   it('validates arguments against the tool schema before forwarding, listing every violation', async () => {
     const result = await wb.useTool('faults', 'faults__one__add', { a: 'one', c: 3 });
     assert.equal(result.isError, true);
