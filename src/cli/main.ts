@@ -50,6 +50,14 @@ registerAuthCommand(program, ctx);
 registerInitCommand(program, ctx);
 registerServerCommand(program, ctx);
 
+// Node ends a process whose event loop has nothing left, even while a command still awaits a promise nothing can settle:
+// such a command would end with code 0 and no output, as if it had succeeded. It is told as a failure instead.
+let settled = false;
+process.once('beforeExit', () => {
+  if (settled) return;
+  process.stderr.write('mcp-workbench: the command stopped before it finished: it waited for something that could no longer happen. Nothing more was done; run it again with --log-level debug and report the output.\n');
+  process.exitCode = 1;
+});
 try {
   await program.parseAsync(process.argv);
 } catch (error) {
@@ -59,4 +67,6 @@ try {
   } else {
     ctx.fail(error);
   }
+} finally {
+  settled = true;
 }

@@ -78,14 +78,20 @@ export class SlotConnector {
     await this.slot.oauth?.open();
     const attempt: ConnectAttempt = { transport: this.dialer.newTransport(), timedOut: false };
     this.dialer.starting.add(attempt.transport);
+    // Closing the transport ends most stuck connects; one that does not settle on close (an SSE stream that never sends
+    // its `endpoint` event) is ended by the same timer, so a connect never outlives connectTimeoutMs.
+    let expire!: (error: Error) => void;
+    const expired = new Promise<never>((_, reject) => (expire = reject));
+    expired.catch(() => {});
     const timer = setTimeout(() => {
       attempt.timedOut = true;
       void attempt.transport.close();
+      expire(new Error('timed out'));
     }, timeoutMs);
     const startedAt = Date.now();
     const capabilities = this.slot.capabilities();
     try {
-      const { client, list } = await this.dialer.handshake(attempt, prior, timeoutMs);
+      const { client, list } = await Promise.race([this.dialer.handshake(attempt, prior, timeoutMs), expired]);
       if (attempt.timedOut) throw new Error('timed out');
       if (this.isClosed()) throw shuttingDown(this.slot.label);
       this.succeeded(client);

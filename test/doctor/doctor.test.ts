@@ -257,6 +257,29 @@ describe('doctor', () => {
     });
   });
 
+  it('an SSE server that opens its stream but never names its endpoint: timed out at connectTimeoutMs, reported, exit 1', async () => {
+    // The stream stays open and sends only a comment: the SDK's SSE connect waits for an `endpoint` event forever.
+    const silent = createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      response.write(':hello\n\n');
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/sse`;
+      const file = await config('silent-sse.json', {
+        toolboxes: { dev: { mcpServers: { quiet: { type: 'sse', url, connectTimeoutMs: 1500 }, fx: fixtureServer() } } },
+      });
+      const result = await run(['doctor', '--config', file, '--json']);
+      assert.equal(result.code, 1, result.stdout + result.stderr);
+      const report = JSON.parse(result.stdout) as DoctorReport;
+      assert.equal(server(report, 'fx').connected, true);
+      assert.match(JSON.stringify(server(report, 'quiet')), /did not complete the MCP handshake within 1500 ms/);
+    } finally {
+      silent.closeAllConnections();
+      await new Promise((resolve) => silent.close(resolve));
+    }
+  });
+
   it('a config the loader refuses: exit 1 with its message; an unknown toolbox: exit 2', async () => {
     const dynamic = new URL('../fixtures/configs/dynamic-mode.json', import.meta.url).pathname;
     const jsonLog = { WORKBENCH_LOG_FORMAT: 'json' };
