@@ -47,7 +47,7 @@ export function registerFeatureHandlers(server: Server, era: Era, scope: () => F
   /** One page of a list result; to a modern client with caching hints no looser than the strictest downstream page's. */
   const listed = (key: string, list: AggregatedList, request: { params?: unknown }): never => {
     state.listed.add(key === 'prompts' ? 'prompts' : 'resources');
-    const page = pageOf(list.items, params(request).cursor);
+    const page = pageOf(key, list.items, params(request).cursor);
     return { [key]: page.items, ...(page.next !== undefined && { nextCursor: page.next }), ...(era === 'modern' ? { ttlMs: list.ttlMs, cacheScope: list.cacheScope } : {}) } as never;
   };
 
@@ -70,21 +70,24 @@ export function registerFeatureHandlers(server: Server, era: Era, scope: () => F
 
 /** Items per page of an aggregated list: far below what a client's transport takes whole (10 MiB for the SDK's stdio). */
 const PAGE_ITEMS = 500;
+const LIST_METHOD: Record<string, string> = { resources: 'resources/list', resourceTemplates: 'resources/templates/list', prompts: 'prompts/list' };
 
 /**
  * The page of `items` a list request's `cursor` asks for (none: the first), and the cursor of the next when there is
- * one. A cursor is the offset a previous page gave (`p<offset>`); any other is refused as invalid params, as the spec
- * has servers do.
+ * one. A cursor names its list and the offset a previous page gave (`resources:500`); any other — made up, or given by
+ * another list — is refused as invalid params, as the spec has servers do.
  */
-function pageOf<T>(items: readonly T[], cursor: unknown): { items: T[]; next?: string } {
+function pageOf<T>(key: string, items: readonly T[], cursor: unknown): { items: T[]; next?: string } {
   let start = 0;
   if (cursor !== undefined) {
-    const match = typeof cursor === 'string' ? /^p(\d{1,9})$/.exec(cursor) : null;
-    if (!match) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid cursor ${JSON.stringify(String(cursor)).slice(0, 60)}: pass the nextCursor of a previous page, or none for the first`);
-    start = Number(match[1]);
+    const match = typeof cursor === 'string' && cursor.startsWith(`${key}:`) ? /^[1-9]\d{0,8}$/.exec(cursor.slice(key.length + 1)) : null;
+    if (!match || Number(match[0]) % PAGE_ITEMS !== 0) {
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid cursor ${JSON.stringify(String(cursor)).slice(0, 60)} for ${LIST_METHOD[key] ?? key}: pass the nextCursor of a previous page of this list, or none for the first`);
+    }
+    start = Number(match[0]);
   }
   const end = start + PAGE_ITEMS;
-  return { items: items.slice(start, end), ...(end < items.length && { next: `p${end}` }) };
+  return { items: items.slice(start, end), ...(end < items.length && { next: `${key}:${end}` }) };
 }
 
 /**

@@ -138,7 +138,7 @@ class ModernPrincipals implements ModernHttp {
     });
     const entry: Principal = { surface, handler, stopFollowing: followChanges(surface, handler), active: 0, lastSeen: Date.now(), calls: new Map() };
     this.principals.set(key, entry);
-    this.log.info(`modern client ${key.slice(0, 8)} (MCP 2026-07-28) has its own downstream servers (${this.principals.size} principal(s) × capability sets)`);
+    this.log.info(`modern client ${principalLabel(owner)} (MCP 2026-07-28) has its own downstream servers (${this.principals.size} principal(s) × capability sets)`);
     return entry;
   }
 

@@ -18,13 +18,17 @@ for (const [over, era] of [['stdio', 'legacy'], ['http', 'modern']] as [Over, Er
         assert.equal(new Set(all.resources.map((r) => r.uri)).size, 702);
         assert.equal(all.resources.length, 702);
         // Page by page (an explicit cursor asks for one page): 500, then the rest.
-        const first = await wb.client.listResources({ cursor: 'p0' });
-        assert.equal(first.resources.length, 500);
-        assert.equal(first.nextCursor, 'p500');
-        const second = await wb.client.listResources({ cursor: first.nextCursor! });
+        const first = await wb.client.request({ method: 'resources/list', params: {} });
+        assert.equal((first.resources as unknown[]).length, 500);
+        assert.equal(first.nextCursor, 'resources:500');
+        const second = await wb.client.listResources({ cursor: first.nextCursor as string });
         assert.equal(second.resources.length, 202);
         assert.equal(second.nextCursor, undefined);
-        await assert.rejects(wb.client.listResources({ cursor: 'bogus' }), (error: Error & { code?: number }) => error.code === -32602 && /Invalid cursor/.test(error.message));
+        // Only a cursor the workbench gave, for this list: not a made-up offset, not another list's.
+        for (const cursor of ['bogus', 'p500', 'resources:7', 'resources:0', 'prompts:500']) {
+          await assert.rejects(wb.client.listResources({ cursor }), (error: Error & { code?: number }) => error.code === -32602 && /Invalid cursor/.test(error.message), cursor);
+        }
+        await assert.rejects(wb.client.listPrompts({ cursor: 'resources:500' }), (error: Error & { code?: number }) => error.code === -32602);
         // A short list is one page, as before.
         assert.equal((await wb.client.listResourceTemplates()).nextCursor, undefined);
       } finally {
