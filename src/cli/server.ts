@@ -2,7 +2,7 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 import { missingCommandProblems } from '../clients/command-check.js';
 import { WorkbenchError, errorMessage, isWorkbenchError } from '../errors.js';
 import { configVariables, type ConfigEdit } from '../migrate/config-edit.js';
-import { readConfigFile, saveConfigFile } from '../migrate/config-file.js';
+import { readConfigFile, saveConfigFile, withConfigLock } from '../migrate/config-file.js';
 import { literalSecrets } from '../migrate/literal-secrets.js';
 import { addServerText, removeServerText, serverEntry, type ServerSpec } from '../migrate/server-edit.js';
 import { EXIT_FAILURE, EXIT_USAGE, errorFields, type CliContext } from './context.js';
@@ -32,11 +32,15 @@ async function editConfig(
   path: string,
   edit: (text: string, path: string) => ConfigEdit,
 ): Promise<{ path: string; edit: ConfigEdit }> {
+  // Read, edit and write under the config's lock: a concurrent `server add` waits, then edits what this one wrote.
   const existing = await readConfigFile(path);
   if (!existing) throw new WorkbenchError('CONFIG_NOT_FOUND', `Config file not found: ${path}. Create one with: mcp-workbench init --config ${path}`);
-  const result = edit(existing.text, path);
-  await saveConfigFile(path, result.after, existing.bytes, undefined, { backup: false });
-  return { path, edit: result };
+  return withConfigLock(path, async () => {
+    const current = (await readConfigFile(path)) ?? existing;
+    const result = edit(current.text, path);
+    await saveConfigFile(path, result.after, current.bytes, undefined, { backup: false, locked: true });
+    return { path, edit: result };
+  });
 }
 
 /** Every error says itself what was wrong and that nothing was written (a result that would not validate included). */

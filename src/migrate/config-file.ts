@@ -1,9 +1,11 @@
-import { constants, copyFile, open, readFile, unlink } from 'node:fs/promises';
+import { constants, copyFile, open, readFile, realpath, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
 import { errnoWords } from '../shared/errno.js';
 import { WorkbenchError } from '../errors.js';
 import { fsReason, readOnlyReason } from '../shared/read-only.js';
+import { DEFAULT_LOCK_STALE_MS, DEFAULT_LOCK_TIMEOUT_MS, acquireLock } from '../shared/file-lock.js';
+import { createLogger } from '../log.js';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Files.
@@ -45,15 +47,16 @@ export async function saveConfigFile(
   text: string,
   original: Buffer | undefined,
   now = new Date(),
-  options: { backup?: boolean } = {},
+  options: { backup?: boolean; locked?: boolean } = {},
 ): Promise<{ backup?: string }> {
+  if (options.locked !== true) return withConfigLock(path, () => saveConfigFile(path, text, original, now, { ...options, locked: true }));
   const fail = (reason: string, cause?: unknown): never => {
     throw new WorkbenchError('CONFIG_UNWRITABLE', `Did not write ${path}: ${reason}.`, { cause });
   };
   let backup: string | undefined;
   if (original) {
     const current = await readFile(path).catch((error: unknown) => fail('it can no longer be read', error));
-    if (!current.equals(original)) fail('it changed while migrate was running; run migrate again');
+    if (!current.equals(original)) fail('it changed since this command read it (another program wrote it meanwhile); run the command again');
     // A rename replaces even a read-only file (the directory allows it): a file made read-only is left alone.
     const readOnly = await readOnlyReason(path);
     if (readOnly !== undefined) fail(`${readOnly}. Make it writable (chmod u+w ${path}) if the change is meant, or write to another file with --config`);
@@ -77,6 +80,31 @@ export async function saveConfigFile(
     fail(`the new content could not be written beside it in ${dirname(path)}: ${fsReason(error)}. ${fixDirectory(path)}`, error);
   }
   return backup === undefined ? {} : { backup };
+}
+
+/**
+ * Runs `work` holding the config file's lock (`<file>.lock`, as the state file's: src/shared/file-lock.ts), so two
+ * commands that edit one config — two `server add` at once, `migrate --write` beside `server remove` — take turns: the
+ * check that the file still holds what was read and the write that replaces it are one step, and no edit is lost.
+ * The lock is on the file a symbolic link points to, where the write goes.
+ *
+ * @throws WorkbenchError `CONFIG_UNWRITABLE` when the lock cannot be had (nothing is written).
+ */
+export async function withConfigLock<T>(path: string, work: () => Promise<T>): Promise<T> {
+  const target = await realpath(path).catch(() => path);
+  const release = await acquireLock(target, {
+    timeoutMs: DEFAULT_LOCK_TIMEOUT_MS,
+    staleMs: DEFAULT_LOCK_STALE_MS,
+    log: createLogger(),
+    ref: true,
+    subject: `the config ${path}`,
+    failure: (problem, cause) => new WorkbenchError('CONFIG_UNWRITABLE', `Did not write ${path}: ${problem}.`, { cause }),
+  });
+  try {
+    return await work();
+  } finally {
+    await release();
+  }
 }
 
 function fixDirectory(path: string): string {

@@ -94,3 +94,20 @@ describe('removing a member keeps what is around it', () => {
     assert.equal((await run(['validate', '--config', config])).code, 0);
   });
 });
+
+describe('commands that edit one config at once take turns', () => {
+  it('six `server add` at once: each that says it added its server did, and none is lost', async () => {
+    const config = await file('workbench-config.json', '{\n  // mine\n  "toolboxes": { "dev": { "mcpServers": {} } }\n}\n');
+    // `node` is on the PATH wherever the tests run: each entry passes validate as written.
+    const names = ['s1', 's2', 's3', 's4', 's5', 's6'];
+    const runs = await Promise.all(names.map((name) => run(['server', 'add', 'dev', name, '--config', config, '--', 'node', 'server.js'])));
+    const text = await readFile(config, 'utf8');
+    for (const [i, result] of runs.entries()) {
+      assert.equal(result.code, 0, result.stdout + result.stderr);
+      assert.match(text, new RegExp(`"${names[i]}"`), `${names[i]} was reported added but is not in the file:\n${text}`);
+    }
+    assert.match(text, /\/\/ mine/);
+    // The lock is gone once they are done.
+    assert.deepEqual((await readdir(own.dir)).filter((entry) => entry.endsWith('.lock')), []);
+  });
+});
