@@ -98,7 +98,7 @@ export async function withConfigLock<T>(path: string, work: () => Promise<T>): P
     log: createLogger(),
     ref: true,
     subject: `the config ${path}`,
-    failure: (problem, cause) => new WorkbenchError('CONFIG_UNWRITABLE', `Did not write ${path}: ${problem}.`, { cause }),
+    failure: (problem, cause) => new WorkbenchError('CONFIG_UNWRITABLE', `Did not write ${path}: ${problem}.${cause === undefined ? '' : ` ${fixDirectory(path)}.`}`, { cause }),
   });
   try {
     return await work();
