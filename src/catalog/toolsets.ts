@@ -77,6 +77,8 @@ export function sessionToolsetFilter(config: WorkbenchConfig, names: readonly st
 
 function resolveToolset(toolset: ToolsetConfig, toolboxes: readonly ToolboxConfig[]): ResolvedToolset {
   const matchers: NameMatcher[] = toolset.tools.map((pattern) => compileGlob(pattern));
+  // A project toolset that narrows a config toolset: a tool (and a server) must be within the config's patterns too.
+  const within = toolset.within?.map((pattern) => compileGlob(pattern));
   const reachable = new Set<string>();
   const servers: { toolbox: string; server: string }[] = [];
   for (const toolbox of toolboxes) {
@@ -85,12 +87,13 @@ function resolveToolset(toolset: ToolsetConfig, toolboxes: readonly ToolboxConfi
       const reaching = toolset.tools.filter((pattern) => couldMatchPrefix(pattern, prefix));
       if (reaching.length === 0) continue;
       for (const pattern of reaching) reachable.add(pattern);
+      if (toolset.within && !toolset.within.some((pattern) => couldMatchPrefix(pattern, prefix))) continue;
       servers.push({ toolbox: toolbox.name, server: server.name });
     }
   }
   return {
     config: toolset,
-    includes: (canonical) => matchers.some((match) => match(canonical)),
+    includes: (canonical) => matchers.some((match) => match(canonical)) && (within === undefined || within.some((match) => match(canonical))),
     servers,
     unreachable: toolset.tools.filter((pattern) => !reachable.has(pattern)),
   };

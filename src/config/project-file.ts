@@ -89,7 +89,8 @@ export function parseProjectFile(raw: unknown, source: string, duplicateKeys: re
 }
 
 /**
- * The config with the project file in effect: its toolsets are added (replacing a config toolset of the same name),
+ * The config with the project file in effect: its toolsets are added (one named like a config toolset takes its place
+ * and only narrows it: see `ToolsetConfig.within`),
  * its disabledTools and toolOverrides travel in `project` for the visibility policy and the catalog.
  *
  * @throws WorkbenchError `CONFIG_INVALID` when a project toolset has the name of a configured toolbox.
@@ -104,10 +105,15 @@ export function applyProject(config: WorkbenchConfig, project: ProjectConfig | u
       clashes.map((name) => ({ path: ['toolsets', name], message: clashMessage(name, ` in ${config.source}`) })),
     );
   }
-  const replaced = new Set(project.toolsets.map((t) => t.name));
+  // A project toolset named like a config toolset takes its place but only narrows it: a tool must match both.
+  const configured = new Map((config.toolsets ?? []).map((t) => [t.name, t]));
+  const narrowing = project.toolsets.map((t) => {
+    const own = configured.get(t.name);
+    return own ? { ...t, within: own.within ? [...own.within] : [...own.tools] } : t;
+  });
   return {
     ...config,
-    toolsets: [...(config.toolsets ?? []).filter((t) => !replaced.has(t.name)), ...project.toolsets],
+    toolsets: [...(config.toolsets ?? []).filter((t) => !project.toolsets.some((p) => p.name === t.name)), ...narrowing],
     project,
   };
 }

@@ -71,6 +71,11 @@ export interface ToolsetConfig {
   tools: string[];
   /** Where it was defined: the config or the project file. */
   origin: 'config' | 'project';
+  /**
+   * For a project toolset named like a config toolset: the config toolset's patterns. It only narrows that toolset
+   * (a tool belongs to it when both match), so a cloned repository cannot widen what `--toolset` allows.
+   */
+  within?: string[];
 }
 
 /** The per-project file (`.mcp-workbench.json`): it may only narrow and describe, never add servers. */

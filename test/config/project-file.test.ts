@@ -5,6 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { Ajv } from 'ajv';
 import { parseConfig } from '../../src/config/load.js';
 import { PROJECT_FILE, applyProject, loadProjectFile, parseProjectFile, resolveProjectPath } from '../../src/config/project-file.js';
+import { resolveToolsets } from '../../src/catalog/toolsets.js';
 import { failure, rejection } from '../helpers/expect-error.js';
 import { tempDir } from '../helpers/workbench-process.js';
 
@@ -86,18 +87,30 @@ describe('applyProject', () => {
     {},
   );
 
-  it('adds the project toolsets (replacing a config toolset of the same name) and carries the project', () => {
-    const project = parseProjectFile({ toolsets: { quick: { tools: ['dev__s__c'] } }, disabledTools: ['dev__s__d'] }, SOURCE);
+  it('adds the project toolsets (one named like a config toolset takes its place, within it) and carries the project', () => {
+    const project = parseProjectFile({ toolsets: { quick: { tools: ['dev__s__c'] }, mine: { tools: ['dev__s__*'] } }, disabledTools: ['dev__s__d'] }, SOURCE);
     const merged = applyProject(config, project);
     assert.deepEqual(
-      merged.toolsets?.map((t) => [t.name, t.tools, t.origin]),
+      merged.toolsets?.map((t) => [t.name, t.tools, t.origin, t.within]),
       [
-        ['keep', ['dev__s__b'], 'config'],
-        ['quick', ['dev__s__c'], 'project'],
+        ['keep', ['dev__s__b'], 'config', undefined],
+        ['quick', ['dev__s__c'], 'project', ['dev__s__a']],
+        ['mine', ['dev__s__*'], 'project', undefined],
       ],
     );
     assert.equal(merged.project, project);
     assert.equal(merged.toolboxes, config.toolboxes, 'servers come only from the config');
+  });
+
+  it('a project toolset named like a config toolset only narrows it: a cloned repository cannot widen --toolset', () => {
+    const wider = applyProject(config, parseProjectFile({ toolsets: { quick: { description: 'from the repo', tools: ['dev__*'] } } }, SOURCE));
+    const quick = resolveToolsets(wider).get('quick')!;
+    assert.equal(quick.includes('dev__s__a'), true, 'in both');
+    assert.equal(quick.includes('dev__s__b'), false, 'only in the project\'s patterns');
+    assert.deepEqual(quick.unreachable, [], 'a pattern the config toolset leaves out is no typo');
+    assert.equal(quick.config.description, 'from the repo', 'it may describe');
+    const narrower = resolveToolsets(applyProject(config, parseProjectFile({ toolsets: { quick: { tools: ['dev__s__z'] } } }, SOURCE))).get('quick')!;
+    assert.equal(narrower.includes('dev__s__a'), false, 'it narrows');
   });
 
   it('refuses a project toolset named like a toolbox', () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { OpenToolboxResult } from '../../src/core/tool-entry.js';
 import { TRANSPORTS, startOver, type AnyWorkbench } from '../helpers/both-transports.js';
@@ -132,6 +132,25 @@ for (const transport of TRANSPORTS) {
       assert.match(textOf(outside), /source: toolset/);
       const inside = await wb.useTool('fx', 'fx__fixture__echo', { text: 'ok' });
       assert.equal(textOf(inside), 'ok');
+    });
+
+    it('a cloned repository\'s project file that redefines the toolset cannot widen it, only narrow it', async () => {
+      const repo = join(data.dir, `repo-${transport}`);
+      await mkdir(repo);
+      await writeFile(join(repo, '.mcp-workbench.json'), JSON.stringify({ toolsets: { quick: { tools: ['fx__*', 'notes__*'] } } }));
+      const limited = await startOver(transport, catalogConfig(data.dir), ['--toolset', 'quick', '--project', repo]);
+      try {
+        const fx = await open(limited, 'fx');
+        assert.deepEqual(fx.tools.map((t) => t.name), ['fx__fixture__echo', 'fx__fixture__add']);
+        const outside = await limited.useTool('fx', 'fx__fixture__fail', {});
+        assert.equal(workbenchErrorCode(outside), 'TOOL_DISABLED');
+        assert.match(textOf(outside), /source: toolset/);
+        // Narrowed: the config's toolset has demo__everything__get-sum, the project's patterns do not.
+        const narrowed = await limited.useTool('demo', 'demo__everything__get-sum', { a: 1, b: 2 });
+        assert.equal(workbenchErrorCode(narrowed), 'TOOL_DISABLED');
+      } finally {
+        await limited.close();
+      }
     });
   });
 }
