@@ -1,6 +1,6 @@
-import { readFile } from 'node:fs/promises';
+import { lstat, readFile, realpath } from 'node:fs/promises';
 import { danglingLink, danglingLinkOn } from '../shared/dangling-link.js';
-import { join, resolve } from 'node:path';
+import { dirname, join, relative, resolve, isAbsolute } from 'node:path';
 import type { ErrorObject } from 'ajv';
 import { loadBundledSchema, type BundledSchema } from './bundled-schema.js';
 import { WorkbenchError } from '../errors.js';
@@ -62,8 +62,29 @@ export async function loadProjectFile(resolved: ResolvedProjectPath): Promise<Pr
     }
     throw new WorkbenchError('CONFIG_UNREADABLE', `Cannot read project file ${resolved.path}: ${reasonOf(error)}.`, { cause: error });
   }
+  await refuseLinkOutside(resolved.path);
   const document = parseJsonDocument(text, resolved.path, 'CONFIG_PARSE', 'A project file needs at least {} (README "Project file" lists its keys).');
   return parseProjectFile(document.value, resolved.path, document.duplicateKeys);
+}
+
+/**
+ * A project file that is a symbolic link to a file outside its project's folder is refused before it is parsed: a
+ * cloned repository (or a `git pull`) could otherwise point it at a file of the user's (`~/.secretrc`), whose lines a
+ * parse error would quote into answers the model reads. A link within the folder is the project's own file.
+ *
+ * @throws WorkbenchError `CONFIG_UNREADABLE` naming the link and its target (never the target's content).
+ */
+async function refuseLinkOutside(path: string): Promise<void> {
+  const link = await lstat(path).catch(() => undefined);
+  if (!link?.isSymbolicLink()) return;
+  const [target, folder] = await Promise.all([realpath(path).catch(() => undefined), realpath(dirname(path)).catch(() => dirname(path))]);
+  const inside = target !== undefined && ((rel) => rel !== '' && !rel.startsWith('..') && !isAbsolute(rel))(relative(folder, target));
+  if (inside) return;
+  throw new WorkbenchError(
+    'CONFIG_UNREADABLE',
+    `Project file ${path} is a symbolic link to ${target ?? 'a file that cannot be resolved'}, outside the project's folder ${folder}: it is not read ` +
+      '(a repository could point it at any file of yours). Make it a plain file, or a link to a file inside the project.',
+  );
 }
 
 /**

@@ -140,6 +140,22 @@ describe('loadProjectFile', () => {
     assert.match(error.message, /--project/);
   });
 
+  it('refuses a symbolic link to a file outside the project, never quoting it; a link inside is the project\'s own', async () => {
+    const repo = join(data.dir, 'linked-repo');
+    await mkdir(join(repo, 'config'), { recursive: true });
+    const secret = join(data.dir, 'secretrc');
+    await writeFile(secret, 'export OPENAI_KEY=sk-proj-NOT-FOR-THE-MODEL\n');
+    await symlink(secret, join(repo, PROJECT_FILE));
+    const error = await rejection(loadProjectFile(resolveProjectPath({ cwd: repo })), 'CONFIG_UNREADABLE');
+    assert.match(error.message, /symbolic link to .*secretrc, outside the project's folder/);
+    assert.doesNotMatch(error.message, /sk-proj|OPENAI/);
+    const inside = join(data.dir, 'linked-inside');
+    await mkdir(join(inside, 'config'), { recursive: true });
+    await writeFile(join(inside, 'config', 'workbench.json'), '{ "disabledTools": ["dev__s__x"] }');
+    await symlink(join('config', 'workbench.json'), join(inside, PROJECT_FILE));
+    assert.deepEqual((await loadProjectFile(resolveProjectPath({ cwd: inside })))?.disabledTools, ['dev__s__x']);
+  });
+
   it('parses the text with the config\'s own JSON parser (same errors, with the file and position)', async () => {
     const dir = join(data.dir, 'broken');
     await mkdir(dir);
