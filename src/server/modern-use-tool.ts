@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { CallToolResult, InputRequests, createRequestStateCodec } from '@modelcontextprotocol/server';
 import { inputRequired } from '@modelcontextprotocol/server';
 import { errorResult } from '../core/tool-entry.js';
@@ -7,7 +8,11 @@ import type { ModernAnswer, ModernUseToolCall, UseToolCall } from './tool-call-p
 import { refusal, useToolProblem } from './tool-params.js';
 
 /** What a `requestState` we hand out carries: an input round held here, or a modern server's own state. */
-export type RequestStatePayload = { round: string } | { pass: { target: string; state?: string } };
+/**
+ * What a requestState carries: a round held here (with the call it continues: its tool, and a digest of its
+ * arguments), or a modern server's own round passed through (with its tool).
+ */
+export type RequestStatePayload = { round: string; target?: string; args?: string } | { pass: { target: string; state?: string } };
 
 type StateCodec = ReturnType<typeof createRequestStateCodec<RequestStatePayload>>;
 
@@ -34,7 +39,7 @@ export function createModernUseTool(deps: ModernUseToolDeps): (args: Record<stri
     const problem = useToolProblem(args);
     if (problem !== undefined) return Promise.resolve({ complete: refusal(USE_TOOL_USAGE, problem) });
     const state = call.state as RequestStatePayload | undefined;
-    const outcome = state !== undefined && 'round' in state ? resumeRound(deps, state.round, call) : startRound(deps, args, call, state);
+    const outcome = state !== undefined && 'round' in state ? resumeRound(deps, state, args, call) : startRound(deps, args, call, state);
     if ('complete' in outcome) return Promise.resolve(outcome);
     return outcome.running.then((result) => framed(deps.codec, result, args));
   };
@@ -45,12 +50,29 @@ function callTarget(args: Record<string, unknown>): string {
   return `${String(args.toolbox_name)}\0${String(args.tool_name)}`;
 }
 
+/** A digest of a call's arguments: a retry must repeat the request that asked for input (MRTR), arguments included. */
+function argumentsDigest(args: Record<string, unknown>): string {
+  return createHash('sha256').update(JSON.stringify(args.arguments ?? {})).digest('base64url').slice(0, 22);
+}
+
 /** The downstream side of a first call: a modern server's input-required answer comes back as it is. */
 const FIRST_CALL: NonNullable<UseToolCall['pass']> = Object.freeze({ passInputRequired: true });
 
 /** The retry of a round held here: its answers go to the call waiting for them. */
-function resumeRound(deps: ModernUseToolDeps, round: string, call: ModernUseToolCall): { running: Promise<RoundOutcome> } | { complete: CallToolResult } {
-  const resumed = deps.rounds.resume(deps.owner, round, call.responses ?? {}, call.cancellation, call.notify as Notify);
+function resumeRound(
+  deps: ModernUseToolDeps,
+  state: { round: string; target?: string; args?: string },
+  args: Record<string, unknown>,
+  call: ModernUseToolCall,
+): { running: Promise<RoundOutcome> } | { complete: CallToolResult } {
+  // The answers would go to the call that asked, whose result would then be told as this call's: refused instead.
+  if (state.target !== undefined && state.target !== callTarget(args)) {
+    return { complete: refusal(USE_TOOL_USAGE, `${USE_TOOL}: this requestState continues a call of another tool; retry with the toolbox_name and tool_name of the call that asked for input`) };
+  }
+  if (state.args !== undefined && state.args !== argumentsDigest(args)) {
+    return { complete: refusal(USE_TOOL_USAGE, `${USE_TOOL}: this requestState continues a call with other arguments; retry with the same arguments as the call that asked for input`) };
+  }
+  const resumed = deps.rounds.resume(deps.owner, state.round, call.responses ?? {}, call.cancellation, call.notify as Notify);
   if (resumed) return { running: resumed };
   return {
     complete: errorResult(
@@ -101,7 +123,7 @@ function framed(codec: StateCodec, result: RoundOutcome, args: Record<string, un
       finish: async (ctx) =>
         inputRequired({
           inputRequests: result.inputRequests as unknown as InputRequests,
-          requestState: await codec.mint({ round: result.round }, ctx),
+          requestState: await codec.mint({ round: result.round, target: callTarget(args), args: argumentsDigest(args) }, ctx),
         }) as unknown as CallToolResult,
     };
   }

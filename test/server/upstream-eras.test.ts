@@ -140,6 +140,18 @@ describe('clients of both protocol eras over HTTP, at the same time', () => {
       assert.ok(asked.method === 'elicitation/create', `an elicitation: ${JSON.stringify(asked)}`);
       assert.equal(asked.params.message, 'name?');
 
+      // A retry must repeat the call that asked: under another tool, or with other arguments, it is refused (and the
+      // round stays held for the right retry) — it would otherwise finish the first call and answer as this one.
+      const answers = { [keys[0]!]: { action: 'accept', content: { name: 'stolen' } } };
+      for (const [other, why] of [
+        [{ toolbox_name: 'mixed', tool_name: 'mixed__fixture__echo', arguments: { text: 'hello' } }, /continues a call of another tool/],
+        [{ ...params.arguments, arguments: { kind: 'sampling' } }, /continues a call with other arguments/],
+      ] as const) {
+        const refused = (await client.callTool({ name: 'use_tool', arguments: other, inputResponses: answers, requestState: first.requestState } as typeof params, { allowInputRequired: true })) as CallToolResult;
+        assert.equal(refused.isError, true, text(refused));
+        assert.match(text(refused), why);
+      }
+
       const retry = await client.callTool(
         // Retry params of MCP 2026-07-28 (the SDK's CallToolRequest type does not list them yet).
         { ...params, inputResponses: { [keys[0]!]: { action: 'accept', content: { name: 'manual answer' } } }, requestState: first.requestState } as typeof params,
