@@ -1,6 +1,8 @@
 import { dirname, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { formatJsonPath } from '../config/expand-env.js';
+import { parseConfig } from '../config/load.js';
+import { missingCommandProblems } from '../clients/command-check.js';
 import { parseJsonDocument, parseJsonText } from '../config/parse-json.js';
 import { NAME_PATTERN, NAME_RULE } from '../config/text.js';
 import { WorkbenchError } from '../errors.js';
@@ -80,7 +82,7 @@ export async function runMigrate(options: MigrateOptions): Promise<MigrateReport
     created: changed && !existing,
     written: false,
     changes: edit.changes,
-    notes: edit.notes,
+    notes: [...edit.notes, ...missingOnThisMachine(edit.after, path, options)],
     variables: { ...edit.variables, unset: edit.variables.required.filter((name) => options.env[name] === undefined) },
     ...(options.secrets === 'store' && { secrets: { names: moved.map((m) => m.name), stored: false } }),
     diff: unifiedDiff(edit.before, edit.after, existing ? path : '/dev/null', `${path} (${options.from === undefined ? 'migrated' : 'with imported servers'})`),
@@ -89,6 +91,23 @@ export async function runMigrate(options: MigrateOptions): Promise<MigrateReport
   // Nothing printed shows a credential (README "Secrets"): not one already in the config, in the client config read,
   // or in an import with --secrets store before --write — in the diff, the notes or --json.
   return redactDeep(report, migrateRedactor([documentOf(edit.before), documentOf(edit.after), plan.source]));
+}
+
+/**
+ * Commands and folders the result names that this machine does not have (a server copied from another machine's
+ * client config, `uvx` not installed): `validate` reports them, so the migration says so first, server by server —
+ * the file is still written (the entry is right once the command is installed). Only the imported toolbox's servers
+ * for an import.
+ */
+function missingOnThisMachine(text: string, path: string, options: MigrateOptions): string[] {
+  let config;
+  try {
+    config = parseConfig(parseJsonText(text).value, path, options.env);
+  } catch {
+    return []; // a result that does not load is refused on its own, with its problems
+  }
+  const problems = [...missingCommandProblems(config, options.env)].filter(([where]) => options.toolbox === undefined || where.startsWith(`${options.toolbox}/`));
+  return problems.map(([where, problem]) => `${where}: ${problem.path}: ${problem.message}; on this machine validate and doctor report it until you ${problem.fix}`);
 }
 
 /** What a migration or an import would change, and the credentials it moves into the secret store. */

@@ -274,4 +274,20 @@ describe('migrate --from: each client\'s files as they are found', () => {
     assert.deepEqual(Object.keys(servers), ['memory', 'fs']);
     assert.deepEqual(servers.fs!.args, ['-y', '@modelcontextprotocol/server-filesystem', '/srv']);
   });
+
+  it('a command or cwd this machine does not have is named in the notes, server by server (validate reports it too)', async () => {
+    const file = await home.write('desktop-elsewhere.json', JSON.stringify({
+      mcpServers: {
+        py: { command: 'uvx-not-installed-here', args: ['mcp-server-fetch'] },
+        ok: { command: 'node', args: ['server.js'] },
+        away: { command: 'node', cwd: '/no/such/folder/here' },
+      },
+    }));
+    const result = home.run(['--from', 'claude-desktop', file, '--toolbox', 'far', '--json']);
+    assert.equal(result.code, 0, result.stderr);
+    const notes = (JSON.parse(result.stdout) as { notes: string[] }).notes;
+    assert.ok(notes.some((n) => /^far\/py: toolboxes\.far\.mcpServers\.py\.command: "uvx-not-installed-here" was not found on the PATH/.test(n)), notes.join('\n'));
+    assert.ok(notes.some((n) => /^far\/away: .*cwd: "\/no\/such\/folder\/here" does not exist/.test(n)), notes.join('\n'));
+    assert.ok(!notes.some((n) => n.startsWith('far/ok:')), notes.join('\n'));
+  });
 });
