@@ -183,7 +183,10 @@ async function allNamesMatch(names: readonly string[], opts: { config?: string; 
     ctx.log.error(advice);
     return false;
   } catch (error) {
-    ctx.log.error(`Could not check ${names.join(', ')} against the configured servers: ${errorMessage(error)}. ${advice}`, errorFields(error));
+    // A state file that cannot be read is refused with --force too: only "nothing was changed" is true advice then.
+    const stateProblem = isWorkbenchError(error) && error.code.startsWith('STATE_');
+    const because = errorMessage(error).replace(/[.\s]+$/, '');
+    ctx.log.error(`Could not check ${names.join(', ')} against the configured servers: ${because}. ${stateProblem ? 'Nothing was changed.' : advice}`, errorFields(error));
     process.exitCode = EXIT_FAILURE;
     return false;
   } finally {
