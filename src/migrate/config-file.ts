@@ -6,6 +6,7 @@ import { WorkbenchError } from '../errors.js';
 import { fsReason, readOnlyReason } from '../shared/read-only.js';
 import { DEFAULT_LOCK_STALE_MS, DEFAULT_LOCK_TIMEOUT_MS, acquireLock } from '../shared/file-lock.js';
 import { createLogger } from '../log.js';
+import { danglingLink, danglingLinkOn } from '../shared/dangling-link.js';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Files.
@@ -66,8 +67,11 @@ export async function saveConfigFile(
     // Claim the name first: an exclusive create fails if the file appeared meanwhile, where a rename would replace it.
     await open(path, 'wx').then(
       (handle) => handle.close(),
-      (error: unknown) => {
+      async (error: unknown) => {
         const exists = (error as NodeJS.ErrnoException).code === 'EEXIST';
+        // A dangling symbolic link "exists" to an exclusive create: say what is really there.
+        const dangling = exists ? await danglingLinkOn(path) : undefined;
+        if (dangling) fail(`${danglingLink(dangling, path).message}; restore what it points to, or remove the link and run the command again`, error);
         fail(exists ? 'the file was created by someone else meanwhile' : `it cannot be created: ${fsReason(error)}. ${fixDirectory(path)}`, error);
       },
     );

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { lstat, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { dirPerTest, runCliAsync } from '../helpers/cli-run.js';
@@ -109,5 +109,19 @@ describe('commands that edit one config at once take turns', () => {
     assert.match(text, /\/\/ mine/);
     // The lock is gone once they are done.
     assert.deepEqual((await readdir(own.dir)).filter((entry) => entry.endsWith('.lock')), []);
+  });
+});
+
+describe('init where the config is a symbolic link to a file that is gone', () => {
+  it('says it is a dangling link and where it points (not "created by someone else"), and writes nothing', async () => {
+    const link = join(own.dir, 'workbench-config.json');
+    await symlink(join(own.dir, 'dotfiles', 'workbench-config.json'), link);
+    for (const args of [['init', '--config', link], ['init', '--config', link, '--force']]) {
+      const result = await run(args);
+      assert.equal(result.code, 1, result.stdout + result.stderr);
+      assert.match(result.stderr, /is a symbolic link to .*dotfiles\/workbench-config\.json, which does not exist; restore what it points to, or remove the link/);
+      assert.doesNotMatch(result.stderr, /someone else/);
+    }
+    assert.equal((await lstat(link)).isSymbolicLink(), true);
   });
 });
