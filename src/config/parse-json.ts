@@ -97,6 +97,10 @@ export function parseJsonDocument(
 ): JsonDocument {
   const body = text.startsWith('\uFEFF') ? text.slice(1) : text;
   if (body.trim() === '') throw new WorkbenchError(code, `Cannot parse ${source}: the file is empty. ${least}`);
+  // UTF-16 (an editor's "Unicode" encoding) read as UTF-8 starts with two replacement characters and is full of NULs.
+  if (body.startsWith('\uFFFD\uFFFD') || body.includes('\u0000')) {
+    throw new WorkbenchError(code, `Cannot parse ${source}: it is not UTF-8 text (it looks like UTF-16 or a binary file). Save it as UTF-8 (JSON files are UTF-8).`);
+  }
   try {
     return parseJsonText(body);
   } catch (error) {

@@ -226,6 +226,11 @@ describe('loadConfig', () => {
       assert.match(error.message, /\n +\d+ \| .*\n +\| +\^$/);
     }
     assert.match(failure(() => parseConfigJson(' \n', 'c.json'), 'CONFIG_PARSE').message, /the file is empty/);
+    // Saved as UTF-16 ("Unicode" in some editors), read as UTF-8: said so, without echoing the bytes.
+    const utf16 = Buffer.from('\uFEFF{ "toolboxes": {} }', 'utf16le').toString('utf8');
+    const message = failure(() => parseConfigJson(utf16, 'c.json'), 'CONFIG_PARSE').message;
+    assert.match(message, /c\.json: it is not UTF-8 text \(it looks like UTF-16 or a binary file\)\. Save it as UTF-8/);
+    assert.doesNotMatch(message, /\uFFFD/);
   });
 
   it('accepts a UTF-8 byte-order mark', async () => {
