@@ -15,6 +15,7 @@ import { sanitizeName } from './server-names.js';
 import { type MovedSecret, moveLiteralSecrets } from './store-secrets.js';
 import { migrateRedactor } from './literal-secrets.js';
 import { redactDeep } from '../shared/redact.js';
+import { readOnlyReason } from '../shared/read-only.js';
 import { unifiedDiff } from './text-diff.js';
 
 /**
@@ -195,6 +196,11 @@ async function readClientConfig(options: MigrateOptions, client: ClientKind, too
 /** `--write`: the moved secrets first (a saved config referring to missing secrets would fail those servers), then the config. */
 async function save(report: MigrateReport, plan: Plan, options: MigrateOptions, before: Buffer | undefined): Promise<void> {
   if (plan.moved.length > 0) {
+    // A config that will be refused is refused before the secrets move: none is stored for a config never written.
+    const readOnly = before === undefined ? undefined : await readOnlyReason(report.path);
+    if (readOnly !== undefined) {
+      throw new WorkbenchError('CONFIG_UNWRITABLE', `Did not write ${report.path}: ${readOnly}. Nothing was stored in the secret store either. Make it writable (chmod u+w ${report.path}), or write to another file with --config.`);
+    }
     if (!options.secretStore) throw new WorkbenchError('SECRET_STORE_FAILED', 'no secret store to move the imported credentials into; nothing was written.');
     const store = await options.secretStore();
     for (const secret of plan.moved) await store.set(secret.name, secret.value);

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readFile, writeFile } from 'node:fs/promises';
+import { chmod, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { dirPerTest, runCliAsync } from '../helpers/cli-run.js';
@@ -85,6 +85,19 @@ describe('migrate --from: literal credentials', () => {
     assert.equal(secrets.secrets['t.db.SESSION_ID'], 'SESSIONVAL123');
     assert.equal(secrets.secrets['t.c7.api-key'], 'ctx7sk-ARGKEYALONE');
     assert.ok(text.includes('"--api-key", "${secret:t.c7.api-key}"') || text.includes('"${secret:t.c7.api-key}"'), text);
+  });
+
+  it('with --secrets store into a read-only config: refused before any secret is stored', async () => {
+    await writeFile(join(own.dir, 'src.json'), JSON.stringify(source));
+    const config = join(own.dir, 'locked.json');
+    await writeFile(config, '{ "toolboxes": {} }\n');
+    await chmod(config, 0o444);
+    const refused = await run(['migrate', '--from', 'claude-code', join(own.dir, 'src.json'), '--toolbox', 't', '--config', config, '--secrets', 'store', '--write']);
+    await chmod(config, 0o644);
+    assert.equal(refused.code, 1, refused.stdout + refused.stderr);
+    assert.match(refused.stderr, /it is read-only \(mode 0444\)\. Nothing was stored in the secret store either/);
+    assert.equal(await readFile(join(own.dir, 'secrets.json'), 'utf8').catch(() => 'none'), 'none', 'no secret stored');
+    assert.equal(await readFile(config, 'utf8'), '{ "toolboxes": {} }\n');
   });
 
   it('--merge: the credentials of the config it edits are hidden in the diff\'s context lines too', async () => {
