@@ -14,7 +14,7 @@ import { errnoCode, reasonOf } from '../shared/errno.js';
 const FORMAT = 1;
 
 /** What a read found: the secrets, or why the file cannot be used (it is then never written over). */
-export type FileRead = { secrets: Map<string, string> } | { problem: string };
+export type FileRead = { secrets: Map<string, string>; extra?: Record<string, unknown>; bom?: true } | { problem: string };
 
 /**
  * The secret file (README "Secrets"): a JSON object of names to values, mode 0600 in a directory of mode 0700.
@@ -85,8 +85,11 @@ export class FileSecretStore {
         );
       }
       const sorted = Object.fromEntries([...read.secrets].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+      // Keys the user added beside "format" and "secrets" (notes, say) are kept as they were, and so is a BOM.
+      const extra = read.extra ?? {};
+      if (Object.keys(extra).length > 0) this.options.log.warn(`The secret file ${this.path} has keys the workbench does not use (${Object.keys(extra).join(', ')}); they were kept as they are.`);
       try {
-        await writeFileAtomic(this.path, `${JSON.stringify({ format: FORMAT, secrets: sorted }, null, 2)}\n`, { mode: 0o600 });
+        await writeFileAtomic(this.path, `${read.bom ? '\uFEFF' : ''}${JSON.stringify({ format: FORMAT, secrets: sorted, ...extra }, null, 2)}\n`, { mode: 0o600 });
         // write-file-atomic keeps an existing file's mode; a secret file is never readable by others.
         await chmod(this.path, 0o600);
       } catch (error) {
@@ -148,7 +151,7 @@ export function parseSecretsFile(text: string): FileRead {
     return { problem: `has a comment or a trailing comma at line ${line}, column ${column}, which a change would drop; remove it` };
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return { problem: 'is not a JSON object' };
-  const { format, secrets } = parsed as { format?: unknown; secrets?: unknown };
+  const { format, secrets, ...extra } = parsed as { format?: unknown; secrets?: unknown } & Record<string, unknown>;
   if (format !== FORMAT) return { problem: `has format ${JSON.stringify(format)}, expected ${FORMAT}` };
   if (typeof secrets !== 'object' || secrets === null || Array.isArray(secrets)) return { problem: 'has no "secrets" object' };
   const found = new Map<string, string>();
@@ -157,5 +160,5 @@ export function parseSecretsFile(text: string): FileRead {
     if (typeof value !== 'string') return { problem: `holds a value of "${name}" that is not a string` };
     found.set(name, value);
   }
-  return { secrets: found };
+  return { secrets: found, ...(Object.keys(extra).length > 0 && { extra }), ...(text.startsWith('\uFEFF') && { bom: true as const }) };
 }

@@ -77,6 +77,24 @@ describe('file secret store', () => {
     }
   });
 
+  it('keeps keys the user added and a byte-order mark on every change, and says so', async () => {
+    const { dir, cleanup } = await tempDir('wb-secrets-');
+    try {
+      const path = join(dir, 'secrets.json');
+      await writeFile(path, `\uFEFF${JSON.stringify({ format: 1, secrets: { a: 'value-a' }, notes: { a: 'rotated in May' } })}`);
+      const lines: string[] = [];
+      const store = new FileSecretStore(path, { log: createLogger({ level: 'warn', write: (line) => void lines.push(line) }), ownDirectory: false });
+      await store.set('b', 'value-b');
+      await store.remove('a');
+      const text = await readFile(path, 'utf8');
+      assert.ok(text.startsWith('\uFEFF'), 'the BOM stays');
+      assert.deepEqual(JSON.parse(text.slice(1)), { format: 1, secrets: { b: 'value-b' }, notes: { a: 'rotated in May' } });
+      assert.match(lines.join(''), /has keys the workbench does not use \(notes\); they were kept as they are/);
+    } finally {
+      await cleanup();
+    }
+  });
+
   it('never writes over a file it cannot parse, and says why', async () => {
     const { dir, cleanup } = await tempDir('wb-secrets-');
     try {
