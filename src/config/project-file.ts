@@ -67,22 +67,33 @@ export async function loadProjectFile(resolved: ResolvedProjectPath): Promise<Pr
   return parseProjectFile(document.value, resolved.path, document.duplicateKeys);
 }
 
+/** The nearest folder at or above `folder` that holds `.git` (a repository's work tree), if any. */
+async function repositoryRoot(folder: string): Promise<string | undefined> {
+  for (let current = folder; ; current = dirname(current)) {
+    if (await lstat(join(current, '.git')).then(() => true, () => false)) return current;
+    if (dirname(current) === current) return undefined;
+  }
+}
+
 /**
- * A project file that is a symbolic link to a file outside its project's folder is refused before it is parsed: a
- * cloned repository (or a `git pull`) could otherwise point it at a file of the user's (`~/.secretrc`), whose lines a
- * parse error would quote into answers the model reads. A link within the folder is the project's own file.
+ * A project file that is a symbolic link to a file outside its project (its repository, else its folder) is refused
+ * before it is parsed: a cloned repository (or a `git pull`) could otherwise point it at a file of the user's
+ * (`~/.secretrc`), whose lines a parse error would quote into answers the model reads. A link within the project
+ * (a package's file linked to its monorepo's) is the project's own file.
  *
  * @throws WorkbenchError `CONFIG_UNREADABLE` naming the link and its target (never the target's content).
  */
 async function refuseLinkOutside(path: string): Promise<void> {
   const link = await lstat(path).catch(() => undefined);
   if (!link?.isSymbolicLink()) return;
-  const [target, folder] = await Promise.all([realpath(path).catch(() => undefined), realpath(dirname(path)).catch(() => dirname(path))]);
+  const [target, own] = await Promise.all([realpath(path).catch(() => undefined), realpath(dirname(path)).catch(() => dirname(path))]);
+  // The project is its repository when it is in one (a package's file linked to the monorepo's), else its folder.
+  const folder = (await repositoryRoot(own)) ?? own;
   const inside = target !== undefined && ((rel) => rel !== '' && !rel.startsWith('..') && !isAbsolute(rel))(relative(folder, target));
   if (inside) return;
   throw new WorkbenchError(
     'CONFIG_UNREADABLE',
-    `Project file ${path} is a symbolic link to ${target ?? 'a file that cannot be resolved'}, outside the project's folder ${folder}: it is not read ` +
+    `Project file ${path} is a symbolic link to ${target ?? 'a file that cannot be resolved'}, outside the project (${folder}): it is not read ` +
       '(a repository could point it at any file of yours). Make it a plain file, or a link to a file inside the project.',
   );
 }

@@ -147,13 +147,20 @@ describe('loadProjectFile', () => {
     await writeFile(secret, 'export OPENAI_KEY=sk-proj-NOT-FOR-THE-MODEL\n');
     await symlink(secret, join(repo, PROJECT_FILE));
     const error = await rejection(loadProjectFile(resolveProjectPath({ cwd: repo })), 'CONFIG_UNREADABLE');
-    assert.match(error.message, /symbolic link to .*secretrc, outside the project's folder/);
+    assert.match(error.message, /symbolic link to .*secretrc, outside the project \(/);
     assert.doesNotMatch(error.message, /sk-proj|OPENAI/);
     const inside = join(data.dir, 'linked-inside');
     await mkdir(join(inside, 'config'), { recursive: true });
     await writeFile(join(inside, 'config', 'workbench.json'), '{ "disabledTools": ["dev__s__x"] }');
     await symlink(join('config', 'workbench.json'), join(inside, PROJECT_FILE));
     assert.deepEqual((await loadProjectFile(resolveProjectPath({ cwd: inside })))?.disabledTools, ['dev__s__x']);
+    // In a repository, the project is the repository: a package's file linked to the monorepo's own is read.
+    const mono = join(data.dir, 'mono');
+    await mkdir(join(mono, '.git'), { recursive: true });
+    await mkdir(join(mono, 'packages', 'app'), { recursive: true });
+    await writeFile(join(mono, PROJECT_FILE), '{ "disabledTools": ["dev__s__y"] }');
+    await symlink(join('..', '..', PROJECT_FILE), join(mono, 'packages', 'app', PROJECT_FILE));
+    assert.deepEqual((await loadProjectFile(resolveProjectPath({ cwd: join(mono, 'packages', 'app') })))?.disabledTools, ['dev__s__y']);
   });
 
   it('parses the text with the config\'s own JSON parser (same errors, with the file and position)', async () => {
