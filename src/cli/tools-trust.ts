@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import type { Tool } from '@modelcontextprotocol/client';
+import { ProtocolError, ProtocolErrorCode, type Tool } from '@modelcontextprotocol/client';
+import type { UpstreamSession } from '../core/workbench.js';
 import { formatToolName } from '../catalog/names.js';
 import { WorkbenchError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -19,6 +20,21 @@ import { oneShotSettings } from './settings.js';
 export function registerTrustCommands(tools: Command, ctx: CliContext, common: (cmd: Command) => Command): void {
   registerApproveCommand(tools, ctx, common);
   registerDiffCommand(tools, ctx, common);
+}
+
+/**
+ * The client `tools approve` and `tools diff` list tools as: one that declares sampling and elicitation (every mode),
+ * since servers list some tools only to clients that can serve them and any such client may be served later, but
+ * answers nothing: a server that asks it something while listing gets an error and goes on.
+ */
+function reviewingClient(): UpstreamSession {
+  const refuse = (): Promise<never> =>
+    Promise.reject(new ProtocolError(ProtocolErrorCode.InvalidRequest, 'mcp-workbench tools approve/diff only lists tools and cannot answer requests'));
+  return {
+    capabilities: () => ({ sampling: { context: {}, tools: {} }, elicitation: { form: {}, url: {} } }),
+    request: refuse,
+    log: () => undefined,
+  };
 }
 
 /** One server's live tools. */
@@ -177,6 +193,9 @@ async function withListings(
   let runtime: Awaited<ReturnType<typeof createRuntime>> | undefined;
   try {
     runtime = await createRuntime(oneShotSettings({ config: opts.config, stateFile: opts.stateFile }, ctx));
+    // Listed as to a client that can do everything a server may list tools for, so a tool offered only to clients with
+    // sampling or elicitation (server-everything's) can be reviewed and approved too.
+    runtime.workbench.openSession(reviewingClient(), { isolated: false });
     const { listings, failed } = await runtime.workbench.serverListings(opts.toolbox);
     const redactor = createRedactor(runtime.config.secrets);
     for (const f of failed) ctx.log.warn(redactor(`${f.toolbox}/${f.server}: ${f.error}`));

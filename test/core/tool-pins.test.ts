@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { OpenToolboxResult } from '../../src/core/tool-entry.js';
 import { TRANSPORTS, startOver } from '../helpers/both-transports.js';
-import { fixtureServer, runCli, structuredAnswer, tempDir, textOf, waitFor, workbenchErrorCode } from '../helpers/workbench-process.js';
+import { startEra } from '../helpers/era-workbench.js';
+import { everythingServer, fixtureServer, runCli, structuredAnswer, tempDir, textOf, waitFor, workbenchErrorCode } from '../helpers/workbench-process.js';
 import { runCliAsync } from '../helpers/cli-run.js';
 
 // Pinned tool definitions (README "Pinned tool definitions"): what each tool tells the model is recorded the first
@@ -169,6 +170,40 @@ describe('a server under quarantine: true', () => {
       assert.notEqual(none.code, 0);
     } finally {
       await cleanup();
+    }
+  });
+});
+
+describe('a tool a server lists only to clients that can serve sampling or elicitation', () => {
+  it('is reviewed and approved by tools diff / approve, so a capable client can use it under quarantine', async () => {
+    const config = { toolboxes: { tb: { mcpServers: { everything: { ...everythingServer(), quarantine: true } } } } };
+    const wb = await startEra(
+      'stdio',
+      'legacy',
+      config,
+      (client) => {
+        client.setRequestHandler('sampling/createMessage', async () => ({ model: 'm', role: 'assistant', content: { type: 'text', text: 'ok' } }));
+        client.setRequestHandler('elicitation/create', async () => ({ action: 'decline' }));
+      },
+      { sampling: {}, elicitation: {} },
+    );
+    try {
+      const heldNames = async (): Promise<string[]> => {
+        const head = structuredAnswer<Head>(await wb.client.callTool({ name: 'open_toolbox', arguments: { toolbox_name: 'tb' } }), 'tools');
+        return (head.tools_held ?? []).map((t) => t.name);
+      };
+      assert.ok((await heldNames()).includes('tb__everything__trigger-sampling-request'), 'held before approval');
+      const cli = ['--config', wb.configPath, '--state-file', join(wb.dir, 'tool-state.json')];
+      const diff = await runCliAsync(['tools', 'diff', 'tb/everything', '--json', ...cli]);
+      assert.equal(diff.code, 0, diff.stderr);
+      const listed = (JSON.parse(diff.stdout) as { changes: { tool: string }[] }).changes.map((c) => c.tool);
+      assert.ok(listed.includes('trigger-sampling-request') && listed.includes('trigger-elicitation-request'), `diff lists them: ${listed.join(', ')}`);
+      const approve = await runCliAsync(['tools', 'approve', 'tb__everything__*', ...cli]);
+      assert.equal(approve.code, 0, approve.stderr);
+      assert.match(approve.stdout, /tb__everything__trigger-sampling-request/);
+      assert.ok(await waitFor(async () => (await heldNames()).length === 0, 10_000), 'nothing held once approved');
+    } finally {
+      await wb.close();
     }
   });
 });
