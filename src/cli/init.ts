@@ -2,6 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Command } from 'commander';
 import { WorkbenchError, errorMessage } from '../errors.js';
+import type { Logger } from '../log.js';
 import { readConfigFile, saveConfigFile } from '../migrate/config-file.js';
 import { starterConfigText } from '../migrate/server-edit.js';
 import { EXIT_FAILURE, errorFields, type CliContext } from './context.js';
@@ -22,13 +23,13 @@ export interface InitReport {
  * @throws WorkbenchError `CONFIG_UNWRITABLE` when the file exists and `force` is not set (nothing is written), or
  *   when writing fails; with `force` the old file is kept as `<file>.bak-<timestamp>`.
  */
-export async function runInit(path: string, options: { force?: boolean }): Promise<InitReport> {
+export async function runInit(path: string, options: { force?: boolean }, log?: Logger): Promise<InitReport> {
   const existing = await readConfigFile(path);
   if (existing && options.force !== true) {
     throw new WorkbenchError('CONFIG_UNWRITABLE', `${path} already exists; nothing was written. Pass --force to replace it (the old file is kept as a backup), or choose another file with --config.`);
   }
   await mkdir(dirname(path), { recursive: true });
-  const saved = await saveConfigFile(path, starterConfigText(schemaReference(path)), existing?.bytes);
+  const saved = await saveConfigFile(path, starterConfigText(schemaReference(path)), existing?.bytes, undefined, { ...(log && { log }) });
   return { path, replaced: existing !== undefined, ...(saved.backup !== undefined && { backup: saved.backup }) };
 }
 
@@ -41,7 +42,7 @@ export function registerInitCommand(program: Command, ctx: CliContext): void {
     .option('--force', 'replace an existing file (it is kept as <file>.bak-<timestamp>)')
     .action(async (opts: { config?: string; force?: boolean }) => {
       try {
-        const report = await runInit(configFilePath(opts.config, ctx), opts);
+        const report = await runInit(configFilePath(opts.config, ctx), opts, ctx.log);
         ctx.print(
           [
             report.replaced ? `Replaced ${report.path}; the previous file is kept as ${report.backup}.` : `Created ${report.path}.`,

@@ -1,6 +1,7 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { missingCommandProblems } from '../clients/command-check.js';
 import { WorkbenchError, errorMessage, isWorkbenchError } from '../errors.js';
+import type { Logger } from '../log.js';
 import { configVariables, type ConfigEdit } from '../migrate/config-edit.js';
 import { readConfigFile, saveConfigFile, withConfigLock } from '../migrate/config-file.js';
 import { literalSecrets } from '../migrate/literal-secrets.js';
@@ -31,6 +32,7 @@ function parseHeaderPair(value: string, previous: Record<string, string> = {}): 
 async function editConfig(
   path: string,
   edit: (text: string, path: string) => ConfigEdit,
+  log: Logger,
 ): Promise<{ path: string; edit: ConfigEdit }> {
   // Read, edit and write under the config's lock: a concurrent `server add` waits, then edits what this one wrote.
   const existing = await readConfigFile(path);
@@ -40,7 +42,7 @@ async function editConfig(
     const result = edit(current.text, path);
     await saveConfigFile(path, result.after, current.bytes, undefined, { backup: false, locked: true });
     return { path, edit: result };
-  });
+  }, log);
 }
 
 /** Every error says itself what was wrong and that nothing was written (a result that would not validate included). */
@@ -88,6 +90,7 @@ function registerServerAddCommand(server: Command, ctx: CliContext): void {
         const spec = serverSpec(command, opts);
         const { path, edit } = await editConfig(configFilePath(opts.config, ctx), (text, source) =>
           addServerText(text, source, toolbox, name, spec, opts.description),
+          ctx.log,
         );
         ctx.print(formatAdded({ toolbox, name, path, spec, edit }, ctx.env));
       } catch (error) {
@@ -105,7 +108,7 @@ function registerServerRemoveCommand(server: Command, ctx: CliContext): void {
     .option('-c, --config <file>', 'config file (default: $WORKBENCH_CONFIG, else ./workbench-config.json)')
     .action(async (toolbox: string, name: string, opts: { config?: string }) => {
       try {
-        const { path, edit } = await editConfig(configFilePath(opts.config, ctx), (text, source) => removeServerText(text, source, toolbox, name));
+        const { path, edit } = await editConfig(configFilePath(opts.config, ctx), (text, source) => removeServerText(text, source, toolbox, name), ctx.log);
         ctx.print([`Removed server "${name}" from toolbox "${toolbox}" in ${path}.`, ...edit.notes.map((n) => `  - ${n}`)].join('\n'));
       } catch (error) {
         report(ctx, error);

@@ -4,8 +4,8 @@ import writeFileAtomic from 'write-file-atomic';
 import { errnoWords } from '../shared/errno.js';
 import { WorkbenchError } from '../errors.js';
 import { fsReason, readOnlyReason } from '../shared/read-only.js';
-import { DEFAULT_LOCK_STALE_MS, DEFAULT_LOCK_TIMEOUT_MS, acquireLock } from '../shared/file-lock.js';
-import { createLogger } from '../log.js';
+import { acquireLock, lockOptions } from '../shared/file-lock.js';
+import { createLogger, type Logger } from '../log.js';
 import { danglingLink, danglingLinkOn } from '../shared/dangling-link.js';
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -48,9 +48,9 @@ export async function saveConfigFile(
   text: string,
   original: Buffer | undefined,
   now = new Date(),
-  options: { backup?: boolean; locked?: boolean } = {},
+  options: { backup?: boolean; locked?: boolean; log?: Logger } = {},
 ): Promise<{ backup?: string }> {
-  if (options.locked !== true) return withConfigLock(path, () => saveConfigFile(path, text, original, now, { ...options, locked: true }));
+  if (options.locked !== true) return withConfigLock(path, () => saveConfigFile(path, text, original, now, { ...options, locked: true }), options.log);
   const fail = (reason: string, cause?: unknown): never => {
     throw new WorkbenchError('CONFIG_UNWRITABLE', `Did not write ${path}: ${reason}.`, { cause });
   };
@@ -92,18 +92,18 @@ export async function saveConfigFile(
  * check that the file still holds what was read and the write that replaces it are one step, and no edit is lost.
  * The lock is on the file a symbolic link points to, where the write goes.
  *
+ * @param log where a lock left by a process that died is reported (the command's own logger).
  * @throws WorkbenchError `CONFIG_UNWRITABLE` when the lock cannot be had (nothing is written).
  */
-export async function withConfigLock<T>(path: string, work: () => Promise<T>): Promise<T> {
+export async function withConfigLock<T>(path: string, work: () => Promise<T>, log: Logger = createLogger()): Promise<T> {
   const target = await realpath(path).catch(() => path);
-  const release = await acquireLock(target, {
-    timeoutMs: DEFAULT_LOCK_TIMEOUT_MS,
-    staleMs: DEFAULT_LOCK_STALE_MS,
-    log: createLogger(),
-    ref: true,
-    subject: `the config ${path}`,
-    failure: (problem, cause) => new WorkbenchError('CONFIG_UNWRITABLE', `Did not write ${path}: ${problem}.${cause === undefined ? '' : ` ${fixDirectory(path)}.`}`, { cause }),
-  });
+  const release = await acquireLock(
+    target,
+    lockOptions({}, log, true, {
+      subject: `the config ${path}`,
+      failure: (problem, cause) => new WorkbenchError('CONFIG_UNWRITABLE', `Did not write ${path}: ${problem}.${cause === undefined ? '' : ` ${fixDirectory(path)}.`}`, { cause }),
+    }),
+  );
   try {
     return await work();
   } finally {
