@@ -7,7 +7,7 @@ import type { WorkbenchConfig } from '../config/types.js';
 import type { Logger } from '../log.js';
 import type { OAuthContext } from '../oauth/sign-in.js';
 import type { Scope, SessionScope } from './scope.js';
-import { scopeRelay, sharedActivityKey, sharedLogRouter, sharedRelay, trackCall, type CallContext, type UpstreamSession } from './session-routing.js';
+import { deliverLog, scopeRelay, sharedActivityKey, sharedLogRouter, sharedRelay, trackCall, type CallContext, type UpstreamSession } from './session-routing.js';
 import { FeatureBooks, noticeTo, serverChanged } from './feature-books.js';
 import type { FeatureScope } from './feature-scope.js';
 import { ShownLists } from './shown-lists.js';
@@ -169,7 +169,7 @@ export class Scopes {
       onServerNotice: (toolbox, server, notice) => noticeTo(books, toolbox, server, notice),
       onLogMessage: (toolbox, server, params) => {
         const logger = params.logger ? `${toolbox}/${server}/${params.logger}` : `${toolbox}/${server}`;
-        books.upstream?.log({ ...params, logger });
+        deliverLog(books.activity.get(`${toolbox}/${server}`), books.upstream, { ...params, logger });
       },
       upstream: scopeRelay(books, this.options.log),
       ...(pool ? { shared: pool.shared, groups: pool.reaper } : {}),

@@ -35,6 +35,11 @@ export interface UpstreamSession {
 export interface CallContext {
   session: UpstreamSession;
   request(request: RelayedRequest, signal: AbortSignal): Promise<Result>;
+  /**
+   * Sends a log message on this call's own stream: set for a call of an MCP 2026-07-28 client that asked for log
+   * messages (its level is applied there). Such a client has no stream outside its calls.
+   */
+  log?(params: LoggingMessageNotification['params']): void;
 }
 
 /** The routing books of one ClientManager: the session it answers to (none yet, or gone), and calls in flight. */
@@ -96,8 +101,9 @@ export function sharedActivityKey(server: string, capabilities: string): string 
 export function sharedLogRouter(activity: Map<string, Set<CallContext>>, log: Logger, set: string): ClientManagerOptions['onLogMessage'] {
   return (toolbox, server, params) => {
     const logger = params.logger ? `${toolbox}/${server}/${params.logger}` : `${toolbox}/${server}`;
-    const sessions = sessionsInFlight(activity.get(sharedActivityKey(`${toolbox}/${server}`, set)));
-    if (sessions.length === 1) sessions[0]!.log({ ...params, logger });
+    const calls = activity.get(sharedActivityKey(`${toolbox}/${server}`, set));
+    const sessions = sessionsInFlight(calls);
+    if (sessions.length === 1) deliverLog(calls, sessions[0], { ...params, logger });
     else log.debug(`log message from ${logger} not forwarded: ${sessions.length} sessions have calls in flight on this shared server`);
   };
 }
@@ -128,6 +134,18 @@ export function sharedRelay(activity: Map<string, Set<CallContext>>, log: Logger
       return requestOf(calls, sessions[0]!, request, signal, CAPABILITY_OF[request.method], `${toolbox}/${server}`);
     },
   };
+}
+
+/**
+ * A server's log message to where it belongs: the stream of the newest call of `session` in flight on that server that
+ * asked for log messages (a client of MCP 2026-07-28, which can be reached only during its calls), else the session
+ * itself (a handshake-era client, subject to its logging/setLevel).
+ */
+export function deliverLog(calls: Set<CallContext> | undefined, session: UpstreamSession | undefined, params: LoggingMessageNotification['params']): void {
+  let listening: CallContext | undefined;
+  if (calls) for (const call of calls) if (call.log && call.session === session) listening = call;
+  if (listening) listening.log!(params);
+  else session?.log(params);
 }
 
 /** The sessions that have calls in flight, each once. */

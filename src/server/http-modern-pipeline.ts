@@ -1,4 +1,4 @@
-import { isJsonContentType, PROTOCOL_VERSION_META_KEY, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/server';
+import { isJsonContentType, LOG_LEVEL_META_KEY, PROTOCOL_VERSION_META_KEY, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/server';
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { UpstreamSurface } from './create-server.js';
 import { OPEN_TOOLBOX, USE_TOOL } from './meta-tools.js';
@@ -11,7 +11,8 @@ import type { ModernAnswer, ReplySink } from './tool-call-pipeline.js';
  * handler is offered to the principal's pipeline, which answers it without a per-request server instance. The SDK
  * stays the reference: only requests whose checks are trivially passed are offered — a single JSON-RPC request with
  * a JSON content type, its `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers equal to the body's revision,
- * method and tool name, and no progress token (an answer that streams progress is the SDK's to frame). The pipeline
+ * method and tool name, and no progress token or log level (an answer that streams progress or log messages is the
+ * SDK's to frame). The pipeline
  * itself takes only requests whose envelope the SDK accepted before, so a client's first request always goes
  * through the SDK.
  */
@@ -40,7 +41,7 @@ export function offerable(headers: IncomingHttpHeaders, body: unknown): boolean 
   const name = params.name;
   if (name !== USE_TOOL && name !== OPEN_TOOLBOX) return false;
   const meta = params._meta;
-  if (!isObject(meta) || meta[PROTOCOL_VERSION_META_KEY] !== MODERN_REVISION || 'progressToken' in meta) return false;
+  if (!isObject(meta) || meta[PROTOCOL_VERSION_META_KEY] !== MODERN_REVISION || 'progressToken' in meta || LOG_LEVEL_META_KEY in meta) return false;
   return (
     headers['mcp-protocol-version'] === MODERN_REVISION &&
     headers['mcp-method'] === 'tools/call' &&
@@ -67,8 +68,8 @@ export async function offerToPipeline(
   const pipeline = surface.pipeline(response, {
     deliver: () => {},
     handOver: (_message, answer) => {
-      // A stream already begun cannot become the SDK's response; nothing notifies without a progress token, which
-      // offerable() leaves to the SDK, so this does not happen — but a client must never be left waiting.
+      // A stream already begun cannot become the SDK's response; nothing notifies without a progress token or a log
+      // level, which offerable() leaves to the SDK, so this does not happen — but a client must never be left waiting.
       if (response.streaming) {
         res.end();
         return settle('pipeline');

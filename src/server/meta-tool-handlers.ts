@@ -1,4 +1,4 @@
-import type { CallToolResult } from '@modelcontextprotocol/server';
+import { LOG_LEVEL_META_KEY, type CallToolResult } from '@modelcontextprotocol/server';
 import { isWorkbenchError } from '../errors.js';
 import type { SessionScope, UseToolOptions } from '../core/scope.js';
 import { failureResult } from '../core/tool-entry.js';
@@ -53,8 +53,9 @@ function useToolOptions(context: MetaToolContext, call: UseToolCall): UseToolOpt
   const options: UseToolOptions = {
     scope: context.scope,
     cancellation: call.cancellation,
-    meta: call.meta,
-    call: { session: context.link.session, request: call.request },
+    // A modern call's log level goes on to the server (a modern one sends its messages only when asked this way).
+    meta: call.logLevel === undefined ? call.meta : { ...call.meta, [LOG_LEVEL_META_KEY]: call.logLevel },
+    call: { session: context.link.session, request: call.request, ...(call.log && { log: call.log }) },
     sessionLabel: context.sessionLabel(),
     principal: context.principal,
     onprogress:

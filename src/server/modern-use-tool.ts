@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { CallToolResult, InputRequests, createRequestStateCodec } from '@modelcontextprotocol/server';
+import type { CallToolResult, InputRequests, LoggingLevel, createRequestStateCodec } from '@modelcontextprotocol/server';
 import { inputRequired } from '@modelcontextprotocol/server';
 import { errorResult } from '../core/tool-entry.js';
 import type { InputRounds, Notify, RoundOutcome } from './input-rounds.js';
@@ -109,11 +109,23 @@ function startRound(
         notify: roundNotify as UseToolCall['notify'],
         request: (request, askSignal) => ask(request, askSignal),
         pass,
+        ...(call.logLevel !== undefined && { logLevel: call.logLevel, log: callLog(call.logLevel, roundNotify as Notify) }),
       }),
     call.cancellation,
     call.notify as Notify,
   );
   return { running };
+}
+
+/** MCP's log levels, least severe first. */
+const LOG_LEVELS: readonly LoggingLevel[] = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
+
+/** A call's log messages at or above the level it asked for, on its own stream (the latest request of its rounds). */
+function callLog(level: LoggingLevel, notify: Notify): NonNullable<UseToolCall['log']> {
+  const threshold = LOG_LEVELS.indexOf(level);
+  return (params) => {
+    if (LOG_LEVELS.indexOf(params.level) >= threshold) notify({ method: 'notifications/message', params });
+  };
 }
 
 /** How a round ended, as the answer: complete, or input-required with a requestState signed with the request's context. */

@@ -7,6 +7,7 @@ import {
   type CallToolResult,
   type ClientCapabilities,
   type JSONRPCMessage,
+  type LoggingLevel,
   type RequestId,
 } from '@modelcontextprotocol/server';
 
@@ -34,6 +35,8 @@ export interface ModernRequest {
   meta: Record<string, unknown> | undefined;
   /** The capabilities the request declares. */
   capabilities: ClientCapabilities;
+  /** The log level the request asks for (`io.modelcontextprotocol/logLevel`): the call's log messages at or above it. */
+  logLevel: LoggingLevel | undefined;
 }
 
 /**
@@ -76,7 +79,7 @@ export class AcceptedEnvelopes {
       const { progressToken, ...rest } = meta;
       meta = { progressToken, ...rest };
     }
-    return { meta, capabilities: raw[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities };
+    return { meta, capabilities: raw[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities, logLevel: raw[LOG_LEVEL_META_KEY] as LoggingLevel | undefined };
   }
 
   /** Whether `meta`'s envelope is the one of the last request admitted (whose text the SDK accepted). */

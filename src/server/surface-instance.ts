@@ -1,5 +1,7 @@
 import {
   CLIENT_CAPABILITIES_META_KEY,
+  LOG_LEVEL_META_KEY,
+  type LoggingLevel,
   Server,
   type CallToolRequest,
   type CallToolResult,
@@ -146,9 +148,11 @@ function legacyUseToolCall(ctx: ServerContext, meta: Record<string, unknown> | u
 
 /** A use_tool call of a client of MCP 2026-07-28: a retry brings its verified requestState and input responses. */
 function modernUseToolCall(ctx: ServerContext, meta: Record<string, unknown> | undefined): ModernUseToolCall {
+  const logLevel = (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[LOG_LEVEL_META_KEY] as LoggingLevel | undefined;
   return {
     cancellation: Cancellation.from(ctx.mcpReq.signal),
     meta,
+    ...(logLevel !== undefined && { logLevel }),
     notify: progressSender(ctx),
     state: ctx.mcpReq.requestState<RequestStatePayload>(),
     responses: (ctx.mcpReq.inputResponses ?? {}) as Record<string, unknown>,

@@ -2,6 +2,8 @@ import {
   ProtocolErrorCode,
   type CallToolResult,
   type JSONRPCMessage,
+  type LoggingLevel,
+  type LoggingMessageNotification,
   type ProgressToken,
   type ClientCapabilities,
   type RequestId,
@@ -77,6 +79,13 @@ export interface UseToolCall extends MetaToolCall {
    * itself), and a retry carries the client's responses and the server's requestState on to the server.
    */
   pass?: { passInputRequired: true; inputResponses?: Record<string, unknown>; requestState?: string };
+  /**
+   * MCP 2026-07-28 clients only: the call asked for log messages (`io.modelcontextprotocol/logLevel` in its `_meta`);
+   * the called server's messages at or above that level are sent on the call's own stream, and the level is sent on
+   * to the server.
+   */
+  logLevel?: LoggingLevel;
+  log?(params: LoggingMessageNotification['params']): void;
 }
 
 /** What a use_tool request of MCP 2026-07-28 brings besides its arguments (modern-use-tool.ts answers it). */
@@ -87,6 +96,8 @@ export interface ModernUseToolCall {
   meta: Record<string, unknown> | undefined;
   /** Sends the call's notifications (progress, with the request's own token) to the client. */
   notify(notification: { method: string; params?: Record<string, unknown> }): void;
+  /** The log level the request asks for, if any (see {@link UseToolCall.log}). */
+  logLevel?: LoggingLevel;
   /** A retry's verified `requestState` and its `inputResponses` (SDK path only). */
   state?: unknown;
   responses?: Record<string, unknown>;
@@ -264,7 +275,7 @@ class Pipeline implements ToolCallPipeline {
       answer =
         name === OPEN_TOOLBOX
           ? this.handlers.openToolbox(input, { progressToken, notify: notify as MetaToolCall['notify'] }).then((complete) => ({ complete }))
-          : modernHandlers.useTool(input, { cancellation, meta, notify });
+          : modernHandlers.useTool(input, { cancellation, meta, notify, ...(request.logLevel !== undefined && { logLevel: request.logLevel }) });
     } catch (error) {
       answer = Promise.reject(error);
     }
