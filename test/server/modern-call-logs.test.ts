@@ -53,3 +53,18 @@ for (const over of ['stdio', 'http'] as Over[]) {
     });
   });
 }
+
+describe("a 2026-07-28 client's log messages from a shared server (http)", () => {
+  it('come on its call when its calls are the only ones in flight on the shared connection', async () => {
+    let seen: LoggingMessageNotification['params'][] = [];
+    const config = { toolboxes: { logs: { mcpServers: { legacy: { ...fixtureServer(), shared: true } } } } };
+    const wb = await startEra('http', 'modern', config, (client) => void (seen = collect(client)));
+    try {
+      await logCall(wb.client, 'legacy', 'error', 'shared-asked', 'warning');
+      await logCall(wb.client, 'legacy', 'info', 'shared-below', 'warning');
+      assert.deepEqual(seen.map((p) => String(p.data)), ['shared-asked']);
+    } finally {
+      await wb.close();
+    }
+  });
+});
