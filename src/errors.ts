@@ -162,6 +162,11 @@ export interface WorkbenchErrorOptions extends FailureSite {
   downstreamCode?: number;
   /** The environment variables the failure is about (`ENV_MISSING`: the unset ones, each once, in order of use). */
   variables?: readonly string[];
+  /**
+   * For the terminal only: an excerpt of the file the failure is about (a line with a caret under the fault). Never
+   * shown to a client: a config, state or project file may hold secrets, and a project file may point elsewhere.
+   */
+  local?: string;
 }
 
 /**
@@ -180,6 +185,8 @@ export class WorkbenchError extends Error {
   readonly downstreamCode: number | undefined;
   /** See {@link WorkbenchErrorOptions.variables}; empty when the failure names none. */
   readonly variables: readonly string[];
+  /** See {@link WorkbenchErrorOptions.local}: {@link errorMessage} shows it, {@link toDisplayString} (for clients) never. */
+  readonly local: string | undefined;
 
   constructor(code: WorkbenchErrorCode, message: string, options: WorkbenchErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -191,6 +198,7 @@ export class WorkbenchError extends Error {
     this.hint = options.hint;
     this.downstreamCode = options.downstreamCode;
     this.variables = options.variables ?? [];
+    this.local = options.local;
   }
 
   /** Whether the same call may succeed if simply made again later (see {@link isRetryable}). */
@@ -212,7 +220,7 @@ export class WorkbenchError extends Error {
   }
 
   private options(): WorkbenchErrorOptions {
-    return { cause: this.cause, details: this.details, failure: this.failure, hint: this.hint, downstreamCode: this.downstreamCode, variables: this.variables, ...this.site };
+    return { cause: this.cause, details: this.details, failure: this.failure, hint: this.hint, downstreamCode: this.downstreamCode, variables: this.variables, local: this.local, ...this.site };
   }
 }
 
@@ -230,7 +238,7 @@ export function isWorkbenchError(error: unknown, code?: WorkbenchErrorCode): err
 
 /** A readable message for anything thrown, without stack noise. */
 export function errorMessage(error: unknown): string {
-  if (error instanceof WorkbenchError) return error.toDisplayString();
+  if (error instanceof WorkbenchError) return error.local === undefined ? error.toDisplayString() : `${error.toDisplayString()}\n${error.local}`;
   if (error instanceof Error) return error.message;
   return String(error);
 }

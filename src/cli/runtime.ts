@@ -192,7 +192,8 @@ async function reportBrokenState(path: string, broken: BrokenState, lastGood: bo
   const shown = lastGood ? 'open_toolbox shows the tools as of its last good content' : 'open_toolbox answers with this error';
   log.error(
     `${broken.problem.message} Until then no tool call is forwarded and ${shown}; the file is watched, and calls resume ` +
-      `as soon as it is good again (no restart needed).${copy ? ` A copy of its current content is kept at ${copy}.` : ''}`,
+      `as soon as it is good again (no restart needed).${copy ? ` A copy of its current content is kept at ${copy}.` : ''}` +
+      (broken.problem.local === undefined ? '' : `\n${broken.problem.local}`),
   );
 }
 

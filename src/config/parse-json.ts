@@ -86,7 +86,8 @@ function valueOf(root: Node): unknown {
 
 /**
  * {@link parseJsonText} for a file the workbench loads: a syntax error becomes a WorkbenchError (`code`, default
- * `CONFIG_PARSE`) naming `source`, the line and column, with an excerpt of the line and a caret.
+ * `CONFIG_PARSE`) naming `source`, the line and column; an excerpt of the line with a caret is its `local` text, for
+ * the terminal only.
  */
 export function parseJsonDocument(
   text: string,
@@ -105,9 +106,8 @@ export function parseJsonDocument(
     return parseJsonText(body);
   } catch (error) {
     if (!(error instanceof JsonSyntaxError)) throw error;
-    throw new WorkbenchError(code, `Cannot parse ${source}: ${error.message}.\n${excerpt(error.line, error.column, error.lineText)}`, {
-      cause: error,
-    });
+    // The line itself goes to the terminal only (`local`): it may hold a secret, and what a client is shown never quotes a file.
+    throw new WorkbenchError(code, `Cannot parse ${source}: ${error.message}.`, { cause: error, local: excerpt(error.line, error.column, error.lineText) });
   }
 }
 

@@ -116,7 +116,7 @@ class StateFileWatcher {
     if (this.broken && sameBroken(this.broken, next)) return;
     this.broken = next;
     if (this.options.onProblem) this.options.onProblem(next);
-    else this.log.warn(`${next.problem.message} Nothing changes until it is good again (it is watched; no restart needed).`);
+    else this.log.warn(`${next.problem.message} Nothing changes until it is good again (it is watched; no restart needed).${next.problem.local === undefined ? '' : `\n${next.problem.local}`}`);
   }
 
   private apply(state: ToolState, extraKeys: readonly string[]): void {

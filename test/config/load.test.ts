@@ -11,6 +11,7 @@ import { describeConfigPath, resolveConfigPath } from '../../src/config/config-p
 import { loadConfig, parseConfig, parseConfigJson } from '../../src/config/load.js';
 import { configProblemsError, noServerCanStartError, serverProblemError } from '../../src/config/server-problems.js';
 import { failure, rejection } from '../helpers/expect-error.js';
+import { errorMessage } from '../../src/errors.js';
 
 const fixtures = fileURLToPath(new URL('../fixtures/configs/', import.meta.url));
 const fixture = (name: string): string => join(fixtures, name);
@@ -182,10 +183,11 @@ describe('loadConfig', () => {
     assert.ok(message.includes(path));
   });
 
-  it('reports invalid JSON with line, column and the offending line', async () => {
+  it('reports invalid JSON with line and column; the offending line is for the terminal only, never in what a client is shown', async () => {
     const error = await rejection(loadConfig(fixture('syntax-error.json'), {}), 'CONFIG_PARSE');
-    const lines = error.message.split('\n');
-    assert.match(lines[0] ?? '', /syntax-error\.json: Expected ',' or '}' after property value at line 5, column 38\.$/);
+    assert.match(error.message, /syntax-error\.json: Expected ',' or '}' after property value at line 5, column 38\.$/);
+    assert.doesNotMatch(error.toDisplayString(), /"command"/, 'a client is never shown a line of the file (it may hold a secret)');
+    const lines = errorMessage(error).split('\n');
     assert.equal(lines[1], '  5 |         "memory": { "command": "npx" "args": [] }');
     assert.equal(lines[2], '    |                                      ^');
   });
@@ -223,7 +225,7 @@ describe('loadConfig', () => {
       const error = failure(() => parseConfigJson(text, 'c.json'), 'CONFIG_PARSE');
       assert.match(error.message, expected, text);
       assert.ok(!error.message.includes('is not valid JSON'), 'V8 snippets of the text are left out');
-      assert.match(error.message, /\n +\d+ \| .*\n +\| +\^$/);
+      assert.match(errorMessage(error), /\n +\d+ \| .*\n +\| +\^$/);
     }
     assert.match(failure(() => parseConfigJson(' \n', 'c.json'), 'CONFIG_PARSE').message, /the file is empty/);
     // Saved as UTF-16 ("Unicode" in some editors), read as UTF-8: said so, without echoing the bytes.
