@@ -98,7 +98,7 @@ function serverBlock(client: ClientKind, raw: unknown, options: ImportOptions, n
   const label = CLIENT_LABELS[client];
   const key = client === 'vscode' ? 'servers' : 'mcpServers';
   if (!isRecord(raw)) throw new WorkbenchError('CONFIG_INVALID', `${options.source} is not a ${label} config: it is not a JSON object.`);
-  if (client === 'workbench') return { entries: workbenchToolbox(raw, options), scope: raw };
+  if (client === 'workbench') return { entries: workbenchToolbox(raw, options, notes), scope: raw };
   if (client === 'vscode' && !isRecord(raw.servers)) {
     if (isRecord(raw.mcp) && isRecord(raw.mcp.servers)) raw = raw.mcp;
     else if (isRecord(raw['mcp.servers'])) raw = { servers: raw['mcp.servers'], inputs: raw['mcp.inputs'] };
@@ -129,22 +129,34 @@ function serverBlock(client: ClientKind, raw: unknown, options: ImportOptions, n
 /**
  * A workbench config (0.9 or later) as the source: the servers of one of its toolboxes — `options.toolbox` when it
  * has one of that name, else its only toolbox. (To update a 0.9 file in place, `migrate --config FILE` is the tool.)
+ * A toolbox or server whose name starts with `$` or `_` (how such a file comments an entry out; no toolbox or server
+ * may be named so) is never imported as a live one; a parked server is named in a note.
  */
-function workbenchToolbox(raw: Record<string, unknown>, options: ImportOptions): [string, unknown][] {
+function workbenchToolbox(raw: Record<string, unknown>, options: ImportOptions, notes: string[]): [string, unknown][] {
   const toolboxes = raw.toolboxes;
-  if (!isRecord(toolboxes) || Object.keys(toolboxes).length === 0) {
+  const names = isRecord(toolboxes) ? Object.keys(toolboxes).filter((name) => !isComment(name)) : [];
+  if (!isRecord(toolboxes) || names.length === 0) {
     throw new WorkbenchError('CONFIG_INVALID', `${options.source} has no "toolboxes" object, so it is not a workbench config.`);
   }
-  const names = Object.keys(toolboxes);
   const chosen = options.toolbox !== undefined && names.includes(options.toolbox) ? options.toolbox : names.length === 1 ? names[0]! : undefined;
   if (chosen === undefined) {
     throw new WorkbenchError('USAGE', `${options.source} has several toolboxes (${names.join(', ')}) and none is called "${options.toolbox ?? ''}": name the one to import with --toolbox.`);
   }
   const toolbox = toolboxes[chosen];
   const servers = isRecord(toolbox) ? toolbox.mcpServers : undefined;
-  if (!isRecord(servers) || Object.keys(servers).length === 0) throw new WorkbenchError('CONFIG_INVALID', `${options.source}: toolbox "${chosen}" has no servers to import.`);
-  return Object.entries(servers);
+  const entries = isRecord(servers) ? Object.entries(servers) : [];
+  for (const [name, entry] of entries) {
+    if (isComment(name) && isRecord(entry)) {
+      notes.push(`server "${name}" was left out: a name starting with "$" or "_" is how a workbench config comments an entry out (it is never a server's name), so it stays parked; rename it in ${options.source} to import it`);
+    }
+  }
+  const live = entries.filter(([name]) => !isComment(name));
+  if (live.length === 0) throw new WorkbenchError('CONFIG_INVALID', `${options.source}: toolbox "${chosen}" has no servers to import.`, { details: notes });
+  return live;
 }
+
+/** A key a workbench config reads as a comment. */
+const isComment = (key: string): boolean => key.startsWith('$') || key.startsWith('_');
 
 /** `~/.claude.json`: user-scope servers, plus one project's local-scope servers with `--project`. */
 function claudeCodeUserFile(raw: Record<string, unknown>, projects: Record<string, unknown>, options: ImportOptions, notes: string[]): [string, unknown][] {

@@ -160,6 +160,21 @@ describe('importClientServers', () => {
   const importFile = (client: ClientKind, name: string, project?: string) =>
     importClientServers(client, json(read(name)), { source: fixture(name), ...(project !== undefined && { project }) });
 
+  it('a workbench config: toolboxes and servers commented out with "_" or "$" stay parked, never imported as live ones', () => {
+    const source = {
+      toolboxes: {
+        dev: { mcpServers: { fs: { command: 'node', args: ['x.js'] }, _parked: { command: 'node', args: ['old.js'] }, $note: 'a comment' } },
+        _oldbox: { mcpServers: { a: { command: 'node' } } },
+      },
+    };
+    const result = importClientServers('workbench', source, { source: '/w/other.json' });
+    assert.deepEqual(result.servers.map(([name]) => name), ['fs'], 'the only toolbox that is not commented out, and its live server');
+    assert.match(result.notes.join('\n'), /server "_parked" was left out: .*comments an entry out.*rename it in \/w\/other\.json to import it/);
+    assert.doesNotMatch(result.notes.join('\n'), /\$note/);
+    const parkedOnly = { toolboxes: { dev: { mcpServers: { _a: { command: 'node' } } } } };
+    assert.throws(() => importClientServers('workbench', parkedOnly, { source: '/w/p.json' }), /toolbox "dev" has no servers to import/);
+  });
+
   it('Claude Desktop: stdio entries, names made valid, literal secrets moved to ${VAR} references', () => {
     const result = importFile('claude-desktop', 'import-claude-desktop.json');
     assert.deepEqual(result.servers.map(([name]) => name), ['filesystem', 'github', 'brave-search', 'sqlite']);
