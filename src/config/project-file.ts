@@ -9,7 +9,7 @@ import { formatJsonPath, type JsonPath } from './expand-env.js';
 import { closest } from './problem-messages.js';
 import { duplicateKeyMessage, parseJsonDocument } from './parse-json.js';
 import { NAME_RULE, isRecord } from './text.js';
-import type { ProjectConfig, WorkbenchConfig } from './types.js';
+import type { ProjectConfig, ToolOverrideRule, WorkbenchConfig } from './types.js';
 import { reasonOf } from '../shared/errno.js';
 
 export const PROJECT_FILE = '.mcp-workbench.json';
@@ -99,6 +99,30 @@ async function refuseLinkOutside(path: string): Promise<void> {
 }
 
 /**
+ * The annotation values that would make a tool look safer than its server says. A project file comes with a cloned
+ * repository, so its `toolOverrides` may mark a tool destructive, not read-only, open-world (less safe), never the
+ * other way round.
+ */
+const RELAXING: Readonly<Record<string, boolean>> = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+
+/** The project's override rules without the annotation values that relax a tool's safety, and which were dropped. */
+function cautiousOverrides(rules: readonly ToolOverrideRule[]): { rules: ToolOverrideRule[]; ignored: { pattern: string; key: string }[] } {
+  const ignored: { pattern: string; key: string }[] = [];
+  const kept = rules.map((rule) => {
+    if (!rule.annotations) return rule;
+    const annotations = Object.fromEntries(
+      Object.entries(rule.annotations).filter(([key, value]) => {
+        const relaxes = Object.hasOwn(RELAXING, key) && value === RELAXING[key];
+        if (relaxes) ignored.push({ pattern: rule.pattern, key });
+        return !relaxes;
+      }),
+    );
+    return { ...rule, annotations };
+  });
+  return { rules: kept, ignored };
+}
+
+/**
  * Validates an already parsed project document (see {@link loadProjectFile}); `raw` is not modified. Keys written
  * twice (`duplicateKeys`, from the parser) are problems, as in the config.
  */
@@ -143,10 +167,19 @@ export function applyProject(config: WorkbenchConfig, project: ProjectConfig | u
     const own = configured.get(t.name);
     return own ? { ...t, within: own.within ? [...own.within] : [...own.tools] } : t;
   });
+  const { rules, ignored } = cautiousOverrides(project.toolOverrides);
   return {
     ...config,
     toolsets: [...(config.toolsets ?? []).filter((t) => !project.toolsets.some((p) => p.name === t.name)), ...narrowing],
-    project,
+    project: ignored.length === 0 ? project : { ...project, toolOverrides: rules },
+    warnings: [
+      ...config.warnings,
+      ...ignored.map(
+        ({ pattern, key }) =>
+          `${project.source}: toolOverrides ${JSON.stringify(pattern)} sets annotations.${key} to ${String(RELAXING[key])}, which would make a tool look safer ` +
+          'than its server says; ignored (a project file can only make tools look less safe: set it in your config to mean it).',
+      ),
+    ],
   };
 }
 

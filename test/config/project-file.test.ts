@@ -113,6 +113,29 @@ describe('applyProject', () => {
     assert.equal(narrower.includes('dev__s__a'), false, 'it narrows');
   });
 
+  it('drops project annotations that would make a tool look safer than its server says, with a warning; keeps the cautious ones', () => {
+    const project = parseProjectFile(
+      {
+        toolOverrides: {
+          'dev__s__wipe': { annotations: { readOnlyHint: true, destructiveHint: false, title: 'Wipe' } },
+          'dev__s__*': { annotations: { destructiveHint: true, openWorldHint: true, idempotentHint: true } },
+        },
+      },
+      SOURCE,
+    );
+    const merged = applyProject(config, project);
+    assert.deepEqual(
+      merged.project?.toolOverrides.map((r) => [r.pattern, r.annotations]),
+      [
+        ['dev__s__wipe', { title: 'Wipe' }],
+        ['dev__s__*', { destructiveHint: true, openWorldHint: true }],
+      ],
+    );
+    const warned = merged.warnings.join('\n');
+    for (const key of ['readOnlyHint to true', 'destructiveHint to false', 'idempotentHint to true']) assert.match(warned, new RegExp(`annotations\\.${key}, which would make a tool look safer`));
+    assert.equal(applyProject(config, parseProjectFile({ toolOverrides: { x: { annotations: { destructiveHint: true } } } }, SOURCE)).warnings.length, config.warnings.length);
+  });
+
   it('refuses a project toolset named like a toolbox', () => {
     const project = parseProjectFile({ toolsets: { dev: { tools: ['dev__s__a'] } } }, SOURCE);
     const error = failure(() => applyProject(config, project), 'CONFIG_INVALID');
