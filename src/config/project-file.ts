@@ -174,6 +174,9 @@ export function applyProject(config: WorkbenchConfig, project: ProjectConfig | u
     project: ignored.length === 0 ? project : { ...project, toolOverrides: rules },
     warnings: [
       ...config.warnings,
+      ...project.toolsets
+        .filter((t) => configured.has(t.name))
+        .map((t) => `${project.source}: toolset "${t.name}" is also in ${config.source}; the project's only narrows it (a tool belongs to it when the patterns of both match).`),
       ...ignored.map(
         ({ pattern, key }) =>
           `${project.source}: toolOverrides ${JSON.stringify(pattern)} sets annotations.${key} to ${String(RELAXING[key])}, which would make a tool look safer ` +

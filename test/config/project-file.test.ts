@@ -109,6 +109,7 @@ describe('applyProject', () => {
     assert.equal(quick.includes('dev__s__b'), false, 'only in the project\'s patterns');
     assert.deepEqual(quick.unreachable, [], 'a pattern the config toolset leaves out is no typo');
     assert.equal(quick.config.description, 'from the repo', 'it may describe');
+    assert.match(wider.warnings.join('\n'), /toolset "quick" is also in \/home\/ada\/workbench-config\.json; the project's only narrows it/);
     const narrower = resolveToolsets(applyProject(config, parseProjectFile({ toolsets: { quick: { tools: ['dev__s__z'] } } }, SOURCE))).get('quick')!;
     assert.equal(narrower.includes('dev__s__a'), false, 'it narrows');
   });
