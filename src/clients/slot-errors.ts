@@ -238,3 +238,22 @@ function downstreamMessage(error: ProtocolError): string {
   const message = error.message.replace(/^MCP error -?\d+: /, '');
   return message.length <= MAX_DOWNSTREAM_MESSAGE ? message : `${message.slice(0, MAX_DOWNSTREAM_MESSAGE)}… (${message.length - MAX_DOWNSTREAM_MESSAGE} more characters)`;
 }
+
+/**
+ * The error as it may leave a slot: placed at `site` (its toolbox/server), with its message, details and the stderr
+ * tail of its structured failure redacted (a wrapped fetch error repeats the whole URL; a crashing server may print its
+ * environment). The failure's fields are kept.
+ */
+export function redactSlotError(error: WorkbenchError, site: { toolbox: string; server: string }, redact: (text: string) => string): WorkbenchError {
+  const placed = error.at(site);
+  const message = redact(placed.message);
+  const hint = placed.hint === undefined ? undefined : redact(placed.hint);
+  const details = placed.details.map(redact);
+  const tail = placed.failure?.stderrTail;
+  const redactedTail = tail?.map(redact);
+  const same =
+    message === placed.message && hint === placed.hint && details.every((d, i) => d === placed.details[i]) && (tail === undefined || redactedTail!.every((l, i) => l === tail[i]));
+  if (same) return placed;
+  const failure = placed.failure && (redactedTail ? { ...placed.failure, stderrTail: redactedTail } : placed.failure);
+  return new WorkbenchError(placed.code, message, { cause: placed.cause, details, failure, hint, downstreamCode: placed.downstreamCode, ...placed.site });
+}
