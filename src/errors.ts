@@ -47,6 +47,8 @@ export type WorkbenchErrorCode =
   | 'SHUTTING_DOWN'
   /** A client of MCP 2026-07-28 came back for a call's input round that this process no longer (or never) held. */
   | 'INPUT_ROUND_UNKNOWN'
+  /** A client of MCP 2026-07-28 has as many calls waiting for its input as the workbench holds (README "Protocol eras"). */
+  | 'INPUT_ROUNDS_FULL'
   /** A remote server needs an OAuth sign-in that cannot happen now (no browser, `serve --no-browser`): see `failure`. */
   | 'SIGN_IN_REQUIRED'
   /** An OAuth sign-in was tried and failed (refused in the browser, the authorization server's error, timed out). */
@@ -131,6 +133,7 @@ export function isRetryable(code: WorkbenchErrorCode, failure?: ServerFailure): 
     case 'CALL_CANCELLED':
     case 'SERVER_EXITED':
     case 'SHUTTING_DOWN':
+    case 'INPUT_ROUNDS_FULL':
       return true;
     case 'CONNECT_FAILED':
       // A crash or an unreachable host may pass; a missing command or a misconfigured entry will not.
