@@ -47,6 +47,8 @@ export type WorkbenchErrorCode =
   | 'SHUTTING_DOWN'
   /** A client of MCP 2026-07-28 came back for a call's input round that this process no longer (or never) held. */
   | 'INPUT_ROUND_UNKNOWN'
+  /** A server answered the call with -32042: the user must first open the URLs it gave (see `elicitations`). */
+  | 'URL_ELICITATION_REQUIRED'
   /** A client of MCP 2026-07-28 has as many calls waiting for its input as the workbench holds (README "Protocol eras"). */
   | 'INPUT_ROUNDS_FULL'
   /** A remote server needs an OAuth sign-in that cannot happen now (no browser, `serve --no-browser`): see `failure`. */
@@ -165,6 +167,16 @@ export interface WorkbenchErrorOptions extends FailureSite {
   downstreamCode?: number;
   /** The environment variables the failure is about (`ENV_MISSING`: the unset ones, each once, in order of use). */
   variables?: readonly string[];
+  /** `URL_ELICITATION_REQUIRED`: the URL-mode elicitations the server asked the user to complete, as it sent them. */
+  elicitations?: readonly UrlElicitation[];
+}
+
+/** A URL-mode elicitation a server asked for in its -32042 error: what to tell the user, and where to send them. */
+export interface UrlElicitation {
+  mode: 'url';
+  message: string;
+  url: string;
+  elicitationId?: string;
 }
 
 /**
@@ -183,6 +195,8 @@ export class WorkbenchError extends Error {
   readonly downstreamCode: number | undefined;
   /** See {@link WorkbenchErrorOptions.variables}; empty when the failure names none. */
   readonly variables: readonly string[];
+  /** See {@link WorkbenchErrorOptions.elicitations}. */
+  readonly elicitations: readonly UrlElicitation[] | undefined;
 
   constructor(code: WorkbenchErrorCode, message: string, options: WorkbenchErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -194,6 +208,7 @@ export class WorkbenchError extends Error {
     this.hint = options.hint;
     this.downstreamCode = options.downstreamCode;
     this.variables = options.variables ?? [];
+    this.elicitations = options.elicitations;
   }
 
   /** Whether the same call may succeed if simply made again later (see {@link isRetryable}). */
@@ -215,7 +230,7 @@ export class WorkbenchError extends Error {
   }
 
   private options(): WorkbenchErrorOptions {
-    return { cause: this.cause, details: this.details, failure: this.failure, hint: this.hint, downstreamCode: this.downstreamCode, variables: this.variables, ...this.site };
+    return { cause: this.cause, details: this.details, failure: this.failure, hint: this.hint, downstreamCode: this.downstreamCode, variables: this.variables, elicitations: this.elicitations, ...this.site };
   }
 }
 
