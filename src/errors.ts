@@ -47,6 +47,10 @@ export type WorkbenchErrorCode =
   | 'SHUTTING_DOWN'
   /** A client of MCP 2026-07-28 came back for a call's input round that this process no longer (or never) held. */
   | 'INPUT_ROUND_UNKNOWN'
+  /** A server answered the call with -32042: the user must first open the URLs it gave (see `elicitations`). */
+  | 'URL_ELICITATION_REQUIRED'
+  /** A client of MCP 2026-07-28 has as many calls waiting for its input as the workbench holds (README "Protocol eras"). */
+  | 'INPUT_ROUNDS_FULL'
   /** A remote server needs an OAuth sign-in that cannot happen now (no browser, `serve --no-browser`): see `failure`. */
   | 'SIGN_IN_REQUIRED'
   /** An OAuth sign-in was tried and failed (refused in the browser, the authorization server's error, timed out). */
@@ -131,6 +135,7 @@ export function isRetryable(code: WorkbenchErrorCode, failure?: ServerFailure): 
     case 'CALL_CANCELLED':
     case 'SERVER_EXITED':
     case 'SHUTTING_DOWN':
+    case 'INPUT_ROUNDS_FULL':
       return true;
     case 'CONNECT_FAILED':
       // A crash or an unreachable host may pass; a missing command or a misconfigured entry will not.
@@ -167,6 +172,16 @@ export interface WorkbenchErrorOptions extends FailureSite {
    * shown to a client: a config, state or project file may hold secrets, and a project file may point elsewhere.
    */
   local?: string;
+  /** `URL_ELICITATION_REQUIRED`: the URL-mode elicitations the server asked the user to complete, as it sent them. */
+  elicitations?: readonly UrlElicitation[];
+}
+
+/** A URL-mode elicitation a server asked for in its -32042 error: what to tell the user, and where to send them. */
+export interface UrlElicitation {
+  mode: 'url';
+  message: string;
+  url: string;
+  elicitationId?: string;
 }
 
 /**
@@ -187,6 +202,8 @@ export class WorkbenchError extends Error {
   readonly variables: readonly string[];
   /** See {@link WorkbenchErrorOptions.local}: {@link errorMessage} shows it, {@link toDisplayString} (for clients) never. */
   readonly local: string | undefined;
+  /** See {@link WorkbenchErrorOptions.elicitations}. */
+  readonly elicitations: readonly UrlElicitation[] | undefined;
 
   constructor(code: WorkbenchErrorCode, message: string, options: WorkbenchErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -199,6 +216,7 @@ export class WorkbenchError extends Error {
     this.downstreamCode = options.downstreamCode;
     this.variables = options.variables ?? [];
     this.local = options.local;
+    this.elicitations = options.elicitations;
   }
 
   /** Whether the same call may succeed if simply made again later (see {@link isRetryable}). */
@@ -220,7 +238,7 @@ export class WorkbenchError extends Error {
   }
 
   private options(): WorkbenchErrorOptions {
-    return { cause: this.cause, details: this.details, failure: this.failure, hint: this.hint, downstreamCode: this.downstreamCode, variables: this.variables, local: this.local, ...this.site };
+    return { cause: this.cause, details: this.details, failure: this.failure, hint: this.hint, downstreamCode: this.downstreamCode, variables: this.variables, local: this.local, elicitations: this.elicitations, ...this.site };
   }
 }
 

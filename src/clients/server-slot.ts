@@ -11,6 +11,7 @@ import { capabilitiesKey } from './capabilities-key.js';
 import { callEnvelope } from './downstream-client.js';
 import { EraMemory } from './era-memory.js';
 import { isInputRequired, untilComplete, type InputRelay } from './input-required.js';
+import { InputDeadline, startClock, type CallClock } from './input-deadline.js';
 import type { CallOptions, SlotOptions, ToolsChange } from './types.js';
 import { listAllTools } from './list-tools.js';
 import { listenFilter, watchFeatureNotices } from './feature-notices.js';
@@ -18,7 +19,7 @@ import { callAsTask } from './task-call.js';
 import { applyList, type Live } from './live-connection.js';
 import type { GroupTracker } from './orphan-reaper.js';
 import { summary } from './server-failure.js';
-import { describeCallError, endOf, hasStopped } from './slot-errors.js';
+import { describeCallError, endOf, hasStopped, redactSlotError } from './slot-errors.js';
 import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_MAX_TOTAL_CALL_MS } from './limits.js';
 import { SlotDialer } from './slot-dialer.js';
 import { SlotConnector, type Dialed } from './slot-connector.js';
@@ -225,9 +226,11 @@ export class ServerSlot {
     };
     // The result is returned as it came; the output-schema check is the caller's to make.
     if (live.era === 'legacy') return live.calls.call(tool, args, channel) as Promise<CallToolResult>;
-    const first = live.calls.call(tool, args, { ...channel, inputResponses: options.inputResponses, requestState: options.requestState });
+    // The call's clock: if the server asks for input, its rounds are bounded by the same timeout (see InputDeadline).
+    const { clock, onprogress } = startClock(channel.onprogress);
+    const first = live.calls.call(tool, args, { ...channel, onprogress, inputResponses: options.inputResponses, requestState: options.requestState });
     return first.then((result) =>
-      options.passInputRequired || !isInputRequired(result) ? (result as CallToolResult) : this.fulfil(live, tool, args, options, channel, result),
+      options.passInputRequired || !isInputRequired(result) ? (result as CallToolResult) : this.fulfil(live, tool, args, options, channel, result, clock),
     );
   }
 
@@ -245,20 +248,28 @@ export class ServerSlot {
     });
   }
 
-  /** Answers a modern server's input requests through the relay and calls again, until it completes (bounded). */
-  private fulfil(live: Live, tool: string, args: Record<string, unknown> | undefined, options: CallOptions, channel: ChannelCallOptions, result: Record<string, unknown>): Promise<CallToolResult> {
+  /**
+   * Answers a modern server's input requests through the relay and calls again, until it completes (bounded in rounds,
+   * and in time by the call's timeout: see InputDeadline, whose expiry fails the call with CALL_TIMEOUT).
+   */
+  private fulfil(live: Live, tool: string, args: Record<string, unknown> | undefined, options: CallOptions, channel: ChannelCallOptions, result: Record<string, unknown>, clock: CallClock): Promise<CallToolResult> {
     const what = `tool "${tool}" on ${this.label}`;
     const upstream = this.options.upstream;
     const relay: InputRelay | undefined = options.call
       ? (request, signal) => options.call!.request(request, signal)
       : upstream && ((request, signal) => upstream.request(this.toolbox, this.config.name, request, signal));
     if (!relay) return Promise.reject(new WorkbenchError('CALL_FAILED', `${what} asked the client for input, but no client is connected to answer it`));
+    const deadline = new InputDeadline(clock, channel.timeoutMs, channel.maxTotalMs, options.cancellation);
+    const retryChannel = deadline.retryOptions(channel);
     const retry = (inputResponses: Record<string, unknown>, requestState: string | undefined) =>
-      live.calls.call(tool, args, { ...channel, inputResponses, ...(requestState !== undefined ? { requestState } : {}) });
+      live.calls.call(tool, args, { ...retryChannel, inputResponses, ...(requestState !== undefined ? { requestState } : {}) });
     // Between rounds no call of the channel is in flight: held, so a reload does not close the server mid-call.
-    return this.holding(untilComplete(result, retry, relay, options.cancellation, what)).then(
+    return this.holding(untilComplete(result, retry, relay, deadline.cancellation, what).finally(() => deadline.dispose())).then(
       (complete) => complete as CallToolResult,
-      (error: unknown) => Promise.reject(error instanceof WorkbenchError ? this.redactError(error) : error),
+      (error: unknown) => {
+        const told = deadline.expired ? describeCallError({ label: this.label, config: this.config }, deadline.cancellation.reason, live, tool, channel.timeoutMs, options.cancellation) : error;
+        return Promise.reject(told instanceof WorkbenchError ? this.redactError(told) : told);
+      },
     );
   }
 
@@ -378,22 +389,8 @@ export class ServerSlot {
     this.toolsChanged('lost');
   }
 
-  /**
-   * The error as it may leave the slot: placed at this toolbox/server, with its message, details and the stderr tail
-   * of its structured failure redacted (a wrapped fetch error repeats the whole URL; a crashing server may print its
-   * environment). The failure's fields are kept.
-   */
+  /** The error as it may leave the slot: placed at this toolbox/server and redacted (see redactSlotError). */
   private redactError(error: WorkbenchError): WorkbenchError {
-    const placed = error.at({ toolbox: this.toolbox, server: this.config.name });
-    const message = this.redact(placed.message);
-    const hint = placed.hint === undefined ? undefined : this.redact(placed.hint);
-    const details = placed.details.map(this.redact);
-    const tail = placed.failure?.stderrTail;
-    const redactedTail = tail?.map(this.redact);
-    const same =
-      message === placed.message && hint === placed.hint && details.every((d, i) => d === placed.details[i]) && (tail === undefined || redactedTail!.every((l, i) => l === tail[i]));
-    if (same) return placed;
-    const failure = placed.failure && (redactedTail ? { ...placed.failure, stderrTail: redactedTail } : placed.failure);
-    return new WorkbenchError(placed.code, message, { cause: placed.cause, details, failure, hint, downstreamCode: placed.downstreamCode, ...placed.site });
+    return redactSlotError(error, { toolbox: this.toolbox, server: this.config.name }, this.redact);
   }
 }

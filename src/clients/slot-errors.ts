@@ -1,7 +1,7 @@
 import { ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode, type Transport } from '@modelcontextprotocol/client';
 import { existsSync } from 'node:fs';
 import type { ServerConfig, StdioServerConfig } from '../config/types.js';
-import { WorkbenchError, errorMessage, type ServerFailure } from '../errors.js';
+import { WorkbenchError, errorMessage, type ServerFailure, type UrlElicitation } from '../errors.js';
 import type { Cancellation } from '../shared/cancellation.js';
 import { networkReason } from '../shared/errno.js';
 import { MalformedResultError, ResponseStreamLostError } from './call-channel.js';
@@ -162,6 +162,8 @@ export function describeCallError(
     return new WorkbenchError('MESSAGE_TOO_LARGE', `${what} failed: ${dropped}.`, { cause: error, tool, hint: 'Ask for less output (narrower arguments).' });
   }
   if (error instanceof ProtocolError) {
+    const elicitations = error.code === ProtocolErrorCode.UrlElicitationRequired ? urlElicitations(error.data) : [];
+    if (elicitations.length > 0) return urlElicitationRequired(what, tool, error, elicitations);
     const hint = downstreamErrorHint(error);
     // The server's own message, as it sent it: nothing is parsed out of it, and its code is carried as a field.
     return new WorkbenchError('CALL_FAILED', `${what} returned a JSON-RPC error (code ${error.code}): ${downstreamMessage(error)}.`, {
@@ -172,6 +174,34 @@ export function describeCallError(
     });
   }
   return new WorkbenchError('CALL_FAILED', `${what} failed: ${errorMessage(error)}`, { cause: error, tool });
+}
+
+/**
+ * A server's -32042 error (URL elicitation required: a handshake-era server needs the user in a browser first): the
+ * URLs, named in the text for the model to show the user, and carried as they came (`elicitations`).
+ */
+function urlElicitationRequired(what: string, tool: string, error: ProtocolError, elicitations: UrlElicitation[]): WorkbenchError {
+  const steps = elicitations.map((e) => `${e.message}: ${e.url}`).join('; ');
+  return new WorkbenchError('URL_ELICITATION_REQUIRED', `${what} needs the user to open ${elicitations.length === 1 ? 'a URL' : `${elicitations.length} URLs`} first: ${steps}.`, {
+    cause: error,
+    tool,
+    downstreamCode: error.code,
+    elicitations,
+    hint: 'Show the user the URL(s) to open in a browser; once they have finished there, make the same call again.',
+  });
+}
+
+/** The URL-mode elicitations of a -32042 error's data (`elicitations`): those with a string url, their fields as sent. */
+function urlElicitations(data: unknown): UrlElicitation[] {
+  const list = (data as { elicitations?: unknown } | undefined)?.elicitations;
+  if (!Array.isArray(list)) return [];
+  const found: UrlElicitation[] = [];
+  for (const item of list as unknown[]) {
+    const e = item as { message?: unknown; url?: unknown; elicitationId?: unknown } | null;
+    if (typeof e !== 'object' || e === null || typeof e.url !== 'string') continue;
+    found.push({ mode: 'url', message: typeof e.message === 'string' ? e.message : 'Open this URL', url: e.url, ...(typeof e.elicitationId === 'string' && { elicitationId: e.elicitationId }) });
+  }
+  return found;
 }
 
 const ARGUMENTS_HINT = "Check the arguments against the tool's inputSchema (open_toolbox lists it), then retry.";
@@ -237,4 +267,23 @@ const MAX_DOWNSTREAM_MESSAGE = 2_000;
 function downstreamMessage(error: ProtocolError): string {
   const message = error.message.replace(/^MCP error -?\d+: /, '');
   return message.length <= MAX_DOWNSTREAM_MESSAGE ? message : `${message.slice(0, MAX_DOWNSTREAM_MESSAGE)}… (${message.length - MAX_DOWNSTREAM_MESSAGE} more characters)`;
+}
+
+/**
+ * The error as it may leave a slot: placed at `site` (its toolbox/server), with its message, details and the stderr
+ * tail of its structured failure redacted (a wrapped fetch error repeats the whole URL; a crashing server may print its
+ * environment). The failure's fields are kept.
+ */
+export function redactSlotError(error: WorkbenchError, site: { toolbox: string; server: string }, redact: (text: string) => string): WorkbenchError {
+  const placed = error.at(site);
+  const message = redact(placed.message);
+  const hint = placed.hint === undefined ? undefined : redact(placed.hint);
+  const details = placed.details.map(redact);
+  const tail = placed.failure?.stderrTail;
+  const redactedTail = tail?.map(redact);
+  const same =
+    message === placed.message && hint === placed.hint && details.every((d, i) => d === placed.details[i]) && (tail === undefined || redactedTail!.every((l, i) => l === tail[i]));
+  if (same) return placed;
+  const failure = placed.failure && (redactedTail ? { ...placed.failure, stderrTail: redactedTail } : placed.failure);
+  return new WorkbenchError(placed.code, message, { cause: placed.cause, details, failure, hint, downstreamCode: placed.downstreamCode, elicitations: placed.elicitations, ...placed.site });
 }

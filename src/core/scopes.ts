@@ -7,7 +7,7 @@ import type { WorkbenchConfig } from '../config/types.js';
 import type { Logger } from '../log.js';
 import type { OAuthContext } from '../oauth/sign-in.js';
 import type { Scope, SessionScope } from './scope.js';
-import { deliverLog, scopeRelay, sharedActivityKey, sharedLogRouter, sharedRelay, trackCall, type CallContext, type UpstreamSession } from './session-routing.js';
+import { CallsInFlight, deliverLog, scopeRelay, sharedActivityKey, sharedLogRouter, sharedRelay, trackCall, type CallContext, type UpstreamSession } from './session-routing.js';
 import { FeatureBooks, noticeTo, serverChanged } from './feature-books.js';
 import type { FeatureScope } from './feature-scope.js';
 import { ShownLists } from './shown-lists.js';
@@ -41,7 +41,7 @@ export class Scopes {
   /** Every scope, the root's included: a change of tools or state reaches all their catalogs. */
   private readonly all = new Set<Scope>();
   /** Made on the first isolated session: the `shared: true` servers, and one orphan reaper for all sessions. */
-  private pool: { shared: SharedServers; reaper: OrphanReaper; activity: Map<string, Set<CallContext>> } | undefined;
+  private pool: { shared: SharedServers; reaper: OrphanReaper; activity: Map<string, CallsInFlight> } | undefined;
   /** `toolbox/server` of every `shared: true` server. */
   private sharedKeys: Set<string>;
   /** Every server's protocol era, for all sessions' connections (persisted in the catalog cache when there is one). */
@@ -196,7 +196,7 @@ export class Scopes {
   private sharedPool(): NonNullable<Scopes['pool']> {
     if (this.pool) return this.pool;
     const reaper = new OrphanReaper(this.options.log);
-    const activity = new Map<string, Set<CallContext>>();
+    const activity = new Map<string, CallsInFlight>();
     const shared = new SharedServers({
       ...this.connectionOptions(),
       groups: reaper,

@@ -42,11 +42,55 @@ export interface CallContext {
   log?(params: LoggingMessageNotification['params']): void;
 }
 
+/**
+ * The calls in flight on one server (or one shared connection), and the requests it made during them that were relayed
+ * to a session's client and not yet answered. Such a request is withdrawn from the client (its signal aborted, so the
+ * SDK sends `notifications/cancelled`) when the session's last call here ends: no call is left to wait for the answer
+ * (a handshake-era server does not cancel the requests of a call that was cancelled or timed out).
+ */
+export class CallsInFlight extends Set<CallContext> {
+  private relays: Map<AbortController, UpstreamSession> | undefined;
+
+  /** Relays a request made during `session`'s calls here: through `send`, withdrawn as said above. */
+  relay(session: UpstreamSession, signal: AbortSignal, send: (signal: AbortSignal) => Promise<Result>): Promise<Result> {
+    const withdraw = new AbortController();
+    const follow = (): void => withdraw.abort(signal.reason);
+    if (signal.aborted) follow();
+    else signal.addEventListener('abort', follow, { once: true });
+    (this.relays ??= new Map()).set(withdraw, session);
+    const done = (): void => {
+      signal.removeEventListener('abort', follow);
+      this.relays?.delete(withdraw);
+    };
+    let sent: Promise<Result>;
+    try {
+      sent = send(withdraw.signal);
+    } catch (error) {
+      sent = Promise.reject(error);
+    }
+    sent.then(done, done);
+    return sent;
+  }
+
+  /** Removes an ended call; withdraws its session's relayed requests if no call of that session is left here. */
+  end(call: CallContext): void {
+    this.delete(call);
+    const relays = this.relays;
+    if (relays === undefined || relays.size === 0) return;
+    for (const other of this) if (other.session === call.session) return;
+    for (const [withdraw, session] of relays) {
+      if (session !== call.session) continue;
+      relays.delete(withdraw);
+      withdraw.abort('mcp-workbench: the call that caused this request has ended, so nothing waits for its answer');
+    }
+  }
+}
+
 /** The routing books of one ClientManager: the session it answers to (none yet, or gone), and calls in flight. */
 export interface RoutingBooks {
   upstream: UpstreamSession | undefined;
   /** Calls in flight per `toolbox/server`. */
-  readonly activity: Map<string, Set<CallContext>>;
+  readonly activity: Map<string, CallsInFlight>;
 }
 
 const CAPABILITY_OF: Record<RelayedMethod, 'sampling' | 'elicitation' | 'roots'> = {
@@ -71,8 +115,8 @@ export function scopeRelay(scope: RoutingBooks, log?: Logger): UpstreamRelay {
       if (!session) {
         return Promise.reject(new ProtocolError(ProtocolErrorCode.InvalidRequest, `no client session is connected to relay ${capability} (requested by ${toolbox}/${server})`));
       }
-      const calls = [...(scope.activity.get(`${toolbox}/${server}`) ?? [])];
-      if (calls.length === 0 && session.reachableOutsideCalls?.() === false && log && !told.has(`${toolbox}/${server}\0${request.method}`)) {
+      const inFlight = scope.activity.get(`${toolbox}/${server}`);
+      if (!inFlight?.size && session.reachableOutsideCalls?.() === false && log && !told.has(`${toolbox}/${server}\0${request.method}`)) {
         told.add(`${toolbox}/${server}\0${request.method}`);
         log.warn(
           `${toolbox}/${server} asked its client for ${request.method} outside of any call; the client speaks MCP 2026-07-28, which is reached only ` +
@@ -80,7 +124,7 @@ export function scopeRelay(scope: RoutingBooks, log?: Logger): UpstreamRelay {
           { event: 'request_unrelayable', server: `${toolbox}/${server}`, method: request.method },
         );
       }
-      return requestOf(calls, session, request, signal, capability, `${toolbox}/${server}`);
+      return requestOf(inFlight, session, request, signal, capability, `${toolbox}/${server}`);
     },
   };
 }
@@ -98,7 +142,7 @@ export function sharedActivityKey(server: string, capabilities: string): string 
  * are the only ones in flight on that connection (an MCP log message carries no request id); otherwise they stay in
  * the workbench's own log rather than reach another user.
  */
-export function sharedLogRouter(activity: Map<string, Set<CallContext>>, log: Logger, set: string): ClientManagerOptions['onLogMessage'] {
+export function sharedLogRouter(activity: Map<string, CallsInFlight>, log: Logger, set: string): ClientManagerOptions['onLogMessage'] {
   return (toolbox, server, params) => {
     const logger = params.logger ? `${toolbox}/${server}/${params.logger}` : `${toolbox}/${server}`;
     const calls = activity.get(sharedActivityKey(`${toolbox}/${server}`, set));
@@ -113,13 +157,12 @@ export function sharedLogRouter(activity: Map<string, Set<CallContext>>, log: Lo
  * flight on that connection; refused (never guessed) when there are none or several. Each shared connection declares
  * the capabilities of the clients it serves (SharedServers keeps one per set), so this relay declares none of its own.
  */
-export function sharedRelay(activity: Map<string, Set<CallContext>>, log: Logger, set: string): UpstreamRelay {
+export function sharedRelay(activity: Map<string, CallsInFlight>, log: Logger, set: string): UpstreamRelay {
   return {
     capabilities: () => ({}),
     request: (toolbox, server, request, signal) => {
       const where = `shared server "${server}" of toolbox "${toolbox}"`;
       const inFlight = activity.get(sharedActivityKey(`${toolbox}/${server}`, set));
-      const calls = [...(inFlight ?? [])];
       const sessions = sessionsInFlight(inFlight);
       if (sessions.length !== 1) {
         const why =
@@ -131,7 +174,7 @@ export function sharedRelay(activity: Map<string, Set<CallContext>>, log: Logger
           new ProtocolError(ProtocolErrorCode.InvalidRequest, `mcp-workbench refused ${request.method} from ${where}: ${why}. Servers that ask their client for something should not be "shared".`),
         );
       }
-      return requestOf(calls, sessions[0]!, request, signal, CAPABILITY_OF[request.method], `${toolbox}/${server}`);
+      return requestOf(inFlight, sessions[0]!, request, signal, CAPABILITY_OF[request.method], `${toolbox}/${server}`);
     },
   };
 }
@@ -155,11 +198,12 @@ function sessionsInFlight(calls: Set<CallContext> | undefined): UpstreamSession[
 }
 
 /**
- * Sends a relayed request to `session`: on the stream of its newest call in `calls` (over HTTP that is the reply stream
- * the client is reading), else on the session itself. Refused when the client does not support the capability.
+ * Sends a relayed request to `session`: on the stream of its newest call in `inFlight` (over HTTP that is the reply
+ * stream the client is reading; withdrawn when the session's calls there have ended, see CallsInFlight), else on the
+ * session itself. Refused when the client does not support the capability.
  */
 function requestOf(
-  calls: CallContext[],
+  inFlight: CallsInFlight | undefined,
   session: UpstreamSession,
   request: RelayedRequest,
   signal: AbortSignal,
@@ -169,8 +213,9 @@ function requestOf(
   if (session.capabilities()?.[capability] === undefined) {
     return Promise.reject(new ProtocolError(ProtocolErrorCode.InvalidRequest, `the client connected to mcp-workbench does not support ${capability} (requested by ${from})`));
   }
-  const call = calls.filter((c) => c.session === session).at(-1);
-  return call ? call.request(request, signal) : session.request(request, signal);
+  let call: CallContext | undefined;
+  if (inFlight) for (const c of inFlight) if (c.session === session) call = c;
+  return call ? inFlight!.relay(session, signal, (withdraw) => call.request(request, withdraw)) : session.request(request, signal);
 }
 
 /**
@@ -178,12 +223,12 @@ function requestOf(
  * messages that server sends meanwhile reach this call's session. Returns the call's own promise (the bookkeeping hangs
  * off it), so the hot path gains no promise turn.
  */
-export function trackCall<T>(books: Map<string, Set<CallContext>>, key: string, call: CallContext, run: () => Promise<T>): Promise<T> {
+export function trackCall<T>(books: Map<string, CallsInFlight>, key: string, call: CallContext, run: () => Promise<T>): Promise<T> {
   let calls = books.get(key);
-  if (!calls) books.set(key, (calls = new Set()));
+  if (!calls) books.set(key, (calls = new CallsInFlight()));
   const inFlight = calls;
   inFlight.add(call);
-  const done = (): void => void inFlight.delete(call);
+  const done = (): void => inFlight.end(call);
   let promise: Promise<T>;
   try {
     promise = run();

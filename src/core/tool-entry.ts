@@ -5,7 +5,7 @@ import { overriddenText, type OverrideResolver } from '../catalog/overrides.js';
 import { revealHidden, revealInSchema } from '../shared/hidden-text.js';
 import type { CatalogTool } from '../catalog/toolbox-catalog.js';
 import type { FailedServer } from '../clients/client-manager.js';
-import { isRetryable, type FailureSite, type ServerFailure, type WorkbenchError, type WorkbenchErrorCode } from '../errors.js';
+import { isRetryable, type FailureSite, type ServerFailure, type UrlElicitation, type WorkbenchError, type WorkbenchErrorCode } from '../errors.js';
 
 /** One tool as `open_toolbox` presents it (the full entry of the catalog index). */
 export type ToolEntry = FullEntry;
@@ -62,6 +62,8 @@ export interface ErrorFields extends FailureSite {
   failure?: ServerFailure;
   hint?: string;
   downstreamCode?: number;
+  /** URL_ELICITATION_REQUIRED: the URLs the user must open first (see WorkbenchErrorOptions.elicitations). */
+  elicitations?: readonly UrlElicitation[];
 }
 
 /**
@@ -77,7 +79,7 @@ export function errorResult(text: string, code: WorkbenchErrorCode, fields: Erro
 /** The `_meta["mcp-workbench/error"]` entry of a failure (see errorResult). */
 export function errorMeta(code: WorkbenchErrorCode, fields: ErrorFields = {}): Record<string, unknown> {
   const entry: Record<string, unknown> = { code, retryable: isRetryable(code, fields.failure) };
-  for (const key of ['toolbox', 'server', 'tool', 'hint', 'downstreamCode', 'failure'] as const) {
+  for (const key of ['toolbox', 'server', 'tool', 'hint', 'downstreamCode', 'failure', 'elicitations'] as const) {
     if (fields[key] !== undefined) entry[key] = fields[key];
   }
   return entry;
@@ -91,6 +93,7 @@ export function failureResult(error: WorkbenchError, prefix = '', site: FailureS
     ...(error.failure ? { failure: error.failure } : {}),
     ...(error.hint !== undefined ? { hint: error.hint } : {}),
     ...(error.downstreamCode !== undefined ? { downstreamCode: error.downstreamCode } : {}),
+    ...(error.elicitations !== undefined ? { elicitations: error.elicitations } : {}),
   });
 }
 

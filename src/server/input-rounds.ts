@@ -14,7 +14,9 @@ import { Cancellation } from '../shared/cancellation.js';
  */
 export type RoundOutcome =
   | { kind: 'complete'; result: CallToolResult }
-  | { kind: 'input'; round: string; inputRequests: Record<string, RelayedRequest> };
+  | { kind: 'input'; round: string; inputRequests: Record<string, RelayedRequest> }
+  /** Refused: {@link MAX_ROUNDS} calls of this client wait for its input already (see ROUNDS_FULL_MESSAGE). */
+  | { kind: 'full' };
 
 interface Ask {
   request: RelayedRequest;
@@ -69,10 +71,17 @@ export type Notify = (notification: { method: string; params?: Record<string, un
 
 /** Rounds no client came back for end (and their downstream call is cancelled) after this long. */
 export const ROUND_TTL_MS = 10 * 60_000;
-/** The most asks one round keeps open at a time. */
-const MAX_OPEN_ASKS = 64;
-/** The most rounds one client (one surface) may leave waiting for its input: each holds a live downstream call. */
+/**
+ * The most calls of one client (one surface) that may wait for its input at once: the most rounds it may leave
+ * waiting (each holds a live downstream call), and the most requests its calls' rounds keep open (a handshake-era
+ * server's request joins the round of the newest call, so one round may hold the requests of many calls).
+ */
 export const MAX_ROUNDS = 64;
+
+/** The refusal of the call (or request) over {@link MAX_ROUNDS}: what the limit is, and what to do. */
+export const ROUNDS_FULL_MESSAGE =
+  `mcp-workbench: ${MAX_ROUNDS} calls of this client are waiting for its input already (at most ${MAX_ROUNDS} at once); ` +
+  'answer or cancel them, then make this call again';
 
 export class InputRounds {
   /** Every call not yet finished: running, or held for its client. */
@@ -96,14 +105,7 @@ export class InputRounds {
     signal: Cancellation | undefined,
     notify: Notify,
   ): Promise<RoundOutcome> {
-    if (this.byId.size >= MAX_ROUNDS && this.waiting() >= MAX_ROUNDS) {
-      return Promise.reject(
-        Object.assign(
-          new Error(`mcp-workbench: ${MAX_ROUNDS} calls of this client are waiting for its input already; answer or cancel them before starting another that asks`),
-          { code: -32603 },
-        ),
-      );
-    }
+    if (this.byId.size >= MAX_ROUNDS && this.waiting() >= MAX_ROUNDS) return Promise.resolve({ kind: 'full' });
     const round = new Round(owner, notify);
     this.live.add(round);
     let promise: Promise<CallToolResult>;
@@ -161,6 +163,13 @@ export class InputRounds {
     return this.live.size;
   }
 
+  /** Requests of this client's calls held for, or sent to, it and not yet answered. */
+  private openAsks(): number {
+    let count = 0;
+    for (const round of this.live) count += (round.fresh?.size ?? 0) + (round.sent?.size ?? 0);
+    return count;
+  }
+
   /** Rounds waiting for the client to come back (their expiry is running). */
   private waiting(): number {
     let count = 0;
@@ -168,12 +177,18 @@ export class InputRounds {
     return count;
   }
 
-  /** A relayed request of the round's call: held for the next round (at most {@link MAX_OPEN_ASKS} open). */
+  /**
+   * A relayed request of the round's call: held for the next round. Refused, that request alone, when the call has
+   * ended or when {@link MAX_ROUNDS} requests of this client's calls are open already.
+   */
   private ask(round: Round, request: Ask['request'], askSignal: AbortSignal): Promise<Record<string, unknown>> {
     return new Promise((resolve, reject) => {
-      const open = (round.fresh?.size ?? 0) + (round.sent?.size ?? 0);
-      if (round.settled || open >= MAX_OPEN_ASKS) {
-        reject(new Error(`mcp-workbench: too many open ${request.method} requests in one call (at most ${MAX_OPEN_ASKS})`));
+      if (round.settled) {
+        reject(new Error(`mcp-workbench: the call that ${request.method} was sent during has ended`));
+        return;
+      }
+      if (this.openAsks() >= MAX_ROUNDS) {
+        reject(new Error(ROUNDS_FULL_MESSAGE));
         return;
       }
       const key = `${request.method.split('/')[0]}-${++round.next}`;
@@ -182,6 +197,8 @@ export class InputRounds {
         round.fresh?.delete(key);
         round.sent?.delete(key);
         reject(askSignal.reason ?? new Error('cancelled'));
+        // The last open ask of an ended call: its outcome can go now.
+        this.check(round);
       }, { once: true });
       this.check(round);
     });
@@ -215,8 +232,10 @@ export class InputRounds {
   private check(round: Round): void {
     const waiter = round.waiter;
     if (waiter === undefined) return;
-    if (round.settled) return this.deliver(round, waiter);
-    if (round.fresh === undefined || round.fresh.size === 0) return;
+    const fresh = round.fresh?.size ?? 0;
+    // A call that ended delivers once the requests its round holds are answered: they may be other calls' (see ask).
+    if (round.settled && fresh === 0 && (round.sent?.size ?? 0) === 0) return this.deliver(round, waiter);
+    if (fresh === 0) return;
     // Asks made in the same turn (a modern server's several input requests) travel in one round.
     round.waiter = undefined;
     setImmediate(() => this.sendRound(round, waiter));
@@ -236,7 +255,11 @@ export class InputRounds {
   private sendRound(round: Round, waiter: Waiter): void {
     // Ended meanwhile (the client cancelled, the session closed): the waiting request has had its answer.
     if (!this.live.has(round)) return;
-    if (round.settled) return this.deliver(round, waiter);
+    if (!round.fresh?.size) {
+      // Its asks were withdrawn meanwhile: the request waits on for the next ask or the call's end.
+      round.waiter = waiter;
+      return this.check(round);
+    }
     if (waiter.onAbort) waiter.signal?.offCancel(waiter.onAbort);
     const inputRequests: Extract<RoundOutcome, { kind: 'input' }>['inputRequests'] = {};
     const sent = (round.sent ??= new Map());
@@ -257,8 +280,8 @@ export class InputRounds {
   private settle(round: Round, settled: NonNullable<Round['settled']>): void {
     if (round.settled) return;
     round.settled = settled;
-    if (round.fresh !== undefined || round.sent !== undefined) round.dropAsks(new Error('the call ended'));
-    // With no request waiting (the client has not come back yet), the outcome waits for its retry, within the expiry.
+    // Asks still open stay: a handshake-era server's requests join the newest call's round, so they may be other
+    // calls', which go on. With no request waiting (the client has not come back yet), the outcome waits for its retry, within the expiry.
     this.check(round);
   }
 

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { CallToolResult, InputRequests, LoggingLevel, createRequestStateCodec } from '@modelcontextprotocol/server';
 import { inputRequired } from '@modelcontextprotocol/server';
 import { errorResult } from '../core/tool-entry.js';
-import type { InputRounds, Notify, RoundOutcome } from './input-rounds.js';
+import { ROUNDS_FULL_MESSAGE, type InputRounds, type Notify, type RoundOutcome } from './input-rounds.js';
 import { USE_TOOL, USE_TOOL_USAGE } from './meta-tools.js';
 import type { ModernAnswer, ModernUseToolCall, UseToolCall } from './tool-call-pipeline.js';
 import { refusal, useToolProblem } from './tool-params.js';
@@ -130,6 +130,7 @@ function callLog(level: LoggingLevel, notify: Notify): NonNullable<UseToolCall['
 
 /** How a round ended, as the answer: complete, or input-required with a requestState signed with the request's context. */
 function framed(codec: StateCodec, result: RoundOutcome, args: Record<string, unknown>): ModernAnswer {
+  if (result.kind === 'full') return { complete: errorResult(`${ROUNDS_FULL_MESSAGE}.`, 'INPUT_ROUNDS_FULL') };
   if (result.kind === 'input') {
     return {
       finish: async (ctx) =>

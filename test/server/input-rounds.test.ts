@@ -50,6 +50,28 @@ describe('InputRounds', () => {
     assert.equal(rounds.resume('me', round, {}, undefined, noNotify), undefined);
   });
 
+  test("a call that ends keeps the asks other calls joined to its round: they reach the client, and its outcome follows", async () => {
+    const rounds = new InputRounds();
+    const joined = deferred<{ answer: Promise<Record<string, unknown>> }>();
+    const first = await rounds.start(
+      'me',
+      async (ask) => {
+        // Another call's request (a handshake-era server's request joins the newest call's round); this call then ends.
+        joined.resolve({ answer: ask(sampling as never, new AbortController().signal) });
+        return done;
+      },
+      new Cancellation(),
+      noNotify,
+    );
+    assert.equal(first.kind, 'input', JSON.stringify(first));
+    const { round, inputRequests } = first as Extract<RoundOutcome, { kind: 'input' }>;
+    assert.deepEqual(Object.keys(inputRequests), ['sampling-1']);
+    const second = await rounds.resume('me', round, { 'sampling-1': { answer: 'x' } }, new Cancellation(), noNotify);
+    assert.deepEqual(second, { kind: 'complete', result: done });
+    assert.deepEqual(await (await joined.promise).answer, { answer: 'x' });
+    assert.equal(rounds.size, 0);
+  });
+
   test("the client's cancel before any ask cancels the call, and the request rejects with its reason", async () => {
     const rounds = new InputRounds();
     const request = new Cancellation();

@@ -6,7 +6,7 @@ import { inputRound } from '../helpers/input-round.js';
 import { logLines } from '../helpers/log-lines.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { isAlive } from '../../src/shared/process-tree.js';
-import { fixtureServer } from '../helpers/workbench-process.js';
+import { fixtureServer, textOf, workbenchErrorCode } from '../helpers/workbench-process.js';
 
 // Clients of MCP 2026-07-28 over --http have no session: what keeps two users apart is the token that admitted each
 // request (README "Protocol eras"). Each token of a comma-separated --token list is one user with downstream servers
@@ -78,7 +78,7 @@ describe('modern HTTP clients are kept apart by their token', () => {
     }
   });
 
-  test('a user may leave at most 64 calls waiting for input; the 65th is refused and says why', async () => {
+  test('a user may leave at most 64 calls waiting for input; the 65th is refused (isError) and says why', async () => {
     const a = await modernClient(wb.url, TOKEN_A);
     const b = await modernClient(wb.url, TOKEN_B);
     try {
@@ -87,7 +87,10 @@ describe('modern HTTP clients are kept apart by their token', () => {
         const waiting = (await use(a, 'ask', { kind: 'elicitation' })) as { resultType?: string };
         assert.equal(waiting.resultType, 'input_required', `call ${i + 1}`);
       }
-      await assert.rejects(use(a, 'ask', { kind: 'elicitation' }), /64 calls of this client are waiting for its input already/);
+      const refused = (await use(a, 'ask', { kind: 'elicitation' })) as CallToolResult;
+      assert.equal(refused.isError, true, JSON.stringify(refused));
+      assert.equal(workbenchErrorCode(refused), 'INPUT_ROUNDS_FULL');
+      assert.match(textOf(refused), /64 calls of this client are waiting for its input already/);
       // Another user is not affected, and calls that do not ask still work for the first.
       assert.equal((await use(b, 'ask', { kind: 'elicitation' }) as { resultType?: string }).resultType, 'input_required');
     } finally {
