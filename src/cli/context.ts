@@ -86,8 +86,8 @@ export function errorFields(error: unknown): LogFields | undefined {
 }
 
 /** The structured facts of a failure a `--json` command prints beside its code, message and details. */
-export function errorJson(error: WorkbenchError): { variables?: readonly string[] } {
-  return error.variables.length > 0 ? { variables: error.variables } : {};
+export function errorJson(error: WorkbenchError): { variables?: readonly string[]; excerpt?: string } {
+  return { ...(error.variables.length > 0 && { variables: error.variables }), ...(error.local !== undefined && { excerpt: error.local }) };
 }
 
 /** `a, b,,c ` → ['a', 'b', 'c']; for options that may also be repeated. */

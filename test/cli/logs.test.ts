@@ -80,6 +80,23 @@ describe('logs', () => {
     assert.match(parsed.message, /nonexistent/);
   });
 
+  it('a config that does not parse: the terminal shows the line at fault with a caret, and validate --json gives it as excerpt', async () => {
+    const { dir, cleanup } = await tempDir();
+    try {
+      const configPath = join(dir, 'workbench-config.json');
+      await writeFile(configPath, '{\n  "toolboxes": { "a": 1 "b": 2 }\n}\n');
+      const text = runCli(['validate', '--config', configPath]);
+      assert.equal(text.code, 1);
+      assert.match(text.stderr, /line 2, column 25\.\n {2}2 \| {3}"toolboxes": \{ "a": 1 "b": 2 \}\n {4}\| {25}\^/);
+      const json = runCli(['validate', '--config', configPath, '--json']);
+      const parsed = JSON.parse(json.stdout) as { code: string; message: string; excerpt?: string };
+      assert.equal(parsed.code, 'CONFIG_PARSE');
+      assert.match(parsed.excerpt ?? '', /^ {2}2 \| .*"b": 2/);
+    } finally {
+      await cleanup();
+    }
+  });
+
   it('a name with a line break cannot forge a log line', async () => {
     const { dir, cleanup } = await tempDir();
     try {
