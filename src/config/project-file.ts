@@ -63,7 +63,7 @@ export async function loadProjectFile(resolved: ResolvedProjectPath): Promise<Pr
     throw new WorkbenchError('CONFIG_UNREADABLE', `Cannot read project file ${resolved.path}: ${reasonOf(error)}.`, { cause: error });
   }
   await refuseLinkOutside(resolved.path);
-  const document = parseJsonDocument(text, resolved.path, 'CONFIG_PARSE', 'A project file needs at least {} (README "Project file" lists its keys).');
+  const document = parseJsonDocument(text, resolved.path, 'CONFIG_PARSE', 'A project file needs at least {} (README "Project file" lists its keys).', 'the project file');
   return parseProjectFile(document.value, resolved.path, document.duplicateKeys);
 }
 
