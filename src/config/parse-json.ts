@@ -86,8 +86,9 @@ function valueOf(root: Node): unknown {
 
 /**
  * {@link parseJsonText} for a file the workbench loads: a syntax error becomes a WorkbenchError (`code`, default
- * `CONFIG_PARSE`) naming `source`, the line and column; an excerpt of the line with a caret is its `local` text, for
- * the terminal only.
+ * `CONFIG_PARSE`) naming `what` and `source`, the line and column, and no byte of the file (what a client is shown
+ * never quotes a file: it may hold a secret, and a project file may be a link to any file); an excerpt of the line
+ * with a caret is its `local` text, for the terminal only.
  */
 export function parseJsonDocument(
   text: string,
@@ -95,20 +96,29 @@ export function parseJsonDocument(
   code: WorkbenchErrorCode = 'CONFIG_PARSE',
   /** What an empty file is told it needs. */
   least = 'A config needs at least { "toolboxes": {} } (workbench-config.example.json shows the format).',
+  /** What the file is, for the message: "the config", "the project file". */
+  what = 'the config',
 ): JsonDocument {
   const body = text.startsWith('\uFEFF') ? text.slice(1) : text;
-  if (body.trim() === '') throw new WorkbenchError(code, `Cannot parse ${source}: the file is empty. ${least}`);
+  if (body.trim() === '') throw new WorkbenchError(code, `Cannot parse ${what} ${source}: the file is empty. ${least}`);
   // UTF-16 (an editor's "Unicode" encoding) read as UTF-8 starts with two replacement characters and is full of NULs.
   if (body.startsWith('\uFFFD\uFFFD') || body.includes('\u0000')) {
-    throw new WorkbenchError(code, `Cannot parse ${source}: it is not UTF-8 text (it looks like UTF-16 or a binary file). Save it as UTF-8 (JSON files are UTF-8).`);
+    throw new WorkbenchError(code, `Cannot parse ${what} ${source}: it is not UTF-8 text (it looks like UTF-16 or a binary file). Save it as UTF-8 (JSON files are UTF-8).`);
   }
   try {
     return parseJsonText(body);
   } catch (error) {
     if (!(error instanceof JsonSyntaxError)) throw error;
-    // The line itself goes to the terminal only (`local`): it may hold a secret, and what a client is shown never quotes a file.
-    throw new WorkbenchError(code, `Cannot parse ${source}: ${error.message}.`, { cause: error, local: excerpt(error.line, error.column, error.lineText) });
+    throw new WorkbenchError(
+      code,
+      `${capitalise(what)} ${source} is not valid JSON at line ${error.line}, column ${error.column}: ${error.reason}${error.hint}; fix it there.`,
+      { cause: error, local: excerpt(error.line, error.column, error.lineText) },
+    );
   }
+}
+
+function capitalise(text: string): string {
+  return `${text.charAt(0).toUpperCase()}${text.slice(1)}`;
 }
 
 /** The problem text for a duplicate key, as every file reports it: `<path>: key written twice …`. */
@@ -195,8 +205,8 @@ function pinpoint(text: string, code: ParseErrorCode, offset: number): number {
   return at;
 }
 
+/** Why, in words that never quote the text (the character at fault is shown only in the terminal's excerpt). */
 function describeCode(code: ParseErrorCode, text: string, offset: number, inside: '{' | '[' | undefined): string {
-  const ch = text[offset];
   switch (code) {
     case ParseErrorCode.CommaExpected:
       return inside === '[' ? "Expected ',' or ']' after array element" : "Expected ',' or '}' after property value";
@@ -209,7 +219,7 @@ function describeCode(code: ParseErrorCode, text: string, offset: number, inside
     case ParseErrorCode.PropertyNameExpected:
       return 'Expected a property name in double quotes';
     case ParseErrorCode.ValueExpected:
-      return offset >= text.length ? 'Unexpected end of input' : `Unexpected token ${quoteChar(ch)}`;
+      return offset >= text.length ? 'Unexpected end of input' : 'Unexpected character';
     case ParseErrorCode.EndOfFileExpected:
       return 'Unexpected text after the end of the JSON value';
     case ParseErrorCode.InvalidCommentToken:
@@ -228,13 +238,8 @@ function describeCode(code: ParseErrorCode, text: string, offset: number, inside
       return 'Bad control character in string literal';
     case ParseErrorCode.InvalidSymbol:
     default:
-      return offset >= text.length ? 'Unexpected end of input' : `Unexpected token ${quoteChar(ch)}`;
+      return offset >= text.length ? 'Unexpected end of input' : 'Unexpected character';
   }
-}
-
-function quoteChar(ch: string | undefined): string {
-  if (ch === undefined) return 'end of input';
-  return `'${JSON.stringify(ch).slice(1, -1)}'`;
 }
 
 /** The 1-based line and column of a character offset in `text`, and the text of that line. */

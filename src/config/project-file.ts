@@ -1,4 +1,5 @@
-import { lstat, readFile, realpath } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
+import { lstat, open, realpath, stat, type FileHandle } from 'node:fs/promises';
 import { danglingLink, danglingLinkOn } from '../shared/dangling-link.js';
 import { dirname, join, relative, resolve, isAbsolute } from 'node:path';
 import type { ErrorObject } from 'ajv';
@@ -46,9 +47,20 @@ export function resolveProjectPath(opts: { flag?: string; cwd: string }): Resolv
  *     commands (a project file can never do that).
  */
 export async function loadProjectFile(resolved: ResolvedProjectPath): Promise<ProjectConfig | undefined> {
-  let text: string;
+  const text = await readProjectText(resolved);
+  if (text === undefined) return undefined;
+  const document = parseJsonDocument(text, resolved.path, 'CONFIG_PARSE', 'A project file needs at least {} (README "Project file" lists its keys).', 'the project file');
+  return parseProjectFile(document.value, resolved.path, document.duplicateKeys);
+}
+
+/**
+ * The project file's text, read from the file that was opened and checked ({@link refuseLinkOutside}); `undefined`
+ * when there is none and none was asked for.
+ */
+async function readProjectText(resolved: ResolvedProjectPath): Promise<string | undefined> {
+  let handle: FileHandle;
   try {
-    text = await readFile(resolved.path, 'utf8');
+    handle = await open(resolved.path, 'r');
   } catch (error) {
     const code = isRecord(error) ? error.code : undefined;
     const dangling = code === 'ENOENT' ? await danglingLinkOn(resolved.path) : undefined;
@@ -60,11 +72,20 @@ export async function loadProjectFile(resolved: ResolvedProjectPath): Promise<Pr
     if (code === 'ENOENT' || code === 'ENOTDIR') {
       throw new WorkbenchError('CONFIG_NOT_FOUND', `Project file not found: ${resolved.path} (from --project). Create it, or drop --project.`, { cause: error });
     }
-    throw new WorkbenchError('CONFIG_UNREADABLE', `Cannot read project file ${resolved.path}: ${reasonOf(error)}.`, { cause: error });
+    throw unreadable(resolved.path, error);
   }
-  await refuseLinkOutside(resolved.path);
-  const document = parseJsonDocument(text, resolved.path, 'CONFIG_PARSE', 'A project file needs at least {} (README "Project file" lists its keys).');
-  return parseProjectFile(document.value, resolved.path, document.duplicateKeys);
+  try {
+    await refuseLinkOutside(resolved.path, await handle.stat());
+    return await handle.readFile('utf8');
+  } catch (error) {
+    throw error instanceof WorkbenchError ? error : unreadable(resolved.path, error);
+  } finally {
+    await handle.close().catch(() => {});
+  }
+}
+
+function unreadable(path: string, error: unknown): WorkbenchError {
+  return new WorkbenchError('CONFIG_UNREADABLE', `Cannot read project file ${path}: ${reasonOf(error)}.`, { cause: error });
 }
 
 /** The nearest folder at or above `folder` that holds `.git` (a repository's work tree), if any. */
@@ -77,23 +98,30 @@ async function repositoryRoot(folder: string): Promise<string | undefined> {
 
 /**
  * A project file that is a symbolic link to a file outside its project (its repository, else its folder) is refused
- * before it is parsed: a cloned repository (or a `git pull`) could otherwise point it at a file of the user's
- * (`~/.secretrc`), whose lines a parse error would quote into answers the model reads. A link within the project
- * (a package's file linked to its monorepo's) is the project's own file.
+ * before it is read: a cloned repository (or a `git pull`) could otherwise point it at a file of the user's
+ * (`~/.secretrc`). A link within the project (a package's file linked to its monorepo's) is the project's own file.
+ * The check is on the file that was opened (`opened`, its `fstat`): where the path leads now must be that very file
+ * (same device and inode), so a link swapped between the open and the check is refused, never read.
  *
  * @throws WorkbenchError `CONFIG_UNREADABLE` naming the link and its target (never the target's content).
  */
-async function refuseLinkOutside(path: string): Promise<void> {
-  const link = await lstat(path).catch(() => undefined);
-  if (!link?.isSymbolicLink()) return;
+async function refuseLinkOutside(path: string, opened: Stats): Promise<void> {
   const [target, own] = await Promise.all([realpath(path).catch(() => undefined), realpath(dirname(path)).catch(() => dirname(path))]);
+  const now = target === undefined ? undefined : await stat(target).catch(() => undefined);
+  if (now === undefined || now.dev !== opened.dev || now.ino !== opened.ino) {
+    throw new WorkbenchError(
+      'CONFIG_UNREADABLE',
+      `Project file ${path} changed while it was read (it now leads to ${target ?? 'nothing'}, not to the file that was opened): it is not read. ` +
+        'Load it again once it stays put (a running workbench does on its next change); if it keeps changing, find out what rewrites it.',
+    );
+  }
   // The project is its repository when it is in one (a package's file linked to the monorepo's), else its folder.
   const folder = (await repositoryRoot(own)) ?? own;
-  const inside = target !== undefined && ((rel) => rel !== '' && !rel.startsWith('..') && !isAbsolute(rel))(relative(folder, target));
-  if (inside) return;
+  if (((rel) => rel !== '' && !rel.startsWith('..') && !isAbsolute(rel))(relative(folder, target!))) return;
+  const link = await lstat(path).catch(() => undefined);
   throw new WorkbenchError(
     'CONFIG_UNREADABLE',
-    `Project file ${path} is a symbolic link to ${target ?? 'a file that cannot be resolved'}, outside the project (${folder}): it is not read ` +
+    `Project file ${path} is ${link?.isSymbolicLink() ? 'a symbolic link' : 'reached through a symbolic link'} to ${target}, outside the project (${folder}): it is not read ` +
       '(a repository could point it at any file of yours). Make it a plain file, or a link to a file inside the project.',
   );
 }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { mkdir, open, readFile, rename, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Ajv } from 'ajv';
@@ -185,6 +186,29 @@ describe('loadProjectFile', () => {
     await writeFile(join(mono, PROJECT_FILE), '{ "disabledTools": ["dev__s__y"] }');
     await symlink(join('..', '..', PROJECT_FILE), join(mono, 'packages', 'app', PROJECT_FILE));
     assert.deepEqual((await loadProjectFile(resolveProjectPath({ cwd: join(mono, 'packages', 'app') })))?.disabledTools, ['dev__s__y']);
+  });
+
+  it('checks the file it opened, not the path: a link swapped to a file inside the project after the open is refused', async () => {
+    // A repository cannot time a swap, but a FIFO makes the read wait: the loader opens the link (to a file outside),
+    // the link is then swapped to a file inside, and only then does the outside file give its content. Checking the
+    // path after reading would find the inside file and take the outside one's content for the project's.
+    const repo = join(data.dir, 'swapped');
+    await mkdir(repo);
+    await writeFile(join(repo, 'inside.json'), '{ "disabledTools": ["dev__s__inside"] }');
+    const outside = join(data.dir, 'outside-fifo');
+    execFileSync('mkfifo', [outside]);
+    await symlink(outside, join(repo, PROJECT_FILE));
+    const loading = loadProjectFile(resolveProjectPath({ cwd: repo }));
+    const writer = await open(outside, 'w'); // resolves once the loader has opened the link's target for reading
+    await symlink('inside.json', join(repo, 'next-link'));
+    await rename(join(repo, 'next-link'), join(repo, PROJECT_FILE));
+    await writer.writeFile('{ "disabledTools": ["dev__s__from_outside"] }').catch(() => {}); // EPIPE once refused
+    await writer.close().catch(() => {});
+    const error = await rejection(loading, 'CONFIG_UNREADABLE');
+    assert.match(error.message, /changed while it was read|outside the project/);
+    assert.doesNotMatch(error.message, /from_outside/);
+    // With the swap over, the link to the inside file is the project's own.
+    assert.deepEqual((await loadProjectFile(resolveProjectPath({ cwd: repo })))?.disabledTools, ['dev__s__inside']);
   });
 
   it('parses the text with the config\'s own JSON parser (same errors, with the file and position)', async () => {

@@ -298,6 +298,55 @@ describe('live reload of the project file', () => {
   }
 });
 
+describe('live reload of a project toolset named like a config toolset', () => {
+  for (const { over, era } of PATHS) {
+    it(`keeps it within the config's toolset through every edit, warning once per load (${over}, ${era} client)`, async () => {
+      const data = await tempDir();
+      const projectPath = join(data.dir, '.mcp-workbench.json');
+      const toolset = (tools: string[]): string => JSON.stringify({ toolsets: { quick: { tools } } });
+      await writeFile(projectPath, toolset(['fx__fixture__echo']));
+      const config = {
+        toolboxes: { fx: { mcpServers: { fixture: fixtureServer() } } },
+        toolsets: { quick: { tools: ['fx__fixture__echo', 'fx__fixture__add'] } },
+      };
+      const w = await watched(over, era, config, ['--project', data.dir]);
+      const quick = async (): Promise<string[]> => {
+        const result = await w.call('open_toolbox', { toolbox_name: 'quick' });
+        assert.notEqual(result.isError, true, textOf(result));
+        return (result.structuredContent as OpenToolboxResult).tools.map((t) => t.name).sort();
+      };
+      const narrowed = (): number =>
+        logLines(w.wb.stderr()).filter((line) => line.level === 'warn' && /toolset "quick" is also in .*; the project's only narrows it/.test(line.message)).length;
+      /** Writes the project file and waits until the reload is applied (the client is told the tools changed). */
+      const edit = async (text: string): Promise<void> => {
+        const before = w.changes();
+        await writeFile(projectPath, text);
+        assert.ok(await waitFor(() => w.changes() > before, WITHIN), `no tools/list_changed after the edit; stderr:\n${w.wb.stderr()}`);
+      };
+      try {
+        assert.deepEqual(await quick(), ['fx__fixture__echo']);
+        assert.equal(narrowed(), 1, 'the start load names the toolset the project file narrows');
+
+        await edit(toolset(['fx__fixture__*']));
+        assert.deepEqual(await quick(), ['fx__fixture__add', 'fx__fixture__echo'], 'a wider project toolset is held to the config\'s');
+        assert.equal(workbenchErrorCode(await w.useTool('quick', 'crash', {})), 'TOOL_NOT_FOUND', 'no tool beyond the config\'s toolset is callable through it');
+        assert.ok(await waitFor(() => narrowed() === 2, WITHIN), 'the reload warns again, once');
+
+        await edit(toolset(['fx__fixture__add']));
+        assert.deepEqual(await quick(), ['fx__fixture__add'], 'a narrower one narrows');
+        assert.ok(await waitFor(() => narrowed() === 3, WITHIN), w.wb.stderr());
+
+        await edit('{}');
+        assert.deepEqual(await quick(), ['fx__fixture__add', 'fx__fixture__echo'], 'without it, the config\'s toolset is back');
+        assert.equal(narrowed(), 3, 'a load without the project toolset says nothing of it');
+      } finally {
+        await w.close();
+        await data.cleanup();
+      }
+    });
+  }
+});
+
 describe('live reload with serve --toolset', () => {
   for (const { over, era } of PATHS) {
     it(`refuses an edit that removes the toolset the session is limited to, and keeps serving (${over}, ${era} client)`, async () => {

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { TRANSPORTS, startOver } from '../helpers/both-transports.js';
-import { fixtureServer, textOf, waitFor } from '../helpers/workbench-process.js';
+import { fixtureServer, tempDir, textOf, waitFor } from '../helpers/workbench-process.js';
 
 // A config edit that does not parse keeps the previous config serving, with a `config_warning` on open_toolbox answers
 // (README "Live reload"). The warning names the file, line and column, and never quotes the file: the line at fault
@@ -33,6 +34,52 @@ for (const transport of TRANSPORTS) {
         assert.ok(await waitFor(async () => wb.stderr().includes(SECRET), 5_000), 'the terminal shows the line at fault');
       } finally {
         await wb.close();
+      }
+    });
+  });
+}
+
+// A project file comes with a cloned repository: it may be a link to a file of the user's, or be made to fail to parse
+// on a line of one. Whatever its bytes, a client is told only which file, line and column and that it must be fixed;
+// the line itself is for the terminal log.
+
+const PROJECT_SECRET = 'ghp_projectSecret0123456789abcdefXYZ';
+
+for (const transport of TRANSPORTS) {
+  describe(`a project file that does not parse (${transport})`, () => {
+    it('is reported to the client as the project file, line and column, never a byte of the line; the terminal names the line', async () => {
+      const data = await tempDir();
+      const projectPath = join(data.dir, '.mcp-workbench.json');
+      await writeFile(projectPath, JSON.stringify({ disabledTools: [] }));
+      const config = { toolboxes: { dev: { mcpServers: { fx: fixtureServer() } } } };
+      const wb = await startOver(transport, config, ['--project', data.dir]);
+      try {
+        assert.notEqual((await wb.call('open_toolbox', { toolbox_name: 'dev' })).isError, true);
+        // The fault is the first character of the secret (no quotes around it), as a line of ~/.secretrc would be.
+        await writeFile(projectPath, `{\n  "disabledTools": [],\n  "token": ${PROJECT_SECRET}\n}\n`);
+        let answer = '';
+        assert.ok(
+          await waitFor(async () => {
+            answer = textOf(await wb.call('open_toolbox', { toolbox_name: 'dev' }));
+            return answer.includes('config_warning');
+          }, 15_000),
+          'the answer says the edit is not applied',
+        );
+        assert.ok(answer.includes(`The project file ${JSON.stringify(projectPath).slice(1, -1)} is not valid JSON at line 3, column 12`), answer);
+        const seen = [
+          answer,
+          textOf(await wb.call('open_toolbox', { toolbox_name: 'nope' })),
+          textOf(await wb.useTool('dev', 'dev__fx__echo', { text: 'hi' })),
+        ];
+        for (const text of seen) {
+          assert.ok(!text.includes(PROJECT_SECRET.slice(0, 6)), `the client is never shown the line: ${text}`);
+          assert.doesNotMatch(text, /'g'|token '/, `not even the one character at fault: ${text}`);
+        }
+        assert.ok(await waitFor(async () => wb.stderr().includes(PROJECT_SECRET), 5_000), 'the terminal shows the line at fault');
+        assert.match(wb.stderr(), /\n\s+3 \| .*ghp_projectSecret/);
+      } finally {
+        await wb.close();
+        await data.cleanup();
       }
     });
   });
