@@ -87,7 +87,7 @@ describe('logs', () => {
       await writeFile(configPath, '{\n  "toolboxes": { "a": 1 "b": 2 }\n}\n');
       const text = runCli(['validate', '--config', configPath]);
       assert.equal(text.code, 1);
-      assert.match(text.stderr, /line 2, column 25\.\n {2}2 \| {3}"toolboxes": \{ "a": 1 "b": 2 \}\n {4}\| {25}\^/);
+      assert.match(text.stderr, /line 2, column 25: [^\n]*\n {2}2 \| {3}"toolboxes": \{ "a": 1 "b": 2 \}\n {4}\| {25}\^/);
       const json = runCli(['validate', '--config', configPath, '--json']);
       const parsed = JSON.parse(json.stdout) as { code: string; message: string; excerpt?: string };
       assert.equal(parsed.code, 'CONFIG_PARSE');

@@ -210,8 +210,9 @@ for (const transport of TRANSPORTS) {
       // The error of a stdio command line would repeat args; the secret would be redacted there too.
       shown.push(wb.stderr());
       for (const text of shown) assert.ok(!text.includes(VALUE), text);
-      const cached = await filesUnder(join(data.dir, 'cache'));
-      assert.ok(cached.length > 0, 'the catalog cache was written');
+      // The cache is written after the listing, off the call path: wait for it rather than race it.
+      let cached: { path: string; text: string }[] = [];
+      assert.ok(await waitFor(async () => (cached = await filesUnder(join(data.dir, 'cache'))).length > 0, 10_000), 'the catalog cache was written');
       for (const { path, text } of cached) assert.ok(!text.includes(VALUE), path);
     });
   });
