@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { TRANSPORTS, startOver } from '../helpers/both-transports.js';
+import { TRANSPORTS, startOver, type AnyWorkbench } from '../helpers/both-transports.js';
 import { fixtureServer, tempDir, textOf, waitFor } from '../helpers/workbench-process.js';
 
 // A config edit that does not parse keeps the previous config serving, with a `config_warning` on open_toolbox answers
@@ -11,6 +11,17 @@ import { fixtureServer, tempDir, textOf, waitFor } from '../helpers/workbench-pr
 // shows the line, with a caret under the fault, to the person who can fix it.
 
 const SECRET = 'sk-live-0123456789abcdef-excerpt';
+
+/** The open_toolbox answer once it carries `config_warning` (the live reload has seen the bad edit). */
+async function untilWarned(wb: AnyWorkbench): Promise<string> {
+  let answer = '';
+  const warned = await waitFor(async () => {
+    answer = textOf(await wb.call('open_toolbox', { toolbox_name: 'dev' }));
+    return answer.includes('config_warning');
+  }, 15_000);
+  assert.ok(warned, `the answer says the edit is not applied: ${answer}`);
+  return answer;
+}
 
 for (const transport of TRANSPORTS) {
   describe(`a config edit that does not parse (${transport})`, () => {
@@ -21,14 +32,7 @@ for (const transport of TRANSPORTS) {
         assert.notEqual((await wb.call('open_toolbox', { toolbox_name: 'dev' })).isError, true);
         const broken = `{\n  "toolboxes": {\n    "dev": { "mcpServers": { "fx": { "command": "node", "env": { "TOKEN": "${SECRET}" } "args": [] } } }\n  }\n}\n`;
         await writeFile(wb.configPath, broken);
-        let answer = '';
-        assert.ok(
-          await waitFor(async () => {
-            answer = textOf(await wb.call('open_toolbox', { toolbox_name: 'dev' }));
-            return answer.includes('config_warning');
-          }, 15_000),
-          'the answer says the edit is not applied',
-        );
+        const answer = await untilWarned(wb);
         assert.match(answer, /line 3, column \d+/);
         assert.ok(!answer.includes(SECRET), `the client is never shown the line: ${answer}`);
         assert.ok(await waitFor(async () => wb.stderr().includes(SECRET), 5_000), 'the terminal shows the line at fault');
@@ -57,14 +61,7 @@ for (const transport of TRANSPORTS) {
         assert.notEqual((await wb.call('open_toolbox', { toolbox_name: 'dev' })).isError, true);
         // The fault is the first character of the secret (no quotes around it), as a line of ~/.secretrc would be.
         await writeFile(projectPath, `{\n  "disabledTools": [],\n  "token": ${PROJECT_SECRET}\n}\n`);
-        let answer = '';
-        assert.ok(
-          await waitFor(async () => {
-            answer = textOf(await wb.call('open_toolbox', { toolbox_name: 'dev' }));
-            return answer.includes('config_warning');
-          }, 15_000),
-          'the answer says the edit is not applied',
-        );
+        const answer = await untilWarned(wb);
         assert.ok(answer.includes(`The project file ${JSON.stringify(projectPath).slice(1, -1)} is not valid JSON at line 3, column 12`), answer);
         const seen = [
           answer,
