@@ -43,6 +43,8 @@ describe('semantic ranker memory', () => {
       const ranker = new SemanticRanker({
         config: { url: endpoint.url, model: 'fixture-embed' },
         log: createLogger({ write: (line) => void lines.push(line) }),
+        // This is about the memory bound, not the wait: a loaded machine must not turn the answer lexical.
+        waitMs: 30_000,
         ...(memoryBytes !== undefined && { memoryBytes }),
       });
       const indexes = [
