@@ -3,6 +3,7 @@ import writeFileAtomic from 'write-file-atomic';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import { errnoCode, errnoWords } from '../shared/errno.js';
+import { folderBlocker } from '../shared/read-only.js';
 
 /**
  * The catalog cache's files on disk (README "Catalog cache"), trusted only when they are the user's own: a file is
@@ -52,6 +53,14 @@ export class CacheFiles {
   async write(path: string, text: string, label: string): Promise<void> {
     try {
       await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    } catch (error) {
+      // The system's error names the folder asked for; the problem is the part of its path that exists.
+      const blocker = await folderBlocker(this.dir);
+      const why = blocker ? `${blocker.reason}; ${blocker.fix}, or set MCP_WORKBENCH_CACHE_DIR to a folder of your own` : errorMessage(error);
+      this.warnOnce(this.dir, `could not write the ${this.kind.name} of ${label}: could not create the directory ${this.dir}: ${why}. ${this.kind.meanwhile}`);
+      return;
+    }
+    try {
       // Never into a directory others may write to: they could replace what is written (warned about once).
       if (!(await this.dirTrusted())) return;
       // write-file-atomic: temp file beside it, fsync, rename — a reader sees the old file or the new one.

@@ -8,6 +8,7 @@ import { starterConfigText } from '../migrate/server-edit.js';
 import { EXIT_FAILURE, errorFields, type CliContext } from './context.js';
 import { schemaReference } from '../migrate/run.js';
 import { configFilePath } from './settings.js';
+import { folderBlocker, fsReason } from '../shared/read-only.js';
 
 export interface InitReport {
   path: string;
@@ -21,16 +22,29 @@ export interface InitReport {
  * {@link configFilePath}), creating its folder.
  *
  * @throws WorkbenchError `CONFIG_UNWRITABLE` when the file exists and `force` is not set (nothing is written), or
- *   when writing fails; with `force` the old file is kept as `<file>.bak-<timestamp>`.
+ *   when its folder cannot be made (naming what is in the way) or writing fails; with `force` the old file is kept as
+ *   `<file>.bak-<timestamp>`.
  */
 export async function runInit(path: string, options: { force?: boolean }, log?: Logger): Promise<InitReport> {
+  // The folder first: under a file (a path that cannot exist), reading would fail without naming what is in the way.
+  await makeFolderFor(path);
   const existing = await readConfigFile(path);
   if (existing && options.force !== true) {
     throw new WorkbenchError('CONFIG_UNWRITABLE', `${path} already exists; nothing was written. Pass --force to replace it (the old file is kept as a backup), or choose another file with --config.`);
   }
-  await mkdir(dirname(path), { recursive: true });
   const saved = await saveConfigFile(path, starterConfigText(schemaReference(path)), existing?.bytes, undefined, { ...(log && { log }) });
   return { path, replaced: existing !== undefined, ...(saved.backup !== undefined && { backup: saved.backup }) };
+}
+
+/** Creates the folder of `path`; a failure names the part of its path in the way (a file, a folder not writable). */
+async function makeFolderFor(path: string): Promise<void> {
+  try {
+    await mkdir(dirname(path), { recursive: true });
+  } catch (error) {
+    const blocker = await folderBlocker(dirname(path));
+    const why = blocker ? `${blocker.reason}. ${blocker.fix[0]!.toUpperCase()}${blocker.fix.slice(1)}` : `${fsReason(error)}. Fix the permissions of its parent`;
+    throw new WorkbenchError('CONFIG_UNWRITABLE', `Could not create the folder ${dirname(path)} for ${path}: ${why}, or choose another file with --config. Nothing was written.`, { cause: error });
+  }
 }
 
 /** `mcp-workbench init [--config PATH] [--force]`: exit 0 when written, 1 when the file exists or cannot be written. */

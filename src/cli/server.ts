@@ -8,6 +8,7 @@ import { literalSecrets } from '../migrate/literal-secrets.js';
 import { addServerText, removeServerText, serverEntry, type ServerSpec } from '../migrate/server-edit.js';
 import { EXIT_FAILURE, EXIT_USAGE, errorFields, type CliContext } from './context.js';
 import { configFilePath } from './settings.js';
+import { jsonFileText } from '../config/parse-json.js';
 
 /** `--env K=V` (repeatable): the first `=` splits. */
 function parseEnvPair(value: string, previous: Record<string, string> = {}): Record<string, string> {
@@ -39,7 +40,7 @@ async function editConfig(
   if (!existing) throw new WorkbenchError('CONFIG_NOT_FOUND', `Config file not found: ${path}. Create one with: mcp-workbench init --config ${path}`);
   return withConfigLock(path, async () => {
     const current = (await readConfigFile(path)) ?? existing;
-    const result = edit(current.text, path);
+    const result = edit(jsonFileText(current.bytes, path), path);
     await saveConfigFile(path, result.after, current.bytes, undefined, { backup: false, locked: true });
     return { path, edit: result };
   }, log);

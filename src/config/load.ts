@@ -6,7 +6,7 @@ import type { resolveConfigPath } from './config-path.js';
 import { type EnvLike, type JsonPath, type SecretUse, expandConfigEnv, formatJsonPath } from './expand-env.js';
 import { type RawConfig, normaliseToolbox } from './normalise.js';
 import { remoteEndpoint } from './remote-endpoint.js';
-import { duplicateKeyMessage, parseJsonDocument } from './parse-json.js';
+import { duplicateKeyMessage, jsonFileText, parseJsonDocument } from './parse-json.js';
 import type { SecretSource } from './secret-source.js';
 import { isRecord } from './text.js';
 import type { OAuthConfig, ToolboxConfig, WorkbenchConfig } from './types.js';
@@ -27,12 +27,13 @@ import { shellQuote } from '../shared/shell-quote.js';
  *   - anything {@link parseConfig} throws.
  */
 export async function loadConfig(path: string, env: EnvLike, options: LoadConfigOptions = {}): Promise<WorkbenchConfig> {
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = await readFile(path, 'utf8');
+    bytes = await readFile(path);
   } catch (error) {
     throw readError(path, error);
   }
+  const text = jsonFileText(bytes, path);
   const document = parseJsonDocument(text, path);
   // The store is opened only for a config that refers to it: probing a keychain costs time and may ask the user.
   const secrets = options.secrets && text.includes('${secret:') ? await options.secrets() : undefined;

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { type Node, type ParseError, ParseErrorCode, parseTree, visit } from 'jsonc-parser';
 import { WorkbenchError, type WorkbenchErrorCode } from '../errors.js';
 import { formatJsonPath, type JsonPath } from './expand-env.js';
@@ -102,9 +103,7 @@ export function parseJsonDocument(
   const body = text.startsWith('\uFEFF') ? text.slice(1) : text;
   if (body.trim() === '') throw new WorkbenchError(code, `Cannot parse ${what} ${source}: the file is empty. ${least}`);
   // UTF-16 (an editor's "Unicode" encoding) read as UTF-8 starts with two replacement characters and is full of NULs.
-  if (body.startsWith('\uFFFD\uFFFD') || body.includes('\u0000')) {
-    throw new WorkbenchError(code, `Cannot parse ${what} ${source}: it is not UTF-8 text (it looks like UTF-16 or a binary file). Save it as UTF-8 (JSON files are UTF-8).`);
-  }
+  if (body.startsWith('\uFFFD\uFFFD') || body.includes('\u0000')) throw notUtf16OrBinary(code, what, source);
   try {
     return parseJsonText(body);
   } catch (error) {
@@ -115,6 +114,59 @@ export function parseJsonDocument(
       { cause: error, local: excerpt(error.line, error.column, error.lineText) },
     );
   }
+}
+
+function notUtf16OrBinary(code: WorkbenchErrorCode, what: string, source: string): WorkbenchError {
+  return new WorkbenchError(code, `Cannot parse ${what} ${source}: it is not UTF-8 text (it looks like UTF-16 or a binary file). Save it as UTF-8 (JSON files are UTF-8).`);
+}
+
+/**
+ * The text of a JSON file the user writes, from its bytes (read them with `readFile(path)`, not as 'utf8', which would
+ * turn every byte that is not UTF-8 into U+FFFD silently — and an edit would then write those back).
+ *
+ * @throws WorkbenchError `code` (default `CONFIG_PARSE`) when it is UTF-16 or binary (NUL bytes), or has bytes that are
+ *   not UTF-8 (a file saved as Latin-1 or Windows-1252): the message names the first such byte's value and line, never
+ *   the bytes themselves.
+ */
+export function jsonFileText(bytes: Uint8Array, source: string, code: WorkbenchErrorCode = 'CONFIG_PARSE', what = 'the config'): string {
+  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+  if (bytes.includes(0) || text.startsWith('\uFFFD\uFFFD')) throw notUtf16OrBinary(code, what, source);
+  const bad = nonUtf8Byte(bytes);
+  if (bad === undefined) return text;
+  throw new WorkbenchError(
+    code,
+    `${capitalise(what)} ${source} is not UTF-8 (byte ${bad.byte} at line ${bad.line}; it may have been saved as Latin-1 or Windows-1252); save it as UTF-8 (JSON files are UTF-8).`,
+  );
+}
+
+/** The first byte that is not UTF-8, as a message names it: its value ("0xE9"), 1-based line and (byte) column. */
+export function nonUtf8Byte(bytes: Uint8Array): { byte: string; line: number; column: number } | undefined {
+  const at = firstNonUtf8(bytes);
+  if (at === undefined) return undefined;
+  const lineStart = bytes.subarray(0, at).lastIndexOf(0x0a) + 1;
+  const line = bytes.subarray(0, at).filter((b) => b === 0x0a).length + 1;
+  return { byte: `0x${bytes[at]!.toString(16).toUpperCase().padStart(2, '0')}`, line, column: at - lineStart + 1 };
+}
+
+/** The offset of the first byte that does not start a well-formed UTF-8 sequence (RFC 3629), if there is one. */
+function firstNonUtf8(bytes: Uint8Array): number | undefined {
+  if (isUtf8(bytes)) return undefined;
+  for (let i = 0; i < bytes.length; ) {
+    const lead = bytes[i]!;
+    if (lead < 0x80) {
+      i++;
+      continue;
+    }
+    const length = lead >= 0xc2 && lead <= 0xdf ? 2 : lead >= 0xe0 && lead <= 0xef ? 3 : lead >= 0xf0 && lead <= 0xf4 ? 4 : 0;
+    // The second byte's range excludes overlong forms, surrogates and code points above U+10FFFF.
+    const low = lead === 0xe0 ? 0xa0 : lead === 0xf0 ? 0x90 : 0x80;
+    const high = lead === 0xed ? 0x9f : lead === 0xf4 ? 0x8f : 0xbf;
+    if (length === 0 || i + length > bytes.length) return i;
+    if (bytes[i + 1]! < low || bytes[i + 1]! > high) return i;
+    for (let k = 2; k < length; k++) if (bytes[i + k]! < 0x80 || bytes[i + k]! > 0xbf) return i;
+    i += length;
+  }
+  return undefined;
 }
 
 function capitalise(text: string): string {

@@ -8,7 +8,7 @@ import { WorkbenchError } from '../errors.js';
 import { clashMessage, normaliseOverrides, normaliseToolsets, toolsetNameClashes, type RawToolOverride, type RawToolset } from './catalog-settings.js';
 import { formatJsonPath, type JsonPath } from './expand-env.js';
 import { closest } from './problem-messages.js';
-import { duplicateKeyMessage, parseJsonDocument } from './parse-json.js';
+import { duplicateKeyMessage, jsonFileText, parseJsonDocument } from './parse-json.js';
 import { NAME_RULE, isRecord } from './text.js';
 import type { ProjectConfig, ToolOverrideRule, WorkbenchConfig } from './types.js';
 import { reasonOf } from '../shared/errno.js';
@@ -76,7 +76,7 @@ async function readProjectText(resolved: ResolvedProjectPath): Promise<string | 
   }
   try {
     await refuseLinkOutside(resolved.path, await handle.stat());
-    return await handle.readFile('utf8');
+    return jsonFileText(await handle.readFile(), resolved.path, 'CONFIG_PARSE', 'the project file');
   } catch (error) {
     throw error instanceof WorkbenchError ? error : unreadable(resolved.path, error);
   } finally {

@@ -61,9 +61,7 @@ function applyPlan(text: string, document: unknown, plan: Plan, source: string):
   let body = bom ? text.slice(1) : text;
   const formatting = formattingOf(body);
   const expected = applyToValue(document, ops);
-  // Deepest first, so no path runs through a key renamed before it; an insert into an object precedes its rename.
-  const depth = (op: Op): number => op.path.length + (op.op === 'insert' ? 1 : 0);
-  for (const op of [...ops].sort((a, b) => depth(b) - depth(a))) {
+  for (const op of deepestFirst(ops)) {
     if (op.op === 'rename') body = renameKey(body, op.path, op.to);
     else if (op.op === 'remove') body = removeMember(body, op.path);
     else for (const [key, value] of op.entries) body = insertMember(body, op.path, key, value, formatting);
@@ -89,11 +87,16 @@ function sameJson(text: string, expected: unknown): boolean {
   }
 }
 
-/** The plan applied to a copy of the document: deepest paths first, so renames of parents come after. */
+/** Deepest first, so no path runs through a key renamed before it; an insert into an object precedes its rename. */
+function deepestFirst(ops: readonly Op[]): Op[] {
+  const depth = (op: Op): number => op.path.length + (op.op === 'insert' ? 1 : 0);
+  return [...ops].sort((a, b) => depth(b) - depth(a));
+}
+
+/** The plan applied to a copy of the document, in the order the text is edited. */
 function applyToValue(document: unknown, ops: readonly Op[]): unknown {
   const copy = structuredClone(document);
-  const sorted = [...ops].sort((a, b) => b.path.length - a.path.length);
-  for (const op of sorted) {
+  for (const op of deepestFirst(ops)) {
     const parentPath = op.op === 'insert' ? op.path : op.path.slice(0, -1);
     let parent: unknown = copy;
     for (const key of parentPath) parent = isRecord(parent) ? parent[key] : undefined;

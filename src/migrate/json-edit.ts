@@ -93,6 +93,37 @@ function sameLineComment(text: string, offset: number): number {
 export function insertMember(text: string, path: readonly string[], key: string, value: unknown, formatting: FormattingOptions): string {
   const parent = findValue(text, path);
   if (parent?.type !== 'object') return text;
+  const last = parent.children?.[parent.children.length - 1];
+  const tail = last && lineTail(text, last.offset + last.length);
+  if (!tail) return appendMember(text, path, key, value, formatting, parent);
+  // The last member's comma and the comment on its line stay with it: jsonc-parser would put the new member between
+  // them (its comma before ours, the comment on the new member's line). Inserted without them, then put back.
+  const end = last.offset + last.length;
+  const without = text.slice(0, end) + text.slice(tail.end);
+  const inserted = appendMember(without, path, key, value, formatting, findValue(without, path)!);
+  if (inserted[end] !== ',') return inserted; // not laid out as expected: the caller's check refuses the edit
+  let out = `${inserted.slice(0, end)},${tail.comment}${inserted.slice(end + 1)}`;
+  if (tail.comma) {
+    // The file ends its members with a comma: so does the new last one.
+    const added = findValue(out, [...path, key])?.parent;
+    if (added) out = applyEdits(out, [{ offset: added.offset + added.length, length: 0, content: ',' }]);
+  }
+  return out;
+}
+
+/**
+ * What follows a member on its line: a comma (a trailing one, for the last member) and a comment, up to `end`;
+ * `comment` is that text without the comma. Undefined when neither is there.
+ */
+function lineTail(text: string, offset: number): { end: number; comma: boolean; comment: string } | undefined {
+  const comma = /^[ \t]*,/.exec(text.slice(offset));
+  const afterComma = comma ? offset + comma[0].length : offset;
+  const end = sameLineComment(text, afterComma);
+  if (!comma && end === afterComma) return undefined;
+  return { end, comma: comma !== null, comment: text.slice(afterComma, end) };
+}
+
+function appendMember(text: string, path: readonly string[], key: string, value: unknown, formatting: FormattingOptions, parent: NonNullable<ReturnType<typeof findValue>>): string {
   const multiLine = !parent.children?.length || text.slice(parent.offset, parent.offset + parent.length).includes('\n');
   let out = text;
   for (const edit of modify(text, [...path, key], value, {})) {

@@ -87,10 +87,11 @@ export function planMigration(document: unknown): Plan {
 
   const toolboxes = document.toolboxes;
   if (!isRecord(toolboxes)) return plan;
-  const toolboxNames = validNames(Object.keys(toolboxes), 'toolbox', ['toolboxes'], plan);
+  const parkedToolboxes = park(document, ['toolboxes'], toolboxes, [], plan);
+  const toolboxNames = validNames(Object.keys(toolboxes).filter((name) => !parkedToolboxes.has(name)), 'toolbox', ['toolboxes'], plan);
   let renames = toolboxNames.size;
   for (const [name, toolbox] of Object.entries(toolboxes)) {
-    if (!isRecord(toolbox)) continue;
+    if (!isRecord(toolbox) || parkedToolboxes.has(name)) continue;
     const at = ['toolboxes', name];
     const renamed = toolboxNames.get(name);
     if (renamed !== undefined) {
@@ -99,7 +100,8 @@ export function planMigration(document: unknown): Plan {
     commentUnknownKeys(toolbox, at, schema.toolbox, plan);
     const servers = toolbox.mcpServers;
     if (!isRecord(servers)) continue;
-    const serverNames = validNames(Object.keys(servers), 'server', [...at, 'mcpServers'], plan);
+    const parkedServers = park(toolbox, [...at, 'mcpServers'], servers, ['toolboxes', renamed ?? name], plan);
+    const serverNames = validNames(Object.keys(servers).filter((server) => !parkedServers.has(server)), 'server', [...at, 'mcpServers'], plan);
     for (const [old, renamedServer] of serverNames) {
       plan.notes.push(
         `tools of server "${old}" in toolbox "${renamed ?? name}" are now named ${renamed ?? name}__${renamedServer}__{tool}; update state-file entries or --disabled-tools patterns that used the old name`,
@@ -107,23 +109,62 @@ export function planMigration(document: unknown): Plan {
     }
     renames += serverNames.size;
     for (const [serverName, server] of Object.entries(servers)) {
-      if (!isRecord(server)) continue;
-      const serverAt = [...at, 'mcpServers', serverName];
-      if ('transport' in server) {
-        if (!('type' in server)) {
-          plan.ops.push({ op: 'rename', path: [...serverAt, 'transport'], to: 'type' });
-          plan.changes.push({ path: formatJsonPath(serverAt), message: '"transport" renamed to "type"' });
-        } else if (server.type === server.transport) {
-          plan.ops.push({ op: 'remove', path: [...serverAt, 'transport'] });
-          plan.changes.push({ path: formatJsonPath(serverAt), message: `removed "transport" (the same as "type": ${JSON.stringify(server.type)})` });
-        }
-        // Different values: left alone, the loader reports the conflict and the user decides.
-      }
-      commentUnknownKeys(server, serverAt, schema.server, plan);
+      if (isRecord(server) && !parkedServers.has(serverName)) planServer(server, [...at, 'mcpServers', serverName], schema.server, plan);
     }
   }
   if (renames > 0) plan.notes = plan.notes.map((note) => (note === DYNAMIC_NOTE ? DYNAMIC_NOTE_RENAMED : note));
   return plan;
+}
+
+/** One server entry: 0.9's `transport` becomes `type`; keys 0.10 rejects become comments. */
+function planServer(server: Record<string, unknown>, serverAt: string[], known: readonly string[], plan: Plan): void {
+  if ('transport' in server) {
+    if (!('type' in server)) {
+      plan.ops.push({ op: 'rename', path: [...serverAt, 'transport'], to: 'type' });
+      plan.changes.push({ path: formatJsonPath(serverAt), message: '"transport" renamed to "type"' });
+    } else if (server.type === server.transport) {
+      plan.ops.push({ op: 'remove', path: [...serverAt, 'transport'] });
+      plan.changes.push({ path: formatJsonPath(serverAt), message: `removed "transport" (the same as "type": ${JSON.stringify(server.type)})` });
+    }
+    // Different values: left alone, the loader reports the conflict and the user decides.
+  }
+  commentUnknownKeys(server, serverAt, known, plan);
+}
+
+/** Where a parked toolbox (in the top-level object) or server (in its toolbox's object) is kept. */
+const PARKED_KEY = { toolbox: '_parkedToolboxes', server: '_parkedServers' } as const;
+
+/**
+ * A toolbox or server whose name starts with `$` or `_` is how users comment an entry out in JSON. Such a name was
+ * never a valid one, and renaming it to the closest valid name would turn a switched-off entry into a live one. It is
+ * moved, as written, under `_parkedToolboxes` (top level) or `_parkedServers` (its toolbox): comment keys, which the
+ * workbench ignores. `at` is the path of `entries` (in `owner`); `shown`, the owner's path as it will be named after
+ * renames. Returns the names parked.
+ */
+function park(owner: Record<string, unknown>, at: string[], entries: Record<string, unknown>, shown: string[], plan: Plan): Set<string> {
+  const names = Object.keys(entries).filter((name) => /^[$_]/.test(name));
+  if (names.length === 0) return new Set();
+  const kind = shown.length === 0 ? 'toolbox' : 'server';
+  let key: string = PARKED_KEY[kind];
+  if (owner[key] !== undefined && !isRecord(owner[key])) key = uniqueName(key, new Set(Object.keys(owner)));
+  const into = owner[key];
+  const taken = new Set(isRecord(into) ? Object.keys(into) : []);
+  const where = formatJsonPath([...shown, key]);
+  const moved: [string, unknown][] = [];
+  for (const name of names) {
+    const parkedAs = uniqueName(name, taken);
+    taken.add(parkedAs);
+    moved.push([parkedAs, entries[name]]);
+    plan.ops.push({ op: 'remove', path: [...at, name] });
+    const what = kind === 'toolbox' ? `toolbox "${name}"` : `server "${name}" of toolbox "${at[1]}"`;
+    plan.changes.push({ path: formatJsonPath([...at, name]), message: `${what} moved to ${where}${parkedAs === name ? '' : ` as "${parkedAs}"`}` });
+    plan.notes.push(
+      `${what} stays parked under "${where}": a name starting with "$" or "_" comments an entry out (it is never a ${kind}'s name), so it is kept there and not served; to use it, move it into "${formatJsonPath([...shown, at[at.length - 1]!])}" under a valid name`,
+    );
+  }
+  const ownerAt = at.slice(0, -1);
+  plan.ops.push(isRecord(into) ? { op: 'insert', path: [...ownerAt, key], entries: moved } : { op: 'insert', path: ownerAt, entries: [[key, Object.fromEntries(moved)]] });
+  return new Set(names);
 }
 
 /** Keys 0.9 ignored and 0.10 rejects become `_key` comments, with a hint when a known key is close. */

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { formatJsonPath } from '../config/expand-env.js';
 import { parseConfig } from '../config/load.js';
 import { missingCommandProblems } from '../clients/command-check.js';
-import { parseJsonDocument, parseJsonText } from '../config/parse-json.js';
+import { jsonFileText, parseJsonDocument, parseJsonText } from '../config/parse-json.js';
 import { NAME_PATTERN, NAME_RULE } from '../config/text.js';
 import { WorkbenchError } from '../errors.js';
 import type { SecretStore } from '../secrets/secret-store.js';
@@ -141,7 +141,7 @@ function ownMigration(options: MigrateOptions, path: string, existing: ExistingF
   if (!existing) {
     throw new WorkbenchError('CONFIG_NOT_FOUND', `Config file not found: ${path}. Point to the file to migrate with --config <file> or WORKBENCH_CONFIG.`);
   }
-  return { edit: migrateConfigText(existing.text, path), moved: [] };
+  return { edit: migrateConfigText(jsonFileText(existing.bytes, path), path), moved: [] };
 }
 
 /** `migrate --from <client>`: that client's servers as one toolbox of the config. */
@@ -152,7 +152,7 @@ async function importPlan(options: MigrateOptions, client: ClientKind, path: str
     throw new WorkbenchError('USAGE', `--toolbox "${toolbox}" is not a valid toolbox name (${NAME_RULE}); for example "${sanitizeName(toolbox, 'imported')}".`);
   }
   const { file, source } = await readClientConfig(options, client, toolbox);
-  const { value: raw, duplicateKeys } = parseJsonDocument(source.text, file);
+  const { value: raw, duplicateKeys } = parseJsonDocument(jsonFileText(source.bytes, file, 'CONFIG_PARSE', `the ${CLIENT_LABELS[client]} config`), file);
   let imported = importClientServers(client, raw, {
     source: file,
     self: [fileURLToPath(new URL('../cli/main.js', import.meta.url))],
@@ -169,7 +169,7 @@ async function importPlan(options: MigrateOptions, client: ClientKind, path: str
     imported = { ...imported, servers: taken.servers, notes: [...imported.notes, ...taken.notes] };
     moved = taken.moved;
   }
-  const edit = importIntoConfigText(existing?.text, path, imported, {
+  const edit = importIntoConfigText(existing && jsonFileText(existing.bytes, path), path, imported, {
     toolbox,
     from: file,
     merge: options.merge === true,

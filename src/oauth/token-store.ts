@@ -8,6 +8,7 @@ import type { Logger } from '../log.js';
 import type { StoredDpopKey } from './dpop-key.js';
 import { acquireLock, lockOptions } from '../shared/file-lock.js';
 import { reasonOf } from '../shared/errno.js';
+import { folderBlocker } from '../shared/read-only.js';
 
 const FORMAT = 1;
 
@@ -133,7 +134,8 @@ export class OAuthStore {
       await mkdir(this.dir, { recursive: true, mode: 0o700 });
       if (process.platform !== 'win32' && ((await stat(this.dir)).mode & 0o077) !== 0) await chmod(this.dir, 0o700);
     } catch (error) {
-      throw this.failure(this.dir, `could not create the directory: ${reasonOf(error)}`, error);
+      const blocker = await folderBlocker(this.dir);
+      throw this.failure(this.dir, `could not create the directory: ${blocker ? `${blocker.reason}; ${blocker.fix}` : reasonOf(error)}`, error);
     }
   }
 

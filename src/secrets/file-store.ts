@@ -1,7 +1,7 @@
 import { chmod, mkdir, readFile, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
-import { readOnlyReason } from '../shared/read-only.js';
+import { folderBlocker, readOnlyReason } from '../shared/read-only.js';
 import { type ParseError, parseTree } from 'jsonc-parser';
 import { describeDuplicateKeys, lineAndColumn, parseJsonText } from '../config/parse-json.js';
 import { isSecretName } from '../config/secret-source.js';
@@ -107,7 +107,8 @@ export class FileSecretStore {
       await mkdir(dir, { recursive: true, mode: 0o700 });
       if (this.options.ownDirectory && process.platform !== 'win32' && ((await stat(dir)).mode & 0o077) !== 0) await chmod(dir, 0o700);
     } catch (error) {
-      throw this.failure(`could not create its directory ${dir}`, reasonOf(error), error);
+      const blocker = await folderBlocker(dir);
+      throw this.failure(`could not create its directory ${dir}`, blocker ? `${blocker.reason}; ${blocker.fix}` : reasonOf(error), error);
     }
   }
 

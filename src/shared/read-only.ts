@@ -1,4 +1,5 @@
 import { access, constants, stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { errnoCode, errnoWords, reasonOf } from './errno.js';
 
 /**
@@ -32,4 +33,42 @@ export function fsReason(error: unknown): string {
   // Only a system error's message names a path (it has `syscall`); any other message is kept as it is.
   const words = code === undefined || (error as NodeJS.ErrnoException).syscall === undefined ? undefined : errnoWords(code);
   return words !== undefined ? `${words} (${code})` : reasonOf(error);
+}
+
+/** What keeps a folder from being made: the part of its path that exists and blocks it, why, and what to do. */
+export interface FolderBlocker {
+  /** The nearest existing part of the folder's path. */
+  path: string;
+  /** "/home/me is a file, not a folder" */
+  reason: string;
+  /** "move or rename that file", starting in lower case. */
+  fix: string;
+}
+
+/**
+ * Why `dir` (and the folders above it) could not be made: the system's error names the folder asked for, while the
+ * problem is the nearest part of its path that exists — a file where a folder should be, a folder this user cannot
+ * write to, or one on a read-only file system. Undefined when that part looks fine (the failure was something else:
+ * no space left, say), so the caller falls back to the error's own words.
+ */
+export async function folderBlocker(dir: string): Promise<FolderBlocker | undefined> {
+  for (let path = dir; ; ) {
+    let isDirectory: boolean;
+    try {
+      isDirectory = (await stat(path)).isDirectory();
+    } catch {
+      const parent = dirname(path);
+      if (parent === path) return undefined;
+      path = parent; // missing, under a file, or not searchable: the problem is further up
+      continue;
+    }
+    if (!isDirectory) return { path, reason: `${path} is a file, not a folder`, fix: `move or rename the file ${path}` };
+    try {
+      await access(path, constants.W_OK | constants.X_OK);
+      return undefined;
+    } catch (error) {
+      if (errnoCode(error) === 'EROFS') return { path, reason: `${path} is on a read-only file system`, fix: 'choose a folder on a writable disk' };
+      return { path, reason: `${path} is a folder this user cannot write to`, fix: `make it writable (chmod u+w ${path})` };
+    }
+  }
 }

@@ -99,7 +99,10 @@ export function urlSecrets(url: string): Secret[] {
       // not valid percent-encoding: the raw form is enough
     }
   };
-  add(parsed.username, 'user name');
+  // A user name that is a plain word (`deploy`, `admin`, `x-access-token`) names who signs in: it is hidden inside URLs
+  // (see redactUrl) but not wherever the word appears, which would mangle server names, hosts and commands in a
+  // report. A token in that place (`https://ghp_…@host`) is hidden everywhere.
+  if (!PLAIN_USER_NAME.test(safeDecode(parsed.username))) add(parsed.username, 'user name');
   add(parsed.password, 'password');
   for (const [name, value] of parsed.searchParams) {
     if (!isSecretParam(name) || value === '') continue;
@@ -192,6 +195,17 @@ const MARKER_IN_TEXT = /\[redacted: [^\]]*\]/g;
 const REFERENCES_ONLY = /^(?:\$\{[^{}\s]*\})+$/;
 /** User info made of such references only (`${U}:${secret:p}`), or nothing. */
 const USER_INFO_REFERENCES = /^(?:\$\{[^{}\s]*\})*(?::(?:\$\{[^{}\s]*\})*)?$/;
+/** A user name that is a word, not a token: letters and `.`, `_`, `-`, at most 16 characters. */
+const PLAIN_USER_NAME = /^[A-Za-z][A-Za-z._-]{0,15}$/;
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
 /**
  * OAuth credentials as an authorization server's answer or a token request carries them, in JSON (`"access_token":
  * "…"`) or form encoding (`refresh_token=…`): an error that quotes a body never shows one. A `${VAR}` reference

@@ -2,7 +2,7 @@ import { dirname } from 'node:path';
 import { WorkbenchError } from '../errors.js';
 import { DanglingLinkError } from '../shared/dangling-link.js';
 import { errnoCode, reasonOf } from '../shared/errno.js';
-import { fsReason } from '../shared/read-only.js';
+import { folderBlocker, fsReason } from '../shared/read-only.js';
 import type { LockAcquireOptions } from '../shared/file-lock.js';
 
 /** Which file of the state room could not be changed, as messages name it. */
@@ -23,15 +23,30 @@ function fixFor(path: string, error: unknown): string {
   return `Fix the permissions of ${dirname(path)}`;
 }
 
-/** `file` at `path` could not be changed: `problem` says what failed ("could not write the new content: …"). */
-function notChanged(path: string, problem: string, cause: unknown, file: StateRoomFile): WorkbenchError {
-  const fix = cause === undefined ? '' : ` ${fixFor(path, cause)}, or point --state-file / WORKBENCH_STATE_FILE at a writable location.`;
+/**
+ * `file` at `path` could not be changed: `problem` says what failed ("could not write the new content: …"); `fix`, when
+ * known better than the error's code tells, what to do.
+ */
+function notChanged(path: string, problem: string, cause: unknown, file: StateRoomFile, fix?: string): WorkbenchError {
+  const todo = fix ?? (cause === undefined ? undefined : fixFor(path, cause));
+  const fixText = todo === undefined ? '' : ` ${todo}, or point --state-file / WORKBENCH_STATE_FILE at a writable location.`;
   const first = `${file.name[0]!.toUpperCase()}${file.name.slice(1)}`;
-  return new WorkbenchError('STATE_UNWRITABLE', `Cannot change ${file.name} ${path}: ${problem}. ${first} was not changed.${fix}`, cause === undefined ? {} : { cause });
+  return new WorkbenchError('STATE_UNWRITABLE', `Cannot change ${file.name} ${path}: ${problem}. ${first} was not changed.${fixText}`, cause === undefined ? {} : { cause });
 }
 
 export function unwritable(path: string, action: string, error: unknown, file: StateRoomFile = TOOL_STATE_FILE): WorkbenchError {
   return notChanged(path, `could not ${action}: ${fsReason(error)}`, error, file);
+}
+
+/**
+ * The folder `dir` of `file` at `path` could not be made (`error`): the message names the part of its path that
+ * blocks it (a file where a folder should be, a folder that cannot be written) rather than the folder asked for.
+ */
+export async function folderUnwritable(path: string, dir: string, error: unknown, file: StateRoomFile = TOOL_STATE_FILE): Promise<WorkbenchError> {
+  const blocker = await folderBlocker(dir);
+  if (!blocker) return unwritable(path, `create the directory ${dir}`, error, file);
+  const fix = `${blocker.fix[0]!.toUpperCase()}${blocker.fix.slice(1)}`;
+  return notChanged(path, `could not create the directory ${dir}: ${blocker.reason}`, error, file, fix);
 }
 
 /**

@@ -6,7 +6,7 @@ import type { Tool } from '@modelcontextprotocol/client';
 import { parseJsonText } from '../config/parse-json.js';
 import { WorkbenchError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { TOOL_PINS_FILE, lockOwner, unwritable } from './file-errors.js';
+import { TOOL_PINS_FILE, folderUnwritable, lockOwner, unwritable } from './file-errors.js';
 import { errnoCode } from '../shared/errno.js';
 import { type LockOptions, acquireLock, lockOptions } from '../shared/file-lock.js';
 import { DEFAULT_WATCH_INTERVAL_MS, followFiles } from '../shared/file-watch.js';
@@ -130,7 +130,7 @@ export async function updatePins(path: string, change: (pins: PinFile) => boolea
   try {
     await mkdir(dirname(path), { recursive: true });
   } catch (error) {
-    throw unwritable(path, `create the directory ${dirname(path)}`, error, TOOL_PINS_FILE);
+    throw await folderUnwritable(path, dirname(path), error, TOOL_PINS_FILE);
   }
   const release = await acquireLock(path, lockOptions(options, options.log, true, lockOwner(path, TOOL_PINS_FILE)));
   try {

@@ -6,6 +6,7 @@ import type { Logger } from '../log.js';
 import { type StateFileError, invalidStateFile, unreadableStateFile } from './file-errors.js';
 import { errnoCode, reasonOf } from '../shared/errno.js';
 import { parseStateText } from './parse.js';
+import { nonUtf8Byte } from '../config/parse-json.js';
 
 export { normalizeNames } from './parse.js';
 
@@ -52,6 +53,11 @@ export async function readSnapshot(path: string): Promise<Snapshot> {
     // A parent that is not a directory: nothing can have been written there, and a write explains the problem.
     if ((code === 'ENOENT' && dangling === undefined) || code === 'ENOTDIR') return { kind: 'missing' };
     return { kind: 'broken', problem: unreadableStateFile(path, dangling === undefined ? error : danglingLink(dangling, path)) };
+  }
+  const notUtf8 = nonUtf8Byte(bytes);
+  if (notUtf8 !== undefined) {
+    const reason = `it is not UTF-8 (byte ${notUtf8.byte}; it may have been saved as Latin-1 or Windows-1252): save it as UTF-8`;
+    return { kind: 'broken', problem: invalidStateFile(path, { line: notUtf8.line, column: notUtf8.column }, reason), bytes };
   }
   const decoded = bytes.toString('utf8');
   // Editors on Windows may prepend a byte-order mark; it is not part of the content.

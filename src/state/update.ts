@@ -6,7 +6,7 @@ import type { ToolState } from '../catalog/visibility.js';
 import { WorkbenchError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { compileGlob } from '../shared/glob.js';
-import { lockOwner, readOnlyFile, retell, unwritable } from './file-errors.js';
+import { folderUnwritable, lockOwner, readOnlyFile, retell, unwritable } from './file-errors.js';
 import { readOnlyReason } from '../shared/read-only.js';
 import { type LockOptions, acquireLock, lockOptions } from '../shared/file-lock.js';
 import { editStateText, replaceLists } from './edit.js';
@@ -89,7 +89,7 @@ export async function updateToolState(
   try {
     await mkdir(dirname(target), { recursive: true });
   } catch (error) {
-    throw unwritable(path, `create the directory ${dirname(target)}`, error);
+    throw await folderUnwritable(path, dirname(target), error);
   }
   const release = await acquireLock(target, lockOptions(options, log, true, lockOwner(path)));
   try {

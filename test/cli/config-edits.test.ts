@@ -95,6 +95,53 @@ describe('removing a member keeps what is around it', () => {
   });
 });
 
+describe('adding a member keeps the comments where they were', () => {
+  const withTail = (tail: string): string => `{
+  "toolboxes": {
+    "dev": {
+      "mcpServers": {
+        "a": { "command": "node" }${tail}
+        // parked: b, until the VPN works
+      }
+    }
+  }
+}
+`;
+  const added = (tail: string, comma = ''): string => `{
+  "toolboxes": {
+    "dev": {
+      "mcpServers": {
+        "a": { "command": "node" },${tail}
+        "fetch": {
+          "command": "uvx",
+          "args": [
+            "mcp-server-fetch"
+          ]
+        }${comma}
+        // parked: b, until the VPN works
+      }
+    }
+  }
+}
+`;
+
+  it('server add after a last server with a comment on its line: the comment stays on that server\'s line', async () => {
+    for (const [tail, comma] of [[' // the first one', ''], [' /* the first one */', ''], [', // the first one', ','], [',', ',']] as const) {
+      const config = await file('tail.json', withTail(tail));
+      const result = await run(['server', 'add', 'dev', 'fetch', '--config', config, '--', 'uvx', 'mcp-server-fetch']);
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(await readFile(config, 'utf8'), added(tail.replace(/^,/, ''), comma), `tail ${JSON.stringify(tail)}`);
+    }
+  });
+
+  it('server add after a last server without one: only the new lines are added', async () => {
+    const config = await file('plain.json', withTail(''));
+    const result = await run(['server', 'add', 'dev', 'fetch', '--config', config, '--', 'uvx', 'mcp-server-fetch']);
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(await readFile(config, 'utf8'), added(''));
+  });
+});
+
 describe('commands that edit one config at once take turns', () => {
   it('six `server add` at once: each that says it added its server did, and none is lost', async () => {
     const config = await file('workbench-config.json', '{\n  // mine\n  "toolboxes": { "dev": { "mcpServers": {} } }\n}\n');

@@ -122,3 +122,29 @@ describe('migrate --from: literal credentials', () => {
     }
   });
 });
+
+describe('migrate --from: a URL user name that is a plain word', () => {
+  it('is hidden inside URLs only: the notes, server names, hosts and commands that share the word are shown as written', async () => {
+    const cursor = {
+      mcpServers: {
+        deploy: { url: 'https://deploy:s3cretpass@deploy.example.com/mcp' },
+        'deploy.bot': { command: 'node', args: ['deploy.js', '--dsn', 'postgres://deploy:hunter22x@db.internal:5432/app'] },
+        git: { url: 'https://ghp_TOKENUSER1234567890@git.example.com/mcp' },
+      },
+    };
+    await writeFile(join(own.dir, 'cursor.json'), JSON.stringify(cursor));
+    const result = await run(['migrate', '--from', 'cursor', join(own.dir, 'cursor.json'), '--toolbox', 'ops', '--config', join(own.dir, 'ops.json'), '--json']);
+    assert.equal(result.code, 0, result.stderr);
+    const report = JSON.parse(result.stdout) as { notes: string[]; changes: { message: string }[]; diff: string };
+    const notes = report.notes.join('\n');
+    assert.match(notes, /server "deploy": url password held a literal credential/);
+    assert.match(notes, /server "deploy\.bot" is imported as "deploy-bot"/);
+    assert.match(report.changes.map((c) => c.message).join('\n'), /from Cursor: deploy, deploy-bot, git$/m);
+    assert.ok(report.diff.includes('"url": "https://${DEPLOY_URL_USER}:${DEPLOY_URL_PASSWORD}@deploy.example.com/mcp"'), report.diff);
+    assert.ok(report.diff.includes('"deploy.js"'), report.diff);
+    // A URL's user info is still hidden where it sits, and a password or a token-like user name everywhere.
+    assert.ok(report.diff.includes('"postgres://[redacted: user info]@db.internal:5432/app"'), report.diff);
+    assert.doesNotMatch(result.stdout, /s3cretpass|hunter22x|ghp_TOKENUSER1234567890/);
+    assert.doesNotMatch(result.stdout, /\[redacted: user name\]/);
+  });
+});

@@ -302,3 +302,70 @@ describe('migrate --from: importing other clients\' configs', () => {
     assert.deepEqual((await readdir(dir)).filter((f) => f.startsWith('broken.json.bak')), []);
   });
 });
+
+describe('migrate: entries a workbench config comments out with "_" or "$"', () => {
+  let dir: string;
+  let cleanup: (() => Promise<void>) | undefined;
+  after(() => cleanup?.());
+  before(async () => {
+    const temp = await tempDir('wb-migrate-parked-');
+    cleanup = temp.cleanup;
+    dir = temp.dir;
+  });
+
+  it('stay parked under _parkedToolboxes / _parkedServers, are never revived, and the notes name them', async () => {
+    const fx = fixtureServer();
+    const file = join(dir, 'workbench-config.json');
+    const parkedServer = { command: 'node', args: ['old.js'] };
+    await writeFile(
+      file,
+      `${JSON.stringify(
+        {
+          toolMode: 'dynamic',
+          toolboxes: {
+            dev: { mcpServers: { fx: { transport: 'stdio', command: fx.command, args: fx.args }, _old: parkedServer, $off: { command: 'gone' } } },
+            _retired: { mcpServers: { a: { command: 'node' } } },
+            'my tools': { mcpServers: { b: { command: fx.command, args: fx.args }, _spare: { command: 'spare' } } },
+          },
+        },
+        null,
+        2,
+      )}\n`,
+    );
+    const result = run(['migrate', '--config', file, '--write', '--json']);
+    assert.equal(result.code, 0, result.stdout + result.stderr);
+    const report = JSON.parse(result.stdout) as { notes: string[]; changes: { path: string; message: string }[] };
+    const written = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown> & {
+      toolboxes: Record<string, { mcpServers: Record<string, unknown>; _parkedServers?: Record<string, unknown> }>;
+    };
+    assert.deepEqual(Object.keys(written.toolboxes), ['dev', 'my-tools'], 'the parked toolbox is not a live one');
+    assert.deepEqual(Object.keys(written.toolboxes.dev!.mcpServers), ['fx']);
+    assert.deepEqual(written.toolboxes.dev!._parkedServers, { _old: parkedServer, $off: { command: 'gone' } });
+    assert.deepEqual(Object.keys(written.toolboxes['my-tools']!.mcpServers), ['b']);
+    assert.deepEqual(written.toolboxes['my-tools']!._parkedServers, { _spare: { command: 'spare' } });
+    assert.deepEqual(written._parkedToolboxes, { _retired: { mcpServers: { a: { command: 'node' } } } });
+    const notes = report.notes.join('\n');
+    assert.match(notes, /toolbox "_retired" .*parked under "_parkedToolboxes"/);
+    assert.match(notes, /server "_old" of toolbox "dev" .*parked under "toolboxes\.dev\._parkedServers"/);
+    assert.match(notes, /server "\$off" of toolbox "dev"/);
+    assert.match(notes, /server "_spare" of toolbox "my tools"/);
+    assert.doesNotMatch(notes + report.changes.map((c) => c.message).join('\n'), /"_old" renamed|"_retired" renamed|__old__|retired__/);
+    const validate = run(['validate', '--config', file]);
+    assert.equal(validate.code, 0, validate.stderr);
+    assert.match(validate.stdout, /valid \(2 toolbox\(es\), 2 server\(s\)\)/);
+    const again = run(['migrate', '--config', file, '--json']);
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal((JSON.parse(again.stdout) as { status: string }).status, 'unchanged', 'parked entries stay parked on the next run');
+  });
+
+  it('a Claude Desktop source: a server named "_…" is a real server and is imported', async () => {
+    const source = join(dir, 'claude_desktop_config.json');
+    await writeFile(source, JSON.stringify({ mcpServers: { _helper: { command: 'node', args: ['helper.js'] }, fs: { command: 'node' } } }));
+    const target = join(dir, 'desktop.json');
+    const result = run(['migrate', '--config', target, '--from', 'claude-desktop', source, '--toolbox', 'desktop', '--json']);
+    assert.equal(result.code, 0, result.stdout + result.stderr);
+    const report = JSON.parse(result.stdout) as { notes: string[]; diff: string };
+    assert.match(report.notes.join('\n'), /server "_helper" is imported as "helper"/);
+    assert.doesNotMatch(report.diff, /_parked/);
+  });
+});

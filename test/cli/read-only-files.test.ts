@@ -95,3 +95,60 @@ describe('a config in a directory that cannot be written', () => {
     assert.ok(result.stderr.includes(`Fix the permissions of ${folder}`), result.stderr);
   });
 });
+
+describe('a folder the workbench needs cannot be created: the message names the part of its path that blocks it', () => {
+  /** A file where a folder of the path should be. */
+  async function fileInTheWay(): Promise<string> {
+    const blocker = join(own.dir, 'not-a-folder');
+    await writeFile(blocker, 'a file\n');
+    return blocker;
+  }
+
+  it('tools disable with HOME a file: names HOME as a file, not the state folder under it', async () => {
+    const home = await fileInTheWay();
+    const config = join(own.dir, 'cfg.json');
+    await writeFile(config, JSON.stringify({ toolboxes: { tb: { mcpServers: { fx: fixtureServer() } } } }));
+    const result = await runCliAsync(['tools', 'disable', '--force', '--config', config, 'tb__fx__echo'], { HOME: home, MCP_WORKBENCH_CACHE_DIR: join(own.dir, 'cache') }, { cwd: own.dir });
+    assert.equal(result.code, 1, result.stderr);
+    assert.ok(result.stderr.includes(`${home} is a file, not a folder`), result.stderr);
+    assert.ok(result.stderr.includes(`Move or rename the file ${home}, or point --state-file`), result.stderr);
+    assert.doesNotMatch(result.stderr, /a parent of it is not a directory/);
+  });
+
+  it('init --config under a file: names that file', async () => {
+    const blocker = await fileInTheWay();
+    const config = join(blocker, 'sub', 'workbench-config.json');
+    const result = await run(['init', '--config', config]);
+    assert.equal(result.code, 1, result.stderr);
+    assert.ok(result.stderr.includes(`${blocker} is a file, not a folder`), result.stderr);
+    assert.ok(result.stderr.includes(`Move or rename the file ${blocker}, or choose another file with --config`), result.stderr);
+  });
+
+  it('the catalog cache under a file: one warning naming that file, and the command still works', async () => {
+    const blocker = await fileInTheWay();
+    const config = join(own.dir, 'cfg.json');
+    await writeFile(config, JSON.stringify({ toolboxes: { tb: { mcpServers: { fx: fixtureServer() } } } }));
+    const result = await runCliAsync(['tools', 'list', '--config', config], { ...env(), MCP_WORKBENCH_CACHE_DIR: join(blocker, 'cache') }, { cwd: own.dir });
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /tb__fx__echo/);
+    const warnings = result.stderr.split('\n').filter((line) => line.includes('could not create the directory'));
+    assert.equal(warnings.length, 1, result.stderr);
+    assert.ok(warnings[0]!.includes(`${blocker} is a file, not a folder; move or rename the file ${blocker}, or set MCP_WORKBENCH_CACHE_DIR`), result.stderr);
+  });
+
+  const asRootWithoutSetpriv = process.getuid?.() === 0 && spawnSync('setpriv', ['--version']).status !== 0;
+  it('tools disable with the state file under a folder that cannot be written: names that folder', { skip: asRootWithoutSetpriv && 'as root it needs setpriv (util-linux)' }, async () => {
+    const folder = join(own.dir, 'locked');
+    await mkdir(folder);
+    await chmod(folder, 0o555);
+    const config = join(own.dir, 'cfg.json');
+    await writeFile(config, JSON.stringify({ toolboxes: { tb: { mcpServers: { fx: fixtureServer() } } } }));
+    const cli = [node, paths.cli, 'tools', 'disable', '--force', '--config', config, '--state-file', join(folder, 'a', 'b', 'state.json'), 'tb__fx__echo'];
+    const [command, ...args] = process.getuid?.() === 0 ? ['setpriv', '--bounding-set=-all', '--inh-caps=-all', '--', ...cli] : cli;
+    const result = spawnSync(command!, args, { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', ...env() }, timeout: 60_000 });
+    await chmod(folder, 0o755);
+    assert.equal(result.status, 1, result.stderr);
+    assert.ok(result.stderr.includes(`${folder} is a folder this user cannot write to`), result.stderr);
+    assert.ok(result.stderr.includes(`chmod u+w ${folder}`), result.stderr);
+  });
+});

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parseJsonText } from '../../src/config/parse-json.js';
@@ -75,5 +75,44 @@ describe('parseJsonText', () => {
   it('finds nothing in a document without duplicates, however deep', () => {
     assert.deepEqual(parseJsonText(`${'['.repeat(5000)}${']'.repeat(5000)}`).duplicateKeys, []);
     assert.deepEqual(parseJsonText('{"a": {"a": {"a": 1}}}').duplicateKeys, []);
+  });
+});
+
+describe('a file saved as Latin-1 / Windows-1252 (bytes that are not UTF-8, no NUL bytes)', () => {
+  let dir: string;
+  let cleanup: () => Promise<void>;
+  before(async () => ({ dir, cleanup } = await tempDir()));
+  after(() => cleanup());
+
+  /** `{ … "description": "café" … }` with é as the single Latin-1 byte 0xE9, on line 3. */
+  const latin1 = Buffer.concat([
+    Buffer.from('{\n  "toolboxes": {\n    "dev": { "description": "caf'),
+    Buffer.from([0xe9]),
+    Buffer.from('", "mcpServers": { "a": { "command": "node" } } }\n  }\n}\n'),
+  ]);
+  const env = (): { env: Record<string, string> } => ({ env: { HOME: join(dir, 'home'), WORKBENCH_STATE_FILE: join(dir, 'state.json') } });
+
+  it('validate, migrate and server add name the file, the byte and its line, and say to save it as UTF-8', async () => {
+    const path = join(dir, 'latin1.json');
+    await writeFile(path, latin1);
+    for (const args of [['validate', '--config', path], ['migrate', '--config', path], ['server', 'add', 'dev', 'b', '--config', path, '--', 'node']]) {
+      const result = runCli(args, env());
+      assert.equal(result.code, 1, `${args.join(' ')}: ${result.stderr}`);
+      assert.ok(result.stderr.includes(`${path} is not UTF-8 (byte 0xE9 at line 3;`), `${args.join(' ')}: ${result.stderr}`);
+      assert.match(result.stderr, /save it as UTF-8/);
+      assert.doesNotMatch(result.stderr, /caf|\uFFFD/, 'no byte of the file is echoed');
+    }
+    assert.deepEqual(await readFile(path), latin1, 'nothing was written over it (an edit would have turned the byte into U+FFFD)');
+  });
+
+  it('the tool state file too', async () => {
+    const config = join(dir, 'ok.json');
+    await writeFile(config, JSON.stringify({ toolboxes: { dev: { mcpServers: { a: { command: 'node' } } } } }));
+    const state = join(dir, 'state.json');
+    await writeFile(state, Buffer.concat([Buffer.from('{\n  "enabled": [],\n  "disabled": ["dev__a__caf'), Buffer.from([0xe9]), Buffer.from('"]\n}\n')]));
+    const result = runCli(['tools', 'disable', '--force', '--config', config, 'dev__a__x'], env());
+    assert.equal(result.code, 1, result.stderr);
+    assert.ok(result.stderr.includes(`${state} is invalid at line 3, column 28: it is not UTF-8 (byte 0xE9;`), result.stderr);
+    assert.doesNotMatch(result.stderr, /\uFFFD/);
   });
 });
