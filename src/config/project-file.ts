@@ -1,7 +1,7 @@
 import type { Stats } from 'node:fs';
 import { lstat, open, realpath, stat, type FileHandle } from 'node:fs/promises';
 import { danglingLink, danglingLinkOn } from '../shared/dangling-link.js';
-import { dirname, join, relative, resolve, isAbsolute } from 'node:path';
+import { dirname, join, relative, resolve, isAbsolute, sep } from 'node:path';
 import type { ErrorObject } from 'ajv';
 import { loadBundledSchema, type BundledSchema } from './bundled-schema.js';
 import { WorkbenchError } from '../errors.js';
@@ -117,13 +117,19 @@ async function refuseLinkOutside(path: string, opened: Stats): Promise<void> {
   }
   // The project is its repository when it is in one (a package's file linked to the monorepo's), else its folder.
   const folder = (await repositoryRoot(own)) ?? own;
-  if (((rel) => rel !== '' && !rel.startsWith('..') && !isAbsolute(rel))(relative(folder, target!))) return;
+  if (isInside(folder, target!)) return;
   const link = await lstat(path).catch(() => undefined);
   throw new WorkbenchError(
     'CONFIG_UNREADABLE',
     `Project file ${path} is ${link?.isSymbolicLink() ? 'a symbolic link' : 'reached through a symbolic link'} to ${target}, outside the project (${folder}): it is not read ` +
       '(a repository could point it at any file of yours). Make it a plain file, or a link to a file inside the project.',
   );
+}
+
+/** Whether `target` is a file under `folder` (not the folder itself, nor reached by going up out of it). */
+function isInside(folder: string, target: string): boolean {
+  const rel = relative(folder, target);
+  return rel !== '' && rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel);
 }
 
 /**
@@ -134,19 +140,11 @@ async function refuseLinkOutside(path: string, opened: Stats): Promise<void> {
 const RELAXING: Readonly<Record<string, boolean>> = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
 
 /** The project's override rules without the annotation values that relax a tool's safety, and which were dropped. */
-function cautiousOverrides(rules: readonly ToolOverrideRule[]): { rules: ToolOverrideRule[]; ignored: { pattern: string; key: string }[] } {
-  const ignored: { pattern: string; key: string }[] = [];
-  const kept = rules.map((rule) => {
-    if (!rule.annotations) return rule;
-    const annotations = Object.fromEntries(
-      Object.entries(rule.annotations).filter(([key, value]) => {
-        const relaxes = Object.hasOwn(RELAXING, key) && value === RELAXING[key];
-        if (relaxes) ignored.push({ pattern: rule.pattern, key });
-        return !relaxes;
-      }),
-    );
-    return { ...rule, annotations };
-  });
+function cautiousOverrides(rules: ToolOverrideRule[]): { rules: ToolOverrideRule[]; ignored: { pattern: string; key: string }[] } {
+  const relaxes = ([key, value]: [string, unknown]): boolean => Object.hasOwn(RELAXING, key) && value === RELAXING[key];
+  const ignored = rules.flatMap((rule) => Object.entries(rule.annotations ?? {}).filter(relaxes).map(([key]) => ({ pattern: rule.pattern, key })));
+  if (ignored.length === 0) return { rules, ignored };
+  const kept = rules.map((rule) => (rule.annotations ? { ...rule, annotations: Object.fromEntries(Object.entries(rule.annotations).filter((entry) => !relaxes(entry))) } : rule));
   return { rules: kept, ignored };
 }
 

@@ -54,17 +54,11 @@ export class CallsInFlight extends Set<CallContext> {
   /** Relays a request made during `session`'s calls here: through `send`, withdrawn as said above. */
   relay(session: UpstreamSession, signal: AbortSignal, send: (signal: AbortSignal) => Promise<Result>): Promise<Result> {
     const withdraw = new AbortController();
-    const follow = (): void => withdraw.abort(signal.reason);
-    if (signal.aborted) follow();
-    else signal.addEventListener('abort', follow, { once: true });
     (this.relays ??= new Map()).set(withdraw, session);
-    const done = (): void => {
-      signal.removeEventListener('abort', follow);
-      this.relays?.delete(withdraw);
-    };
+    const done = (): void => void this.relays?.delete(withdraw);
     let sent: Promise<Result>;
     try {
-      sent = send(withdraw.signal);
+      sent = send(AbortSignal.any([signal, withdraw.signal]));
     } catch (error) {
       sent = Promise.reject(error);
     }

@@ -186,6 +186,12 @@ describe('loadProjectFile', () => {
     await writeFile(join(mono, PROJECT_FILE), '{ "disabledTools": ["dev__s__y"] }');
     await symlink(join('..', '..', PROJECT_FILE), join(mono, 'packages', 'app', PROJECT_FILE));
     assert.deepEqual((await loadProjectFile(resolveProjectPath({ cwd: join(mono, 'packages', 'app') })))?.disabledTools, ['dev__s__y']);
+    // A file of the project whose name starts with two dots is inside it, not "up".
+    const dots = join(data.dir, 'dots');
+    await mkdir(dots);
+    await writeFile(join(dots, '..workbench.json'), '{ "disabledTools": ["dev__s__dots"] }');
+    await symlink('..workbench.json', join(dots, PROJECT_FILE));
+    assert.deepEqual((await loadProjectFile(resolveProjectPath({ cwd: dots })))?.disabledTools, ['dev__s__dots']);
   });
 
   it('checks the file it opened, not the path: a link swapped to a file inside the project after the open is refused', async () => {
