@@ -58,6 +58,7 @@ export class ToolPins {
       return;
     }
     const policy = this.policy(config);
+    if (this.read.kind === 'broken') return this.sayServerUnverified(policy, toolbox, server, tools);
     for (const tool of tools) {
       const verdict = policy.verdict(toolbox, server, tool);
       if (verdict.state === 'approved') continue;
@@ -70,6 +71,23 @@ export class ToolPins {
           `(review: mcp-workbench tools diff ${key}; approve: mcp-workbench tools approve ${name}).`,
       );
     }
+  }
+
+  /**
+   * With a pins file that cannot be trusted every tool is unverified for the same reason, which {@link sayBroken} told:
+   * one line per server says what that means for its tools, not one per tool.
+   */
+  private sayServerUnverified(policy: TrustPolicy, toolbox: string, server: string, tools: readonly Tool[]): void {
+    const key = serverKey(toolbox, server);
+    const held = tools.filter((tool) => {
+      const verdict = policy.verdict(toolbox, server, tool);
+      return verdict.state !== 'approved' && verdict.held;
+    }).length;
+    const said = `${key}\0broken\0${held}/${tools.length}`;
+    if (tools.length === 0 || this.told.has(said)) return;
+    this.told.add(said);
+    const what = held === 0 ? 'still usable, flagged in open_toolbox' : held === tools.length ? 'held: use_tool refuses them' : `${held} of them held`;
+    this.log.warn(`the ${tools.length} tools of ${key} are unverified while the tool pins file ${this.path} cannot be trusted; ${what} until it is fixed or deleted.`);
   }
 
   private recordFirstSight(key: string, tools: readonly Tool[]): void {

@@ -92,7 +92,9 @@ export async function readPins(path: string): Promise<PinsRead> {
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
-    if (errnoCode(error) === 'ENOENT') return { kind: 'missing' };
+    // ENOTDIR: a part of its path is a file (HOME set to a file, say), so no pins file can be there: none yet, as for
+    // the tool state file; recording one then fails with a message naming what is in the way.
+    if (errnoCode(error) === 'ENOENT' || errnoCode(error) === 'ENOTDIR') return { kind: 'missing' };
     return { kind: 'broken', reason: `cannot be read (${errnoCode(error) ?? String(error)})` };
   }
   return parsePins(text);

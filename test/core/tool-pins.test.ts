@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { readFile, stat } from 'node:fs/promises';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { pinsPathFor } from '../../src/state/pins.js';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { OpenToolboxResult } from '../../src/core/tool-entry.js';
@@ -140,6 +141,42 @@ for (const transport of TRANSPORTS) {
         ]);
         const called = await wb.useTool('notes', 'notes__s__list', {});
         assert.notEqual(called.isError, true, textOf(called));
+      } finally {
+        await wb.close();
+      }
+    });
+
+    it('a pins file that cannot be trusted is told once, and once per server, not once per tool', async () => {
+      const own = join(dir, 'broken-pins');
+      await mkdir(own);
+      const ownState = join(own, 'tool-state.json');
+      await writeFile(pinsPathFor(ownState), '{ "format": 1, "servers": ');
+      const wb = await startOver(transport, configWith([READ_V1, LIST, WIPE]), ['--state-file', ownState]);
+      try {
+        const head = await open(wb);
+        assert.deepEqual(ours(head.tools_unapproved).map((t) => t.name).sort(), ['notes__s__list', 'notes__s__read', 'notes__s__wipe']);
+        const lines = wb.stderr().split('\n').filter((line) => line.includes('pins file'));
+        assert.equal(lines.filter((line) => line.includes('does not parse')).length, 1, lines.join('\n'));
+        const perServer = lines.filter((line) => line.includes('tools of notes/s are unverified'));
+        assert.equal(perServer.length, 1, lines.join('\n'));
+        assert.match(perServer[0]!, /still usable, flagged in open_toolbox/);
+        assert.equal(lines.length, 2, `no line per tool:\n${lines.join('\n')}`);
+      } finally {
+        await wb.close();
+      }
+    });
+
+    it('a state folder under a file (HOME set to a file) is no pins file: tools are not flagged, and recording says what is in the way', async () => {
+      const file = join(dir, 'home-is-a-file');
+      await writeFile(file, 'not a folder\n');
+      const wb = await startOver(transport, configWith([READ_V1, LIST]), ['--state-file', join(file, '.mcp-workbench', 'tool-state.json')]);
+      try {
+        const head = await open(wb);
+        assert.deepEqual(ours(head.tools_unapproved), []);
+        assert.deepEqual(ours(head.tools).map((t) => t.name).sort(), ['notes__s__list', 'notes__s__read']);
+        await waitFor(() => wb.stderr().includes('could not record the tool definitions of notes/s'), { timeoutMs: 15_000, what: 'the failed recording to be logged' });
+        assert.match(wb.stderr(), new RegExp(`${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is a file, not a folder`));
+        assert.doesNotMatch(wb.stderr(), /cannot be read \(ENOTDIR\)/);
       } finally {
         await wb.close();
       }
