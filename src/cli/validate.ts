@@ -8,6 +8,7 @@ import { applyProject, loadProjectFile } from '../config/project-file.js';
 import type { WorkbenchConfig } from '../config/types.js';
 import { EXIT_FAILURE, errorJson, type CliContext } from './context.js';
 import { configSources, type ConfigSources } from './settings.js';
+import { commandProblemsDespite, withMoreDetails } from './validate-all.js';
 
 export interface ValidateReport {
   path: string;
@@ -25,11 +26,29 @@ export async function validateConfig(
   env: Record<string, string | undefined>,
 ): Promise<ValidateReport> {
   const path = sources.configPath;
-  const config = await loadConfig(path, env, { secrets: sources.secrets });
+  let config: WorkbenchConfig;
+  try {
+    config = await loadConfig(path, env, { secrets: sources.secrets });
+  } catch (error) {
+    // Every problem in one run: sound servers' missing commands, and the project file's problems, listed too.
+    const more = isWorkbenchError(error) ? await commandProblemsDespite(path, error, env) : [];
+    throw withMoreDetails(error, [...more, ...(await projectProblems(sources))]);
+  }
   const broken = configProblemsError(withMissingCommands(config, env));
-  if (broken) throw broken;
+  if (broken) throw withMoreDetails(broken, await projectProblems(sources));
   const project = await loadProjectFile(sources.project);
   return { path, config: applyProject(config, project) };
+}
+
+/** The project file's problems as detail lines of another error (none when it is valid or absent). */
+async function projectProblems(sources: Pick<ConfigSources, 'project'>): Promise<string[]> {
+  try {
+    await loadProjectFile(sources.project);
+    return [];
+  } catch (error) {
+    if (!isWorkbenchError(error)) return [];
+    return error.details.length === 0 ? [error.message] : error.details.map((d) => `project file ${sources.project.path}, ${d}`);
+  }
 }
 
 /** The config with each stdio server whose command cannot be found given that as its problem (validate alone). */

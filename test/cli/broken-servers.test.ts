@@ -222,6 +222,37 @@ describe('commands on a config with broken servers', () => {
     assert.match(missing.stderr, /toolboxes\.t\.mcpServers\.ownpath\.command: "wb-own-command" was not found on the PATH the server starts with \(its own env\.PATH\)/);
   });
 
+  it('validate names every problem in one run: a structural one, a sound server\'s missing command, and the project file\'s', async () => {
+    const folder = join(data.dir, 'all-at-once');
+    await mkdir(folder, { recursive: true });
+    const file = join(folder, 'config.json');
+    await writeFile(file, JSON.stringify({
+      toolboxes: {
+        t: {
+          mcpServers: {
+            typo: { command: 'node', argz: [] },
+            nocmd: { command: MISSING_COMMAND },
+            fine: { command: 'node', args: ['-e', ''] },
+          },
+        },
+      },
+    }));
+    await writeFile(join(folder, '.mcp-workbench.json'), JSON.stringify({ disabledTools: 'all' }));
+    const json = await run(['validate', '--config', file, '--project', folder, '--json'], env());
+    assert.equal(json.code, 1, json.stderr);
+    const report = JSON.parse(json.stdout) as { code: string; details: string[] };
+    assert.equal(report.code, 'CONFIG_INVALID');
+    const joined = report.details.join('\n');
+    assert.match(joined, /toolboxes\.t\.mcpServers\.typo/, 'the structural problem');
+    assert.match(joined, new RegExp(`toolboxes\\.t\\.mcpServers\\.nocmd\\.command: "${MISSING_COMMAND}" was not found on the PATH`), 'the sound server\'s missing command');
+    assert.doesNotMatch(joined, /mcpServers\.typo\.command/, 'the entry with a problem of its own is not looked into');
+    assert.match(joined, /project file .*\.mcp-workbench\.json, disabledTools/, 'the project file\'s problem');
+    // Once the structure is fixed, the same run still names the project file beside the server problem.
+    await writeFile(file, JSON.stringify({ toolboxes: { t: { mcpServers: { nocmd: { command: MISSING_COMMAND } } } } }));
+    const second = JSON.parse((await run(['validate', '--config', file, '--project', folder, '--json'], env())).stdout) as { details: string[] };
+    assert.match(second.details.join('\n'), /nocmd\.command: .*\n.*project file .*disabledTools/);
+  });
+
   it('doctor reports each broken server with what is wrong and the fix, and the healthy one as connected', async () => {
     const json = await run(['doctor', '--config', mixed, '--json'], env());
     assert.equal(json.code, 1, json.stderr);
