@@ -1,5 +1,6 @@
 import { WorkbenchError } from '../errors.js';
 import { namesSecret, type Secret } from '../shared/redact.js';
+import { quoteClientText } from '../shared/client-text.js';
 import type { SecretSource } from './secret-source.js';
 import { isRecord } from './text.js';
 
@@ -20,7 +21,8 @@ export function formatJsonPath(path: JsonPath): string {
   for (const segment of path) {
     if (typeof segment === 'number') out += `[${segment}]`;
     else if (/^[A-Za-z0-9_$-]+$/.test(segment)) out += out === '' ? segment : `.${segment}`;
-    else out += `[${JSON.stringify(segment)}]`;
+    // A key of any other form is the file's text: escaped and cut (a project file's comes with a cloned repository).
+    else out += `[${quoteClientText(segment, 80)}]`;
   }
   return out;
 }

@@ -1,6 +1,7 @@
 import type { ErrorObject } from 'ajv';
 import type { JsonPath } from './expand-env.js';
 import { editDistance } from '../shared/edit-distance.js';
+import { quoteClientText } from '../shared/client-text.js';
 import { isRecord, NAME_RULE } from './text.js';
 
 /** One sentence per schema problem: what was wrong, where, and the closest valid key or value. */
@@ -35,7 +36,7 @@ export function describeError(error: ErrorObject, path: JsonPath, raw: unknown, 
       const allowed = (params.allowedValues as unknown[]).map((v) => JSON.stringify(v));
       const got = JSON.stringify(valueAt(raw, path));
       if (last === 'toolMode') {
-        return `unknown value ${got}; the workbench is proxy-only since 0.10.0, so remove "toolMode"`;
+        return `unknown value ${truncate(got ?? 'nothing', 40)}; the workbench is proxy-only since 0.10.0, so remove "toolMode"`;
       }
       return `must be one of ${allowed.join(', ')} (got ${got === undefined ? 'nothing' : truncate(got, 40)})`;
     }
@@ -88,7 +89,7 @@ function nameMessage(kind: 'toolbox' | 'server' | 'toolset', name: string): stri
     name.startsWith('_') || name.startsWith('$')
       ? `; "_"/"$" comment keys are not allowed here because every key is a ${kind} name`
       : '';
-  return `invalid ${kind} name ${JSON.stringify(name)}: it ${reasons.join(' and ')} (${NAME_RULE})${comment}`;
+  return `invalid ${kind} name ${quoteClientText(name, 60)}: it ${reasons.join(' and ')} (${NAME_RULE})${comment}`;
 }
 
 const LEVEL_NAMES: Record<Level, string> = {
@@ -115,10 +116,12 @@ const OTHER_CLIENTS_SERVER_KEYS: Readonly<Record<string, string>> = {
 
 function unknownKeyMessage(key: string, level: Level, keys: Record<Level, readonly string[]>): string {
   const allowed = keys[level];
+  // The key is the file's text (a project file's comes with a cloned repository): escaped and cut, never as written.
+  const shown = quoteClientText(key, 60);
   const foreign = level === 'server' ? OTHER_CLIENTS_SERVER_KEYS[key] : undefined;
-  if (foreign !== undefined) return `unknown key "${key}": "${key}" ${foreign}`;
+  if (foreign !== undefined) return `unknown key ${shown}: ${shown} ${foreign}`;
   const suggestion = closest(key, allowed);
-  if (suggestion !== undefined) return `unknown key "${key}"; did you mean "${suggestion}"?`;
+  if (suggestion !== undefined) return `unknown key ${shown}; did you mean "${suggestion}"?`;
   const elsewhere = (['top', 'toolbox', 'server'] as const).find((other) => other !== level && keys[other].includes(key));
   if (elsewhere !== undefined) {
     const where = {
@@ -126,10 +129,10 @@ function unknownKeyMessage(key: string, level: Level, keys: Record<Level, readon
       toolbox: 'in a toolbox ("toolboxes": { "<name>": { ... } })',
       server: 'in a server, inside a toolbox\'s "mcpServers"',
     }[elsewhere];
-    return `unknown key "${key}" ${LEVEL_NAMES[level]}; "${key}" belongs ${where}`;
+    return `unknown key ${shown} ${LEVEL_NAMES[level]}; ${shown} belongs ${where}`;
   }
   return (
-    `unknown key "${key}" (allowed ${LEVEL_NAMES[level]}: ${allowed.join(', ')}; ` +
+    `unknown key ${shown} (allowed ${LEVEL_NAMES[level]}: ${allowed.join(', ')}; ` +
     'keys starting with "_" or "$" are comments)'
   );
 }

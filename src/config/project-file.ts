@@ -5,6 +5,7 @@ import { dirname, join, relative, resolve, isAbsolute, sep } from 'node:path';
 import type { ErrorObject } from 'ajv';
 import { loadBundledSchema, type BundledSchema } from './bundled-schema.js';
 import { WorkbenchError } from '../errors.js';
+import { quoteClientText } from '../shared/client-text.js';
 import { clashMessage, normaliseOverrides, normaliseToolsets, toolsetNameClashes, type RawToolOverride, type RawToolset } from './catalog-settings.js';
 import { formatJsonPath, type JsonPath } from './expand-env.js';
 import { closest } from './problem-messages.js';
@@ -265,13 +266,13 @@ function describe(error: ErrorObject, path: JsonPath, keys: BundledSchema<'tools
       return {
         path,
         message: suggestion
-          ? `unknown key "${key}"; did you mean "${suggestion}"?`
-          : `unknown key "${key}" (allowed here: ${keys[level].join(', ')}; keys starting with "_" or "$" are comments)`,
+          ? `unknown key ${quoteClientText(key, 60)}; did you mean "${suggestion}"?`
+          : `unknown key ${quoteClientText(key, 60)} (allowed here: ${keys[level].join(', ')}; keys starting with "_" or "$" are comments)`,
       };
     }
     case 'propertyNames': {
       const name = String(params.propertyName);
-      return { path: [...path, name], message: `invalid toolset name ${JSON.stringify(name)} (${NAME_RULE})` };
+      return { path: [...path, name], message: `invalid toolset name ${quoteClientText(name, 60)} (${NAME_RULE})` };
     }
     case 'required':
       return { path, message: `missing required key "${String(params.missingProperty)}"` };
