@@ -9,7 +9,7 @@ import { WorkbenchError, isWorkbenchError } from '../errors.js';
 /**
  * `validate` names every problem in one run (README "CLI" → `validate`): when the config's structure is invalid, the
  * servers whose own entries are sound are still checked for a command or `cwd` this machine does not have, and those
- * problems are listed with the structural ones, so a user fixes the file in one pass, not in waves. Undefined when
+ * problems are listed with the structural ones, so a user fixes the file in one pass, not in waves. Empty when
  * there is nothing to add (or the file cannot be read again as it was).
  */
 export async function commandProblemsDespite(path: string, error: WorkbenchError, env: Record<string, string | undefined>): Promise<string[]> {
