@@ -22,6 +22,9 @@ interface Ask {
   request: RelayedRequest;
   resolve(result: Record<string, unknown>): void;
   reject(error: unknown): void;
+  /** The round that holds it now (another call's, once the round it joined was cancelled or expired) and its key there. */
+  home: Round;
+  key: string;
 }
 
 /** The request waiting on a round for its outcome, and its cancellation link. */
@@ -56,6 +59,21 @@ class Round {
     /** Where the call's notifications (progress) go: the request now waiting on the round. */
     public notify: Notify,
   ) {}
+
+  /** Holds `ask` for the next round, under a key of this round. */
+  hold(ask: Ask): void {
+    ask.home = this;
+    ask.key = `${ask.request.method.split('/')[0]}-${++this.next}`;
+    (this.fresh ??= new Map()).set(ask.key, ask);
+  }
+
+  /** The open asks, taken from this round. */
+  takeAsks(): Ask[] {
+    const asks = [...(this.fresh?.values() ?? []), ...(this.sent?.values() ?? [])];
+    this.fresh?.clear();
+    this.sent?.clear();
+    return asks;
+  }
 
   /** Rejects every open ask with `error` and forgets them. */
   dropAsks(error: Error): void {
@@ -155,7 +173,7 @@ export class InputRounds {
 
   /** Ends every round (shutdown, or the principal's scope closing): their downstream calls are cancelled. */
   closeAll(reason: string): void {
-    for (const round of [...this.live]) this.end(round, reason);
+    for (const round of [...this.live]) this.end(round, reason, false);
   }
 
   /** Calls not finished: running, or held for their client. */
@@ -191,14 +209,15 @@ export class InputRounds {
         reject(new Error(ROUNDS_FULL_MESSAGE));
         return;
       }
-      const key = `${request.method.split('/')[0]}-${++round.next}`;
-      (round.fresh ??= new Map()).set(key, { request, resolve, reject });
+      const ask: Ask = { request, resolve, reject, home: round, key: '' };
+      round.hold(ask);
       askSignal.addEventListener('abort', () => {
-        round.fresh?.delete(key);
-        round.sent?.delete(key);
+        const home = ask.home;
+        home.fresh?.delete(ask.key);
+        home.sent?.delete(ask.key);
         reject(askSignal.reason ?? new Error('cancelled'));
         // The last open ask of an ended call: its outcome can go now.
-        this.check(round);
+        this.check(home);
       }, { once: true });
       this.check(round);
     });
@@ -290,10 +309,29 @@ export class InputRounds {
     if (round.id !== undefined) this.byId.delete(round.id);
   }
 
-  private end(round: Round, reason: string): void {
+  /**
+   * Ends the round's call (cancelled by the client, or no answer within the expiry). The asks it holds may be other
+   * calls' (a handshake-era server's request joins the newest call's round): unless `handOver` is false (every round
+   * ends), they go on to the round of the owner's newest other live call, and are rejected only when it has none. An
+   * ask of the ended call itself goes with them until it is answered or withdrawn (its server's last call ended).
+   */
+  private end(round: Round, reason: string, handOver = true): void {
     this.forget(round);
     if (round.expiry) clearTimeout(round.expiry);
-    round.dropAsks(new Error(reason));
+    const heir = handOver ? this.newest(round.owner) : undefined;
+    if (heir === undefined) round.dropAsks(new Error(reason));
+    else {
+      const asks = round.takeAsks();
+      for (const ask of asks) heir.hold(ask);
+      if (asks.length > 0) this.check(heir);
+    }
     round.cancellation.cancel(reason);
+  }
+
+  /** The owner's newest live round, if any. */
+  private newest(owner: string): Round | undefined {
+    let newest: Round | undefined;
+    for (const round of this.live) if (round.owner === owner) newest = round;
+    return newest;
   }
 }

@@ -72,6 +72,62 @@ describe('InputRounds', () => {
     assert.equal(rounds.size, 0);
   });
 
+  test("a call the client cancels hands the asks other calls joined to its round on to its owner's newest other call", async () => {
+    const rounds = new InputRounds();
+    const question = deferred<Promise<Record<string, unknown>>>();
+    const older = rounds.start('me', async () => ({ content: [{ type: 'text', text: String((await (await question.promise)).answer) }] }), new Cancellation(), noNotify);
+    const cancel = new Cancellation();
+    const cancelled = deferred<unknown>();
+    const newer = rounds.start(
+      'me',
+      (ask, c) => {
+        c.onCancel((reason) => cancelled.resolve(reason));
+        // The older call's request joins the newest call's round; the client cancels the newest call at once.
+        question.resolve(ask(sampling as never, new AbortController().signal));
+        return new Promise<CallToolResult>(() => {});
+      },
+      cancel,
+      noNotify,
+    );
+    cancel.cancel('gone');
+    await assert.rejects(newer, (error) => error === 'gone');
+    assert.equal(await cancelled.promise, 'cancelled by the client');
+    const first = await older;
+    assert.equal(first.kind, 'input', JSON.stringify(first));
+    const { round, inputRequests } = first as Extract<RoundOutcome, { kind: 'input' }>;
+    assert.deepEqual(Object.keys(inputRequests), ['sampling-1']);
+    const second = await rounds.resume('me', round, { 'sampling-1': { answer: 'x' } }, new Cancellation(), noNotify);
+    assert.deepEqual(second, { kind: 'complete', result: { content: [{ type: 'text', text: 'x' }] } });
+    assert.equal(rounds.size, 0);
+  });
+
+  test("a round that expires hands the asks other calls joined to it on to its owner's newest other call", async () => {
+    const rounds = new InputRounds(20);
+    const question = deferred<Promise<Record<string, unknown>>>();
+    const older = rounds.start('me', async () => ({ content: [{ type: 'text', text: String((await (await question.promise)).answer) }] }), undefined, noNotify);
+    const newer = await rounds.start(
+      'me',
+      (ask) => (question.resolve(ask(sampling as never, new AbortController().signal)), new Promise<CallToolResult>(() => {})),
+      undefined,
+      noNotify,
+    );
+    assert.equal(newer.kind, 'input');
+    // No client comes back for the newer call's round; the expiry does not hold the process open, this does.
+    const keepAlive = setTimeout(() => {}, 5_000);
+    let first: RoundOutcome;
+    try {
+      first = await older;
+    } finally {
+      clearTimeout(keepAlive);
+    }
+    assert.equal(first.kind, 'input', JSON.stringify(first));
+    const { round, inputRequests } = first as Extract<RoundOutcome, { kind: 'input' }>;
+    assert.deepEqual(Object.keys(inputRequests), ['sampling-1']);
+    const second = await rounds.resume('me', round, { 'sampling-1': { answer: 'y' } }, new Cancellation(), noNotify);
+    assert.deepEqual(second, { kind: 'complete', result: { content: [{ type: 'text', text: 'y' }] } });
+    assert.equal(rounds.size, 0);
+  });
+
   test("the client's cancel before any ask cancels the call, and the request rejects with its reason", async () => {
     const rounds = new InputRounds();
     const request = new Cancellation();
