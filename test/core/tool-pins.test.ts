@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { OpenToolboxResult } from '../../src/core/tool-entry.js';
 import { TRANSPORTS, startOver } from '../helpers/both-transports.js';
-import { startEra } from '../helpers/era-workbench.js';
+import type { CallToolResult } from '@modelcontextprotocol/client';
+import { startEra, type EraName, type Over } from '../helpers/era-workbench.js';
 import { everythingServer, fixtureServer, runCli, structuredAnswer, tempDir, textOf, waitFor, workbenchErrorCode } from '../helpers/workbench-process.js';
 import { runCliAsync } from '../helpers/cli-run.js';
 
@@ -211,36 +212,59 @@ describe('a server under quarantine: true', () => {
   });
 });
 
+// The same for either protocol era: a 2025-era client declares its capabilities once at the handshake, a 2026-07-28
+// client on every request. The tool is held until approved, its refusal is a tool result saying how to approve it, and
+// once approved it is offered and served (server-everything's sampling tool asks the client for a completion).
+const CAPABLE: readonly { over: Over; era: EraName }[] = [
+  { over: 'stdio', era: 'legacy' },
+  { over: 'stdio', era: 'modern' },
+  { over: 'http', era: 'modern' },
+];
+
 describe('a tool a server lists only to clients that can serve sampling or elicitation', () => {
-  it('is reviewed and approved by tools diff / approve, so a capable client can use it under quarantine', async () => {
-    const config = { toolboxes: { tb: { mcpServers: { everything: { ...everythingServer(), quarantine: true } } } } };
-    const wb = await startEra(
-      'stdio',
-      'legacy',
-      config,
-      (client) => {
-        client.setRequestHandler('sampling/createMessage', async () => ({ model: 'm', role: 'assistant', content: { type: 'text', text: 'ok' } }));
-        client.setRequestHandler('elicitation/create', async () => ({ action: 'decline' }));
-      },
-      { sampling: {}, elicitation: {} },
-    );
-    try {
-      const heldNames = async (): Promise<string[]> => {
-        const head = structuredAnswer<Head>(await wb.client.callTool({ name: 'open_toolbox', arguments: { toolbox_name: 'tb' } }), 'tools');
-        return (head.tools_held ?? []).map((t) => t.name);
-      };
-      assert.ok((await heldNames()).includes('tb__everything__trigger-sampling-request'), 'held before approval');
-      const cli = ['--config', wb.configPath, '--state-file', join(wb.dir, 'tool-state.json')];
-      const diff = await runCliAsync(['tools', 'diff', 'tb/everything', '--json', ...cli]);
-      assert.equal(diff.code, 0, diff.stderr);
-      const listed = (JSON.parse(diff.stdout) as { changes: { tool: string }[] }).changes.map((c) => c.tool);
-      assert.ok(listed.includes('trigger-sampling-request') && listed.includes('trigger-elicitation-request'), `diff lists them: ${listed.join(', ')}`);
-      const approve = await runCliAsync(['tools', 'approve', 'tb__everything__*', ...cli]);
-      assert.equal(approve.code, 0, approve.stderr);
-      assert.match(approve.stdout, /tb__everything__trigger-sampling-request/);
-      assert.ok(await waitFor(async () => (await heldNames()).length === 0, 10_000), 'nothing held once approved');
-    } finally {
-      await wb.close();
-    }
-  });
+  for (const { over, era } of CAPABLE) {
+    it(`is held, then reviewed and approved by tools diff / approve, so a capable ${era} client over ${over} can use it under quarantine`, async () => {
+      const config = { toolboxes: { tb: { mcpServers: { everything: { ...everythingServer(), quarantine: true } } } } };
+      const wb = await startEra(
+        over,
+        era,
+        config,
+        (client) => {
+          client.setRequestHandler('sampling/createMessage', async () => ({ model: 'm', role: 'assistant', content: { type: 'text', text: 'sampled ok' } }));
+          client.setRequestHandler('elicitation/create', async () => ({ action: 'decline' }));
+        },
+        era === 'modern' ? { sampling: {}, elicitation: { form: {} } } : { sampling: {}, elicitation: {} },
+      );
+      try {
+        const call = async (name: string, args: Record<string, unknown>): Promise<CallToolResult> =>
+          (await wb.client.callTool({ name, arguments: args })) as CallToolResult;
+        const sample = (): Promise<CallToolResult> =>
+          call('use_tool', { toolbox_name: 'tb', tool_name: 'tb__everything__trigger-sampling-request', arguments: { prompt: 'hi', maxTokens: 5 } });
+        const heldNames = async (): Promise<string[]> => {
+          const head = structuredAnswer<Head>(await call('open_toolbox', { toolbox_name: 'tb' }), 'tools');
+          return (head.tools_held ?? []).map((t) => t.name);
+        };
+        assert.ok((await heldNames()).includes('tb__everything__trigger-sampling-request'), 'held before approval');
+        const refused = await sample();
+        assert.equal(refused.isError, true, 'a held tool is refused as a tool result');
+        assert.equal(workbenchErrorCode(refused), 'TOOL_HELD');
+        assert.match(textOf(refused), /tools approve tb__everything__trigger-sampling-request/, 'the refusal says how to approve it');
+
+        const cli = ['--config', wb.configPath, '--state-file', join(wb.dir, 'tool-state.json')];
+        const diff = await runCliAsync(['tools', 'diff', 'tb/everything', '--json', ...cli]);
+        assert.equal(diff.code, 0, diff.stderr);
+        const listed = (JSON.parse(diff.stdout) as { changes: { tool: string }[] }).changes.map((c) => c.tool);
+        assert.ok(listed.includes('trigger-sampling-request') && listed.includes('trigger-elicitation-request'), `diff lists them: ${listed.join(', ')}`);
+        const approve = await runCliAsync(['tools', 'approve', 'tb__everything__*', ...cli]);
+        assert.equal(approve.code, 0, approve.stderr);
+        assert.match(approve.stdout, /tb__everything__trigger-sampling-request/);
+        assert.ok(await waitFor(async () => (await heldNames()).length === 0, 10_000), 'nothing held once approved');
+        const sampled = await sample();
+        assert.notEqual(sampled.isError, true, textOf(sampled));
+        assert.match(textOf(sampled), /sampled ok/, 'the approved tool is served, its sampling request answered by the client');
+      } finally {
+        await wb.close();
+      }
+    });
+  }
 });
