@@ -34,11 +34,12 @@ export function describeError(error: ErrorObject, path: JsonPath, raw: unknown, 
       return 'must not be empty';
     case 'enum': {
       const allowed = (params.allowedValues as unknown[]).map((v) => JSON.stringify(v));
-      const got = JSON.stringify(valueAt(raw, path));
-      if (last === 'toolMode') {
-        return `unknown value ${truncate(got ?? 'nothing', 40)}; the workbench is proxy-only since 0.10.0, so remove "toolMode"`;
-      }
-      return `must be one of ${allowed.join(', ')} (got ${got === undefined ? 'nothing' : truncate(got, 40)})`;
+      // The file's own text: a string escaped (controls, bidirectional overrides) and cut, anything else cut.
+      const value = valueAt(raw, path);
+      const json = JSON.stringify(value);
+      const got = typeof value === 'string' ? quoteClientText(value, 40) : json === undefined ? 'nothing' : truncate(json, 40);
+      if (last === 'toolMode') return `unknown value ${got}; the workbench is proxy-only since 0.10.0, so remove "toolMode"`;
+      return `must be one of ${allowed.join(', ')} (got ${got})`;
     }
     default:
       return error.message ?? `fails "${error.keyword}"`;

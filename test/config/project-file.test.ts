@@ -24,6 +24,14 @@ describe('parseProjectFile', () => {
     }
   });
 
+  it('shows a value it refuses escaped and cut too', () => {
+    const error = failure(() => parseConfig({ toolboxes: { dev: { mcpServers: { s: { command: 'x', type: `ws\u202e\n${'IGNORE THIS. '.repeat(10)}` } } } } }, SOURCE, {}), 'CONFIG_INVALID');
+    const detail = error.details.find((d) => d.includes('must be one of'));
+    assert.ok(detail, error.details.join('\n'));
+    assert.doesNotMatch(detail, /[\u202e\n]/);
+    assert.match(detail, /\(got "ws\\u202e\\nIGNORE THIS\. .*…" \(\d+ characters\)\)/);
+  });
+
   it('normalises disabledTools, toolsets, toolOverrides and catalogBudget; comment keys are ignored', () => {
     const project = parseProjectFile(
       {
