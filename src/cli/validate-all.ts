@@ -38,12 +38,17 @@ export async function commandProblemsDespite(path: string, error: WorkbenchError
  */
 function soundServers(raw: unknown): Record<string, unknown> | undefined {
   if (!isRecord(raw) || !isRecord(raw.toolboxes)) return undefined;
-  const problems = findProblems(raw).map((p) => p.path.map(String));
-  const troubled = (at: string[]): boolean => problems.some((path) => at.every((key, i) => path[i] === key) || (path.length < at.length && path.length > 2 && path.every((key, i) => at[i] === key)));
+  // What a problem's path falls on: a whole toolbox (its name, its mcpServers object) or one server entry.
+  const troubled = new Set<string>();
+  for (const path of findProblems(raw).map((p) => p.path.map(String))) {
+    if (path[0] !== 'toolboxes' || path[1] === undefined) continue;
+    if (path.length === 2 || (path.length === 3 && path[2] === 'mcpServers')) troubled.add(path[1]);
+    else if (path[2] === 'mcpServers') troubled.add(`${path[1]}/${path[3]}`);
+  }
   const toolboxes: Record<string, unknown> = {};
   for (const [name, toolbox] of Object.entries(raw.toolboxes)) {
-    if (!isRecord(toolbox) || !isRecord(toolbox.mcpServers) || problems.some((p) => p.length === 2 && p[1] === name)) continue;
-    const servers = Object.fromEntries(Object.entries(toolbox.mcpServers).filter(([server, entry]) => isRecord(entry) && !troubled(['toolboxes', name, 'mcpServers', server])));
+    if (!isRecord(toolbox) || !isRecord(toolbox.mcpServers) || troubled.has(name)) continue;
+    const servers = Object.fromEntries(Object.entries(toolbox.mcpServers).filter(([server, entry]) => isRecord(entry) && !troubled.has(`${name}/${server}`)));
     if (Object.keys(servers).length > 0) toolboxes[name] = { mcpServers: servers };
   }
   return Object.keys(toolboxes).length === 0 ? undefined : { toolboxes };

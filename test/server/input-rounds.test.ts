@@ -72,6 +72,16 @@ describe('InputRounds', () => {
     assert.equal(rounds.size, 0);
   });
 
+
+  /** The older call's round holds the question handed over to it; answering it completes that call with the answer. */
+  async function answerHandedOver(rounds: InputRounds, first: RoundOutcome, answer: string): Promise<void> {
+    assert.equal(first.kind, 'input', JSON.stringify(first));
+    const { round, inputRequests } = first as Extract<RoundOutcome, { kind: 'input' }>;
+    assert.deepEqual(Object.keys(inputRequests), ['sampling-1']);
+    const second = await rounds.resume('me', round, { 'sampling-1': { answer } }, new Cancellation(), noNotify);
+    assert.deepEqual(second, { kind: 'complete', result: { content: [{ type: 'text', text: answer }] } });
+    assert.equal(rounds.size, 0);
+  }
   test("a call the client cancels hands the asks other calls joined to its round on to its owner's newest other call", async () => {
     const rounds = new InputRounds();
     const question = deferred<Promise<Record<string, unknown>>>();
@@ -93,12 +103,7 @@ describe('InputRounds', () => {
     await assert.rejects(newer, (error) => error === 'gone');
     assert.equal(await cancelled.promise, 'cancelled by the client');
     const first = await older;
-    assert.equal(first.kind, 'input', JSON.stringify(first));
-    const { round, inputRequests } = first as Extract<RoundOutcome, { kind: 'input' }>;
-    assert.deepEqual(Object.keys(inputRequests), ['sampling-1']);
-    const second = await rounds.resume('me', round, { 'sampling-1': { answer: 'x' } }, new Cancellation(), noNotify);
-    assert.deepEqual(second, { kind: 'complete', result: { content: [{ type: 'text', text: 'x' }] } });
-    assert.equal(rounds.size, 0);
+    await answerHandedOver(rounds, first, 'x');
   });
 
   test("a round that expires hands the asks other calls joined to it on to its owner's newest other call", async () => {
@@ -120,12 +125,7 @@ describe('InputRounds', () => {
     } finally {
       clearTimeout(keepAlive);
     }
-    assert.equal(first.kind, 'input', JSON.stringify(first));
-    const { round, inputRequests } = first as Extract<RoundOutcome, { kind: 'input' }>;
-    assert.deepEqual(Object.keys(inputRequests), ['sampling-1']);
-    const second = await rounds.resume('me', round, { 'sampling-1': { answer: 'y' } }, new Cancellation(), noNotify);
-    assert.deepEqual(second, { kind: 'complete', result: { content: [{ type: 'text', text: 'y' }] } });
-    assert.equal(rounds.size, 0);
+    await answerHandedOver(rounds, first, 'y');
   });
 
   test("the client's cancel before any ask cancels the call, and the request rejects with its reason", async () => {
