@@ -3,7 +3,7 @@ import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { UpstreamSurface } from './create-server.js';
 import { OPEN_TOOLBOX, USE_TOOL } from './meta-tools.js';
 import { MODERN_REVISION } from './modern-wire.js';
-import type { ModernAnswer, ReplySink } from './tool-call-pipeline.js';
+import { abandonAnswer, type ModernAnswer, type ReplySink } from './tool-call-pipeline.js';
 
 /**
  * MCP 2026-07-28 over HTTP through the same tool-call pipeline as stdio (README "One answer on every transport"): a
@@ -72,6 +72,7 @@ export async function offerToPipeline(
       // level, which offerable() leaves to the SDK, so this does not happen — but a client must never be left waiting.
       if (response.streaming) {
         res.end();
+        answer.then(abandonAnswer, () => {});
         return settle('pipeline');
       }
       handOver(answer).then(

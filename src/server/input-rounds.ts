@@ -171,6 +171,18 @@ export class InputRounds {
     return this.wait(round, signal);
   }
 
+  /**
+   * The request that carried round `id` to the client was cancelled before its answer was written (the client went
+   * away, or cancelled it while its input-required answer was being signed): the client never learns of the round and
+   * will not come back for it, so the call ends now (cancelled downstream, the asks other calls joined to it handed
+   * on) instead of at the expiry. Nothing happens once a retry has come back for it, or when the round has ended.
+   */
+  abandon(owner: string, id: string, reason: string): void {
+    const round = this.byId.get(id);
+    if (!round || round.owner !== owner || round.waiter !== undefined) return;
+    this.end(round, reason);
+  }
+
   /** Ends every round (shutdown, or the principal's scope closing): their downstream calls are cancelled. */
   closeAll(reason: string): void {
     for (const round of [...this.live]) this.end(round, reason, false);

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import type { CallToolResult, InputRequests, LoggingLevel, createRequestStateCodec } from '@modelcontextprotocol/server';
+import type { CallToolResult, InputRequests, LoggingLevel, ServerContext, createRequestStateCodec } from '@modelcontextprotocol/server';
 import { inputRequired } from '@modelcontextprotocol/server';
 import { errorResult } from '../core/tool-entry.js';
 import { ROUNDS_FULL_MESSAGE, type InputRounds, type Notify, type RoundOutcome } from './input-rounds.js';
 import { USE_TOOL, USE_TOOL_USAGE } from './meta-tools.js';
-import type { ModernAnswer, ModernUseToolCall, UseToolCall } from './tool-call-pipeline.js';
+import { abandonAnswer, type ModernAnswer, type ModernUseToolCall, type UseToolCall } from './tool-call-pipeline.js';
 import { refusal, useToolProblem } from './tool-params.js';
 
 /** What a `requestState` we hand out carries: an input round held here, or a modern server's own state. */
@@ -41,7 +41,7 @@ export function createModernUseTool(deps: ModernUseToolDeps): (args: Record<stri
     const state = call.state as RequestStatePayload | undefined;
     const outcome = state !== undefined && 'round' in state ? resumeRound(deps, state, args, call) : startRound(deps, args, call, state);
     if ('complete' in outcome) return Promise.resolve(outcome);
-    return outcome.running.then((result) => framed(deps.codec, result, args));
+    return outcome.running.then((result) => framed(deps, result, args));
   };
 }
 
@@ -129,14 +129,18 @@ function callLog(level: LoggingLevel, notify: Notify): NonNullable<UseToolCall['
 }
 
 /** How a round ended, as the answer: complete, or input-required with a requestState signed with the request's context. */
-function framed(codec: StateCodec, result: RoundOutcome, args: Record<string, unknown>): ModernAnswer {
+function framed(deps: ModernUseToolDeps, result: RoundOutcome, args: Record<string, unknown>): ModernAnswer {
+  const codec = deps.codec;
   if (result.kind === 'full') return { complete: errorResult(`${ROUNDS_FULL_MESSAGE}.`, 'INPUT_ROUNDS_FULL') };
   if (result.kind === 'input') {
+    const round = result.round;
     return {
+      // Held here for the client's retry: let go at once if the answer never reaches the client.
+      abandon: (reason) => deps.rounds.abandon(deps.owner, round, reason),
       finish: async (ctx) =>
         inputRequired({
           inputRequests: result.inputRequests as unknown as InputRequests,
-          requestState: await codec.mint({ round: result.round, target: callTarget(args), args: argumentsDigest(args) }, ctx),
+          requestState: await codec.mint({ round, target: callTarget(args), args: argumentsDigest(args) }, ctx),
         }) as unknown as CallToolResult,
     };
   }
@@ -149,4 +153,20 @@ function framed(codec: StateCodec, result: RoundOutcome, args: Record<string, un
         requestState: await codec.mint({ pass: { target: callTarget(args), ...(typeof answer.requestState === 'string' ? { state: answer.requestState } : {}) } }, ctx),
       }) as unknown as CallToolResult,
   };
+}
+
+/**
+ * The result a modern answer stands for, in the context of the request it answers. An answer holding an input round
+ * for the client's retry lets the round go when the request is cancelled before the answer is written (the client
+ * went away, or cancelled while the requestState was being signed): the SDK then writes nothing, and the client would
+ * never come back for the round.
+ */
+export function finishModernAnswer(answer: ModernAnswer, ctx: ServerContext): Promise<CallToolResult> | CallToolResult {
+  if ('complete' in answer) return answer.complete;
+  if (answer.abandon === undefined) return answer.finish(ctx);
+  const signal = ctx.mcpReq.signal;
+  const onAbort = (): void => abandonAnswer(answer);
+  if (signal.aborted) onAbort();
+  else signal.addEventListener('abort', onAbort, { once: true });
+  return answer.finish(ctx).finally(() => signal.removeEventListener('abort', onAbort));
 }

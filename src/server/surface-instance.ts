@@ -17,7 +17,7 @@ import { RELAY_TIMEOUT_MS, type ClientLink } from './client-link.js';
 import { featureCapabilities, registerFeatureHandlers } from './feature-handlers.js';
 import { OPEN_TOOLBOX, USE_TOOL } from './meta-tools.js';
 import type { AcceptedEnvelopes } from './modern-wire.js';
-import type { ModernUseToolDeps, RequestStatePayload } from './modern-use-tool.js';
+import { finishModernAnswer, type ModernUseToolDeps, type RequestStatePayload } from './modern-use-tool.js';
 import type { SurfaceTools } from './surface-tools.js';
 import type { MetaToolCall, ModernAnswer, ModernHandlers, ModernUseToolCall, ToolCallHandlers, UseToolCall } from './tool-call-pipeline.js';
 import { invalidParams } from './tool-params.js';
@@ -82,11 +82,11 @@ async function answerToolCall(parts: InstanceParts, era: Era, bound: Bound, requ
   const meta = request.params._meta as Record<string, unknown> | undefined;
   if (era === 'modern') {
     const answer = takeHandedAnswer(parts, bound, ctx);
-    if (answer !== undefined) return finish(await answer, ctx);
+    if (answer !== undefined) return finishModernAnswer(await answer, ctx);
   }
   if (name === OPEN_TOOLBOX) return parts.handlers.openToolbox(args, metaToolCall(ctx, meta));
   if (name === USE_TOOL) {
-    if (era === 'modern') return finish(await parts.modernUseTool(args, modernUseToolCall(ctx, meta)), ctx);
+    if (era === 'modern') return finishModernAnswer(await parts.modernUseTool(args, modernUseToolCall(ctx, meta)), ctx);
     return parts.handlers.useTool(args, legacyUseToolCall(ctx, meta));
   }
   const managed = parts.manage?.(name, args);
@@ -120,11 +120,6 @@ function noteDeclared(parts: InstanceParts, ctx: ServerContext): Record<string, 
   const caps = envelope?.[CLIENT_CAPABILITIES_META_KEY];
   if (caps) parts.link.declared = caps as ClientCapabilities;
   return envelope;
-}
-
-/** The result a modern answer stands for, in the context of the request it answers. */
-function finish(answer: ModernAnswer, ctx: ServerContext): Promise<CallToolResult> | CallToolResult {
-  return 'complete' in answer ? answer.complete : answer.finish(ctx);
 }
 
 /** A meta-tool call answered by the MCP server (either era): the request's progress token, notifications tied to it. */

@@ -107,7 +107,16 @@ export interface ModernUseToolCall {
  * A modern use_tool's answer: complete, or an input-required answer that still needs the request's context (the
  * SDK's) to sign its `requestState`.
  */
-export type ModernAnswer = { complete: CallToolResult } | { finish(ctx: ServerContext): Promise<CallToolResult> };
+export type ModernAnswer =
+  | { complete: CallToolResult }
+  | {
+      finish(ctx: ServerContext): Promise<CallToolResult>;
+      /**
+       * Called when the answer will never reach the client (its request was cancelled before it was written): what it
+       * holds for the client's retry (an input round) is let go at once.
+       */
+      abandon?(reason: string): void;
+    };
 
 /** The pipeline's side of MCP 2026-07-28 (only a surface's modern pipeline has it). */
 export interface ModernHandlers {
@@ -282,7 +291,7 @@ class Pipeline implements ToolCallPipeline {
     answer.then(
       (value) => {
         this.inFlight.delete(id);
-        if (cancellation.cancelled) return;
+        if (cancellation.cancelled) return abandonAnswer(value);
         if (!('complete' in value) || !this.respondModern(id, value.complete, modernHandlers.serverInfo)) handOver(modern, message, id, answer);
       },
       () => {
@@ -354,6 +363,11 @@ class Pipeline implements ToolCallPipeline {
       },
     } as JSONRPCMessage);
   }
+}
+
+/** Lets go what an answer that will not be written holds for the client's retry (see {@link ModernAnswer}). */
+export function abandonAnswer(answer: ModernAnswer): void {
+  if ('abandon' in answer) answer.abandon?.('cancelled by the client before its answer was written');
 }
 
 /** Leaves request `id`'s answer to the MCP server, which frames it (see {@link ModernPipelineOptions}). */

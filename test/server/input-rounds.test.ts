@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { CallToolResult } from '@modelcontextprotocol/server';
+import { randomBytes } from 'node:crypto';
+import { createRequestStateCodec, type CallToolResult, type ServerContext } from '@modelcontextprotocol/server';
 import { InputRounds, type RoundOutcome } from '../../src/server/input-rounds.js';
+import { createModernUseTool, finishModernAnswer, type RequestStatePayload } from '../../src/server/modern-use-tool.js';
 import { Cancellation } from '../../src/shared/cancellation.js';
 
 /**
@@ -183,5 +185,102 @@ describe('InputRounds', () => {
       clearTimeout(keepAlive);
     }
     assert.equal(rounds.size, 0);
+  });
+
+  test('abandon ends a round sent to its client at once, and only a round no retry has come back for, of that owner', async () => {
+    const rounds = new InputRounds();
+    const reasons: unknown[] = [];
+    const first = await rounds.start(
+      'me',
+      (ask, c) => (c.onCancel((r) => reasons.push(r)), ask(sampling as never, new AbortController().signal).then(() => done)),
+      undefined,
+      noNotify,
+    );
+    assert.equal(first.kind, 'input');
+    const { round } = first as Extract<RoundOutcome, { kind: 'input' }>;
+    rounds.abandon('someone else', round, 'gone');
+    assert.equal(rounds.size, 1);
+    // A retry that came back and waits: the round is its now, and a late abandon of the first answer leaves it be.
+    const retry = new Cancellation();
+    const second = rounds.resume('me', round, {}, retry, noNotify);
+    assert.ok(second);
+    const resent = (await second) as Extract<RoundOutcome, { kind: 'input' }>;
+    assert.equal(resent.kind, 'input');
+    assert.deepEqual(reasons, []);
+    rounds.abandon('me', round, 'gone');
+    assert.deepEqual(reasons, ['gone']);
+    assert.equal(rounds.size, 0);
+    assert.equal(rounds.resume('me', round, {}, undefined, noNotify), undefined);
+    rounds.abandon('me', round, 'again');
+    assert.deepEqual(reasons, ['gone']);
+  });
+});
+
+/**
+ * The input-required answer of a modern use_tool is signed in the request's context (the SDK's) before it is written.
+ * A client that cancels the request (or goes away) meanwhile never learns of the round, so the call must end then, not
+ * ten minutes later.
+ */
+describe('modern use_tool answers that carry an input round', () => {
+  const owner = 'me';
+  const args = { toolbox_name: 'box', tool_name: 'box__srv__ask', arguments: { q: 1 } };
+
+  /** A modern use_tool whose call asks the client once; the call's downstream cancellation is reported. */
+  function askingUseTool(rounds: InputRounds) {
+    const cancelled = deferred<unknown>();
+    const codec = createRequestStateCodec<RequestStatePayload>({ key: randomBytes(32), bind: () => owner });
+    const useTool = createModernUseTool({
+      rounds,
+      owner,
+      codec,
+      checkedUseTool: (_args, call) => {
+        call.cancellation.onCancel((reason) => cancelled.resolve(reason));
+        return call.request(sampling as never, new AbortController().signal).then(() => done);
+      },
+    });
+    return { useTool, cancelled: cancelled.promise };
+  }
+
+  function requestContext(signal: AbortSignal): ServerContext {
+    return { mcpReq: { signal } } as unknown as ServerContext;
+  }
+
+  test('a request cancelled while its requestState is being signed ends the call at once', async () => {
+    const rounds = new InputRounds();
+    const { useTool, cancelled } = askingUseTool(rounds);
+    const answer = await useTool(args, { cancellation: new Cancellation(), meta: undefined, notify: noNotify });
+    assert.ok('finish' in answer, 'the call asked for input');
+    assert.equal(rounds.size, 1);
+    const request = new AbortController();
+    const written = finishModernAnswer(answer, requestContext(request.signal));
+    request.abort(new Error('cancelled by the client'));
+    await written;
+    assert.match(String(await cancelled), /cancelled by the client before its answer was written/);
+    assert.equal(rounds.size, 0);
+  });
+
+  test('a request cancelled before its answer is framed ends the call at once', async () => {
+    const rounds = new InputRounds();
+    const { useTool, cancelled } = askingUseTool(rounds);
+    const answer = await useTool(args, { cancellation: new Cancellation(), meta: undefined, notify: noNotify });
+    const request = new AbortController();
+    request.abort();
+    await finishModernAnswer(answer, requestContext(request.signal));
+    assert.match(String(await cancelled), /before its answer was written/);
+    assert.equal(rounds.size, 0);
+  });
+
+  test('an answer written before any cancel keeps its round for the retry, whatever the request does after', async () => {
+    const rounds = new InputRounds();
+    const { useTool } = askingUseTool(rounds);
+    const answer = await useTool(args, { cancellation: new Cancellation(), meta: undefined, notify: noNotify });
+    const request = new AbortController();
+    const result = (await finishModernAnswer(answer, requestContext(request.signal))) as { resultType?: string; requestState?: string };
+    assert.equal(result.resultType, 'input_required');
+    assert.equal(typeof result.requestState, 'string');
+    // Over HTTP the request's signal aborts when its response closes, after the answer was written.
+    request.abort();
+    assert.equal(rounds.size, 1);
+    rounds.closeAll('done');
   });
 });
