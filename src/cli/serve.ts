@@ -18,7 +18,8 @@ export async function serve(settings: RuntimeSettings): Promise<number> {
   const front = openStdioFront(surface, { stdin: process.stdin, stdout: process.stdout }, settings.maxMessageBytes, log);
   const done = untilShutdown(
     log,
-    () => Promise.allSettled([runtime.close(), front.close()]),
+    // The front first: it answers the calls in flight before the runtime starts ending their servers.
+    () => Promise.allSettled([front.close(), runtime.close()]),
     (trigger) => void front.gone.then(trigger),
   );
   log.info(

@@ -5,6 +5,7 @@ import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { UpstreamSurface } from './create-server.js';
 import { sendNotice } from './feature-handlers.js';
+import type { ToolCallPipeline } from './tool-call-pipeline.js';
 import { StdioServerLineTransport } from './stdio-server-transport.js';
 
 /** The stdio face of one surface while it serves. */
@@ -25,6 +26,7 @@ export interface StdioFront {
 export function openStdioFront(surface: UpstreamSurface, streams: { stdin: Readable; stdout: Writable }, maxMessageBytes: number | undefined, log: Logger): StdioFront {
   const transport = new StdioServerLineTransport(streams.stdin, streams.stdout, maxMessageBytes);
   let pinned: ReturnType<UpstreamSurface['instance']> | undefined;
+  let pipeline: ToolCallPipeline | undefined;
   const stopTools = surface.onToolsChanged(() => {
     if (pinned?.transport) void pinned.sendToolListChanged().catch(() => {});
   });
@@ -36,11 +38,11 @@ export function openStdioFront(surface: UpstreamSurface, streams: { stdin: Reada
       const server = surface.instance(era);
       pinned = server;
       if (era === 'legacy') {
-        const pipeline = surface.pipeline(transport);
-        transport.intercept = (message) => pipeline.take(message);
+        const taking = (pipeline = surface.pipeline(transport));
+        transport.intercept = (message) => taking.take(message);
       } else {
-        const pipeline = surface.pipeline(transport, { deliver: (message) => transport.onmessage?.(message) });
-        transport.intercept = (message) => (watchListen(surface.listens, message), pipeline.take(message));
+        const taking = (pipeline = surface.pipeline(transport, { deliver: (message) => transport.onmessage?.(message) }));
+        transport.intercept = (message) => (watchListen(surface.listens, message), taking.take(message));
       }
       log.debug(`client speaks the ${era === 'modern' ? 'MCP 2026-07-28' : 'handshake (up to 2025-11-25)'} era`);
       return server;
@@ -58,6 +60,9 @@ export function openStdioFront(surface: UpstreamSurface, streams: { stdin: Reada
     close: async () => {
       stopTools();
       stopNotices();
+      // Calls in flight are answered SHUTTING_DOWN and cancelled downstream before the servers go (as over HTTP), so
+      // a call is never told that its server exited when the workbench is the one stopping.
+      pipeline?.close();
       await surface.close();
       await handle.close();
     },

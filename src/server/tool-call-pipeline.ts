@@ -41,7 +41,7 @@ export interface ToolCallPipeline {
   /**
    * Ends every call in flight, as the session ends (the client closed it, it expired, the workbench is shutting
    * down): each is cancelled downstream — a call on a shared server must not outlive its session and hold up the
-   * other sessions' — and a handshake-era call is answered first, as a `SHUTTING_DOWN` tool result.
+   * other sessions' — and answered first, as a `SHUTTING_DOWN` tool result (in either era).
    */
   close(): void;
 }
@@ -213,10 +213,17 @@ class Pipeline implements ToolCallPipeline {
 
   close(): void {
     for (const [id, cancellation] of this.inFlight) {
-      if (!this.modern && !cancellation.cancelled) this.respond({ jsonrpc: '2.0', id, result: sessionEndedResult() } as JSONRPCMessage);
+      if (!cancellation.cancelled) this.answerEnded(id);
       cancellation.cancel('the client session ended');
     }
     this.inFlight.clear();
+  }
+
+  /** The SHUTTING_DOWN answer of a call whose session ends; a modern one in the SDK's key order, so it is framed here. */
+  private answerEnded(id: RequestId): void {
+    const { _meta, content, isError } = sessionEndedResult();
+    if (this.modern) this.respondModern(id, { _meta, content, isError }, this.modern.handlers.serverInfo);
+    else this.respond({ jsonrpc: '2.0', id, result: { isError, content, _meta } } as JSONRPCMessage);
   }
 
   /** A client's notifications/cancelled for a request of this pipeline; false for any other request (the SDK's). */

@@ -19,6 +19,8 @@ export interface EraWorkbench {
   /** The config file it serves (in `dir`): a test edits it to reload. */
   configPath: string;
   stderr(): string;
+  /** The workbench process's pid (a test signals it). */
+  pid: number;
   close(): Promise<void>;
 }
 
@@ -67,6 +69,7 @@ export async function startEra(
       dir: wb.dir,
       configPath: wb.configPath,
       stderr: wb.stderr,
+      pid: wb.pid,
       close: async () => {
         await Promise.allSettled(clients.map((c) => c.close()));
         await wb.stop();
@@ -92,6 +95,7 @@ export async function startEra(
     dir,
     configPath,
     stderr: () => stderr,
+    pid: transport.pid!,
     close: async () => {
       await client.close().catch(() => {});
       await cleanup();

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { eraClient } from '../helpers/era-workbench.js';
+import { ERAS, eraClient, startEra } from '../helpers/era-workbench.js';
 import { startHttpWorkbench, type HttpWorkbench } from '../helpers/http-workbench.js';
 import { fixtureEvents, fixtureServer, tempDir, waitFor } from '../helpers/workbench-process.js';
 
@@ -82,4 +82,31 @@ describe('an MCP 2026-07-28 HTTP client at shutdown', () => {
       await temp.cleanup();
     }
   });
+});
+
+describe('a stdio client at shutdown', () => {
+  for (const era of ERAS) {
+    it(`${era}: its call in flight is answered SHUTTING_DOWN as a tool result (not as a server that exited), and cancelled downstream`, async () => {
+      const temp = await tempDir('wb-session-end-');
+      const log = join(temp.dir, 'server.log');
+      const wb = await startEra('stdio', era, { toolboxes: { t: { mcpServers: { shared: { ...fixtureServer('--log', log), timeoutMs: 600_000 } } } } });
+      try {
+        // A client opens its toolbox first (the usual order, and the call then runs on the workbench's own path).
+        await wb.client.callTool({ name: 'open_toolbox', arguments: { toolbox_name: 't' } });
+        const answer = wb.client.callTool(hang, { timeout: CALL_LIMIT.timeout }).then((r) => r as CallToolResult, (error: unknown) => error);
+        assert.ok(await waitFor(async () => (await fixtureEvents(log)).some((e) => e.event === 'call' && e.tool === 'hang'), 15_000), 'the call reached the server');
+        process.kill(wb.pid, 'SIGTERM');
+        const result = await answer;
+        assert.ok(!(result instanceof Error), `answered, not ${String(result)}`);
+        const called = result as CallToolResult;
+        assert.equal(called.isError, true, JSON.stringify(called));
+        assert.equal((called._meta?.['mcp-workbench/error'] as { code?: string } | undefined)?.code, 'SHUTTING_DOWN', JSON.stringify(called));
+        assert.ok(await waitFor(async () => (await fixtureEvents(log)).some((e) => e.event === 'exit'), 10_000), 'the server was ended');
+        assert.ok((await fixtureEvents(log)).some((e) => e.event === 'cancelled' && e.tool === 'hang'), 'the call was cancelled downstream');
+      } finally {
+        await wb.close();
+        await temp.cleanup();
+      }
+    });
+  }
 });
