@@ -201,7 +201,7 @@ async function reportBrokenState(path: string, broken: BrokenState, lastGood: bo
 export const SHUTDOWN_DEADLINE_MS = 8_000;
 
 /**
- * Calls `stop` once on SIGINT, SIGTERM or any of `extraTriggers`, and resolves with exit code 0 when it finishes
+ * Calls `stop` once on SIGINT, SIGTERM, SIGHUP or any of `extraTriggers`, and resolves with exit code 0 when it finishes
  * or when the deadline passes.
  */
 export function untilShutdown(log: Logger, stop: () => Promise<unknown>, register: (trigger: (why: string) => void) => void = () => {}): Promise<number> {
@@ -226,6 +226,9 @@ export function untilShutdown(log: Logger, stop: () => Promise<unknown>, registe
     // process when it sees no other listener — which would cut shutdown short and leave a half-written file behind.
     process.on('SIGINT', () => trigger('SIGINT'));
     process.on('SIGTERM', () => trigger('SIGTERM'));
+    // The terminal it runs in was closed (an SSH session ended): Node's default would end the process on the spot,
+    // with no answer to the calls in flight and no close of the servers (left to the orphan watchdog).
+    process.on('SIGHUP', () => trigger('SIGHUP'));
     register(trigger);
   });
 }

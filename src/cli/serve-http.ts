@@ -29,7 +29,7 @@ export interface HttpSettings {
 const SHORT_TOKEN = 16;
 
 /**
- * Runs the workbench as a Streamable HTTP server on `/mcp` until SIGINT/SIGTERM, then closes every session, the
+ * Runs the workbench as a Streamable HTTP server on `/mcp` until SIGINT/SIGTERM/SIGHUP, then closes every session, the
  * listener and every downstream process tree, and resolves with exit code 0. Usage problems (a bad address, a
  * non-loopback host without a token, a bad origin) are reported on stderr and resolve with 2 before anything is
  * loaded or bound. The actual endpoint is logged as `listening on http://HOST:PORT/mcp` (port 0 picks a free one).

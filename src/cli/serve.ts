@@ -5,7 +5,7 @@ import { createRuntime, untilShutdown } from './runtime.js';
 import type { RuntimeSettings } from './settings.js';
 
 /**
- * Runs the workbench on stdio until the client closes stdin or a SIGINT/SIGTERM arrives, then ends every downstream
+ * Runs the workbench on stdio until the client closes stdin or a SIGINT/SIGTERM/SIGHUP arrives, then ends every downstream
  * process tree and resolves with the exit code. stdout carries MCP messages only; everything else goes to stderr.
  * How the client's era is told and served is server/stdio-front.ts's.
  */

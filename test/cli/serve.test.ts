@@ -47,7 +47,8 @@ function exitOf(child: ChildProcess): Promise<{ code: number | null; signal: Nod
 }
 
 describe('serve: shutdown leaves nothing behind', () => {
-  for (const how of ['stdin close', 'SIGTERM', 'SIGINT'] as const) {
+  // SIGHUP: the terminal it runs in was closed (an SSH session ended, a terminal tab closed).
+  for (const how of ['stdin close', 'SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
     it(`on ${how}: children and grandchildren are gone and the process exits 0`, async () => {
       const { dir, cleanup } = await tempDir();
       after(cleanup);

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { request as httpRequest, type OutgoingHttpHeaders } from 'node:http';
@@ -10,7 +11,7 @@ import { LoggingMessageNotificationSchema, type CallToolResult, type Progress } 
 import { isAlive } from '../../src/shared/process-tree.js';
 import type { OpenToolboxResult } from '../../src/core/tool-entry.js';
 import { runWorkbench, startHttpWorkbench, type HttpSession, type HttpWorkbench } from '../helpers/http-workbench.js';
-import { fixtureServer, tempDir, textOf, waitFor } from '../helpers/workbench-process.js';
+import { fixtureEvents, fixtureServer, tempDir, textOf, waitFor, workbenchErrorCode } from '../helpers/workbench-process.js';
 import { logLines } from '../helpers/log-lines.js';
 
 const TOKEN = `test-token-${randomBytes(16).toString('hex')}`;
@@ -424,5 +425,25 @@ describe('serve --http: SIGTERM', () => {
     assert.doesNotMatch(wb.stderr(), /failed/);
     await session.client.close();
     await opening;
+  });
+
+  it('shuts down on SIGHUP (its terminal closed) as on SIGTERM: the call in flight answered, exit 0, no child left', async () => {
+    const { dir, cleanup } = await tempDir();
+    after(cleanup);
+    const log = join(dir, 'server.log');
+    const wb = await startHttpWorkbench({ toolboxes: { fx: { mcpServers: { f: fixtureServer('--log', log) } } } }, ['--http', '0', '--token', TOKEN]);
+    const session = await wb.connect(auth);
+    const hanging = callTool(session, 'use_tool', { toolbox_name: 'fx', tool_name: 'hang', arguments: {} }).then((r) => r, (error: unknown) => error);
+    assert.ok(await waitFor(async () => (await fixtureEvents(log)).some((e) => e.event === 'call' && e.tool === 'hang'), 15_000), 'the call reached the server');
+    const children = await wb.descendants();
+    const exited = once(wb.process, 'exit');
+    wb.process.kill('SIGHUP');
+    assert.deepEqual(await exited, [0, null], wb.stderr());
+    assert.match(wb.stderr(), /shutting down \(SIGHUP\)/);
+    const answer = await hanging;
+    assert.equal(workbenchErrorCode(answer as CallToolResult), 'SHUTTING_DOWN', JSON.stringify(answer));
+    assert.ok(await waitFor(() => children.every((pid) => !isAlive(pid)), 5_000), 'no leftover children');
+    await session.client.close();
+    await wb.stop();
   });
 });
