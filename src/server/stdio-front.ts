@@ -6,6 +6,7 @@ import type { Logger } from '../log.js';
 import type { UpstreamSurface } from './create-server.js';
 import { sendNotice } from './feature-handlers.js';
 import type { ToolCallPipeline } from './tool-call-pipeline.js';
+import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/server';
 import { StdioServerLineTransport } from './stdio-server-transport.js';
 
 /** The stdio face of one surface while it serves. */
@@ -27,22 +28,24 @@ export function openStdioFront(surface: UpstreamSurface, streams: { stdin: Reada
   const transport = new StdioServerLineTransport(streams.stdin, streams.stdout, maxMessageBytes);
   let pinned: ReturnType<UpstreamSurface['instance']> | undefined;
   let pipeline: ToolCallPipeline | undefined;
+  const calls = serverCalls(transport);
   const stopTools = surface.onToolsChanged(() => {
     if (pinned?.transport) void pinned.sendToolListChanged().catch(() => {});
   });
   const stopNotices = surface.onNotice((notice) => pinned && sendNotice(pinned, notice));
-  // Until the first message has told the era, a listen request (only MCP 2026-07-28 has one) is followed all the same.
-  transport.intercept = (message) => (watchListen(surface.listens, message), false);
+  // Until the first message has told the era, a listen request (only MCP 2026-07-28 has one) is followed all the same,
+  // and a tool call (the MCP server answers it) noted.
+  transport.intercept = (message) => (watchListen(surface.listens, message), calls.track(message));
   const handle = serveStdio(
     ({ era }) => {
       const server = surface.instance(era);
       pinned = server;
       if (era === 'legacy') {
         const taking = (pipeline = surface.pipeline(transport));
-        transport.intercept = (message) => taking.take(message);
+        transport.intercept = (message) => taking.take(message) || calls.track(message);
       } else {
         const taking = (pipeline = surface.pipeline(transport, { deliver: (message) => transport.onmessage?.(message) }));
-        transport.intercept = (message) => (watchListen(surface.listens, message), taking.take(message));
+        transport.intercept = (message) => (watchListen(surface.listens, message), taking.take(message) || calls.track(message));
       }
       log.debug(`client speaks the ${era === 'modern' ? 'MCP 2026-07-28' : 'handshake (up to 2025-11-25)'} era`);
       return server;
@@ -62,9 +65,39 @@ export function openStdioFront(surface: UpstreamSurface, streams: { stdin: Reada
       stopNotices();
       // Calls in flight are answered SHUTTING_DOWN and cancelled downstream before the servers go (as over HTTP), so
       // a call is never told that its server exited when the workbench is the one stopping.
-      pipeline?.close();
+      pipeline?.close(calls.end());
       await surface.close();
       await handle.close();
+    },
+  };
+}
+
+/**
+ * The tools/call requests the MCP server answers rather than the pipeline (a modern client's first request, a retry
+ * with input responses, a management tool): `end` hands over those not answered yet, to be answered at shutdown, and
+ * from then on the server's own late answer to one of them is dropped (a request is answered once).
+ */
+function serverCalls(transport: StdioServerLineTransport): { track(message: JSONRPCMessage): false; end(): RequestId[] } {
+  const open = new Set<RequestId>();
+  const ended = new Set<RequestId>();
+  transport.outgoing = (message) => {
+    const id = 'method' in message || !('id' in message) ? undefined : message.id;
+    if (id === undefined) return true;
+    open.delete(id);
+    return !ended.has(id);
+  };
+  return {
+    track: (message) => {
+      const m = message as { id?: RequestId; method?: string; params?: { requestId?: RequestId } };
+      if (m.method === 'tools/call' && m.id !== undefined) open.add(m.id);
+      // A cancelled request gets no answer from the server, nor from us.
+      else if (m.method === 'notifications/cancelled' && m.params?.requestId !== undefined) open.delete(m.params.requestId);
+      return false;
+    },
+    end: () => {
+      for (const id of open) ended.add(id);
+      open.clear();
+      return [...ended];
     },
   };
 }

@@ -17,6 +17,8 @@ export class StdioServerLineTransport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void;
   /** Returning true consumes the message; the MCP server never sees it. */
   intercept?: (message: JSONRPCMessage) => boolean;
+  /** Sees every message the MCP server sends; returning false drops it (a request already answered at shutdown). */
+  outgoing?: (message: JSONRPCMessage) => boolean;
   /** Called once when the transport closes, whoever owns `onclose` (serveStdio does). */
   readonly closed: Promise<void>;
   private markClosed!: () => void;
@@ -56,7 +58,7 @@ export class StdioServerLineTransport implements Transport {
   }
 
   send(message: JSONRPCMessage): Promise<void> {
-    if (this.isClosed) return Promise.resolve();
+    if (this.isClosed || this.outgoing?.(message) === false) return Promise.resolve();
     this.out.write(message);
     return this.out.ready();
   }

@@ -41,9 +41,10 @@ export interface ToolCallPipeline {
   /**
    * Ends every call in flight, as the session ends (the client closed it, it expired, the workbench is shutting
    * down): each is cancelled downstream — a call on a shared server must not outlive its session and hold up the
-   * other sessions' — and answered first, as a `SHUTTING_DOWN` tool result (in either era).
+   * other sessions' — and answered first, as a `SHUTTING_DOWN` tool result (in either era). `others`: tools/call
+   * requests the MCP server was answering (stdio), answered the same way.
    */
-  close(): void;
+  close(others?: Iterable<RequestId>): void;
 }
 
 /** Where the pipeline writes: the session's transport. */
@@ -211,12 +212,13 @@ class Pipeline implements ToolCallPipeline {
     return true;
   }
 
-  close(): void {
+  close(others: Iterable<RequestId> = []): void {
     for (const [id, cancellation] of this.inFlight) {
       if (!cancellation.cancelled) this.answerEnded(id);
       cancellation.cancel('the client session ended');
     }
     this.inFlight.clear();
+    for (const id of others) this.answerEnded(id);
   }
 
   /** The SHUTTING_DOWN answer of a call whose session ends; a modern one in the SDK's key order, so it is framed here. */
