@@ -9,6 +9,8 @@ export interface ParsedQuery {
   openEnded: boolean;
   /** Lower-case names the query spells out: quoted text, and the whole query as a bare name (`read_file`). */
   exactNames: string[];
+  /** Quoted text that reads as one name (no space in it), as written: answers say when no tool has it. */
+  quoted: string[];
   /** `server:NAME` / `toolbox:NAME`, as matchers of the lower-case name. */
   server?: (name: string) => boolean;
   toolbox?: (name: string) => boolean;
@@ -65,9 +67,11 @@ export function parseQuery(query: string): ParsedQuery {
     return ' ';
   });
   const exactNames: string[] = [];
+  const quoted: string[] = [];
   for (const m of rest.matchAll(/"([^"]+)"/g)) {
     const text = m[1]!.trim();
     if (text) exactNames.push(text.toLowerCase(), words(text).join('_'));
+    if (text && !/\s/.test(text)) quoted.push(text);
   }
   const ws = words(valuesByKind(rest));
   if (ws.length > 0) exactNames.push(rest.trim().replace(/^"|"$/g, '').toLowerCase(), ws.join('_'));
@@ -75,6 +79,7 @@ export function parseQuery(query: string): ParsedQuery {
     words: ws,
     openEnded: /[A-Za-z0-9]$/.test(rest),
     exactNames: [...new Set(exactNames)],
+    quoted,
     qualifiers,
     ...(server && { server }),
     ...(toolbox && { toolbox }),

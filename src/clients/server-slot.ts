@@ -32,7 +32,7 @@ const RETIRE_POLL_MS = 100;
 /** Where a slot stands (see ServerSlot.status). */
 export type SlotStatus =
   | { state: 'connected' }
-  | { state: 'starting'; since: number }
+  | { state: 'starting'; since: number; lastFailure?: { error: WorkbenchError; at: number } | undefined }
   | { state: 'failed'; error: WorkbenchError }
   | { state: 'idle' };
 
@@ -144,7 +144,7 @@ export class ServerSlot {
    */
   get status(): SlotStatus {
     if (this.live && !this.live.dead) return { state: 'connected' };
-    if (this.connectingSince !== undefined) return { state: 'starting', since: this.connectingSince };
+    if (this.connectingSince !== undefined) return { state: 'starting', since: this.connectingSince, lastFailure: this.connector.lastFailure };
     const failed = this.connector.lastError;
     if (failed) return { state: 'failed', error: failed };
     return { state: 'idle' };

@@ -51,6 +51,7 @@ export class SlotConnector {
   private retryAt = 0;
   /** Why the last connect attempt failed, while no connect has succeeded since. */
   private lastConnectError: WorkbenchError | undefined;
+  private lastConnectFailedAt = 0;
 
   constructor(
     private readonly slot: ConnectorSlot,
@@ -61,6 +62,11 @@ export class SlotConnector {
   /** Why the last connect failed, until one succeeds. */
   get lastError(): WorkbenchError | undefined {
     return this.lastConnectError;
+  }
+
+  /** The last failed connect and when it failed, until one succeeds (a start under way is shown with it). */
+  get lastFailure(): { error: WorkbenchError; at: number } | undefined {
+    return this.lastConnectError && { error: this.lastConnectError, at: this.lastConnectFailedAt };
   }
 
   /**
@@ -163,6 +169,7 @@ export class SlotConnector {
     await attempt.transport.close().catch(() => {});
     this.noteFailure(0);
     this.lastConnectError = described;
+    this.lastConnectFailedAt = Date.now();
     log.warn(described.toDisplayString());
     return described;
   }

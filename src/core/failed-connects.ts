@@ -41,7 +41,9 @@ export class FailedConnects {
   recent(manager: ClientManager, toolbox: string, server: string, now: number): FailedServer | undefined {
     const last = this.of(manager).get(`${toolbox}/${server}`);
     if (!last || now - last.at >= SEARCH_RETRY_FAILED_MS) return undefined;
-    const again = `not started again for this search (it failed ${formatAge(now - last.at)} ago); open_toolbox "${toolbox}" without a query, or use_tool, tries again`;
+    const ago = `not started again for this search (it failed ${formatAge(now - last.at)} ago)`;
+    // A failure no retry mends (its message says who must fix what) is not followed by an invitation to retry.
+    const again = last.failed.retryable ? `${ago}; open_toolbox "${toolbox}" without a query, or use_tool, tries again` : ago;
     return { ...last.failed, error: `${last.failed.error} (${again})` };
   }
 

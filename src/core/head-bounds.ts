@@ -61,7 +61,7 @@ function restOfFailed(left: readonly FailedServer[]): FailedServer {
   const codes = [...byCode].sort((a, b) => b[1] - a[1]);
   return {
     server: moreCount(left.length),
-    error: `${left.length} more servers of this toolbox failed to connect (${codes.map(([code, n]) => `${code} ×${n}`).join(', ')}); open_toolbox with detail:"full" lists each with its reason and fix (so does \`mcp-workbench doctor\`, for a person)`,
+    error: `${left.length} more servers failed to connect (${codes.map(([code, n]) => `${code} ×${n}`).join(', ')}); open_toolbox with detail:"full" lists each with its reason and fix (so does \`mcp-workbench doctor\`, for a person)`,
     code: codes[0]![0] as FailedServer['code'],
     retryable: left.some((f) => f.retryable),
   };

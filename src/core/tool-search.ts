@@ -5,6 +5,8 @@ import { closestTools } from '../catalog/search-closest.js';
 import { buildBridge, DEFAULT_BRIDGE, type Bridge } from '../catalog/search-bridge.js';
 import { shippedVectors } from '../catalog/word-vectors.js';
 import { parseQuery, type ParsedQuery } from '../catalog/search-query.js';
+import { words } from '../catalog/search-text.js';
+import { quoteClientText } from '../shared/client-text.js';
 import { SemanticRanker } from '../catalog/search-semantic.js';
 import { qualifierMiss } from './search-reach.js';
 import type { WorkbenchConfig } from '../config/types.js';
@@ -80,10 +82,11 @@ export class ToolSearch {
     }
     // Fused with the semantic ranker when it answers; else (off, down or slow) by words, topped up by meaning.
     const fused = semantic ? await semantic.rank(indexes, parsed, lexical, limit) : undefined;
-    if (fused && fused.length > 0) return { matches: fused, extra: {} };
+    if (fused && fused.length > 0) return { matches: fused, extra: withUnnamed(parsed, fused, toolbox, {}) };
     if (!fused) {
       const shown = topUp(indexes, parsed, lexical, limit, { bridge: this.bridge(memory) });
-      if (shown.length > 0) return { matches: shown.map((s) => s.entry), extra: await this.looseHint(memory, toolbox, shown, parsed, others) };
+      const matches = shown.map((s) => s.entry);
+      if (shown.length > 0) return { matches, extra: withUnnamed(parsed, matches, toolbox, await this.looseHint(memory, toolbox, shown, parsed, others)) };
     }
     await others?.();
     const elsewhere = indexesBut(memory, toolbox);
@@ -194,6 +197,18 @@ export class ToolSearch {
     this.semanticMemo = { json, ranker };
     return ranker;
   }
+}
+
+/**
+ * `extra` with its hint led by what a quoted name the query spells, that no tool shown has, means: the tools shown only
+ * share words with it (README "Search", names and qualifiers), so the model does not take one for the tool it named.
+ */
+function withUnnamed(parsed: ParsedQuery, matches: readonly FullEntry[], toolbox: string | undefined, extra: Partial<Answer>): Partial<Answer> {
+  const key = (name: string): string => words(name).join('_');
+  const missing = parsed.quoted.filter((q) => !matches.some((m) => [m.name, m.original_name].some((n) => n.toLowerCase() === q.toLowerCase() || key(n) === key(q))));
+  if (missing.length === 0) return extra;
+  const named = `No tool ${toolbox === undefined ? '' : 'here '}is named ${missing.map((q) => quoteClientText(q, 100)).join(' or ')}: these share words with it, so check that one fits.`;
+  return { ...extra, hint: extra.hint ? `${named} ${extra.hint}` : named };
 }
 
 /** The latest index in `memory` of every toolbox but `toolbox`. */

@@ -94,7 +94,9 @@ export function mixedView(making: CatalogMaking, scope: DiscoveryScope, name: st
     } else if (status.state === 'failed') {
       view.failed.push(failedServer(server, status.error));
     } else {
-      view.pending.push(pendingServer(server, status.state === 'starting' ? status.since : now, now, lastFailure?.(server)));
+      // A start that failed under use_tool (never booked by an open) is the server's last failure too.
+      const before = status.state === 'starting' && status.lastFailure ? { failed: failedServer(server, status.lastFailure.error), at: status.lastFailure.at } : undefined;
+      view.pending.push(pendingServer(server, status.state === 'starting' ? status.since : now, now, lastFailure?.(server) ?? before));
     }
   }
   for (const { server, tools } of servers) scope.shown.record(name, server, tools);

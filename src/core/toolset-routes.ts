@@ -7,7 +7,8 @@ import type { ToolStatus, ToolStatusReport } from './tool-entry.js';
 import type { WorkbenchError } from '../errors.js';
 import { failedServer, type FailedServer } from '../clients/server-failure.js';
 import type { PendingServer } from '../catalog/catalog-index.js';
-import { pendingServer, waitForServers, type OpenProgress } from './open-wait.js';
+import { pendingServer, waitForServers, worthWaiting, type OpenProgress } from './open-wait.js';
+import type { SlotStatus } from '../clients/server-slot.js';
 
 /**
  * A toolset name used where a toolbox name goes: `open_toolbox` lists just the toolset's tools (connecting only the
@@ -17,6 +18,8 @@ import { pendingServer, waitForServers, type OpenProgress } from './open-wait.js
 export interface ToolsetHost<Entry extends { name: string }> {
   /** Connects one server (sharing any connect in flight); resolves with the failure, if any. */
   connect(toolbox: string, server: string): Promise<WorkbenchError | undefined>;
+  /** Where each server of the toolbox stands (starting since when, after which failure). */
+  status(toolbox: string): { server: string; status: SlotStatus }[];
   /** The toolbox's current catalog and its open_toolbox entries (overrides applied). */
   catalog(toolbox: string): { catalog: ToolboxCatalog; entries: readonly Entry[] };
 }
@@ -53,12 +56,18 @@ export async function openToolset<Entry extends { name: string }>(
       return [label, host.connect(toolbox, server).then((failure) => void outcomes.set(label, failure))] as const;
     }),
   );
-  if (wait) await waitForServers(connects, wait.waitMs, connects.size, wait.onprogress);
+  // As a toolbox's open: a server starting since before this open is timed (and its last failure told) from its slot.
+  const statuses = new Map(toolset.servers.map(({ toolbox, server }) => [`${toolbox}/${server}`, host.status(toolbox).find((s) => s.server === server)?.status]));
+  const known = [...statuses].flatMap(([server, status]) => (status ? [{ server, status }] : []));
+  if (wait) await waitForServers(worthWaiting(connects, known, wait.waitMs, started), wait.waitMs, connects.size, wait.onprogress);
   else await Promise.all(connects.values());
   const opened: OpenedToolset<Entry> = { connected: [], failed: [], pending: [], tools: [] };
   const now = Date.now();
   for (const label of connects.keys()) {
-    if (!outcomes.has(label)) opened.pending.push(pendingServer(label, started, now));
+    const status = statuses.get(label);
+    const since = status?.state === 'starting' ? status : undefined;
+    const last = since?.lastFailure && { failed: failedServer(label, since.lastFailure.error), at: since.lastFailure.at };
+    if (!outcomes.has(label)) opened.pending.push(pendingServer(label, since?.since ?? started, now, last));
     else {
       const failure = outcomes.get(label);
       if (failure === undefined) opened.connected.push(label);

@@ -257,7 +257,7 @@ export class Workbench {
 
   private toolsetHost(scope: Scope): ToolsetHost<ToolEntry> {
     return {
-      connect: (toolbox, server) => scope.manager.connectServer(toolbox, server),
+      connect: (toolbox, server) => scope.manager.connectServer(toolbox, server), status: (toolbox) => scope.manager.serverStatus(toolbox),
       catalog: (toolbox) => this.cachedCatalog(scope, toolbox),
     };
   }

@@ -131,6 +131,18 @@ for (const transport of TRANSPORTS) {
       assertNamesEachFix(result.structuredContent as OpenToolboxResult);
     });
 
+    it('a search again within a minute says the broken servers were not started again, never that a retry would mend them', async () => {
+      await wb.call('open_toolbox', { query: 'echo' });
+      const again = (await wb.call('open_toolbox', { query: 'echo' })).structuredContent as OpenToolboxResult;
+      assertNamesEachFix(again);
+      for (const server of ['needsvar', 'badurl', 'nocmd']) {
+        const failed = failedServer(again, server);
+        assert.equal(failed.retryable, false, JSON.stringify(failed));
+        assert.match(failed.error, /not started again for this search/);
+        assert.doesNotMatch(failed.error, /tries again/, `a failure no retry mends invites none: ${failed.error}`);
+      }
+    });
+
     it('logs the start warning once however often the server is asked for', async () => {
       await wb.call('open_toolbox', { toolbox_name: 'mix' });
       const count = brokenWarnings(wb.stderr()).filter((w) => w.fields.server === 'needsvar').length;

@@ -71,3 +71,28 @@ for (const [over, era] of [['stdio', 'legacy'], ['http', 'modern']] as [Over, Er
     }
   });
 }
+
+/** Servers that cannot start as written (an unset variable in the command): failures that spawn nothing. */
+function unstartable(toolbox: string, count: number): Record<string, unknown> {
+  const servers: Record<string, unknown> = {};
+  for (let i = 0; i < count; i++) servers[`bad${i}`] = { command: `\${WB_HEAD_UNSET_${toolbox.toUpperCase()}_${i}}` };
+  return servers;
+}
+
+for (const [over, era] of [['stdio', 'legacy'], ['http', 'modern']] as [Over, EraName][]) {
+  describe(`the head of a search across toolboxes is bounded (${over}, ${era} client)`, () => {
+    it('the failures counted away are not said to be of one toolbox', async () => {
+      const config = { toolboxes: { one: { mcpServers: { fx: fixtureServer(), ...unstartable('one', 15) } }, two: { mcpServers: unstartable('two', 15) } } };
+      const wb = await startEra(over, era, config);
+      try {
+        const result = (await wb.client.callTool({ name: 'open_toolbox', arguments: { query: 'echo' } })) as CallToolResult;
+        const answer = result.structuredContent as unknown as Answer;
+        const rest = answer.servers_failed.find((f) => /^\(\d+ more\)$/.test(f.server));
+        assert.ok(rest, JSON.stringify(answer.servers_failed.map((f) => f.server)));
+        assert.match(rest.error, /^\d+ more servers failed to connect \(ENV_MISSING ×\d+\); open_toolbox with detail:"full" lists each/);
+      } finally {
+        await wb.close();
+      }
+    });
+  });
+}

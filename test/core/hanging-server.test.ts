@@ -156,6 +156,28 @@ for (const over of TRANSPORTS) {
         }
       });
 
+      test('a server whose start failed under use_tool alone (no open before) is shown starting again with how it ended', async () => {
+        const short = {
+          openWaitMs: 300,
+          useToolWaitMs: 10_000,
+          toolboxes: { mixed: { mcpServers: { healthy: fixtureServer('--name', 'healthy'), stuck: { ...fixtureServer('--never-initialize'), connectTimeoutMs: 1_500 } } } },
+        };
+        const wb = await startEra(over, era, short);
+        try {
+          const call = { toolbox_name: 'mixed', tool_name: 'mixed__stuck__echo', arguments: { text: 'x' } };
+          const failed = (await wb.client.callTool({ name: 'use_tool', arguments: call }, CLIENT_WAIT)) as CallToolResult;
+          assert.match(JSON.stringify(failed.content), /did not complete the MCP handshake within 1500 ms/);
+          for (const args of [{ toolbox_name: 'mixed' }, { query: 'echo' }]) {
+            const again = (await wb.client.callTool({ name: 'open_toolbox', arguments: args }, CLIENT_WAIT)) as CallToolResult;
+            const pending = (again.structuredContent as { servers_pending?: { server: string; note: string }[] }).servers_pending ?? [];
+            const note = pending.find((p) => p.server.endsWith('stuck'))?.note ?? '';
+            assert.match(note, /^starting again .* its last start failed .* ago: .*handshake.* opening the toolbox again will not help/s, JSON.stringify(again.structuredContent));
+          }
+        } finally {
+          await wb.close();
+        }
+      });
+
       test('a call to the hanging server gets CONNECT_TIMEOUT (retryable) once useToolWaitMs runs out', async () => {
         const wb = await startEra(over, era, config);
         try {

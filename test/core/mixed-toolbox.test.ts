@@ -109,6 +109,21 @@ for (const transport of TRANSPORTS) {
       }
     });
 
+    it('a toolset shows a server whose last start failed as starting again, with how that start ended', async () => {
+      const wb = await startOver(transport, CONFIG);
+      try {
+        const failed = await wb.call('use_tool', { toolbox_name: 'picks', tool_name: 'mix__hung__echo', arguments: { text: 'x' } });
+        assert.equal(failed.isError, true);
+        assert.match(textOf(failed), /did not complete the MCP handshake within 6000 ms/);
+        const again = head(await wb.call('open_toolbox', { toolbox_name: 'picks' }));
+        const hung = again.servers_pending?.find((p) => p.server === 'mix/hung');
+        assert.ok(hung, JSON.stringify(again));
+        assert.match(hung.note, /^starting again .* its last start failed .* ago: .*handshake.* opening the toolbox again will not help/s);
+      } finally {
+        await wb.close();
+      }
+    });
+
     it('a toolbox with no working server answers isError with every reason, as a full report', async () => {
       const wb = await startOver(transport, CONFIG);
       try {

@@ -198,6 +198,12 @@ for (const transport of ['stdio', 'http'] as const) {
       assert.ok((answer.tools as FullEntry[]).every((t) => t.source_server === 'ref/memory' || t.source_server === 'memory'), JSON.stringify(answer.tools.map((t) => (t as FullEntry).name)));
       const quoted = await open(s, { toolbox_name: 'ref', query: '"read_graph" file' });
       assert.equal((quoted.answer.tools[0] as FullEntry).original_name, 'read_graph');
+      assert.doesNotMatch(quoted.answer.hint ?? '', /No tool is named/);
+      // A quoted name no tool has: what shares its words still comes, and the hint says none is that tool.
+      const missing = await open(s, { toolbox_name: 'ref', query: '"delete_universe"' });
+      assert.ok(missing.answer.tools.length > 0);
+      assert.ok((missing.answer.tools as FullEntry[]).every((t) => t.original_name !== 'delete_universe'));
+      assert.match(missing.answer.hint ?? '', /^No tool here is named "delete_universe": these share words with it, so check that one fits/);
     });
 
     it('a search that matches nothing in its toolbox names the toolbox where the query matches', async () => {
