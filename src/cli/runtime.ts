@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { CatalogCache } from '../catalog/catalog-cache.js';
 import { keepCopy, readToolState } from '../state/read.js';
 import { pinsPathFor, readPins, watchPins } from '../state/pins.js';
@@ -54,7 +54,8 @@ export async function createRuntime(settings: RuntimeSettings): Promise<Runtime>
   const audit = settings.audit && (await openAuditLog(settings.audit.path, { ...settings.audit, log: host.log }));
   if (audit) host.log.info(`audit log: ${settings.audit!.path}`);
   const observer = chainObservers(settings.observer, audit ? (event) => audit.record(event) : undefined);
-  const workbench = createWorkbench(settings, config, read, pins, observer);
+  // `${user:dir}` folders (README "Files of each user") live beside the state file: a test's or a user's own.
+  const workbench = createWorkbench(settings, config, read, pins, observer, join(dirname(statePath), 'users'));
   // Approvals (`tools approve` in another process) apply to a running server at once.
   const pinsWatcher = state.serving ? watchPins(pinsPath, (next) => workbench.setPins(next), host.log) : undefined;
   if (read.problem) await reportBrokenState(statePath, read, false, host.log);
@@ -122,6 +123,7 @@ function createWorkbench(
   read: Awaited<ReturnType<typeof readToolState>>,
   pins: WorkbenchOptions['pins'],
   observer: WorkbenchObserver | undefined,
+  usersDir: string,
 ): Workbench {
   return new Workbench({
     config,
@@ -138,6 +140,7 @@ function createWorkbench(
     ...(read.problem && { stateProblem: read.problem }),
     ...(session.toolsets && session.toolsets.length > 0 && { sessionToolsets: session.toolsets }),
     pins,
+    usersDir,
   });
 }
 

@@ -7,6 +7,7 @@ import type { EraMemory } from './era-memory.js';
 import type { GroupTracker } from './orphan-reaper.js';
 import type { FailedServer } from './server-failure.js';
 import type { ServerNotice } from './feature-notices.js';
+import type { UserPlace } from './user-places.js';
 
 /**
  * The types the rooms of src/clients share: what a manager and each of its server slots are given, what a call may
@@ -45,6 +46,8 @@ export interface SlotOptions {
   eras?: EraMemory;
   /** OAuth sign-ins of remote servers (token store, browser); without it no server is signed in to. */
   oauth?: OAuthContext;
+  /** Whose connections these are, for `${user:id}` / `${user:dir}` in entries (see user-places); default `local`. */
+  user?: UserPlace;
 }
 
 /** Requests a downstream server may make of its client, which the workbench relays to its own client. */

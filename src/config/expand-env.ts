@@ -109,7 +109,7 @@ export function expandConfigEnv(raw: unknown, env: EnvLike, secretSource?: Secre
     for (const name of result.missingSecrets) missingSecrets.push({ name, path: formatJsonPath(path), toolbox: toolbox!, server: server! });
     if (result.keptLiteral) {
       warnings.push(
-        `${formatJsonPath(path)}: contains "\${" that is not \${VAR}, \${VAR:-default} or \${secret:NAME}; it was kept as literal text`,
+        `${formatJsonPath(path)}: contains "\${" that is not \${VAR}, \${VAR:-default}, \${secret:NAME}, \${user:id} or \${user:dir}; it was kept as literal text`,
       );
     }
     return result.value;
@@ -196,12 +196,24 @@ type Found = Pick<ExpandStringResult, 'missing' | 'substituted' | 'stored' | 'mi
 /** `secret:NAME}` right after `${`: the name rule of config/secret-source (a letter, then letters, digits, `_-.`). */
 const SECRET_REFERENCE = /^secret:([A-Za-z][A-Za-z0-9_.-]{0,63})\}/;
 
+/**
+ * `${user:id}` and `${user:dir}`: kept as written here, and filled in each time a server is started, for the user its
+ * process serves (clients/user-places.ts, README "Files of each user").
+ */
+export const USER_FORMS = ['${user:id}', '${user:dir}'] as const;
+
 function tokenize(text: string): { pieces: Piece[]; keptLiteral: boolean } {
   const pieces: Piece[] = [];
   let keptLiteral = false;
   let literal = '';
   let i = 0;
   while (i < text.length) {
+    const userForm = text.startsWith('${user:', i) ? USER_FORMS.find((form) => text.startsWith(form, i)) : undefined;
+    if (userForm !== undefined) {
+      literal += userForm;
+      i += userForm.length;
+      continue;
+    }
     if (text.startsWith('${', i)) {
       const parsed = parseReference(text, i);
       if (parsed) {

@@ -12,6 +12,7 @@ import { FeatureBooks, noticeTo, serverChanged } from './feature-books.js';
 import type { FeatureScope } from './feature-scope.js';
 import { ShownLists } from './shown-lists.js';
 import { SearchMemory } from './tool-search.js';
+import { userPlace } from '../clients/user-places.js';
 
 export interface ScopesOptions {
   config: WorkbenchConfig;
@@ -22,6 +23,8 @@ export interface ScopesOptions {
   catalogCache?: CatalogCache;
   /** OAuth sign-ins of remote servers (README "Remote servers behind OAuth"); none without it. */
   oauth?: OAuthContext;
+  /** Where each user's folder (`${user:dir}`) is made: the state file's folder's `users` (default under the home). */
+  usersDir?: string;
   /**
    * A server's tools changed in `scope` (connected, refreshed, lost): its catalogs and views must follow. `keep`:
    * whether the list may be kept in the catalog cache, which every session reads: the root's (one user) and a shared
@@ -66,7 +69,7 @@ export class Scopes {
    * it gets connections of its own for every server that is not `shared`, started on first use and ended by
    * `close()`; requests and log messages of those servers go to this session only.
    */
-  open(upstream: UpstreamSession, options: { isolated: boolean }): SessionScope {
+  open(upstream: UpstreamSession, options: { isolated: boolean; principal?: string }): SessionScope {
     if (!options.isolated) {
       this.root.upstream = upstream;
       return {
@@ -76,7 +79,7 @@ export class Scopes {
         },
       };
     }
-    return this.create(upstream);
+    return this.create(upstream, options.principal);
   }
 
   /** The scope of a session (the root for none, or for a session that is not isolated). */
@@ -159,7 +162,7 @@ export class Scopes {
     this.pool?.reaper.close();
   }
 
-  private create(upstream: UpstreamSession | undefined): Scope {
+  private create(upstream: UpstreamSession | undefined, principal = 'local'): Scope {
     const pool = upstream ? this.sharedPool() : undefined;
     const books: Omit<Scope, 'manager' | 'close'> = { catalogs: new Map(), activity: new Map(), upstream, shown: new ShownLists(), features: new FeatureBooks(), search: new SearchMemory() };
     const manager: ClientManager = new ClientManager({
@@ -172,6 +175,7 @@ export class Scopes {
         deliverLog(books.activity.get(`${toolbox}/${server}`), books.upstream, { ...params, logger });
       },
       upstream: scopeRelay(books, this.options.log),
+      user: userPlace(principal, this.options.usersDir),
       ...(pool ? { shared: pool.shared, groups: pool.reaper } : {}),
     });
     const scope: Scope = Object.assign(books, {
@@ -199,6 +203,8 @@ export class Scopes {
     const activity = new Map<string, CallsInFlight>();
     const shared = new SharedServers({
       ...this.connectionOptions(),
+      // One process for every user: its `${user:…}` are those of user `shared`.
+      user: userPlace('shared', this.options.usersDir),
       groups: reaper,
       onRestarted: () => void this.restarts++,
       // One list for every session that uses the shared connection: kept as it changes — unless it is private (the

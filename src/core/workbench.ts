@@ -53,6 +53,8 @@ export interface WorkbenchOptions {
   catalogBudget?: number;
   /** OAuth sign-ins of remote servers (README "Remote servers behind OAuth"); none without it. */
   oauth?: OAuthContext;
+  /** Where `${user:dir}` folders are made (README "Files of each user"); default ~/.mcp-workbench/users. */
+  usersDir?: string;
   /** The tool pins file and its content at start (README "Pinned tool definitions"); no checks without it. */
   pins?: { path: string; read: PinsRead; record: boolean };
   /**
@@ -120,12 +122,8 @@ export class Workbench {
       log: options.log,
     });
     this.scopes = new Scopes({
-      config: options.config,
-      env: options.env,
-      log: options.log,
-      version: options.version,
-      maxMessageBytes: options.maxMessageBytes,
-      catalogCache: options.catalogCache,
+      ...{ config: options.config, env: options.env, log: options.log, version: options.version, maxMessageBytes: options.maxMessageBytes },
+      ...{ catalogCache: options.catalogCache, usersDir: options.usersDir },
       ...(options.oauth && { oauth: options.oauth }),
       onToolsChanged: (scope, toolbox, server, keep) => {
         scope.catalogs.delete(toolbox);
@@ -141,7 +139,7 @@ export class Workbench {
   }
 
   /** Opens a client session: see {@link Scopes.open}. */
-  openSession(upstream: UpstreamSession, options: { isolated: boolean }): SessionScope {
+  openSession(upstream: UpstreamSession, options: { isolated: boolean; principal?: string }): SessionScope {
     return this.scopes.open(upstream, options);
   }
 

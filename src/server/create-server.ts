@@ -107,7 +107,8 @@ export function createSurface(workbench: Workbench, version: string, options: Cr
   // Bound to the owner: a requestState handed to one user is refused when another echoes it.
   const codec = createRequestStateCodec<RequestStatePayload>({ key: options.stateKey ?? processKey, bind: () => owner });
   const link = new ClientLink();
-  const scope = workbench.openSession(link.session, { isolated: options.isolated === true });
+  // Each user (the principal the HTTP gate admitted: a token) has folders of its own for `${user:dir}`.
+  const scope = workbench.openSession(link.session, { isolated: options.isolated === true, principal: owner });
   const listens = new ListenSubscriptions(() => workbench.featureScope(scope), (capabilities) => void (link.declared = capabilities));
   // A server connected or was lost: URIs the client listens to and that are not subscribed now are tried again.
   link.onNotice((notice) => {

@@ -83,7 +83,7 @@ class SessionTable implements LegacySessions {
   }
 
   async create(principal: string): Promise<LegacySession> {
-    const options = { ...this.serverOptions, isolated: true, sessionLabel: () => session.id, principal: principalLabel(principal) };
+    const options = { ...this.serverOptions, isolated: true, owner: principal, sessionLabel: () => session.id, principal: principalLabel(principal) };
     const { server, connect, close } = createServer(this.workbench, this.version, options);
     const transport = new NodeStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),

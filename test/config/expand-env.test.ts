@@ -83,6 +83,17 @@ describe('expandString', () => {
     assert.equal(expandOne('$VAR and ${VAR}', env), '$VAR and value');
   });
 
+  it('keeps ${user:id} and ${user:dir} for each start to fill in, without a warning; any other ${user:…} is warned about', () => {
+    const env = { user: 'not this', VAR: 'v' };
+    for (const text of ['${user:dir}/memory.jsonl', '--id=${user:id}', '${VAR}-${user:id}-${user:dir}']) {
+      const result = expandString(text, env);
+      assert.equal(result.value, text.replace('${VAR}', 'v'));
+      assert.equal(result.keptLiteral, false, text);
+      assert.deepEqual(result.missing, []);
+    }
+    for (const text of ['${user:home}', '${user:}', '${user:dirx}']) assert.equal(expandString(text, env).keptLiteral, true, text);
+  });
+
   it('never re-expands a substituted value or a default, and keeps replace() patterns', () => {
     const tricky = 'p$HOME ${OTHER} $(id) `id` $& $` $\' $$ \\$x \\\\$y end\\';
     assert.equal(expandOne('${SECRET}', { SECRET: tricky, HOME: '/h', OTHER: 'o' }), tricky);

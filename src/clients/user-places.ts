@@ -1,0 +1,44 @@
+import { mkdirSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import type { RemoteServerConfig, ServerConfig, StdioServerConfig } from '../config/types.js';
+
+/**
+ * Who a set of downstream connections serves, for `${user:id}` and `${user:dir}` in a server entry (README "Files of
+ * each user"): over `--http` each token is one user, and a server that keeps its data in a file (the memory server's
+ * `MEMORY_FILE_PATH`) gets a file of each user's own by naming it under `${user:dir}`.
+ */
+export interface UserPlace {
+  /** `local` (stdio, or HTTP without a token), `shared` (a `shared: true` server), else 16 hex digits of the token's SHA-256. */
+  id: string;
+  /** `<the state file's folder>/users/<id>`, made (owner-only) when a server entry first names it. */
+  dir: string;
+}
+
+/** The default folder of users' folders, when the workbench was given none (the state file's default folder). */
+export const DEFAULT_USERS_DIR = join(homedir(), '.mcp-workbench', 'users');
+
+/** The place of a principal (`local`, `shared`, or a token's SHA-256 in hex) under `usersDir`. */
+export function userPlace(principal: string, usersDir = DEFAULT_USERS_DIR): UserPlace {
+  const id = /^[0-9a-f]{64}$/.test(principal) ? principal.slice(0, 16) : principal === 'shared' ? 'shared' : 'local';
+  return { id, dir: join(usersDir, id) };
+}
+
+/**
+ * The entry as started for `user`: `${user:id}` and `${user:dir}` filled in wherever they stand (command, args, env,
+ * cwd; url, headers). The folder is made when the entry names it, so a server can create its file there. An entry
+ * that names neither is returned as it is.
+ */
+export function forUser<T extends ServerConfig>(server: T, user: UserPlace): T {
+  const text = JSON.stringify(server);
+  if (!text.includes('${user:')) return server;
+  if (text.includes('${user:dir}')) mkdirSync(user.dir, { recursive: true, mode: 0o700 });
+  const fill = (value: string): string => value.replaceAll('${user:id}', user.id).replaceAll('${user:dir}', user.dir);
+  const values = (record: Record<string, string>): Record<string, string> => Object.fromEntries(Object.entries(record).map(([k, v]) => [k, fill(v)]));
+  if (server.type === 'stdio') {
+    const stdio: StdioServerConfig = server;
+    return { ...stdio, command: fill(stdio.command), args: stdio.args.map(fill), env: values(stdio.env), ...(stdio.cwd !== undefined && { cwd: fill(stdio.cwd) }) } as T;
+  }
+  const remote: RemoteServerConfig = server;
+  return { ...remote, url: fill(remote.url), headers: values(remote.headers) } as T;
+}

@@ -1,0 +1,90 @@
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { StreamableHTTPClientTransport, type CallToolResult, type Client } from '@modelcontextprotocol/client';
+import { eraClient, startEra } from '../helpers/era-workbench.js';
+import { startHttpWorkbench, type HttpWorkbench } from '../helpers/http-workbench.js';
+import { memoryServer } from '../helpers/workbench-process.js';
+
+// A server that keeps its data in a file (the reference memory server's graph) is one file for all its processes, so
+// over --http separate processes per user do not keep users apart by themselves: `${user:dir}` in the entry names a
+// folder of the user each process serves (README "Files of each user"), and each user's graph is its own.
+
+const TOKEN_A = 'alice-0123456789abcdef0123456789abcdef';
+const TOKEN_B = 'bob-0123456789abcdef0123456789abcdef0123';
+const CONFIG = { toolboxes: { notes: { mcpServers: { memory: memoryServer('${user:dir}/memory.jsonl') } } } };
+
+/** The id a token's user has in `${user:id}` and in its folder's name. */
+const userId = (token: string): string => createHash('sha256').update(token).digest('hex').slice(0, 16);
+
+async function client(url: string, token: string, era: 'modern' | 'legacy'): Promise<Client> {
+  const c = eraClient(era);
+  const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } });
+  await c.connect(transport, era === 'legacy' ? { prior: { kind: 'legacy' } } : undefined);
+  assert.equal(c.getProtocolEra(), era);
+  return c;
+}
+
+async function memory(c: Client, tool: string, args: Record<string, unknown>): Promise<string> {
+  const result = (await c.callTool({ name: 'use_tool', arguments: { toolbox_name: 'notes', tool_name: `notes__memory__${tool}`, arguments: args } })) as CallToolResult;
+  const text = result.content.map((part) => (part.type === 'text' ? part.text : '')).join('');
+  assert.ok(!result.isError, text);
+  return text;
+}
+
+const entity = (name: string) => ({ entities: [{ name, entityType: 'project', observations: [`${name} is a project`] }] });
+
+describe('${user:dir}: each user of an --http workbench has a memory graph of its own', () => {
+  let wb: HttpWorkbench;
+  before(async () => {
+    wb = await startHttpWorkbench(CONFIG, ['--http', '0'], { WORKBENCH_TOKEN: `${TOKEN_A},${TOKEN_B}` });
+  });
+  after(async () => {
+    await wb?.stop();
+  });
+
+  for (const [eraA, eraB] of [
+    ['modern', 'legacy'],
+    ['legacy', 'modern'],
+  ] as const) {
+    test(`a ${eraA} client of one token and a ${eraB} client of another never see each other's entities`, async () => {
+      const a = await client(wb.url, TOKEN_A, eraA);
+      const b = await client(wb.url, TOKEN_B, eraB);
+      const [mine, theirs] = [`Zephyr-${eraA}`, `Orion-${eraB}`];
+      try {
+        await memory(a, 'create_entities', entity(mine));
+        await memory(b, 'create_entities', entity(theirs));
+        const graphA = await memory(a, 'read_graph', {});
+        const graphB = await memory(b, 'read_graph', {});
+        assert.match(graphA, new RegExp(mine));
+        assert.doesNotMatch(graphA, new RegExp(theirs));
+        assert.match(graphB, new RegExp(theirs));
+        assert.doesNotMatch(graphB, new RegExp(mine));
+      } finally {
+        await Promise.allSettled([a.close(), b.close()]);
+      }
+      // Each user's file is in its own folder beside the state file, readable by the workbench's user only.
+      const folder = join(wb.dir, 'users', userId(TOKEN_A));
+      assert.match(await readFile(join(folder, 'memory.jsonl'), 'utf8'), new RegExp(mine));
+      assert.equal((await stat(folder)).mode & 0o777, 0o700);
+      assert.doesNotMatch(await readFile(join(wb.dir, 'users', userId(TOKEN_B), 'memory.jsonl'), 'utf8'), new RegExp(mine));
+    });
+  }
+});
+
+describe('${user:dir} over stdio: the one user is `local`', () => {
+  for (const era of ['modern', 'legacy'] as const) {
+    test(`a ${era} client's graph is kept in users/local beside the state file`, async () => {
+      const wb = await startEra('stdio', era, CONFIG);
+      try {
+        await memory(wb.client, 'create_entities', entity('Vega'));
+        assert.match(await memory(wb.client, 'read_graph', {}), /Vega/);
+        assert.match(await readFile(join(wb.dir, 'users', 'local', 'memory.jsonl'), 'utf8'), /Vega/);
+      } finally {
+        await wb.close();
+      }
+    });
+  }
+});
