@@ -16,6 +16,8 @@ export function missingCommandProblems(config: Pick<WorkbenchConfig, 'source' | 
   for (const toolbox of config.toolboxes) {
     for (const server of toolbox.servers) {
       if (server.type !== 'stdio' || server.problems || server.command === '') continue;
+      // A `${user:…}` in either is filled in at each start, for the user it serves: there is nothing to look at yet.
+      if (`${server.command}${server.cwd ?? ''}`.includes('${user:')) continue;
       const at = ['toolboxes', toolbox.name, 'mcpServers', server.name];
       if (server.cwd !== undefined && !existsSync(server.cwd)) {
         found.set(`${toolbox.name}/${server.name}`, {

@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { readFile, stat } from 'node:fs/promises';
+import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { StreamableHTTPClientTransport, type CallToolResult, type Client } from '@modelcontextprotocol/client';
 import { eraClient, startEra } from '../helpers/era-workbench.js';
 import { startHttpWorkbench, type HttpWorkbench } from '../helpers/http-workbench.js';
-import { memoryServer } from '../helpers/workbench-process.js';
+import { missingCommandProblems } from '../../src/clients/command-check.js';
+import { loadConfig } from '../../src/config/load.js';
+import { memoryServer, node, tempDir } from '../helpers/workbench-process.js';
 
 // A server that keeps its data in a file (the reference memory server's graph) is one file for all its processes, so
 // over --http separate processes per user do not keep users apart by themselves: `${user:dir}` in the entry names a
@@ -87,4 +89,17 @@ describe('${user:dir} over stdio: the one user is `local`', () => {
       }
     });
   }
+});
+
+describe('${user:…} where the config is checked before any start', () => {
+  test('a cwd under ${user:dir} is not reported missing (it is made at each start), and loading warns of nothing', async () => {
+    const { dir, cleanup } = await tempDir();
+    after(cleanup);
+    const path = join(dir, 'workbench-config.json');
+    const entry = { command: node, args: ['--version'], cwd: '${user:dir}', env: { ID: '${user:id}' } };
+    await writeFile(path, JSON.stringify({ toolboxes: { box: { mcpServers: { srv: entry } } } }));
+    const loaded = await loadConfig(path, { PATH: process.env.PATH ?? '' });
+    assert.deepEqual(loaded.warnings, []);
+    assert.deepEqual([...missingCommandProblems(loaded, { PATH: process.env.PATH ?? '' }).keys()], []);
+  });
 });
