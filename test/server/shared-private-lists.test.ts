@@ -114,3 +114,45 @@ describe('a session that only looked at a "shared" server before its list turned
     });
   }
 });
+
+// A shared server runs once per set of client capabilities. When a session of another set connected the server's
+// other connection, every session was told "connected", and the list of the first set — which by then held a tool one
+// user's call had added — was written to the cache as if just listed: the next user of that set was shown the tool.
+describe('a "shared" server whose list is private, connected for a second set of client capabilities', () => {
+  for (const era of ERAS) {
+    it(`does not write the first set's changed list to the cache (${era} clients over HTTP)`, async () => {
+      const { dir, cleanup } = await tempDir('wb-shared-sets-');
+      const cacheDir = join(dir, 'cache');
+      const config = { toolboxes: { dev: { mcpServers: { mod: { command: node, args: [modern, '--private', '--ttl-ms', '0'], shared: true } } } } };
+      const wb = await startHttpWorkbench(config, ['--http', '0'], { WORKBENCH_TOKEN: TOKENS.join(','), MCP_WORKBENCH_CACHE_DIR: cacheDir });
+      const open: Client[] = [];
+      const connectWith = async (token: string, capabilities: Record<string, unknown>): Promise<Client> => {
+        const client = eraClient(era, capabilities);
+        await client.connect(new StreamableHTTPClientTransport(new URL(wb.url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }), era === 'legacy' ? { prior: { kind: 'legacy' } } : undefined);
+        open.push(client);
+        return client;
+      };
+      try {
+        const bob = await connectWith(TOKENS[1]!, {});
+        assert.ok((await toolNames(bob)).includes('dev__mod__grow'));
+        assert.match(textOf(await call(bob, 'use_tool', { toolbox_name: 'dev', tool_name: 'dev__mod__grow' })), /added grown_/);
+        assert.ok(await waitFor(async () => (await toolNames(bob)).some((n) => GROWN.test(n)), 10_000), 'the user who added it sees it');
+
+        // Alice declares another capability: the server's other connection starts for her, and lists on connecting.
+        const alice = await connectWith(TOKENS[0]!, { elicitation: { form: {} } });
+        assert.ok(!(await toolNames(alice)).some((n) => GROWN.test(n)));
+        assert.ok(await waitFor(async () => (await cacheText(cacheDir)).includes('"grow"'), 10_000), 'lists are cached');
+
+        // Another user of Bob's set: a connection of its own (the list is private); its first answer may come from the cache.
+        const carol = await connectWith(TOKENS[0]!, {});
+        const names = await toolNames(carol);
+        assert.ok(names.includes('dev__mod__grow') && !names.some((n) => GROWN.test(n)), `not shown from the cache: ${names.join(', ')}`);
+        assert.doesNotMatch(await cacheText(cacheDir), GROWN, 'never written');
+      } finally {
+        await Promise.allSettled(open.map((c) => c.close()));
+        await wb.stop();
+        await cleanup();
+      }
+    });
+  }
+});
