@@ -217,14 +217,17 @@ export class Scopes {
       ...this.connectionOptions(),
       groups: reaper,
       onRestarted: () => void this.restarts++,
-      // A shared server's notice reaches every session that uses it; an update only the sessions subscribed to it.
-      onServerNotice: (toolbox, server, notice) => {
-        for (const scope of this.all) noticeTo(scope, toolbox, server, notice);
-      },
       routing: (set) => ({
         onLogMessage: sharedLogRouter(activity, this.options.log, set),
         upstream: sharedRelay(activity, this.options.log, set),
         onToolsChanged: (toolbox, server, why) => this.sharedToolsChanged(set, toolbox, server, why),
+        // A notice of one set's connection (one process) reaches the sessions that use it; an update only those of them
+        // subscribed to it. A session of another set, or with a connection of its own, hears its own process instead.
+        onServerNotice: (toolbox, server, notice) => {
+          for (const scope of this.all) {
+            if (scope.manager.capabilitiesKey() === set && !scope.manager.ownsSlot(toolbox, server)) noticeTo(scope, toolbox, server, notice);
+          }
+        },
       }),
     });
     return (this.pool = { shared, reaper, activity });
