@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { serverCacheKey } from '../clients/era-memory.js';
+import { NOT_INHERITED_ENV } from '../clients/transports.js';
 import type { ServerConfig } from '../config/types.js';
 import { isSecretHeader, isTrivialValue, namesSecret, urlCredentials } from '../shared/redact.js';
 
@@ -43,10 +44,13 @@ export function catalogKey(toolbox: string, server: ServerConfig, capabilities: 
  */
 const SESSION_PLUMBING = /^(?:SSH_|XDG_|DBUS_|GPG_|GNOME_|KDE_|KITTY_|VSCODE_|TERM_|ITERM_|WT_|TMUX|LC_|__CF|(?:OLD)?PWD$|SECURITYSESSIONID$|SESSION_MANAGER$|DESKTOP_SESSION$|WINDOWID$)|_(?:SOCK|PID)$/;
 
-/** The workbench's variables an `inheritEnv` child gets that carry credentials (the entry's own env wins), by name. */
+/**
+ * The workbench's variables an `inheritEnv` child gets that carry credentials (the entry's own env wins), by name —
+ * never those it is not given (NOT_INHERITED_ENV).
+ */
 function inheritedCredentials(env: Readonly<Record<string, string | undefined>>, own: Readonly<Record<string, string>>): string[][] {
   return Object.keys(env)
-    .filter((name) => !(name in own) && env[name] !== undefined && !SESSION_PLUMBING.test(name))
+    .filter((name) => !(name in own) && env[name] !== undefined && !SESSION_PLUMBING.test(name) && !NOT_INHERITED_ENV.has(name))
     .filter((name) => namesCredential(name) || holdsCredential(env[name]!))
     .sort()
     .map((name) => [name, env[name]!]);

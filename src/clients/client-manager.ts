@@ -22,6 +22,12 @@ export interface ClientManagerOptions extends SlotOptions {
   shared?: SharedServers;
 }
 
+/**
+ * How a slot is asked for: to `use` it (connect, call, subscribe), which binds the session to the shared connection it
+ * gets, or to `look` at it (connected? its tools, status), which binds nothing.
+ */
+type Reach = 'use' | 'look';
+
 /** A toolbox's config and the slots of its servers (a `shared` server's only once it turned private: see slotOf). */
 interface Toolbox {
   config: ToolboxConfig;
@@ -76,12 +82,12 @@ export class ClientManager {
    * The slots of a toolbox in config order. A `shared` server's slot comes from SharedServers, one per set of client
    * capabilities; a server whose list turned out private gets a slot of this manager's own, kept from then on.
    */
-  private slotsOf(toolbox: Toolbox): ServerSlot[] {
+  private slotsOf(toolbox: Toolbox, reach: Reach): ServerSlot[] {
     if (toolbox.slots.size === toolbox.config.servers.length) return [...toolbox.slots.values()];
-    return toolbox.config.servers.map((server) => this.slotOf(toolbox, server.name)!);
+    return toolbox.config.servers.map((server) => this.slotOf(toolbox, server.name, reach)!);
   }
 
-  private slotOf(toolbox: Toolbox, server: string): ServerSlot | undefined {
+  private slotOf(toolbox: Toolbox, server: string, reach: Reach): ServerSlot | undefined {
     const own = toolbox.slots.get(server);
     if (own) return own;
     const config = toolbox.config.servers.find((s) => s.name === server);
@@ -92,7 +98,9 @@ export class ClientManager {
     if (attached) return attached;
     const shared = this.options.shared?.slot(toolbox.config.name, config, this.options.upstream?.capabilities() ?? {});
     if (shared) {
-      toolbox.attached.set(server, shared);
+      // A look (a prompts/list, a /metrics scrape) binds nothing: a session that never used the connection must not
+      // keep it, and be answered from it, once another user's session finds its list private.
+      if (reach === 'use') toolbox.attached.set(server, shared);
       return shared;
     }
     const slot = new ServerSlot(toolbox.config.name, config, this.options, this.groups, this.redact);
@@ -112,7 +120,7 @@ export class ClientManager {
 
   /** Connects every server of the toolbox in parallel (each at most once at a time) and reports which failed. */
   async openToolbox(name: string): Promise<OpenResult> {
-    const slots = this.slotsOf(this.requireToolbox(name));
+    const slots = this.slotsOf(this.requireToolbox(name), 'use');
     const settled = await Promise.allSettled(slots.map((slot) => this.ensureCurrent(name, slot.config.name, slot)));
     const result: OpenResult = { connected: [], failed: [] };
     settled.forEach((outcome, i) => {
@@ -133,7 +141,7 @@ export class ClientManager {
       await slot.ensure();
     } catch (error) {
       const entry = this.closing || again ? undefined : this.toolboxes.get(toolbox);
-      const now = entry && this.slotOf(entry, server);
+      const now = entry && this.slotOf(entry, server, 'use');
       if (this.closing || again || now === slot) throw error;
       if (!now) {
         throw new WorkbenchError('TOOL_NOT_FOUND', `server "${server}" of toolbox "${toolbox}" was removed from the config while it was starting; open_toolbox shows what the config holds now`, { cause: error });
@@ -144,7 +152,7 @@ export class ClientManager {
 
   /** Connects one server of a toolbox (sharing any connect in flight); resolves with the failure, if any. */
   async connectServer(toolbox: string, server: string): Promise<WorkbenchError | undefined> {
-    const slot = this.slotOf(this.requireToolbox(toolbox), server);
+    const slot = this.slotOf(this.requireToolbox(toolbox), server, 'use');
     if (!slot) return new WorkbenchError('TOOL_NOT_FOUND', `toolbox "${toolbox}" has no server "${server}"`);
     return this.ensureCurrent(toolbox, server, slot).then(
       () => undefined,
@@ -159,7 +167,7 @@ export class ClientManager {
    * with such a list gets a connection per session.
    */
   serverTools(toolbox: string): ServerTools[] {
-    return this.slotsOf(this.requireToolbox(toolbox))
+    return this.slotsOf(this.requireToolbox(toolbox), 'look')
       .filter((slot) => slot.tools !== undefined)
       .map((slot) => ({
         server: slot.config.name,
@@ -173,13 +181,13 @@ export class ClientManager {
 
   /** Reads again the lists of the toolbox's modern servers whose ttlMs has passed (before open_toolbox shows them). */
   async refreshExpired(toolbox: string): Promise<void> {
-    const slots = this.slotsOf(this.requireToolbox(toolbox)).filter((slot) => slot.listExpired);
+    const slots = this.slotsOf(this.requireToolbox(toolbox), 'look').filter((slot) => slot.listExpired);
     if (slots.length > 0) await Promise.all(slots.map((slot) => slot.refreshExpired()));
   }
 
   /** The protocol era and version each connected server of the toolbox speaks (for doctor). */
   serverEras(toolbox: string): { server: string; era: 'legacy' | 'modern'; protocolVersion?: string }[] {
-    return this.slotsOf(this.requireToolbox(toolbox)).flatMap((slot) => {
+    return this.slotsOf(this.requireToolbox(toolbox), 'look').flatMap((slot) => {
       const era = slot.era;
       return era ? [{ server: slot.config.name, ...era }] : [];
     });
@@ -188,12 +196,12 @@ export class ClientManager {
   /** Whether a server is currently connected (used to decide if a toolbox needs opening). */
   isConnected(toolbox: string, server: string): boolean {
     const entry = this.toolboxes.get(toolbox);
-    return entry !== undefined && this.slotOf(entry, server)?.tools !== undefined;
+    return entry !== undefined && this.slotOf(entry, server, 'look')?.tools !== undefined;
   }
 
   /** Where each server of the toolbox stands (connected, starting, failed, idle), in config order. */
   serverStatus(toolbox: string): { server: string; status: SlotStatus }[] {
-    return this.slotsOf(this.requireToolbox(toolbox)).map((slot) => ({ server: slot.config.name, status: slot.status }));
+    return this.slotsOf(this.requireToolbox(toolbox), 'look').map((slot) => ({ server: slot.config.name, status: slot.status }));
   }
 
   /**
@@ -204,7 +212,7 @@ export class ClientManager {
     let slot: ServerSlot | undefined;
     try {
       const entry = this.requireToolbox(toolbox);
-      slot = entry.slots.get(server) ?? this.slotOf(entry, server);
+      slot = entry.slots.get(server) ?? this.slotOf(entry, server, 'use');
     } catch (error) {
       return Promise.reject(error);
     }
@@ -220,7 +228,7 @@ export class ClientManager {
   withServer<T>(toolbox: string, server: string, use: (client: Client) => Promise<T>): Promise<T> {
     let slot: ServerSlot | undefined;
     try {
-      slot = this.slotOf(this.requireToolbox(toolbox), server);
+      slot = this.slotOf(this.requireToolbox(toolbox), server, 'use');
     } catch (error) {
       return Promise.reject(error);
     }
@@ -232,7 +240,7 @@ export class ClientManager {
   connectedServers(toolbox: string): { server: string; capabilities: ServerCapabilities }[] {
     const entry = this.toolboxes.get(toolbox);
     if (!entry || this.closing) return [];
-    return this.slotsOf(entry).flatMap((slot) => {
+    return this.slotsOf(entry, 'look').flatMap((slot) => {
       const capabilities = slot.serverCapabilities;
       return capabilities ? [{ server: slot.config.name, capabilities }] : [];
     });
@@ -244,7 +252,7 @@ export class ClientManager {
    */
   holdSubscription(toolbox: string, server: string, uri: string): void {
     const entry = this.toolboxes.get(toolbox);
-    const slot = entry && !this.closing ? this.slotOf(entry, server) : undefined;
+    const slot = entry && !this.closing ? this.slotOf(entry, server, 'use') : undefined;
     if (!slot) return;
     holdSubscription(slot, uri, this);
     this.subscriptions.set(`${toolbox}/${server}\0${uri}`, { slot, uri });
@@ -262,9 +270,9 @@ export class ClientManager {
     return releaseSubscription(held.slot, uri, this);
   }
 
-  /** Forwards the client's `notifications/roots/list_changed` to every connected server. */
+  /** Forwards the client's `notifications/roots/list_changed` to every connected server this session uses. */
   notifyRootsChanged(): void {
-    for (const toolbox of this.toolboxes.values()) for (const slot of this.slotsOf(toolbox)) slot.notifyRootsChanged();
+    for (const toolbox of this.toolboxes.values()) for (const slot of [...toolbox.slots.values(), ...toolbox.attached.values()]) slot.notifyRootsChanged();
   }
 
   /**

@@ -15,10 +15,11 @@ export function launchKey(config: ServerConfig): string {
 
 export interface SharedServersOptions extends SlotOptions {
   /**
-   * Where the requests and log messages of the connection for one set of client capabilities (by its capabilitiesKey)
-   * go: each connection's own, since the sessions behind one set are not those behind another.
+   * Where the requests, log messages, tool list changes and resource notices of the connection for one set of client
+   * capabilities (by its capabilitiesKey) go: each connection's own, since the sessions behind one set are not those
+   * behind another.
    */
-  routing?: (capabilities: string) => Pick<SlotOptions, 'upstream' | 'onLogMessage'>;
+  routing?: (capabilities: string) => Pick<SlotOptions, 'upstream' | 'onLogMessage' | 'onToolsChanged' | 'onServerNotice'>;
 }
 
 /**

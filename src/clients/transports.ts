@@ -26,9 +26,16 @@ import { ChildProcessTransport } from './stdio-transport.js';
 import { within } from '../shared/within.js';
 
 /**
+ * The workbench's own variables that no child inherits, even with `inheritEnv: true`: `WORKBENCH_TOKEN` holds every
+ * HTTP user's token, and a server that shows its environment would hand one user the others' (an entry's own `env`
+ * may still name it, on purpose).
+ */
+export const NOT_INHERITED_ENV: ReadonlySet<string> = new Set(['WORKBENCH_TOKEN']);
+
+/**
  * One place that turns a server entry into a transport. stdio children get the same safe default environment the
  * MCP SDK gives them (HOME, PATH, …, never shell functions) plus the entry's `env`, or the whole workbench
- * environment with `inheritEnv: true`.
+ * environment with `inheritEnv: true` (but for {@link NOT_INHERITED_ENV}).
  *
  * Remote (http/sse) transports send exactly the entry's `url` and `headers` from the config, plus the token of the
  * server's own OAuth sign-in when it has one. Nothing else goes into them: no header, token or cookie of the
@@ -37,7 +44,7 @@ import { within } from '../shared/within.js';
 export function childEnvironment(server: StdioServerConfig, workbenchEnv: Record<string, string | undefined>): Record<string, string> {
   const env: Record<string, string> = {};
   if (server.inheritEnv) {
-    for (const [key, value] of Object.entries(workbenchEnv)) if (value !== undefined) env[key] = value;
+    for (const [key, value] of Object.entries(workbenchEnv)) if (value !== undefined && !NOT_INHERITED_ENV.has(key)) env[key] = value;
   } else {
     for (const key of DEFAULT_INHERITED_ENV_VARS) {
       const value = workbenchEnv[key];

@@ -2,6 +2,7 @@ import { ClientManager, type ClientManagerOptions } from '../clients/client-mana
 import { EraMemory } from '../clients/era-memory.js';
 import { OrphanReaper } from '../clients/orphan-reaper.js';
 import { SharedServers } from '../clients/shared-servers.js';
+import type { ToolsChange } from '../clients/types.js';
 import type { CatalogCache } from '../catalog/catalog-cache.js';
 import type { WorkbenchConfig } from '../config/types.js';
 import type { Logger } from '../log.js';
@@ -196,6 +197,21 @@ export class Scopes {
     return { config: this.config, env, log, clientInfo: { name: 'mcp-workbench', version }, maxMessageBytes, eras: this.eras, ...(oauth && { oauth }) };
   }
 
+  /**
+   * The tools of a shared server's connection for the client capabilities `set` changed. One list for every session
+   * that uses that connection: kept as it changes — unless it is private (the server lists for one user): then, as an
+   * isolated session's own list, only as listed on connecting, since one read again may hold tools the server added
+   * for the user whose call changed it. Sessions of another set use another connection, and a session with a
+   * connection of its own reads its own list: this change is not about theirs, and never writes it.
+   */
+  private sharedToolsChanged(set: string, toolbox: string, server: string, why: ToolsChange): void {
+    for (const scope of this.all) {
+      if (scope.manager.capabilitiesKey() !== set) continue;
+      const keep = !scope.manager.ownsSlot(toolbox, server) && (why === 'connected' || !listsPrivately(scope, toolbox, server));
+      this.options.onToolsChanged(scope, toolbox, server, keep);
+    }
+  }
+
   /** The `shared: true` servers of isolated sessions, made once. */
   private sharedPool(): NonNullable<Scopes['pool']> {
     if (this.pool) return this.pool;
@@ -207,21 +223,18 @@ export class Scopes {
       user: userPlace('shared', this.options.usersDir),
       groups: reaper,
       onRestarted: () => void this.restarts++,
-      // One list for every session that uses the shared connection: kept as it changes — unless it is private (the
-      // server lists for one user): then, as an isolated session's own list, only as listed on connecting, since one
-      // read again may hold tools the server added for the user whose call changed it. A session with a connection of
-      // its own to the server reads its own list, which this change is not about.
-      onToolsChanged: (toolbox, server, why) => {
-        for (const scope of this.all) {
-          const keep = !scope.manager.ownsSlot(toolbox, server) && (why === 'connected' || !listsPrivately(scope, toolbox, server));
-          this.options.onToolsChanged(scope, toolbox, server, keep);
-        }
-      },
-      // A shared server's notice reaches every session that uses it; an update only the sessions subscribed to it.
-      onServerNotice: (toolbox, server, notice) => {
-        for (const scope of this.all) noticeTo(scope, toolbox, server, notice);
-      },
-      routing: (set) => ({ onLogMessage: sharedLogRouter(activity, this.options.log, set), upstream: sharedRelay(activity, this.options.log, set) }),
+      routing: (set) => ({
+        onLogMessage: sharedLogRouter(activity, this.options.log, set),
+        upstream: sharedRelay(activity, this.options.log, set),
+        onToolsChanged: (toolbox, server, why) => this.sharedToolsChanged(set, toolbox, server, why),
+        // A notice of one set's connection (one process) reaches the sessions that use it; an update only those of them
+        // subscribed to it. A session of another set, or with a connection of its own, hears its own process instead.
+        onServerNotice: (toolbox, server, notice) => {
+          for (const scope of this.all) {
+            if (scope.manager.capabilitiesKey() === set && !scope.manager.ownsSlot(toolbox, server)) noticeTo(scope, toolbox, server, notice);
+          }
+        },
+      }),
     });
     return (this.pool = { shared, reaper, activity });
   }

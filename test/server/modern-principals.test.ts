@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { Client, StreamableHTTPClientTransport, type CallToolResult } from '@modelcontextprotocol/client';
 import { startHttpWorkbench, type HttpWorkbench } from '../helpers/http-workbench.js';
+import { eraClient } from '../helpers/era-workbench.js';
 import { inputRound } from '../helpers/input-round.js';
 import { logLines } from '../helpers/log-lines.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -102,6 +104,28 @@ describe('modern HTTP clients are kept apart by their token', () => {
     const client = new Client({ name: 'x', version: '1' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
     await assert.rejects(client.connect(new StreamableHTTPClientTransport(new URL(wb.url), { requestInit: { headers: { Authorization: 'Bearer wrong-token-value-000000000000000' } } })));
   });
+});
+
+// A server that inherits the workbench's environment (`inheritEnv: true`) must not inherit the users' tokens: any user
+// who can make such a server show its environment (server-everything's get-env, a shell) would read every other
+// user's token and could then act as them (README "Configuration", inheritEnv).
+describe('a server that inherits the environment of a workbench with several tokens', () => {
+  for (const era of ['legacy', 'modern'] as const) {
+    test(`is not given WORKBENCH_TOKEN (${era === 'modern' ? 'MCP 2026-07-28' : 'handshake-era'} client); the rest of the environment still comes`, async () => {
+      const config = { toolboxes: { fx: { mcpServers: { state: { ...fixtureServer('--env-digest'), inheritEnv: true } } } } };
+      const wb = await startHttpWorkbench(config, ['--http', '0'], { WORKBENCH_TOKEN: `${TOKEN_A},${TOKEN_B}`, SOME_SETTING: 'inherited' });
+      const client = eraClient(era);
+      try {
+        await client.connect(new StreamableHTTPClientTransport(new URL(wb.url), { requestInit: { headers: { Authorization: `Bearer ${TOKEN_B}` } } }), era === 'legacy' ? { prior: { kind: 'legacy' } } : undefined);
+        const digest = async (name: string): Promise<string> => text(await client.callTool({ name: 'use_tool', arguments: { toolbox_name: 'fx', tool_name: 'env_digest', arguments: { name } } }));
+        assert.equal(await digest('WORKBENCH_TOKEN'), 'unset', "the users' tokens are not the server's");
+        assert.equal(await digest('SOME_SETTING'), createHash('sha256').update('inherited').digest('hex'));
+      } finally {
+        await client.close().catch(() => {});
+        await wb.stop();
+      }
+    });
+  }
 });
 
 describe('a modern HTTP client left idle', () => {

@@ -74,6 +74,50 @@ describe('resource subscriptions on a shared server over --http', () => {
     });
   }
 
+  // A shared server runs once per set of client capabilities: two processes, each with its own resources. An update one
+  // process sends is about its own resource, so it reaches the sessions of its set only — not a session of another set
+  // that subscribed to the same URI on the other process (it used to: any session subscribed to the URI on that server).
+  test('an update from the connection of one set of capabilities does not reach the sessions of another', async () => {
+    const { dir, cleanup } = await tempDir('wb-shared-sets-');
+    const log = join(dir, 'a.jsonl');
+    const config = { toolboxes: { lab: { mcpServers: { a: { ...fixtureServer('--resources', '--name', 'a', '--log', log), shared: true } } } } };
+    const wb = await startHttpWorkbench(config, ['--http', '0'], { MCP_WORKBENCH_CACHE_DIR: join(dir, 'cache') });
+    const heard = { plain: [] as string[], capable: [] as string[] };
+    const clients: Client[] = [];
+    const ITEM = 'fixture://a/items/1';
+    const touch = async (client: Client, uri: string): Promise<void> => {
+      const result = (await client.callTool({ name: 'use_tool', arguments: { toolbox_name: 'lab', tool_name: 'touch', arguments: { uri } } })) as CallToolResult;
+      assert.notEqual(result.isError, true, JSON.stringify(result));
+    };
+    try {
+      const connect = async (who: 'plain' | 'capable', capabilities: Record<string, unknown>): Promise<Client> => {
+        const client = eraClient('legacy', capabilities);
+        client.setNotificationHandler('notifications/resources/updated', (n) => void heard[who].push(n.params.uri));
+        await client.connect(new StreamableHTTPClientTransport(new URL(wb.url)), { prior: { kind: 'legacy' } });
+        clients.push(client);
+        // The server must be connected for the URI to be routed: a call starts it.
+        await touch(client, 'fixture://a/other');
+        await client.subscribeResource({ uri: URI });
+        return client;
+      };
+      const plain = await connect('plain', {});
+      await plain.subscribeResource({ uri: ITEM });
+      const capable = await connect('capable', { elicitation: { form: {} } });
+      const pids = new Set((await fixtureEvents(log)).filter((e) => e.event === 'subscribe' && e.uri === URI).map((e) => e.pid));
+      assert.equal(pids.size, 2, 'one process per set of capabilities');
+      await touch(capable, URI);
+      assert.ok(await until(() => heard.capable.includes(URI)), `the capable session hears its process's update; heard ${JSON.stringify(heard)}`);
+      // An update relayed to the plain session for the capable one's touch would be on its stream before this one.
+      await touch(plain, ITEM);
+      assert.ok(await until(() => heard.plain.includes(ITEM)), `heard ${JSON.stringify(heard)}`);
+      assert.deepEqual(heard.plain, [ITEM], "the plain session hears nothing of the other process's resource");
+    } finally {
+      await Promise.allSettled(clients.map((c) => c.close()));
+      await wb.stop();
+      await cleanup();
+    }
+  });
+
   test('a subscribe and another session\'s last unsubscribe sent at once leave the URI subscribed downstream', async () => {
     const { dir, cleanup } = await tempDir('wb-shared-race-');
     const log = join(dir, 'a.jsonl');
