@@ -2,6 +2,8 @@ import { mkdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { RemoteServerConfig, ServerConfig, StdioServerConfig } from '../config/types.js';
+import { WorkbenchError } from '../errors.js';
+import { fsReason } from '../shared/read-only.js';
 
 /**
  * Who a set of downstream connections serves, for `${user:id}` and `${user:dir}` in a server entry (README "Files of
@@ -32,7 +34,7 @@ export function userPlace(principal: string, usersDir = DEFAULT_USERS_DIR): User
 export function forUser<T extends ServerConfig>(server: T, user: UserPlace): T {
   const text = JSON.stringify(server);
   if (!text.includes('${user:')) return server;
-  if (text.includes('${user:dir}')) mkdirSync(user.dir, { recursive: true, mode: 0o700 });
+  if (text.includes('${user:dir}')) makeUserDir(user.dir);
   const fill = (value: string): string => value.replaceAll('${user:id}', user.id).replaceAll('${user:dir}', user.dir);
   const values = (record: Record<string, string>): Record<string, string> => Object.fromEntries(Object.entries(record).map(([k, v]) => [k, fill(v)]));
   if (server.type === 'stdio') {
@@ -41,4 +43,17 @@ export function forUser<T extends ServerConfig>(server: T, user: UserPlace): T {
   }
   const remote: RemoteServerConfig = server;
   return { ...remote, url: fill(remote.url), headers: values(remote.headers) } as T;
+}
+
+/** Makes a user's folder (owner-only); when it cannot be made, says which folder, why, and where it comes from. */
+function makeUserDir(dir: string): void {
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    throw new WorkbenchError(
+      'CONNECT_FAILED',
+      `the folder \${user:dir} stands for, ${dir}, cannot be made: ${fsReason(error)}. It is users/<id> beside the tool state file: make that folder writable, or point WORKBENCH_STATE_FILE (or --state-file) at a writable folder.`,
+      { hint: 'A person must fix this on the machine the workbench runs on; the other servers work meanwhile.' },
+    );
+  }
 }

@@ -37,6 +37,13 @@ const errorOf = (result: CallToolResult): { code?: string; retryable?: boolean; 
 const pendingOf = (result: CallToolResult): string[] =>
   ((result.structuredContent as { servers_pending?: { server: string }[] } | undefined)?.servers_pending ?? []).map((p) => p.server);
 
+/** A short open wait beside a server whose handshake never comes, given up after 1.5 s. */
+const STUCK_AFTER_1500 = {
+  openWaitMs: 300,
+  useToolWaitMs: 10_000,
+  toolboxes: { mixed: { mcpServers: { healthy: fixtureServer('--name', 'healthy'), stuck: { ...fixtureServer('--never-initialize'), connectTimeoutMs: 1_500 } } } },
+};
+
 for (const over of TRANSPORTS) {
   for (const era of ERAS) {
     describe(`a toolbox with a server that hangs at start-up (${over}, ${era})`, () => {
@@ -133,12 +140,7 @@ for (const over of TRANSPORTS) {
       });
 
       test('a server whose last start failed is shown starting again with how that start ended, so opening again is not the fix', async () => {
-        const short = {
-          openWaitMs: 300,
-          useToolWaitMs: 10_000,
-          toolboxes: { mixed: { mcpServers: { healthy: fixtureServer('--name', 'healthy'), stuck: { ...fixtureServer('--never-initialize'), connectTimeoutMs: 1_500 } } } },
-        };
-        const wb = await startEra(over, era, short);
+        const wb = await startEra(over, era, STUCK_AFTER_1500);
         try {
           const noteOf = (result: CallToolResult): string =>
             ((result.structuredContent as { servers_pending?: { server: string; note: string }[] }).servers_pending ?? []).find((p) => p.server === 'stuck')?.note ?? '';
@@ -157,12 +159,7 @@ for (const over of TRANSPORTS) {
       });
 
       test('a server whose start failed under use_tool alone (no open before) is shown starting again with how it ended', async () => {
-        const short = {
-          openWaitMs: 300,
-          useToolWaitMs: 10_000,
-          toolboxes: { mixed: { mcpServers: { healthy: fixtureServer('--name', 'healthy'), stuck: { ...fixtureServer('--never-initialize'), connectTimeoutMs: 1_500 } } } },
-        };
-        const wb = await startEra(over, era, short);
+        const wb = await startEra(over, era, STUCK_AFTER_1500);
         try {
           const call = { toolbox_name: 'mixed', tool_name: 'mixed__stuck__echo', arguments: { text: 'x' } };
           const failed = (await wb.client.callTool({ name: 'use_tool', arguments: call }, CLIENT_WAIT)) as CallToolResult;

@@ -103,3 +103,25 @@ describe('${user:…} where the config is checked before any start', () => {
     assert.deepEqual([...missingCommandProblems(loaded, { PATH: process.env.PATH ?? '' }).keys()], []);
   });
 });
+
+describe('${user:dir} that cannot be made', () => {
+  test("the server's call says which folder, why, and what to do; the workbench goes on", async () => {
+    const { dir, cleanup } = await tempDir();
+    after(cleanup);
+    // A file where the users' folders would go (beside the state file).
+    await writeFile(join(dir, 'users'), 'not a folder');
+    const wb = await startEra('stdio', 'legacy', CONFIG, undefined, {}, { env: { WORKBENCH_STATE_FILE: join(dir, 'tool-state.json') } });
+    try {
+      const result = (await wb.client.callTool({
+        name: 'use_tool',
+        arguments: { toolbox_name: 'notes', tool_name: 'notes__memory__read_graph', arguments: {} },
+      })) as CallToolResult;
+      const text = result.content.map((part) => (part.type === 'text' ? part.text : '')).join('');
+      assert.equal(result.isError, true, text);
+      assert.ok(text.includes(join(dir, 'users', 'local')), text);
+      assert.match(text, /cannot be made: .*WORKBENCH_STATE_FILE/s);
+    } finally {
+      await wb.close();
+    }
+  });
+});
