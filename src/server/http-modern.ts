@@ -47,6 +47,11 @@ interface Principal {
   lastSeen: number;
   /** Its tools/call requests not answered yet: at shutdown each is answered SHUTTING_DOWN (and so cancelled). */
   calls: Map<ServerResponse, RequestId>;
+  /**
+   * Whether the SDK accepted a request of it (made a server instance for one): until then it is no client, and a
+   * surface whose requests were all refused is dropped (README "Serving over HTTP", Refused requests do nothing).
+   */
+  admitted: boolean;
 }
 
 export function createModernHttp(workbench: Workbench, version: string, options: CreateServerOptions, log: Logger, metrics?: HttpMetrics): ModernHttp {
@@ -96,6 +101,7 @@ class ModernPrincipals implements ModernHttp {
       entry.calls.delete(res);
       entry.active--;
       entry.lastSeen = Date.now();
+      if (!entry.admitted && entry.active === 0) this.drop(key, entry);
     }
   }
 
@@ -132,14 +138,28 @@ class ModernPrincipals implements ModernHttp {
     const owner = key.slice(0, key.indexOf('\0'));
     const surface = createSurface(this.workbench, this.version, { ...this.options, isolated: true, owner, sessionLabel: () => 'http', principal: principalLabel(owner) });
     // One SDK handler per principal: its listen streams (and their event bus) hear only this principal's changes.
-    const handler = createMcpHandler((ctx) => surface.instance('modern', ctx.authInfo?.extra?.[HANDED_OVER] as Promise<ModernAnswer> | undefined), {
-      legacy: 'reject',
-      onerror: (error) => this.log.debug(`modern HTTP: ${errorMessage(error)}`),
-    });
-    const entry: Principal = { surface, handler, stopFollowing: followChanges(surface, handler), active: 0, lastSeen: Date.now(), calls: new Map() };
+    // The SDK makes an instance only for a request it accepted: the first one admits the surface.
+    const handler = createMcpHandler(
+      (ctx) => {
+        if (!entry.admitted) {
+          entry.admitted = true;
+          this.log.info(`modern client ${principalLabel(owner)} (MCP 2026-07-28) has its own downstream servers (${this.principals.size} principal(s) × capability sets)`);
+        }
+        return surface.instance('modern', ctx.authInfo?.extra?.[HANDED_OVER] as Promise<ModernAnswer> | undefined);
+      },
+      { legacy: 'reject', onerror: (error) => this.log.debug(`modern HTTP: ${errorMessage(error)}`) },
+    );
+    const entry: Principal = { surface, handler, stopFollowing: followChanges(surface, handler), active: 0, lastSeen: Date.now(), calls: new Map(), admitted: false };
     this.principals.set(key, entry);
-    this.log.info(`modern client ${principalLabel(owner)} (MCP 2026-07-28) has its own downstream servers (${this.principals.size} principal(s) × capability sets)`);
     return entry;
+  }
+
+  /** Drops a surface none of whose requests the SDK accepted: it started nothing, and is no client to log. */
+  private drop(key: string, entry: Principal): void {
+    if (this.principals.get(key) !== entry) return;
+    this.principals.delete(key);
+    entry.stopFollowing();
+    void Promise.allSettled([entry.handler.close(), entry.surface.close()]);
   }
 
   private async closePrincipal(key: string, why: string, reason: CloseReason): Promise<void> {

@@ -100,3 +100,51 @@ describe('serve --http --max-sessions 4 with two tokens: each user holds at most
     assert.notEqual(echoed.isError, true, JSON.stringify(echoed));
   });
 });
+
+// A request refused before MCP handling (its envelope names a revision not served, is malformed, or disagrees with
+// its headers) is no client: it used to open its token's surface for the capabilities it declared all the same, which
+// then counted against the session limit (and the token's share) until it expired idle, 10 minutes later.
+describe('serve --http with two tokens: a refused MCP 2026-07-28 request takes no place in the session limit', () => {
+  let wb: HttpWorkbench;
+  const clients: Client[] = [];
+  const META = 'io.modelcontextprotocol';
+  const envelope = (capabilities: Record<string, unknown>, version = '2026-07-28'): Record<string, unknown> => ({
+    [`${META}/protocolVersion`]: version,
+    [`${META}/clientInfo`]: { name: 'raw', version: '1' },
+    [`${META}/clientCapabilities`]: capabilities,
+  });
+
+  before(async () => {
+    wb = await startHttpWorkbench({ toolboxes: { fx: { mcpServers: { f: fixtureServer() } } } }, ['--http', '0', '--max-sessions', '4'], { WORKBENCH_TOKEN: 'token-of-alice,token-of-bob' });
+  });
+  after(async () => {
+    await Promise.allSettled(clients.map((c) => c.close()));
+    await wb?.stop();
+  });
+
+  const sessions = async (): Promise<number> => ((await (await fetch(`${wb.origin}/healthz`)).json()) as { sessions: number }).sessions;
+  const refused = async (body: unknown, headers: Record<string, string>): Promise<void> => {
+    const response = await fetch(wb.url, { method: 'POST', headers: { ...HEADERS, authorization: 'Bearer token-of-alice', ...headers }, body: JSON.stringify(body) });
+    assert.equal(response.status, 400, await response.text());
+  };
+
+  it('opens no surface for it: the token can still open its share of clients afterwards', async () => {
+    const list = (meta: Record<string, unknown>) => ({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: meta } });
+    const modernHeaders = { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list' };
+    await refused(list(envelope({ sampling: {} }, '2099-01-01')), {});
+    await refused(list(envelope({ elicitation: {} }, '2099-01-01')), {});
+    await refused(list(envelope({ roots: {} })), { ...modernHeaders, 'mcp-method': 'tools/call' });
+    await refused(list({ ...envelope({ tasks: {} }), [`${META}/clientInfo`]: 'not an object' }), modernHeaders);
+    assert.equal(await sessions(), 0, 'no client is counted for refused requests');
+
+    for (const capabilities of [{ sampling: {} }, { elicitation: {} }]) {
+      const client = eraClient('modern', capabilities);
+      await client.connect(new StreamableHTTPClientTransport(new URL(wb.url), { requestInit: { headers: { authorization: 'Bearer token-of-alice' } } }));
+      clients.push(client);
+      const echoed = (await client.callTool({ name: 'use_tool', arguments: { toolbox_name: 'fx', tool_name: 'fx__f__echo', arguments: { text: 'in' } } })) as CallToolResult;
+      assert.notEqual(echoed.isError, true, JSON.stringify(echoed));
+    }
+    assert.equal(await sessions(), 2);
+  });
+});
+
