@@ -5,6 +5,7 @@ import { SharedServers } from '../clients/shared-servers.js';
 import type { ToolsChange } from '../clients/types.js';
 import type { CatalogCache } from '../catalog/catalog-cache.js';
 import type { WorkbenchConfig } from '../config/types.js';
+import { WorkbenchError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { OAuthContext } from '../oauth/sign-in.js';
 import type { Scope, SessionScope } from './scope.js';
@@ -44,6 +45,8 @@ export class Scopes {
   readonly root: Scope;
   /** Every scope, the root's included: a change of tools or state reaches all their catalogs. */
   private readonly all = new Set<Scope>();
+  /** The open sessions that are not isolated (stdio): they use the root's connections. */
+  private readonly rootSessions = new Set<SessionScope>();
   /** Made on the first isolated session: the `shared: true` servers, and one orphan reaper for all sessions. */
   private pool: { shared: SharedServers; reaper: OrphanReaper; activity: Map<string, CallsInFlight> } | undefined;
   /** `toolbox/server` of every `shared: true` server. */
@@ -73,19 +76,32 @@ export class Scopes {
   open(upstream: UpstreamSession, options: { isolated: boolean; principal?: string }): SessionScope {
     if (!options.isolated) {
       this.root.upstream = upstream;
-      return {
+      const session: SessionScope = {
         manager: this.root.manager,
         close: async () => {
+          this.rootSessions.delete(session);
           if (this.root.upstream === upstream) this.root.upstream = undefined;
         },
       };
+      this.rootSessions.add(session);
+      return session;
     }
     return this.create(upstream, options.principal);
   }
 
-  /** The scope of a session (the root for none, or for a session that is not isolated). */
+  /**
+   * The scope of a session: the root for none (the CLI) or for an open session that is not isolated (stdio).
+   *
+   * @throws WorkbenchError `SHUTTING_DOWN` for a session that has closed: its request is never served from another
+   *   session's connections (the root's are the stdio user's).
+   */
   of(session: SessionScope | undefined): Scope {
-    return session !== undefined && this.all.has(session as Scope) ? (session as Scope) : this.root;
+    if (session === undefined || this.rootSessions.has(session)) return this.root;
+    if (this.all.has(session as Scope)) return session as Scope;
+    throw new WorkbenchError(
+      'SHUTTING_DOWN',
+      'This client session has closed (the client ended it, it expired idle, or the workbench is shutting down), so its request was not served. Start a new session (reconnect) and try again.',
+    );
   }
 
   /** What resource, prompt and completion requests of a scope work with (README "Resources, prompts and completions"). */
