@@ -218,12 +218,12 @@ export class Scopes {
    * that uses that connection: kept as it changes — unless it is private (the server lists for one user): then, as an
    * isolated session's own list, only as listed on connecting, since one read again may hold tools the server added
    * for the user whose call changed it. Sessions of another set use another connection, and a session with a
-   * connection of its own reads its own list: this change is not about theirs, and never writes it.
+   * connection of its own reads its own list: they are not told of this change (it is not about what they use).
    */
   private sharedToolsChanged(set: string, toolbox: string, server: string, why: ToolsChange): void {
     for (const scope of this.all) {
-      if (scope.manager.capabilitiesKey() !== set) continue;
-      const keep = !scope.manager.ownsSlot(toolbox, server) && (why === 'connected' || !listsPrivately(scope, toolbox, server));
+      if (scope.manager.capabilitiesKey() !== set || scope.manager.ownsSlot(toolbox, server)) continue;
+      const keep = why === 'connected' || !listsPrivately(scope, toolbox, server);
       this.options.onToolsChanged(scope, toolbox, server, keep);
     }
   }

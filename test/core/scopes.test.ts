@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { parseConfig } from '../../src/config/load.js';
 import { Scopes } from '../../src/core/scopes.js';
 import type { UpstreamSession } from '../../src/core/session-routing.js';
 import { isWorkbenchError } from '../../src/errors.js';
 import { createLogger } from '../../src/log.js';
-import { fixtureServer } from '../helpers/workbench-process.js';
+import { fixtureServer, node, waitFor } from '../helpers/workbench-process.js';
 
 // A request of a session that has just closed (its DELETE, idle expiry or shutdown raced the request, or a call that
 // awaited something — a toolset's routing — looks its session up again) used to be answered from the root scope:
@@ -47,3 +48,29 @@ describe('Scopes.of: a session that has closed', () => {
   });
 });
 
+// README "Serving over HTTP": a shared server whose list is private gives every session that had not used it a
+// connection of its own. Such a session used to be told of the shared connection's tool changes as well (its
+// catalogs dropped, its own server's failure forgotten, lists re-announced): a change it does not use.
+describe('Scopes: a tool change of a shared connection', () => {
+  it('reaches the sessions that use that connection, not one with a connection of its own', async () => {
+    const modern = fileURLToPath(new URL('../fixtures/modern-server.mjs', import.meta.url));
+    const config = parseConfig({ toolboxes: { dev: { mcpServers: { mod: { command: node, args: [modern, '--private', '--ttl-ms', '0'], shared: true } } } } }, 'scopes.test', {});
+    const told: { scope: unknown; server: string }[] = [];
+    const all = new Scopes({ config, env: {}, log: createLogger({ level: 'error', write: () => {} }), version: '0', onToolsChanged: (scope, _toolbox, server) => void told.push({ scope, server }) });
+    try {
+      const alice = all.open(upstream, { isolated: true, principal: 'alice' });
+      assert.deepEqual((await alice.manager.openToolbox('dev')).failed, []);
+      const bob = all.open(upstream, { isolated: true, principal: 'bob' });
+      assert.deepEqual((await bob.manager.openToolbox('dev')).failed, []);
+      assert.equal(bob.manager.ownsSlot('dev', 'mod'), true, 'the list is private: Bob has a connection of his own');
+      assert.equal(alice.manager.ownsSlot('dev', 'mod'), false);
+      told.length = 0;
+      const grown = await alice.manager.callTool('dev', 'mod', 'grow', {});
+      assert.notEqual(grown.isError, true, JSON.stringify(grown));
+      assert.ok(await waitFor(() => told.some((t) => t.scope === alice), 10_000), 'Alice, who uses the shared connection, is told');
+      assert.ok(!told.some((t) => t.scope === bob), 'Bob, with a connection of his own, is not');
+    } finally {
+      await all.close();
+    }
+  });
+});
