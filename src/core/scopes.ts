@@ -5,7 +5,6 @@ import { SharedServers } from '../clients/shared-servers.js';
 import type { ToolsChange } from '../clients/types.js';
 import type { CatalogCache } from '../catalog/catalog-cache.js';
 import type { WorkbenchConfig } from '../config/types.js';
-import { WorkbenchError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { OAuthContext } from '../oauth/sign-in.js';
 import type { Scope, SessionScope } from './scope.js';
@@ -45,8 +44,8 @@ export class Scopes {
   readonly root: Scope;
   /** Every scope, the root's included: a change of tools or state reaches all their catalogs. */
   private readonly all = new Set<Scope>();
-  /** The open sessions that are not isolated (stdio): they use the root's connections. */
-  private readonly rootSessions = new Set<SessionScope>();
+  /** Every isolated session's scope, open or closed (a closed one's requests are refused by its closed connections). */
+  private readonly made = new WeakSet<SessionScope>();
   /** Made on the first isolated session: the `shared: true` servers, and one orphan reaper for all sessions. */
   private pool: { shared: SharedServers; reaper: OrphanReaper; activity: Map<string, CallsInFlight> } | undefined;
   /** `toolbox/server` of every `shared: true` server. */
@@ -76,32 +75,25 @@ export class Scopes {
   open(upstream: UpstreamSession, options: { isolated: boolean; principal?: string }): SessionScope {
     if (!options.isolated) {
       this.root.upstream = upstream;
-      const session: SessionScope = {
+      return {
         manager: this.root.manager,
         close: async () => {
-          this.rootSessions.delete(session);
           if (this.root.upstream === upstream) this.root.upstream = undefined;
         },
       };
-      this.rootSessions.add(session);
-      return session;
     }
     return this.create(upstream, options.principal);
   }
 
   /**
-   * The scope of a session: the root for none (the CLI) or for an open session that is not isolated (stdio).
-   *
-   * @throws WorkbenchError `SHUTTING_DOWN` for a session that has closed: its request is never served from another
-   *   session's connections (the root's are the stdio user's).
+   * The scope of a session: the root for none (the CLI) or for one that is not isolated (stdio: the workbench's own
+   * user); an isolated session's own otherwise — also once it has closed, never another's. A closed one's connections
+   * are closed: its late requests are refused there (`SHUTTING_DOWN`, saying to start a new session), not served from
+   * the root's (the stdio user's processes and `${user:dir}`). Never throws, so late work of a session (a listen stream
+   * ending after it closed) cannot fail on the lookup itself.
    */
   of(session: SessionScope | undefined): Scope {
-    if (session === undefined || this.rootSessions.has(session)) return this.root;
-    if (this.all.has(session as Scope)) return session as Scope;
-    throw new WorkbenchError(
-      'SHUTTING_DOWN',
-      'This client session has closed (the client ended it, it expired idle, or the workbench is shutting down), so its request was not served. Start a new session (reconnect) and try again.',
-    );
+    return session !== undefined && this.made.has(session) ? (session as Scope) : this.root;
   }
 
   /** What resource, prompt and completion requests of a scope work with (README "Resources, prompts and completions"). */
@@ -204,6 +196,7 @@ export class Scopes {
       },
     });
     this.all.add(scope);
+    this.made.add(scope);
     return scope;
   }
 

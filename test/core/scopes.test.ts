@@ -25,25 +25,29 @@ function scopes(): Scopes {
 }
 
 describe('Scopes.of: a session that has closed', () => {
-  it('is refused, naming what happened and what to do, instead of answered from the root scope', async () => {
+  it('is still its own scope, whose closed connections refuse (naming what to do), never the root', async () => {
     const all = scopes();
     const session = all.open(upstream, { isolated: true, principal: 'alice' });
     assert.equal(all.of(session), session, 'an open session is its own scope');
     assert.equal(all.of(undefined), all.root, 'no session: the workbench\'s own');
     await session.close();
-    assert.throws(
-      () => all.of(session),
-      (error: unknown) => isWorkbenchError(error, 'SHUTTING_DOWN') && /session has closed/.test(error.message) && /new session/.test(error.message),
+    const late = all.of(session);
+    assert.notEqual(late, all.root, 'a closed session is never served from the root (the stdio user\'s connections)');
+    assert.equal(late, session);
+    await assert.rejects(
+      late.manager.connectServer('fx', 'f'),
+      (error: unknown) => isWorkbenchError(error, 'SHUTTING_DOWN') && /new session/.test(error.message),
     );
+    assert.equal(all.root.manager.isConnected('fx', 'f'), false, 'nothing was started for it in the root');
     await all.close();
   });
 
-  it('a stdio session is the root scope while open, and refused once closed', async () => {
+  it('a stdio session is the root scope (the workbench\'s own user), open or closed', async () => {
     const all = scopes();
     const session = all.open(upstream, { isolated: false });
     assert.equal(all.of(session), all.root);
     await session.close();
-    assert.throws(() => all.of(session), (error: unknown) => isWorkbenchError(error, 'SHUTTING_DOWN'));
+    assert.equal(all.of(session), all.root);
     await all.close();
   });
 });
