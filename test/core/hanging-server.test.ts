@@ -175,6 +175,23 @@ for (const over of TRANSPORTS) {
         }
       });
 
+      test('a handshake that timed out tells the model what to do next, as other start failures do', async () => {
+        const wb = await startEra(over, era, STUCK_AFTER_1500);
+        try {
+          const call = { toolbox_name: 'mixed', tool_name: 'mixed__stuck__echo', arguments: { text: 'x' } };
+          const failed = (await wb.client.callTool({ name: 'use_tool', arguments: call }, CLIENT_WAIT)) as CallToolResult;
+          const error = failed._meta?.['mcp-workbench/error'] as { code?: string; retryable?: boolean; hint?: string; failure?: { kind?: string } };
+          assert.deepEqual([error.code, error.retryable, error.failure?.kind], ['CONNECT_TIMEOUT', true, 'handshake-timeout'], JSON.stringify(failed));
+          // The model's next steps: the toolbox's other servers now, a retry later, and who fixes it if it keeps failing.
+          assert.match(error.hint ?? '', /use the toolbox's other servers meanwhile/i);
+          assert.match(error.hint ?? '', /the next call starts it again/);
+          assert.match(error.hint ?? '', /tell the user to run `mcp-workbench doctor`/);
+          assert.ok(JSON.stringify(failed.content).includes(JSON.stringify(error.hint).slice(1, -1)), 'the text ends with the same hint');
+        } finally {
+          await wb.close();
+        }
+      });
+
       test('a call to the hanging server gets CONNECT_TIMEOUT (retryable) once useToolWaitMs runs out', async () => {
         const wb = await startEra(over, era, config);
         try {
