@@ -52,6 +52,8 @@ export class SlotConnector {
   /** Why the last connect attempt failed, while no connect has succeeded since. */
   private lastConnectError: WorkbenchError | undefined;
   private lastConnectFailedAt = 0;
+  /** The cause last warned about (see causeOf), until a connect succeeds: the same cause again is logged at debug. */
+  private warnedCause: string | undefined;
 
   constructor(
     private readonly slot: ConnectorSlot,
@@ -151,6 +153,7 @@ export class SlotConnector {
     const modern = client.getProtocolEra() === 'modern';
     if (!this.dialer.legacySse) this.slot.eras.set(this.slot.toolbox, this.slot.config, modern && discover ? { kind: 'modern', discover } : { kind: 'legacy' });
     this.lastConnectError = undefined;
+    this.warnedCause = undefined;
   }
 
   /** What a failed connect throws, after ending its transport; logged and counted towards the backoff unless closing. */
@@ -170,7 +173,18 @@ export class SlotConnector {
     this.noteFailure(0);
     this.lastConnectError = described;
     this.lastConnectFailedAt = Date.now();
-    log.warn(described.toDisplayString());
+    // Every open and call tries a server that cannot start again: warn once per cause (a missing command fails the
+    // same way each time), again when the cause changes or after the server has started in between.
+    const cause = causeOf(described);
+    if (cause === this.warnedCause) log.debug(`failed again, as warned: ${described.toDisplayString()}`);
+    else log.warn(described.toDisplayString());
+    this.warnedCause = cause;
     return described;
   }
+}
+
+/** What makes two failed connects the same cause, from the error's fields (never its text: a stderr tail varies). */
+function causeOf(error: WorkbenchError): string {
+  const f = error.failure;
+  return JSON.stringify([error.code, f?.kind, f?.exitCode, f?.signal, f?.httpStatus, f?.timeoutMs]);
 }

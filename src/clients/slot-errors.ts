@@ -48,9 +48,7 @@ export function describeConnectError(
       {
         cause: error,
         failure: { kind: 'handshake-timeout', timeoutMs, ...stderrOf(transport) },
-        hint: isNpx(slot.config)
-          ? `Its first start downloads the package with npx, which can take longer: run its command once in a terminal to fill npm's cache, or raise "connectTimeoutMs" for this server.`
-          : `${slot.config.type === 'stdio' ? 'Check that it speaks MCP on stdio' : 'Check that the URL is an MCP endpoint and reachable'}, or raise "connectTimeoutMs" for this server.`,
+        hint: handshakeTimeoutHint(slot.config),
       },
     );
   }
@@ -71,6 +69,20 @@ export function describeConnectError(
   const network = status === undefined ? networkReason(error) : undefined;
   const what = network === undefined ? `could not be connected: ${errorMessage(error)}` : `could not be reached: ${network}.`;
   return new WorkbenchError('CONNECT_FAILED', `${slot.label}${where} ${what}`, { cause: error, failure, hint: remoteHint(status) });
+}
+
+/**
+ * What the model can do about a server that never finished its handshake: the toolbox's other servers now, a retry
+ * later (it may only be slow, or still downloading), and, if it keeps timing out, a person with the config's fix.
+ */
+function handshakeTimeoutHint(config: ServerConfig): string {
+  const meanwhile = "Use the toolbox's other servers meanwhile; the next call starts it again";
+  const person = 'If it times out again, tell the user to run `mcp-workbench doctor`';
+  if (isNpx(config)) {
+    return `${meanwhile} (its first start downloads the package with npx, which can take longer). ${person}; running its command once in a terminal fills npm's cache (or its "connectTimeoutMs" can be raised).`;
+  }
+  const check = config.type === 'stdio' ? 'that the server speaks MCP on stdio' : 'that its URL is an MCP endpoint and reachable';
+  return `${meanwhile} (it may only be slow to start). ${person}, which checks ${check} (or its "connectTimeoutMs" can be raised).`;
 }
 
 /** What to do about a remote server that could not be connected, by the HTTP status it answered (if any). */

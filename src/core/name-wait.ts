@@ -2,7 +2,11 @@ import type { CallToolResult, Tool } from '@modelcontextprotocol/client';
 import { ToolboxCatalog, type ToolLookup } from '../catalog/toolbox-catalog.js';
 import type { VisibilityPolicy } from '../catalog/visibility.js';
 import type { ServerConfig, ToolboxConfig } from '../config/types.js';
+import { formatToolName, parseToolName } from '../catalog/names.js';
+import type { SlotStatus } from '../clients/server-slot.js';
 import { quoteClientText } from '../shared/client-text.js';
+import { formatAge } from './answer-head.js';
+import { shortError } from './head-bounds.js';
 import { within } from '../shared/within.js';
 import { waitForServers, worthWaiting } from './open-wait.js';
 import type { CachedCatalog, Scope } from './scope.js';
@@ -28,13 +32,13 @@ export interface NameWaitHost {
  * the catalog cache) show as a disabled tool is that, at once: nothing is started or waited for it, as for its full
  * name. Otherwise the servers are waited for as open_toolbox waits (`openWaitMs`), so a toolbox that starts in time
  * always judges the name across all of its servers; past that, the name is taken as soon as a server that is up has
- * it, so one server that hangs at start-up holds up only a name no other server has. `starting`: the servers that may
- * still have the name when the wait ended (still starting past `useToolWaitMs`).
+ * it, and a name none of them has waits longer (up to `useToolWaitMs`) only for a server whose last known list has
+ * it: one server that hangs at start-up holds up no other answer.
  */
-export async function lookupAcrossToolbox(host: NameWaitHost, scope: Scope, toolbox: ToolboxConfig, toolName: string): Promise<{ lookup: ToolLookup; starting: string[] }> {
+export async function lookupAcrossToolbox(host: NameWaitHost, scope: Scope, toolbox: ToolboxConfig, toolName: string): Promise<AcrossToolbox> {
   const lists = await knownLists(host, scope, toolbox);
   const known = lastKnownLookup(host, toolbox.name, lists, toolName);
-  if (known && 'hidden' in known) return { lookup: known, starting: [] };
+  if (known && 'hidden' in known) return { lookup: known, starting: [], unlisted: [] };
   const find = (): ToolLookup => host.cachedCatalog(scope, toolbox.name).catalog.find(toolName);
   const connects = new Map<string, Promise<unknown>>();
   for (const server of toolbox.servers) {
@@ -45,12 +49,15 @@ export async function lookupAcrossToolbox(host: NameWaitHost, scope: Scope, tool
   await waitForServers(worthWaiting(connects, scope.manager.serverStatus(toolbox.name), wait), wait, connects.size, undefined);
   let lookup = find();
   const starting = new Map([...connects].filter(([server]) => !scope.manager.isConnected(toolbox.name, server)));
-  // A server whose last known list does not have the name is not waited for: a name no server has is answered at
-  // once (with the closest names), not after `useToolWaitMs` while one hangs.
+  // Past `openWaitMs`, only a server whose last known list has the name is waited for (up to `useToolWaitMs`, as its
+  // full name would be): a name no server has is answered at once, with the closest names, not after the limit while
+  // one hangs; a server whose tools are not known at all is named in that answer as still starting.
+  const unlisted: string[] = [];
   if ('notFound' in lookup) {
     for (const server of [...starting.keys()]) {
       const tools = lists.get(server);
-      if (tools && 'notFound' in new ToolboxCatalog(toolbox.name, [{ server, tools }], host.policy()).find(toolName)) starting.delete(server);
+      if (!tools) unlisted.push(server);
+      if (!tools || 'notFound' in new ToolboxCatalog(toolbox.name, [{ server, tools }], host.policy()).find(toolName)) starting.delete(server);
     }
   }
   const deadline = Date.now() + limit - wait;
@@ -61,8 +68,18 @@ export async function lookupAcrossToolbox(host: NameWaitHost, scope: Scope, tool
     starting.delete(settled.value);
     lookup = find();
   }
-  const stillUp = [...starting.keys()].filter((server) => scope.manager.serverStatus(toolbox.name).some((s) => s.server === server && s.status.state === 'starting'));
-  return { lookup, starting: stillUp };
+  const statuses = scope.manager.serverStatus(toolbox.name);
+  const stillUp = (server: string): boolean => statuses.some((s) => s.server === server && s.status.state === 'starting');
+  return { lookup, starting: [...starting.keys()].filter(stillUp), unlisted: unlisted.filter(stillUp) };
+}
+
+/** A bare name looked up across a toolbox (see lookupAcrossToolbox). */
+export interface AcrossToolbox {
+  lookup: ToolLookup;
+  /** Servers whose last known list has the name, still starting when `useToolWaitMs` ran out. */
+  starting: string[];
+  /** Servers still starting whose tools are not known at all (not waited for past `openWaitMs`). */
+  unlisted: string[];
 }
 
 /** Every server's tools as the scope last knew them (live, else the catalog cache; undefined: never known), read once. */
@@ -94,5 +111,37 @@ export function stillStarting(toolbox: string, toolName: string, servers: readon
     `Cannot call ${quoteClientText(toolName)}: ${which} still starting after ${Math.round(waitMs / 1000)} s (useToolWaitMs); ${servers.length === 1 ? 'it keeps' : 'they keep'} starting in the background, within ${servers.length === 1 ? 'its' : 'their'} connectTimeoutMs. ${hint}`,
     'CONNECT_TIMEOUT',
     { toolbox, server: servers.join(', '), hint },
+  );
+}
+
+/**
+ * The answer to a bare or mistyped name that no server that is up has, while servers whose tools are not known yet are
+ * still starting: given at once, from what is known (the closest names that are up), naming each of those servers as
+ * still starting — or starting again, with how its last start ended — and the model's next step either way.
+ */
+export function notListedYet(toolbox: string, toolName: string, servers: readonly { server: string; status: SlotStatus }[], suggestions: readonly string[]): CallToolResult {
+  const now = Date.now();
+  const notes = servers.map(({ server, status }) => {
+    const since = status.state === 'starting' ? status.since : now;
+    const last = status.state === 'starting' ? status.lastFailure : undefined;
+    if (!last) return `Server "${server}" is still starting (${formatAge(now - since)} so far).`;
+    const how = shortError(last.error.message);
+    return `Server "${server}" is starting again (${formatAge(now - since)} so far) and may not answer: its last start failed ${formatAge(now - last.at)} ago: ${how}${/[.!?…]$/.test(how) ? '' : '.'}`;
+  });
+  const names = servers.map((s) => s.server);
+  const one = names.length === 1;
+  const closest = suggestions.length > 0 ? ` Closest names that are up: ${suggestions.join(', ')}.` : '';
+  // A mistyped full name (`mixd__fx__echo`) is offered under the starting server by its tool part.
+  const tool = parseToolName(toolName)?.tool ?? toolName;
+  const full = one ? formatToolName(toolbox, names[0]!, tool) : `${toolbox}__<server>__${tool}`;
+  const failing = servers.some((s) => s.status.state === 'starting' && s.status.lastFailure);
+  const hint =
+    `${suggestions.length > 0 ? 'If you meant one of the closest names, call it by that name. ' : ''}` +
+    `If it is a tool of ${one ? `"${names[0]}"` : 'one of those servers'}, call it again shortly, or by its full name (${full}), which waits for the server` +
+    (failing ? "; if it keeps failing, use the toolbox's other servers and tell the user to run `mcp-workbench doctor`." : '.');
+  return errorResult(
+    `Cannot call ${quoteClientText(toolName)}: no server of toolbox "${toolbox}" that is up has a tool of that name.${closest} ${notes.join(' ')} ${one ? 'Its' : 'Their'} tools are not known yet, so it may be one of them. ${hint}`,
+    'CONNECT_TIMEOUT',
+    { toolbox, server: names.join(', '), hint },
   );
 }

@@ -117,8 +117,14 @@ export class Scopes {
     return trackCall(scope.activity, key, call, run);
   }
 
-  /** Every scope and the shared pool switch to `config`; returns what changed for the root's connections. */
-  reload(config: WorkbenchConfig): { replaced: string[]; removed: string[] } {
+  /**
+   * Every scope and the shared pool switch to `config`; returns what changed for the root's connections. Each session
+   * is told of the tools it was shown of servers `config` no longer has (as `shownBefore`, the rules until now, let
+   * it see them) in its next open_toolbox answer's `catalog_changes`.
+   */
+  reload(config: WorkbenchConfig, shownBefore: (toolbox: string, server: string, tool: string) => boolean): { replaced: string[]; removed: string[] } {
+    const servers = new Set(config.toolboxes.flatMap((t) => t.servers.map((s) => `${t.name}/${s.name}`)));
+    for (const scope of this.all) scope.shown.dropRemoved((toolbox, server) => servers.has(`${toolbox}/${server}`), shownBefore);
     this.config = config;
     this.sharedKeys = sharedKeysOf(config);
     this.pool?.shared.reload(config);

@@ -34,6 +34,22 @@ export class ShownLists {
   }
 
   /**
+   * A config edit removed servers (or their toolboxes): the tools the session was shown of each (as `visible`, the
+   * rules before the edit, let it see them) are a notice of removal, as a changed list's are; nothing of them is kept.
+   */
+  dropRemoved(exists: (toolbox: string, server: string) => boolean, visible: (toolbox: string, server: string, tool: string) => boolean): void {
+    for (const [key, tools] of this.shown) {
+      const slash = key.indexOf('/');
+      const [toolbox, server] = [key.slice(0, slash), key.slice(slash + 1)];
+      if (exists(toolbox, server)) continue;
+      this.shown.delete(key);
+      const removed = tools.map((t) => t.name).filter((name) => visible(toolbox, server, name));
+      if (removed.length > 0) this.changes.set(key, { toolbox, server, added: [], removed, changed: [] });
+      else this.changes.delete(key);
+    }
+  }
+
+  /**
    * The notices not told yet (then forgotten), naming only tools `visible` lets the session see: a tool the user
    * disabled (or a toolset leaves out) is not announced as added, changed or removed.
    */

@@ -13,7 +13,7 @@ import type { CallContext } from './session-routing.js';
 import { ERROR_META_KEY, disabledResult, errorMeta, errorResult, failureResult, type ToolEntry } from './tool-entry.js';
 import { stateRefusal } from './state-problem.js';
 import { routeToolsetCall, type ToolsetHost } from './toolset-routes.js';
-import { knownLists, lastKnownLookup, lookupAcrossToolbox, stillStarting } from './name-wait.js';
+import { knownLists, lastKnownLookup, lookupAcrossToolbox, notListedYet, stillStarting } from './name-wait.js';
 import { describeParams, type ToolValidators } from './validators.js';
 import { DEFAULT_CALL_TIMEOUT_MS } from '../clients/server-slot.js';
 import { callsAsTask } from '../clients/task-call.js';
@@ -193,9 +193,13 @@ async function connectFor(request: UseRequest, knownServer: ServerConfig | undef
       if (!connected) return { refusal: stillStarting(toolbox.name, toolName, [knownServer.name], wait) };
       if (connected.value) return cannotCall(connected.value);
     } else if (!knownServer) {
-      const { lookup, starting } = await lookupAcrossToolbox(host, scope, toolbox, toolName);
+      const { lookup, starting, unlisted } = await lookupAcrossToolbox(host, scope, toolbox, toolName);
       // Not found while servers that may have it still start: a wait to retry, not an unknown name.
       if ('notFound' in lookup && starting.length > 0) return { refusal: stillStarting(toolbox.name, toolName, starting, host.useToolWait(toolbox.name), lookup.suggestions) };
+      if ('notFound' in lookup && unlisted.length > 0) {
+        const statuses = scope.manager.serverStatus(toolbox.name).filter((s) => unlisted.includes(s.server));
+        return { refusal: notListedYet(toolbox.name, toolName, statuses, lookup.suggestions) };
+      }
       return { lookup };
     }
     return { lookup: host.cachedCatalog(scope, toolbox.name).catalog.find(toolName) };

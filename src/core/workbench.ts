@@ -206,13 +206,13 @@ export class Workbench {
    *   (`--toolset`); nothing changes then.
    */
   reload(config: WorkbenchConfig): { replaced: string[]; removed: string[] } {
-    const policy = this.toolState.policyFor(config);
+    const [policy, before] = [this.toolState.policyFor(config), this.toolState.policy];
     this.current = config;
     this.toolboxes = new Map(config.toolboxes.map((t) => [t.name, t]));
     this.toolsets = resolveToolsets(config);
     this.overrides = createOverrideResolver(config);
     this.toolState.apply(policy);
-    const outcome = this.scopes.reload(config);
+    const outcome = this.scopes.reload(config, (toolbox, server, tool) => before.check(toolbox, server, tool).enabled);
     for (const listener of this.catalogListeners) {
       try {
         listener();

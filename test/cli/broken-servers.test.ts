@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { OpenToolboxResult } from '../../src/core/tool-entry.js';
@@ -150,6 +150,37 @@ for (const transport of TRANSPORTS) {
     });
   });
 }
+
+describe('a server whose command is missing, asked for again and again', () => {
+  it('is warned about once per cause, each call still failing with the fix; again once it has started in between', async () => {
+    const data = await tempDir();
+    // An absolute command that is missing at first, then a script that starts the fixture, then missing again.
+    const command = join(data.dir, 'wb-late-command');
+    const wb = await startOver('stdio', { toolboxes: { mix: { mcpServers: { healthy: fixtureServer(), late: { command } } } } }, [], { WORKBENCH_LOG_FORMAT: 'json' });
+    const missingWarnings = (): LogLine[] =>
+      logLines(wb.stderr()).filter((line) => line.level === 'warn' && line.scope === 'mix/late' && line.message.includes(`command "${command}" does not exist`));
+    try {
+      for (let i = 0; i < 3; i++) {
+        const refused = await wb.useTool('mix', 'mix__late__echo', { text: 'x' });
+        assert.equal(refused.isError, true);
+        assert.match(textOf(refused), new RegExp(`command "${command}" does not exist`), 'each call says why, whether or not it is logged');
+      }
+      assert.equal(missingWarnings().length, 1, wb.stderr());
+
+      await writeFile(command, `#!/bin/sh\nexec "${node}" "${paths.fixture}" "$@"\n`, { mode: 0o755 });
+      assert.ok(await waitFor(async () => textOf(await wb.useTool('mix', 'mix__late__echo', { text: 'up' })) === 'up', WITHIN), wb.stderr());
+      await rm(command);
+      await wb.useTool('mix', 'mix__late__crash', {});
+      // It started in between: the same cause is news again, once.
+      assert.ok(await waitFor(async () => /does not exist/.test(textOf(await wb.useTool('mix', 'mix__late__echo', { text: 'x' }))), WITHIN), wb.stderr());
+      await wb.useTool('mix', 'mix__late__echo', { text: 'x' });
+      assert.equal(missingWarnings().length, 2, wb.stderr());
+    } finally {
+      await wb.close();
+      await data.cleanup();
+    }
+  });
+});
 
 describe('commands on a config with broken servers', () => {
   let data: { dir: string; cleanup: () => Promise<void> };

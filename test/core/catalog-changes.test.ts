@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
-import { node, startWorkbench, structuredAnswer, textOf, waitFor } from '../helpers/workbench-process.js';
+import type { CallToolResult } from '@modelcontextprotocol/client';
+import { ERAS, startEra } from '../helpers/era-workbench.js';
+import { fixtureServer, node, startWorkbench, structuredAnswer, textOf, waitFor, workbenchErrorCode } from '../helpers/workbench-process.js';
 
 /**
  * `catalog_changes` (README "Catalog cache") tells a session what changed in a server's tools since it was shown them,
@@ -46,3 +49,44 @@ describe('catalog_changes names only tools the session may see', () => {
     }
   });
 });
+
+for (const [over, era] of (['stdio', 'http'] as const).flatMap((o) => ERAS.map((e) => [o, e] as const))) {
+  describe(`catalog_changes names the tools of servers a config edit removed (${over}, ${era})`, () => {
+    it('a removed server and a removed toolbox: their shown tools are named as removed, once, and no disabled one', async () => {
+      const fx = fixtureServer();
+      const before = {
+        toolboxes: {
+          keep: { mcpServers: { fx } },
+          two: { mcpServers: { a: fx, b: fixtureServer('--name', 'b') } },
+          gone: { disabledTools: ['add'], mcpServers: { fx } },
+        },
+      };
+      const wb = await startEra(over, era, before);
+      try {
+        const open = async (toolbox: string): Promise<CallToolResult> =>
+          (await wb.client.callTool({ name: 'open_toolbox', arguments: { toolbox_name: toolbox, detail: 'full' } })) as CallToolResult;
+        const shownOf = async (toolbox: string, server: string): Promise<string[]> =>
+          structuredAnswer<{ tools: { original_name: string; source_server: string }[] }>(await open(toolbox), 'tools').tools.filter((t) => t.source_server === server).map((t) => t.original_name).sort();
+        const shownB = await shownOf('two', 'b');
+        const shownGone = await shownOf('gone', 'fx');
+        assert.ok(shownB.includes('echo') && !shownGone.includes('add'), `${shownB} / ${shownGone}`);
+        await open('keep');
+
+        await writeFile(wb.configPath, JSON.stringify({ toolboxes: { keep: before.toolboxes.keep, two: { mcpServers: { a: fx } } } }));
+        const changes: NonNullable<Opened['catalog_changes']> = [];
+        const told = async (): Promise<boolean> => {
+          changes.push(...(structuredAnswer<Opened>(await open('keep'), 'tools').catalog_changes ?? []));
+          return workbenchErrorCode(await open('gone')) === 'TOOLBOX_NOT_FOUND' && changes.length >= 2;
+        };
+        assert.ok(await waitFor(told, 15_000), `the edit applied and both removals were told: ${JSON.stringify(changes)}\n${wb.stderr()}`);
+        const byServer = new Map(changes.map((c) => [`${c.toolbox}/${c.server}`, { ...c, removed: [...c.removed].sort() }]));
+        assert.deepEqual(byServer.get('two/b'), { toolbox: 'two', server: 'b', added: [], removed: shownB, changed: [] });
+        assert.deepEqual(byServer.get('gone/fx'), { toolbox: 'gone', server: 'fx', added: [], removed: shownGone, changed: [] });
+        assert.equal(changes.length, 2, `told once each, nothing else: ${JSON.stringify(changes)}`);
+        assert.equal(structuredAnswer<Opened>(await open('keep'), 'tools').catalog_changes, undefined, 'not told again');
+      } finally {
+        await wb.close();
+      }
+    });
+  });
+}

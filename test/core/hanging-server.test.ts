@@ -9,7 +9,7 @@ import { fixtureServer, tempDir } from '../helpers/workbench-process.js';
 // One server that hangs at start-up (README "Downstream servers: lifecycle, timeouts and limits") must not make every
 // answer wait. A bare tool name (README "Tool names and calls") is resolved across the whole toolbox: the call waits
 // for the servers still starting as open_toolbox would (`openWaitMs`); past that, a server that is up and has the name
-// serves it. An open_toolbox that already waited that long for a server once does not wait for it again. A call to the
+// serves it, and a name none of them has is answered then, naming the server still starting (not after its limit). An open_toolbox that already waited that long for a server once does not wait for it again. A call to the
 // hanging server itself is answered when `useToolWaitMs` runs out, before the client's own limit, with why.
 
 const TRANSPORTS: Over[] = ['stdio', 'http'];
@@ -139,6 +139,46 @@ for (const over of TRANSPORTS) {
         }
       });
 
+      test('a bare or mistyped name no server that is up has is answered by openWaitMs, naming the hanging server and the closest names', async () => {
+        // useToolWaitMs and the connect limit are far beyond the client's wait: a call that waits for either fails.
+        const wb = await startEra(over, era, { ...config, useToolWaitMs: 600_000 });
+        try {
+          for (const name of ['ecoh', 'mixed_healthy_echo', 'mixd__healthy__echo']) {
+            const call = { toolbox_name: 'mixed', tool_name: name, arguments: {} };
+            const result = (await wb.client.callTool({ name: 'use_tool', arguments: call }, CLIENT_WAIT)) as CallToolResult;
+            const error = result._meta?.['mcp-workbench/error'] as { code?: string; retryable?: boolean; server?: string; hint?: string };
+            assert.deepEqual([error.code, error.retryable, error.server], ['CONNECT_TIMEOUT', true, 'stuck'], JSON.stringify(result));
+            const text = JSON.stringify(result.content);
+            assert.match(text, /no server of toolbox \\"mixed\\" that is up has a tool of that name/, text);
+            assert.match(text, /Closest names that are up: mixed__healthy__echo/, text);
+            assert.match(text, /Server \\"stuck\\" is still starting \(\d+ s so far\)\. Its tools are not known yet/, text);
+            // The next step either way: the closest name if it was a slip, else a retry or the full name, which waits.
+            assert.match(error.hint ?? '', /If you meant one of the closest names, call it by that name\. If it is a tool of "stuck", call it again shortly, or by its full name \(mixed__stuck__/);
+          }
+        } finally {
+          await wb.close();
+        }
+      });
+
+      test('a bare name no server that is up has, while one starts again after a failed start, says how that start ended', async () => {
+        const wb = await startEra(over, era, { ...STUCK_AFTER_1500, useToolWaitMs: 600_000 });
+        try {
+          // The healthy server is up first (its full name waits for it), so only the stuck one is left starting.
+          const healthy = { toolbox_name: 'mixed', tool_name: 'mixed__healthy__echo', arguments: { text: 'up' } };
+          assert.notEqual(((await wb.client.callTool({ name: 'use_tool', arguments: healthy }, CLIENT_WAIT)) as CallToolResult).isError, true);
+          const full = { toolbox_name: 'mixed', tool_name: 'mixed__stuck__echo', arguments: { text: 'x' } };
+          assert.match(JSON.stringify(((await wb.client.callTool({ name: 'use_tool', arguments: full }, CLIENT_WAIT)) as CallToolResult).content), /did not complete the MCP handshake/);
+          const call = { toolbox_name: 'mixed', tool_name: 'ecoh', arguments: {} };
+          const result = (await wb.client.callTool({ name: 'use_tool', arguments: call }, CLIENT_WAIT)) as CallToolResult;
+          assert.equal(errorOf(result).code, 'CONNECT_TIMEOUT', JSON.stringify(result));
+          const text = JSON.stringify(result.content);
+          assert.match(text, /Server \\"stuck\\" is starting again \(\d+ s so far\) and may not answer: its last start failed \d+ s ago: .*did not complete the MCP handshake/, text);
+          assert.match(text, /tell the user to run `mcp-workbench doctor`/, text);
+        } finally {
+          await wb.close();
+        }
+      });
+
       test('a server whose last start failed is shown starting again with how that start ended, so opening again is not the fix', async () => {
         const wb = await startEra(over, era, STUCK_AFTER_1500);
         try {
@@ -170,6 +210,23 @@ for (const over of TRANSPORTS) {
             const note = pending.find((p) => p.server.endsWith('stuck'))?.note ?? '';
             assert.match(note, /^starting again .* its last start failed .* ago: .*handshake.* opening the toolbox again will not help/s, JSON.stringify(again.structuredContent));
           }
+        } finally {
+          await wb.close();
+        }
+      });
+
+      test('a handshake that timed out tells the model what to do next, as other start failures do', async () => {
+        const wb = await startEra(over, era, STUCK_AFTER_1500);
+        try {
+          const call = { toolbox_name: 'mixed', tool_name: 'mixed__stuck__echo', arguments: { text: 'x' } };
+          const failed = (await wb.client.callTool({ name: 'use_tool', arguments: call }, CLIENT_WAIT)) as CallToolResult;
+          const error = failed._meta?.['mcp-workbench/error'] as { code?: string; retryable?: boolean; hint?: string; failure?: { kind?: string } };
+          assert.deepEqual([error.code, error.retryable, error.failure?.kind], ['CONNECT_TIMEOUT', true, 'handshake-timeout'], JSON.stringify(failed));
+          // The model's next steps: the toolbox's other servers now, a retry later, and who fixes it if it keeps failing.
+          assert.match(error.hint ?? '', /use the toolbox's other servers meanwhile/i);
+          assert.match(error.hint ?? '', /the next call starts it again/);
+          assert.match(error.hint ?? '', /tell the user to run `mcp-workbench doctor`/);
+          assert.ok(JSON.stringify(failed.content).includes(JSON.stringify(error.hint).slice(1, -1)), 'the text ends with the same hint');
         } finally {
           await wb.close();
         }
