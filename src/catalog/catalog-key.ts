@@ -14,8 +14,9 @@ export const cacheKey = serverCacheKey;
 /**
  * The key of one tool list (README "Catalog cache"): the launch key, a hash of the credentials the server runs with —
  * one authorization context, so a list a server marked `private` is never reused under other credentials — and the
- * capabilities it was listed for (see capabilitiesKey: a server may list other tools for other clients). Only the hash
- * is kept: no value is ever written.
+ * capabilities it was listed for (see capabilitiesKey: a server may list other tools for other clients; for an entry
+ * naming `${user:…}`, `capabilities` names the user too: see ClientManager.listContext). Only the hash is kept: no
+ * value is ever written.
  *
  * Credentials are the values of env variables and headers that name one (by the redaction rule, or PAT, DSN,
  * connection string), that hold a `${secret:NAME}`, or whose value holds one (URL user info or a secret query

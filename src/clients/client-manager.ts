@@ -1,5 +1,5 @@
 import type { CallToolResult, Client, ServerCapabilities } from '@modelcontextprotocol/client';
-import type { ToolboxConfig, WorkbenchConfig } from '../config/types.js';
+import type { ServerConfig, ToolboxConfig, WorkbenchConfig } from '../config/types.js';
 import { WorkbenchError, errorMessage } from '../errors.js';
 import { quoteClientText } from '../shared/client-text.js';
 import { createRedactor, type Redact } from '../shared/redact.js';
@@ -10,6 +10,7 @@ import { ServerSlot, type SlotStatus } from './server-slot.js';
 import { SharedServers, launchKey } from './shared-servers.js';
 import { holdSubscription, releaseSubscription } from './subscription-holds.js';
 import type { CallOptions, OpenResult, ServerTools, SlotOptions } from './types.js';
+import { userPlace } from './user-places.js';
 
 export type { CallOptions, OpenResult, RelayedMethod, RelayedRequest, ServerTools, SlotOptions, UpstreamRelay } from './types.js';
 export type { FailedServer } from './server-failure.js';
@@ -107,6 +108,18 @@ export class ClientManager {
     this.own.add(slot);
     toolbox.slots.set(server, slot);
     return slot;
+  }
+
+  /**
+   * What a list of the server is filed under in the catalog cache besides its entry (README "Catalog cache"): the
+   * client capabilities it was listed for and, for an entry naming `${user:…}`, the user its connection serves (this
+   * manager's, or `shared`): that server was started as one user's and may list that user's own tools.
+   */
+  listContext(toolbox: string, server: ServerConfig, capabilities = this.capabilitiesKey()): string {
+    if (!JSON.stringify(server).includes('${user:')) return capabilities;
+    const entry = this.toolboxes.get(toolbox);
+    const user = (entry && this.slotOf(entry, server.name, 'look'))?.user ?? this.options.user ?? userPlace('local');
+    return `${capabilities}\0user:${user.id}`;
   }
 
   /** Whether this manager has a connection of its own to the server (always, but for a `shared: true` one still shared). */

@@ -118,6 +118,9 @@ export class ServerSlot {
     return live && !live.dead ? { era: live.era, ...(live.protocolVersion ? { protocolVersion: live.protocolVersion } : {}) } : undefined;
   }
 
+  /** The user this connection serves, whose `${user:…}` its entry is started with (see user-places). */
+  get user(): SlotOptions['user'] { return this.options.user; }
+
   get tools(): Tool[] | undefined {
     return this.live && !this.live.dead ? this.live.tools : undefined;
   }

@@ -45,7 +45,7 @@ export async function cachedPrompts(source: PromptSource, now = Date.now()): Pro
       .filter((server) => !manager.isConnected(toolbox.name, server.name) && statuses.get(server.name) !== 'failed')
       .map((server) => ({ toolbox, server }));
   });
-  const lists = await Promise.all(candidates.map(({ toolbox, server }) => cache.readPrompts(toolbox.name, server, capabilities)));
+  const lists = await Promise.all(candidates.map(({ toolbox, server }) => cache.readPrompts(toolbox.name, server, manager.listContext(toolbox.name, server, capabilities))));
   return candidates.flatMap(({ toolbox, server }, i) => {
     const list = lists[i];
     if (!list) return [];
@@ -59,7 +59,7 @@ export function keepPrompts(source: PromptSource, route: Route, list: FeatureLis
   const server = source.toolboxes.find((t) => t.name === route.toolbox)?.servers.find((s) => s.name === route.server);
   if (!source.cache || !server) return;
   const prompts = list.items.filter((p): p is Prompt => typeof p.name === 'string');
-  void source.cache.writePrompts(route.toolbox, server, source.manager.capabilitiesKey(), prompts, list.ttlMs);
+  void source.cache.writePrompts(route.toolbox, server, source.manager.listContext(route.toolbox, server), prompts, list.ttlMs);
 }
 
 /**
@@ -72,7 +72,7 @@ export async function revalidatePrompts(source: PromptSource, route: Route, log:
   const capabilities = manager.connectedServers(route.toolbox).find((s) => s.server === route.server)?.capabilities;
   if (!cache || !server || !offers(capabilities, 'prompts/list')) return;
   try {
-    const known = await cache.readPrompts(route.toolbox, server, manager.capabilitiesKey());
+    const known = await cache.readPrompts(route.toolbox, server, manager.listContext(route.toolbox, server));
     if (known?.freshUntil !== undefined && known.freshUntil > Date.now()) return;
     const list = await manager.withServer(route.toolbox, route.server, (client) => listEveryPage(client, 'prompts/list', LIST_TIMEOUT_MS));
     keepPrompts(source, route, list);

@@ -107,7 +107,7 @@ export class Discovery {
     const config = this.options.config().toolboxes.find((t) => t.name === toolbox)?.servers.find((s) => s.name === server);
     if (!listed || !config) return;
     this.failing.clear(manager, toolbox, server);
-    if (keep) void this.options.cache?.write(toolbox, config, listed.capabilitiesKey, listed.tools, listed.ttlMs);
+    if (keep) void this.options.cache?.write(toolbox, config, manager.listContext(toolbox, config, listed.capabilitiesKey), listed.tools, listed.ttlMs);
   }
 
   /**
@@ -226,7 +226,7 @@ export class Discovery {
     const cached = new Map<string, CachedList>();
     if (this.options.cache) {
       const lists = await Promise.all(
-        unconnected.map((s) => (this.failing.has(manager, name, s.name) ? undefined : this.options.cache!.read(name, s, capabilities))),
+        unconnected.map((s) => (this.failing.has(manager, name, s.name) ? undefined : this.options.cache!.read(name, s, manager.listContext(name, s, capabilities)))),
       );
       unconnected.forEach((s, i) => lists[i] && cached.set(s.name, lists[i]!));
     }
@@ -304,7 +304,7 @@ export class Discovery {
     const live = manager.serverTools(toolbox).find((s) => s.server === server.name);
     if (live) return live.tools;
     if (this.failing.has(manager, toolbox, server.name)) return undefined;
-    return (await this.options.cache?.read(toolbox, server, manager.capabilitiesKey()))?.tools;
+    return (await this.options.cache?.read(toolbox, server, manager.listContext(toolbox, server)))?.tools;
   }
 
 

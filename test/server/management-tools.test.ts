@@ -3,7 +3,9 @@ import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { OpenToolboxResult, ToolStatusReport } from '../../src/core/tool-entry.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { TRANSPORTS, startOver } from '../helpers/both-transports.js';
+import { startHttpWorkbench } from '../helpers/http-workbench.js';
 import { errorLine, logLines } from '../helpers/log-lines.js';
 import { fixtureServer, runCli, startWorkbench, tempDir, textOf, waitFor, workbenchErrorCode, type RunningWorkbench, structuredAnswer } from '../helpers/workbench-process.js';
 
@@ -329,6 +331,29 @@ describe('list_all_tools with a toolset name (open_toolbox and use_tool take one
       assert.match(textOf(unknown), /Available toolboxes and toolsets: tb, quick/);
     } finally {
       await wb.close();
+    }
+  });
+});
+
+// README "Protocol eras", "What is one for everyone": the tool-state file is the workbench's, not a user's, so over
+// --http one token holder's enable_tools changes what every user may call — as documented, not by accident.
+describe('management tools over --http with several tokens', () => {
+  it("one user's enable_tools changes what another user may call (the state file is one per workbench)", async () => {
+    const tokens = ['alice-0123456789abcdef0123456789ab', 'bob-0123456789abcdef0123456789abcd'];
+    const wb = await startHttpWorkbench(config, ['--http', '0', '--management-tools'], { WORKBENCH_TOKEN: tokens.join(',') });
+    const [alice, bob] = [await wb.connect({ Authorization: `Bearer ${tokens[0]}` }), await wb.connect({ Authorization: `Bearer ${tokens[1]}` })];
+    const echo = (s: typeof alice) =>
+      s.client.callTool({ name: 'use_tool', arguments: { toolbox_name: 'tb', tool_name: 'tb__fx__echo', arguments: { text: 'hi' } } }) as Promise<CallToolResult>;
+    try {
+      assert.notEqual((await echo(alice)).isError, true);
+      const changed = (await bob.client.callTool({ name: 'enable_tools', arguments: { disable: ['tb__fx__echo'] } })) as CallToolResult;
+      assert.notEqual(changed.isError, true, textOf(changed));
+      const refused = await echo(alice);
+      assert.equal(refused.isError, true, textOf(refused));
+      assert.equal(workbenchErrorCode(refused), 'TOOL_DISABLED');
+    } finally {
+      await Promise.allSettled([alice.close(), bob.close()]);
+      await wb.stop();
     }
   });
 });

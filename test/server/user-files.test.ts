@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { readFile, stat, writeFile } from 'node:fs/promises';
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { StreamableHTTPClientTransport, type CallToolResult, type Client } from '@modelcontextprotocol/client';
@@ -8,7 +8,7 @@ import { eraClient, startEra } from '../helpers/era-workbench.js';
 import { startHttpWorkbench, type HttpWorkbench } from '../helpers/http-workbench.js';
 import { missingCommandProblems } from '../../src/clients/command-check.js';
 import { loadConfig } from '../../src/config/load.js';
-import { memoryServer, node, tempDir } from '../helpers/workbench-process.js';
+import { fixtureServer, memoryServer, node, tempDir, waitFor } from '../helpers/workbench-process.js';
 
 // A server that keeps its data in a file (the reference memory server's graph) is one file for all its processes, so
 // over --http separate processes per user do not keep users apart by themselves: `${user:dir}` in the entry names a
@@ -72,6 +72,38 @@ describe('${user:dir}: each user of an --http workbench has a memory graph of it
       assert.match(await readFile(join(folder, 'memory.jsonl'), 'utf8'), new RegExp(mine));
       assert.equal((await stat(folder)).mode & 0o777, 0o700);
       assert.doesNotMatch(await readFile(join(wb.dir, 'users', userId(TOKEN_B), 'memory.jsonl'), 'utf8'), new RegExp(mine));
+    });
+  }
+});
+
+// A server started with the user's `${user:id}` (a header naming the user, a folder of its own) may list tools of that
+// user's own: the list it gave one user is kept in the catalog cache for that user only, never shown to another.
+describe('${user:…}: a tool list kept in the catalog cache', () => {
+  const perUser = { toolboxes: { lab: { mcpServers: { own: { ...fixtureServer(), env: { FIXTURE_EXTRA_TOOLS: 'ledger_${user:id}' } } } } } };
+  const search = async (c: Client): Promise<string> =>
+    JSON.stringify(await c.callTool({ name: 'open_toolbox', arguments: { toolbox_name: 'lab', query: 'ledger' } }));
+
+  for (const era of ['modern', 'legacy'] as const) {
+    test(`is never shown to another token's ${era} client; its own server's list is`, async () => {
+      const wb = await startHttpWorkbench(perUser, ['--http', '0'], { WORKBENCH_TOKEN: `${TOKEN_A},${TOKEN_B}` });
+      const [idA, idB] = [userId(TOKEN_A), userId(TOKEN_B)];
+      const a = await client(wb.url, TOKEN_A, era);
+      let b: Client | undefined;
+      try {
+        assert.match(JSON.stringify(await a.callTool({ name: 'open_toolbox', arguments: { toolbox_name: 'lab' } })), new RegExp(`ledger_${idA}`));
+        const cached = async (): Promise<string> => (await readdir(join(wb.dir, 'catalog-cache')).catch(() => [] as string[])).join();
+        assert.ok(await waitFor(async () => (await cached()).includes('.json'), 5_000), "the first user's list is cached");
+        b = await client(wb.url, TOKEN_B, era);
+        // A search starts no server whose list is cached: B's first answer is what the cache holds for B.
+        const first = await search(b);
+        assert.doesNotMatch(first, new RegExp(idA), "the other user's list is not shown from the cache");
+        await b.callTool({ name: 'open_toolbox', arguments: { toolbox_name: 'lab' } });
+        assert.ok(await waitFor(async () => (await search(b!)).includes(`ledger_${idB}`), 10_000), "B's own server's list");
+        assert.doesNotMatch(await search(b), new RegExp(idA));
+      } finally {
+        await Promise.allSettled([a.close(), b?.close()]);
+        await wb.stop();
+      }
     });
   }
 });
