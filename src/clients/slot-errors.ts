@@ -1,9 +1,9 @@
-import { ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode, type Transport } from '@modelcontextprotocol/client';
+import { ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode, SdkHttpError, type Transport } from '@modelcontextprotocol/client';
 import { existsSync } from 'node:fs';
 import type { ServerConfig, StdioServerConfig } from '../config/types.js';
 import { WorkbenchError, errorMessage, type ServerFailure, type UrlElicitation } from '../errors.js';
 import type { Cancellation } from '../shared/cancellation.js';
-import { networkReason } from '../shared/errno.js';
+import { CONNECTION_LOST_CODES, networkCode, networkReason } from '../shared/errno.js';
 import { MalformedResultError, ResponseStreamLostError } from './call-channel.js';
 import { httpStatusOf, stderrOf, summary } from './server-failure.js';
 import { droppedMessageOf } from './dropped-message.js';
@@ -173,7 +173,59 @@ export function describeCallError(
       ...(hint !== undefined && { hint }),
     });
   }
-  return new WorkbenchError('CALL_FAILED', `${what} failed: ${errorMessage(error)}`, { cause: error, tool });
+  return remoteCallError(what, tool, error) ?? new WorkbenchError('CALL_FAILED', `${what} failed: ${errorMessage(error)}`, { cause: error, tool });
+}
+
+/**
+ * A call to a connected remote server that failed on the HTTP level — an error status (a gateway's 503, a revoked
+ * token's 401), a reply that is not MCP (a sign-in page), a connection that could not be made (it stopped) — said as
+ * that, with the status as a field and what to do next; undefined for anything else. Retryable as the cause is (see
+ * isRetryable): a 5xx, 429 or unreachable server may pass, a refused credential will not.
+ */
+function remoteCallError(what: string, tool: string, error: unknown): WorkbenchError | undefined {
+  if (error instanceof SdkHttpError) {
+    const status = error.status;
+    const words = error.statusText ? ` (${error.statusText})` : '';
+    return new WorkbenchError('CALL_FAILED', `${what} failed: the server answered HTTP ${status}${words}${bodyExcerpt(error.data.text)}.`, {
+      cause: error,
+      tool,
+      failure: { kind: 'http-status', httpStatus: status },
+      hint: httpCallHint(status),
+    });
+  }
+  if (error instanceof SdkError && error.code === SdkErrorCode.ClientHttpUnexpectedContent) {
+    const type = (error.data as { contentType?: unknown } | undefined)?.contentType;
+    return new WorkbenchError('CALL_FAILED', `${what} failed: the server answered with ${typeof type === 'string' ? type : 'an unknown content type'}, not MCP (JSON or an event stream).`, {
+      cause: error,
+      tool,
+      failure: { kind: 'other' },
+      hint: 'Something other than the MCP server answered (a sign-in or error page of a proxy in front of it?): check its "url" in the config and what serves it.',
+    });
+  }
+  const network = networkReason(error);
+  if (network === undefined) return undefined;
+  const lost = CONNECTION_LOST_CODES.has(networkCode(error) ?? '');
+  return new WorkbenchError('CALL_FAILED', `${what} failed: ${lost ? 'the connection to the server was lost' : 'the server could not be reached'}: ${network}.`, {
+    cause: error,
+    tool,
+    failure: { kind: lost ? 'closed' : 'unreachable' },
+    hint: "Check that the server is running (`mcp-workbench doctor` checks it); the next call tries again (retry if the tool is safe to repeat); use other servers' tools meanwhile.",
+  });
+}
+
+/** What to do about a call a remote server answered with an HTTP error status. */
+function httpCallHint(status: number): string {
+  if (status === 401 || status === 403) return 'The server refused the credentials: check those in its "headers" in the config (or sign in again with `mcp-workbench auth login`); retrying will not help until then.';
+  if (status === 429 || status >= 500) return 'The server (or a gateway in front of it) is failing or overloaded: retry later; use other servers\' tools meanwhile.';
+  return 'Check the "url" of this server in the config (`mcp-workbench doctor` checks it).';
+}
+
+/** The start of an HTTP error's body, when it is short plain text worth quoting (not an HTML page): ": …". */
+function bodyExcerpt(text: unknown): string {
+  if (typeof text !== 'string') return '';
+  const line = text.replace(/\s+/g, ' ').trim();
+  if (line === '' || line.startsWith('<')) return '';
+  return `: ${line.length > 200 ? `${line.slice(0, 200)}…` : line}`;
 }
 
 /**
