@@ -68,9 +68,36 @@ export function describeConnectError(
   const where = slot.config.type === 'stdio' ? '' : ` at ${describeUrl(slot.config.url)}`;
   const status = httpStatusOf(error);
   const failure: ServerFailure = status !== undefined ? { kind: 'http-status', httpStatus: status } : { kind: 'unreachable' };
+  const content = status === undefined ? notMcpReply(error) : undefined;
+  if (content !== undefined) {
+    return new WorkbenchError('CONNECT_FAILED', `${slot.label}${where} could not be connected: it answered with ${content}, not MCP (JSON or an event stream).`, {
+      cause: error,
+      failure: { kind: 'other' },
+      hint: `${NOT_MCP_HINT} The next call tries again; use other servers' tools meanwhile.`,
+    });
+  }
   const network = status === undefined ? networkReason(error) : undefined;
-  const what = network === undefined ? `could not be connected: ${errorMessage(error)}` : `could not be reached: ${network}.`;
+  const what = network === undefined ? `could not be connected: ${asSentence(errorMessage(error))}` : `could not be reached: ${network}.`;
   return new WorkbenchError('CONNECT_FAILED', `${slot.label}${where} ${what}`, { cause: error, failure, hint: remoteHint(status) });
+}
+
+/** A reason as a sentence of its own: the hint that follows it must not read as its continuation. */
+function asSentence(text: string): string {
+  return /[.!?)]$/.test(text.trimEnd()) ? text.trimEnd() : `${text.trimEnd()}.`;
+}
+
+/** What to do about a URL that answered with something other than MCP. */
+const NOT_MCP_HINT = 'Something other than the MCP server answered (a sign-in or error page of a proxy in front of it?): check its "url" in the config and what serves it.';
+
+/** The content type of a reply that was not MCP (an HTML page where JSON or an event stream was due), from the SDK's typed error. */
+function notMcpReply(error: unknown): string | undefined {
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if (e instanceof SdkError && e.code === SdkErrorCode.ClientHttpUnexpectedContent) {
+      const type = (e.data as { contentType?: unknown } | undefined)?.contentType;
+      return typeof type === 'string' ? type : 'an unknown content type';
+    }
+  }
+  return undefined;
 }
 
 /** What to do about a remote server that could not be connected, by the HTTP status it answered (if any). */
@@ -193,14 +220,9 @@ function remoteCallError(what: string, tool: string, error: unknown): WorkbenchE
       hint: httpCallHint(status),
     });
   }
-  if (error instanceof SdkError && error.code === SdkErrorCode.ClientHttpUnexpectedContent) {
-    const type = (error.data as { contentType?: unknown } | undefined)?.contentType;
-    return new WorkbenchError('CALL_FAILED', `${what} failed: the server answered with ${typeof type === 'string' ? type : 'an unknown content type'}, not MCP (JSON or an event stream).`, {
-      cause: error,
-      tool,
-      failure: { kind: 'other' },
-      hint: 'Something other than the MCP server answered (a sign-in or error page of a proxy in front of it?): check its "url" in the config and what serves it.',
-    });
+  const content = notMcpReply(error);
+  if (content !== undefined) {
+    return new WorkbenchError('CALL_FAILED', `${what} failed: the server answered with ${content}, not MCP (JSON or an event stream).`, { cause: error, tool, failure: { kind: 'other' }, hint: NOT_MCP_HINT });
   }
   const network = networkReason(error);
   if (network === undefined) return undefined;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { ERAS, startEra } from '../helpers/era-workbench.js';
@@ -50,6 +50,61 @@ describe('remote servers that cannot be connected, next to a healthy stdio serve
   });
 
   for (const era of ERAS) {
+    it(`opens with the healthy server's tools and a note that names each broken remote server's fault (${era} client)`, async () => {
+      const gateway = await answering(() => ({ status: 503, body: 'upstream connect error' }));
+      const page = await answering(() => ({ status: 200, headers: { 'content-type': 'text/html' }, body: '<html><body>Sign in</body></html>' }));
+      // Accepts connections and never answers a byte; and a port nothing listens on.
+      const sockets = new Set<Socket>();
+      const silent = createTcpServer((socket) => sockets.add(socket.on('error', () => {})));
+      silent.listen(0, '127.0.0.1');
+      await once(silent, 'listening');
+      const gone = createTcpServer();
+      gone.listen(0, '127.0.0.1');
+      await once(gone, 'listening');
+      const gonePort = (gone.address() as AddressInfo).port;
+      await new Promise((resolve) => gone.close(resolve));
+      const remote = (url: string): Record<string, unknown> => ({ type: 'http', url, connectTimeoutMs: 2_000 });
+      const servers = {
+        local: fixtureServer(),
+        gateway: remote(gateway.url),
+        page: remote(page.url),
+        silent: remote(`http://127.0.0.1:${(silent.address() as AddressInfo).port}/mcp`),
+        gone: remote(`http://127.0.0.1:${gonePort}/mcp`),
+        unset: remote('https://${REMOTE_HOST_UNSET}/mcp'),
+      };
+      const wb = await startEra('stdio', era, { toolboxes: { day: { mcpServers: servers } } });
+      try {
+        const opened = (await wb.client.callTool({ name: 'open_toolbox', arguments: { toolbox_name: 'day', detail: 'full' } })) as CallToolResult;
+        const body = opened.structuredContent as { servers_connected: string[]; servers_failed: FailedEntry[]; tools: { name: string }[] };
+        assert.deepEqual(body.servers_connected, ['local'], textOf(opened));
+        assert.ok(body.tools.some((t) => t.name === 'day__local__echo'));
+        const failed = new Map(body.servers_failed.map((f) => [f.server, f]));
+        const check = (server: string, code: string, kind: string, error: RegExp, hint: RegExp): void => {
+          const entry = failed.get(server);
+          assert.ok(entry, `${server} in ${JSON.stringify(body.servers_failed)}`);
+          assert.equal(entry.code, code, entry.error);
+          assert.equal(entry.failure?.kind, kind, entry.error);
+          assert.match(entry.error, new RegExp(`server "${server}" of toolbox "day"`));
+          assert.match(entry.error, error);
+          assert.match(entry.hint ?? '', hint, entry.error);
+        };
+        // The cause ends its sentence before what to do next.
+        check('gateway', 'CONNECT_FAILED', 'http-status', /HTTP 503\. /, /retry later/);
+        check('page', 'CONNECT_FAILED', 'other', /answered with text\/html, not MCP/, /"url"/);
+        check('silent', 'CONNECT_TIMEOUT', 'handshake-timeout', /within 2000 ms/, /connectTimeoutMs/);
+        check('gone', 'CONNECT_FAILED', 'unreachable', /connection refused/, /running/);
+        check('unset', 'ENV_MISSING', 'misconfigured', /REMOTE_HOST_UNSET/, /REMOTE_HOST_UNSET/);
+      } finally {
+        await wb.close();
+        for (const socket of sockets) socket.destroy();
+        silent.close();
+        for (const s of [gateway, page]) {
+          s.server.closeAllConnections();
+          s.server.close();
+        }
+      }
+    });
+
     it(`a 401 Bearer challenge whose sign-in cannot start is SIGN_IN_FAILED, naming the 401 and what to set (${era} client)`, async () => {
       const config = { toolboxes: { day: { mcpServers: { local: fixtureServer(), locked: { type: 'http', url: bearerOnly.url } } } } };
       const wb = await startEra('stdio', era, config);
