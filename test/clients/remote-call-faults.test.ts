@@ -89,7 +89,8 @@ describe('a connected remote server that fails its calls later', () => {
       await each(wb, works);
       fail({ status: 503, body: 'upstream overloaded' });
       await each(wb, failsWith({ status: 503, kind: 'http-status', retryable: true, text: /HTTP 503/, hint: /later/ }));
-      fail({ status: 401 });
+      // A server that quotes the token it refused: the quote is shown, the token never.
+      fail({ status: 401, body: `token ${SECRET} was revoked` });
       await each(wb, failsWith({ status: 401, kind: 'http-status', retryable: false, text: /HTTP 401/, hint: /credentials.*"headers"/ }));
       fail('cut');
       await each(wb, failsWith({ kind: 'closed', retryable: true, text: /connection to the server was lost/, hint: /safe to repeat/ }));
