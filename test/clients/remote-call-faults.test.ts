@@ -92,6 +92,10 @@ describe('a connected remote server that fails its calls later', () => {
       // A server that quotes the token it refused: the quote is shown, the token never.
       fail({ status: 401, body: `token ${SECRET} was revoked` });
       await each(wb, failsWith({ status: 401, kind: 'http-status', retryable: false, text: /HTTP 401/, hint: /credentials.*"headers"/ }));
+      // A 400 that is about the call, not the session: said as it is, twice (a new session does not cure it).
+      fail({ status: 400, body: 'bad call' });
+      await each(wb, failsWith({ status: 400, kind: 'http-status', retryable: false, text: /HTTP 400 \(Bad Request\): bad call/, hint: /"url"/ }));
+      await each(wb, failsWith({ status: 400, kind: 'http-status', retryable: false, text: /HTTP 400/, hint: /"url"/ }));
       fail('cut');
       await each(wb, failsWith({ kind: 'closed', retryable: true, text: /connection to the server was lost/, hint: /safe to repeat/ }));
       fail('html');
@@ -109,7 +113,31 @@ describe('a connected remote server that fails its calls later', () => {
     }
   }
 
+  /**
+   * server-everything restarted on the same port: it knows no session any more and, like servers built on the SDK's
+   * own example, answers the old session id with 400 "No valid session ID provided" (the spec's answer is 404).
+   */
+  async function restart(era: EraName): Promise<void> {
+    let restarting = await startEverythingHttp('streamableHttp');
+    const port = new URL(restarting.origin).port;
+    const wb = await startEra('stdio', era, { toolboxes: { day: { mcpServers: { local: fixtureServer(), re: { type: 'http', url: `${restarting.origin}/mcp` } } } } });
+    const use = async (): Promise<CallToolResult> =>
+      (await wb.client.callTool({ name: 'use_tool', arguments: { toolbox_name: 'day', tool_name: 'day__re__echo', arguments: { message: 'hi' } } })) as CallToolResult;
+    try {
+      works('re', await use());
+      await restarting.close();
+      failsWith({ kind: 'unreachable', retryable: true, text: /connection refused/, hint: /next call/ })('re', await use());
+      restarting = await startEverythingHttp('streamableHttp', { PORT: port });
+      works('re', await use());
+      works('re', await use());
+    } finally {
+      await wb.close();
+      await restarting.close();
+    }
+  }
+
   for (const era of ERAS) {
+    it(`reconnects to a remote server that restarted and answers its old session with 400 (${era} client over stdio)`, () => restart(era));
     it(`answers each failed call at once as an isError result that names the server, cause and next step (${era} client over stdio)`, () => fullDay('stdio', era));
   }
   it('does the same for a modern client over the HTTP front', () => fullDay('http', 'modern'));
