@@ -1,6 +1,8 @@
 import { DEFAULT_INHERITED_ENV_VARS } from '@modelcontextprotocol/client/stdio';
 import {
   SSEClientTransport,
+  SdkError,
+  SdkErrorCode,
   SdkHttpError,
   StreamableHTTPClientTransport,
   isInitializeRequest,
@@ -127,13 +129,27 @@ class SseSessionGoneError extends Error {
   }
 }
 
-function sseSessionWatch(base: FetchLike): FetchLike {
+/**
+ * The fetch of a legacy SSE transport, typing what the SDK's transport would report as a plain Error for a message it
+ * POSTed: a 404 (see {@link SseSessionGoneError}), any other error status as an SdkHttpError with its status (but a
+ * 401 the transport's OAuth provider handles), and an HTML page where an acknowledgement was due as the unexpected
+ * content it is (the answer would never come on the event stream: the call would wait for its timeout).
+ */
+function sseSessionWatch(base: FetchLike, oauth: boolean): FetchLike {
   return async (url, init) => {
     const response = await base(url, init);
     const message = init?.method === 'POST' && typeof init.body === 'string' && init.body.includes('"jsonrpc"');
-    if (response.status !== 404 || !message) return response;
-    await response.body?.cancel().catch(() => {});
-    throw new SseSessionGoneError();
+    if (!message || (response.status === 401 && oauth)) return response;
+    const contentType = response.headers.get('content-type') ?? '';
+    const page = response.ok && /^text\/html\b/i.test(contentType);
+    if (response.ok && !page) return response;
+    if (response.status === 404 || page) {
+      await response.body?.cancel().catch(() => {});
+      if (page) throw new SdkError(SdkErrorCode.ClientHttpUnexpectedContent, `Unexpected content type: ${contentType}`, { contentType });
+      throw new SseSessionGoneError();
+    }
+    const text = await response.text().catch(() => '');
+    throw new SdkHttpError(SdkErrorCode.ClientHttpNotImplemented, `Error POSTing to endpoint (HTTP ${response.status}): ${text}`, { status: response.status, statusText: response.statusText, text });
   };
 }
 
@@ -267,7 +283,7 @@ export class RenewingHttpClientTransport implements Transport {
   private createInner(): StreamableHTTPClientTransport | SSEClientTransport {
     const options = remoteOptions(this.server, this.maxMessageBytes, this.oauth);
     if (this.kind === 'http') return new StreamableHTTPClientTransport(this.url, options);
-    return new SSEClientTransport(this.url, { ...options, fetch: sseSessionWatch(options.fetch) });
+    return new SSEClientTransport(this.url, { ...options, fetch: sseSessionWatch(options.fetch, options.authProvider !== undefined) });
   }
 
   private attach<T extends StreamableHTTPClientTransport | SSEClientTransport>(inner: T): T {

@@ -136,7 +136,33 @@ describe('a connected remote server that fails its calls later', () => {
     }
   }
 
+  /** The same faults in front of a legacy HTTP+SSE server (type "sse"): its messages are POSTed apart from the answers. */
+  async function legacySse(era: EraName): Promise<void> {
+    const sse = await startEverythingHttp('sse');
+    const proxy = await startFaultingProxy(`${sse.origin}/sse`);
+    const wb = await startEra('stdio', era, { toolboxes: { day: { mcpServers: { local: fixtureServer(), sse: { type: 'sse', url: proxy.url, headers: { Authorization: `Bearer \${REMOTE_TOKEN}` } } } } } }, undefined, {}, { env: { REMOTE_TOKEN: SECRET } });
+    const use = async (): Promise<CallToolResult> =>
+      (await wb.client.callTool({ name: 'use_tool', arguments: { toolbox_name: 'day', tool_name: 'day__sse__echo', arguments: { message: 'hi' } } })) as CallToolResult;
+    try {
+      works('sse', await use());
+      proxy.failCalls({ status: 503, body: 'upstream overloaded' });
+      failsWith({ status: 503, kind: 'http-status', retryable: true, text: /HTTP 503/, hint: /later/ })('sse', await use());
+      proxy.failCalls({ status: 401, body: `token ${SECRET} was revoked` });
+      failsWith({ status: 401, kind: 'http-status', retryable: false, text: /HTTP 401/, hint: /credentials.*"headers"/ })('sse', await use());
+      proxy.failCalls('html');
+      failsWith({ kind: 'other', retryable: false, text: /text\/html/, hint: /"url"/ })('sse', await use());
+      proxy.failCalls('pass');
+      works('sse', await use());
+      assert.ok(!wb.stderr().includes(SECRET), 'the token never reaches the logs');
+    } finally {
+      await wb.close();
+      await proxy.close();
+      await sse.close();
+    }
+  }
+
   for (const era of ERAS) {
+    it(`answers each failed call of a legacy SSE server at once, naming the status (${era} client over stdio)`, () => legacySse(era));
     it(`reconnects to a remote server that restarted and answers its old session with 400 (${era} client over stdio)`, () => restart(era));
     it(`answers each failed call at once as an isError result that names the server, cause and next step (${era} client over stdio)`, () => fullDay('stdio', era));
   }
