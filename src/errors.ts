@@ -141,6 +141,8 @@ export function isRetryable(code: WorkbenchErrorCode, failure?: ServerFailure): 
       // A crash or an unreachable host may pass; a missing command or a misconfigured entry will not.
       return failure === undefined || !['command-not-found', 'command-not-executable', 'misconfigured'].includes(failure.kind);
     case 'CALL_FAILED':
+      // A remote server's 5xx or 429 (overloaded, restarting, a gateway's hiccup) may pass; a 401, 403 or 404 will not.
+      if (failure?.kind === 'http-status') return failure.httpStatus !== undefined && (failure.httpStatus >= 500 || failure.httpStatus === 429);
       return failure !== undefined && ['exited', 'killed', 'closed', 'unreachable'].includes(failure.kind);
     default:
       return false;

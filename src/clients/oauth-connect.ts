@@ -1,4 +1,4 @@
-import { UnauthorizedError, type FetchLike, type OAuthClientProvider, type Transport } from '@modelcontextprotocol/client';
+import { InsufficientScopeError, OAuthClientFlowError, RegistrationRejectedError, UnauthorizedError, type FetchLike, type OAuthClientProvider, type Transport } from '@modelcontextprotocol/client';
 import { hasAuthorizationHeader, remoteEndpoint } from '../config/remote-endpoint.js';
 import type { OAuthConfig, RemoteServerConfig } from '../config/types.js';
 import { WorkbenchError, errorMessage } from '../errors.js';
@@ -119,6 +119,8 @@ export class OAuthConnector {
    * @throws WorkbenchError SIGN_IN_REQUIRED (no browser: names `auth login`), SIGN_IN_FAILED (refused, timed out)
    */
   async recover(error: unknown, transport: Transport, remainingMs: number): Promise<boolean> {
+    const flow = this.provider ? flowErrorOf(error) : undefined;
+    if (flow) throw this.signInCannotStart(flow);
     if (!isUnauthorized(error)) return false;
     if (!this.provider) {
       if (!this.lastChallenge || !/^\s*Bearer\b/i.test(this.lastChallenge) || hasStaticAuthorization(this.server)) return false;
@@ -189,6 +191,19 @@ export class OAuthConnector {
     await this.signIn?.close();
   }
 
+  /**
+   * The server answered 401 and the SDK set out to sign in, but the flow stopped before any browser (no OAuth metadata,
+   * a registration refused, an unsafe token endpoint): a person must give it credentials another way, or a client.
+   */
+  private signInCannotStart(flow: OAuthClientFlowError): WorkbenchError {
+    const what = flow instanceof RegistrationRejectedError ? `the authorization server refused to register the workbench as an OAuth client (dynamic client registration answered HTTP ${flow.status})` : flow.message;
+    return new WorkbenchError('SIGN_IN_FAILED', `${this.label} at ${describeUrl(this.server.url)} answered 401 and asks for an OAuth sign-in, but the sign-in cannot start: ${what}.`, {
+      cause: flow,
+      failure: { kind: 'http-status', httpStatus: 401 },
+      hint: 'If the server takes an API key or token instead, set it in its "headers" (an Authorization header there turns OAuth off); if it needs an OAuth client registered in advance, set "auth": { "clientId": … } (README "Remote servers behind OAuth"). Retrying will not help until then; use other servers\' tools meanwhile.',
+    });
+  }
+
   private needsSignIn(command: string): WorkbenchError {
     const why = this.hadTokens ? 'its sign-in has expired or was revoked' : 'it needs you to sign in (OAuth)';
     const browser = this.context.browser ? 'no browser can be opened here' : (this.context.noBrowserReason ?? 'the workbench runs with --no-browser');
@@ -223,6 +238,17 @@ function isUnauthorized(error: unknown): boolean {
     if (e instanceof UnauthorizedError) return true;
   }
   return httpStatusOf(error) === 401;
+}
+
+/**
+ * The SDK's OAuth client-flow failure (registration refused, issuer mismatch, …) in an error's cause chain, if any; not
+ * a step-up that ran out of tries (a 403, reported as it is).
+ */
+function flowErrorOf(error: unknown): OAuthClientFlowError | undefined {
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if (e instanceof OAuthClientFlowError && !(e instanceof InsufficientScopeError)) return e;
+  }
+  return undefined;
 }
 
 /** Redeems the callback's code on the transport that asked for it (the SDK checks `iss` and PKCE). */

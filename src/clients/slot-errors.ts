@@ -1,9 +1,9 @@
-import { ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode, type Transport } from '@modelcontextprotocol/client';
+import { ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode, SdkHttpError, type Transport } from '@modelcontextprotocol/client';
 import { existsSync } from 'node:fs';
 import type { ServerConfig, StdioServerConfig } from '../config/types.js';
 import { WorkbenchError, errorMessage, type ServerFailure, type UrlElicitation } from '../errors.js';
 import type { Cancellation } from '../shared/cancellation.js';
-import { networkReason } from '../shared/errno.js';
+import { CONNECTION_LOST_CODES, networkCode, networkReason } from '../shared/errno.js';
 import { MalformedResultError, ResponseStreamLostError } from './call-channel.js';
 import { httpStatusOf, stderrOf, summary } from './server-failure.js';
 import { droppedMessageOf } from './dropped-message.js';
@@ -66,8 +66,16 @@ export function describeConnectError(
   const where = slot.config.type === 'stdio' ? '' : ` at ${describeUrl(slot.config.url)}`;
   const status = httpStatusOf(error);
   const failure: ServerFailure = status !== undefined ? { kind: 'http-status', httpStatus: status } : { kind: 'unreachable' };
+  const content = status === undefined ? notMcpReply(error) : undefined;
+  if (content !== undefined) {
+    return new WorkbenchError('CONNECT_FAILED', `${slot.label}${where} could not be connected: it answered with ${content}, not MCP (JSON or an event stream).`, {
+      cause: error,
+      failure: { kind: 'other' },
+      hint: `${NOT_MCP_HINT} The next call tries again; use other servers' tools meanwhile.`,
+    });
+  }
   const network = status === undefined ? networkReason(error) : undefined;
-  const what = network === undefined ? `could not be connected: ${errorMessage(error)}` : `could not be reached: ${network}.`;
+  const what = network === undefined ? `could not be connected: ${asSentence(errorMessage(error))}` : `could not be reached: ${network}.`;
   return new WorkbenchError('CONNECT_FAILED', `${slot.label}${where} ${what}`, { cause: error, failure, hint: remoteHint(status) });
 }
 
@@ -83,6 +91,25 @@ function handshakeTimeoutHint(config: ServerConfig): string {
   }
   const check = config.type === 'stdio' ? 'that the server speaks MCP on stdio' : 'that its URL is an MCP endpoint and reachable';
   return `${meanwhile} (it may only be slow to start). ${person}, which checks ${check} (or its "connectTimeoutMs" can be raised).`;
+}
+
+/** A reason as a sentence of its own: the hint that follows it must not read as its continuation. */
+function asSentence(text: string): string {
+  return /[.!?)]$/.test(text.trimEnd()) ? text.trimEnd() : `${text.trimEnd()}.`;
+}
+
+/** What to do about a URL that answered with something other than MCP. */
+const NOT_MCP_HINT = 'Something other than the MCP server answered (a sign-in or error page of a proxy in front of it?): check its "url" in the config and what serves it.';
+
+/** The content type of a reply that was not MCP (an HTML page where JSON or an event stream was due), from the SDK's typed error. */
+function notMcpReply(error: unknown): string | undefined {
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if (e instanceof SdkError && e.code === SdkErrorCode.ClientHttpUnexpectedContent) {
+      const type = (e.data as { contentType?: unknown } | undefined)?.contentType;
+      return typeof type === 'string' ? type : 'an unknown content type';
+    }
+  }
+  return undefined;
 }
 
 /** What to do about a remote server that could not be connected, by the HTTP status it answered (if any). */
@@ -185,7 +212,54 @@ export function describeCallError(
       ...(hint !== undefined && { hint }),
     });
   }
-  return new WorkbenchError('CALL_FAILED', `${what} failed: ${errorMessage(error)}`, { cause: error, tool });
+  return remoteCallError(what, tool, error) ?? new WorkbenchError('CALL_FAILED', `${what} failed: ${errorMessage(error)}`, { cause: error, tool });
+}
+
+/**
+ * A call to a connected remote server that failed on the HTTP level — an error status (a gateway's 503, a revoked
+ * token's 401), a reply that is not MCP (a sign-in page), a connection that could not be made (it stopped) — said as
+ * that, with the status as a field and what to do next; undefined for anything else. Retryable as the cause is (see
+ * isRetryable): a 5xx, 429 or unreachable server may pass, a refused credential will not.
+ */
+function remoteCallError(what: string, tool: string, error: unknown): WorkbenchError | undefined {
+  if (error instanceof SdkHttpError) {
+    const status = error.status;
+    const words = error.statusText ? ` (${error.statusText})` : '';
+    return new WorkbenchError('CALL_FAILED', `${what} failed: the server answered HTTP ${status}${words}${bodyExcerpt(error.data.text)}.`, {
+      cause: error,
+      tool,
+      failure: { kind: 'http-status', httpStatus: status },
+      hint: httpCallHint(status),
+    });
+  }
+  const content = notMcpReply(error);
+  if (content !== undefined) {
+    return new WorkbenchError('CALL_FAILED', `${what} failed: the server answered with ${content}, not MCP (JSON or an event stream).`, { cause: error, tool, failure: { kind: 'other' }, hint: NOT_MCP_HINT });
+  }
+  const network = networkReason(error);
+  if (network === undefined) return undefined;
+  const lost = CONNECTION_LOST_CODES.has(networkCode(error) ?? '');
+  return new WorkbenchError('CALL_FAILED', `${what} failed: ${lost ? 'the connection to the server was lost' : 'the server could not be reached'}: ${network}.`, {
+    cause: error,
+    tool,
+    failure: { kind: lost ? 'closed' : 'unreachable' },
+    hint: "Check that the server is running (`mcp-workbench doctor` checks it); the next call tries again (retry if the tool is safe to repeat); use other servers' tools meanwhile.",
+  });
+}
+
+/** What to do about a call a remote server answered with an HTTP error status. */
+function httpCallHint(status: number): string {
+  if (status === 401 || status === 403) return 'The server refused the credentials: check those in its "headers" in the config (or sign in again with `mcp-workbench auth login`); retrying will not help until then.';
+  if (status === 429 || status >= 500) return 'The server (or a gateway in front of it) is failing or overloaded: retry later; use other servers\' tools meanwhile.';
+  return 'Check the "url" of this server in the config (`mcp-workbench doctor` checks it).';
+}
+
+/** The start of an HTTP error's body, when it is short plain text worth quoting (not an HTML page): ": …". */
+function bodyExcerpt(text: unknown): string {
+  if (typeof text !== 'string') return '';
+  const line = text.replace(/\s+/g, ' ').trim();
+  if (line === '' || line.startsWith('<')) return '';
+  return `: ${line.length > 200 ? `${line.slice(0, 200)}…` : line}`;
 }
 
 /**

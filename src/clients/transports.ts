@@ -1,6 +1,8 @@
 import { DEFAULT_INHERITED_ENV_VARS } from '@modelcontextprotocol/client/stdio';
 import {
   SSEClientTransport,
+  SdkError,
+  SdkErrorCode,
   SdkHttpError,
   StreamableHTTPClientTransport,
   isInitializeRequest,
@@ -127,13 +129,27 @@ class SseSessionGoneError extends Error {
   }
 }
 
-function sseSessionWatch(base: FetchLike): FetchLike {
+/**
+ * The fetch of a legacy SSE transport, typing what the SDK's transport would report as a plain Error for a message it
+ * POSTed: a 404 (see {@link SseSessionGoneError}), any other error status as an SdkHttpError with its status (but a
+ * 401 the transport's OAuth provider handles), and an HTML page where an acknowledgement was due as the unexpected
+ * content it is (the answer would never come on the event stream: the call would wait for its timeout).
+ */
+function sseSessionWatch(base: FetchLike, oauth: boolean): FetchLike {
   return async (url, init) => {
     const response = await base(url, init);
     const message = init?.method === 'POST' && typeof init.body === 'string' && init.body.includes('"jsonrpc"');
-    if (response.status !== 404 || !message) return response;
-    await response.body?.cancel().catch(() => {});
-    throw new SseSessionGoneError();
+    if (!message || (response.status === 401 && oauth)) return response;
+    const contentType = response.headers.get('content-type') ?? '';
+    const page = response.ok && /^text\/html\b/i.test(contentType);
+    if (response.ok && !page) return response;
+    if (response.status === 404 || page) {
+      await response.body?.cancel().catch(() => {});
+      if (page) throw new SdkError(SdkErrorCode.ClientHttpUnexpectedContent, `Unexpected content type: ${contentType}`, { contentType });
+      throw new SseSessionGoneError();
+    }
+    const text = await response.text().catch(() => '');
+    throw new SdkHttpError(SdkErrorCode.ClientHttpNotImplemented, `Error POSTing to endpoint (HTTP ${response.status}): ${text}`, { status: response.status, statusText: response.statusText, text });
   };
 }
 
@@ -185,6 +201,12 @@ export class RenewingHttpClientTransport implements Transport {
   private renewing: Promise<void> | undefined;
   private renewals = 0;
   private closed = false;
+  /**
+   * Whether a 400 to a request that carried the session id may mean the session is unknown: servers built on the
+   * SDK's own example answer so ("No valid session ID provided") after a restart, where the spec says 404. Cleared the
+   * first time a new session does not cure a 400.
+   */
+  private badRequestMayBeSession = true;
   private readonly url: URL;
 
   constructor(
@@ -224,12 +246,19 @@ export class RenewingHttpClientTransport implements Transport {
       await this.sendInner(message, options);
     } catch (error) {
       // Only a legacy connection has a session to renew; a modern one has none (hadSession is false).
-      const expired = hadSession && ((error instanceof SdkHttpError && error.status === 404) || error instanceof SseSessionGoneError);
+      const unknownSession = hadSession && this.kind === 'http' && this.badRequestMayBeSession && error instanceof SdkHttpError && error.status === 400;
+      const expired = unknownSession || (hadSession && ((error instanceof SdkHttpError && error.status === 404) || error instanceof SseSessionGoneError));
       if (!expired || this.closed || this.initializeRequest === undefined || isInitializeRequest(message)) throw error;
-      await this.renew(generation);
+      await this.renew(generation, unknownSession);
       // The re-initialize already told the new session it is initialized.
       if (isInitializedNotification(message)) return;
-      await this.sendInner(message, options);
+      try {
+        await this.sendInner(message, options);
+      } catch (again) {
+        // A 400 that a new session did not cure was about the request, not the session: not taken for one again.
+        if (unknownSession && again instanceof SdkHttpError && again.status === 400) this.badRequestMayBeSession = false;
+        throw again;
+      }
     }
   }
 
@@ -254,7 +283,7 @@ export class RenewingHttpClientTransport implements Transport {
   private createInner(): StreamableHTTPClientTransport | SSEClientTransport {
     const options = remoteOptions(this.server, this.maxMessageBytes, this.oauth);
     if (this.kind === 'http') return new StreamableHTTPClientTransport(this.url, options);
-    return new SSEClientTransport(this.url, { ...options, fetch: sseSessionWatch(options.fetch) });
+    return new SSEClientTransport(this.url, { ...options, fetch: sseSessionWatch(options.fetch, options.authProvider !== undefined) });
   }
 
   private attach<T extends StreamableHTTPClientTransport | SSEClientTransport>(inner: T): T {
@@ -266,17 +295,20 @@ export class RenewingHttpClientTransport implements Transport {
     return inner;
   }
 
-  private async renew(failedGeneration: number): Promise<void> {
+  private async renew(failedGeneration: number, mayStillExist: boolean): Promise<void> {
     if (this.generation === failedGeneration && this.renewing === undefined) {
-      this.renewing = this.reinitialize().finally(() => {
+      this.renewing = this.reinitialize(mayStillExist).finally(() => {
         this.renewing = undefined;
       });
     }
     if (this.renewing) await this.renewing;
   }
 
-  /** Replays the handshake on a fresh SDK transport and switches to it only once the new session is usable. */
-  private async reinitialize(): Promise<void> {
+  /**
+   * Replays the handshake on a fresh SDK transport and switches to it only once the new session is usable. The old
+   * session is ended with a DELETE when it `mayStillExist` (a 400 need not mean it is gone).
+   */
+  private async reinitialize(mayStillExist: boolean): Promise<void> {
     const initialize = this.initializeRequest!;
     const fresh = this.createInner();
     const id = `mcp-workbench-reinitialize-${++this.renewals}`;
@@ -301,18 +333,20 @@ export class RenewingHttpClientTransport implements Transport {
       if (this.closed) throw new Error('the connection was closed');
     } catch (error) {
       await fresh.close().catch(() => {});
-      throw new Error(`the server ended the session (HTTP 404) and a new one could not be initialized: ${errorMessage(error)}`, { cause: error });
+      throw new Error(`the server no longer knows the session (HTTP ${mayStillExist ? 400 : 404}) and a new one could not be initialized: ${errorMessage(error)}`, { cause: error });
     } finally {
       clearTimeout(timer);
     }
     const old = this.inner;
     this.inner = this.attach(fresh);
     this.generation++;
-    // The old session is gone on the server; only its local streams need ending (no DELETE).
+    // A session the server ended needs only its local streams ended; one it may still hold is ended there too.
     old.onclose = undefined;
     old.onmessage = undefined;
     old.onerror = undefined;
-    void old.close().catch(() => {});
-    this.log.info(`the server at ${describeUrl(this.server.url)} ended the session (HTTP 404); re-initialized a new session`);
+    const ended = mayStillExist && old instanceof StreamableHTTPClientTransport ? within(old.terminateSession().catch(() => {}), TERMINATE_TIMEOUT_MS) : Promise.resolve();
+    void ended.then(() => old.close()).catch(() => {});
+    const status = mayStillExist ? 'HTTP 400 to its session id' : 'HTTP 404';
+    this.log.info(`the server at ${describeUrl(this.server.url)} no longer knows the session (${status}); re-initialized a new session`);
   }
 }

@@ -29,23 +29,32 @@ const WORDS: Record<string, string> = {
  * found.
  */
 export function networkReason(error: unknown): string | undefined {
+  const code = networkCode(error);
+  if (code === undefined) return undefined;
+  return NETWORK_WORDS[code] ? `${NETWORK_WORDS[code]} (${code})` : code;
+}
+
+/** The first system, undici or TLS error code in an error's `cause` chain (see {@link networkReason}). */
+export function networkCode(error: unknown): string | undefined {
   let current: unknown = error;
   for (let depth = 0; depth < 6 && typeof current === 'object' && current !== null; depth++) {
     const code = (current as { code?: unknown }).code;
     // System (`ECONNREFUSED`), undici (`UND_ERR_…`) and TLS codes only: the SDK's own codes say nothing of the network.
-    if (typeof code === 'string' && /^(E[A-Z]+|UND_ERR_[A-Z_]+|[A-Z_]*(CERT|TLS|SSL)[A-Z_]*)$/.test(code)) {
-      return NETWORK_WORDS[code] ? `${NETWORK_WORDS[code]} (${code})` : code;
-    }
+    if (typeof code === 'string' && /^(E[A-Z]+|UND_ERR_[A-Z_]+|[A-Z_]*(CERT|TLS|SSL)[A-Z_]*)$/.test(code)) return code;
     current = (current as { cause?: unknown }).cause;
   }
   return undefined;
 }
+
+/** Codes of a connection that was made and then lost (the request may have reached the server), not of one never made. */
+export const CONNECTION_LOST_CODES: ReadonlySet<string> = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'ECONNABORTED']);
 
 const NETWORK_WORDS: Record<string, string> = {
   ECONNREFUSED: 'connection refused: nothing listens at that address and port',
   ENOTFOUND: 'host name not found',
   EAI_AGAIN: 'host name lookup failed for now',
   ECONNRESET: 'the connection was reset',
+  UND_ERR_SOCKET: 'the connection was closed by the other side',
   ETIMEDOUT: 'the connection timed out',
   UND_ERR_CONNECT_TIMEOUT: 'the connection timed out',
   EHOSTUNREACH: 'no route to the host',
