@@ -63,7 +63,7 @@ export class ToolboxCatalog {
         const verdict = visibility.enabled && trust ? trust.verdict(toolbox, server, tool) : undefined;
         if (verdict && verdict.state !== 'approved') {
           // `rule` says which change it is: new, changed or unverified.
-          if (verdict.held) visibility = { enabled: false, source: 'quarantine', rule: verdict.state, reason: verdict.reason };
+          if (verdict.held) visibility = { enabled: false, source: 'quarantine', rule: verdict.state, reason: verdict.reason, ...(verdict.user !== undefined && { user: verdict.user }) };
           else entry.unapproved = { change: verdict.state, reason: verdict.reason };
         }
         if (!visibility.enabled) {

@@ -6,7 +6,13 @@ import type { Tool } from '@modelcontextprotocol/client';
  */
 export type TrustVerdict =
   | { state: 'approved' }
-  | { state: 'new' | 'changed' | 'unverified'; held: boolean; reason: string };
+  | {
+      state: 'new' | 'changed' | 'unverified';
+      held: boolean;
+      reason: string;
+      /** For a server naming `${user:…}`: the user (not `local`) whose own pins it was checked against (`tools approve --user`). */
+      user?: string;
+    };
 
 export interface TrustPolicy {
   verdict(toolbox: string, server: string, tool: Tool): TrustVerdict;

@@ -11,7 +11,15 @@ export type DisabledSource = 'config' | 'project' | 'cli' | 'toolset' | 'state' 
 
 export type Visibility =
   | { enabled: true }
-  | { enabled: false; source: DisabledSource; /** the pattern or setting that applied */ rule: string; reason: string };
+  | {
+      enabled: false;
+      source: DisabledSource;
+      /** the pattern or setting that applied */
+      rule: string;
+      reason: string;
+      /** `quarantine` of a server naming `${user:…}`: the user whose pins hold it (`tools approve --user`). */
+      user?: string;
+    };
 
 export interface ToolState {
   enabled: readonly string[];

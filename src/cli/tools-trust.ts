@@ -7,7 +7,9 @@ import type { Logger } from '../log.js';
 import { unifiedDiff } from '../migrate/text-diff.js';
 import { compileGlob } from '../shared/glob.js';
 import { createRedactor, redactDeep } from '../shared/redact.js';
-import { approveTools, fingerprint, pinsPathFor, readPins, serverKey, shownDefinition, updatePins, type PinnedServer } from '../state/pins.js';
+import { namesUser } from '../clients/user-places.js';
+import type { WorkbenchConfig } from '../config/types.js';
+import { approveTools, fingerprint, pinKey, pinsPathFor, readPins, shownDefinition, updatePins, type PinnedServer } from '../state/pins.js';
 import { EXIT_FAILURE, EXIT_USAGE, splitList, type CliContext } from './context.js';
 import { createRuntime } from './runtime.js';
 import { oneShotSettings } from './settings.js';
@@ -37,18 +39,37 @@ function reviewingClient(): UpstreamSession {
   };
 }
 
-/** One server's live tools. */
+/** One server's live tools, and the key of its pins (see pinKey: a `${user:…}` server's are the `--user`'s). */
 interface Listing {
   toolbox: string;
   server: string;
+  key: string;
   tools: Tool[];
+}
+
+const USER_OPTION = [
+  '--user <id>',
+  'for a server whose entry names ${user:id}/${user:dir}: as listed to that user and approved for that user (its ${user:id}: 16 hex digits, or shared); default local',
+] as const;
+
+/**
+ * The user of `--user`: a `${user:id}` of an `--http` workbench's token (16 hex digits), `shared` or `local`.
+ * @throws WorkbenchError USAGE for anything else.
+ */
+function chosenUser(user: string | undefined): string {
+  if (user === undefined || user === 'local' || user === 'shared' || /^[0-9a-f]{16}$/.test(user)) return user ?? 'local';
+  throw new WorkbenchError(
+    'USAGE',
+    `--user expects a user id: the 16 hex digits of \${user:id} (as the workbench's log and held tools' notes name it), "shared" or "local"; got ${JSON.stringify(user)}.`,
+  );
 }
 
 function registerApproveCommand(tools: Command, ctx: CliContext, common: (cmd: Command) => Command): void {
   common(tools.command('approve <names...>'))
     .description('approve what tools tell the model now (canonical names or * globs): held tools become usable, flags clear')
     .option('--json', 'machine-readable output')
-    .action(async (names: string[], opts: { config?: string; stateFile?: string; json?: boolean }) => {
+    .option(...USER_OPTION)
+    .action(async (names: string[], opts: { config?: string; stateFile?: string; json?: boolean; user?: string }) => {
       const patterns = names.flatMap((n) => splitList(n));
       await withListings(ctx, opts, async ({ listings, pinsPath }) => {
         const approved = await approveListed(pinsPath, chooseTools(listings, patterns), ctx.log);
@@ -66,13 +87,12 @@ function chooseTools(listings: readonly Listing[], patterns: readonly string[]):
   const matchers = patterns.map((pattern) => ({ pattern, match: compileGlob(pattern) }));
   const chosen = new Map<string, Listing>();
   const matched = new Set<string>();
-  for (const { toolbox, server, tools } of listings) {
+  for (const { toolbox, server, key, tools } of listings) {
     for (const tool of tools) {
       const hits = matchers.filter((m) => m.match(formatToolName(toolbox, server, tool.name)));
       if (hits.length === 0) continue;
       for (const hit of hits) matched.add(hit.pattern);
-      const key = serverKey(toolbox, server);
-      const entry = chosen.get(key) ?? { toolbox, server, tools: [] };
+      const entry = chosen.get(key) ?? { toolbox, server, key, tools: [] };
       entry.tools.push(tool);
       chosen.set(key, entry);
     }
@@ -109,7 +129,8 @@ function registerDiffCommand(tools: Command, ctx: CliContext, common: (cmd: Comm
   common(tools.command('diff <server>'))
     .description('show how a server\'s tools ({toolbox}/{server}) differ from what was approved, field by field')
     .option('--json', 'machine-readable output')
-    .action(async (target: string, opts: { config?: string; stateFile?: string; json?: boolean }) => {
+    .option(...USER_OPTION)
+    .action(async (target: string, opts: { config?: string; stateFile?: string; json?: boolean; user?: string }) => {
       const slash = target.indexOf('/');
       if (slash <= 0 || slash === target.length - 1) {
         ctx.fail(new WorkbenchError('USAGE', `tools diff expects {toolbox}/{server}, got ${JSON.stringify(target)}`));
@@ -120,7 +141,7 @@ function registerDiffCommand(tools: Command, ctx: CliContext, common: (cmd: Comm
       await withListings(ctx, { ...opts, toolbox }, async ({ listings, pinsPath, redact }) => {
         const listing = listings.find((l) => l.toolbox === toolbox && l.server === server);
         if (!listing) throw new WorkbenchError('TOOL_NOT_FOUND', `Server "${server}" of toolbox "${toolbox}" is not connected or not in the config.`);
-        const pinned = await approvedServer(pinsPath, toolbox, server);
+        const pinned = await approvedServer(pinsPath, listing.key);
         const changes = redact(diffServer(pinned, listing.tools));
         if (opts.json) ctx.print(JSON.stringify({ pins_file: pinsPath, server: target, approved: pinned !== undefined, changes }, null, 2));
         else ctx.print(formatChanges(target, pinned !== undefined, changes));
@@ -129,10 +150,10 @@ function registerDiffCommand(tools: Command, ctx: CliContext, common: (cmd: Comm
 }
 
 /** A server's approved definitions, if any. @throws WorkbenchError STATE_INVALID when the pins file is broken. */
-async function approvedServer(pinsPath: string, toolbox: string, server: string): Promise<PinnedServer | undefined> {
+async function approvedServer(pinsPath: string, key: string): Promise<PinnedServer | undefined> {
   const read = await readPins(pinsPath);
   if (read.kind === 'broken') throw new WorkbenchError('STATE_INVALID', `The tool pins file ${pinsPath} ${read.reason}.`);
-  return read.kind === 'valid' ? read.pins.servers[serverKey(toolbox, server)] : undefined;
+  return read.kind === 'valid' ? read.pins.servers[key] : undefined;
 }
 
 /** One difference between a tool as approved and as listed now. */
@@ -184,27 +205,39 @@ function formatChanges(target: string, approved: boolean, changes: readonly Tool
   return lines.join('\n');
 }
 
-/** Runs `work` with every server's live listing of the config (or one toolbox), then closes what was started. */
+/**
+ * Runs `work` with every server's live listing of the config (or one toolbox), then closes what was started. With
+ * `user` (not `local`), servers are started as that user's, whose `${user:…}` they name (README "Files of each user").
+ */
 async function withListings(
   ctx: CliContext,
-  opts: { config?: string; stateFile?: string; toolbox?: string },
+  opts: { config?: string; stateFile?: string; toolbox?: string; user?: string },
   work: (input: { listings: Listing[]; pinsPath: string; redact: <T>(value: T) => T }) => Promise<void>,
 ): Promise<void> {
   let runtime: Awaited<ReturnType<typeof createRuntime>> | undefined;
   try {
-    runtime = await createRuntime(oneShotSettings({ config: opts.config, stateFile: opts.stateFile }, ctx));
+    const user = chosenUser(opts.user);
+    const started = await createRuntime(oneShotSettings({ config: opts.config, stateFile: opts.stateFile }, ctx));
+    runtime = started;
     // Listed as to a client that can do everything a server may list tools for, so a tool offered only to clients with
     // sampling or elicitation (server-everything's) can be reviewed and approved too.
-    runtime.workbench.openSession(reviewingClient(), { isolated: false });
-    const { listings, failed } = await runtime.workbench.serverListings(opts.toolbox);
+    const session = runtime.workbench.openSession(reviewingClient(), user === 'local' ? { isolated: false } : { isolated: true, principal: user });
+    const { listings, failed } = await runtime.workbench.serverListings(opts.toolbox, session);
     const redactor = createRedactor(runtime.config.secrets);
     for (const f of failed) ctx.log.warn(redactor(`${f.toolbox}/${f.server}: ${f.error}`));
-    await work({ listings, pinsPath: pinsPathFor(runtime.statePath), redact: (value) => redactDeep(value, redactor) });
+    const keyed = listings.map((l) => ({ ...l, key: pinKey(l.toolbox, l.server, namesUserIn(started.config, l.toolbox, l.server) ? user : undefined) }));
+    await work({ listings: keyed, pinsPath: pinsPathFor(runtime.statePath), redact: (value) => redactDeep(value, redactor) });
     if (failed.length > 0) process.exitCode = EXIT_FAILURE;
   } catch (error) {
     ctx.fail(error);
-    process.exitCode = EXIT_FAILURE;
+    process.exitCode = error instanceof WorkbenchError && error.code === 'USAGE' ? EXIT_USAGE : EXIT_FAILURE;
   } finally {
     await runtime?.close();
   }
+}
+
+/** Whether the server's entry names `${user:…}` (then its pins are each user's own: see pinKey). */
+function namesUserIn(config: WorkbenchConfig, toolbox: string, server: string): boolean {
+  const entry = config.toolboxes.find((t) => t.name === toolbox)?.servers.find((s) => s.name === server);
+  return entry !== undefined && namesUser(entry);
 }

@@ -10,7 +10,7 @@ import { ServerSlot, type SlotStatus } from './server-slot.js';
 import { SharedServers, launchKey } from './shared-servers.js';
 import { holdSubscription, releaseSubscription } from './subscription-holds.js';
 import type { CallOptions, OpenResult, ServerTools, SlotOptions } from './types.js';
-import { userPlace } from './user-places.js';
+import { namesUser, userPlace, type UserPlace } from './user-places.js';
 
 export type { CallOptions, OpenResult, RelayedMethod, RelayedRequest, ServerTools, SlotOptions, UpstreamRelay } from './types.js';
 export type { FailedServer } from './server-failure.js';
@@ -116,10 +116,14 @@ export class ClientManager {
    * manager's, or `shared`): that server was started as one user's and may list that user's own tools.
    */
   listContext(toolbox: string, server: ServerConfig, capabilities = this.capabilitiesKey()): string {
-    if (!JSON.stringify(server).includes('${user:')) return capabilities;
+    if (!namesUser(server)) return capabilities;
+    return `${capabilities}\0user:${this.userOf(toolbox, server.name).id}`;
+  }
+
+  /** The user whose `${user:…}` the server's connection of this manager is started with: this manager's, or `shared`. */
+  userOf(toolbox: string, server: string): UserPlace {
     const entry = this.toolboxes.get(toolbox);
-    const user = (entry && this.slotOf(entry, server.name, 'look'))?.user ?? this.options.user ?? userPlace('local');
-    return `${capabilities}\0user:${user.id}`;
+    return (entry && this.slotOf(entry, server, 'look'))?.user ?? this.options.user ?? userPlace('local');
   }
 
   /** Whether this manager has a connection of its own to the server (always, but for a `shared: true` one still shared). */

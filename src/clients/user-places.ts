@@ -20,10 +20,18 @@ export interface UserPlace {
 /** The default folder of users' folders, when the workbench was given none (the state file's default folder). */
 export const DEFAULT_USERS_DIR = join(homedir(), '.mcp-workbench', 'users');
 
-/** The place of a principal (`local`, `shared`, or a token's SHA-256 in hex) under `usersDir`. */
+/**
+ * The place of a principal (`local`, `shared`, a token's SHA-256 in hex, or a user id itself: the 16 hex digits
+ * `tools approve --user` names) under `usersDir`.
+ */
 export function userPlace(principal: string, usersDir = DEFAULT_USERS_DIR): UserPlace {
-  const id = /^[0-9a-f]{64}$/.test(principal) ? principal.slice(0, 16) : principal === 'shared' ? 'shared' : 'local';
+  const id = /^[0-9a-f]{16}(?:[0-9a-f]{48})?$/.test(principal) ? principal.slice(0, 16) : principal === 'shared' ? 'shared' : 'local';
   return { id, dir: join(usersDir, id) };
+}
+
+/** Whether the entry names `${user:id}` or `${user:dir}`: then what its process lists may be its user's own. */
+export function namesUser(server: ServerConfig): boolean {
+  return JSON.stringify(server).includes('${user:');
 }
 
 /**
@@ -32,9 +40,8 @@ export function userPlace(principal: string, usersDir = DEFAULT_USERS_DIR): User
  * that names neither is returned as it is.
  */
 export function forUser<T extends ServerConfig>(server: T, user: UserPlace): T {
-  const text = JSON.stringify(server);
-  if (!text.includes('${user:')) return server;
-  if (text.includes('${user:dir}')) makeUserDir(user.dir);
+  if (!namesUser(server)) return server;
+  if (JSON.stringify(server).includes('${user:dir}')) makeUserDir(user.dir);
   const fill = (value: string): string => value.replaceAll('${user:id}', user.id).replaceAll('${user:dir}', user.dir);
   const values = (record: Record<string, string>): Record<string, string> => Object.fromEntries(Object.entries(record).map(([k, v]) => [k, fill(v)]));
   if (server.type === 'stdio') {

@@ -3,6 +3,7 @@ import type { AnswerHead, CachedServer } from '../catalog/catalog-index.js';
 import type { UnapprovedTool } from '../catalog/trust.js';
 import type { ToolboxCatalog } from '../catalog/toolbox-catalog.js';
 import { firstOf, moreCount } from '../shared/first-of.js';
+import { userOption } from '../state/pins.js';
 
 /**
  * The parts of an `open_toolbox` answer's head that say how far to trust it (README "open_toolbox"): servers shown
@@ -23,7 +24,7 @@ export function unapprovedHead(catalogs: readonly ToolboxCatalog[], member?: (na
   for (const catalog of catalogs) {
     for (const t of catalog.hidden) {
       if (t.visibility.source !== 'quarantine' || !keep(t.name)) continue;
-      held.push({ name: t.name, change: t.visibility.rule as UnapprovedTool['change'], note: `${t.visibility.reason}; held until approved (mcp-workbench tools approve ${t.name})` });
+      held.push({ name: t.name, change: t.visibility.rule as UnapprovedTool['change'], note: `${t.visibility.reason}; held until approved (mcp-workbench tools approve ${t.name}${userOption(t.visibility.user)})` });
     }
     for (const t of catalog.tools) {
       if (!t.unapproved || !keep(t.name)) continue;

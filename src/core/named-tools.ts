@@ -30,7 +30,7 @@ export function namedTools(source: NamedToolsSource, names: readonly string[]): 
         // A glob that matches only disabled tools says so, with why the first of them is disabled.
         const hidden = source.catalogs.flatMap((c) => c.hidden.filter((t) => member(t.name) && (match(t.name) || match(t.tool.name))));
         const first = hidden[0];
-        const disabled = first && `It matches only disabled tools (${hidden.length}), such as: ${disabledNote(first.name, first.visibility.reason, first.visibility.source)}`;
+        const disabled = first && `It matches only disabled tools (${hidden.length}), such as: ${disabledNote(first.name, first.visibility.reason, first.visibility.source, first.visibility.user)}`;
         notFound.push({ name: cutClientText(name), suggestions: [], ...(disabled !== undefined && { disabled }) });
       }
     } else {
@@ -40,7 +40,7 @@ export function namedTools(source: NamedToolsSource, names: readonly string[]): 
         const lookup = catalog.find(name);
         if ('found' in lookup) found.push(lookup.found);
         else if ('ambiguous' in lookup) found.push(...lookup.ambiguous);
-        else if ('hidden' in lookup) disabled ??= disabledNote(lookup.hidden.name, lookup.hidden.visibility.reason, lookup.hidden.visibility.source);
+        else if ('hidden' in lookup) disabled ??= disabledNote(lookup.hidden.name, lookup.hidden.visibility.reason, lookup.hidden.visibility.source, lookup.hidden.visibility.user);
         else suggestions.push(...lookup.suggestions.filter(member));
       }
       found = found.filter((t) => member(t.name));

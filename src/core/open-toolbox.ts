@@ -17,6 +17,7 @@ import { DEFAULT_SEARCH_LIMIT } from '../catalog/search.js';
 import { ToolboxCatalog, type CatalogTool } from '../catalog/toolbox-catalog.js';
 import type { ResolvedToolset } from '../catalog/toolsets.js';
 import type { TrustPolicy } from '../catalog/trust.js';
+import type { PinUsers } from '../state/trust-policy.js';
 import type { VisibilityPolicy } from '../catalog/visibility.js';
 import { namedTools, notFoundExtra } from './named-tools.js';
 import { cachedHead, optional, unapprovedHead } from './answer-head.js';
@@ -47,7 +48,7 @@ export interface DiscoveryOptions {
   config: () => WorkbenchConfig;
   policy: () => VisibilityPolicy;
   /** Whether tool definitions are the approved ones (README "Pinned tool definitions"); none: no checks. */
-  trust?: () => TrustPolicy | undefined;
+  trust?: (users: PinUsers) => TrustPolicy | undefined;
   toEntry: (tool: CatalogTool) => FullEntry;
   /** Off when undefined (`--no-catalog-cache`). */
   cache?: CatalogCache;
@@ -294,7 +295,7 @@ export class Discovery {
         if (known) servers.push({ server: s.name, tools: known });
       }
       if (servers.length === 0) continue;
-      const catalog = new ToolboxCatalog(toolbox.name, servers, this.options.policy(), this.options.trust?.());
+      const catalog = new ToolboxCatalog(toolbox.name, servers, this.options.policy(), this.options.trust?.(scope.manager));
       this.search.indexOf(scope.search, toolbox.name, catalog.tools.map(this.options.toEntry));
     }
   }

@@ -3,6 +3,7 @@ import type { CallToolResult, Tool } from '@modelcontextprotocol/client';
 import type { Answer, FullEntry } from '../catalog/catalog-index.js';
 import { overriddenText, type OverrideResolver } from '../catalog/overrides.js';
 import { revealHidden, revealInSchema } from '../shared/hidden-text.js';
+import { userOption } from '../state/pins.js';
 import type { CatalogTool } from '../catalog/toolbox-catalog.js';
 import type { FailedServer } from '../clients/client-manager.js';
 import { isRetryable, type FailureSite, type ServerFailure, type UrlElicitation, type WorkbenchError, type WorkbenchErrorCode } from '../errors.js';
@@ -101,18 +102,19 @@ export function failureResult(error: WorkbenchError, prefix = '', site: FailureS
  * A call refused because the tool is disabled (or held): the message names the source and rule, `hint` what would
  * enable it, and the site which toolbox, server and tool.
  */
-export function disabledResult(name: string, reason: string, source: string, site: FailureSite): CallToolResult {
-  const { message, hint } = disabledMessage(name, reason, source);
+export function disabledResult(name: string, reason: string, source: string, site: FailureSite, user?: string): CallToolResult {
+  const { message, hint } = disabledMessage(name, reason, source, user);
   return errorResult(`${message} ${hint}`, source === 'quarantine' ? 'TOOL_HELD' : 'TOOL_DISABLED', { ...site, hint });
 }
 
 /** Why a tool is disabled (or held) and what would enable it, as one sentence pair (`open_toolbox`'s `not_found`). */
-export function disabledNote(name: string, reason: string, source: string): string {
-  const { message, hint } = disabledMessage(name, reason, source);
+export function disabledNote(name: string, reason: string, source: string, user?: string): string {
+  const { message, hint } = disabledMessage(name, reason, source, user);
   return `${message} ${hint}`;
 }
 
-function disabledMessage(name: string, reason: string, source: string): { message: string; hint: string } {
+/** `user`: of a tool held by the pins of a user of a `${user:…}` server, the `--user` of the commands (see pinKey). */
+function disabledMessage(name: string, reason: string, source: string, user?: string): { message: string; hint: string } {
   if (source === 'quarantine') {
     const parts = parseToolName(name);
     const key = parts ? `${parts.toolbox}/${parts.server}` : 'TOOLBOX/SERVER';
@@ -120,7 +122,7 @@ function disabledMessage(name: string, reason: string, source: string): { messag
       message: `Tool "${name}" is held: ${reason}.`,
       hint:
         `Nothing it asks is sent until a person approves it: review the change with ` +
-        `\`mcp-workbench tools diff ${key}\`, then \`mcp-workbench tools approve ${name}\` (a running workbench follows at once).`,
+        `\`mcp-workbench tools diff ${key}${userOption(user)}\`, then \`mcp-workbench tools approve ${name}${userOption(user)}\` (a running workbench follows at once).`,
     };
   }
   const hint =

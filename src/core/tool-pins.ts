@@ -4,8 +4,9 @@ import type { WorkbenchConfig } from '../config/types.js';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import { quoteClientText } from '../shared/client-text.js';
-import { approveTools, serverKey, type PinsRead, updatePins } from '../state/pins.js';
-import { createTrustPolicy } from '../state/trust-policy.js';
+import { namesUser } from '../clients/user-places.js';
+import { approveTools, pinKey, serverKey, type PinsRead, updatePins, userOption } from '../state/pins.js';
+import { createTrustPolicy, type PinUsers } from '../state/trust-policy.js';
 
 /**
  * The workbench's side of pinned tool definitions (README "Pinned tool definitions"): the trust policy of the config
@@ -14,7 +15,7 @@ import { createTrustPolicy } from '../state/trust-policy.js';
  */
 export class ToolPins {
   private read: PinsRead;
-  private policyFor: { config: WorkbenchConfig; policy: TrustPolicy } | undefined;
+  private policyFor: { config: WorkbenchConfig; policy: TrustPolicy; byUsers: WeakMap<PinUsers, TrustPolicy> } | undefined;
   /** `key\0tool\0reason` already logged. */
   private readonly told = new Set<string>();
   /** Servers whose first listing is being recorded (one write each), with that write. */
@@ -31,10 +32,16 @@ export class ToolPins {
     if (read.kind === 'broken') this.sayBroken(read.reason);
   }
 
-  /** The trust policy for `config` and the pins as last read. */
-  policy(config: WorkbenchConfig): TrustPolicy {
-    if (this.policyFor?.config !== config) this.policyFor = { config, policy: createTrustPolicy(config, this.read) };
-    return this.policyFor.policy;
+  /**
+   * The trust policy for `config` and the pins as last read; with `users` (a session's connections), a server naming
+   * `${user:…}` is checked against the pins of the user its listing is for (see pinKey).
+   */
+  policy(config: WorkbenchConfig, users?: PinUsers): TrustPolicy {
+    if (this.policyFor?.config !== config) this.policyFor = { config, policy: createTrustPolicy(config, this.read), byUsers: new WeakMap() };
+    if (!users) return this.policyFor.policy;
+    let policy = this.policyFor.byUsers.get(users);
+    if (!policy) this.policyFor.byUsers.set(users, (policy = createTrustPolicy(config, this.read, users)));
+    return policy;
   }
 
   /** The pins file changed (an approval from `tools approve`, or an edit): verdicts are re-derived. */
@@ -46,18 +53,20 @@ export class ToolPins {
   }
 
   /**
-   * A server listed its tools: on first sight (and not `quarantine: true`) they are recorded as approved; otherwise
-   * each tool whose definition is not the approved one is logged once.
+   * A server listed its tools (to the session whose connections `users` are): on first sight (and not `quarantine:
+   * true`) they are recorded as approved — for an entry naming `${user:…}`, as that user's — otherwise each tool whose
+   * definition is not the approved one is logged once.
    */
-  observe(config: WorkbenchConfig, toolbox: string, server: string, tools: readonly Tool[]): void {
-    const key = serverKey(toolbox, server);
+  observe(config: WorkbenchConfig, users: PinUsers, toolbox: string, server: string, tools: readonly Tool[]): void {
     const serverConfig = config.toolboxes.find((t) => t.name === toolbox)?.servers.find((s) => s.name === server);
     if (!serverConfig) return;
+    const user = namesUser(serverConfig) ? users.userOf(toolbox, server).id : undefined;
+    const key = pinKey(toolbox, server, user);
     if (this.read.kind !== 'broken' && !(this.read.kind === 'valid' && key in this.read.pins.servers) && !serverConfig.quarantine) {
       if (this.record) this.recordFirstSight(key, tools);
       return;
     }
-    const policy = this.policy(config);
+    const policy = this.policy(config, users);
     if (this.read.kind === 'broken') return this.sayServerUnverified(policy, toolbox, server, tools);
     for (const tool of tools) {
       const verdict = policy.verdict(toolbox, server, tool);
@@ -68,7 +77,7 @@ export class ToolPins {
       const name = `${toolbox}__${server}__${tool.name}`;
       this.log.warn(
         `${quoteClientText(name, 120)}: ${verdict.reason}; ${verdict.held ? 'held: use_tool refuses it' : 'still usable, flagged in open_toolbox'} until approved ` +
-          `(review: mcp-workbench tools diff ${key}; approve: mcp-workbench tools approve ${name}).`,
+          `(review: mcp-workbench tools diff ${serverKey(toolbox, server)}${userOption(user)}; approve: mcp-workbench tools approve ${name}${userOption(user)}).`,
       );
     }
   }

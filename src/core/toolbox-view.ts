@@ -5,6 +5,7 @@ import type { CachedList } from '../catalog/catalog-cache.js';
 import type { CachedServer, FullEntry, PendingServer } from '../catalog/catalog-index.js';
 import { ToolboxCatalog, type CatalogTool } from '../catalog/toolbox-catalog.js';
 import type { TrustPolicy } from '../catalog/trust.js';
+import type { PinUsers } from '../state/trust-policy.js';
 import type { VisibilityPolicy } from '../catalog/visibility.js';
 import { cachedServer } from './answer-head.js';
 import { pendingServer } from './open-wait.js';
@@ -56,7 +57,8 @@ export function liveView(scope: DiscoveryScope, name: string, connected: string[
 /** How tools become catalog entries: which are visible, whether definitions are approved, the entry of each. */
 export interface CatalogMaking {
   policy: () => VisibilityPolicy;
-  trust?: () => TrustPolicy | undefined;
+  /** The trust policy for the pins of the users a session's connections serve (`scope.manager`). */
+  trust?: (users: PinUsers) => TrustPolicy | undefined;
   toEntry: (tool: CatalogTool) => FullEntry;
 }
 
@@ -100,7 +102,7 @@ export function mixedView(making: CatalogMaking, scope: DiscoveryScope, name: st
     }
   }
   for (const { server, tools } of servers) scope.shown.record(name, server, tools);
-  const catalog = new ToolboxCatalog(name, servers, making.policy(), making.trust?.());
+  const catalog = new ToolboxCatalog(name, servers, making.policy(), making.trust?.(manager));
   return { ...view, catalogs: [catalog], entries: catalog.tools.map(making.toEntry) };
 }
 

@@ -216,9 +216,9 @@ function lookupRefusal(request: UseRequest, lookup: Exclude<ToolLookup, { found:
   const { scope, toolbox, toolName } = request;
   const toolboxName = toolbox.name;
   if ('hidden' in lookup) {
-    const { source, reason } = lookup.hidden.visibility;
+    const { source, reason, user } = lookup.hidden.visibility;
     const hidden = lookup.hidden;
-    return disabledResult(hidden.name, reason, source, { toolbox: toolboxName, server: hidden.server, tool: hidden.tool.name });
+    return disabledResult(hidden.name, reason, source, { toolbox: toolboxName, server: hidden.server, tool: hidden.tool.name }, user);
   }
   if ('ambiguous' in lookup) {
     return errorResult(

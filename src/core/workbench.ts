@@ -115,7 +115,7 @@ export class Workbench {
     this.discovery = new Discovery({
       config: () => this.current,
       policy: () => this.toolState.policy,
-      trust: () => this.pins?.policy(this.current),
+      trust: (users) => this.pins?.policy(this.current, users),
       toEntry: (t) => toEntry(t, this.overrides),
       cache: options.catalogCache,
       budget: options.catalogBudget,
@@ -157,7 +157,7 @@ export class Workbench {
   private observePins(manager: ClientManager, toolbox: string, server: string): void {
     if (!this.pins) return;
     const listed = manager.serverTools(toolbox).find((s) => s.server === server);
-    if (listed) this.pins.observe(this.current, toolbox, server, listed.tools);
+    if (listed) this.pins.observe(this.current, manager, toolbox, server, listed.tools);
   }
 
   /** The tool pins file changed (an approval, an edit): catalogs are re-derived lazily on next use. */
@@ -339,11 +339,11 @@ export class Workbench {
   }
 
   /**
-   * Each server's live tools exactly as it listed them, for the given toolbox (or all): what `tools approve` and
-   * `tools diff` compare with the approved definitions (see {@link serverListings}).
+   * Each server's live tools as it listed them to the session (else the workbench's own), for the given toolbox (or
+   * all): what `tools approve` and `tools diff` compare with the approved definitions (see {@link serverListings}).
    */
-  serverListings(toolbox?: string): Promise<ServerListings> {
-    return serverListings(this.reportSource(this.scopes.root), toolbox);
+  serverListings(toolbox?: string, session?: SessionScope): Promise<ServerListings> {
+    return serverListings(this.reportSource(this.scopes.of(session)), toolbox);
   }
 
   /** Every tool of the given toolbox (or of all), enabled or not, and why not: see {@link listToolStatuses}. */
@@ -383,7 +383,7 @@ export class Workbench {
   private cachedCatalog(scope: Scope, toolbox: string): CachedCatalog {
     let cached = scope.catalogs.get(toolbox);
     if (!cached) {
-      const catalog = new ToolboxCatalog(toolbox, scope.manager.serverTools(toolbox), this.toolState.policy, this.pins?.policy(this.current));
+      const catalog = new ToolboxCatalog(toolbox, scope.manager.serverTools(toolbox), this.toolState.policy, this.pins?.policy(this.current, scope.manager));
       const entries = catalog.tools.map((t) => toEntry(t, this.overrides));
       cached = { catalog, entries };
       scope.catalogs.set(toolbox, cached);

@@ -59,6 +59,21 @@ export function serverKey(toolbox: string, server: string): string {
   return `${toolbox}/${server}`;
 }
 
+/**
+ * What a server's pins are filed under: `toolbox/server`; for an entry naming `${user:…}` served to a user other than
+ * `local` (a token of an `--http` workbench, or `shared`), `toolbox/server@<user id>`, since each user's process may
+ * list tools of that user's own (README "Pinned tool definitions"). User `local` keeps the plain key: over stdio and
+ * for the CLI nothing changed, and pins recorded before stay in force there.
+ */
+export function pinKey(toolbox: string, server: string, user?: string): string {
+  return user === undefined || user === 'local' ? serverKey(toolbox, server) : `${serverKey(toolbox, server)}@${user}`;
+}
+
+/** The `--user` option of `tools approve` and `tools diff` that acts on `user`'s pins (none for `local`). */
+export function userOption(user?: string): string {
+  return user === undefined || user === 'local' ? '' : ` --user ${user}`;
+}
+
 export function shownDefinition(tool: Tool): ShownDefinition {
   return {
     name: tool.name,

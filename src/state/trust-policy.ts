@@ -1,23 +1,32 @@
 import type { Tool } from '@modelcontextprotocol/client';
 import type { TrustPolicy, TrustVerdict } from '../catalog/trust.js';
 import type { ToolChanges, WorkbenchConfig } from '../config/types.js';
-import { fingerprint, serverKey, type PinsRead } from './pins.js';
+import { namesUser } from '../clients/user-places.js';
+import { fingerprint, pinKey, serverKey, type PinsRead } from './pins.js';
 
 const APPROVED: TrustVerdict = { state: 'approved' };
+
+/** Whose process a server's listing comes from, for an entry naming `${user:…}` (a session's ClientManager). */
+export interface PinUsers {
+  userOf(toolbox: string, server: string): { id: string };
+}
 
 /**
  * The trust policy of a config and its pins file: a server seen for the first time is trusted as it is (its tools
  * are recorded), unless it is `quarantine: true`; from then on a tool that is new, or whose fingerprint differs from
  * the approved one, is flagged (`toolChanges: "warn"`) or held (`"quarantine"`). A pins file that cannot be trusted
- * approves nothing. Fingerprints are computed once per tool object.
+ * approves nothing. Fingerprints are computed once per tool object. A server whose entry names `${user:…}` is
+ * checked against the pins of the user `users` says its listing is for (see {@link pinKey}); without `users`, user
+ * `local`'s.
  */
-export function createTrustPolicy(config: WorkbenchConfig, pins: PinsRead): TrustPolicy {
-  const modes = new Map<string, { mode: ToolChanges; quarantine: boolean }>();
+export function createTrustPolicy(config: WorkbenchConfig, pins: PinsRead, users?: PinUsers): TrustPolicy {
+  const modes = new Map<string, { mode: ToolChanges; quarantine: boolean; perUser: boolean }>();
   for (const toolbox of config.toolboxes) {
     for (const server of toolbox.servers) {
       modes.set(serverKey(toolbox.name, server.name), {
         mode: server.toolChanges ?? toolbox.toolChanges ?? config.toolChanges ?? 'warn',
         quarantine: server.quarantine === true,
+        perUser: namesUser(server),
       });
     }
   }
@@ -29,20 +38,23 @@ export function createTrustPolicy(config: WorkbenchConfig, pins: PinsRead): Trus
   };
   return {
     verdict(toolbox, server, tool) {
-      const key = serverKey(toolbox, server);
-      const { mode, quarantine } = modes.get(key) ?? { mode: 'warn' as const, quarantine: false };
+      const { mode, quarantine, perUser } = modes.get(serverKey(toolbox, server)) ?? { mode: 'warn' as const, quarantine: false, perUser: false };
+      const id = perUser ? users?.userOf(toolbox, server).id : undefined;
+      // The user whose own pins apply (README "Pinned tool definitions"): named in reasons, and in the approve command.
+      const user = id !== undefined && id !== 'local' ? { user: id } : {};
+      const forUser = id !== undefined && id !== 'local' ? ` for user ${id}` : '';
       const held = mode === 'quarantine';
       if (pins.kind === 'broken') {
-        return { state: 'unverified', held: held || quarantine, reason: `the tool pins file ${pins.reason}, so no definition can be checked` };
+        return { state: 'unverified', held: held || quarantine, reason: `the tool pins file ${pins.reason}, so no definition can be checked`, ...user };
       }
-      const pinned = pins.kind === 'valid' ? pins.pins.servers[key] : undefined;
+      const pinned = pins.kind === 'valid' ? pins.pins.servers[pinKey(toolbox, server, id)] : undefined;
       if (!pinned) {
         if (!quarantine) return APPROVED; // trust on first use: recorded as it is now
-        return { state: 'new', held: true, reason: `server "${server}" is held until its tools are approved (quarantine: true)` };
+        return { state: 'new', held: true, reason: `server "${server}" is held until its tools are approved${forUser} (quarantine: true)`, ...user };
       }
       const pin = pinned.tools[tool.name];
-      if (!pin) return { state: 'new', held, reason: `new on server "${server}" since its tools were approved` };
-      if (pin.fingerprint !== printOf(tool)) return { state: 'changed', held, reason: `what it tells the model changed since it was approved (${pin.approved})` };
+      if (!pin) return { state: 'new', held, reason: `new on server "${server}" since its tools were approved${forUser}`, ...user };
+      if (pin.fingerprint !== printOf(tool)) return { state: 'changed', held, reason: `what it tells the model changed since it was approved${forUser} (${pin.approved})`, ...user };
       return APPROVED;
     },
   };
