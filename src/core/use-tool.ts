@@ -13,7 +13,7 @@ import type { CallContext } from './session-routing.js';
 import { ERROR_META_KEY, disabledResult, errorMeta, errorResult, failureResult, type ToolEntry } from './tool-entry.js';
 import { stateRefusal } from './state-problem.js';
 import { routeToolsetCall, type ToolsetHost } from './toolset-routes.js';
-import { knownLists, lastKnownLookup, lookupAcrossToolbox, notListedYet, stillStarting } from './name-wait.js';
+import { knownLists, lastKnownLookup, lookupAcrossToolbox, notListedYet, serverWait, startingAgain, stillStarting } from './name-wait.js';
 import { describeParams, type ToolValidators } from './validators.js';
 import { DEFAULT_CALL_TIMEOUT_MS } from '../clients/server-slot.js';
 import { callsAsTask } from '../clients/task-call.js';
@@ -179,7 +179,7 @@ export function useToolWaitMs(config: WorkbenchConfig, toolbox: string): number 
 /**
  * Connects what a name needs — just its server for a canonical name, else the whole toolbox — and looks the name up
  * again; a failure to connect is a refusal naming the cause, and so is a server still starting after
- * `useToolWaitMs` (it keeps starting). A bare name waits as name-wait.ts `lookupAcrossToolbox` says.
+ * `useToolWaitMs` (it keeps starting) — or after `openWaitMs` when its last start timed out (name-wait.ts serverWait). A bare name waits as name-wait.ts `lookupAcrossToolbox` says.
  */
 async function connectFor(request: UseRequest, knownServer: ServerConfig | undefined): Promise<{ lookup: ToolLookup } | { refusal: CallToolResult }> {
   const { host, scope, toolbox, toolName } = request;
@@ -188,9 +188,11 @@ async function connectFor(request: UseRequest, knownServer: ServerConfig | undef
   });
   try {
     if (knownServer && !scope.manager.isConnected(toolbox.name, knownServer.name)) {
-      const wait = host.useToolWait(toolbox.name);
-      const connected = await within(scope.manager.connectServer(toolbox.name, knownServer.name), wait);
-      if (!connected) return { refusal: stillStarting(toolbox.name, toolName, [knownServer.name], wait) };
+      const connect = scope.manager.connectServer(toolbox.name, knownServer.name);
+      // A server whose last start timed out is waited for only up to openWaitMs (see serverWait).
+      const { waitMs, again } = serverWait(host, scope, toolbox.name, knownServer.name);
+      const connected = await within(connect, waitMs);
+      if (!connected) return { refusal: again ? startingAgain(toolbox.name, toolName, knownServer.name, again, waitMs) : stillStarting(toolbox.name, toolName, [knownServer.name], waitMs) };
       if (connected.value) return cannotCall(connected.value);
     } else if (!knownServer) {
       const { lookup, starting, unlisted } = await lookupAcrossToolbox(host, scope, toolbox, toolName);
