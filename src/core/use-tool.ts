@@ -113,12 +113,25 @@ function patternElsewhere(toolName: string, owner: string, toolboxName: string):
 
 /** `use_tool` with a toolset name: the tool is routed to the toolbox that owns it, under its canonical name. */
 async function useToolsetTool(host: UseToolHost, toolset: ResolvedToolset, toolName: string, args: Record<string, unknown> | undefined, options: UseToolOptions): Promise<CallToolResult> {
+  const scope = host.scopeOf(options.scope);
+  // A bare name waits for the toolset's servers, but for one whose last start timed out only as a full name would.
+  const waits = new Map<string, ReturnType<typeof serverWait>>();
+  const bound = (toolbox: string, server: string): number | undefined => {
+    const wait = serverWait(host, scope, toolbox, server);
+    waits.set(`${toolbox}/${server}`, wait);
+    return wait.again ? wait.waitMs : undefined;
+  };
   let route;
   try {
-    route = await routeToolsetCall(host.toolsetHost(host.scopeOf(options.scope)), toolset, toolName, new Set(host.toolboxes().keys()));
+    route = await routeToolsetCall(host.toolsetHost(scope), toolset, toolName, new Set(host.toolboxes().keys()), bound);
   } catch (error) {
     if (isWorkbenchError(error)) return failureResult(error, `Cannot call ${quoteClientText(toolName)}: `);
     throw error;
+  }
+  if ('starting' in route) {
+    const [toolbox, server] = route.starting.split('/') as [string, string];
+    const { waitMs, again } = waits.get(route.starting)!;
+    return startingAgain(toolbox, toolName, server, again!, waitMs);
   }
   if ('error' in route) return errorResult(route.error, route.code);
   return useToolNow(host, route.toolbox, route.toolName, args, options);
