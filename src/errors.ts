@@ -125,8 +125,9 @@ export interface ServerProblem {
  * Whether the same call may succeed if simply made again later, without changing anything: true for a timeout, a
  * server that crashed or could not be reached (it is restarted on next use), a cancelled call, a server still in
  * backoff; false where the call, the config or a person must change something first (an unknown or disabled tool,
- * invalid arguments, a broken state file, a server that cannot start as configured). Programs and models read it
- * from `_meta["mcp-workbench/error"].retryable` (README "Errors").
+ * invalid arguments, a broken state file, a server that cannot start as configured, a remote server that refused its
+ * credentials with 401 or 403, at connect or on a call). Programs and models read it from
+ * `_meta["mcp-workbench/error"].retryable` (README "Errors").
  */
 export function isRetryable(code: WorkbenchErrorCode, failure?: ServerFailure): boolean {
   switch (code) {
@@ -138,7 +139,9 @@ export function isRetryable(code: WorkbenchErrorCode, failure?: ServerFailure): 
     case 'INPUT_ROUNDS_FULL':
       return true;
     case 'CONNECT_FAILED':
-      // A crash or an unreachable host may pass; a missing command or a misconfigured entry will not.
+      // A crash or an unreachable host may pass; a missing command, a misconfigured entry or a credential the server
+      // refused (401, 403: as on a call) will not.
+      if (failure?.kind === 'http-status' && (failure.httpStatus === 401 || failure.httpStatus === 403)) return false;
       return failure === undefined || !['command-not-found', 'command-not-executable', 'misconfigured'].includes(failure.kind);
     case 'CALL_FAILED':
       // A remote server's 5xx or 429 (overloaded, restarting, a gateway's hiccup) may pass; a 401, 403 or 404 will not.

@@ -145,3 +145,42 @@ export function notListedYet(toolbox: string, toolName: string, servers: readonl
     { toolbox, server: names.join(', '), hint },
   );
 }
+
+/** A server (re)starting now whose last start timed out (a hung handshake, a remote connect that never answered). */
+type Starting = Extract<SlotStatus, { state: 'starting' }>;
+export type HungBefore = Starting & { lastFailure: NonNullable<Starting['lastFailure']> };
+
+/**
+ * How long a call by full name waits for its server while it starts: `useToolWaitMs`, unless its last start timed
+ * out — it will most likely hang again, so the call waits what is left of the toolbox's `openWaitMs` counted from when
+ * this start began (each start is waited for that long once), and `again` says why (see startingAgain).
+ */
+export function serverWait(host: NameWaitHost, scope: Scope, toolbox: string, server: string): { waitMs: number; again?: HungBefore } {
+  const useToolWait = host.useToolWait(toolbox);
+  const status = scope.manager.serverStatus(toolbox).find((s) => s.server === server)?.status;
+  if (status?.state !== 'starting' || status.lastFailure?.error.failure?.kind !== 'handshake-timeout') return { waitMs: useToolWait };
+  const open = Math.min(host.openWait(toolbox), useToolWait);
+  return { waitMs: Math.max(0, open - (Date.now() - status.since)), again: { ...status, lastFailure: status.lastFailure } };
+}
+
+/**
+ * The refusal of a call whose server is starting again after its last start timed out, given by `openWaitMs` (see
+ * serverWait): how long that start ran, how long ago it was stopped, and the model's next step.
+ */
+export function startingAgain(toolbox: string, toolName: string, server: string, status: HungBefore, waitedMs: number): CallToolResult {
+  const now = Date.now();
+  const last = status.lastFailure;
+  const ranMs = last.error.failure?.timeoutMs;
+  const ran = ranMs !== undefined ? `ran ${seconds(ranMs)} (its connectTimeoutMs) without completing the MCP handshake and ` : 'did not complete the MCP handshake and ';
+  const hint = "Use the toolbox's other servers' tools meanwhile, and call this tool again later: it is served once the server is up. If it keeps timing out, tell the user to run `mcp-workbench doctor`.";
+  return errorResult(
+    `Cannot call ${quoteClientText(toolName)}: server "${server}" of toolbox "${toolbox}" is starting again (${formatAge(now - status.since)} so far) and may hang again: its last start ${ran}was stopped ${formatAge(now - last.at)} ago. So this call waited ${seconds(waitedMs)} for it (the toolbox's openWaitMs, not useToolWaitMs); it keeps starting in the background. ${hint}`,
+    'CONNECT_TIMEOUT',
+    { toolbox, server, hint },
+  );
+}
+
+/** A duration in seconds, to a tenth: "2.5 s", "60 s". */
+function seconds(ms: number): string {
+  return `${Math.round(ms / 100) / 10} s`;
+}

@@ -9,6 +9,7 @@ import { failedServer, type FailedServer } from '../clients/server-failure.js';
 import type { PendingServer } from '../catalog/catalog-index.js';
 import { pendingServer, waitForServers, worthWaiting, type OpenProgress } from './open-wait.js';
 import type { SlotStatus } from '../clients/server-slot.js';
+import { within } from '../shared/within.js';
 
 /**
  * A toolset name used where a toolbox name goes: `open_toolbox` lists just the toolset's tools (connecting only the
@@ -47,6 +48,7 @@ export async function openToolset<Entry extends { name: string }>(
   host: ToolsetHost<Entry>,
   toolset: ResolvedToolset,
   wait?: ToolsetWait,
+  bound?: ServerBound,
 ): Promise<OpenedToolset<Entry>> {
   const started = Date.now();
   const outcomes = new Map<string, WorkbenchError | undefined>();
@@ -60,7 +62,7 @@ export async function openToolset<Entry extends { name: string }>(
   const statuses = new Map(toolset.servers.map(({ toolbox, server }) => [`${toolbox}/${server}`, host.status(toolbox).find((s) => s.server === server)?.status]));
   const known = [...statuses].flatMap(([server, status]) => (status ? [{ server, status }] : []));
   if (wait) await waitForServers(worthWaiting(connects, known, wait.waitMs, started), wait.waitMs, connects.size, wait.onprogress);
-  else await Promise.all(connects.values());
+  else await Promise.all(toolset.servers.map(({ toolbox, server }) => bounded(connects.get(`${toolbox}/${server}`)!, bound?.(toolbox, server))));
   const opened: OpenedToolset<Entry> = { connected: [], failed: [], pending: [], tools: [] };
   const now = Date.now();
   for (const label of connects.keys()) {
@@ -80,24 +82,38 @@ export async function openToolset<Entry extends { name: string }>(
   return opened;
 }
 
-export type ToolsetRoute = { toolbox: string; toolName: string } | { error: string; code: 'TOOL_NOT_FOUND' };
+/**
+ * Without a deadline, how long one server (its connect just started) is waited for: undefined, until its connect
+ * settles; a number, at most that long (it keeps connecting; a server whose last start timed out: see serverWait).
+ */
+export type ServerBound = (toolbox: string, server: string) => number | undefined;
+
+/** `connect` when it settles, or after `ms` when given (it keeps running). */
+async function bounded(connect: Promise<void>, ms: number | undefined): Promise<unknown> {
+  return ms === undefined ? connect : within(connect, ms);
+}
+
+/** Where a name goes: a toolbox, a refusal, or a wait cut short for a server still starting (`toolbox/server`). */
+export type ToolsetRoute = { toolbox: string; toolName: string } | { error: string; code: 'TOOL_NOT_FOUND' } | { starting: string };
 
 /**
  * Which toolbox a `use_tool` name given with a toolset belongs to. A canonical name of the toolset is routed at once
  * (the toolbox path then refuses a disabled tool before anything connects); a bare or loose name is looked up among
- * the toolset's tools once its servers are connected, and must be unique there.
+ * the toolset's tools once its servers are connected (`bound` may cut a server's wait short: a name not found while
+ * it still starts is `starting`), and must be unique there.
  */
 export async function routeToolsetCall<Entry extends { name: string }>(
   host: ToolsetHost<Entry>,
   toolset: ResolvedToolset,
   toolName: string,
   toolboxNames: ReadonlySet<string>,
+  bound?: ServerBound,
 ): Promise<ToolsetRoute> {
   const name = toolset.config.name;
   const parts = parseToolName(toolName);
   if (parts && toolboxNames.has(parts.toolbox) && toolset.includes(toolName)) return { toolbox: parts.toolbox, toolName };
 
-  await openToolset(host, toolset);
+  const { pending } = await openToolset(host, toolset, undefined, bound);
   const candidates: { name: string; bare: string; hidden: boolean }[] = [];
   const suggestions: SuggestionCandidate[] = [];
   for (const toolbox of new Set(toolset.servers.map((s) => s.toolbox))) {
@@ -136,6 +152,8 @@ export async function routeToolsetCall<Entry extends { name: string }>(
       code: 'TOOL_NOT_FOUND',
     };
   }
+  // Not found while a server whose wait was cut short still starts: it may have the name.
+  if (pending.length > 0) return { starting: pending[0]!.server };
   const closest = closestNames(toolName, suggestions, 5);
   const hint = closest.length > 0 ? ` Closest names: ${closest.join(', ')}.` : '';
   return {

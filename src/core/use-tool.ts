@@ -13,7 +13,7 @@ import type { CallContext } from './session-routing.js';
 import { ERROR_META_KEY, disabledResult, errorMeta, errorResult, failureResult, type ToolEntry } from './tool-entry.js';
 import { stateRefusal } from './state-problem.js';
 import { routeToolsetCall, type ToolsetHost } from './toolset-routes.js';
-import { knownLists, lastKnownLookup, lookupAcrossToolbox, notListedYet, stillStarting } from './name-wait.js';
+import { knownLists, lastKnownLookup, lookupAcrossToolbox, notListedYet, serverWait, startingAgain, stillStarting } from './name-wait.js';
 import { describeParams, type ToolValidators } from './validators.js';
 import { DEFAULT_CALL_TIMEOUT_MS } from '../clients/server-slot.js';
 import { callsAsTask } from '../clients/task-call.js';
@@ -113,12 +113,25 @@ function patternElsewhere(toolName: string, owner: string, toolboxName: string):
 
 /** `use_tool` with a toolset name: the tool is routed to the toolbox that owns it, under its canonical name. */
 async function useToolsetTool(host: UseToolHost, toolset: ResolvedToolset, toolName: string, args: Record<string, unknown> | undefined, options: UseToolOptions): Promise<CallToolResult> {
+  const scope = host.scopeOf(options.scope);
+  // A bare name waits for the toolset's servers, but for one whose last start timed out only as a full name would.
+  const waits = new Map<string, ReturnType<typeof serverWait>>();
+  const bound = (toolbox: string, server: string): number | undefined => {
+    const wait = serverWait(host, scope, toolbox, server);
+    waits.set(`${toolbox}/${server}`, wait);
+    return wait.again ? wait.waitMs : undefined;
+  };
   let route;
   try {
-    route = await routeToolsetCall(host.toolsetHost(host.scopeOf(options.scope)), toolset, toolName, new Set(host.toolboxes().keys()));
+    route = await routeToolsetCall(host.toolsetHost(scope), toolset, toolName, new Set(host.toolboxes().keys()), bound);
   } catch (error) {
     if (isWorkbenchError(error)) return failureResult(error, `Cannot call ${quoteClientText(toolName)}: `);
     throw error;
+  }
+  if ('starting' in route) {
+    const [toolbox, server] = route.starting.split('/') as [string, string];
+    const { waitMs, again } = waits.get(route.starting)!;
+    return startingAgain(toolbox, toolName, server, again!, waitMs);
   }
   if ('error' in route) return errorResult(route.error, route.code);
   return useToolNow(host, route.toolbox, route.toolName, args, options);
@@ -179,7 +192,7 @@ export function useToolWaitMs(config: WorkbenchConfig, toolbox: string): number 
 /**
  * Connects what a name needs — just its server for a canonical name, else the whole toolbox — and looks the name up
  * again; a failure to connect is a refusal naming the cause, and so is a server still starting after
- * `useToolWaitMs` (it keeps starting). A bare name waits as name-wait.ts `lookupAcrossToolbox` says.
+ * `useToolWaitMs` (it keeps starting) — or after `openWaitMs` when its last start timed out (name-wait.ts serverWait). A bare name waits as name-wait.ts `lookupAcrossToolbox` says.
  */
 async function connectFor(request: UseRequest, knownServer: ServerConfig | undefined): Promise<{ lookup: ToolLookup } | { refusal: CallToolResult }> {
   const { host, scope, toolbox, toolName } = request;
@@ -188,9 +201,11 @@ async function connectFor(request: UseRequest, knownServer: ServerConfig | undef
   });
   try {
     if (knownServer && !scope.manager.isConnected(toolbox.name, knownServer.name)) {
-      const wait = host.useToolWait(toolbox.name);
-      const connected = await within(scope.manager.connectServer(toolbox.name, knownServer.name), wait);
-      if (!connected) return { refusal: stillStarting(toolbox.name, toolName, [knownServer.name], wait) };
+      const connect = scope.manager.connectServer(toolbox.name, knownServer.name);
+      // A server whose last start timed out is waited for only up to openWaitMs (see serverWait).
+      const { waitMs, again } = serverWait(host, scope, toolbox.name, knownServer.name);
+      const connected = await within(connect, waitMs);
+      if (!connected) return { refusal: again ? startingAgain(toolbox.name, toolName, knownServer.name, again, waitMs) : stillStarting(toolbox.name, toolName, [knownServer.name], waitMs) };
       if (connected.value) return cannotCall(connected.value);
     } else if (!knownServer) {
       const { lookup, starting, unlisted } = await lookupAcrossToolbox(host, scope, toolbox, toolName);

@@ -105,6 +105,34 @@ describe('remote servers that cannot be connected, next to a healthy stdio serve
       }
     });
 
+    it(`a connect refused with 401 or 403 (no sign-in asked for) is not retryable: the credentials must change first (${era} client)`, async () => {
+      const refused = await answering(() => ({ status: 401, body: 'bad token' }));
+      const forbidden = await answering(() => ({ status: 403, body: 'forbidden' }));
+      const servers = { local: fixtureServer(), refused: { type: 'http', url: refused.url }, forbidden: { type: 'http', url: forbidden.url } };
+      const wb = await startEra('stdio', era, { toolboxes: { day: { mcpServers: servers } } });
+      try {
+        const opened = (await wb.client.callTool({ name: 'open_toolbox', arguments: { toolbox_name: 'day', detail: 'full' } })) as CallToolResult;
+        const failed = (opened.structuredContent as { servers_failed: FailedEntry[] }).servers_failed;
+        for (const [server, status] of [['refused', 401], ['forbidden', 403]] as const) {
+          const entry = failed.find((f) => f.server === server);
+          assert.ok(entry, JSON.stringify(failed));
+          assert.deepEqual([entry.code, entry.retryable, entry.failure], ['CONNECT_FAILED', false, { kind: 'http-status', httpStatus: status }], entry.error);
+          assert.match(entry.hint ?? '', /credentials/, entry.error);
+          // The same on a call by full name, as for a call the server refused with that status.
+          const call = { toolbox_name: 'day', tool_name: `day__${server}__echo`, arguments: {} };
+          const result = (await wb.client.callTool({ name: 'use_tool', arguments: call })) as CallToolResult;
+          const error = result._meta?.['mcp-workbench/error'] as { code?: string; retryable?: boolean };
+          assert.deepEqual([error.code, error.retryable], ['CONNECT_FAILED', false], textOf(result));
+        }
+      } finally {
+        await wb.close();
+        for (const s of [refused, forbidden]) {
+          s.server.closeAllConnections();
+          s.server.close();
+        }
+      }
+    });
+
     it(`a 401 Bearer challenge whose sign-in cannot start is SIGN_IN_FAILED, naming the 401 and what to set (${era} client)`, async () => {
       const config = { toolboxes: { day: { mcpServers: { local: fixtureServer(), locked: { type: 'http', url: bearerOnly.url } } } } };
       const wb = await startEra('stdio', era, config);
