@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { CallToolResult } from '@modelcontextprotocol/client';
+import type { CallToolResult, Client } from '@modelcontextprotocol/client';
 import { ERAS, startEra, type Over } from '../helpers/era-workbench.js';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -30,6 +30,16 @@ const config = {
 
 /** The client gives up long before the stuck server's connect limit: a call that waits for it fails the test. */
 const CLIENT_WAIT = { timeout: 30_000 };
+
+/**
+ * Waits until the healthy server is up (its full name waits for it), so only the stuck one is left starting whatever
+ * the machine's load: past `openWaitMs` a server still starting with no list known is named as such, healthy or not.
+ */
+async function healthyUp(client: Client): Promise<void> {
+  const healthy = { toolbox_name: 'mixed', tool_name: 'mixed__healthy__echo', arguments: { text: 'up' } };
+  const result = (await client.callTool({ name: 'use_tool', arguments: healthy }, CLIENT_WAIT)) as CallToolResult;
+  assert.notEqual(result.isError, true, JSON.stringify(result));
+}
 
 const errorOf = (result: CallToolResult): { code?: string; retryable?: boolean; server?: string } =>
   (result._meta?.['mcp-workbench/error'] ?? {}) as { code?: string; retryable?: boolean; server?: string };
@@ -131,6 +141,7 @@ for (const over of TRANSPORTS) {
       test('a bare name no server that is up has, while one still starts (no list known of it), is a retryable wait, not an unknown name', async () => {
         const wb = await startEra(over, era, config);
         try {
+          await healthyUp(wb.client);
           const call = { toolbox_name: 'mixed', tool_name: 'anything', arguments: {} };
           const result = (await wb.client.callTool({ name: 'use_tool', arguments: call }, CLIENT_WAIT)) as CallToolResult;
           assert.deepEqual(errorOf(result), { ...errorOf(result), code: 'CONNECT_TIMEOUT', retryable: true, server: 'stuck' }, JSON.stringify(result));
@@ -143,6 +154,7 @@ for (const over of TRANSPORTS) {
         // useToolWaitMs and the connect limit are far beyond the client's wait: a call that waits for either fails.
         const wb = await startEra(over, era, { ...config, useToolWaitMs: 600_000 });
         try {
+          await healthyUp(wb.client);
           for (const name of ['ecoh', 'mixed_healthy_echo', 'mixd__healthy__echo']) {
             const call = { toolbox_name: 'mixed', tool_name: name, arguments: {} };
             const result = (await wb.client.callTool({ name: 'use_tool', arguments: call }, CLIENT_WAIT)) as CallToolResult;
