@@ -3,10 +3,10 @@ import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { StreamableHTTPClientTransport, type CallToolResult, type Client } from '@modelcontextprotocol/client';
+import type { CallToolResult, Client } from '@modelcontextprotocol/client';
 import { startOAuthFixture, type OAuthFixture } from '../fixtures/oauth-server.mjs';
 import { runCliAsync } from '../helpers/cli-run.js';
-import { eraClient } from '../helpers/era-workbench.js';
+import { tokenClient } from '../helpers/era-workbench.js';
 import { startHttpWorkbench } from '../helpers/http-workbench.js';
 import { node, tempDir, textOf } from '../helpers/workbench-process.js';
 
@@ -18,9 +18,7 @@ const TOKEN_A = 'alice-0123456789abcdef0123456789abcdef';
 const TOKEN_B = 'bob-0123456789abcdef0123456789abcdef0123';
 
 async function client(url: string, token: string, era: 'modern' | 'legacy'): Promise<Client> {
-  const c = eraClient(era);
-  const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } });
-  await c.connect(transport, era === 'legacy' ? { prior: { kind: 'legacy' } } : undefined);
+  const c = await tokenClient(url, token, era);
   return c;
 }
 

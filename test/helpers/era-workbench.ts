@@ -36,6 +36,14 @@ export function eraClient(era: EraName, capabilities: ClientCapabilities = {}): 
   return new Client({ name: `test-${era}`, version: '1.0.0' }, { capabilities, versionNegotiation: { mode: era === 'modern' ? { pin: '2026-07-28' } : 'legacy' } });
 }
 
+/** An `era` client of the `--http` workbench at `url`, connected with `token` as its bearer (one user of several). */
+export async function tokenClient(url: string, token: string, era: EraName): Promise<Client> {
+  const client = eraClient(era);
+  const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } });
+  await client.connect(transport, era === 'legacy' ? { prior: { kind: 'legacy' } } : undefined);
+  return client;
+}
+
 /**
  * Starts the built workbench with `config` (serve over stdio, or `--http 0`) and connects an `era` client to it. The
  * state file and catalog cache live in the test's temp dir unless `launch.env` names others. `setup` runs on the client

@@ -3,8 +3,8 @@ import { createHash } from 'node:crypto';
 import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { StreamableHTTPClientTransport, type CallToolResult, type Client } from '@modelcontextprotocol/client';
-import { eraClient, startEra } from '../helpers/era-workbench.js';
+import type { CallToolResult, Client } from '@modelcontextprotocol/client';
+import { startEra, tokenClient } from '../helpers/era-workbench.js';
 import { startHttpWorkbench, type HttpWorkbench } from '../helpers/http-workbench.js';
 import { missingCommandProblems } from '../../src/clients/command-check.js';
 import { loadConfig } from '../../src/config/load.js';
@@ -22,9 +22,7 @@ const CONFIG = { toolboxes: { notes: { mcpServers: { memory: memoryServer('${use
 const userId = (token: string): string => createHash('sha256').update(token).digest('hex').slice(0, 16);
 
 async function client(url: string, token: string, era: 'modern' | 'legacy'): Promise<Client> {
-  const c = eraClient(era);
-  const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } });
-  await c.connect(transport, era === 'legacy' ? { prior: { kind: 'legacy' } } : undefined);
+  const c = await tokenClient(url, token, era);
   assert.equal(c.getProtocolEra(), era);
   return c;
 }

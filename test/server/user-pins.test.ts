@@ -3,8 +3,8 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { StreamableHTTPClientTransport, type CallToolResult, type Client } from '@modelcontextprotocol/client';
-import { eraClient, startEra } from '../helpers/era-workbench.js';
+import type { CallToolResult, Client } from '@modelcontextprotocol/client';
+import { startEra, tokenClient } from '../helpers/era-workbench.js';
 import { runCliAsync } from '../helpers/cli-run.js';
 import { startHttpWorkbench, type HttpWorkbench } from '../helpers/http-workbench.js';
 import { fixtureServer, structuredAnswer, textOf, waitFor, workbenchErrorCode } from '../helpers/workbench-process.js';
@@ -32,9 +32,7 @@ interface Head {
 const ledgers = (list: readonly { name: string }[] | undefined): string[] => (list ?? []).map((t) => t.name).filter((n) => n.includes('ledger_'));
 
 async function client(url: string, token: string, era: 'modern' | 'legacy'): Promise<Client> {
-  const c = eraClient(era);
-  const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } });
-  await c.connect(transport, era === 'legacy' ? { prior: { kind: 'legacy' } } : undefined);
+  const c = await tokenClient(url, token, era);
   assert.equal(c.getProtocolEra(), era);
   return c;
 }
