@@ -31,8 +31,13 @@ export function userPlace(principal: string, usersDir = DEFAULT_USERS_DIR): User
 
 /** Whether the entry names `${user:id}` or `${user:dir}`: then what its process lists may be its user's own. */
 export function namesUser(server: ServerConfig): boolean {
-  return JSON.stringify(server).includes('${user:');
+  let names = namingUser.get(server);
+  if (names === undefined) namingUser.set(server, (names = JSON.stringify(server).includes('${user:')));
+  return names;
 }
+
+/** namesUser's answers, per entry object (a loaded config's entries are not changed: a reload makes new ones). */
+const namingUser = new WeakMap<ServerConfig, boolean>();
 
 /**
  * The entry as started for `user`: `${user:id}` and `${user:dir}` filled in wherever they stand (command, args, env,

@@ -15,7 +15,7 @@ import { createTrustPolicy, type PinUsers } from '../state/trust-policy.js';
  */
 export class ToolPins {
   private read: PinsRead;
-  private policyFor: { config: WorkbenchConfig; policy: TrustPolicy; byUsers: WeakMap<PinUsers, TrustPolicy> } | undefined;
+  private policyFor: { config: WorkbenchConfig; policy: TrustPolicy; byUsers: WeakMap<PinUsers, TrustPolicy>; perUser: boolean } | undefined;
   /** `key\0tool\0reason` already logged. */
   private readonly told = new Set<string>();
   /** Servers whose first listing is being recorded (one write each), with that write. */
@@ -37,8 +37,12 @@ export class ToolPins {
    * `${user:…}` is checked against the pins of the user its listing is for (see pinKey).
    */
   policy(config: WorkbenchConfig, users?: PinUsers): TrustPolicy {
-    if (this.policyFor?.config !== config) this.policyFor = { config, policy: createTrustPolicy(config, this.read), byUsers: new WeakMap() };
-    if (!users) return this.policyFor.policy;
+    if (this.policyFor?.config !== config) {
+      const perUser = config.toolboxes.some((t) => t.servers.some(namesUser));
+      this.policyFor = { config, policy: createTrustPolicy(config, this.read), byUsers: new WeakMap(), perUser };
+    }
+    // Without a `${user:…}` server every session's verdicts are the same: one policy (and one fingerprint per tool).
+    if (!users || !this.policyFor.perUser) return this.policyFor.policy;
     let policy = this.policyFor.byUsers.get(users);
     if (!policy) this.policyFor.byUsers.set(users, (policy = createTrustPolicy(config, this.read, users)));
     return policy;
