@@ -236,9 +236,12 @@ export class WorkbenchError extends Error {
     return placed;
   }
 
-  /** The message, its hint, then its details one per line, as printed to a user. */
-  toDisplayString(): string {
-    const head = this.hint === undefined ? this.message : `${this.message}${this.message.includes('\n') ? '\n' : ' '}${this.hint}`;
+  /**
+   * The message, its hint, then its details one per line, as printed to a user. Without `withHint`, what was wrong
+   * only: for an answer that carries the hint in a field of its own (README "Errors"), so it is not said twice.
+   */
+  toDisplayString(withHint = true): string {
+    const head = this.hint === undefined || !withHint ? this.message : `${this.message}${this.message.includes('\n') ? '\n' : ' '}${this.hint}`;
     return this.details.length === 0 ? head : `${head}\n${this.details.map((d) => `  - ${d}`).join('\n')}`;
   }
 

@@ -13,6 +13,7 @@ import { approveTools, fingerprint, pinKey, pinsPathFor, readPins, shownDefiniti
 import { EXIT_FAILURE, EXIT_USAGE, splitList, type CliContext } from './context.js';
 import { createRuntime } from './runtime.js';
 import { oneShotSettings } from './settings.js';
+import { failedServerText } from '../clients/server-failure.js';
 
 /**
  * `mcp-workbench tools approve | diff`: the approved tool definitions (README "Pinned tool definitions"). `approve`
@@ -224,7 +225,7 @@ async function withListings(
     const session = runtime.workbench.openSession(reviewingClient(), user === 'local' ? { isolated: false } : { isolated: true, principal: user });
     const { listings, failed } = await runtime.workbench.serverListings(opts.toolbox, session);
     const redactor = createRedactor(runtime.config.secrets);
-    for (const f of failed) ctx.log.warn(redactor(`${f.toolbox}/${f.server}: ${f.error}`));
+    for (const f of failed) ctx.log.warn(redactor(`${f.toolbox}/${f.server}: ${failedServerText(f)}`));
     const keyed = listings.map((l) => ({ ...l, key: pinKey(l.toolbox, l.server, namesUserIn(started.config, l.toolbox, l.server) ? user : undefined) }));
     await work({ listings: keyed, pinsPath: pinsPathFor(runtime.statePath), redact: (value) => redactDeep(value, redactor) });
     if (failed.length > 0) process.exitCode = EXIT_FAILURE;

@@ -9,6 +9,7 @@ import { errorMessage, isWorkbenchError } from '../errors.js';
 import { EXIT_FAILURE, EXIT_USAGE, errorFields, splitList, type CliContext } from './context.js';
 import { createRuntime, type Runtime } from './runtime.js';
 import { oneShotSettings } from './settings.js';
+import { failedServerText } from '../clients/server-failure.js';
 
 /**
  * `mcp-workbench tools search | call`: try tools from a shell, without an MCP client. Both go through the same
@@ -32,7 +33,7 @@ export function registerToolsTryCommands(tools: Command, ctx: CliContext): void 
       await withRuntime(ctx, opts, async (runtime) => {
         const answer = await runtime.workbench.openToolbox({ toolbox_name: opts.toolbox, query: words.join(' '), limit: opts.limit, detail: 'full' });
         const found = answer.result.tools.filter((t): t is FullEntry => 'toolbox_name' in t);
-        for (const failure of answer.result.servers_failed) ctx.log.warn(`${failure.server} could not be connected, so its tools were not searched: ${failure.error}`);
+        for (const failure of answer.result.servers_failed) ctx.log.warn(`${failure.server} could not be connected, so its tools were not searched: ${failedServerText(failure)}`);
         for (const pending of answer.result.servers_pending ?? []) ctx.log.warn(`${pending.server} was still starting, so its tools were not searched`);
         // The answer's hint is what the model is told too: matches only by meaning or near spellings, where else to look.
         const hint = answer.result.hint;

@@ -15,6 +15,7 @@ import { registerTrustCommands } from './tools-trust.js';
 import { unmatchedNames } from '../catalog/name-suggestions.js';
 import { parseToolName } from '../catalog/names.js';
 import { registerToolsTryCommands } from './tools-try.js';
+import { failedServerText } from '../clients/server-failure.js';
 
 /**
  * `mcp-workbench tools list | enable | disable | reset`: the same state model the server uses, from a shell.
@@ -255,7 +256,7 @@ export function formatToolList(report: ToolStatusReport, statePath: string): str
   );
   const enabled = report.tools.filter((t) => t.enabled).length;
   lines.push('', `${report.tools.length} tools, ${enabled} enabled, ${report.tools.length - enabled} disabled. State file: ${statePath}`);
-  for (const failure of report.servers_failed) lines.push(`! ${failure.toolbox}/${failure.server} could not be connected: ${failure.error}`);
+  for (const failure of report.servers_failed) lines.push(`! ${failure.toolbox}/${failure.server} could not be connected: ${failedServerText(failure)}`);
   return lines.join('\n');
 }
 

@@ -52,19 +52,39 @@ export function summary(failure: ServerFailure): string {
   return failure.stderrTail ? `${how}; last stderr:\n${failure.stderrTail.map((l) => `  | ${l}`).join('\n')}` : `${how} (nothing on stderr)`;
 }
 
-/** The entry of open_toolbox's servers_failed (and of list_all_tools) for a failed connect. */
+/**
+ * The entry of open_toolbox's servers_failed (and of list_all_tools) for a failed connect. Each thing is said once
+ * (README "Errors"): `error` what was wrong, `hint` what to do next, and for a config entry that cannot start, each
+ * problem's own `fix` in `failure.problems`, which the hint points to instead of repeating.
+ */
 export function failedServer(server: string, error: unknown): FailedServer {
   if (error instanceof WorkbenchError) {
+    const problems = error.failure?.kind === 'misconfigured' && (error.failure.problems?.length ?? 0) > 0;
+    const hint = problems ? MISCONFIGURED_HINT : error.hint;
     return {
       server,
-      error: errorMessage(error),
+      error: error.toDisplayString(false),
       code: error.code,
       retryable: error.retryable,
-      ...(error.hint !== undefined ? { hint: error.hint } : {}),
+      ...(hint !== undefined ? { hint } : {}),
       ...(error.failure ? { failure: error.failure } : {}),
     };
   }
   return { server, error: errorMessage(error), code: 'CONNECT_FAILED', retryable: true };
+}
+
+/** What to do about a config entry that cannot start, when its problems (each with its `fix`) are beside it. */
+const MISCONFIGURED_HINT = "Only the person running the workbench can fix this, as each of failure.problems says in its fix (retrying will not help); use other servers' tools meanwhile.";
+
+/**
+ * A failed server's reason and what to do next as one text, for a person (the CLI's lines): a config entry's fixes
+ * are told from its problems, since its hint points a model to fields a person does not see.
+ */
+export function failedServerText(failed: Pick<FailedServer, 'error' | 'hint' | 'failure'>, separator = ' '): string {
+  const problems = failed.failure?.kind === 'misconfigured' ? (failed.failure.problems ?? []) : [];
+  const next =
+    problems.length > 0 ? `To fix: ${problems.map((p) => (problems.length === 1 ? p.fix : `${p.path}: ${p.fix}`)).join('; ')}.` : failed.hint;
+  return next === undefined ? failed.error : `${failed.error}${failed.error.includes('\n') ? '\n' : separator}${next}`;
 }
 
 /** The last few non-empty lines of stderr, each shortened. */

@@ -126,30 +126,32 @@ function remoteHint(status: number | undefined): string {
  * was not found or is not executable, or its `cwd` does not exist (spawn reports that as ENOENT too).
  */
 function commandError(label: string, config: StdioServerConfig, code: 'ENOENT' | 'EACCES', cause: unknown): WorkbenchError {
-  const others = 'The other servers are not affected; it is tried again on next use.';
+  // What was wrong goes in the message, what a person can do about it in the hint: each said once (README "Errors").
   if (config.cwd !== undefined && !existsSync(config.cwd)) {
-    return new WorkbenchError('CONNECT_FAILED', `${label} could not start: its working directory "${config.cwd}" does not exist. Create it, or fix "cwd" of this server in the config. ${others}`, {
+    return new WorkbenchError('CONNECT_FAILED', `${label} could not start: its working directory "${config.cwd}" does not exist.`, {
       cause,
       failure: { kind: 'command-not-found' },
-      hint: NEEDS_A_PERSON,
+      hint: needsAPerson('create it, or fix "cwd" of this server in the config'),
     });
   }
   const onPath = !config.command.includes('/') && !config.command.includes('\\');
-  const what =
+  const [what, todo] =
     code === 'EACCES'
-      ? `command "${config.command}" is not executable. Make it executable (chmod +x), or fix "command" of this server in the config.`
+      ? [`command "${config.command}" is not executable.`, 'make it executable (chmod +x), or fix "command" of this server in the config']
       : onPath
-        ? `command "${config.command}" was not found on the PATH the server starts with. Install it, or fix "command" of this server in the config (an absolute path always works).`
-        : `command "${config.command}" does not exist. Install it there, or fix "command" of this server in the config.`;
-  return new WorkbenchError('CONNECT_FAILED', `${label} could not start: ${what} ${others}`, {
+        ? [`command "${config.command}" was not found on the PATH the server starts with.`, 'install it, or fix "command" of this server in the config (an absolute path always works)']
+        : [`command "${config.command}" does not exist.`, 'install it there, or fix "command" of this server in the config'];
+  return new WorkbenchError('CONNECT_FAILED', `${label} could not start: ${what}`, {
     cause,
     failure: { kind: code === 'ENOENT' ? 'command-not-found' : 'command-not-executable' },
-    hint: NEEDS_A_PERSON,
+    hint: needsAPerson(todo),
   });
 }
 
-/** What a model can do about a server that cannot start: nothing itself; a person fixes the config or installs it. */
-const NEEDS_A_PERSON = 'A person must install the command or fix this server in the config (`mcp-workbench doctor` shows how); use the other servers meanwhile.';
+/** What a model can do about a server that cannot start: nothing itself; a person must do `todo` first. */
+function needsAPerson(todo: string): string {
+  return `A person must ${todo}; \`mcp-workbench doctor\` shows how, and it is tried again on next use. Use the other servers meanwhile.`;
+}
 
 /** Whether the connection's server has stopped: a child that has exited is known at once (its exit event), before the connection is reported closed. */
 export function hasStopped(live: { dead: boolean; transport: Transport }): boolean {

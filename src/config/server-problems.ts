@@ -166,14 +166,13 @@ export function brokenServers(config: Pick<WorkbenchConfig, 'toolboxes'>): { too
 export function serverProblemError(label: string, problems: readonly ServerProblem[]): WorkbenchError {
   const code = serverProblemCode(problems);
   const failure = { kind: 'misconfigured' as const, problems: [...problems] };
-  const tail = 'The other servers are not affected.';
   // What to do, as its own field for a model or program (README "Errors"): only a person can mend a config entry.
   const person = 'Only the person running the workbench can do this (retrying will not help); use other servers\' tools meanwhile.';
   if (problems.length === 1) {
     const [p] = problems as [ServerProblem];
-    return new WorkbenchError(code, `${label} cannot start: ${p.path}: ${p.message}. ${tail}`, { failure, hint: `To fix: ${p.fix}. ${person}` });
+    return new WorkbenchError(code, `${label} cannot start: ${p.path}: ${p.message}.`, { failure, hint: `To fix: ${p.fix}. ${person}` });
   }
-  return new WorkbenchError(code, `${label} cannot start: its config entry has ${problems.length} problems. ${tail}`, {
+  return new WorkbenchError(code, `${label} cannot start: its config entry has ${problems.length} problems.`, {
     failure,
     hint: `To fix: ${problems.map((p) => `${p.path}: ${p.fix}`).join('; ')}. ${person}`,
     details: problems.map((p) => `${p.path}: ${p.message}`),

@@ -8,6 +8,7 @@ import { createTrustPolicy } from '../state/trust-policy.js';
 import { createAjv } from '../core/validators.js';
 import { performance } from 'node:perf_hooks';
 import { ClientManager, type FailedServer } from '../clients/client-manager.js';
+import { failedServerText } from '../clients/server-failure.js';
 import { loadConfig } from '../config/load.js';
 import { remoteEndpoint } from '../config/remote-endpoint.js';
 import type { RemoteServerConfig, ServerConfig, ServerProblem, ToolboxConfig, WorkbenchConfig } from '../config/types.js';
@@ -169,8 +170,8 @@ function trustProblems(trust: TrustPolicy, toolbox: string, server: string, tool
 
 /** Turns the ClientManager's typed connect failure into the report's, reading its fields (never its message). */
 export function classifyFailure(failed: FailedServer): DoctorFailure {
-  // The hint says what to do (raise connectTimeoutMs, clear npx's cache, …): the doctor's reader needs it most.
-  const message = failed.hint !== undefined && !failed.error.includes(failed.hint) ? `${failed.error}\n${failed.hint}` : failed.error;
+  // What to do (raise connectTimeoutMs, clear npx's cache, a config entry's fixes…): the doctor's reader needs it most.
+  const message = failedServerText(failed, '\n');
   const f = failed.failure;
   const stderr = f?.stderrTail && f.stderrTail.length > 0 ? { stderr: [...f.stderrTail] } : {};
   switch (f?.kind) {

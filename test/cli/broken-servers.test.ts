@@ -56,13 +56,18 @@ function assertNamesEachFix(result: OpenToolboxResult): void {
   assert.deepEqual(needsvar.failure?.problems?.map((p) => [p.kind, p.path, p.variables]), [
     ['env-missing', 'toolboxes.mix.mcpServers.needsvar.args[4]', [UNSET]],
   ]);
-  assert.match(needsvar.error, new RegExp(`set ${UNSET} in the environment the workbench starts with`));
-  assert.match(needsvar.error, new RegExp(`\\$\\{${UNSET}:-value\\}`));
+  // What is wrong in `error`, the fix once, in its problem (the hint points there rather than repeating it).
+  assert.match(needsvar.error, new RegExp(`\\$\\{${UNSET}\\} is not set`));
+  assert.match(needsvar.failure?.problems?.[0]?.fix ?? '', new RegExp(`set ${UNSET} in the environment the workbench starts with`));
+  assert.match(needsvar.failure?.problems?.[0]?.fix ?? '', new RegExp(`\\$\\{${UNSET}:-value\\}`));
+  assert.match(needsvar.hint ?? '', /failure\.problems/);
+  assert.doesNotMatch(needsvar.error, /To fix/);
 
   const nocmd = failedServer(result, 'nocmd');
   assert.equal(nocmd.failure?.kind, 'command-not-found');
   assert.match(nocmd.error, new RegExp(`command "${MISSING_COMMAND}" was not found on the PATH`));
-  assert.match(nocmd.error, /Install it, or fix "command"/);
+  assert.match(nocmd.hint ?? '', /install it, or fix "command"/);
+  assert.doesNotMatch(nocmd.error, /install/i, 'what to do is said once, in the hint');
 
   // spawn reports a missing working directory as ENOENT too; it is named for what it is.
   const nocwd = failedServer(result, 'nocwd');
@@ -72,7 +77,7 @@ function assertNamesEachFix(result: OpenToolboxResult): void {
   assert.equal(badurl.code, 'CONFIG_INVALID');
   assert.equal(badurl.failure?.problems?.[0]?.kind, 'invalid-url');
   assert.match(badurl.error, /toolboxes\.mix\.mcpServers\.badurl\.url: must be an absolute http:\/\/ or https:\/\/ URL/);
-  assert.match(badurl.error, /To fix: write the endpoint in full/);
+  assert.match(badurl.failure?.problems?.[0]?.fix ?? '', /write the endpoint in full/);
 }
 
 for (const transport of TRANSPORTS) {

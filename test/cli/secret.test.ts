@@ -197,11 +197,13 @@ for (const transport of TRANSPORTS) {
       assert.equal(failed!.code, 'SECRET_MISSING');
       assert.deepEqual(failed!.failure?.problems?.map((p) => [p.kind, p.path, p.secrets]), [['secret-missing', 'toolboxes.dev.mcpServers.lacking.env.API_TOKEN', ['not-stored']]]);
       assert.match(failed!.error, /\$\{secret:not-stored\} is not in the secret file/);
-      assert.match(failed!.error, /`mcp-workbench secret set not-stored`/);
+      // The fix is said once, in its problem; use_tool's text, for the model, ends with it.
+      assert.match(failed!.failure?.problems?.[0]?.fix ?? '', /`mcp-workbench secret set not-stored`/);
       const refused = await wb.useTool('dev', 'dev__lacking__echo', { text: 'x' });
       shown.push(JSON.stringify(refused));
       assert.equal(refused.isError, true);
       assert.equal(workbenchErrorCode(refused), 'SECRET_MISSING');
+      assert.match(textOf(refused), /To fix: .*`mcp-workbench secret set not-stored`/);
       assert.equal(textOf(await wb.useTool('dev', 'dev__good__echo', { text: 'still works' })), 'still works');
       assert.match(wb.stderr(), /server "lacking" of toolbox "dev" cannot start until its config is fixed.*mcp-workbench secret set not-stored/);
     });

@@ -88,12 +88,14 @@ describe('remote servers that cannot be connected, next to a healthy stdio serve
           assert.match(entry.error, error);
           assert.match(entry.hint ?? '', hint, entry.error);
         };
-        // The cause ends its sentence before what to do next.
-        check('gateway', 'CONNECT_FAILED', 'http-status', /HTTP 503\. /, /retry later/);
+        // The cause ends its sentence; what to do next is the hint's, said once.
+        check('gateway', 'CONNECT_FAILED', 'http-status', /HTTP 503\.$/, /retry later/);
         check('page', 'CONNECT_FAILED', 'other', /answered with text\/html, not MCP/, /"url"/);
         check('silent', 'CONNECT_TIMEOUT', 'handshake-timeout', /within 2000 ms/, /connectTimeoutMs/);
         check('gone', 'CONNECT_FAILED', 'unreachable', /connection refused/, /running/);
-        check('unset', 'ENV_MISSING', 'misconfigured', /REMOTE_HOST_UNSET/, /REMOTE_HOST_UNSET/);
+        // A config entry's fix is its problem's (the hint points there rather than repeating it).
+        check('unset', 'ENV_MISSING', 'misconfigured', /REMOTE_HOST_UNSET/, /failure\.problems/);
+        assert.match(JSON.stringify(failed.get('unset')?.failure), /"fix":"set REMOTE_HOST_UNSET in the environment/);
       } finally {
         await wb.close();
         for (const socket of sockets) socket.destroy();

@@ -150,7 +150,7 @@ describe('one error model on every era and transport', () => {
           assert.equal(goneMeta.server, 'gone');
           assert.equal(goneMeta.failure?.kind, 'command-not-found');
           assert.equal(goneMeta.retryable, false);
-          assert.match(goneMeta.hint ?? '', /A person must install the command or fix this server/);
+          assert.match(goneMeta.hint ?? '', /A person must install it( there)?, or fix "command" of this server/);
 
           // An unknown tool of a known toolbox: where, and the next step.
           const unknown = await use('tb__fx__no_such_tool');
