@@ -41,7 +41,7 @@ export async function closeAll(): Promise<void> {
   await Promise.allSettled([...running].map((r) => r.close()));
 }
 
-async function connect(label: string, transport: StdioClientTransport, onClose: () => Promise<void>): Promise<Running> {
+async function connect(label: string, transport: StdioClientTransport, onClose: () => Promise<void>, connectTimeoutMs?: number): Promise<Running> {
   let stderr = '';
   transport.stderr?.on('data', (chunk: Buffer) => {
     stderr = (stderr + chunk.toString('utf8')).slice(-STDERR_TAIL);
@@ -65,7 +65,7 @@ async function connect(label: string, transport: StdioClientTransport, onClose: 
     },
   };
   try {
-    await client.connect(transport);
+    await client.connect(transport, connectTimeoutMs === undefined ? undefined : { timeout: connectTimeoutMs });
   } catch (error) {
     await transport.close().catch(() => {});
     const pid = transport.pid;
@@ -92,8 +92,12 @@ function baseEnv(extra: Record<string, string> | undefined, home: string): Recor
   return { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? home, ...extra };
 }
 
-/** A server started directly with the SDK's own stdio client transport: the baseline a workbench is compared to. */
-export async function startDirect(label: string, entry: ServerEntry): Promise<Running> {
+/**
+ * A server started directly with the SDK's own stdio client transport: the baseline a workbench is compared to.
+ * `connectTimeoutMs`: how long the handshake may take (the SDK's 60 s default otherwise; a process under valgrind on a
+ * loaded machine can take longer to start).
+ */
+export async function startDirect(label: string, entry: ServerEntry, connectTimeoutMs?: number): Promise<Running> {
   const transport = new StdioClientTransport({
     command: entry.command,
     args: entry.args,
@@ -104,7 +108,7 @@ export async function startDirect(label: string, entry: ServerEntry): Promise<Ru
     const pid = transport.pid;
     await handle.client.close().catch(() => {});
     if (pid) await reap([pid]);
-  });
+  }, connectTimeoutMs);
   return handle;
 }
 

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import type { Logger } from '../log.js';
-import { processTable } from '../shared/process-tree.js';
+import { descendantTable, processEntry, processTable } from '../shared/process-tree.js';
 
 /** Told of each child process group while it lives (see OrphanReaper). */
 export interface GroupTracker {
@@ -9,7 +9,7 @@ export interface GroupTracker {
   untrack(pgid: number): void;
 }
 
-/** How often the process table is read for descendants that left their group, while servers run. */
+/** How often the servers' descendants are looked for ones that left their group, while servers run. */
 const SCAN_INTERVAL_MS = 2_000;
 
 /** The watchdog's $0, so `ps` shows what it is. */
@@ -157,7 +157,8 @@ export class OrphanReaper implements GroupTracker {
   }
 
   /**
-   * While servers run (Linux), the process table is read every {@link SCAN_INTERVAL_MS}: a descendant of a server
+   * While servers run (Linux), their descendants are read every {@link SCAN_INTERVAL_MS} (see descendantTable: not
+   * the whole process table, whose cost grows with everything else the machine runs): a descendant of a server
    * that is in a process group of its own (it called setsid, as daemons do) would escape the group signals, so its
    * pid and start time go to the watchdog, which ends it too — only if its start time still matches, so a pid
    * reused by an unrelated process is never signalled. A process that detaches and loses its parent between two
@@ -186,7 +187,7 @@ export class OrphanReaper implements GroupTracker {
     this.scanning = true;
     try {
       // Only a complete table: a stray missing from one read for lack of file handles must not be forgotten.
-      const table = await processTable({ complete: true });
+      const table = (await descendantTable(this.groups)) ?? (await processTable({ complete: true }));
       const children = new Map<number, number[]>();
       for (const [pid, entry] of table) {
         const list = children.get(entry.ppid);
@@ -211,8 +212,9 @@ export class OrphanReaper implements GroupTracker {
         }
       }
       // Forget strays that are gone, or whose pid now names another process.
-      for (const [pid, stray] of this.strays) {
-        if (table.get(pid)?.start === stray.start) continue;
+      for (const [pid, stray] of [...this.strays]) {
+        // A stray whose parent ended is no descendant any more, and still the watchdog's to end while it lives.
+        if ((table.get(pid) ?? (await processEntry(pid, true)))?.start === stray.start || this.strays.get(pid) !== stray) continue;
         this.strays.delete(pid);
         this.send(`x${pid}`);
       }

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 
 /**
@@ -58,20 +58,85 @@ export async function processTable(options: { complete?: boolean } = {}): Promis
   await Promise.all(
     entries.map(async (entry) => {
       if (!/^\d+$/.test(entry)) return;
-      try {
-        const stat = await readFile(`/proc/${entry}/stat`, 'utf8');
-        // The command name (field 2) is in parentheses and may contain spaces or ')' itself; field 3 follows the last ')'.
-        const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        table.set(Number(entry), { ppid: Number(rest[1]), pgid: Number(rest[2]), start: rest[19] ?? '' });
-      } catch (error) {
-        // The process ended while we were reading: it is nobody's descendant any more. Nor is one we may not read
-        // (another user's, under `hidepid`): our servers' processes are ours.
-        const code = (error as NodeJS.ErrnoException).code;
-        if (options.complete && code !== 'ENOENT' && code !== 'ESRCH' && code !== 'EACCES' && code !== 'EPERM') throw error;
-      }
+      const found = await processEntry(Number(entry), options.complete === true);
+      if (found) table.set(Number(entry), found);
     }),
   );
   return table;
+}
+
+/**
+ * One process's entry, read from /proc/<pid>/stat; undefined when it has ended or is another user's (see
+ * {@link processTable}). With `complete`, any other failure to read it is thrown.
+ */
+export async function processEntry(pid: number, complete = false): Promise<ProcessEntry | undefined> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) is in parentheses and may contain spaces or ')' itself; field 3 follows the last ')'.
+    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { ppid: Number(rest[1]), pgid: Number(rest[2]), start: rest[19] ?? '' };
+  } catch (error) {
+    // The process ended while we were reading: it is nobody's descendant any more. Nor is one we may not read
+    // (another user's, under `hidepid`): our servers' processes are ours.
+    if (complete && !goneOrForeign(error)) throw error;
+    return undefined;
+  }
+}
+
+function goneOrForeign(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === 'ENOENT' || code === 'ESRCH' || code === 'EACCES' || code === 'EPERM';
+}
+
+/** Whether this kernel lists each thread's children in /proc/<pid>/task/<tid>/children (CONFIG_PROC_CHILDREN). */
+let childrenListed: boolean | undefined;
+
+/**
+ * The descendants of `roots` (not the roots themselves), each with its entry, found by walking each process's list of
+ * children (every thread's: a child belongs to the thread that forked it) instead of reading every process on the
+ * machine: its cost follows the size of these trees, not of the process table. Undefined where the kernel keeps no
+ * such lists (or not on Linux): read {@link processTable} then. A failure to read, other than of a process that ended
+ * meanwhile or is another user's, is thrown (as `processTable` does with `complete`).
+ */
+export async function descendantTable(roots: Iterable<number>): Promise<Map<number, ProcessEntry> | undefined> {
+  if (process.platform !== 'linux') return undefined;
+  childrenListed ??= existsSync(`/proc/self/task/${process.pid}/children`);
+  if (!childrenListed) return undefined;
+  const table = new Map<number, ProcessEntry>();
+  let generation = [...roots];
+  while (generation.length > 0) {
+    const children = (await Promise.all(generation.map(childrenOf))).flat().filter((pid) => !table.has(pid));
+    const entries = await Promise.all(children.map((pid) => processEntry(pid, true)));
+    generation = [];
+    children.forEach((pid, i) => {
+      const entry = entries[i];
+      if (entry === undefined || table.has(pid)) return;
+      table.set(pid, entry);
+      generation.push(pid);
+    });
+  }
+  return table;
+}
+
+/** The children of one process, from the lists of all its threads; none once it has ended. */
+async function childrenOf(pid: number): Promise<number[]> {
+  let threads: string[];
+  try {
+    threads = await readdir(`/proc/${pid}/task`);
+  } catch (error) {
+    if (goneOrForeign(error)) return [];
+    throw error;
+  }
+  const lists = await Promise.all(
+    threads.map((tid) =>
+      readFile(`/proc/${pid}/task/${tid}/children`, 'utf8').catch((error: unknown) => {
+        // A thread that ended between the listing and the read has no children left to list.
+        if (goneOrForeign(error)) return '';
+        throw error;
+      }),
+    ),
+  );
+  return lists.flatMap((list) => list.split(' ').filter((word) => word !== '').map(Number));
 }
 
 /** Every live descendant of `pid` (not including it), children before grandchildren, each generation by pid. */
