@@ -7,7 +7,7 @@ import { resolveToolsets, type ResolvedToolset } from '../catalog/toolsets.js';
 import type { ToolState } from '../catalog/visibility.js';
 import type { ClientManager } from '../clients/client-manager.js';
 import type { ToolboxConfig, WorkbenchConfig } from '../config/types.js';
-import { WorkbenchError, errorMessage, isWorkbenchError } from '../errors.js';
+import { WorkbenchError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { OAuthContext } from '../oauth/sign-in.js';
 import { workbenchInstructions } from './instructions.js';
@@ -24,8 +24,8 @@ import type { UpstreamSession } from './session-routing.js';
 import { toEntry, type ToolEntry, type ToolStatus, type ToolStatusReport } from './tool-entry.js';
 import { toolStatuses } from './tool-status.js';
 import { ToolStateModel } from './tool-state-model.js';
-import { withConfigHint, withConfigWarning, withStateWarning } from './state-problem.js';
-import { openToolset, type ToolsetHost } from './toolset-routes.js';
+import type { ToolsetHost } from './toolset-routes.js';
+import { openRequest, type OpenHost } from './open-request.js';
 import { describeNamedToolset, listToolStatuses, serverListings, type ReportSource, type ServerListings } from './tool-reports.js';
 import { useTool, useToolWaitMs, type UseToolHost } from './use-tool.js';
 import { calledTool, observed, outcomeOf, type WorkbenchObserver } from './call-events.js';
@@ -85,6 +85,8 @@ export class Workbench {
   private readonly validators: ToolValidators;
   readonly useToolHost: UseToolHost;
   private readonly discovery: Discovery;
+  /** What open_toolbox answers from (open-request.ts). */
+  private readonly openHost: OpenHost;
   private readonly pins: ToolPins | undefined;
   private configProblem: WorkbenchError | undefined;
   constructor(options: WorkbenchOptions) {
@@ -121,6 +123,15 @@ export class Workbench {
       budget: options.catalogBudget,
       log: options.log,
     });
+    this.openHost = {
+      discovery: this.discovery,
+      brokenState: () => this.brokenState(),
+      configProblem: () => this.configProblem,
+      isToolbox: (name) => this.toolboxes.has(name),
+      toolset: (name) => this.toolsets.get(name),
+      toolsetHost: (scope) => this.toolsetHost(scope),
+      cachedCatalog: (scope, toolbox) => this.cachedCatalog(scope, toolbox),
+    };
     this.scopes = new Scopes({
       ...{ config: options.config, env: options.env, log: options.log, version: options.version, maxMessageBytes: options.maxMessageBytes },
       ...{ catalogCache: options.catalogCache, usersDir: options.usersDir },
@@ -273,54 +284,13 @@ export class Workbench {
    */
   async openToolbox(request: OpenToolboxRequest, session?: SessionScope, options: OpenOptions = {}): Promise<BudgetedAnswer> {
     const observer = this.options.observer;
-    if (!observer) return this.openToolboxChecked(request, session, options);
+    if (!observer) return openRequest(this.openHost, request, this.scopes.of(session), options);
     return observed(
       { observer, log: this.log },
       () => ({ kind: 'open', session: options.sessionLabel, principal: options.principal, toolbox: request.toolbox_name ?? '*' }),
-      () => this.openToolboxChecked(request, session, options),
+      () => openRequest(this.openHost, request, this.scopes.of(session), options),
       (answer) => ({ outcome: answer.isError ? 'failed' : 'ok', result_bytes: Buffer.byteLength(answer.text) }),
     );
-  }
-
-  private async openToolboxChecked(request: OpenToolboxRequest, session: SessionScope | undefined, options: OpenOptions): Promise<BudgetedAnswer> {
-    const broken = this.brokenState();
-    if (broken && !broken.lastGood) throw broken.problem;
-    const edit = this.configProblem;
-    const answer = await this.openToolboxNow(request, session, options).catch((error: unknown) => {
-      throw edit && isWorkbenchError(error, 'TOOLBOX_NOT_FOUND') ? withConfigHint(error, edit) : error;
-    });
-    const noted = broken ? withStateWarning(answer, broken.problem) : answer;
-    return edit ? withConfigWarning(noted, edit) : noted;
-  }
-
-  private async openToolboxNow(request: OpenToolboxRequest, session: SessionScope | undefined, options: OpenOptions): Promise<BudgetedAnswer> {
-    const scope = this.scopes.of(session);
-    const name = request.toolbox_name;
-    const toolset = name === undefined || this.toolboxes.has(name) ? undefined : this.toolsets.get(name);
-    if (toolset && request.query !== undefined) return this.discovery.searchToolset(request, toolset, this.discoveryScope(scope), options);
-    if (toolset) {
-      const wait = { waitMs: this.discovery.openWait(toolset.config.name), onprogress: options.onprogress };
-      const opened = await openToolset(this.toolsetHost(scope), toolset, wait);
-      const toolboxes = [...new Set(toolset.servers.map((s) => s.toolbox))];
-      return this.discovery.answer(
-        request,
-        { toolbox: toolset.config.name, description: toolset.config.description },
-        {
-          connected: opened.connected,
-          failed: opened.failed,
-          pending: opened.pending,
-          catalogs: toolboxes.map((t) => this.cachedCatalog(scope, t).catalog),
-          entries: opened.tools,
-          member: (tool) => toolset.includes(tool),
-        },
-        this.discovery.budget(),
-      );
-    }
-    return this.discovery.open(request, this.discoveryScope(scope), options);
-  }
-
-  private discoveryScope(scope: Scope): Parameters<Discovery['open']>[1] {
-    return { manager: scope.manager, liveCatalog: (toolbox) => this.cachedCatalog(scope, toolbox), shown: scope.shown, search: scope.search };
   }
 
   /**
