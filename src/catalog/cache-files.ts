@@ -31,7 +31,9 @@ export class CacheFiles {
     try {
       handle = await open(path, 'r');
     } catch (error) {
-      if (errnoCode(error) !== 'ENOENT') this.unreadable(path, label, error);
+      // ENOTDIR: a file stands where a folder of the cache's path should be; the cache is off, not this one file.
+      if (errnoCode(error) === 'ENOTDIR') await this.cannotMakeDir(error);
+      else if (errnoCode(error) !== 'ENOENT') this.unreadable(path, label, error);
       return undefined;
     }
     try {
@@ -54,10 +56,7 @@ export class CacheFiles {
     try {
       await mkdir(this.dir, { recursive: true, mode: 0o700 });
     } catch (error) {
-      // The system's error names the folder asked for; the problem is the part of its path that exists.
-      const blocker = await folderBlocker(this.dir);
-      const why = blocker ? `${blocker.reason}; ${blocker.fix}, or set MCP_WORKBENCH_CACHE_DIR to a folder of your own` : errorMessage(error);
-      this.warnOnce(this.dir, `could not write the ${this.kind.name} of ${label}: could not create the directory ${this.dir}: ${why}. ${this.kind.meanwhile}`);
+      await this.cannotMakeDir(error);
       return;
     }
     try {
@@ -75,6 +74,17 @@ export class CacheFiles {
     if (this.warned.has(path)) return;
     this.warned.add(path);
     this.log.warn(message);
+  }
+
+  /**
+   * The cache's folder cannot be made, so the cache is off for every server: said once (whichever server's read or
+   * write finds it first), naming the part of its path that blocks it — the system's error names the folder asked for.
+   */
+  private async cannotMakeDir(error: unknown): Promise<void> {
+    if (this.warned.has(this.dir)) return;
+    const blocker = await folderBlocker(this.dir);
+    const why = blocker ? `${blocker.reason}; ${blocker.fix}, or set MCP_WORKBENCH_CACHE_DIR to a folder of your own` : errorMessage(error);
+    this.warnOnce(this.dir, `the ${this.kind.name} is off: could not create the directory ${this.dir}: ${why}. ${this.kind.meanwhile}`);
   }
 
   private unreadable(path: string, label: string, error: unknown): void {

@@ -238,10 +238,16 @@ export function untilShutdown(log: Logger, stop: () => Promise<unknown>, registe
 
 /** A running server follows changes of its tool state file from `tools enable|disable`, another workbench or an editor. */
 function followStateFile(workbench: Workbench, statePath: string, read: Awaited<ReturnType<typeof readToolState>>, log: Logger): { close(): void } {
+  let disabled = read.problem ? [] : read.state.disabled;
   return watchToolState(
     statePath,
-    (next) => {
-      log.info(`tool state changed in ${statePath}: ${next.enabled.length} enabled, ${next.disabled.length} disabled pattern(s)`);
+    (next, missing) => {
+      // A deleted file means the defaults (README "Enabled and disabled tools"): what it disabled comes back, never silently.
+      if (missing && disabled.length > 0) {
+        const names = disabled.map((p) => `'${p}'`).join(' ');
+        log.warn(`the tool state file ${statePath} was deleted: the defaults apply, so what it disabled is enabled again: ${names}. To disable them again: mcp-workbench tools disable ${names}`);
+      } else log.info(`tool state changed in ${statePath}: ${next.enabled.length} enabled, ${next.disabled.length} disabled pattern(s)`);
+      disabled = next.disabled;
       workbench.setState(next);
     },
     log,

@@ -196,21 +196,20 @@ export class ChildProcessTransport implements Transport {
     for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) this.options.log.debug(`stderr: ${line}`);
   }
 
-  /** One line from the server: a JSON-RPC message, or noise some servers print on stdout. */
+  /**
+   * One line from the server: a JSON-RPC message, noise some servers print on stdout, or noise with a message after
+   * it — a progress display redraws its line with "\r" and never ends it, so the next message shares its line.
+   */
   private onLine(line: Buffer): void {
     if (line.length === 0) return;
-    let message: unknown;
-    try {
-      message = JSON.parse(line.toString('utf8'));
-    } catch {
-      this.noiseOnStdout(line);
+    const whole = parseMessage(line, 0);
+    if (whole) {
+      this.onmessage?.(whole);
       return;
     }
-    if (typeof message !== 'object' || message === null || (message as { jsonrpc?: unknown }).jsonrpc !== '2.0') {
-      this.noiseOnStdout(line);
-      return;
-    }
-    this.onmessage?.(message as JSONRPCMessage);
+    const after = messageAfterNoise(line);
+    this.noiseOnStdout(after ? line.subarray(0, after.start) : line);
+    if (after) this.onmessage?.(after.message);
   }
 
   /** Turns a dropped oversized response into a JSON-RPC error for its request, so the caller is not left waiting. */
@@ -245,4 +244,31 @@ export class ChildProcessTransport implements Transport {
       { event: 'stdout_noise', line_bytes: line.length },
     );
   }
+}
+
+/** How many "{" of a line that is not one message are tried as the start of a message after noise. */
+const NOISE_PREFIX_TRIES = 4;
+
+/** The JSON-RPC message in `line` from byte `start` to its end, if that is one. */
+function parseMessage(line: Buffer, start: number): JSONRPCMessage | undefined {
+  let message: unknown;
+  try {
+    message = JSON.parse(line.toString('utf8', start));
+  } catch {
+    return undefined;
+  }
+  if (typeof message !== 'object' || message === null || (message as { jsonrpc?: unknown }).jsonrpc !== '2.0') return undefined;
+  return message as JSONRPCMessage;
+}
+
+/** A message that ends the line after some noise, and where it starts; bounded to a few tries per line. */
+function messageAfterNoise(line: Buffer): { start: number; message: JSONRPCMessage } | undefined {
+  let start = 0;
+  for (let tries = 0; tries < NOISE_PREFIX_TRIES; tries++) {
+    start = line.indexOf(0x7b, start + 1);
+    if (start === -1) return undefined;
+    const message = parseMessage(line, start);
+    if (message) return { start, message };
+  }
+  return undefined;
 }

@@ -40,7 +40,8 @@ export interface WatchToolStateOptions {
  * Follows the state file and calls `onChange` with the new state whenever its parsed content changes, whether it
  * was changed by another workbench process, `tools enable|disable`, or a text editor; typically within
  * `intervalMs` (+ a read). Works when the file or its directory does not exist yet, and across atomic renames.
- * Deleting the file means defaults (once it is still missing after `settleMs`: an editor may save by renaming).
+ * Deleting the file means defaults (once it is still missing after `settleMs`: an editor may save by renaming), delivered
+ * with `missing` true.
  * A file that does not parse or cannot be read is re-read once after `settleMs` (a half-saved edit); if it is still
  * broken, `onProblem` is told and `onChange` is not called: the caller fails closed until the file is good again
  * (README "Enabled and disabled tools"). The file is only ever read, never written or moved.
@@ -49,7 +50,7 @@ export interface WatchToolStateOptions {
  */
 export function watchToolState(
   path: string,
-  onChange: (state: ToolState) => void,
+  onChange: (state: ToolState, missing: boolean) => void,
   log: Logger,
   options: WatchToolStateOptions = {},
 ): { close(): void } {
@@ -73,7 +74,7 @@ class StateFileWatcher {
 
   constructor(
     private readonly path: string,
-    private readonly onChange: (state: ToolState) => void,
+    private readonly onChange: (state: ToolState, missing: boolean) => void,
     private readonly log: Logger,
     private readonly options: WatchToolStateOptions,
   ) {
@@ -93,8 +94,8 @@ class StateFileWatcher {
     const result = await this.readSettled();
     if (this.closed || result === 'retry') return false; // the file is still changing: look again on the next poll
     if (result.kind === 'broken') this.reportProblem(result);
-    else if (result.kind === 'missing') this.apply(defaults(), []);
-    else this.apply(result.state, result.extraKeys);
+    else if (result.kind === 'missing') this.apply(defaults(), [], true);
+    else this.apply(result.state, result.extraKeys, false);
     return true;
   }
 
@@ -119,7 +120,7 @@ class StateFileWatcher {
     else this.log.warn(`${next.problem.message} Nothing changes until it is good again (it is watched; no restart needed).${next.problem.local === undefined ? '' : `\n${next.problem.local}`}`);
   }
 
-  private apply(state: ToolState, extraKeys: readonly string[]): void {
+  private apply(state: ToolState, extraKeys: readonly string[], missing: boolean): void {
     const extrasKey = extraKeys.join('\0');
     if (this.lastExtras !== undefined && extrasKey !== this.lastExtras) warnExtras(this.path, extraKeys, this.log);
     this.lastExtras = extrasKey;
@@ -133,7 +134,7 @@ class StateFileWatcher {
     }
     this.lastKey = key;
     try {
-      this.onChange(state);
+      this.onChange(state, missing);
     } catch (error) {
       this.log.error(`Applying the changed tool state from ${this.path} failed: ${reasonOf(error)}`);
     }
