@@ -118,11 +118,17 @@ describe('remote servers that cannot be connected, next to a healthy stdio serve
           assert.ok(entry, JSON.stringify(failed));
           assert.deepEqual([entry.code, entry.retryable, entry.failure], ['CONNECT_FAILED', false, { kind: 'http-status', httpStatus: status }], entry.error);
           assert.match(entry.hint ?? '', /credentials/, entry.error);
+          // The cause is a sentence of its own, ended before what to do next (it once ran on: "(HTTP 401) Check…").
+          if (server === 'refused') {
+            const url = `http://127.0.0.1:${new URL(refused.url).port}/mcp`;
+            assert.equal(entry.error, `server "refused" of toolbox "day" at ${url} could not be connected: Version negotiation failed: the server requires authorization (HTTP 401). ${entry.hint}`);
+          }
           // The same on a call by full name, as for a call the server refused with that status.
           const call = { toolbox_name: 'day', tool_name: `day__${server}__echo`, arguments: {} };
           const result = (await wb.client.callTool({ name: 'use_tool', arguments: call })) as CallToolResult;
           const error = result._meta?.['mcp-workbench/error'] as { code?: string; retryable?: boolean };
           assert.deepEqual([error.code, error.retryable], ['CONNECT_FAILED', false], textOf(result));
+          assert.match(textOf(result), /\(HTTP 40[13]\)\. Check the credentials/);
         }
       } finally {
         await wb.close();
