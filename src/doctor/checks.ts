@@ -207,6 +207,7 @@ function misconfiguredSummary(problems: readonly ServerProblem[]): string {
     ...(problems.some((p) => p.kind === 'invalid-url') ? ['malformed URL'] : []),
     ...(problems.some((p) => p.kind === 'empty-value') ? ['empty after expansion'] : []),
     ...(problems.some((p) => p.kind === 'credentials-twice') ? ['two Authorization headers'] : []),
+    ...(problems.some((p) => p.kind === 'oauth-per-user-url') ? ['one OAuth sign-in for an endpoint per user'] : []),
   ];
   return `config problem: ${parts.join(', ') || 'see below'}`;
 }

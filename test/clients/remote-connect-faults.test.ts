@@ -139,6 +139,33 @@ describe('remote servers that cannot be connected, next to a healthy stdio serve
       }
     });
 
+    it(`an OAuth server whose url names \${user:…} is refused, not signed in to once for every user's endpoint (${era} client)`, async () => {
+      // Any path answers 401 with a Bearer challenge (each user's own endpoint asks for a sign-in).
+      const everyPath = await answering(() => ({ status: 401, headers: { 'www-authenticate': 'Bearer realm="mcp"' }, body: 'unauthorized' }));
+      const url = `http://127.0.0.1:${new URL(everyPath.url).port}/\${user:id}/mcp`;
+      const servers = { local: fixtureServer(), signed: { type: 'http', url, auth: { clientId: 'wb' } }, challenged: { type: 'http', url } };
+      const wb = await startEra('stdio', era, { toolboxes: { day: { mcpServers: servers } } });
+      try {
+        const opened = (await wb.client.callTool({ name: 'open_toolbox', arguments: { toolbox_name: 'day', detail: 'full' } })) as CallToolResult;
+        const body = opened.structuredContent as { servers_connected: string[]; servers_failed: FailedEntry[] };
+        assert.deepEqual(body.servers_connected, ['local'], textOf(opened));
+        const signed = body.servers_failed.find((f) => f.server === 'signed');
+        assert.ok(signed, JSON.stringify(body.servers_failed));
+        assert.deepEqual([signed.code, signed.retryable, signed.failure?.kind], ['CONFIG_INVALID', false, 'misconfigured'], signed.error);
+        assert.match(signed.error, /toolboxes\.day\.mcpServers\.signed\.url: names \$\{user:…\}/);
+        assert.match(signed.hint ?? '', /run a workbench per user/);
+        const challenged = body.servers_failed.find((f) => f.server === 'challenged');
+        assert.ok(challenged, JSON.stringify(body.servers_failed));
+        assert.deepEqual([challenged.code, challenged.retryable], ['SIGN_IN_FAILED', false], challenged.error);
+        assert.match(challenged.error, /asks for an OAuth sign-in, but its "url" names \$\{user:…\}/);
+        assert.match(challenged.hint ?? '', /run a workbench per user/);
+      } finally {
+        await wb.close();
+        everyPath.server.closeAllConnections();
+        everyPath.server.close();
+      }
+    });
+
     it(`a 401 Bearer challenge whose sign-in cannot start is SIGN_IN_FAILED, naming the 401 and what to set (${era} client)`, async () => {
       const config = { toolboxes: { day: { mcpServers: { local: fixtureServer(), locked: { type: 'http', url: bearerOnly.url } } } } };
       const wb = await startEra('stdio', era, config);
