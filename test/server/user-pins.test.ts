@@ -162,3 +162,26 @@ describe('doctor and the pins of a ${user:…} server', () => {
     }
   });
 });
+
+describe('tools approve of a "shared": true ${user:…} server', () => {
+  test('its tools are user shared\'s: without --user the refusal says to add --user shared, with it they are approved', async () => {
+    const { dir, cleanup } = await tempDir('wb-approve-shared-');
+    const configPath = join(dir, 'workbench-config.json');
+    const files = ['--config', configPath, '--state-file', join(dir, 'tool-state.json')];
+    const env = { MCP_WORKBENCH_CACHE_DIR: join(dir, 'cache') };
+    try {
+      await writeFile(configPath, JSON.stringify(perUser({}, { shared: true })));
+      const local = await runCliAsync(['tools', 'approve', 'lab__own__ledger_shared', ...files], env);
+      assert.notEqual(local.code, 0, local.stdout);
+      assert.match(local.stderr, /No listed tool matches/);
+      assert.match(local.stderr, /lab\/own names \$\{user:…\} and was listed as user local's; it is "shared": true, so over --http its tools are user shared's: add --user shared\./);
+      const shared = await runCliAsync(['tools', 'approve', 'lab__own__ledger_shared', '--user', 'shared', ...files], env);
+      assert.equal(shared.code, 0, shared.stderr);
+      assert.match(shared.stdout, /lab__own__ledger_shared/);
+      const pins = JSON.parse(await readFile(join(dir, 'tool-pins.json'), 'utf8')) as { servers: object };
+      assert.deepEqual(Object.keys(pins.servers), ['lab/own@shared']);
+    } finally {
+      await cleanup();
+    }
+  });
+});
