@@ -104,11 +104,12 @@ export interface ServerProblem {
    * `env-missing`: a `${VAR}` without a default whose variable is unset; `invalid-url`: `url` is not an absolute
    * http(s) URL; `empty-value`: `command` or `cwd` is empty after expansion; `secret-missing`: a `${secret:NAME}`
    * whose secret is not in the secret store (or the store could not be read); `credentials-twice`: `url` has user
-   * info (sent as `Authorization: Basic`) and `headers` an `Authorization` header too; `command-not-found`: `command`
+   * info (sent as `Authorization: Basic`) and `headers` an `Authorization` header too; `oauth-per-user-url`: `url`
+   * names `${user:…}` (an endpoint per user) and `auth` asks for the workbench's one OAuth sign-in; `command-not-found`: `command`
    * is not found where the server would start, `cwd-not-found`: its `cwd` does not exist (only `validate` looks for
    * these two: either may be fixed while serving, and connecting reports them at once).
    */
-  kind: 'env-missing' | 'invalid-url' | 'empty-value' | 'secret-missing' | 'credentials-twice' | 'command-not-found' | 'cwd-not-found';
+  kind: 'env-missing' | 'invalid-url' | 'empty-value' | 'secret-missing' | 'credentials-twice' | 'oauth-per-user-url' | 'command-not-found' | 'cwd-not-found';
   /** Where in the config, as `toolboxes.dev.mcpServers.fs.args[2]`. */
   path: string;
   /** The unset variables used at `path` (kind "env-missing"), in order of use. */

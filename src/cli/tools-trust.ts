@@ -46,6 +46,8 @@ interface Listing {
   server: string;
   key: string;
   tools: Tool[];
+  /** For an entry naming `${user:…}`: `shared` for a `shared: true` one (over `--http` user `shared`'s), else `each`. */
+  perUser?: 'shared' | 'each';
 }
 
 const USER_OPTION = [
@@ -73,7 +75,7 @@ function registerApproveCommand(tools: Command, ctx: CliContext, common: (cmd: C
     .action(async (names: string[], opts: { config?: string; stateFile?: string; json?: boolean; user?: string }) => {
       const patterns = names.flatMap((n) => splitList(n));
       await withListings(ctx, opts, async ({ listings, pinsPath }) => {
-        const approved = await approveListed(pinsPath, chooseTools(listings, patterns), ctx.log);
+        const approved = await approveListed(pinsPath, chooseTools(listings, patterns, chosenUser(opts.user)), ctx.log);
         if (opts.json) ctx.print(JSON.stringify({ pins_file: pinsPath, approved }, null, 2));
         else ctx.print(approved.length > 0 ? `approved: ${approved.join(', ')}\n(${pinsPath})` : `already approved as they are now (${pinsPath})`);
       });
@@ -84,7 +86,7 @@ function registerApproveCommand(tools: Command, ctx: CliContext, common: (cmd: C
  * The listed tools each pattern matches, by server key.
  * @throws WorkbenchError TOOL_NOT_FOUND naming every pattern that matched no tool (then nothing is approved).
  */
-function chooseTools(listings: readonly Listing[], patterns: readonly string[]): Map<string, Listing> {
+function chooseTools(listings: readonly Listing[], patterns: readonly string[], user: string): Map<string, Listing> {
   const matchers = patterns.map((pattern) => ({ pattern, match: compileGlob(pattern) }));
   const chosen = new Map<string, Listing>();
   const matched = new Set<string>();
@@ -101,10 +103,26 @@ function chooseTools(listings: readonly Listing[], patterns: readonly string[]):
   const unmatched = patterns.filter((p) => !matched.has(p));
   if (unmatched.length > 0) {
     throw new WorkbenchError('TOOL_NOT_FOUND', `No listed tool matches ${unmatched.map((p) => JSON.stringify(p)).join(', ')}: nothing was approved.`, {
-      details: ['Use canonical names ({toolbox}__{server}__{tool}) or globs; `mcp-workbench tools list` shows them.'],
+      details: ['Use canonical names ({toolbox}__{server}__{tool}) or globs; `mcp-workbench tools list` shows them.', ...perUserNote(listings, user)],
     });
   }
   return chosen;
+}
+
+/**
+ * What to type for the tools of a `${user:…}` server that another user's process lists (README "Pinned tool
+ * definitions"): its listing here was user `user`'s.
+ */
+function perUserNote(listings: readonly Listing[], user: string): string[] {
+  const notes: string[] = [];
+  for (const l of listings) {
+    if (l.perUser === undefined) continue;
+    const other = l.perUser === 'shared' ? (user === 'shared' ? undefined : '--user shared') : '--user ID';
+    if (other === undefined) continue;
+    const whose = l.perUser === 'shared' ? 'it is "shared": true, so over --http its tools are user shared\'s' : 'each --http user\'s tools are that user\'s own (ID: the 16 hex digits a held tool\'s note names)';
+    notes.push(`${l.toolbox}/${l.server} names \${user:…} and was listed as user ${user}'s; ${whose}: add ${other}.`);
+  }
+  return notes;
 }
 
 /** Records the chosen tools as approved in the pins file; returns the canonical names of those newly approved. */
@@ -226,7 +244,10 @@ async function withListings(
     const { listings, failed } = await runtime.workbench.serverListings(opts.toolbox, session);
     const redactor = createRedactor(runtime.config.secrets);
     for (const f of failed) ctx.log.warn(redactor(`${f.toolbox}/${f.server}: ${failedServerText(f)}`));
-    const keyed = listings.map((l) => ({ ...l, key: pinKey(l.toolbox, l.server, namesUserIn(started.config, l.toolbox, l.server) ? user : undefined) }));
+    const keyed = listings.map((l) => {
+      const perUser = perUserIn(started.config, l.toolbox, l.server);
+      return { ...l, key: pinKey(l.toolbox, l.server, perUser ? user : undefined), ...(perUser && { perUser }) };
+    });
     await work({ listings: keyed, pinsPath: pinsPathFor(runtime.statePath), redact: (value) => redactDeep(value, redactor) });
     if (failed.length > 0) process.exitCode = EXIT_FAILURE;
   } catch (error) {
@@ -237,8 +258,9 @@ async function withListings(
   }
 }
 
-/** Whether the server's entry names `${user:…}` (then its pins are each user's own: see pinKey). */
-function namesUserIn(config: WorkbenchConfig, toolbox: string, server: string): boolean {
+/** Whether the server's entry names `${user:…}` (then its pins are each user's own: see pinKey), and whose. */
+function perUserIn(config: WorkbenchConfig, toolbox: string, server: string): Listing['perUser'] {
   const entry = config.toolboxes.find((t) => t.name === toolbox)?.servers.find((s) => s.name === server);
-  return entry !== undefined && namesUser(entry);
+  if (entry === undefined || !namesUser(entry)) return undefined;
+  return entry.shared === true ? 'shared' : 'each';
 }

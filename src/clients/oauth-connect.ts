@@ -1,5 +1,6 @@
 import { InsufficientScopeError, OAuthClientFlowError, RegistrationRejectedError, UnauthorizedError, type FetchLike, type OAuthClientProvider, type Transport } from '@modelcontextprotocol/client';
 import { hasAuthorizationHeader, remoteEndpoint } from '../config/remote-endpoint.js';
+import { OAUTH_PER_USER_URL } from '../config/server-problems.js';
 import type { OAuthConfig, RemoteServerConfig } from '../config/types.js';
 import { WorkbenchError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -124,6 +125,7 @@ export class OAuthConnector {
     if (!isUnauthorized(error)) return false;
     if (!this.provider) {
       if (!this.lastChallenge || !/^\s*Bearer\b/i.test(this.lastChallenge) || hasStaticAuthorization(this.server)) return false;
+      if (this.server.url.includes('${user:')) throw this.perUserEndpoint();
       this.challenged = true;
       this.log.info(`${describeUrl(this.server.url)} asks for an OAuth sign-in (401 with a Bearer challenge); signing in`);
       await this.open();
@@ -195,6 +197,14 @@ export class OAuthConnector {
    * The server answered 401 and the SDK set out to sign in, but the flow stopped before any browser (no OAuth metadata,
    * a registration refused, an unsafe token endpoint): a person must give it credentials another way, or a client.
    */
+  /** A Bearer challenge from an endpoint of each user's own: not signed in to (see OAUTH_PER_USER_URL). */
+  private perUserEndpoint(): WorkbenchError {
+    return new WorkbenchError('SIGN_IN_FAILED', `${this.label} answered 401 and asks for an OAuth sign-in, but its "url" ${OAUTH_PER_USER_URL.message}.`, {
+      failure: { kind: 'http-status', httpStatus: 401 },
+      hint: `To fix: ${OAUTH_PER_USER_URL.fix}. Retrying will not help until then; use other servers' tools meanwhile.`,
+    });
+  }
+
   private signInCannotStart(flow: OAuthClientFlowError): WorkbenchError {
     const what = flow instanceof RegistrationRejectedError ? `the authorization server refused to register the workbench as an OAuth client (dynamic client registration answered HTTP ${flow.status})` : flow.message;
     return new WorkbenchError('SIGN_IN_FAILED', `${this.label} at ${describeUrl(this.server.url)} answered 401 and asks for an OAuth sign-in, but the sign-in cannot start: ${what}.`, {

@@ -7,6 +7,7 @@ import type { EraMemory, EraVerdict } from './era-memory.js';
 import { DEFAULT_CONNECT_TIMEOUT_MS } from './limits.js';
 import type { ToolList } from './list-tools.js';
 import type { OAuthConnector } from './oauth-connect.js';
+import { asSentence } from '../shared/sentence.js';
 import { shuttingDown } from './server-failure.js';
 import { describeConnectError } from './slot-errors.js';
 import type { ConnectAttempt, SlotDialer } from './slot-dialer.js';
@@ -134,7 +135,8 @@ export class SlotConnector {
     if (wait > 0 && this.lastConnectError) {
       // A server that keeps failing to start must not stall every open_toolbox of its toolbox: answer at once.
       const last = this.lastConnectError;
-      throw new WorkbenchError(last.code, `${last.message} (not retried yet: it failed ${this.quickFailures} times in a row; next attempt in ${Math.ceil(wait / 1000)} s)`, {
+      const note = `Not retried yet: it failed ${this.quickFailures} times in a row; next attempt in ${Math.ceil(wait / 1000)} s.`;
+      throw new WorkbenchError(last.code, `${asSentence(last.message)}${last.message.includes('\n') ? '\n' : ' '}${note}`, {
         failure: last.failure,
         hint: last.hint,
         details: last.details,

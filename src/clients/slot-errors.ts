@@ -4,6 +4,7 @@ import type { ServerConfig, StdioServerConfig } from '../config/types.js';
 import { WorkbenchError, errorMessage, type ServerFailure, type UrlElicitation } from '../errors.js';
 import type { Cancellation } from '../shared/cancellation.js';
 import { CONNECTION_LOST_CODES, networkCode, networkReason } from '../shared/errno.js';
+import { asSentence } from '../shared/sentence.js';
 import { MalformedResultError, ResponseStreamLostError } from './call-channel.js';
 import { httpStatusOf, stderrOf, summary } from './server-failure.js';
 import { droppedMessageOf } from './dropped-message.js';
@@ -58,7 +59,7 @@ export function describeConnectError(
     const failure = endOf(transport);
     return new WorkbenchError(
       'CONNECT_FAILED',
-      `${slot.label} failed to start: ${summary(failure)}`,
+      asSentence(`${slot.label} failed to start: ${summary(failure)}`),
       { cause: error, failure, hint: startFailureHint(slot.config, failure) },
     );
   }
@@ -93,10 +94,6 @@ function handshakeTimeoutHint(config: ServerConfig): string {
   return `${meanwhile} (it may only be slow to start). ${person}, which checks ${check} (or its "connectTimeoutMs" can be raised).`;
 }
 
-/** A reason as a sentence of its own: the hint that follows it must not read as its continuation. */
-function asSentence(text: string): string {
-  return /[.!?)]$/.test(text.trimEnd()) ? text.trimEnd() : `${text.trimEnd()}.`;
-}
 
 /** What to do about a URL that answered with something other than MCP. */
 const NOT_MCP_HINT = 'Something other than the MCP server answered (a sign-in or error page of a proxy in front of it?): check its "url" in the config and what serves it.';

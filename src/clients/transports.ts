@@ -153,6 +153,11 @@ function sseSessionWatch(base: FetchLike, oauth: boolean): FetchLike {
   };
 }
 
+/** An answer that says the server no longer knows the session: HTTP 404 (to a legacy SSE message, too). */
+function isSessionGone(error: unknown): boolean {
+  return (error instanceof SdkHttpError && error.status === 404) || error instanceof SseSessionGoneError;
+}
+
 /**
  * The HTTP status when a failed Streamable HTTP connect means "this is a legacy HTTP+SSE server": the initialize POST
  * was answered with a 4xx (typically 404 or 405, as the MCP spec's backwards-compatibility section describes), else
@@ -178,6 +183,11 @@ export function describeUrl(url: string): string {
 
 /** How long a re-initialize after session expiry may take before the original request fails. */
 const RENEW_TIMEOUT_MS = 30_000;
+/**
+ * How long a connection whose new session did not cure a "session unknown" answer reports such answers as they are
+ * before it tries a new session again (a message accepted in between ends the wait at once).
+ */
+const RENEW_BACKOFF_MS = 60_000;
 /** How long close() waits for the polite DELETE that ends the downstream session. */
 const TERMINATE_TIMEOUT_MS = 1_500;
 
@@ -187,7 +197,9 @@ const TERMINATE_TIMEOUT_MS = 1_500;
  * expiry; over SSE, a message POSTed to its endpoint), this transport re-initializes a new session on a fresh SDK
  * transport, replaying the client's own `initialize` request and `notifications/initialized`,
  * then sends the failed message once more. Concurrent requests that hit the same expiry share one re-initialize.
- * The Client above never sees the switch; a second 404 on the retried message is its error.
+ * The Client above never sees the switch; a second 404 on the retried message is its error, and so is every such
+ * answer after it until a message is accepted again or a back-off has passed (no new session per call for a server
+ * that accepts `initialize` and refuses all the rest).
  */
 export class RenewingHttpClientTransport implements Transport {
   onclose?: () => void;
@@ -207,6 +219,13 @@ export class RenewingHttpClientTransport implements Transport {
    * first time a new session does not cure a 400.
    */
   private badRequestMayBeSession = true;
+  /**
+   * When a new session last failed to cure a "session unknown" answer (the retried message got it again, or the new
+   * session could not be initialized): a server that accepts `initialize` and refuses everything after it would
+   * otherwise be given a new session on every call. Until a message is accepted again or {@link RENEW_BACKOFF_MS}
+   * has passed, such an answer is reported as it is.
+   */
+  private uncuredAt: number | undefined;
   private readonly url: URL;
 
   constructor(
@@ -244,22 +263,33 @@ export class RenewingHttpClientTransport implements Transport {
     const hadSession = this.kind === 'sse' || this.sessionId !== undefined;
     try {
       await this.sendInner(message, options);
+      this.uncuredAt = undefined;
     } catch (error) {
       // Only a legacy connection has a session to renew; a modern one has none (hadSession is false).
       const unknownSession = hadSession && this.kind === 'http' && this.badRequestMayBeSession && error instanceof SdkHttpError && error.status === 400;
-      const expired = unknownSession || (hadSession && ((error instanceof SdkHttpError && error.status === 404) || error instanceof SseSessionGoneError));
-      if (!expired || this.closed || this.initializeRequest === undefined || isInitializeRequest(message)) throw error;
-      await this.renew(generation, unknownSession);
+      const expired = unknownSession || (hadSession && isSessionGone(error));
+      if (!expired || this.closed || this.initializeRequest === undefined || isInitializeRequest(message) || this.renewalUncured()) throw error;
+      await this.renew(generation, unknownSession).catch((failed: unknown) => {
+        this.uncuredAt = Date.now();
+        throw failed;
+      });
       // The re-initialize already told the new session it is initialized.
       if (isInitializedNotification(message)) return;
       try {
         await this.sendInner(message, options);
+        this.uncuredAt = undefined;
       } catch (again) {
         // A 400 that a new session did not cure was about the request, not the session: not taken for one again.
         if (unknownSession && again instanceof SdkHttpError && again.status === 400) this.badRequestMayBeSession = false;
+        if (isSessionGone(again)) this.uncuredAt = Date.now();
         throw again;
       }
     }
+  }
+
+  /** Whether a new session tried lately did not help (see {@link uncuredAt}), so another is not tried yet. */
+  private renewalUncured(): boolean {
+    return this.uncuredAt !== undefined && Date.now() - this.uncuredAt < RENEW_BACKOFF_MS;
   }
 
   /** The SDK's SSE transport takes no send options (nothing it could do with them: one POST per message). */

@@ -78,11 +78,25 @@ export function findServerProblems(
             'has user info (user:password@), which is sent as an "Authorization: Basic" header, but the entry\'s "headers" has an Authorization header too, and a request carries only one',
           fix: 'remove the user info from "url" (keep the header), or remove the Authorization header from "headers" (keep the user info)',
         });
+      } else if (server.url !== undefined && server.auth !== undefined && !byPath.has(urlPath) && server.url.includes('${user:') && !hasAuthorizationHeader(server.headers ?? {})) {
+        add(toolboxName, serverName, { kind: 'oauth-per-user-url', path: urlPath, message: OAUTH_PER_USER_URL.message, fix: OAUTH_PER_USER_URL.fix });
       }
     }
   }
   return found;
 }
+
+/**
+ * A remote entry whose `url` names `${user:…}` — an endpoint of each user's own — and that would be signed in to with
+ * OAuth: the workbench holds one sign-in per server, not per user (README "OAuth sign-ins are the workbench's"), so
+ * one token would be sent to every user's endpoint, servers it was not issued for. Said the same at load and when such
+ * a server asks for a sign-in by a Bearer challenge.
+ */
+export const OAUTH_PER_USER_URL = {
+  message:
+    'names ${user:…}, so each user has an endpoint of their own, but an OAuth sign-in is one per server for the whole workbench: one token would be sent to every user\'s endpoint',
+  fix: 'write a "url" without ${user:…}, give the server credentials every user may use in "headers" (and remove "auth"), or run a workbench per user (each with its own MCP_WORKBENCH_OAUTH_DIR)',
+};
 
 function writtenValue(raw: unknown, path: readonly string[]): string | undefined {
   let node = raw;

@@ -1,7 +1,6 @@
 // The legacy handshake's version: the status probe is a plain initialize POST, which every era of server answers.
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/client';
 import type { Ajv } from 'ajv';
-import type { Tool } from '@modelcontextprotocol/client';
 import type { TrustPolicy } from '../catalog/trust.js';
 import { pinsPathFor, readPins } from '../state/pins.js';
 import { createTrustPolicy } from '../state/trust-policy.js';
@@ -18,7 +17,9 @@ import type { Logger } from '../log.js';
 import { createRedactor, redactDeep } from '../shared/redact.js';
 import { VERSION } from '../version.js';
 import { catalogProblems, logProblems, type PROBLEM_TEXT } from './catalog-problems.js';
-import { DEFAULT_DOCTOR_TIMEOUT_MS, type CatalogProblem, type DoctorFailure, type DoctorOptions, type DoctorReport, type ServerReport } from './types.js';
+import { dirname, join } from 'node:path';
+import { eachUsersTrustProblems, trustProblems } from './user-pins.js';
+import { DEFAULT_DOCTOR_TIMEOUT_MS, type DoctorFailure, type DoctorOptions, type DoctorReport, type ServerReport } from './types.js';
 
 /**
  * `mcp-workbench doctor`: connects every server of the config (or of one toolbox) at once, each on its own
@@ -59,10 +60,15 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   const progress = (): void => options.onProgress?.({ total: checks.length, done: checks.length - pending.size, failed, pending: [...pending] });
   progress();
   const ajv = createAjv();
-  const trust = createTrustPolicy(config, await readPins(pinsPathFor(options.statePath)));
+  const pins = await readPins(pinsPathFor(options.statePath));
+  const trust = createTrustPolicy(config, pins);
+  // Users' folders beside the state file, as serve has them (README "Files of each user").
+  const usersDir = join(dirname(options.statePath), 'users');
   const reports = await Promise.all(
     checks.map(async ({ toolbox, server }) => {
       const report = await checkServer(config, toolbox, server, options, ajv, trust);
+      // The pins of each user of a `${user:…}` server, against that user's own listing (README "Pinned tool definitions").
+      if (report.connected) report.problems.push(...(await eachUsersTrustProblems(config, toolbox, server, { ...options, pins, usersDir, timeoutMs: report.timeoutMs })));
       pending.delete(`${toolbox.name}/${server.name}`);
       if (!report.connected) failed++;
       progress();
@@ -152,22 +158,6 @@ async function checkServer(
   }
 }
 
-/** The tools whose definitions are not the approved ones: held (an error: they cannot be called) or only flagged. */
-function trustProblems(trust: TrustPolicy, toolbox: string, server: string, tools: readonly Tool[]): CatalogProblem[] {
-  const held: string[] = [];
-  const flagged: string[] = [];
-  for (const tool of tools) {
-    const verdict = trust.verdict(toolbox, server, tool);
-    if (verdict.state === 'approved') continue;
-    (verdict.held ? held : flagged).push(`${tool.name} (${verdict.state})`);
-  }
-  const review = `review with \`mcp-workbench tools diff ${toolbox}/${server}\`, approve with \`mcp-workbench tools approve ${toolbox}__${server}__NAME\``;
-  return [
-    ...(held.length > 0 ? [{ kind: 'tool-held' as const, severity: 'error' as const, message: `${held.length} tool(s) held until approved: ${review}`, items: held }] : []),
-    ...(flagged.length > 0 ? [{ kind: 'tool-unapproved' as const, severity: 'warning' as const, message: `${flagged.length} tool(s) new or changed since approved: ${review}`, items: flagged }] : []),
-  ];
-}
-
 /** Turns the ClientManager's typed connect failure into the report's, reading its fields (never its message). */
 export function classifyFailure(failed: FailedServer): DoctorFailure {
   // What to do (raise connectTimeoutMs, clear npx's cache, a config entry's fixes…): the doctor's reader needs it most.
@@ -208,6 +198,7 @@ function misconfiguredSummary(problems: readonly ServerProblem[]): string {
     ...(problems.some((p) => p.kind === 'invalid-url') ? ['malformed URL'] : []),
     ...(problems.some((p) => p.kind === 'empty-value') ? ['empty after expansion'] : []),
     ...(problems.some((p) => p.kind === 'credentials-twice') ? ['two Authorization headers'] : []),
+    ...(problems.some((p) => p.kind === 'oauth-per-user-url') ? ['one OAuth sign-in for an endpoint per user'] : []),
   ];
   return `config problem: ${parts.join(', ') || 'see below'}`;
 }

@@ -14,6 +14,16 @@ import { sessionEndedResult, type ModernAnswer } from './tool-call-pipeline.js';
 
 /** Where a request handed over by the pipeline carries its answer to the server instance the SDK makes for it. */
 const HANDED_OVER = 'mcp-workbench/handedOver';
+/** Where a request checked by {@link ModernPrincipals.refusedAnyway} carries the note that the SDK accepted it. */
+const CHECKED = 'mcp-workbench/checked';
+
+/** What a request checked against the session limit is told (see {@link ModernHttp.serve}). */
+export interface SessionLimit {
+  /** Whether opening one more surface would pass the limit. */
+  reached(): boolean;
+  /** Answers the request with the limit's refusal (503). */
+  refuse(): void;
+}
 
 /**
  * The MCP 2026-07-28 side of `--http`: no handshake and no session, each POST carries its protocol version, client
@@ -27,7 +37,7 @@ export interface ModernHttp {
    * Serves one modern request (its body already parsed); `principal` names who it is from (a digest, never the token
    * itself).
    */
-  serve(req: IncomingMessage, body: unknown, principal: string, res: ServerResponse, full?: () => boolean): Promise<void>;
+  serve(req: IncomingMessage, body: unknown, principal: string, res: ServerResponse, limit?: SessionLimit): Promise<void>;
   /** Principals with a surface open. */
   principalCount(): number;
   /** The surfaces of one principal (one per capability set it declared). */
@@ -71,20 +81,30 @@ class ModernPrincipals implements ModernHttp {
     private readonly metrics: HttpMetrics | undefined,
   ) {}
 
+  /** SDK checks alone, for a request that meets the session limit: its factory only notes that a request passed. */
+  private readonly checks = createMcpHandler(
+    (ctx) => {
+      (ctx.authInfo?.extra?.[CHECKED] as { accepted: boolean }).accepted = true;
+      throw new Error('checked only');
+    },
+    { legacy: 'reject', onerror: () => {} },
+  );
+
   /**
-   * `full`: called when the request would open a surface (a principal and capability set not served yet); true when
-   * it answered instead because the session limit is reached (each surface counts as a session: it has downstream
-   * connections of its own).
+   * `limit`: checked when the request would open a surface (a principal and capability set not served yet), which
+   * counts as a session (it has downstream connections of its own). A request the SDK would refuse anyway is given
+   * its own refusal first (README "Refused requests do nothing"); one it would accept is refused by the limit.
    */
-  async serve(req: IncomingMessage, body: unknown, principal: string, res: ServerResponse, full?: () => boolean): Promise<void> {
+  async serve(req: IncomingMessage, body: unknown, principal: string, res: ServerResponse, limit?: SessionLimit): Promise<void> {
     // Clients of one principal that declare other capabilities get other downstream connections: a server may list
     // other tools for them (README "Serving over HTTP").
     const key = `${principal}\0${declaredCapabilitiesKey(body)}`;
     let entry = this.principals.get(key);
-    if (!entry) {
-      if (full?.()) return;
-      entry = this.open(key);
+    if (!entry && limit?.reached()) {
+      if (!(await this.refusedAnyway(req, body, principal, res))) limit.refuse();
+      return;
     }
+    entry ??= this.open(key);
     entry.active++;
     entry.lastSeen = Date.now();
     const call = toolCallId(body);
@@ -131,6 +151,24 @@ class ModernPrincipals implements ModernHttp {
     const answered = [...this.principals.values()].flatMap((entry) => [...entry.calls].map(([res, id]) => answerShuttingDown(res, id)));
     await Promise.allSettled(answered);
     await Promise.allSettled([...this.principals.keys()].map((key) => this.closePrincipal(key, 'closed (shutting down)', 'shutdown')));
+    await this.checks.close();
+  }
+
+  /**
+   * Puts a request through the SDK's checks of a modern request (version, headers against the body, envelope,
+   * required capabilities) with no server behind them: true when they refused it and their answer was written; false
+   * when they accepted it (nothing is written).
+   */
+  private async refusedAnyway(req: IncomingMessage, body: unknown, principal: string, res: ServerResponse): Promise<boolean> {
+    const checked = { accepted: false };
+    const authInfo = { token: principal, clientId: principal, scopes: [], extra: { [CHECKED]: checked } };
+    const response = await this.checks.fetch(await webRequest(req, body, res), { parsedBody: body, authInfo });
+    if (checked.accepted) {
+      await response.body?.cancel().catch(() => {});
+      return false;
+    }
+    await writeResponse(response, res);
+    return true;
   }
 
   /** Opens the surface of `key` (principal, then capabilities), with one SDK handler that follows its list changes. */

@@ -234,7 +234,7 @@ async function serveMcp(front: Front, principal: string, req: IncomingMessage, r
   if (existing) return sessions.serve(existing, req, res, body);
   if (req.method === 'POST' && sessionId === undefined) {
     // No session named: an MCP 2026-07-28 request (it carries its protocol version in _meta), or a legacy opening.
-    if (!isLegacyPost(req, body)) return front.modern.serve(req, body, principal, res, () => atLimit() && (full(), true));
+    if (!isLegacyPost(req, body)) return front.modern.serve(req, body, principal, res, { reached: atLimit, refuse: full });
   }
   const isInitialize = Array.isArray(body) ? body.some(isInitializeRequest) : isInitializeRequest(body);
   if (!isInitialize) return sendJsonRpcError(res, 400, 'Bad Request: Mcp-Session-Id header is required');

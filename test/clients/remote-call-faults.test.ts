@@ -161,7 +161,36 @@ describe('a connected remote server that fails its calls later', () => {
     }
   }
 
+  /**
+   * A server (or its gateway) that accepts a new session but answers 404 to every later request: one new session is
+   * tried, then each call reports the 404 as it is, with no new session per call, until a call works again. The modern
+   * server has no session to renew: its 404 is reported at once.
+   */
+  async function notFoundAfterHandshake(era: EraName): Promise<void> {
+    const wb = await startEra('stdio', era, config(), undefined, {}, { env: { REMOTE_TOKEN: SECRET } });
+    const proxies = [legacyProxy, modernProxy];
+    const initializes = (): number => legacyProxy.forwarded('initialize');
+    try {
+      await each(wb, works);
+      const before = initializes();
+      proxies.forEach((p) => p.failCalls({ status: 404, body: 'no such session' }));
+      for (let i = 0; i < 4; i++) await each(wb, failsWith({ status: 404, kind: 'http-status', retryable: false, text: /HTTP 404 \(Not Found\): no such session\./, hint: /"url"/ }));
+      assert.equal(initializes() - before, 1, 'one new session for four failed calls, not one per call');
+      proxies.forEach((p) => p.failCalls('pass'));
+      await each(wb, works);
+      // A call worked: the next 404 may mean a restart again, and is given one new session.
+      proxies.forEach((p) => p.failCalls({ status: 404 }));
+      await each(wb, failsWith({ status: 404, kind: 'http-status', retryable: false, text: /HTTP 404/, hint: /"url"/ }));
+      await each(wb, failsWith({ status: 404, kind: 'http-status', retryable: false, text: /HTTP 404/, hint: /"url"/ }));
+      assert.equal(initializes() - before, 2, 'one more new session after the call that worked');
+    } finally {
+      proxies.forEach((p) => p.failCalls('pass'));
+      await wb.close();
+    }
+  }
+
   for (const era of ERAS) {
+    it(`does not start a new session for every call of a server that answers 404 to all but its handshake (${era} client over stdio)`, () => notFoundAfterHandshake(era));
     it(`answers each failed call of a legacy SSE server at once, naming the status (${era} client over stdio)`, () => legacySse(era));
     it(`reconnects to a remote server that restarted and answers its old session with 400 (${era} client over stdio)`, () => restart(era));
     it(`answers each failed call at once as an isError result that names the server, cause and next step (${era} client over stdio)`, () => fullDay('stdio', era));

@@ -120,11 +120,17 @@ describe('remote servers that cannot be connected, next to a healthy stdio serve
           assert.ok(entry, JSON.stringify(failed));
           assert.deepEqual([entry.code, entry.retryable, entry.failure], ['CONNECT_FAILED', false, { kind: 'http-status', httpStatus: status }], entry.error);
           assert.match(entry.hint ?? '', /credentials/, entry.error);
+          // The cause is a sentence of its own, ended before what to do next (it once ran on: "(HTTP 401) Check…").
+          if (server === 'refused') {
+            const url = `http://127.0.0.1:${new URL(refused.url).port}/mcp`;
+            assert.equal(entry.error, `server "refused" of toolbox "day" at ${url} could not be connected: Version negotiation failed: the server requires authorization (HTTP 401). ${entry.hint}`);
+          }
           // The same on a call by full name, as for a call the server refused with that status.
           const call = { toolbox_name: 'day', tool_name: `day__${server}__echo`, arguments: {} };
           const result = (await wb.client.callTool({ name: 'use_tool', arguments: call })) as CallToolResult;
           const error = result._meta?.['mcp-workbench/error'] as { code?: string; retryable?: boolean };
           assert.deepEqual([error.code, error.retryable], ['CONNECT_FAILED', false], textOf(result));
+          assert.match(textOf(result), /\(HTTP 40[13]\)\. Check the credentials/);
         }
       } finally {
         await wb.close();
@@ -132,6 +138,33 @@ describe('remote servers that cannot be connected, next to a healthy stdio serve
           s.server.closeAllConnections();
           s.server.close();
         }
+      }
+    });
+
+    it(`an OAuth server whose url names \${user:…} is refused, not signed in to once for every user's endpoint (${era} client)`, async () => {
+      // Any path answers 401 with a Bearer challenge (each user's own endpoint asks for a sign-in).
+      const everyPath = await answering(() => ({ status: 401, headers: { 'www-authenticate': 'Bearer realm="mcp"' }, body: 'unauthorized' }));
+      const url = `http://127.0.0.1:${new URL(everyPath.url).port}/\${user:id}/mcp`;
+      const servers = { local: fixtureServer(), signed: { type: 'http', url, auth: { clientId: 'wb' } }, challenged: { type: 'http', url } };
+      const wb = await startEra('stdio', era, { toolboxes: { day: { mcpServers: servers } } });
+      try {
+        const opened = (await wb.client.callTool({ name: 'open_toolbox', arguments: { toolbox_name: 'day', detail: 'full' } })) as CallToolResult;
+        const body = opened.structuredContent as { servers_connected: string[]; servers_failed: FailedEntry[] };
+        assert.deepEqual(body.servers_connected, ['local'], textOf(opened));
+        const signed = body.servers_failed.find((f) => f.server === 'signed');
+        assert.ok(signed, JSON.stringify(body.servers_failed));
+        assert.deepEqual([signed.code, signed.retryable, signed.failure?.kind], ['CONFIG_INVALID', false, 'misconfigured'], signed.error);
+        assert.match(signed.error, /toolboxes\.day\.mcpServers\.signed\.url: names \$\{user:…\}/);
+        assert.match(signed.hint ?? '', /run a workbench per user/);
+        const challenged = body.servers_failed.find((f) => f.server === 'challenged');
+        assert.ok(challenged, JSON.stringify(body.servers_failed));
+        assert.deepEqual([challenged.code, challenged.retryable], ['SIGN_IN_FAILED', false], challenged.error);
+        assert.match(challenged.error, /asks for an OAuth sign-in, but its "url" names \$\{user:…\}/);
+        assert.match(challenged.hint ?? '', /run a workbench per user/);
+      } finally {
+        await wb.close();
+        everyPath.server.closeAllConnections();
+        everyPath.server.close();
       }
     });
 

@@ -22,6 +22,11 @@ export interface FaultingProxy {
   /** Listens again on the same port. */
   start(): Promise<void>;
   close(): Promise<void>;
+  /**
+   * How many requests the proxy passed on to the server that carried this JSON-RPC method (e.g. "initialize"), or,
+   * for an HTTP method in capitals ("DELETE"), how many requests of that method.
+   */
+  forwarded(method: string): number;
 }
 
 export type CallFault = 'pass' | 'html' | 'cut' | { status: number; body?: string };
@@ -29,6 +34,10 @@ export type CallFault = 'pass' | 'html' | 'cut' | { status: number; body?: strin
 export async function startFaultingProxy(targetUrl: string): Promise<FaultingProxy> {
   const target = new URL(targetUrl);
   let how: CallFault = 'pass';
+  const counts = new Map<string, number>();
+  const count = (key: string): void => {
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  };
   const answer = (res: ServerResponse): void => {
     if (how === 'cut') {
       res.socket?.destroy();
@@ -47,6 +56,9 @@ export async function startFaultingProxy(targetUrl: string): Promise<FaultingPro
       req.on('end', () => {
         const body = Buffer.concat(chunks);
         if (how !== 'pass' && body.toString('utf8').includes('"tools/call"')) return answer(res);
+        count(req.method ?? '');
+        const method = /"method"\s*:\s*"([^"]+)"/.exec(body.toString('utf8'))?.[1];
+        if (method !== undefined) count(method);
         const headers = { ...req.headers, host: target.host };
         const upstream = httpRequest({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers }, (upstreamRes) => {
           res.writeHead(upstreamRes.statusCode ?? 502, upstreamRes.headers);
@@ -79,5 +91,6 @@ export async function startFaultingProxy(targetUrl: string): Promise<FaultingPro
       await once(server, 'listening');
     },
     close: stop,
+    forwarded: (method) => counts.get(method) ?? 0,
   };
 }

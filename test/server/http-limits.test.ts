@@ -145,6 +145,17 @@ describe('serve --http with two tokens: a refused MCP 2026-07-28 request takes n
       assert.notEqual(echoed.isError, true, JSON.stringify(echoed));
     }
     assert.equal(await sessions(), 2);
+
+    // At its share, a request that would be refused anyway gets its own answer, not the limit's 503 (before, the
+    // limit was checked first): a client told "retry later" would retry a request that can never succeed.
+    await refused(list(envelope({ roots: {} }, '2099-01-01')), {});
+    await refused(list(envelope({ roots: {} })), { ...modernHeaders, 'mcp-method': 'tools/call' });
+    await refused(list({ ...envelope({ tasks: {} }), [`${META}/clientInfo`]: 'not an object' }), modernHeaders);
+    const body = JSON.stringify(list(envelope({ roots: {} })));
+    const full = await fetch(wb.url, { method: 'POST', headers: { ...HEADERS, authorization: 'Bearer token-of-alice', ...modernHeaders }, body });
+    assert.equal(full.status, 503, 'a well-formed request from a new capability set is refused by the limit');
+    assert.match(await full.text(), /share of the session limit/);
+    assert.equal(await sessions(), 2);
   });
 });
 

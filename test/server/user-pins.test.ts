@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import type { CallToolResult, Client } from '@modelcontextprotocol/client';
 import { startEra, tokenClient } from '../helpers/era-workbench.js';
 import { runCliAsync } from '../helpers/cli-run.js';
 import { startHttpWorkbench, type HttpWorkbench } from '../helpers/http-workbench.js';
-import { fixtureServer, structuredAnswer, textOf, waitFor, workbenchErrorCode } from '../helpers/workbench-process.js';
+import { fixtureServer, structuredAnswer, tempDir, textOf, waitFor, workbenchErrorCode } from '../helpers/workbench-process.js';
 
 // Pinned tool definitions of a server whose entry names `${user:…}` (README "Pinned tool definitions", "Files of each
 // user"): each user's process may list tools of that user's own, so each user's first sight is recorded for that user
@@ -128,6 +128,60 @@ describe('tool pins of a ${user:…} server over stdio (the one user, local)', (
       assert.deepEqual(await keys(), ['lab/own']);
     } finally {
       await wb.close();
+    }
+  });
+});
+
+describe('doctor and the pins of a ${user:…} server', () => {
+  test("checks each user's pins against that user's own listing, and says which --user to review and approve with", async () => {
+    const { dir, cleanup } = await tempDir('wb-doctor-user-pins-');
+    const configPath = join(dir, 'workbench-config.json');
+    const files = ['--config', configPath, '--state-file', join(dir, 'tool-state.json')];
+    const env = { MCP_WORKBENCH_CACHE_DIR: join(dir, 'cache') };
+    try {
+      await writeFile(configPath, JSON.stringify(perUser({}, { quarantine: true })));
+      // B approved only the tool named for B; local (the operator) approved everything it is listed.
+      const approveB = await runCliAsync(['tools', 'approve', `lab__own__ledger_${ID_B}`, '--user', ID_B, ...files], env);
+      assert.equal(approveB.code, 0, approveB.stderr);
+      const approveLocal = await runCliAsync(['tools', 'approve', 'lab__own__*', ...files], env);
+      assert.equal(approveLocal.code, 0, approveLocal.stderr);
+
+      const doctor = await runCliAsync(['doctor', '--json', ...files], env);
+      const report = JSON.parse(doctor.stdout) as { toolboxes: { servers: { problems: { kind: string; message: string; items: string[] }[] }[] }[] };
+      const problems = report.toolboxes.flatMap((t) => t.servers.flatMap((s) => s.problems));
+      // Local's pins approve its listing; B's approve only B's own ledger: the rest is said for B, with B's --user.
+      // (Before, only local's pins were checked, and B's not at all.)
+      assert.equal(problems.length, 1, doctor.stdout);
+      const [forB] = problems;
+      assert.equal(forB!.kind, 'tool-unapproved', doctor.stdout);
+      assert.match(forB!.message, new RegExp(`for user ${ID_B}.*tools diff lab/own --user ${ID_B}.*tools approve lab__own__NAME --user ${ID_B}`));
+      assert.ok(forB!.items.includes('echo (new)'), doctor.stdout);
+      assert.ok(!forB!.items.some((i) => i.startsWith('ledger_')), doctor.stdout);
+    } finally {
+      await cleanup();
+    }
+  });
+});
+
+describe('tools approve of a "shared": true ${user:…} server', () => {
+  test('its tools are user shared\'s: without --user the refusal says to add --user shared, with it they are approved', async () => {
+    const { dir, cleanup } = await tempDir('wb-approve-shared-');
+    const configPath = join(dir, 'workbench-config.json');
+    const files = ['--config', configPath, '--state-file', join(dir, 'tool-state.json')];
+    const env = { MCP_WORKBENCH_CACHE_DIR: join(dir, 'cache') };
+    try {
+      await writeFile(configPath, JSON.stringify(perUser({}, { shared: true })));
+      const local = await runCliAsync(['tools', 'approve', 'lab__own__ledger_shared', ...files], env);
+      assert.notEqual(local.code, 0, local.stdout);
+      assert.match(local.stderr, /No listed tool matches/);
+      assert.match(local.stderr, /lab\/own names \$\{user:…\} and was listed as user local's; it is "shared": true, so over --http its tools are user shared's: add --user shared\./);
+      const shared = await runCliAsync(['tools', 'approve', 'lab__own__ledger_shared', '--user', 'shared', ...files], env);
+      assert.equal(shared.code, 0, shared.stderr);
+      assert.match(shared.stdout, /lab__own__ledger_shared/);
+      const pins = JSON.parse(await readFile(join(dir, 'tool-pins.json'), 'utf8')) as { servers: object };
+      assert.deepEqual(Object.keys(pins.servers), ['lab/own@shared']);
+    } finally {
+      await cleanup();
     }
   });
 });
