@@ -208,8 +208,10 @@ async function connectFor(request: UseRequest, knownServer: ServerConfig | undef
       if (!connected) return { refusal: again ? startingAgain(toolbox.name, toolName, knownServer.name, again, waitMs) : stillStarting(toolbox.name, toolName, [knownServer.name], waitMs) };
       if (connected.value) return cannotCall(connected.value);
     } else if (!knownServer) {
-      const { lookup, starting, unlisted } = await lookupAcrossToolbox(host, scope, toolbox, toolName);
+      const { lookup, starting, unlisted, again, waitedMs } = await lookupAcrossToolbox(host, scope, toolbox, toolName);
       // Not found while servers that may have it still start: a wait to retry, not an unknown name.
+      const [hung] = again;
+      if ('notFound' in lookup && starting.length === 0 && hung) return { refusal: startingAgain(toolbox.name, toolName, hung.server, hung.status, waitedMs) };
       if ('notFound' in lookup && starting.length > 0) return { refusal: stillStarting(toolbox.name, toolName, starting, host.useToolWait(toolbox.name), lookup.suggestions) };
       if ('notFound' in lookup && unlisted.length > 0) {
         const statuses = scope.manager.serverStatus(toolbox.name).filter((s) => unlisted.includes(s.server));
