@@ -1,5 +1,4 @@
-import { Client, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
-import type { CallToolResult, Tool } from '@modelcontextprotocol/client';
+import { Client, SdkError, SdkErrorCode, type CallToolResult, type Tool } from '@modelcontextprotocol/client';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ServerConfig } from '../config/types.js';
 import { WorkbenchError, errorMessage } from '../errors.js';
@@ -82,6 +81,7 @@ export class ServerSlot {
         label: this.label,
         log: this.log,
         eras: options.eras ?? new EraMemory(),
+        warnings: options.connectWarnings,
         oauth: this.oauth,
         capabilities: () => capabilitiesKey(options.upstream?.capabilities()),
         redactError: (error) => this.redactError(error),

@@ -3,6 +3,7 @@ import { serverProblemError } from '../config/server-problems.js';
 import type { ServerConfig } from '../config/types.js';
 import { WorkbenchError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
+import { ConnectWarnings } from './connect-warnings.js';
 import type { EraMemory, EraVerdict } from './era-memory.js';
 import { DEFAULT_CONNECT_TIMEOUT_MS } from './limits.js';
 import type { ToolList } from './list-tools.js';
@@ -24,6 +25,8 @@ export interface ConnectorSlot {
   label: string;
   log: Logger;
   eras: EraMemory;
+  /** The causes warned about, shared by every session's connection to this server (see causeOf); else per slot. */
+  warnings: ConnectWarnings | undefined;
   oauth: OAuthConnector | undefined;
   /** The capabilities key of the upstream client at the time of the connect (see capabilitiesKey). */
   capabilities(): string;
@@ -53,14 +56,15 @@ export class SlotConnector {
   /** Why the last connect attempt failed, while no connect has succeeded since. */
   private lastConnectError: WorkbenchError | undefined;
   private lastConnectFailedAt = 0;
-  /** The cause last warned about (see causeOf), until a connect succeeds: the same cause again is logged at debug. */
-  private warnedCause: string | undefined;
+  private readonly warnings: ConnectWarnings;
 
   constructor(
     private readonly slot: ConnectorSlot,
     private readonly dialer: SlotDialer,
     private readonly isClosed: () => boolean,
-  ) {}
+  ) {
+    this.warnings = slot.warnings ?? new ConnectWarnings();
+  }
 
   /** Why the last connect failed, until one succeeds. */
   get lastError(): WorkbenchError | undefined {
@@ -155,7 +159,7 @@ export class SlotConnector {
     const modern = client.getProtocolEra() === 'modern';
     if (!this.dialer.legacySse) this.slot.eras.set(this.slot.toolbox, this.slot.config, modern && discover ? { kind: 'modern', discover } : { kind: 'legacy' });
     this.lastConnectError = undefined;
-    this.warnedCause = undefined;
+    this.warnings.started(this.slot.label);
   }
 
   /** What a failed connect throws, after ending its transport; logged and counted towards the backoff unless closing. */
@@ -176,11 +180,10 @@ export class SlotConnector {
     this.lastConnectError = described;
     this.lastConnectFailedAt = Date.now();
     // Every open and call tries a server that cannot start again: warn once per cause (a missing command fails the
-    // same way each time), again when the cause changes or after the server has started in between.
-    const cause = causeOf(described);
-    if (cause === this.warnedCause) log.debug(`failed again, as warned: ${described.toDisplayString()}`);
-    else log.warn(described.toDisplayString());
-    this.warnedCause = cause;
+    // same way each time), again when the cause changes or after the server has started in between — once per
+    // process, however many sessions have connections of their own to it.
+    if (this.warnings.news(this.slot.label, causeOf(described))) log.warn(described.toDisplayString());
+    else log.debug(`failed again, as warned: ${described.toDisplayString()}`);
     return described;
   }
 }

@@ -3,6 +3,7 @@ import type { WorkbenchConfig } from '../config/types.js';
 import type { Logger } from '../log.js';
 import type { OAuthContext } from '../oauth/sign-in.js';
 import type { Cancellation } from '../shared/cancellation.js';
+import type { ConnectWarnings } from './connect-warnings.js';
 import type { EraMemory } from './era-memory.js';
 import type { GroupTracker } from './orphan-reaper.js';
 import type { FailedServer } from './server-failure.js';
@@ -44,6 +45,8 @@ export interface SlotOptions {
   groups?: GroupTracker;
   /** Each server's protocol era from earlier connects (and the catalog cache); without it, remembered per slot. */
   eras?: EraMemory;
+  /** Which failed connects were warned about, shared by all sessions' connections; without it, per slot. */
+  connectWarnings?: ConnectWarnings;
   /** OAuth sign-ins of remote servers (token store, browser); without it no server is signed in to. */
   oauth?: OAuthContext;
   /** Whose connections these are, for `${user:id}` / `${user:dir}` in entries (see user-places); default `local`. */

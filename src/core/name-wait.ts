@@ -38,7 +38,7 @@ export interface NameWaitHost {
 export async function lookupAcrossToolbox(host: NameWaitHost, scope: Scope, toolbox: ToolboxConfig, toolName: string): Promise<AcrossToolbox> {
   const lists = await knownLists(host, scope, toolbox);
   const known = lastKnownLookup(host, toolbox.name, lists, toolName);
-  if (known && 'hidden' in known) return { lookup: known, starting: [], unlisted: [] };
+  if (known && 'hidden' in known) return { lookup: known, starting: [], unlisted: [], again: [], waitedMs: 0 };
   const find = (): ToolLookup => host.cachedCatalog(scope, toolbox.name).catalog.find(toolName);
   const connects = new Map<string, Promise<unknown>>();
   for (const server of toolbox.servers) {
@@ -53,11 +53,20 @@ export async function lookupAcrossToolbox(host: NameWaitHost, scope: Scope, tool
   // full name would be): a name no server has is answered at once, with the closest names, not after the limit while
   // one hangs; a server whose tools are not known at all is named in that answer as still starting.
   const unlisted: string[] = [];
+  // A server whose last start timed out is not waited for past `openWaitMs` even then, as its full name would not be.
+  const again: { server: string; status: HungBefore }[] = [];
   if ('notFound' in lookup) {
     for (const server of [...starting.keys()]) {
       const tools = lists.get(server);
       if (!tools) unlisted.push(server);
       if (!tools || 'notFound' in new ToolboxCatalog(toolbox.name, [{ server, tools }], host.policy()).find(toolName)) starting.delete(server);
+      else {
+        const hung = serverWait(host, scope, toolbox.name, server).again;
+        if (hung) {
+          starting.delete(server);
+          again.push({ server, status: hung });
+        }
+      }
     }
   }
   const deadline = Date.now() + limit - wait;
@@ -70,7 +79,7 @@ export async function lookupAcrossToolbox(host: NameWaitHost, scope: Scope, tool
   }
   const statuses = scope.manager.serverStatus(toolbox.name);
   const stillUp = (server: string): boolean => statuses.some((s) => s.server === server && s.status.state === 'starting');
-  return { lookup, starting: [...starting.keys()].filter(stillUp), unlisted: unlisted.filter(stillUp) };
+  return { lookup, starting: [...starting.keys()].filter(stillUp), unlisted: unlisted.filter(stillUp), again: again.filter((a) => stillUp(a.server)), waitedMs: wait };
 }
 
 /** A bare name looked up across a toolbox (see lookupAcrossToolbox). */
@@ -80,6 +89,10 @@ export interface AcrossToolbox {
   starting: string[];
   /** Servers still starting whose tools are not known at all (not waited for past `openWaitMs`). */
   unlisted: string[];
+  /** Servers whose last known list has the name, starting again after a start that timed out (not waited for past `openWaitMs`). */
+  again: { server: string; status: HungBefore }[];
+  /** How long the servers were waited for as open_toolbox waits (`openWaitMs`). */
+  waitedMs: number;
 }
 
 /** Every server's tools as the scope last knew them (live, else the catalog cache; undefined: never known), read once. */

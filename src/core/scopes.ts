@@ -1,5 +1,6 @@
 import { ClientManager, type ClientManagerOptions } from '../clients/client-manager.js';
 import { EraMemory } from '../clients/era-memory.js';
+import { ConnectWarnings } from '../clients/connect-warnings.js';
 import { OrphanReaper } from '../clients/orphan-reaper.js';
 import { SharedServers } from '../clients/shared-servers.js';
 import type { ToolsChange } from '../clients/types.js';
@@ -52,6 +53,8 @@ export class Scopes {
   private sharedKeys: Set<string>;
   /** Every server's protocol era, for all sessions' connections (persisted in the catalog cache when there is one). */
   private readonly eras: EraMemory;
+  /** Which failed connects were warned about: once per process and cause, however many sessions connect a server. */
+  private readonly connectWarnings = new ConnectWarnings();
   private config: WorkbenchConfig;
   /** Downstream servers connected again after they had been connected (crashed or lost), since start. */
   private restarts = 0;
@@ -207,9 +210,9 @@ export class Scopes {
   }
 
   /** What every set of downstream connections is made with: the config in effect, env, log and limits. */
-  private connectionOptions(): Pick<ClientManagerOptions, 'config' | 'env' | 'log' | 'clientInfo' | 'maxMessageBytes' | 'eras' | 'oauth'> {
+  private connectionOptions(): Pick<ClientManagerOptions, 'config' | 'env' | 'log' | 'clientInfo' | 'maxMessageBytes' | 'eras' | 'connectWarnings' | 'oauth'> {
     const { env, log, version, maxMessageBytes, oauth } = this.options;
-    return { config: this.config, env, log, clientInfo: { name: 'mcp-workbench', version }, maxMessageBytes, eras: this.eras, ...(oauth && { oauth }) };
+    return { config: this.config, env, log, clientInfo: { name: 'mcp-workbench', version }, maxMessageBytes, eras: this.eras, connectWarnings: this.connectWarnings, ...(oauth && { oauth }) };
   }
 
   /**

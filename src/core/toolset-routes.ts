@@ -10,6 +10,7 @@ import type { PendingServer } from '../catalog/catalog-index.js';
 import { pendingServer, waitForServers, worthWaiting, type OpenProgress } from './open-wait.js';
 import type { SlotStatus } from '../clients/server-slot.js';
 import { within } from '../shared/within.js';
+import type { HungBefore } from './name-wait.js';
 
 /**
  * A toolset name used where a toolbox name goes: `open_toolbox` lists just the toolset's tools (connecting only the
@@ -93,27 +94,40 @@ async function bounded(connect: Promise<void>, ms: number | undefined): Promise<
   return ms === undefined ? connect : within(connect, ms);
 }
 
-/** Where a name goes: a toolbox, a refusal, or a wait cut short for a server still starting (`toolbox/server`). */
-export type ToolsetRoute = { toolbox: string; toolName: string } | { error: string; code: 'TOOL_NOT_FOUND' } | { starting: string };
+/** A server of the toolset whose wait was cut short (see serverWait): how long it was waited for, and why so short. */
+export interface CutShort {
+  waitMs: number;
+  again: HungBefore;
+}
+
+/** A server still starting when its wait, cut short, ran out. */
+export interface StartingServer extends CutShort {
+  toolbox: string;
+  server: string;
+}
+
+/** Where a name goes: a toolbox, a refusal, or a wait cut short for a server still starting. */
+export type ToolsetRoute = { toolbox: string; toolName: string } | { error: string; code: 'TOOL_NOT_FOUND' } | { starting: StartingServer };
 
 /**
  * Which toolbox a `use_tool` name given with a toolset belongs to. A canonical name of the toolset is routed at once
  * (the toolbox path then refuses a disabled tool before anything connects); a bare or loose name is looked up among
- * the toolset's tools once its servers are connected (`bound` may cut a server's wait short: a name not found while
- * it still starts is `starting`), and must be unique there.
+ * the toolset's tools once its servers are connected (`cutShort` may cut a server's wait short: a name not found
+ * while it still starts is `starting`, with that wait), and must be unique there.
  */
 export async function routeToolsetCall<Entry extends { name: string }>(
   host: ToolsetHost<Entry>,
   toolset: ResolvedToolset,
   toolName: string,
   toolboxNames: ReadonlySet<string>,
-  bound?: ServerBound,
+  cutShort?: (toolbox: string, server: string) => CutShort | undefined,
 ): Promise<ToolsetRoute> {
   const name = toolset.config.name;
   const parts = parseToolName(toolName);
   if (parts && toolboxNames.has(parts.toolbox) && toolset.includes(toolName)) return { toolbox: parts.toolbox, toolName };
 
-  const { pending } = await openToolset(host, toolset, undefined, bound);
+  const cut: StartingServer[] = [];
+  const { pending } = await openToolset(host, toolset, undefined, recording(cutShort, cut));
   const candidates: { name: string; bare: string; hidden: boolean }[] = [];
   const suggestions: SuggestionCandidate[] = [];
   for (const toolbox of new Set(toolset.servers.map((s) => s.toolbox))) {
@@ -153,12 +167,22 @@ export async function routeToolsetCall<Entry extends { name: string }>(
     };
   }
   // Not found while a server whose wait was cut short still starts: it may have the name.
-  if (pending.length > 0) return { starting: pending[0]!.server };
+  const starting = cut.find((c) => pending.some((p) => p.server === `${c.toolbox}/${c.server}`));
+  if (starting) return { starting };
   const closest = closestNames(toolName, suggestions, 5);
   const hint = closest.length > 0 ? ` Closest names: ${closest.join(', ')}.` : '';
   return {
     error: `Tool ${quoteClientText(toolName)} is not in toolset "${name}".${hint} Call open_toolbox {"toolbox_name":"${name}"} to list its tools.`,
     code: 'TOOL_NOT_FOUND',
+  };
+}
+
+/** A ServerBound from `cutShort` that adds each server whose wait it cuts short to `cut`. */
+function recording(cutShort: ((toolbox: string, server: string) => CutShort | undefined) | undefined, cut: StartingServer[]): ServerBound {
+  return (toolbox, server) => {
+    const wait = cutShort?.(toolbox, server);
+    if (wait) cut.push({ toolbox, server, ...wait });
+    return wait?.waitMs;
   };
 }
 

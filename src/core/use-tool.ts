@@ -12,7 +12,7 @@ import type { CachedCatalog, Scope, SessionScope, UseToolOptions } from './scope
 import type { CallContext } from './session-routing.js';
 import { ERROR_META_KEY, disabledResult, errorMeta, errorResult, failureResult, type ToolEntry } from './tool-entry.js';
 import { stateRefusal } from './state-problem.js';
-import { routeToolsetCall, type ToolsetHost } from './toolset-routes.js';
+import { routeToolsetCall, type CutShort, type ToolsetHost } from './toolset-routes.js';
 import { knownLists, lastKnownLookup, lookupAcrossToolbox, notListedYet, serverWait, startingAgain, stillStarting } from './name-wait.js';
 import { describeParams, type ToolValidators } from './validators.js';
 import { DEFAULT_CALL_TIMEOUT_MS } from '../clients/server-slot.js';
@@ -115,23 +115,20 @@ function patternElsewhere(toolName: string, owner: string, toolboxName: string):
 async function useToolsetTool(host: UseToolHost, toolset: ResolvedToolset, toolName: string, args: Record<string, unknown> | undefined, options: UseToolOptions): Promise<CallToolResult> {
   const scope = host.scopeOf(options.scope);
   // A bare name waits for the toolset's servers, but for one whose last start timed out only as a full name would.
-  const waits = new Map<string, ReturnType<typeof serverWait>>();
-  const bound = (toolbox: string, server: string): number | undefined => {
-    const wait = serverWait(host, scope, toolbox, server);
-    waits.set(`${toolbox}/${server}`, wait);
-    return wait.again ? wait.waitMs : undefined;
+  const cutShort = (toolbox: string, server: string): CutShort | undefined => {
+    const { waitMs, again } = serverWait(host, scope, toolbox, server);
+    return again && { waitMs, again };
   };
   let route;
   try {
-    route = await routeToolsetCall(host.toolsetHost(scope), toolset, toolName, new Set(host.toolboxes().keys()), bound);
+    route = await routeToolsetCall(host.toolsetHost(scope), toolset, toolName, new Set(host.toolboxes().keys()), cutShort);
   } catch (error) {
     if (isWorkbenchError(error)) return failureResult(error, `Cannot call ${quoteClientText(toolName)}: `);
     throw error;
   }
   if ('starting' in route) {
-    const [toolbox, server] = route.starting.split('/') as [string, string];
-    const { waitMs, again } = waits.get(route.starting)!;
-    return startingAgain(toolbox, toolName, server, again!, waitMs);
+    const { toolbox, server, again, waitMs } = route.starting;
+    return startingAgain(toolbox, toolName, server, again, waitMs);
   }
   if ('error' in route) return errorResult(route.error, route.code);
   return useToolNow(host, route.toolbox, route.toolName, args, options);
@@ -208,8 +205,10 @@ async function connectFor(request: UseRequest, knownServer: ServerConfig | undef
       if (!connected) return { refusal: again ? startingAgain(toolbox.name, toolName, knownServer.name, again, waitMs) : stillStarting(toolbox.name, toolName, [knownServer.name], waitMs) };
       if (connected.value) return cannotCall(connected.value);
     } else if (!knownServer) {
-      const { lookup, starting, unlisted } = await lookupAcrossToolbox(host, scope, toolbox, toolName);
+      const { lookup, starting, unlisted, again, waitedMs } = await lookupAcrossToolbox(host, scope, toolbox, toolName);
       // Not found while servers that may have it still start: a wait to retry, not an unknown name.
+      const [hung] = again;
+      if ('notFound' in lookup && starting.length === 0 && hung) return { refusal: startingAgain(toolbox.name, toolName, hung.server, hung.status, waitedMs) };
       if ('notFound' in lookup && starting.length > 0) return { refusal: stillStarting(toolbox.name, toolName, starting, host.useToolWait(toolbox.name), lookup.suggestions) };
       if ('notFound' in lookup && unlisted.length > 0) {
         const statuses = scope.manager.serverStatus(toolbox.name).filter((s) => unlisted.includes(s.server));
