@@ -76,7 +76,9 @@ function hasExternalRef(schema: unknown, depth = 0): boolean {
 
 /** Warnings the connection logged (besides the connect failure itself, which is the report's `failure`). */
 export function logProblems(logged: readonly string[], noise: readonly string[], failure?: string): CatalogProblem[] {
-  const other = logged.filter((line) => line !== failure);
+  // The failure as the connect logged it: its message, then what to do and its details (the report shows them apart).
+  const head = failure?.split('\n')[0];
+  const other = logged.filter((line) => !head || !line.startsWith(head));
   const problems: CatalogProblem[] = [];
   if (noise.length > 0) problems.push({ kind: 'stdout-noise', severity: 'warning', message: PROBLEM_TEXT['stdout-noise'], items: [...noise] });
   if (other.length > 0) problems.push({ kind: 'server-warning', severity: 'warning', message: PROBLEM_TEXT['server-warning'], items: other });

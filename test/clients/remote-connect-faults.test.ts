@@ -120,10 +120,10 @@ describe('remote servers that cannot be connected, next to a healthy stdio serve
           assert.ok(entry, JSON.stringify(failed));
           assert.deepEqual([entry.code, entry.retryable, entry.failure], ['CONNECT_FAILED', false, { kind: 'http-status', httpStatus: status }], entry.error);
           assert.match(entry.hint ?? '', /credentials/, entry.error);
-          // The cause is a sentence of its own, ended before what to do next (it once ran on: "(HTTP 401) Check…").
+          // The cause is a sentence of its own (it once ran on: "(HTTP 401) Check…"); what to do is in `hint` alone.
           if (server === 'refused') {
             const url = `http://127.0.0.1:${new URL(refused.url).port}/mcp`;
-            assert.equal(entry.error, `server "refused" of toolbox "day" at ${url} could not be connected: Version negotiation failed: the server requires authorization (HTTP 401). ${entry.hint}`);
+            assert.equal(entry.error, `server "refused" of toolbox "day" at ${url} could not be connected: Version negotiation failed: the server requires authorization (HTTP 401).`);
           }
           // The same on a call by full name, as for a call the server refused with that status.
           const call = { toolbox_name: 'day', tool_name: `day__${server}__echo`, arguments: {} };
@@ -155,7 +155,9 @@ describe('remote servers that cannot be connected, next to a healthy stdio serve
         assert.ok(signed, JSON.stringify(body.servers_failed));
         assert.deepEqual([signed.code, signed.retryable, signed.failure?.kind], ['CONFIG_INVALID', false, 'misconfigured'], signed.error);
         assert.match(signed.error, /toolboxes\.day\.mcpServers\.signed\.url: names \$\{user:…\}/);
-        assert.match(signed.hint ?? '', /run a workbench per user/);
+        // A config entry's fix is said once, in its problem (README "Errors").
+        const problems = (signed.failure as { problems?: { fix: string }[] } | undefined)?.problems ?? [];
+        assert.match(problems.map((p) => p.fix).join('\n'), /run a workbench per user/, JSON.stringify(signed));
         const challenged = body.servers_failed.find((f) => f.server === 'challenged');
         assert.ok(challenged, JSON.stringify(body.servers_failed));
         assert.deepEqual([challenged.code, challenged.retryable], ['SIGN_IN_FAILED', false], challenged.error);
