@@ -4,16 +4,15 @@ import type { ServerConfig } from '../config/types.js';
 import { WorkbenchError } from '../errors.js';
 import { redactingLogger, type Logger } from '../log.js';
 import type { Redact } from '../shared/redact.js';
-import { CallChannel, type ChannelCallOptions } from './call-channel.js';
+import type { ChannelCallOptions } from './call-channel.js';
 import { OAuthConnector } from './oauth-connect.js';
 import { capabilitiesKey } from './capabilities-key.js';
-import { callEnvelope } from './downstream-client.js';
 import { EraMemory } from './era-memory.js';
 import { isInputRequired, untilComplete, type InputRelay } from './input-required.js';
 import { InputDeadline, startClock, type CallClock } from './input-deadline.js';
 import type { CallOptions, SlotOptions, ToolsChange } from './types.js';
 import { callAsTask } from './task-call.js';
-import { applyList, type Live } from './live-connection.js';
+import { openLive, type Live } from './live-connection.js';
 import type { GroupTracker } from './orphan-reaper.js';
 import { summary } from './server-failure.js';
 import { describeCallError, endOf, hasStopped, redactSlotError } from './slot-errors.js';
@@ -299,26 +298,11 @@ export class ServerSlot {
     });
   }
 
-  /** A connected client becomes this slot's live connection: its era remembered, its tools listed, its loss watched. */
-  private goLive({ client, transport, list, capabilities }: Dialed): Live {
-    const modern = client.getProtocolEra() === 'modern';
-    const envelope = modern ? callEnvelope(client, this.options.clientInfo, this.options.upstream) : undefined;
-    const live: Live = {
-      client,
-      transport,
-      calls: new CallChannel(transport, envelope),
-      tools: [],
-      duplicates: [],
-      listedAt: 0,
-      era: modern ? 'modern' : 'legacy',
-      ...(client.getNegotiatedProtocolVersion() ? { protocolVersion: client.getNegotiatedProtocolVersion() } : {}),
-      startedAt: Date.now(),
-      capabilitiesKey: capabilities,
-      dead: false,
-    };
-    applyList(live, list, this.config.type === 'http');
+  /** A connected client becomes this slot's live connection (see openLive): its notices and its loss watched. */
+  private goLive(dialed: Dialed): Live {
+    const live = openLive(dialed, this.options, this.config.type === 'http');
     this.live = live;
-    client.onclose = () => this.onClosed(live);
+    dialed.client.onclose = () => this.onClosed(live);
     this.watcher.watch(live);
     if (this.everConnected) this.options.onRestarted?.(this.toolbox, this.config.name);
     this.everConnected = true;
