@@ -1,6 +1,9 @@
 import type { Client, McpSubscription, Tool, Transport } from '@modelcontextprotocol/client';
-import type { CallChannel } from './call-channel.js';
+import { CallChannel } from './call-channel.js';
+import { callEnvelope } from './downstream-client.js';
 import type { ToolList } from './list-tools.js';
+import type { Dialed } from './slot-connector.js';
+import type { SlotOptions } from './types.js';
 
 /** One live connection of a ServerSlot: the SDK client, the call channel beside it, and what the server listed. */
 export interface Live {
@@ -40,4 +43,28 @@ export function applyList(live: Live, list: ToolList, http: boolean): void {
   else delete live.ttlMs;
   live.listedAt = Date.now();
   if (http) live.calls.declareHeaders(list.paramHeaders);
+}
+
+/**
+ * The live connection a handshake yields: its era and protocol version, its call channel (a modern server's calls
+ * carry the `_meta` envelope of the upstream client), and its tools (see applyList).
+ */
+export function openLive({ client, transport, list, capabilities }: Dialed, options: Pick<SlotOptions, 'clientInfo' | 'upstream'>, http: boolean): Live {
+  const modern = client.getProtocolEra() === 'modern';
+  const envelope = modern ? callEnvelope(client, options.clientInfo, options.upstream) : undefined;
+  const live: Live = {
+    client,
+    transport,
+    calls: new CallChannel(transport, envelope),
+    tools: [],
+    duplicates: [],
+    listedAt: 0,
+    era: modern ? 'modern' : 'legacy',
+    ...(client.getNegotiatedProtocolVersion() ? { protocolVersion: client.getNegotiatedProtocolVersion() } : {}),
+    startedAt: Date.now(),
+    capabilitiesKey: capabilities,
+    dead: false,
+  };
+  applyList(live, list, http);
+  return live;
 }

@@ -1,31 +1,28 @@
 import { Client, SdkError, SdkErrorCode, type CallToolResult, type Tool } from '@modelcontextprotocol/client';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ServerConfig } from '../config/types.js';
-import { WorkbenchError, errorMessage } from '../errors.js';
+import { WorkbenchError } from '../errors.js';
 import { redactingLogger, type Logger } from '../log.js';
 import type { Redact } from '../shared/redact.js';
-import { CallChannel, type ChannelCallOptions } from './call-channel.js';
+import type { ChannelCallOptions } from './call-channel.js';
 import { OAuthConnector } from './oauth-connect.js';
 import { capabilitiesKey } from './capabilities-key.js';
-import { callEnvelope } from './downstream-client.js';
 import { EraMemory } from './era-memory.js';
 import { isInputRequired, untilComplete, type InputRelay } from './input-required.js';
 import { InputDeadline, startClock, type CallClock } from './input-deadline.js';
 import type { CallOptions, SlotOptions, ToolsChange } from './types.js';
-import { listAllTools } from './list-tools.js';
-import { listenFilter, watchFeatureNotices } from './feature-notices.js';
 import { callAsTask } from './task-call.js';
-import { applyList, type Live } from './live-connection.js';
+import { openLive, type Live } from './live-connection.js';
 import type { GroupTracker } from './orphan-reaper.js';
 import { summary } from './server-failure.js';
 import { describeCallError, endOf, hasStopped, redactSlotError } from './slot-errors.js';
 import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_MAX_TOTAL_CALL_MS } from './limits.js';
 import { SlotDialer } from './slot-dialer.js';
 import { SlotConnector, type Dialed } from './slot-connector.js';
+import { SlotWatcher } from './slot-watcher.js';
 
 export { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_TOTAL_CALL_MS } from './limits.js';
 
-const LIST_CHANGED_DEBOUNCE_MS = 100;
 /** How often a server retired by a reload checks whether its last calls have finished. */
 const RETIRE_POLL_MS = 100;
 /** Where a slot stands (see ServerSlot.status). */
@@ -55,8 +52,8 @@ export class ServerSlot {
   private held = 0;
   /** Whether this slot has been connected before: its next connect is a restart. */
   private everConnected = false;
-  private refreshTimer: NodeJS.Timeout | undefined;
-  private refreshing: Promise<void> | undefined;
+  /** What the live connection says unasked, and the re-reads of its tool list (slot-watcher.ts). */
+  private readonly watcher: SlotWatcher;
   private readonly log: Logger;
   private readonly label: string;
   /** A remote server's OAuth sign-in (README "Remote servers behind OAuth"). */
@@ -89,6 +86,7 @@ export class ServerSlot {
       this.dialer,
       () => this.closed,
     );
+    this.watcher = new SlotWatcher({ toolbox, config, options, label: this.label, log: this.log, isRetiring: () => this.retiring, toolsChanged: (why) => this.toolsChanged(why) });
   }
 
   /** A modern server's list whose ttlMs has passed: to be read again before it is shown (see refreshExpired). */
@@ -99,7 +97,7 @@ export class ServerSlot {
 
   /** Reads an expired list again (one refresh at a time); a failure keeps the list it had. */
   async refreshExpired(): Promise<void> {
-    if (this.live && this.listExpired) await this.refresh(this.live, 'expired');
+    if (this.live && this.listExpired) await this.watcher.refresh(this.live, 'expired');
   }
 
   /** The ttlMs of the live list (a modern server's hint), for the catalog cache. */
@@ -278,7 +276,7 @@ export class ServerSlot {
 
   async close(): Promise<void> {
     this.closed = true;
-    clearTimeout(this.refreshTimer);
+    this.watcher.close();
     const transports = [...this.dialer.starting];
     if (this.live) {
       this.live.dead = true;
@@ -300,27 +298,12 @@ export class ServerSlot {
     });
   }
 
-  /** A connected client becomes this slot's live connection: its era remembered, its tools listed, its loss watched. */
-  private goLive({ client, transport, list, capabilities }: Dialed): Live {
-    const modern = client.getProtocolEra() === 'modern';
-    const envelope = modern ? callEnvelope(client, this.options.clientInfo, this.options.upstream) : undefined;
-    const live: Live = {
-      client,
-      transport,
-      calls: new CallChannel(transport, envelope),
-      tools: [],
-      duplicates: [],
-      listedAt: 0,
-      era: modern ? 'modern' : 'legacy',
-      ...(client.getNegotiatedProtocolVersion() ? { protocolVersion: client.getNegotiatedProtocolVersion() } : {}),
-      startedAt: Date.now(),
-      capabilitiesKey: capabilities,
-      dead: false,
-    };
-    applyList(live, list, this.config.type === 'http');
+  /** A connected client becomes this slot's live connection (see openLive): its notices and its loss watched. */
+  private goLive(dialed: Dialed): Live {
+    const live = openLive(dialed, this.options, this.config.type === 'http');
     this.live = live;
-    client.onclose = () => this.onClosed(live);
-    this.watch(live);
+    dialed.client.onclose = () => this.onClosed(live);
+    this.watcher.watch(live);
     if (this.everConnected) this.options.onRestarted?.(this.toolbox, this.config.name);
     this.everConnected = true;
     return live;
@@ -332,51 +315,6 @@ export class ServerSlot {
     if (live && !live.dead && this.options.upstream?.capabilities().roots) {
       void live.client.sendRootsListChanged().catch(() => {});
     }
-  }
-
-  private watch(live: Live): void {
-    live.client.setNotificationHandler('notifications/tools/list_changed', () => {
-      clearTimeout(this.refreshTimer);
-      this.refreshTimer = setTimeout(() => void this.refresh(live), LIST_CHANGED_DEBOUNCE_MS);
-    });
-    live.client.setNotificationHandler('notifications/message', (notification) => {
-      this.options.onLogMessage?.(this.toolbox, this.config.name, notification.params);
-    });
-    const onNotice = this.options.onServerNotice;
-    if (onNotice) watchFeatureNotices(live.client, (notice) => void (this.retiring || onNotice(this.toolbox, this.config.name, notice)));
-    // A modern server sends list changes only on a subscriptions/listen stream.
-    const filter = listenFilter(live.client);
-    if (live.era === 'modern' && Object.keys(filter).length > 0) {
-      live.client.listen(filter).then(
-        (subscription) => {
-          if (live.dead) void subscription.close().catch(() => {});
-          else live.subscription = subscription;
-        },
-        (error: unknown) => this.log.debug(`could not listen for tool list changes: ${errorMessage(error)}`),
-      );
-    }
-  }
-
-  /** Re-reads the catalog after tools/list_changed; one refresh at a time, a change during one schedules another. */
-  private async refresh(live: Live, reason: 'changed' | 'expired' = 'changed'): Promise<void> {
-    if (this.refreshing) {
-      await this.refreshing;
-      if (live.dead) return;
-    }
-    this.refreshing = (async () => {
-      try {
-        const list = await listAllTools(live.client, this.log, this.label, undefined, live.era === 'modern');
-        applyList(live, list, this.config.type === 'http');
-        if (reason === 'expired') this.log.debug(`tool list read again (its ttlMs had passed): ${live.tools.length} tools`);
-        else this.log.info(`tool list changed: now ${live.tools.length} tools`);
-        this.toolsChanged(reason);
-      } catch (error) {
-        this.log.warn(`could not refresh the tool list after a change: ${errorMessage(error)}`);
-      }
-    })().finally(() => {
-      this.refreshing = undefined;
-    });
-    await this.refreshing;
   }
 
   private onClosed(live: Live): void {

@@ -31,13 +31,25 @@ export function userPlace(principal: string, usersDir = DEFAULT_USERS_DIR): User
 
 /** Whether the entry names `${user:id}` or `${user:dir}`: then what its process lists may be its user's own. */
 export function namesUser(server: ServerConfig): boolean {
-  let names = namingUser.get(server);
-  if (names === undefined) namingUser.set(server, (names = JSON.stringify(server).includes('${user:')));
-  return names;
+  return userNaming(server) !== 'none';
 }
 
-/** namesUser's answers, per entry object (a loaded config's entries are not changed: a reload makes new ones). */
-const namingUser = new WeakMap<ServerConfig, boolean>();
+/** What an entry names of its user: nothing, `${user:…}` but not `${user:dir}`, or `${user:dir}` (whose folder is made). */
+type UserNaming = 'none' | 'user' | 'dir';
+
+/** The entry's {@link UserNaming}, read from its JSON once per entry object. */
+function userNaming(server: ServerConfig): UserNaming {
+  let naming = namingUser.get(server);
+  if (naming === undefined) {
+    const text = JSON.stringify(server);
+    naming = text.includes('${user:dir}') ? 'dir' : text.includes('${user:') ? 'user' : 'none';
+    namingUser.set(server, naming);
+  }
+  return naming;
+}
+
+/** userNaming's answers, per entry object (a loaded config's entries are not changed: a reload makes new ones). */
+const namingUser = new WeakMap<ServerConfig, UserNaming>();
 
 /**
  * The entry as started for `user`: `${user:id}` and `${user:dir}` filled in wherever they stand (command, args, env,
@@ -45,8 +57,9 @@ const namingUser = new WeakMap<ServerConfig, boolean>();
  * that names neither is returned as it is.
  */
 export function forUser<T extends ServerConfig>(server: T, user: UserPlace): T {
-  if (!namesUser(server)) return server;
-  if (JSON.stringify(server).includes('${user:dir}')) makeUserDir(user.dir);
+  const naming = userNaming(server);
+  if (naming === 'none') return server;
+  if (naming === 'dir') makeUserDir(user.dir);
   const fill = (value: string): string => value.replaceAll('${user:id}', user.id).replaceAll('${user:dir}', user.dir);
   const values = (record: Record<string, string>): Record<string, string> => Object.fromEntries(Object.entries(record).map(([k, v]) => [k, fill(v)]));
   if (server.type === 'stdio') {
