@@ -8,6 +8,7 @@ import { createAjv } from '../core/validators.js';
 import { performance } from 'node:perf_hooks';
 import { ClientManager, type FailedServer } from '../clients/client-manager.js';
 import { failedServerText } from '../clients/server-failure.js';
+import { userPlace } from '../clients/user-places.js';
 import { loadConfig } from '../config/load.js';
 import { remoteEndpoint } from '../config/remote-endpoint.js';
 import type { RemoteServerConfig, ServerConfig, ServerProblem, ToolboxConfig, WorkbenchConfig } from '../config/types.js';
@@ -66,7 +67,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   const usersDir = join(dirname(options.statePath), 'users');
   const reports = await Promise.all(
     checks.map(async ({ toolbox, server }) => {
-      const report = await checkServer(config, toolbox, server, options, ajv, trust);
+      const report = await checkServer(config, toolbox, server, { ...options, usersDir }, ajv, trust);
       // The pins of each user of a `${user:…}` server, against that user's own listing (README "Pinned tool definitions").
       if (report.connected) report.problems.push(...(await eachUsersTrustProblems(config, toolbox, server, { ...options, pins, usersDir, timeoutMs: report.timeoutMs })));
       pending.delete(`${toolbox.name}/${server.name}`);
@@ -104,7 +105,7 @@ async function checkServer(
   config: WorkbenchConfig,
   toolbox: ToolboxConfig,
   server: ServerConfig,
-  options: DoctorOptions,
+  options: DoctorOptions & { usersDir: string },
   ajv: Ajv,
   trust: TrustPolicy,
 ): Promise<ServerReport> {
@@ -122,6 +123,8 @@ async function checkServer(
     env: options.env,
     log: capturingLogger(logged),
     clientInfo: { name: 'mcp-workbench-doctor', version: VERSION },
+    // User `local`'s folder where serve has it, beside the state file (README "Files of each user").
+    user: userPlace('local', options.usersDir),
     ...(options.oauth && { oauth: options.oauth }),
   });
   const abort = (): void => void manager.close();

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -278,6 +279,17 @@ describe('doctor', () => {
       silent.closeAllConnections();
       await new Promise((resolve) => silent.close(resolve));
     }
+  });
+
+  it('a server naming ${user:dir} is checked with user local\'s folder where serve has it: beside the state file', async () => {
+    const home = join(dir, 'user-dir-home');
+    const state = join(dir, 'user-dir-state', 'state.json');
+    await mkdir(home, { recursive: true });
+    const file = await config('user-dir.json', { toolboxes: { dev: { mcpServers: { fx: { ...fixtureServer(), cwd: '${user:dir}' } } } } });
+    const result = await run(['doctor', '--config', file, '--state-file', state], { env: { HOME: home } });
+    assert.equal(result.code, 0, result.stdout + result.stderr);
+    assert.ok(existsSync(join(dirname(state), 'users', 'local')), 'the folder serve would use for user local');
+    assert.ok(!existsSync(join(home, '.mcp-workbench', 'users')), 'nothing made in the home folder');
   });
 
   it('a config the loader refuses: exit 1 with its message; an unknown toolbox: exit 2', async () => {
