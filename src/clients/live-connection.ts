@@ -11,6 +11,8 @@ export interface Live {
   tools: Tool[];
   /** Names the server listed more than once (each kept once in `tools`). */
   duplicates: string[];
+  /** Why the tools shown are not all the server listed (see ToolList). */
+  notes: string[];
   cacheScope?: 'public' | 'private';
   /** A modern server's ttlMs for its list, and when the list was read: past that, open_toolbox lists again. */
   ttlMs?: number;
@@ -34,6 +36,7 @@ export interface Live {
 export function applyList(live: Live, list: ToolList, http: boolean): void {
   live.tools = list.tools;
   live.duplicates = list.duplicates;
+  live.notes = list.notes;
   if (list.cacheScope) live.cacheScope = list.cacheScope;
   else delete live.cacheScope;
   if (list.ttlMs !== undefined) live.ttlMs = list.ttlMs;

@@ -125,8 +125,8 @@ export class ServerSlot {
     return this.live && !this.live.dead ? this.live.tools : undefined;
   }
 
-  get duplicates(): string[] {
-    return this.live && !this.live.dead ? this.live.duplicates : [];
+  get listing(): Pick<Live, 'duplicates' | 'notes'> {
+    return this.live && !this.live.dead ? this.live : { duplicates: [], notes: [] };
   }
 
   ensure(): Promise<Live> {
@@ -309,7 +309,7 @@ export class ServerSlot {
       transport,
       calls: new CallChannel(transport, envelope),
       tools: [],
-      duplicates: [],
+      duplicates: [], notes: [],
       listedAt: 0,
       era: modern ? 'modern' : 'legacy',
       ...(client.getNegotiatedProtocolVersion() ? { protocolVersion: client.getNegotiatedProtocolVersion() } : {}),
