@@ -65,8 +65,27 @@ export class CacheFiles {
       // write-file-atomic: temp file beside it, fsync, rename — a reader sees the old file or the new one.
       await writeFileAtomic(path, text, { mode: 0o600 });
     } catch (error) {
-      this.log.warn(`could not write the ${this.kind.name} of ${label} to ${path}: ${errorMessage(error)}`);
+      this.cannotWrite(path, label, error);
     }
+  }
+
+  /**
+   * A write failed. A folder that cannot be written fails every write the same way, all day long: each cause (errno)
+   * is said once for the folder, naming it and what to do — never the temp file's name — and repeats go to debug.
+   */
+  private cannotWrite(path: string, label: string, error: unknown): void {
+    const code = errnoCode(error);
+    const key = `${this.dir}\0write\0${code ?? errorMessage(error)}`;
+    if (this.warned.has(key)) {
+      this.log.debug(`could not write the ${this.kind.name} of ${label} to ${path}: ${errorMessage(error)}`);
+      return;
+    }
+    const why = errnoWords(code) ?? errorMessage(error);
+    this.warnOnce(
+      key,
+      `could not write the ${this.kind.name} of ${label} in ${this.dir}: ${why}; make that folder writable for this user or set ` +
+        `MCP_WORKBENCH_CACHE_DIR to a folder of your own. ${this.kind.meanwhile} next time; later writes that fail the same way are not reported again.`,
+    );
   }
 
   /** Says once per path why a file is ignored. */

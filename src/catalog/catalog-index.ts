@@ -51,12 +51,20 @@ export interface AnswerHead {
   servers_cached_note?: string;
   /** Servers still starting when the answer was due; absent when none. */
   servers_pending?: PendingServer[];
+  /** Connected servers whose tools shown are not all they listed, each with why; absent when none. */
+  servers_partial?: PartialServer[];
   /** How tools this session was shown earlier have changed since; absent when nothing did. */
   catalog_changes?: CatalogChange[];
   /** Tools held until a person approves them (new or changed definitions, `toolChanges: "quarantine"`). */
   tools_held?: UnapprovedTool[];
   /** Tools whose definitions are not the approved ones but stay usable (`toolChanges: "warn"`). */
   tools_unapproved?: UnapprovedTool[];
+}
+
+/** A server whose list was cut short or had tools left out (README "Tool names and calls"): `note` says which. */
+export interface PartialServer {
+  server: string;
+  note: string;
 }
 
 /**
@@ -317,6 +325,7 @@ function render(answer: Answer): BudgetedAnswer {
     ...(answer.servers_cached !== undefined ? { servers_cached: answer.servers_cached } : {}),
     ...(answer.servers_cached_note !== undefined ? { servers_cached_note: answer.servers_cached_note } : {}),
     ...(answer.servers_pending !== undefined ? { servers_pending: answer.servers_pending } : {}),
+    ...(answer.servers_partial !== undefined ? { servers_partial: answer.servers_partial } : {}),
     ...(answer.catalog_changes !== undefined ? { catalog_changes: answer.catalog_changes } : {}),
     ...(answer.tools_held !== undefined ? { tools_held: answer.tools_held } : {}),
     ...(answer.tools_unapproved !== undefined ? { tools_unapproved: answer.tools_unapproved } : {}),

@@ -189,7 +189,8 @@ export class ClientManager {
       .map((slot) => ({
         server: slot.config.name,
         tools: slot.tools!,
-        duplicates: slot.duplicates,
+        duplicates: slot.listing.duplicates,
+        notes: slot.listing.notes,
         capabilitiesKey: slot.capabilitiesKey!,
         ...(slot.cacheScope ? { cacheScope: slot.cacheScope } : {}),
         ...(slot.ttlMs !== undefined ? { ttlMs: slot.ttlMs } : {}),

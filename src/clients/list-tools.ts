@@ -23,7 +23,8 @@ export const ANY_OBJECT: StandardSchemaV1<unknown, Record<string, unknown>> = {
 
 /**
  * Every page of tools/list (servers may paginate); none if the server has no tools capability. Parsed leniently:
- * one malformed tool (no name, or an inputSchema that is not an object) is skipped with a warning instead of making
+ * one malformed tool (no name, or an inputSchema that is not an object of type object) is skipped with a warning (and
+ * a note, for open_toolbox's `servers_partial`) instead of making
  * the whole server unusable, and every other field is kept exactly as the server sent it.
  *
  * Always a fresh listing (never the SDK's response cache: the caller lists on connect and after list_changed). A
@@ -34,7 +35,7 @@ export const ANY_OBJECT: StandardSchemaV1<unknown, Record<string, unknown>> = {
  * a client must never call it); the valid declarations come back in `paramHeaders`, by tool name.
  */
 export async function listAllTools(client: Client, log: Logger, label: string, timeout?: number, modern = false): Promise<ToolList> {
-  if (!client.getServerCapabilities()?.tools) return { tools: [], duplicates: [] };
+  if (!client.getServerCapabilities()?.tools) return { tools: [], duplicates: [], notes: [] };
   const list = new ListBuilder(log, label, modern);
   const cursors = new Set<string>();
   let cursor: string | undefined;
@@ -51,6 +52,7 @@ export async function listAllTools(client: Client, log: Logger, label: string, t
           `stopped reading its tool list there, with ${list.size} distinct tools. Report this to the server's maintainers.`,
         { problem: 'repeated-cursor', tools: list.size },
       );
+      list.note(`its tool list repeated a cursor at page ${page + 1}, so only the ${list.size} tools listed before that are shown`);
       break;
     }
     cursors.add(cursor);
@@ -60,6 +62,7 @@ export async function listAllTools(client: Client, log: Logger, label: string, t
       problem: 'too-many-pages',
       tools: list.size,
     });
+    list.note(`it listed more than ${MAX_TOOL_PAGES} pages of tools, so only the ${list.size} tools of the first ${MAX_TOOL_PAGES} pages are shown`);
   }
   return list.result();
 }
@@ -69,6 +72,8 @@ class ListBuilder {
   private readonly tools: Tool[] = [];
   private readonly names = new Set<string>();
   private readonly duplicates = new Set<string>();
+  private readonly skipped: string[] = [];
+  private readonly notes: string[] = [];
   private scope: 'public' | 'private' | undefined;
   private ttlMs: number | undefined;
   private paramHeaders: Map<string, HeaderDeclaration[]> | undefined;
@@ -81,6 +86,11 @@ class ListBuilder {
 
   get size(): number {
     return this.tools.length;
+  }
+
+  /** Says (in open_toolbox's `servers_partial`) that the list shown is not all the server has. */
+  note(text: string): void {
+    this.notes.push(text);
   }
 
   addPage(result: Record<string, unknown>, page: number): void {
@@ -115,6 +125,7 @@ class ListBuilder {
     const problem = toolProblem(tool);
     if (problem) {
       this.log.warn(`skipped a tool the server listed: ${problem}`);
+      this.skipped.push(problem);
       return;
     }
     const { name, inputSchema } = tool as Tool;
@@ -130,6 +141,7 @@ class ListBuilder {
             'it is not offered and never called. Report this to the server\'s maintainers.',
           { problem: 'invalid-header-declarations', tool: name },
         );
+        this.skipped.push(`${quoteClientText(name, 64)} has invalid header declarations (${scan.problem})`);
         return;
       }
       if (scan.declarations.length > 0) (this.paramHeaders ??= new Map()).set(name, scan.declarations);
@@ -152,6 +164,7 @@ class ListBuilder {
     return {
       tools: this.tools,
       duplicates: [...duplicates],
+      notes: [...this.notes, ...skippedNote(this.skipped)],
       ...(this.scope ? { cacheScope: this.scope } : {}),
       ...(this.ttlMs !== undefined ? { ttlMs: this.ttlMs } : {}),
       ...(this.paramHeaders ? { paramHeaders: this.paramHeaders } : {}),
@@ -163,6 +176,8 @@ class ListBuilder {
 export interface ToolList {
   tools: Tool[];
   duplicates: string[];
+  /** Why the tools shown are not all the server listed (a listing cut short, tools left out), for the model. */
+  notes: string[];
   /** A modern server's `cacheScope` for the list (see listAllTools). */
   cacheScope?: 'public' | 'private';
   /** A modern server's `ttlMs` for the list: how long it may be reused without listing again. */
@@ -176,7 +191,22 @@ function toolProblem(tool: unknown): string | undefined {
   const { name, inputSchema } = tool as { name?: unknown; inputSchema?: unknown };
   if (typeof name !== 'string' || name === '') return 'an entry without a name';
   if (typeof inputSchema !== 'object' || inputSchema === null || Array.isArray(inputSchema)) {
-    return `"${name}" has no inputSchema object`;
+    return `${quoteClientText(name, 64)} has no inputSchema object`;
+  }
+  // The arguments of a call are always an object: a tool whose schema asks for anything else could never be called.
+  const type = (inputSchema as { type?: unknown }).type;
+  if (type !== undefined && type !== 'object' && !(Array.isArray(type) && type.includes('object'))) {
+    return `${quoteClientText(name, 64)} has an inputSchema of type ${quoteClientText(String(type), 32)}, not "object"`;
   }
   return undefined;
+}
+
+/** Most left-out tools a note names (the rest are counted). */
+const MAX_SKIPPED_NAMED = 5;
+
+function skippedNote(skipped: readonly string[]): string[] {
+  if (skipped.length === 0) return [];
+  const named = skipped.slice(0, MAX_SKIPPED_NAMED).join('; ');
+  const more = skipped.length > MAX_SKIPPED_NAMED ? `; and ${skipped.length - MAX_SKIPPED_NAMED} more` : '';
+  return [`${skipped.length} tool(s) it listed are left out and cannot be called (report this to the server's maintainers): ${named}${more}`];
 }

@@ -14,6 +14,8 @@ export interface Live {
   tools: Tool[];
   /** Names the server listed more than once (each kept once in `tools`). */
   duplicates: string[];
+  /** Why the tools shown are not all the server listed (see ToolList). */
+  notes: string[];
   cacheScope?: 'public' | 'private';
   /** A modern server's ttlMs for its list, and when the list was read: past that, open_toolbox lists again. */
   ttlMs?: number;
@@ -37,6 +39,7 @@ export interface Live {
 export function applyList(live: Live, list: ToolList, http: boolean): void {
   live.tools = list.tools;
   live.duplicates = list.duplicates;
+  live.notes = list.notes;
   if (list.cacheScope) live.cacheScope = list.cacheScope;
   else delete live.cacheScope;
   if (list.ttlMs !== undefined) live.ttlMs = list.ttlMs;
@@ -58,6 +61,7 @@ export function openLive({ client, transport, list, capabilities }: Dialed, opti
     calls: new CallChannel(transport, envelope),
     tools: [],
     duplicates: [],
+    notes: [],
     listedAt: 0,
     era: modern ? 'modern' : 'legacy',
     ...(client.getNegotiatedProtocolVersion() ? { protocolVersion: client.getNegotiatedProtocolVersion() } : {}),

@@ -123,8 +123,8 @@ export class ServerSlot {
     return this.live && !this.live.dead ? this.live.tools : undefined;
   }
 
-  get duplicates(): string[] {
-    return this.live && !this.live.dead ? this.live.duplicates : [];
+  get listing(): Pick<Live, 'duplicates' | 'notes'> {
+    return this.live && !this.live.dead ? this.live : { duplicates: [], notes: [] };
   }
 
   ensure(): Promise<Live> {

@@ -76,6 +76,8 @@ export interface ServerTools {
   server: string;
   tools: Tool[];
   duplicates: string[];
+  /** Why the tools shown are not all the server listed (a listing cut short, tools left out); empty when complete. */
+  notes: string[];
   /** The capabilities the connection declared (see capabilitiesKey): the list may depend on them. */
   capabilitiesKey: string;
   cacheScope?: 'public' | 'private';

@@ -158,6 +158,7 @@ export class Discovery {
       servers_failed: views.flatMap((v, i) => inToolbox(v.failed, names[i]!)),
       ...cachedHead(views.flatMap((v, i) => inToolbox(v.cached, names[i]!))),
       ...optional('servers_pending', views.flatMap((v, i) => inToolbox(v.pending, names[i]!))),
+      ...optional('servers_partial', views.flatMap((v, i) => inToolbox(v.partial, names[i]!))),
       ...optional('catalog_changes', scope.shown.take(this.visible)),
       ...unapprovedHead(views.flatMap((v) => v.catalogs)),
     };
@@ -190,6 +191,7 @@ export class Discovery {
         servers_failed: view.failed,
         ...cachedHead(view.cached ?? []),
         ...optional('servers_pending', view.pending ?? []),
+        ...optional('servers_partial', view.partial ?? []),
         ...optional('catalog_changes', changes),
         ...unapprovedHead(view.catalogs, view.member),
       },
@@ -275,6 +277,7 @@ export class Discovery {
       failed: views.flatMap((v, i) => inToolbox(v.failed, names[i]!)),
       cached: views.flatMap((v, i) => inToolbox(v.cached, names[i]!)),
       pending: views.flatMap((v, i) => inToolbox(v.pending, names[i]!)),
+      partial: views.flatMap((v, i) => inToolbox(v.partial, names[i]!)),
       catalogs: views.flatMap((v) => v.catalogs),
       entries: views.flatMap((v) => v.entries.filter((entry) => toolset.includes(entry.name))),
       member: (tool) => toolset.includes(tool),

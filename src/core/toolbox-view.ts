@@ -1,8 +1,8 @@
 import type { Tool } from '@modelcontextprotocol/client';
-import type { ClientManager, FailedServer } from '../clients/client-manager.js';
+import type { ClientManager, FailedServer, ServerTools } from '../clients/client-manager.js';
 import { failedServer } from '../clients/server-failure.js';
 import type { CachedList } from '../catalog/catalog-cache.js';
-import type { CachedServer, FullEntry, PendingServer } from '../catalog/catalog-index.js';
+import type { CachedServer, FullEntry, PartialServer, PendingServer } from '../catalog/catalog-index.js';
 import { ToolboxCatalog, type CatalogTool } from '../catalog/toolbox-catalog.js';
 import type { TrustPolicy } from '../catalog/trust.js';
 import type { PinUsers } from '../state/trust-policy.js';
@@ -38,6 +38,8 @@ export interface View {
   cached?: CachedServer[];
   /** Servers still starting when the answer was due. */
   pending?: PendingServer[];
+  /** Connected servers whose tools shown are not all they listed. */
+  partial?: PartialServer[];
   catalogs: ToolboxCatalog[];
   entries: readonly FullEntry[];
   /** For a toolset: whether a canonical name belongs to it. */
@@ -50,8 +52,14 @@ export const nothing = (): View => ({ connected: [], failed: [], catalogs: [], e
 /** Every server connected: the session's live catalog. */
 export function liveView(scope: DiscoveryScope, name: string, connected: string[]): View {
   const { catalog, entries } = scope.liveCatalog(name);
-  for (const { server, tools } of scope.manager.serverTools(name)) scope.shown.record(name, server, tools);
-  return { connected, failed: [], catalogs: [catalog], entries };
+  const listed = scope.manager.serverTools(name);
+  for (const { server, tools } of listed) scope.shown.record(name, server, tools);
+  return { connected, failed: [], catalogs: [catalog], entries, partial: partialServers(listed) };
+}
+
+/** The connected servers (of `only`, when given) whose list shown is not all they listed, each with why. */
+function partialServers(listed: readonly ServerTools[], only?: ReadonlySet<string>): PartialServer[] {
+  return listed.filter((s) => s.notes.length > 0 && (!only || only.has(s.server))).map((s) => ({ server: s.server, note: s.notes.join('; ') }));
 }
 
 /** How tools become catalog entries: which are visible, whether definitions are approved, the entry of each. */
@@ -76,7 +84,8 @@ export interface ViewState {
 export function mixedView(making: CatalogMaking, scope: DiscoveryScope, name: string, { cached, failed, searching, only, lastFailure }: ViewState): View {
   const { manager } = scope;
   const now = Date.now();
-  const live = new Map(manager.serverTools(name).map((s) => [s.server, s.tools]));
+  const listed = manager.serverTools(name);
+  const live = new Map(listed.map((s) => [s.server, s.tools]));
   const statuses = manager.serverStatus(name).filter((s) => !only || only.has(s.server));
   if (!only && statuses.every((s) => live.has(s.server))) return liveView(scope, name, statuses.map((s) => s.server));
   const view: Required<Pick<View, 'connected' | 'failed' | 'cached' | 'pending'>> = { connected: [], failed: [], cached: [], pending: [] };
@@ -103,7 +112,7 @@ export function mixedView(making: CatalogMaking, scope: DiscoveryScope, name: st
   }
   for (const { server, tools } of servers) scope.shown.record(name, server, tools);
   const catalog = new ToolboxCatalog(name, servers, making.policy(), making.trust?.(manager));
-  return { ...view, catalogs: [catalog], entries: catalog.tools.map(making.toEntry) };
+  return { ...view, catalogs: [catalog], entries: catalog.tools.map(making.toEntry), partial: partialServers(listed, only) };
 }
 
 /** Server entries of one toolbox named `toolbox/server`, as answers about several toolboxes name them. */
