@@ -1,21 +1,16 @@
-import type { CallToolResult, Tool } from '@modelcontextprotocol/client';
+import type { Tool } from '@modelcontextprotocol/client';
 import { ToolboxCatalog, type ToolLookup } from '../catalog/toolbox-catalog.js';
 import type { VisibilityPolicy } from '../catalog/visibility.js';
 import type { ServerConfig, ToolboxConfig } from '../config/types.js';
-import { formatToolName, parseToolName } from '../catalog/names.js';
 import type { SlotStatus } from '../clients/server-slot.js';
-import { quoteClientText } from '../shared/client-text.js';
-import { formatAge } from './answer-head.js';
-import { shortError } from './head-bounds.js';
 import { within } from '../shared/within.js';
-import { waitForServers, worthWaiting } from './open-wait.js';
+import type { HungBefore, NameSite, WaitedName } from './name-wait-answers.js';
 import type { CachedCatalog, Scope } from './scope.js';
-import { errorResult } from './tool-entry.js';
 
 /**
- * `use_tool` with a bare or loose name (`echo`, not `dev__fx__echo`) while some server of the toolbox is not up: the
- * name is unique only across all of its servers, so they are waited for — within bounds, and never for a name a
- * last known list already answers (README "use_tool").
+ * `use_tool` with a bare or loose name (`echo`, not `dev__fx__echo`) while some server of the toolbox (or toolset) is
+ * not up: the name is unique only across all of its servers, so they are waited for — within bounds, and never for a
+ * name a last known list already answers (README "Tool names and calls", "Toolsets").
  */
 
 /** What the wait needs from the workbench (use-tool.ts UseToolHost has it all). */
@@ -30,69 +25,107 @@ export interface NameWaitHost {
 /**
  * A bare or loose name looked up across the whole toolbox. A name that the servers' tools as last known (live, else
  * the catalog cache) show as a disabled tool is that, at once: nothing is started or waited for it, as for its full
- * name. Otherwise the servers are waited for as open_toolbox waits (`openWaitMs`), so a toolbox that starts in time
- * always judges the name across all of its servers; past that, the name is taken as soon as a server that is up has
- * it, and a name none of them has waits longer (up to `useToolWaitMs`) only for a server whose last known list has
- * it: one server that hangs at start-up holds up no other answer.
+ * name. Otherwise the servers are waited for as waitForName says.
  */
-export async function lookupAcrossToolbox(host: NameWaitHost, scope: Scope, toolbox: ToolboxConfig, toolName: string): Promise<AcrossToolbox> {
+export async function lookupAcrossToolbox(host: NameWaitHost, scope: Scope, toolbox: ToolboxConfig, toolName: string): Promise<WaitedName<ToolLookup>> {
   const lists = await knownLists(host, scope, toolbox);
   const known = lastKnownLookup(host, toolbox.name, lists, toolName);
-  if (known && 'hidden' in known) return { lookup: known, starting: [], unlisted: [], again: [], waitedMs: 0 };
-  const find = (): ToolLookup => host.cachedCatalog(scope, toolbox.name).catalog.find(toolName);
-  const connects = new Map<string, Promise<unknown>>();
-  for (const server of toolbox.servers) {
-    if (!scope.manager.isConnected(toolbox.name, server.name)) connects.set(server.name, scope.manager.connectServer(toolbox.name, server.name));
-  }
-  const limit = host.useToolWait(toolbox.name);
-  const wait = Math.min(host.openWait(toolbox.name), limit);
-  await waitForServers(worthWaiting(connects, scope.manager.serverStatus(toolbox.name), wait), wait, connects.size, undefined);
-  let lookup = find();
-  const starting = new Map([...connects].filter(([server]) => !scope.manager.isConnected(toolbox.name, server)));
-  // Past `openWaitMs`, only a server whose last known list has the name is waited for (up to `useToolWaitMs`, as its
-  // full name would be): a name no server has is answered at once, with the closest names, not after the limit while
-  // one hangs; a server whose tools are not known at all is named in that answer as still starting.
-  const unlisted: string[] = [];
-  // A server whose last start timed out is not waited for past `openWaitMs` even then, as its full name would not be.
-  const again: { server: string; status: HungBefore }[] = [];
-  if ('notFound' in lookup) {
-    for (const server of [...starting.keys()]) {
+  if (known && 'hidden' in known) return { lookup: known, starting: [], unlisted: [], again: [] };
+  return waitForName(host, scope, toolbox.servers.map((server) => ({ toolbox: toolbox.name, server: server.name })), {
+    find: () => host.cachedCatalog(scope, toolbox.name).catalog.find(toolName),
+    notFound: (lookup) => 'notFound' in lookup,
+    listHas: ({ server }) => {
       const tools = lists.get(server);
-      if (!tools) unlisted.push(server);
-      if (!tools || 'notFound' in new ToolboxCatalog(toolbox.name, [{ server, tools }], host.policy()).find(toolName)) starting.delete(server);
-      else {
-        const hung = serverWait(host, scope, toolbox.name, server).again;
-        if (hung) {
-          starting.delete(server);
-          again.push({ server, status: hung });
-        }
-      }
-    }
-  }
-  const deadline = Date.now() + limit - wait;
-  while ('notFound' in lookup && starting.size > 0 && Date.now() < deadline) {
-    // Connects never reject (a failure is their value): each settles once, with its server's name.
-    const settled = await within(Promise.race([...starting].map(([server, connect]) => connect.then(() => server))), deadline - Date.now());
-    if (!settled) break;
-    starting.delete(settled.value);
-    lookup = find();
-  }
-  const statuses = scope.manager.serverStatus(toolbox.name);
-  const stillUp = (server: string): boolean => statuses.some((s) => s.server === server && s.status.state === 'starting');
-  return { lookup, starting: [...starting.keys()].filter(stillUp), unlisted: unlisted.filter(stillUp), again: again.filter((a) => stillUp(a.server)), waitedMs: wait };
+      return tools && !('notFound' in new ToolboxCatalog(toolbox.name, [{ server, tools }], host.policy()).find(toolName));
+    },
+  });
 }
 
-/** A bare name looked up across a toolbox (see lookupAcrossToolbox). */
-export interface AcrossToolbox {
-  lookup: ToolLookup;
-  /** Servers whose last known list has the name, still starting when `useToolWaitMs` ran out. */
-  starting: string[];
-  /** Servers still starting whose tools are not known at all (not waited for past `openWaitMs`). */
-  unlisted: string[];
-  /** Servers whose last known list has the name, starting again after a start that timed out (not waited for past `openWaitMs`). */
-  again: { server: string; status: HungBefore }[];
-  /** How long the servers were waited for as open_toolbox waits (`openWaitMs`). */
-  waitedMs: number;
+/** How a name is judged while its servers start (see waitForName). */
+export interface NameJudge<Lookup> {
+  /** The name looked up among the servers that are up now. */
+  find(): Lookup;
+  /** Whether that lookup found nothing (not even a disabled or ambiguous name). */
+  notFound(lookup: Lookup): boolean;
+  /** Whether a server's last known list (live, else the catalog cache) has the name; undefined: never known. */
+  listHas(site: NameSite): boolean | undefined;
+}
+
+/** A server not up when the name was asked for: its connect (shared with any in flight) and its waits. */
+interface Pending {
+  site: NameSite;
+  connect: Promise<unknown>;
+  /** Waited for as open_toolbox waits: its toolbox's `openWaitMs` (at most `useToolWaitMs`); 0 once overdue. */
+  openMs: number;
+  /** Its toolbox's `useToolWaitMs`, and when that runs out. */
+  limitMs: number;
+  deadline: number;
+}
+
+/**
+ * Waits for a bare or loose name's servers (a toolbox's, or a toolset's across toolboxes). They are waited for as
+ * open_toolbox waits (each its toolbox's `openWaitMs`), so servers that start in time always judge the name together;
+ * past that, the name is taken as soon as a server that is up has it, and a name none of them has waits longer (up to
+ * `useToolWaitMs`) only for a server whose last known list has it — and not even then when its last start timed out
+ * (see serverWait): one server that hangs at start-up holds up no other answer. Never rejects for a failed connect
+ * (a failure is a connect's value); throws what starting a connect throws (the toolbox went away, shutting down).
+ */
+export async function waitForName<Lookup>(host: NameWaitHost, scope: Scope, sites: readonly NameSite[], judge: NameJudge<Lookup>): Promise<WaitedName<Lookup>> {
+  const pending = startPending(host, scope, sites);
+  await Promise.all(pending.map((p) => within(p.connect, p.openMs)));
+  let lookup = judge.find();
+  const unlisted: NameSite[] = [];
+  const again: WaitedName<Lookup>['again'] = [];
+  const waiting: Pending[] = [];
+  if (judge.notFound(lookup)) {
+    for (const p of pending.filter((p) => !scope.manager.isConnected(p.site.toolbox, p.site.server))) {
+      const has = judge.listHas(p.site);
+      const hung = has ? serverWait(host, scope, p.site.toolbox, p.site.server).again : undefined;
+      if (has === undefined) unlisted.push(p.site);
+      else if (hung) again.push({ ...p.site, status: hung, waitedMs: Math.min(host.openWait(p.site.toolbox), p.limitMs) });
+      else if (has) waiting.push(p);
+    }
+  }
+  let open = [...waiting];
+  while (judge.notFound(lookup) && open.length > 0) {
+    const now = Date.now();
+    open = open.filter((p) => p.deadline > now);
+    if (open.length === 0) break;
+    // Each connect settles once; the race ends at the first to settle, or at the first deadline.
+    const settled = await within(Promise.race(open.map((p) => p.connect.then(() => p))), Math.min(...open.map((p) => p.deadline)) - now);
+    if (!settled) continue;
+    open = open.filter((p) => p !== settled.value);
+    lookup = judge.find();
+  }
+  const statusOf = (site: NameSite): SlotStatus | undefined => scope.manager.serverStatus(site.toolbox).find((s) => s.server === site.server)?.status;
+  const starting = (site: NameSite): SlotStatus[] => {
+    const status = statusOf(site);
+    return status?.state === 'starting' ? [status] : [];
+  };
+  return {
+    lookup,
+    starting: waiting.filter((p) => starting(p.site).length > 0).map((p) => ({ ...p.site, waitMs: p.limitMs })),
+    unlisted: unlisted.flatMap((site) => starting(site).map((status) => ({ ...site, status }))),
+    again: again.filter((a) => starting(a).length > 0),
+  };
+}
+
+/** Starts (or joins) the connect of every site that is not up, with how long each is worth waiting for. */
+function startPending(host: NameWaitHost, scope: Scope, sites: readonly NameSite[]): Pending[] {
+  const started = Date.now();
+  const pending: Pending[] = [];
+  for (const site of sites) {
+    if (scope.manager.isConnected(site.toolbox, site.server)) continue;
+    const connect = scope.manager.connectServer(site.toolbox, site.server);
+    const limitMs = host.useToolWait(site.toolbox);
+    const openMs = Math.min(host.openWait(site.toolbox), limitMs);
+    // As open_toolbox waits: a server already starting that long (an open, a search, an earlier call waited for it)
+    // is not waited for again; it is judged at once as still starting.
+    const status = scope.manager.serverStatus(site.toolbox).find((s) => s.server === site.server)?.status;
+    const overdue = status?.state === 'starting' && started - status.since >= openMs;
+    pending.push({ site, connect, openMs: overdue ? 0 : openMs, limitMs, deadline: started + limitMs });
+  }
+  return pending;
 }
 
 /** Every server's tools as the scope last knew them (live, else the catalog cache; undefined: never known), read once. */
@@ -115,54 +148,6 @@ export function lastKnownLookup(host: NameWaitHost, toolbox: string, lists: Read
   return new ToolboxCatalog(toolbox, servers, host.policy()).find(toolName);
 }
 
-/** The refusal of a call whose server (or servers, for a bare name) is still starting after `waitMs`: what to do next. */
-export function stillStarting(toolbox: string, toolName: string, servers: readonly string[], waitMs: number, suggestions: readonly string[] = []): CallToolResult {
-  const closest = suggestions.length > 0 ? ` (Or did you mean ${suggestions.join(', ')}? Those are up.)` : '';
-  const hint = `Call the tool again shortly; open_toolbox {"toolbox_name":"${toolbox}"} lists its tools once it is ready.${closest}`;
-  const which = servers.length === 1 ? `server "${servers[0]}" of toolbox "${toolbox}" is` : `servers ${servers.map((s) => `"${s}"`).join(', ')} of toolbox "${toolbox}" are`;
-  return errorResult(
-    `Cannot call ${quoteClientText(toolName)}: ${which} still starting after ${Math.round(waitMs / 1000)} s (useToolWaitMs); ${servers.length === 1 ? 'it keeps' : 'they keep'} starting in the background, within ${servers.length === 1 ? 'its' : 'their'} connectTimeoutMs. ${hint}`,
-    'CONNECT_TIMEOUT',
-    { toolbox, server: servers.join(', '), hint },
-  );
-}
-
-/**
- * The answer to a bare or mistyped name that no server that is up has, while servers whose tools are not known yet are
- * still starting: given at once, from what is known (the closest names that are up), naming each of those servers as
- * still starting — or starting again, with how its last start ended — and the model's next step either way.
- */
-export function notListedYet(toolbox: string, toolName: string, servers: readonly { server: string; status: SlotStatus }[], suggestions: readonly string[]): CallToolResult {
-  const now = Date.now();
-  const notes = servers.map(({ server, status }) => {
-    const since = status.state === 'starting' ? status.since : now;
-    const last = status.state === 'starting' ? status.lastFailure : undefined;
-    if (!last) return `Server "${server}" is still starting (${formatAge(now - since)} so far).`;
-    const how = shortError(last.error.message);
-    return `Server "${server}" is starting again (${formatAge(now - since)} so far) and may not answer: its last start failed ${formatAge(now - last.at)} ago: ${how}${/[.!?…]$/.test(how) ? '' : '.'}`;
-  });
-  const names = servers.map((s) => s.server);
-  const one = names.length === 1;
-  const closest = suggestions.length > 0 ? ` Closest names that are up: ${suggestions.join(', ')}.` : '';
-  // A mistyped full name (`mixd__fx__echo`) is offered under the starting server by its tool part.
-  const tool = parseToolName(toolName)?.tool ?? toolName;
-  const full = one ? formatToolName(toolbox, names[0]!, tool) : `${toolbox}__<server>__${tool}`;
-  const failing = servers.some((s) => s.status.state === 'starting' && s.status.lastFailure);
-  const hint =
-    `${suggestions.length > 0 ? 'If you meant one of the closest names, call it by that name. ' : ''}` +
-    `If it is a tool of ${one ? `"${names[0]}"` : 'one of those servers'}, call it again shortly, or by its full name (${full}), which waits for the server` +
-    (failing ? "; if it keeps failing, use the toolbox's other servers and tell the user to run `mcp-workbench doctor`." : '.');
-  return errorResult(
-    `Cannot call ${quoteClientText(toolName)}: no server of toolbox "${toolbox}" that is up has a tool of that name.${closest} ${notes.join(' ')} ${one ? 'Its' : 'Their'} tools are not known yet, so it may be one of them. ${hint}`,
-    'CONNECT_TIMEOUT',
-    { toolbox, server: names.join(', '), hint },
-  );
-}
-
-/** A server (re)starting now whose last start timed out (a hung handshake, a remote connect that never answered). */
-type Starting = Extract<SlotStatus, { state: 'starting' }>;
-export type HungBefore = Starting & { lastFailure: NonNullable<Starting['lastFailure']> };
-
 /**
  * How long a call by full name waits for its server while it starts: `useToolWaitMs`, unless its last start timed
  * out — it will most likely hang again, so the call waits what is left of the toolbox's `openWaitMs` counted from when
@@ -174,26 +159,4 @@ export function serverWait(host: NameWaitHost, scope: Scope, toolbox: string, se
   if (status?.state !== 'starting' || status.lastFailure?.error.failure?.kind !== 'handshake-timeout') return { waitMs: useToolWait };
   const open = Math.min(host.openWait(toolbox), useToolWait);
   return { waitMs: Math.max(0, open - (Date.now() - status.since)), again: { ...status, lastFailure: status.lastFailure } };
-}
-
-/**
- * The refusal of a call whose server is starting again after its last start timed out, given by `openWaitMs` (see
- * serverWait): how long that start ran, how long ago it was stopped, and the model's next step.
- */
-export function startingAgain(toolbox: string, toolName: string, server: string, status: HungBefore, waitedMs: number): CallToolResult {
-  const now = Date.now();
-  const last = status.lastFailure;
-  const ranMs = last.error.failure?.timeoutMs;
-  const ran = ranMs !== undefined ? `ran ${seconds(ranMs)} (its connectTimeoutMs) without completing the MCP handshake and ` : 'did not complete the MCP handshake and ';
-  const hint = "Use the toolbox's other servers' tools meanwhile, and call this tool again later: it is served once the server is up. If it keeps timing out, tell the user to run `mcp-workbench doctor`.";
-  return errorResult(
-    `Cannot call ${quoteClientText(toolName)}: server "${server}" of toolbox "${toolbox}" is starting again (${formatAge(now - status.since)} so far) and may hang again: its last start ${ran}was stopped ${formatAge(now - last.at)} ago. So this call waited ${seconds(waitedMs)} for it (the toolbox's openWaitMs, not useToolWaitMs); it keeps starting in the background. ${hint}`,
-    'CONNECT_TIMEOUT',
-    { toolbox, server, hint },
-  );
-}
-
-/** A duration in seconds, to a tenth: "2.5 s", "60 s". */
-function seconds(ms: number): string {
-  return `${Math.round(ms / 100) / 10} s`;
 }

@@ -9,8 +9,8 @@ import { failedServer, type FailedServer } from '../clients/server-failure.js';
 import type { PendingServer } from '../catalog/catalog-index.js';
 import { pendingServer, waitForServers, worthWaiting, type OpenProgress } from './open-wait.js';
 import type { SlotStatus } from '../clients/server-slot.js';
-import { within } from '../shared/within.js';
-import type { HungBefore } from './name-wait.js';
+import type { NameJudge } from './name-wait.js';
+import type { NameSite, WaitedName } from './name-wait-answers.js';
 
 /**
  * A toolset name used where a toolbox name goes: `open_toolbox` lists just the toolset's tools (connecting only the
@@ -49,7 +49,6 @@ export async function openToolset<Entry extends { name: string }>(
   host: ToolsetHost<Entry>,
   toolset: ResolvedToolset,
   wait?: ToolsetWait,
-  bound?: ServerBound,
 ): Promise<OpenedToolset<Entry>> {
   const started = Date.now();
   const outcomes = new Map<string, WorkbenchError | undefined>();
@@ -63,7 +62,7 @@ export async function openToolset<Entry extends { name: string }>(
   const statuses = new Map(toolset.servers.map(({ toolbox, server }) => [`${toolbox}/${server}`, host.status(toolbox).find((s) => s.server === server)?.status]));
   const known = [...statuses].flatMap(([server, status]) => (status ? [{ server, status }] : []));
   if (wait) await waitForServers(worthWaiting(connects, known, wait.waitMs, started), wait.waitMs, connects.size, wait.onprogress);
-  else await Promise.all(toolset.servers.map(({ toolbox, server }) => bounded(connects.get(`${toolbox}/${server}`)!, bound?.(toolbox, server))));
+  else await Promise.all(connects.values());
   const opened: OpenedToolset<Entry> = { connected: [], failed: [], pending: [], tools: [] };
   const now = Date.now();
   for (const label of connects.keys()) {
@@ -84,54 +83,71 @@ export async function openToolset<Entry extends { name: string }>(
 }
 
 /**
- * Without a deadline, how long one server (its connect just started) is waited for: undefined, until its connect
- * settles; a number, at most that long (it keeps connecting; a server whose last start timed out: see serverWait).
+ * Where a name goes: a toolbox, or a refusal. A name not found while servers that may have it still start carries
+ * them (`waited`) and the closest names that are up, so it is answered as a toolbox's bare name is (name-wait-answers.ts).
  */
-export type ServerBound = (toolbox: string, server: string) => number | undefined;
+export type ToolsetRoute = { toolbox: string; toolName: string } | { error: string; code: 'TOOL_NOT_FOUND'; waited?: WaitedName<unknown>; suggestions?: string[] };
 
-/** `connect` when it settles, or after `ms` when given (it keeps running). */
-async function bounded(connect: Promise<void>, ms: number | undefined): Promise<unknown> {
-  return ms === undefined ? connect : within(connect, ms);
+/** A name among a toolset's tools: where it goes (a disabled tool's toolbox refuses it), a refusal, or not found. */
+type ToolsetMatch = { toolbox: string; toolName: string; hidden: boolean } | { error: string; code: 'TOOL_NOT_FOUND' } | { notFound: true; suggestions: string[] };
+
+/** How a bare name waits for the toolset's servers: as a toolbox's bare name waits (use-tool.ts gives name-wait.ts's). */
+export interface ToolsetNameWait {
+  /** A server's tools as last known (live, else the catalog cache), as its toolbox would list them; undefined: never known. */
+  lastKnown(site: NameSite): Promise<ToolboxCatalog | undefined>;
+  wait<Lookup>(sites: readonly NameSite[], judge: NameJudge<Lookup>): Promise<WaitedName<Lookup>>;
 }
-
-/** A server of the toolset whose wait was cut short (see serverWait): how long it was waited for, and why so short. */
-export interface CutShort {
-  waitMs: number;
-  again: HungBefore;
-}
-
-/** A server still starting when its wait, cut short, ran out. */
-export interface StartingServer extends CutShort {
-  toolbox: string;
-  server: string;
-}
-
-/** Where a name goes: a toolbox, a refusal, or a wait cut short for a server still starting. */
-export type ToolsetRoute = { toolbox: string; toolName: string } | { error: string; code: 'TOOL_NOT_FOUND' } | { starting: StartingServer };
 
 /**
  * Which toolbox a `use_tool` name given with a toolset belongs to. A canonical name of the toolset is routed at once
- * (the toolbox path then refuses a disabled tool before anything connects); a bare or loose name is looked up among
- * the toolset's tools once its servers are connected (`cutShort` may cut a server's wait short: a name not found
- * while it still starts is `starting`, with that wait), and must be unique there.
+ * (the toolbox path then refuses a disabled tool before anything connects), and so is a bare name that every server's
+ * last known list shows as one disabled tool; any other bare or loose name is looked up among the toolset's tools while
+ * its servers are waited for as a toolbox's are for a bare name (`nameWait`), and must be unique there.
  */
 export async function routeToolsetCall<Entry extends { name: string }>(
   host: ToolsetHost<Entry>,
   toolset: ResolvedToolset,
   toolName: string,
   toolboxNames: ReadonlySet<string>,
-  cutShort?: (toolbox: string, server: string) => CutShort | undefined,
+  nameWait: ToolsetNameWait,
 ): Promise<ToolsetRoute> {
-  const name = toolset.config.name;
   const parts = parseToolName(toolName);
   if (parts && toolboxNames.has(parts.toolbox) && toolset.includes(toolName)) return { toolbox: parts.toolbox, toolName };
+  const sites = toolset.servers;
+  const key = (site: NameSite): string => `${site.toolbox}/${site.server}`;
+  const lists = await Promise.all(sites.map((site) => nameWait.lastKnown(site)));
+  const listOf = new Map(sites.map((site, i) => [key(site), lists[i]]));
+  const match = (catalogs: readonly ToolboxCatalog[]): ToolsetMatch => matchInToolset(toolset, toolName, toolboxNames, catalogs);
+  const known = lists.every((list) => list !== undefined) ? match(lists as ToolboxCatalog[]) : undefined;
+  if (known && 'toolbox' in known && known.hidden) return { toolbox: known.toolbox, toolName: known.toolName };
+  const toolboxes = [...new Set(sites.map((s) => s.toolbox))];
+  const { lookup, ...waited } = await nameWait.wait(sites, {
+    find: () => match(toolboxes.map((toolbox) => host.catalog(toolbox).catalog)),
+    notFound: (found) => 'notFound' in found,
+    listHas: (site) => {
+      const list = listOf.get(key(site));
+      return list && !('notFound' in match([list]));
+    },
+  });
+  if ('toolbox' in lookup) return { toolbox: lookup.toolbox, toolName: lookup.toolName };
+  if ('error' in lookup) return lookup;
+  const name = toolset.config.name;
+  const hint = lookup.suggestions.length > 0 ? ` Closest names: ${lookup.suggestions.join(', ')}.` : '';
+  return {
+    error: `Tool ${quoteClientText(toolName)} is not in toolset "${name}".${hint} Call open_toolbox {"toolbox_name":"${name}"} to list its tools.`,
+    code: 'TOOL_NOT_FOUND',
+    waited: { lookup, ...waited },
+    suggestions: lookup.suggestions,
+  };
+}
 
-  const cut: StartingServer[] = [];
-  const { pending } = await openToolset(host, toolset, undefined, recording(cutShort, cut));
+/** The name among the toolset's tools in `catalogs`: canonical, then loose, then bare, then loose bare; unique. */
+function matchInToolset(toolset: ResolvedToolset, toolName: string, toolboxNames: ReadonlySet<string>, catalogs: readonly ToolboxCatalog[]): ToolsetMatch {
+  const name = toolset.config.name;
+  const parts = parseToolName(toolName);
   const candidates: { name: string; bare: string; hidden: boolean }[] = [];
   const suggestions: SuggestionCandidate[] = [];
-  for (const toolbox of new Set(toolset.servers.map((s) => s.toolbox))) {
-    const { catalog } = host.catalog(toolbox);
+  for (const catalog of catalogs) {
     for (const t of catalog.tools) {
       if (!toolset.includes(t.name)) continue;
       candidates.push({ name: t.name, bare: t.tool.name, hidden: false });
@@ -150,7 +166,7 @@ export async function routeToolsetCall<Entry extends { name: string }>(
     // Enabled tools first: a hidden tool only answers (with "disabled") when it is the one meant.
     const enabled = found.filter((c) => !c.hidden);
     const pick = enabled.length > 0 ? enabled : found;
-    if (pick.length === 1) return { toolbox: parseToolName(pick[0]!.name)!.toolbox, toolName: pick[0]!.name };
+    if (pick.length === 1) return { toolbox: parseToolName(pick[0]!.name)!.toolbox, toolName: pick[0]!.name, hidden: pick[0]!.hidden };
     if (pick.length > 1) {
       return {
         error: `Tool name ${quoteClientText(toolName)} is ambiguous in toolset "${name}": it matches ${pick.map((c) => c.name).join(', ')}. Use the full name.`,
@@ -166,24 +182,7 @@ export async function routeToolsetCall<Entry extends { name: string }>(
       code: 'TOOL_NOT_FOUND',
     };
   }
-  // Not found while a server whose wait was cut short still starts: it may have the name.
-  const starting = cut.find((c) => pending.some((p) => p.server === `${c.toolbox}/${c.server}`));
-  if (starting) return { starting };
-  const closest = closestNames(toolName, suggestions, 5);
-  const hint = closest.length > 0 ? ` Closest names: ${closest.join(', ')}.` : '';
-  return {
-    error: `Tool ${quoteClientText(toolName)} is not in toolset "${name}".${hint} Call open_toolbox {"toolbox_name":"${name}"} to list its tools.`,
-    code: 'TOOL_NOT_FOUND',
-  };
-}
-
-/** A ServerBound from `cutShort` that adds each server whose wait it cuts short to `cut`. */
-function recording(cutShort: ((toolbox: string, server: string) => CutShort | undefined) | undefined, cut: StartingServer[]): ServerBound {
-  return (toolbox, server) => {
-    const wait = cutShort?.(toolbox, server);
-    if (wait) cut.push({ toolbox, server, ...wait });
-    return wait?.waitMs;
-  };
+  return { notFound: true, suggestions: closestNames(toolName, suggestions, 5) };
 }
 
 /**

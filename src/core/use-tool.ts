@@ -1,7 +1,7 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/client';
 import type { ToolNameParts } from '../catalog/names.js';
 import { parseToolName } from '../catalog/names.js';
-import type { CatalogTool, ToolLookup } from '../catalog/toolbox-catalog.js';
+import { ToolboxCatalog, type CatalogTool, type ToolLookup } from '../catalog/toolbox-catalog.js';
 import type { ResolvedToolset } from '../catalog/toolsets.js';
 import type { VisibilityPolicy } from '../catalog/visibility.js';
 import type { ServerConfig, ToolboxConfig, WorkbenchConfig } from '../config/types.js';
@@ -12,8 +12,9 @@ import type { CachedCatalog, Scope, SessionScope, UseToolOptions } from './scope
 import type { CallContext } from './session-routing.js';
 import { ERROR_META_KEY, disabledResult, errorMeta, errorResult, failureResult, type ToolEntry } from './tool-entry.js';
 import { stateRefusal } from './state-problem.js';
-import { routeToolsetCall, type CutShort, type ToolsetHost } from './toolset-routes.js';
-import { knownLists, lastKnownLookup, lookupAcrossToolbox, notListedYet, serverWait, startingAgain, stillStarting } from './name-wait.js';
+import { routeToolsetCall, type ToolsetHost, type ToolsetNameWait } from './toolset-routes.js';
+import { knownLists, lastKnownLookup, lookupAcrossToolbox, serverWait, waitForName } from './name-wait.js';
+import { startingAgain, stillStarting, waitedRefusal } from './name-wait-answers.js';
 import { describeParams, type ToolValidators } from './validators.js';
 import { DEFAULT_CALL_TIMEOUT_MS } from '../clients/server-slot.js';
 import { callsAsTask } from '../clients/task-call.js';
@@ -111,26 +112,31 @@ function patternElsewhere(toolName: string, owner: string, toolboxName: string):
   );
 }
 
-/** `use_tool` with a toolset name: the tool is routed to the toolbox that owns it, under its canonical name. */
+/**
+ * `use_tool` with a toolset name: the tool is routed to the toolbox that owns it, under its canonical name. A bare or
+ * loose name waits for the toolset's servers as it would for a toolbox's, and is answered the same way.
+ */
 async function useToolsetTool(host: UseToolHost, toolset: ResolvedToolset, toolName: string, args: Record<string, unknown> | undefined, options: UseToolOptions): Promise<CallToolResult> {
   const scope = host.scopeOf(options.scope);
-  // A bare name waits for the toolset's servers, but for one whose last start timed out only as a full name would.
-  const cutShort = (toolbox: string, server: string): CutShort | undefined => {
-    const { waitMs, again } = serverWait(host, scope, toolbox, server);
-    return again && { waitMs, again };
+  const nameWait: ToolsetNameWait = {
+    lastKnown: async ({ toolbox, server }) => {
+      const config = host.toolboxes().get(toolbox)?.servers.find((s) => s.name === server);
+      const tools = config && (await host.lastKnownTools(scope, toolbox, config));
+      return tools && new ToolboxCatalog(toolbox, [{ server, tools }], host.policy());
+    },
+    wait: (sites, judge) => waitForName(host, scope, sites, judge),
   };
   let route;
   try {
-    route = await routeToolsetCall(host.toolsetHost(scope), toolset, toolName, new Set(host.toolboxes().keys()), cutShort);
+    route = await routeToolsetCall(host.toolsetHost(scope), toolset, toolName, new Set(host.toolboxes().keys()), nameWait);
   } catch (error) {
     if (isWorkbenchError(error)) return failureResult(error, `Cannot call ${quoteClientText(toolName)}: `);
     throw error;
   }
-  if ('starting' in route) {
-    const { toolbox, server, again, waitMs } = route.starting;
-    return startingAgain(toolbox, toolName, server, again, waitMs);
+  if ('error' in route) {
+    const where = { kind: 'toolset', name: toolset.config.name } as const;
+    return (route.waited && waitedRefusal(where, toolName, route.waited, route.suggestions ?? [])) ?? errorResult(route.error, route.code);
   }
-  if ('error' in route) return errorResult(route.error, route.code);
   return useToolNow(host, route.toolbox, route.toolName, args, options);
 }
 
@@ -189,7 +195,8 @@ export function useToolWaitMs(config: WorkbenchConfig, toolbox: string): number 
 /**
  * Connects what a name needs — just its server for a canonical name, else the whole toolbox — and looks the name up
  * again; a failure to connect is a refusal naming the cause, and so is a server still starting after
- * `useToolWaitMs` (it keeps starting) — or after `openWaitMs` when its last start timed out (name-wait.ts serverWait). A bare name waits as name-wait.ts `lookupAcrossToolbox` says.
+ * `useToolWaitMs` (it keeps starting) — or after `openWaitMs` when its last start timed out (name-wait.ts serverWait).
+ * A bare name waits as name-wait.ts `waitForName` says.
  */
 async function connectFor(request: UseRequest, knownServer: ServerConfig | undefined): Promise<{ lookup: ToolLookup } | { refusal: CallToolResult }> {
   const { host, scope, toolbox, toolName } = request;
@@ -202,19 +209,14 @@ async function connectFor(request: UseRequest, knownServer: ServerConfig | undef
       // A server whose last start timed out is waited for only up to openWaitMs (see serverWait).
       const { waitMs, again } = serverWait(host, scope, toolbox.name, knownServer.name);
       const connected = await within(connect, waitMs);
-      if (!connected) return { refusal: again ? startingAgain(toolbox.name, toolName, knownServer.name, again, waitMs) : stillStarting(toolbox.name, toolName, [knownServer.name], waitMs) };
+      const site = { toolbox: toolbox.name, server: knownServer.name };
+      if (!connected) return { refusal: again ? startingAgain(site.toolbox, toolName, site.server, again, waitMs) : stillStarting({ kind: 'toolbox', name: site.toolbox }, toolName, [site], waitMs) };
       if (connected.value) return cannotCall(connected.value);
     } else if (!knownServer) {
-      const { lookup, starting, unlisted, again, waitedMs } = await lookupAcrossToolbox(host, scope, toolbox, toolName);
+      const waited = await lookupAcrossToolbox(host, scope, toolbox, toolName);
       // Not found while servers that may have it still start: a wait to retry, not an unknown name.
-      const [hung] = again;
-      if ('notFound' in lookup && starting.length === 0 && hung) return { refusal: startingAgain(toolbox.name, toolName, hung.server, hung.status, waitedMs) };
-      if ('notFound' in lookup && starting.length > 0) return { refusal: stillStarting(toolbox.name, toolName, starting, host.useToolWait(toolbox.name), lookup.suggestions) };
-      if ('notFound' in lookup && unlisted.length > 0) {
-        const statuses = scope.manager.serverStatus(toolbox.name).filter((s) => unlisted.includes(s.server));
-        return { refusal: notListedYet(toolbox.name, toolName, statuses, lookup.suggestions) };
-      }
-      return { lookup };
+      const refusal = 'notFound' in waited.lookup ? waitedRefusal({ kind: 'toolbox', name: toolbox.name }, toolName, waited, waited.lookup.suggestions) : undefined;
+      return refusal ? { refusal } : { lookup: waited.lookup };
     }
     return { lookup: host.cachedCatalog(scope, toolbox.name).catalog.find(toolName) };
   } catch (error) {

@@ -10,9 +10,6 @@ import { fixtureServer } from '../helpers/workbench-process.js';
 
 const TRANSPORTS: Over[] = ['stdio', 'http'];
 
-/** Not fixed yet: a toolset's bare name still waits for each server's whole connect (these reproduce it). */
-const TODO = { todo: 'a toolset bare name still waits for the whole connect' };
-
 /** The client gives up long before useToolWaitMs and the stuck server's connect limit: a call that waits fails. */
 const CLIENT_WAIT = { timeout: 30_000 };
 
@@ -50,7 +47,7 @@ const toolsetConfig = {
 for (const over of TRANSPORTS) {
   for (const era of ERAS) {
     describe(`a bare name while a server hangs at its first start, through a toolset (${over}, ${era})`, () => {
-      test('is served by the server that is up, past openWaitMs, as through the toolbox', TODO, async () => {
+      test('is served by the server that is up, past openWaitMs, as through the toolbox', async () => {
         const wb = await startEra(over, era, toolsetConfig);
         try {
           await healthyUp(wb.client);
@@ -62,7 +59,7 @@ for (const over of TRANSPORTS) {
         }
       });
 
-      test('a name no server that is up has is answered past openWaitMs, naming the server still starting', TODO, async () => {
+      test('a name no server that is up has is answered past openWaitMs, naming the server still starting', async () => {
         const wb = await startEra(over, era, toolsetConfig);
         try {
           await healthyUp(wb.client);
