@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import type { CallToolResult, Client } from '@modelcontextprotocol/client';
 import { ERAS, startEra, type Over } from '../helpers/era-workbench.js';
+import { errorOf, healthyUp, useTool as use } from '../helpers/hung-calls.js';
 import { fixtureServer, tempDir } from '../helpers/workbench-process.js';
 
 // A bare name in a toolbox (README "Tool names and calls") waits up to `useToolWaitMs` for a server whose last known
@@ -11,25 +11,6 @@ import { fixtureServer, tempDir } from '../helpers/workbench-process.js';
 // would (README "Downstream servers: lifecycle, timeouts and limits"): it is answered as starting again, retryable.
 
 const TRANSPORTS: Over[] = ['stdio', 'http'];
-
-/** The client gives up long before useToolWaitMs and the stuck server's connect limit: a call that waits fails. */
-const CLIENT_WAIT = { timeout: 30_000 };
-
-interface ErrorMeta {
-  code?: string;
-  retryable?: boolean;
-  server?: string;
-}
-const errorOf = (result: CallToolResult): ErrorMeta => (result._meta?.['mcp-workbench/error'] ?? {}) as ErrorMeta;
-
-const use = (client: Client, toolbox: string, tool: string, args: Record<string, unknown> = {}): Promise<CallToolResult> =>
-  client.callTool({ name: 'use_tool', arguments: { toolbox_name: toolbox, tool_name: tool, arguments: args } }, CLIENT_WAIT) as Promise<CallToolResult>;
-
-/** The healthy server is up (its full name waits for it), so only the stuck one is left starting, whatever the load. */
-async function healthyUp(client: Client): Promise<void> {
-  const result = await use(client, 'mixed', 'mixed__healthy__echo', { text: 'up' });
-  assert.notEqual(result.isError, true, JSON.stringify(result));
-}
 
 for (const over of TRANSPORTS) {
   for (const era of ERAS) {

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { CallToolResult, Client } from '@modelcontextprotocol/client';
+import type { CallToolResult } from '@modelcontextprotocol/client';
 import { ERAS, startEra, type Over } from '../helpers/era-workbench.js';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { CLIENT_WAIT, errorOf, healthyUp } from '../helpers/hung-calls.js';
 import { fixtureServer, tempDir } from '../helpers/workbench-process.js';
 
 // One server that hangs at start-up (README "Downstream servers: lifecycle, timeouts and limits") must not make every
@@ -27,26 +28,6 @@ const config = {
     },
   },
 };
-
-/** The client gives up long before the stuck server's connect limit: a call that waits for it fails the test. */
-const CLIENT_WAIT = { timeout: 30_000 };
-
-/**
- * Waits until the healthy server is up (its full name waits for it), so only the stuck one is left starting whatever
- * the machine's load: past `openWaitMs` a server still starting with no list known is named as such, healthy or not.
- */
-async function healthyUp(client: Client): Promise<void> {
-  const healthy = { toolbox_name: 'mixed', tool_name: 'mixed__healthy__echo', arguments: { text: 'up' } };
-  let result = (await client.callTool({ name: 'use_tool', arguments: healthy }, CLIENT_WAIT)) as CallToolResult;
-  // A loaded machine may start it slower than useToolWaitMs (3 s): it keeps starting, so the next call waits again.
-  for (let tries = 1; tries < 10 && errorOf(result).code === 'CONNECT_TIMEOUT'; tries++) {
-    result = (await client.callTool({ name: 'use_tool', arguments: healthy }, CLIENT_WAIT)) as CallToolResult;
-  }
-  assert.notEqual(result.isError, true, JSON.stringify(result));
-}
-
-const errorOf = (result: CallToolResult): { code?: string; retryable?: boolean; server?: string } =>
-  (result._meta?.['mcp-workbench/error'] ?? {}) as { code?: string; retryable?: boolean; server?: string };
 
 const pendingOf = (result: CallToolResult): string[] =>
   ((result.structuredContent as { servers_pending?: { server: string }[] } | undefined)?.servers_pending ?? []).map((p) => p.server);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { CallToolResult, Client } from '@modelcontextprotocol/client';
 import { ERAS, startEra, type Over } from '../helpers/era-workbench.js';
+import { errorOf, healthyUp, useTool as use } from '../helpers/hung-calls.js';
 import { fixtureServer } from '../helpers/workbench-process.js';
 
 // A bare name through a toolset (README "Toolsets") waits for the toolset's servers as a bare name in a toolbox does
@@ -9,25 +9,6 @@ import { fixtureServer } from '../helpers/workbench-process.js';
 // name none of them has is answered then, naming the server still starting, not after that server's whole connect.
 
 const TRANSPORTS: Over[] = ['stdio', 'http'];
-
-/** The client gives up long before useToolWaitMs and the stuck server's connect limit: a call that waits fails. */
-const CLIENT_WAIT = { timeout: 30_000 };
-
-interface ErrorMeta {
-  code?: string;
-  retryable?: boolean;
-  server?: string;
-}
-const errorOf = (result: CallToolResult): ErrorMeta => (result._meta?.['mcp-workbench/error'] ?? {}) as ErrorMeta;
-
-const use = (client: Client, toolbox: string, tool: string, args: Record<string, unknown> = {}): Promise<CallToolResult> =>
-  client.callTool({ name: 'use_tool', arguments: { toolbox_name: toolbox, tool_name: tool, arguments: args } }, CLIENT_WAIT) as Promise<CallToolResult>;
-
-/** The healthy server is up (its full name waits for it), so only the stuck one is left starting, whatever the load. */
-async function healthyUp(client: Client): Promise<void> {
-  const result = await use(client, 'mixed', 'mixed__healthy__echo', { text: 'up' });
-  assert.notEqual(result.isError, true, JSON.stringify(result));
-}
 
 /** A healthy server beside one whose handshake never comes, both in a toolset. */
 const toolsetConfig = {
