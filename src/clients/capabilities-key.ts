@@ -3,9 +3,10 @@ import type { ClientCapabilities } from '@modelcontextprotocol/client';
 /**
  * The client capabilities that matter downstream, as the MCP spec defines them and nothing else: sampling (with its
  * `context` and `tools`), elicitation (its `form` and `url` modes; an empty object is the form mode of older
- * clients), roots (with `listChanged`) and tasks (which requests may be tasks). Whatever else a client writes inside
- * them is dropped, so two clients that can do the same things share connections and cached lists, and a client
- * cannot make a new downstream connection per request by varying made-up members (README "Serving over HTTP").
+ * clients) and roots (with `listChanged`). Whatever else a client writes inside them is dropped, and so is `tasks`
+ * (no downstream server is told of it: the workbench sends its client no task-augmented request), so two clients
+ * that can do the same things share connections and cached lists, and a client cannot make a new downstream
+ * connection per request by varying made-up members (README "Serving over HTTP").
  */
 
 type Caps = Record<string, unknown>;
@@ -25,7 +26,6 @@ type Shape = true | { readonly [name: string]: Shape };
 
 const SAMPLING = { context: true, tools: true } as const;
 const ELICITATION = { form: true, url: true } as const;
-const TASKS = { list: true, cancel: true, requests: { sampling: { createMessage: true }, elicitation: { create: true } } } as const;
 
 /** The relayable capabilities a downstream client declares for this upstream client: the spec's members only. */
 export function relayableCapabilities(capabilities: ClientCapabilities | undefined): Pick<ClientCapabilities, 'sampling' | 'elicitation' | 'roots'> {
@@ -42,7 +42,7 @@ export function relayableCapabilities(capabilities: ClientCapabilities | undefin
 }
 
 /**
- * A stable name for the capabilities a downstream connection was made with: the relayable ones (above) plus tasks. A
+ * A stable name for the capabilities a downstream connection is made with: the relayable ones (above). A
  * server may list other tools for other capabilities (server-everything adds its sampling and elicitation tools only
  * for clients that can serve them), so connections are shared, and cached tool lists reused, only under the same key
  * (README "Catalog cache"). An empty `elicitation` counts as its form mode, which is what it means.
@@ -52,8 +52,7 @@ export function capabilitiesKey(capabilities: ClientCapabilities | undefined): s
   const relayable = relayableCapabilities(capabilities) as Caps;
   const elicitation = objectOf(relayable.elicitation);
   if (elicitation && Object.keys(elicitation).length === 0) relayable.elicitation = { form: {} };
-  const tasks = objectOf((capabilities as Caps).tasks);
-  return stableJson({ ...relayable, ...(tasks && { tasks: reduce(tasks, TASKS) }) });
+  return stableJson(relayable);
 }
 
 /** JSON with object keys sorted at every level. */

@@ -22,6 +22,8 @@ describe('capability sets', () => {
     assert.notEqual(capabilitiesKey({ sampling: {} }), capabilitiesKey({ sampling: { tools: {} } }));
     assert.notEqual(capabilitiesKey({ sampling: {} }), capabilitiesKey({}));
     assert.notEqual(capabilitiesKey({ roots: {} }), capabilitiesKey({ roots: { listChanged: true } }));
+    // No downstream server is told of tasks, so they are no reason for a connection of its own.
+    assert.equal(capabilitiesKey({ sampling: {}, tasks: { list: {}, requests: { sampling: { createMessage: {} } } } }), capabilitiesKey({ sampling: {} }));
     assert.deepEqual(relayableCapabilities({ sampling: { tools: { x: 1 } }, roots: { listChanged: true, extra: 1 }, experimental: { a: {} } } as unknown as ClientCapabilities), {
       sampling: { tools: {} },
       roots: { listChanged: true },
