@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { CallToolResult, Client } from '@modelcontextprotocol/client';
@@ -61,3 +61,31 @@ for (const over of ['stdio', 'http'] as const) {
     });
   }
 }
+
+describe('two workbenches sharing one state file', () => {
+  it("lose none of each other's enable_tools changes, and each follows the other's", { timeout: 300_000 }, async (t) => {
+    const { dir, cleanup } = await tempDir();
+    t.after(cleanup);
+    const stateFile = join(dir, 'shared-state.json');
+    const launch = { args: ['--management-tools', '--state-file', stateFile] };
+    const [a, b] = [await startEra('stdio', 'legacy', config, () => {}, {}, launch), await startEra('http', 'modern', config, () => {}, {}, launch)];
+    try {
+      const names = (who: string) => Array.from({ length: 15 }, (_, i) => `tb__fx__${who}_${i}`);
+      const disableEach = async (client: Client, who: string) => {
+        for (const name of names(who)) assert.notEqual((await call(client, 'enable_tools', { disable: [name] })).isError, true);
+      };
+      await Promise.all([disableEach(a.client, 'a'), disableEach(b.client, 'b')]);
+      const written = JSON.parse(await readFile(stateFile, 'utf8')) as { disabled: string[] };
+      assert.deepEqual([...written.disabled].sort(), [...names('a'), ...names('b')].sort());
+
+      // Each follows the other: echo disabled by one is refused by both, enabled again by the other is callable by both.
+      assert.notEqual((await call(a.client, 'enable_tools', { disable: ['tb__fx__echo'] })).isError, true);
+      await waitFor(async () => workbenchErrorCode(await useEcho(b.client)) === 'TOOL_DISABLED', { timeoutMs: 30_000, what: "b to follow a's disable" });
+      assert.notEqual((await call(b.client, 'enable_tools', { enable: ['tb__fx__echo'] })).isError, true);
+      assert.notEqual((await useEcho(b.client)).isError, true);
+      await waitFor(async () => (await useEcho(a.client)).isError !== true, { timeoutMs: 30_000, what: "a to follow b's enable" });
+    } finally {
+      await Promise.allSettled([a.close(), b.close()]);
+    }
+  });
+});
