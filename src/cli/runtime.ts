@@ -4,7 +4,8 @@ import { dirname, join } from 'node:path';
 import { CatalogCache } from '../catalog/catalog-cache.js';
 import { keepCopy, readToolState } from '../state/read.js';
 import { pinsPathFor, readPins, watchPins } from '../state/pins.js';
-import { type BrokenState, watchToolState } from '../state/watch.js';
+import { type BrokenState, type ToolStateWatch, watchToolState } from '../state/watch.js';
+import { type BoundStateUpdate, updateToolState } from '../state/update.js';
 import { loadConfig } from '../config/load.js';
 import { configToStart } from '../config/config-path.js';
 import { brokenServerWarning, brokenServers, noServerCanStartError, serverProblemCode } from '../config/server-problems.js';
@@ -28,6 +29,11 @@ export interface Runtime {
   config: WorkbenchConfig;
   workbench: Workbench;
   statePath: string;
+  /**
+   * Changes the state file (a locked read-modify-write) and applies the result before the lock is released, so the
+   * next call agrees with it and the file's watcher never mistakes it, or an older read, for a newer change.
+   */
+  updateState: BoundStateUpdate;
   /** Ends every downstream connection and watcher; resolves when children are gone. */
   close(): Promise<void>;
 }
@@ -65,6 +71,7 @@ export async function createRuntime(settings: RuntimeSettings): Promise<Runtime>
     config,
     workbench,
     statePath,
+    updateState: stateUpdater(statePath, workbench, watcher, host.log),
     close: async () => {
       configWatcher?.close();
       watcher?.close();
@@ -237,9 +244,9 @@ export function untilShutdown(log: Logger, stop: () => Promise<unknown>, registe
 }
 
 /** A running server follows changes of its tool state file from `tools enable|disable`, another workbench or an editor. */
-function followStateFile(workbench: Workbench, statePath: string, read: Awaited<ReturnType<typeof readToolState>>, log: Logger): { close(): void } {
+function followStateFile(workbench: Workbench, statePath: string, read: Awaited<ReturnType<typeof readToolState>>, log: Logger): ToolStateWatch {
   let disabled = read.problem ? [] : read.state.disabled;
-  return watchToolState(
+  const watch = watchToolState(
     statePath,
     (next, missing) => {
       // A deleted file means the defaults (README "Enabled and disabled tools"): what it disabled comes back, never silently.
@@ -261,6 +268,39 @@ function followStateFile(workbench: Workbench, statePath: string, read: Awaited<
       },
     },
   );
+  return {
+    close: () => watch.close(),
+    ownWrite: () => {
+      const end = watch.ownWrite();
+      return (saved) => {
+        if (saved) disabled = saved.disabled;
+        end(saved);
+      };
+    },
+  };
+}
+
+/**
+ * The running workbench's own changes of its state file (enable_tools): applied while the file is still locked, so the
+ * updates of several sessions apply in the order they were written, with the watcher told, so that neither a read
+ * it began before the write nor the write itself comes back as a change.
+ */
+function stateUpdater(statePath: string, workbench: Workbench, watcher: ToolStateWatch | undefined, log: Logger): BoundStateUpdate {
+  return async (change, knownNames) => {
+    const end = watcher?.ownWrite();
+    try {
+      return await updateToolState(statePath, change, {
+        log,
+        ...(knownNames && { knownNames }),
+        onSaved: (next) => {
+          workbench.setState(next);
+          end?.(next);
+        },
+      });
+    } finally {
+      end?.(undefined);
+    }
+  };
 }
 
 /** What following the config needs: its path, every file it is made of, their content at load, and how to load it. */

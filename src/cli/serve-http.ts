@@ -127,7 +127,7 @@ function httpServerOptions(
     sessionIdleMs: http.sessionIdleSeconds === undefined ? undefined : http.sessionIdleSeconds * 1000,
     // One limit for client messages on both transports: WORKBENCH_MAX_MESSAGE_BYTES, else the HTTP server's default.
     maxBodyBytes: maxMessageBytes,
-    serverOptions: { management: session.managementTools ? { statePath: runtime.statePath, log: host.log } : undefined },
+    serverOptions: { management: session.managementTools ? { statePath: runtime.statePath, update: runtime.updateState } : undefined },
     ...(metrics ? { metrics } : {}),
     log: host.log,
   };

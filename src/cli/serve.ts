@@ -13,7 +13,7 @@ export async function serve(settings: RuntimeSettings): Promise<number> {
   const { log } = settings.host;
   const runtime = await createRuntime(settings);
   const surface = createSurface(runtime.workbench, VERSION, {
-    management: settings.session.managementTools ? { statePath: runtime.statePath, log } : undefined,
+    management: settings.session.managementTools ? { statePath: runtime.statePath, update: runtime.updateState } : undefined,
   });
   const front = openStdioFront(surface, { stdin: process.stdin, stdout: process.stdout }, settings.maxMessageBytes, log);
   const done = untilShutdown(

@@ -3,11 +3,10 @@ import { createRequestStateCodec, type Server, type Transport } from '@modelcont
 import type { ServerNotice } from '../clients/feature-notices.js';
 import { ListenSubscriptions } from '../core/listen-subscriptions.js';
 import type { Workbench } from '../core/workbench.js';
-import type { Logger } from '../log.js';
 import { ClientLink } from './client-link.js';
 import { sendNotice } from './feature-handlers.js';
 import { InputRounds } from './input-rounds.js';
-import { callManagementTool } from './management-tools.js';
+import { callManagementTool, type StateManagement } from './management-tools.js';
 import { createMetaToolHandlers } from './meta-tool-handlers.js';
 import { createModernUseTool, type RequestStatePayload } from './modern-use-tool.js';
 import { AcceptedEnvelopes } from './modern-wire.js';
@@ -32,7 +31,7 @@ export type { Era } from './surface-instance.js';
  */
 export interface CreateServerOptions {
   /** Offer list_all_tools and enable_tools, persisting changes to this state file. */
-  management?: { statePath: string; log: Logger };
+  management?: StateManagement;
   /**
    * Give this session downstream connections of its own (HTTP: sessions never see each other's servers). Without
    * it the session uses the workbench's own connections (stdio: the only session).

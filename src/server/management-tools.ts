@@ -1,8 +1,7 @@
 import { parseToolName } from '../catalog/names.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
-import { updateToolState } from '../state/update.js';
+import type { BoundStateUpdate } from '../state/update.js';
 import { isWorkbenchError } from '../errors.js';
-import type { Logger } from '../log.js';
 import { cutClientText, MAX_ECHO_LENGTH, quoteClientText } from '../shared/client-text.js';
 import { firstOf, moreCount } from '../shared/first-of.js';
 import { toolStatusPage } from './tool-status-pages.js';
@@ -81,10 +80,16 @@ export async function listAllTools(workbench: Workbench, toolbox: string | undef
   }
 }
 
+/** What the management tools need of the running workbench's state file: its path, and how to change it. */
+export interface StateManagement {
+  statePath: string;
+  /** Changes the file and applies the result to the workbench before it answers. */
+  update: BoundStateUpdate;
+}
+
 export async function enableTools(
   workbench: Workbench,
-  statePath: string,
-  log: Logger,
+  { statePath, update: updateState }: StateManagement,
   change: { enable: string[]; disable: string[] },
   session?: SessionScope,
 ): Promise<CallToolResult> {
@@ -99,9 +104,8 @@ export async function enableTools(
     return protectedNames.length > 0 ? errorResult(notes.join(' '), 'INVALID_NAME') : refusal(ENABLE_TOOLS_USAGE, `${ENABLE_TOOLS}: nothing to change (the lists are empty)`);
   }
   try {
-    const update = await updateToolState(statePath, { enable, disable }, { log, knownNames: (n) => workbench.isKnownName(n, session) });
-    // Apply at once rather than waiting for the file watcher, so the reply and the next call agree.
-    workbench.setState(update.state);
+    // Applied before the answer, rather than left to the file's watcher, so the reply and the next call agree.
+    const update = await updateState({ enable, disable }, (n) => workbench.isKnownName(n, session));
     if (update.unknown.length > 0) notes.push(`Not (yet) known, kept anyway: ${quoteAll(update.unknown)}.`);
     for (const { name, pattern } of update.stillDisabledBy) {
       notes.push(`${quoteClientText(name)} stays disabled: ${quoteClientText(pattern)} in the state file's disabled list still covers it.`);
@@ -150,7 +154,7 @@ function quoteAll(names: readonly string[]): string {
  */
 export function callManagementTool(
   workbench: Workbench,
-  management: { statePath: string; log: Logger },
+  management: StateManagement,
   session: SessionScope,
   name: string,
   args: Record<string, unknown>,
@@ -169,7 +173,7 @@ export function callManagementTool(
     if (problem !== undefined) return refusal(ENABLE_TOOLS_USAGE, problem);
     if (args.enable === undefined && args.disable === undefined) return refusal(ENABLE_TOOLS_USAGE, `${name}: give "enable", "disable" or both`);
     const change = { enable: (args.enable ?? []) as string[], disable: (args.disable ?? []) as string[] };
-    return enableTools(workbench, management.statePath, management.log, change, session);
+    return enableTools(workbench, management, change, session);
   }
   return undefined;
 }

@@ -34,6 +34,12 @@ export interface UpdateToolStateOptions extends LockOptions {
    * and listed in `unknown` so the caller can warn. Not called when omitted.
    */
   knownNames?: (name: string) => boolean;
+  /**
+   * Called with the new state while the lock is still held, once the file says it (written, or already so): a running
+   * workbench applies it there, so updates of several sessions apply in the order they were written, and its watcher
+   * learns of its own write before anyone else can change the file again (watch.ts `ownWrite`).
+   */
+  onSaved?: (state: ToolState) => void;
 }
 
 export interface ToolStateUpdate {
@@ -57,6 +63,12 @@ export interface ToolStateUpdate {
   /** Canonical names enabled by a new entry in `exceptions`, each with the disabled glob(s) it is exempt from. */
   excepted: { name: string; patterns: string[] }[];
 }
+
+/**
+ * `updateToolState` on the file of a running workbench, which applies what it saved at once (runtime.ts binds it);
+ * `knownNames` as in {@link UpdateToolStateOptions}.
+ */
+export type BoundStateUpdate = (change: ToolStateChange, knownNames?: (name: string) => boolean) => Promise<ToolStateUpdate>;
 
 /**
  * Applies `change` as one atomic read-modify-write under an exclusive lock (`<path>.lock`), so concurrent updates
@@ -101,7 +113,10 @@ export async function updateToolState(
     const applied = applyChange(previous, { enable, disable, reset: change.reset === true });
     const text = snapshot.kind === 'valid' ? editedText(path, snapshot, applied.state, log) : serialize(applied.state);
     // The file already says exactly this: nothing to write (a running workbench then has nothing to re-read).
-    if (snapshot.kind === 'valid' && text === `${snapshot.bom ? '\uFEFF' : ''}${snapshot.text}`) return { ...applied, previous, unknown };
+    if (snapshot.kind === 'valid' && text === `${snapshot.bom ? '\uFEFF' : ''}${snapshot.text}`) {
+      options.onSaved?.(applied.state);
+      return { ...applied, previous, unknown };
+    }
     // A rename replaces even a read-only file (the directory allows it): a file made read-only is left alone.
     const readOnly = snapshot.kind === 'valid' ? await readOnlyReason(target) : undefined;
     if (readOnly !== undefined) throw readOnlyFile(path, readOnly);
@@ -111,6 +126,7 @@ export async function updateToolState(
     } catch (error) {
       throw unwritable(path, 'write the new content', error);
     }
+    options.onSaved?.(applied.state);
     return { ...applied, previous, unknown };
   } finally {
     await release();

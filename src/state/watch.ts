@@ -36,6 +36,20 @@ export interface WatchToolStateOptions {
   onProblem?: (broken: BrokenState | undefined) => void;
 }
 
+/** A running follow of the state file: see {@link watchToolState}. */
+export interface ToolStateWatch {
+  /** Stops polling: no `onChange` or `onProblem` after it returns. */
+  close(): void;
+  /**
+   * The caller is about to change the file itself (a locked read-modify-write, `updateToolState`): until the function
+   * returned is called — with the state the file then says and the caller applied, or with nothing when it wrote
+   * nothing — no read is acted on, and a read that was under way meanwhile is dropped and done again (it may hold
+   * content older than what the caller applied, or the caller's own content, which is no change to report). Calling
+   * the returned function again does nothing.
+   */
+  ownWrite(): (saved: ToolState | undefined) => void;
+}
+
 /**
  * Follows the state file and calls `onChange` with the new state whenever its parsed content changes, whether it
  * was changed by another workbench process, `tools enable|disable`, or a text editor; typically within
@@ -53,7 +67,7 @@ export function watchToolState(
   onChange: (state: ToolState, missing: boolean) => void,
   log: Logger,
   options: WatchToolStateOptions = {},
-): { close(): void } {
+): ToolStateWatch {
   const watcher = new StateFileWatcher(path, onChange, log, options);
   const polling = followFiles([path], () => watcher.changed(), { log, intervalMs: options.intervalMs ?? DEFAULT_WATCH_INTERVAL_MS, what: path });
   return {
@@ -61,6 +75,7 @@ export function watchToolState(
       watcher.close();
       polling.close();
     },
+    ownWrite: () => watcher.ownWrite(),
   };
 }
 
@@ -71,6 +86,10 @@ class StateFileWatcher {
   private broken: BrokenState | undefined;
   private lastKey: string | undefined;
   private lastExtras: string | undefined;
+  /** Counts the caller's own writes begun and ended: a read that saw it change overlapped one and may be stale. */
+  private ownWrites = 0;
+  /** The caller's own writes under way. */
+  private writing = 0;
 
   constructor(
     private readonly path: string,
@@ -91,8 +110,11 @@ class StateFileWatcher {
 
   /** The file changed (or this is the first look): read it and act; false while it is still changing. */
   async changed(): Promise<boolean> {
+    const writes = this.ownWrites;
     const result = await this.readSettled();
-    if (this.closed || result === 'retry') return false; // the file is still changing: look again on the next poll
+    // The file is still changing, or the caller wrote it while this read was under way (what was read may be older
+    // than what the caller applied): look again on the next poll.
+    if (this.closed || result === 'retry' || writes !== this.ownWrites || this.writing > 0) return false;
     if (result.kind === 'broken') this.reportProblem(result);
     else if (result.kind === 'missing') this.apply(defaults(), [], true);
     else this.apply(result.state, result.extraKeys, false);
@@ -111,6 +133,24 @@ class StateFileWatcher {
     if (again.kind !== snapshot.kind) return 'retry';
     if (again.kind === 'broken' && snapshot.kind === 'broken' && !sameBroken(again, snapshot)) return 'retry';
     return again;
+  }
+
+  ownWrite(): (saved: ToolState | undefined) => void {
+    this.ownWrites++;
+    this.writing++;
+    let ended = false;
+    return (saved) => {
+      if (ended) return;
+      ended = true;
+      this.ownWrites++;
+      this.writing--;
+      if (saved === undefined) return;
+      this.lastKey = stateKey(saved);
+      // The write read the file as good under the lock: whatever broken content was seen before is gone.
+      const repaired = this.broken !== undefined;
+      this.broken = undefined;
+      if (repaired && !this.closed) this.options.onProblem?.(undefined);
+    };
   }
 
   private reportProblem(next: BrokenState): void {
