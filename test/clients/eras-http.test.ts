@@ -4,7 +4,7 @@ import { ElicitRequestSchema, type CallToolResult } from '@modelcontextprotocol/
 import { TRANSPORTS } from '../helpers/both-transports.js';
 import { startHttpWorkbench } from '../helpers/http-workbench.js';
 import { startModernHttp } from '../helpers/http-servers.js';
-import { node, startWorkbench, textOf } from '../helpers/workbench-process.js';
+import { startWorkbench, textOf } from '../helpers/workbench-process.js';
 
 // A modern-only (2026-07-28) downstream server over Streamable HTTP: the SDK's era probe picks the modern era over
 // HTTP, calls carry the `_meta` envelope, and its input requests reach the (legacy, SDK v1) client of the workbench.
