@@ -35,7 +35,7 @@ export const ANY_OBJECT: StandardSchemaV1<unknown, Record<string, unknown>> = {
  * a client must never call it); the valid declarations come back in `paramHeaders`, by tool name.
  */
 export async function listAllTools(client: Client, log: Logger, label: string, timeout?: number, modern = false): Promise<ToolList> {
-  if (!client.getServerCapabilities()?.tools) return { tools: [], duplicates: [], notes: [] };
+  if (!client.getServerCapabilities()?.tools) return { tools: [], duplicates: [], notes: [], leftOut: new Map() };
   const list = new ListBuilder(log, label, modern);
   const cursors = new Set<string>();
   let cursor: string | undefined;
@@ -73,6 +73,8 @@ class ListBuilder {
   private readonly names = new Set<string>();
   private readonly duplicates = new Set<string>();
   private readonly skipped: string[] = [];
+  /** The left-out tools that have a name, with why (for use_tool's answer about them). */
+  private readonly leftOut = new Map<string, string>();
   private readonly notes: string[] = [];
   private scope: 'public' | 'private' | undefined;
   private ttlMs: number | undefined;
@@ -124,8 +126,10 @@ class ListBuilder {
   private addTool(tool: unknown): void {
     const problem = toolProblem(tool);
     if (problem) {
-      this.log.warn(`skipped a tool the server listed: ${problem}`);
-      this.skipped.push(problem);
+      const text = problem.name === undefined ? problem.reason : `${quoteClientText(problem.name, 64)} ${problem.reason}`;
+      this.log.warn(`skipped a tool the server listed: ${text}`);
+      this.skipped.push(text);
+      if (problem.name !== undefined) this.leftOut.set(problem.name, problem.reason);
       return;
     }
     const { name, inputSchema } = tool as Tool;
@@ -142,6 +146,7 @@ class ListBuilder {
           { problem: 'invalid-header-declarations', tool: name },
         );
         this.skipped.push(`${quoteClientText(name, 64)} has invalid header declarations (${scan.problem})`);
+        this.leftOut.set(name, `has invalid header declarations (${scan.problem})`);
         return;
       }
       if (scan.declarations.length > 0) (this.paramHeaders ??= new Map()).set(name, scan.declarations);
@@ -165,6 +170,7 @@ class ListBuilder {
       tools: this.tools,
       duplicates: [...duplicates],
       notes: [...this.notes, ...skippedNote(this.skipped)],
+      leftOut: this.leftOut,
       ...(this.scope ? { cacheScope: this.scope } : {}),
       ...(this.ttlMs !== undefined ? { ttlMs: this.ttlMs } : {}),
       ...(this.paramHeaders ? { paramHeaders: this.paramHeaders } : {}),
@@ -178,6 +184,8 @@ export interface ToolList {
   duplicates: string[];
   /** Why the tools shown are not all the server listed (a listing cut short, tools left out), for the model. */
   notes: string[];
+  /** The tools left out that have a name, each with why it is (e.g. `has no inputSchema object`). */
+  leftOut: ReadonlyMap<string, string>;
   /** A modern server's `cacheScope` for the list (see listAllTools). */
   cacheScope?: 'public' | 'private';
   /** A modern server's `ttlMs` for the list: how long it may be reused without listing again. */
@@ -186,17 +194,18 @@ export interface ToolList {
   paramHeaders?: Map<string, HeaderDeclaration[]>;
 }
 
-function toolProblem(tool: unknown): string | undefined {
-  if (typeof tool !== 'object' || tool === null || Array.isArray(tool)) return 'an entry that is not an object';
+/** Why a listed entry cannot be offered: its name when it has one, and the reason (which reads after the name). */
+function toolProblem(tool: unknown): { name?: string; reason: string } | undefined {
+  if (typeof tool !== 'object' || tool === null || Array.isArray(tool)) return { reason: 'an entry that is not an object' };
   const { name, inputSchema } = tool as { name?: unknown; inputSchema?: unknown };
-  if (typeof name !== 'string' || name === '') return 'an entry without a name';
+  if (typeof name !== 'string' || name === '') return { reason: 'an entry without a name' };
   if (typeof inputSchema !== 'object' || inputSchema === null || Array.isArray(inputSchema)) {
-    return `${quoteClientText(name, 64)} has no inputSchema object`;
+    return { name, reason: 'has no inputSchema object' };
   }
   // The arguments of a call are always an object: a tool whose schema asks for anything else could never be called.
   const type = (inputSchema as { type?: unknown }).type;
   if (type !== undefined && type !== 'object' && !(Array.isArray(type) && type.includes('object'))) {
-    return `${quoteClientText(name, 64)} has an inputSchema of type ${quoteClientText(String(type), 32)}, not "object"`;
+    return { name, reason: `has an inputSchema of type ${quoteClientText(String(type), 32)}, not "object"` };
   }
   return undefined;
 }

@@ -67,7 +67,7 @@ for (const [over, era] of combos) {
       }
     });
 
-    it('odd names and uncompilable schemas still work; tools without an object schema are named with why', { timeout: 120_000 }, async () => {
+    it('odd names and uncompilable schemas still work; tools without an object schema are named with why, in open_toolbox and use_tool', { timeout: 120_000 }, async () => {
       const bad = { ...fixtureServer('--name', 'bad'), env: { FIXTURE_TOOL_DEFS: JSON.stringify(defs) } };
       const wb = await startEra(over, era, { toolboxes: { tb: { mcpServers: { good: fixtureServer('--name', 'good'), bad } } } });
       try {
@@ -83,8 +83,16 @@ for (const [over, era] of combos) {
           const result = await use(wb, `tb__bad__${name}`, { v: 'x' });
           assert.equal(textOf(result), name, `${name}: ${textOf(result)}`);
         }
-        const refused = await use(wb, 'tb__bad__string_schema');
-        assert.equal(workbenchErrorCode(refused), 'TOOL_NOT_FOUND', textOf(refused));
+        // A left-out tool is not "unknown": the answer says it exists, why it cannot be called, and what to do.
+        for (const [name, why] of [['tb__bad__string_schema', /inputSchema of type "string", not "object"/], ['string_schema', /inputSchema of type "string"/], ['tb__bad__no_schema', /has no inputSchema object/]] as const) {
+          const refused = await use(wb, name);
+          assert.equal(refused.isError, true, textOf(refused));
+          assert.equal(workbenchErrorCode(refused), 'TOOL_NOT_FOUND', textOf(refused));
+          assert.match(textOf(refused), /exists on server "bad" of toolbox "tb", but it was left out of the tools offered and cannot be called/);
+          assert.match(textOf(refused), why);
+          assert.match(textOf(refused), /maintainers/);
+          assert.doesNotMatch(textOf(refused), /^Unknown tool/);
+        }
       } finally {
         await wb.close();
       }
