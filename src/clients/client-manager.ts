@@ -191,6 +191,7 @@ export class ClientManager {
         tools: slot.tools!,
         duplicates: slot.listing.duplicates,
         notes: slot.listing.notes,
+        leftOut: slot.listing.leftOut,
         capabilitiesKey: slot.capabilitiesKey!,
         ...(slot.cacheScope ? { cacheScope: slot.cacheScope } : {}),
         ...(slot.ttlMs !== undefined ? { ttlMs: slot.ttlMs } : {}),

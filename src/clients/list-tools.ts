@@ -7,6 +7,12 @@ import { honouredTtl } from '../shared/list-ttl.js';
 import { scanHeaderDeclarations, type HeaderDeclaration } from './param-headers.js';
 
 const MAX_TOOL_PAGES = 1000;
+/**
+ * Most tools read of one server's list (README "Downstream servers"): ten times the 1,000-tool toolbox the workbench is
+ * measured with. The page cap alone bounds pages, not tools — a page may hold many thousands within the 8 MiB message
+ * limit — so a server listing more would grow memory, the catalog cache and every search without bound.
+ */
+export const MAX_SERVER_TOOLS = 10_000;
 
 /**
  * Any object: the pages are checked tool by tool below rather than all-or-nothing by the SDK's spec schema, which
@@ -27,6 +33,8 @@ export const ANY_OBJECT: StandardSchemaV1<unknown, Record<string, unknown>> = {
  * a note, for open_toolbox's `servers_partial`) instead of making
  * the whole server unusable, and every other field is kept exactly as the server sent it.
  *
+ * At most MAX_SERVER_TOOLS entries are read: a longer list (on one page or many) is cut there, with a warning and a note.
+ *
  * Always a fresh listing (never the SDK's response cache: the caller lists on connect and after list_changed). A
  * modern server's caching hint is reported as `cacheScope`: `private` when any page said so (the list is then
  * per-user and must not be persisted or shared), `public` when every page said public, else undefined (legacy).
@@ -35,7 +43,7 @@ export const ANY_OBJECT: StandardSchemaV1<unknown, Record<string, unknown>> = {
  * a client must never call it); the valid declarations come back in `paramHeaders`, by tool name.
  */
 export async function listAllTools(client: Client, log: Logger, label: string, timeout?: number, modern = false): Promise<ToolList> {
-  if (!client.getServerCapabilities()?.tools) return { tools: [], duplicates: [], notes: [] };
+  if (!client.getServerCapabilities()?.tools) return { tools: [], duplicates: [], notes: [], leftOut: new Map() };
   const list = new ListBuilder(log, label, modern);
   const cursors = new Set<string>();
   let cursor: string | undefined;
@@ -44,6 +52,11 @@ export async function listAllTools(client: Client, log: Logger, label: string, t
     const result = await client.request({ method: 'tools/list', params: cursor ? { cursor } : {} }, ANY_OBJECT, timeout ? { timeout } : undefined);
     list.addPage(result, page);
     cursor = typeof result.nextCursor === 'string' && result.nextCursor !== '' ? result.nextCursor : undefined;
+    // Exactly MAX_SERVER_TOOLS on the last page is a whole list; anything past them is left unread.
+    if (list.full && (list.unread > 0 || cursor !== undefined)) {
+      cutAtToolCap(list, log, label, cursor !== undefined);
+      break;
+    }
     if (!cursor) break;
     // A paginator that hands out a cursor it already gave would go round forever: stop at once and say so.
     if (cursors.has(cursor)) {
@@ -67,13 +80,28 @@ export async function listAllTools(client: Client, log: Logger, label: string, t
   return list.result();
 }
 
+/** Says that the listing stopped at MAX_SERVER_TOOLS entries (`more`: pages were left unread too). */
+function cutAtToolCap(list: ListBuilder, log: Logger, label: string, more: boolean): void {
+  const unread = `${list.unread > 0 ? `${list.unread} more on that page` : ''}${list.unread > 0 && more ? ' and ' : ''}${more ? 'its further pages' : ''}`;
+  log.warn(`${label} listed more than ${MAX_SERVER_TOOLS} tools; stopped reading there (${unread} left unread), with ${list.size} distinct tools.`, {
+    problem: 'too-many-tools',
+    tools: list.size,
+  });
+  list.note(`it listed more than ${MAX_SERVER_TOOLS} tools, so only the ${list.size} tools among its first ${MAX_SERVER_TOOLS} are shown and the rest are left out`);
+}
+
 /** The pages of one listing, checked tool by tool as they come (see listAllTools). */
 class ListBuilder {
   private readonly tools: Tool[] = [];
   private readonly names = new Set<string>();
   private readonly duplicates = new Set<string>();
   private readonly skipped: string[] = [];
+  /** The left-out tools that have a name, with why (for use_tool's answer about them). */
+  private readonly leftOut = new Map<string, string>();
   private readonly notes: string[] = [];
+  /** Entries read so far (kept, left out, repeated), and those of the last page not read past MAX_SERVER_TOOLS. */
+  private read = 0;
+  unread = 0;
   private scope: 'public' | 'private' | undefined;
   private ttlMs: number | undefined;
   private paramHeaders: Map<string, HeaderDeclaration[]> | undefined;
@@ -86,6 +114,11 @@ class ListBuilder {
 
   get size(): number {
     return this.tools.length;
+  }
+
+  /** Whether MAX_SERVER_TOOLS entries have been read: nothing more of this listing is. */
+  get full(): boolean {
+    return this.read >= MAX_SERVER_TOOLS;
   }
 
   /** Says (in open_toolbox's `servers_partial`) that the list shown is not all the server has. */
@@ -104,7 +137,11 @@ class ListBuilder {
     if (result.cacheScope === 'private') this.scope = 'private';
     else if (result.cacheScope === 'public' && this.scope === undefined && page === 0) this.scope = 'public';
     if (!Array.isArray(result.tools)) throw new Error('the server answered tools/list without a "tools" array');
-    for (const tool of result.tools as unknown[]) this.addTool(tool);
+    const tools = result.tools as unknown[];
+    const room = MAX_SERVER_TOOLS - this.read;
+    for (let i = 0; i < tools.length && i < room; i++) this.addTool(tools[i]);
+    this.unread = Math.max(0, tools.length - room);
+    this.read += Math.min(tools.length, room);
   }
 
   /** Says once per listing which tools hide characters in their prose (the model is shown them as escapes). */
@@ -124,8 +161,10 @@ class ListBuilder {
   private addTool(tool: unknown): void {
     const problem = toolProblem(tool);
     if (problem) {
-      this.log.warn(`skipped a tool the server listed: ${problem}`);
-      this.skipped.push(problem);
+      const text = problem.name === undefined ? problem.reason : `${quoteClientText(problem.name, 64)} ${problem.reason}`;
+      this.log.warn(`skipped a tool the server listed: ${text}`);
+      this.skipped.push(text);
+      if (problem.name !== undefined) this.leftOut.set(problem.name, problem.reason);
       return;
     }
     const { name, inputSchema } = tool as Tool;
@@ -142,6 +181,7 @@ class ListBuilder {
           { problem: 'invalid-header-declarations', tool: name },
         );
         this.skipped.push(`${quoteClientText(name, 64)} has invalid header declarations (${scan.problem})`);
+        this.leftOut.set(name, `has invalid header declarations (${scan.problem})`);
         return;
       }
       if (scan.declarations.length > 0) (this.paramHeaders ??= new Map()).set(name, scan.declarations);
@@ -165,6 +205,7 @@ class ListBuilder {
       tools: this.tools,
       duplicates: [...duplicates],
       notes: [...this.notes, ...skippedNote(this.skipped)],
+      leftOut: this.leftOut,
       ...(this.scope ? { cacheScope: this.scope } : {}),
       ...(this.ttlMs !== undefined ? { ttlMs: this.ttlMs } : {}),
       ...(this.paramHeaders ? { paramHeaders: this.paramHeaders } : {}),
@@ -178,6 +219,8 @@ export interface ToolList {
   duplicates: string[];
   /** Why the tools shown are not all the server listed (a listing cut short, tools left out), for the model. */
   notes: string[];
+  /** The tools left out that have a name, each with why it is (e.g. `has no inputSchema object`). */
+  leftOut: ReadonlyMap<string, string>;
   /** A modern server's `cacheScope` for the list (see listAllTools). */
   cacheScope?: 'public' | 'private';
   /** A modern server's `ttlMs` for the list: how long it may be reused without listing again. */
@@ -186,17 +229,18 @@ export interface ToolList {
   paramHeaders?: Map<string, HeaderDeclaration[]>;
 }
 
-function toolProblem(tool: unknown): string | undefined {
-  if (typeof tool !== 'object' || tool === null || Array.isArray(tool)) return 'an entry that is not an object';
+/** Why a listed entry cannot be offered: its name when it has one, and the reason (which reads after the name). */
+function toolProblem(tool: unknown): { name?: string; reason: string } | undefined {
+  if (typeof tool !== 'object' || tool === null || Array.isArray(tool)) return { reason: 'an entry that is not an object' };
   const { name, inputSchema } = tool as { name?: unknown; inputSchema?: unknown };
-  if (typeof name !== 'string' || name === '') return 'an entry without a name';
+  if (typeof name !== 'string' || name === '') return { reason: 'an entry without a name' };
   if (typeof inputSchema !== 'object' || inputSchema === null || Array.isArray(inputSchema)) {
-    return `${quoteClientText(name, 64)} has no inputSchema object`;
+    return { name, reason: 'has no inputSchema object' };
   }
   // The arguments of a call are always an object: a tool whose schema asks for anything else could never be called.
   const type = (inputSchema as { type?: unknown }).type;
   if (type !== undefined && type !== 'object' && !(Array.isArray(type) && type.includes('object'))) {
-    return `${quoteClientText(name, 64)} has an inputSchema of type ${quoteClientText(String(type), 32)}, not "object"`;
+    return { name, reason: `has an inputSchema of type ${quoteClientText(String(type), 32)}, not "object"` };
   }
   return undefined;
 }

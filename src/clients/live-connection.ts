@@ -16,6 +16,8 @@ export interface Live {
   duplicates: string[];
   /** Why the tools shown are not all the server listed (see ToolList). */
   notes: string[];
+  /** The tools left out of the list that have a name, each with why (see ToolList). */
+  leftOut: ReadonlyMap<string, string>;
   cacheScope?: 'public' | 'private';
   /** A modern server's ttlMs for its list, and when the list was read: past that, open_toolbox lists again. */
   ttlMs?: number;
@@ -40,6 +42,7 @@ export function applyList(live: Live, list: ToolList, http: boolean): void {
   live.tools = list.tools;
   live.duplicates = list.duplicates;
   live.notes = list.notes;
+  live.leftOut = list.leftOut;
   if (list.cacheScope) live.cacheScope = list.cacheScope;
   else delete live.cacheScope;
   if (list.ttlMs !== undefined) live.ttlMs = list.ttlMs;
@@ -62,6 +65,7 @@ export function openLive({ client, transport, list, capabilities }: Dialed, opti
     tools: [],
     duplicates: [],
     notes: [],
+    leftOut: new Map(),
     listedAt: 0,
     era: modern ? 'modern' : 'legacy',
     ...(client.getNegotiatedProtocolVersion() ? { protocolVersion: client.getNegotiatedProtocolVersion() } : {}),

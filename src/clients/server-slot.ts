@@ -123,8 +123,8 @@ export class ServerSlot {
     return this.live && !this.live.dead ? this.live.tools : undefined;
   }
 
-  get listing(): Pick<Live, 'duplicates' | 'notes'> {
-    return this.live && !this.live.dead ? this.live : { duplicates: [], notes: [] };
+  get listing(): Pick<Live, 'duplicates' | 'notes' | 'leftOut'> {
+    return this.live && !this.live.dead ? this.live : { duplicates: [], notes: [], leftOut: new Map() };
   }
 
   ensure(): Promise<Live> {

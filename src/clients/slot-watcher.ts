@@ -7,6 +7,11 @@ import { applyList, type Live } from './live-connection.js';
 import type { SlotOptions, ToolsChange } from './types.js';
 
 const LIST_CHANGED_DEBOUNCE_MS = 100;
+/**
+ * The longest a change waits for its re-read while list_changed keeps coming: a server that never stops sending them
+ * (README "Downstream servers") still has its list read again this often, rather than never.
+ */
+const LIST_CHANGED_MAX_WAIT_MS = 2_000;
 
 /** What a watcher knows of its slot. */
 export interface WatchedSlot {
@@ -28,6 +33,8 @@ export interface WatchedSlot {
  */
 export class SlotWatcher {
   private refreshTimer: NodeJS.Timeout | undefined;
+  /** When the first list_changed not yet followed by a re-read came (undefined: none is waiting). */
+  private changedSince: number | undefined;
   private refreshing: Promise<void> | undefined;
 
   constructor(private readonly slot: WatchedSlot) {}
@@ -35,10 +42,7 @@ export class SlotWatcher {
   /** Listens to a connection that just went live. */
   watch(live: Live): void {
     const { toolbox, config, options } = this.slot;
-    live.client.setNotificationHandler('notifications/tools/list_changed', () => {
-      clearTimeout(this.refreshTimer);
-      this.refreshTimer = setTimeout(() => void this.refresh(live), LIST_CHANGED_DEBOUNCE_MS);
-    });
+    live.client.setNotificationHandler('notifications/tools/list_changed', () => this.changed(live));
     live.client.setNotificationHandler('notifications/message', (notification) => {
       options.onLogMessage?.(toolbox, config.name, notification.params);
     });
@@ -55,6 +59,21 @@ export class SlotWatcher {
         (error: unknown) => this.slot.log.debug(`could not listen for tool list changes: ${errorMessage(error)}`),
       );
     }
+  }
+
+  /**
+   * Debounces list_changed: changes that come together are read once, 100 ms after the last — but never later than
+   * LIST_CHANGED_MAX_WAIT_MS after the first one still unread, however many follow.
+   */
+  private changed(live: Live): void {
+    const now = Date.now();
+    this.changedSince ??= now;
+    const delay = Math.max(0, Math.min(LIST_CHANGED_DEBOUNCE_MS, this.changedSince + LIST_CHANGED_MAX_WAIT_MS - now));
+    clearTimeout(this.refreshTimer);
+    this.refreshTimer = setTimeout(() => {
+      this.changedSince = undefined;
+      void this.refresh(live);
+    }, delay);
   }
 
   /** Re-reads the catalog after tools/list_changed; one refresh at a time, a change during one schedules another. */
@@ -83,5 +102,6 @@ export class SlotWatcher {
   /** Cancels a re-read not yet started (the slot is closing). */
   close(): void {
     clearTimeout(this.refreshTimer);
+    this.changedSince = undefined;
   }
 }

@@ -78,6 +78,8 @@ export interface ServerTools {
   duplicates: string[];
   /** Why the tools shown are not all the server listed (a listing cut short, tools left out); empty when complete. */
   notes: string[];
+  /** The tools it listed that were left out and have a name, each with why (`has no inputSchema object`). */
+  leftOut: ReadonlyMap<string, string>;
   /** The capabilities the connection declared (see capabilitiesKey): the list may depend on them. */
   capabilitiesKey: string;
   cacheScope?: 'public' | 'private';

@@ -16,6 +16,7 @@ import { routeToolsetCall, type ToolsetHost, type ToolsetNameWait } from './tool
 import { knownLists, lastKnownLookup, lookupAcrossToolbox, serverWait, waitForName } from './name-wait.js';
 import { startingAgain, stillStarting, waitedRefusal } from './name-wait-answers.js';
 import { describeParams, type ToolValidators } from './validators.js';
+import { leftOutRefusal } from './left-out.js';
 import { DEFAULT_CALL_TIMEOUT_MS } from '../clients/server-slot.js';
 import { callsAsTask } from '../clients/task-call.js';
 import { within } from '../shared/within.js';
@@ -251,6 +252,10 @@ function lookupRefusal(request: UseRequest, lookup: Exclude<ToolLookup, { found:
       { toolbox: toolboxName, hint: `Call open_toolbox {"toolbox_name":"${toolboxName}"} to list the valid names.` },
     );
   }
+  // A tool its server listed but the workbench left out: say so and why, not "unknown".
+  const listed = scope.manager.serverTools(toolboxName);
+  const leftOut = parts && knownServer ? leftOutRefusal(listed, toolboxName, toolName, parts.tool, parts.server) : leftOutRefusal(listed, toolboxName, toolName, toolName);
+  if (leftOut) return leftOut;
   const failed = toolbox.servers.filter((s) => !scope.manager.isConnected(toolboxName, s.name)).map((s) => s.name);
   const hint = lookup.suggestions.length > 0 ? ` Closest names: ${lookup.suggestions.join(', ')}.` : '';
   const down = failed.length > 0 ? ` Not connected (their tools are unavailable): ${failed.join(', ')}.` : '';

@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/client';
+import { join } from 'node:path';
 import { startEra, type EraName, type EraWorkbench, type Over } from '../helpers/era-workbench.js';
-import { fixtureServer, textOf, workbenchErrorCode } from '../helpers/workbench-process.js';
+import { MAX_SERVER_TOOLS } from '../../src/clients/list-tools.js';
+import { fixtureEvents, fixtureServer, tempDir, textOf, waitFor, workbenchErrorCode } from '../helpers/workbench-process.js';
 
 // README "Tool names and calls" and "Downstream servers": a server whose tool list is broken in part — thousands of
 // pages, tools with odd names, schemas that are not objects or that ajv cannot compile — costs only its bad tools.
@@ -53,7 +55,9 @@ for (const [over, era] of combos) {
       const config = { toolboxes: { tb: { mcpServers: { good: fixtureServer('--name', 'good'), many: fixtureServer('--name', 'many', '--tools', '3000', '--page-size', '2') } } } };
       const wb = await startEra(over, era, config);
       try {
-        const opened = await open(wb);
+        // A thousand pages take longer than open_toolbox's wait on a loaded machine: until both are connected.
+        let opened: Opened = await open(wb);
+        await waitFor(async () => (opened = await open(wb)).servers_connected.length === 2, { timeoutMs: 120_000, what: 'both servers to connect' });
         assert.deepEqual([...opened.servers_connected].sort(), ['good', 'many']);
         const partial = opened.servers_partial?.find((p) => p.server === 'many');
         assert.ok(partial, JSON.stringify(opened.servers_partial));
@@ -67,7 +71,35 @@ for (const [over, era] of combos) {
       }
     });
 
-    it('odd names and uncompilable schemas still work; tools without an object schema are named with why', { timeout: 120_000 }, async () => {
+    it(`more than ${MAX_SERVER_TOOLS} tools, on one page or on pages of 5,000: the rest are left out and open_toolbox says so`, { timeout: 240_000 }, async () => {
+      const { dir, cleanup } = await tempDir('wb-many-tools-');
+      const logFile = join(dir, 'paged.log');
+      const servers = {
+        one: fixtureServer('--name', 'one', '--tools', '12000'),
+        paged: fixtureServer('--name', 'paged', '--tools', '12000', '--page-size', '5000', '--log', logFile),
+      };
+      const wb = await startEra(over, era, { toolboxes: { tb: { mcpServers: servers } } });
+      try {
+        let opened: Opened | undefined;
+        await waitFor(async () => (opened = await open(wb)).servers_connected.length === 2, { timeoutMs: 180_000, what: 'both servers to connect' });
+        for (const server of ['one', 'paged']) {
+          const partial = opened!.servers_partial?.find((p) => p.server === server);
+          assert.ok(partial, JSON.stringify(opened!.servers_partial));
+          assert.match(partial.note, /more than 10000 tools, so only the 10000 tools among its first 10000 are shown/);
+          assert.equal(textOf(await use(wb, `tb__${server}__gen_09000`)), 'gen_09000');
+          const refused = await use(wb, `tb__${server}__gen_11999`);
+          assert.equal(workbenchErrorCode(refused), 'TOOL_NOT_FOUND', textOf(refused));
+        }
+        // The paged server's third page was never asked for.
+        const cursors = (await fixtureEvents(logFile)).filter((e) => e.event === 'list').map((e) => e.cursor);
+        assert.ok(!cursors.includes('fixture-page:10000'), JSON.stringify(cursors));
+      } finally {
+        await wb.close();
+        await cleanup();
+      }
+    });
+
+    it('odd names and uncompilable schemas still work; tools without an object schema are named with why, in open_toolbox and use_tool', { timeout: 120_000 }, async () => {
       const bad = { ...fixtureServer('--name', 'bad'), env: { FIXTURE_TOOL_DEFS: JSON.stringify(defs) } };
       const wb = await startEra(over, era, { toolboxes: { tb: { mcpServers: { good: fixtureServer('--name', 'good'), bad } } } });
       try {
@@ -83,8 +115,16 @@ for (const [over, era] of combos) {
           const result = await use(wb, `tb__bad__${name}`, { v: 'x' });
           assert.equal(textOf(result), name, `${name}: ${textOf(result)}`);
         }
-        const refused = await use(wb, 'tb__bad__string_schema');
-        assert.equal(workbenchErrorCode(refused), 'TOOL_NOT_FOUND', textOf(refused));
+        // A left-out tool is not "unknown": the answer says it exists, why it cannot be called, and what to do.
+        for (const [name, why] of [['tb__bad__string_schema', /inputSchema of type "string", not "object"/], ['string_schema', /inputSchema of type "string"/], ['tb__bad__no_schema', /has no inputSchema object/]] as const) {
+          const refused = await use(wb, name);
+          assert.equal(refused.isError, true, textOf(refused));
+          assert.equal(workbenchErrorCode(refused), 'TOOL_NOT_FOUND', textOf(refused));
+          assert.match(textOf(refused), /exists on server "bad" of toolbox "tb", but it was left out of the tools offered and cannot be called/);
+          assert.match(textOf(refused), why);
+          assert.match(textOf(refused), /maintainers/);
+          assert.doesNotMatch(textOf(refused), /^Unknown tool/);
+        }
       } finally {
         await wb.close();
       }

@@ -96,3 +96,49 @@ for (const [over, era] of [['stdio', 'legacy'], ['http', 'modern']] as [Over, Er
     });
   });
 }
+
+/**
+ * Servers whose lists had tools left out (each tool's inputSchema of type "string"): `servers_partial` is part of the
+ * head and shares its quarter of the budget (README "open_toolbox"), with the same "(N more)" entry as servers_failed.
+ */
+function leavingOut(count: number): unknown {
+  const servers: Record<string, unknown> = {};
+  for (let i = 0; i < count; i++) {
+    const defs = Array.from({ length: 7 }, (_, t) => ({ name: `left_out_${i}_${t}_${'w'.repeat(48)}`, inputSchema: { type: 'string' } }));
+    servers[`part${i}`] = { ...fixtureServer('--name', `part${i}`), env: { FIXTURE_TOOL_DEFS: JSON.stringify(defs) } };
+  }
+  return { catalogBudget: 4000, toolboxes: { dev: { mcpServers: servers } } };
+}
+
+for (const [over, era] of [['stdio', 'legacy'], ['http', 'modern']] as [Over, EraName][]) {
+  describe(`servers_partial is bounded with the rest of the head (${over}, ${era} client)`, () => {
+    it('eight servers that each leave tools out: the first within the budget, the rest counted', { timeout: 180_000 }, async () => {
+      const servers = 8;
+      const wb = await startEra(over, era, leavingOut(servers));
+      try {
+        let result: CallToolResult | undefined;
+        const settled = async (): Promise<boolean> => {
+          result = (await wb.client.callTool({ name: 'open_toolbox', arguments: { toolbox_name: 'dev' } })) as CallToolResult;
+          const answer = result.structuredContent as { servers_pending?: unknown; servers_connected: string[] };
+          return answer.servers_pending === undefined && answer.servers_connected.length === servers;
+        };
+        assert.ok(await waitFor(settled, 120_000), 'every server connected');
+        const text = (result!.content[0] as { text: string }).text;
+        assert.ok(text.length <= 4000, `${text.length} characters`);
+        const partial = (result!.structuredContent as { servers_partial?: { server: string; note: string }[] }).servers_partial ?? [];
+        const rest = partial.find((p) => /^\(\d+ more\)$/.test(p.server));
+        assert.ok(rest, JSON.stringify(partial.map((p) => p.server)));
+        assert.equal(Number(/\d+/.exec(rest.server)![0]), servers - (partial.length - 1));
+        assert.match(rest.note, /more servers list tools that are not all shown.*detail:"full"/);
+        for (const p of partial) assert.ok(p.note.length <= 400, p.note.slice(0, 100));
+        // Asked in full, every partial server is named with its whole note.
+        const whole = (await wb.client.callTool({ name: 'open_toolbox', arguments: { toolbox_name: 'dev', detail: 'full' } })) as CallToolResult;
+        const full = (whole.structuredContent as { servers_partial?: { server: string; note: string }[] }).servers_partial ?? [];
+        assert.deepEqual(full.map((p) => p.server).sort(), Array.from({ length: servers }, (_, i) => `part${i}`).sort());
+        assert.ok(full.every((p) => /and 2 more$/.test(p.note)), full[0]?.note);
+      } finally {
+        await wb.close();
+      }
+    });
+  });
+}

@@ -51,3 +51,31 @@ for (const [over, era] of combos) {
     });
   });
 }
+
+// A storm that never ends must not postpone the re-read forever (README "Downstream servers"): changes that come
+// together are read as one, but the list is still read again every few seconds while they keep coming.
+for (const [over, era] of combos) {
+  describe(`an endless storm of tools/list_changed (${over}, ${era} client)`, () => {
+    it('a tool the server adds mid-storm still becomes callable', { timeout: 180_000 }, async () => {
+      const config = { toolboxes: { tb: { mcpServers: { storm: fixtureServer('--name', 'storm', '--storm', '--list-changed') } } } };
+      const wb = await startEra(over, era, config);
+      try {
+        const use = async (tool: string, args: Record<string, unknown>): Promise<CallToolResult> =>
+          (await wb.client.callTool({ name: 'use_tool', arguments: { toolbox_name: 'tb', tool_name: tool, arguments: args } })) as CallToolResult;
+        // Far more notifications than the test lasts: the storm is still going when the workbench closes it.
+        assert.equal(textOf(await use('tb__storm__storm', { count: 100_000_000, every_ms: 5 })), 'storming');
+        assert.equal(textOf(await use('tb__storm__add_tool', { name: 'fresh' })), 'added fresh');
+        let last = '';
+        const seen = async (): Promise<boolean> => {
+          const result = await use('tb__storm__fresh', {});
+          last = textOf(result);
+          return result.isError !== true && last === 'fresh';
+        };
+        assert.ok(await waitFor(seen, 90_000), `the added tool never became callable: ${last}`);
+        assert.equal(textOf(await use('tb__storm__echo', { text: 'still' })), 'still');
+      } finally {
+        await wb.close();
+      }
+    });
+  });
+}
