@@ -9,7 +9,7 @@ import { compileGlob } from '../shared/glob.js';
 import { createRedactor, redactDeep } from '../shared/redact.js';
 import { namesUser } from '../clients/user-places.js';
 import type { WorkbenchConfig } from '../config/types.js';
-import { approveTools, fingerprint, pinKey, pinsPathFor, readPins, shownDefinition, updatePins, type PinnedServer } from '../state/pins.js';
+import { approveTools, fingerprint, pinKey, pinsPathFor, readPins, shownDefinition, updatePins, usersWithPins, type PinFile, type PinnedServer } from '../state/pins.js';
 import { EXIT_FAILURE, EXIT_USAGE, splitList, type CliContext } from './context.js';
 import { createRuntime } from './runtime.js';
 import { oneShotSettings } from './settings.js';
@@ -75,9 +75,11 @@ function registerApproveCommand(tools: Command, ctx: CliContext, common: (cmd: C
     .action(async (names: string[], opts: { config?: string; stateFile?: string; json?: boolean; user?: string }) => {
       const patterns = names.flatMap((n) => splitList(n));
       await withListings(ctx, opts, async ({ listings, pinsPath }) => {
-        const approved = await approveListed(pinsPath, chooseTools(listings, patterns, chosenUser(opts.user)), ctx.log);
-        if (opts.json) ctx.print(JSON.stringify({ pins_file: pinsPath, approved }, null, 2));
-        else ctx.print(approved.length > 0 ? `approved: ${approved.join(', ')}\n(${pinsPath})` : `already approved as they are now (${pinsPath})`);
+        const user = chosenUser(opts.user);
+        const { approved, notes } = await approveListed(pinsPath, chooseTools(listings, patterns, user), user, ctx.log);
+        if (opts.json) return ctx.print(JSON.stringify({ pins_file: pinsPath, approved, ...(notes.length > 0 && { notes }) }, null, 2));
+        const done = approved.length > 0 ? `approved: ${approved.join(', ')}\n(${pinsPath})` : `already approved as they are now (${pinsPath})`;
+        ctx.print([done, ...notes].join('\n'));
       });
     });
 }
@@ -90,12 +92,12 @@ function chooseTools(listings: readonly Listing[], patterns: readonly string[], 
   const matchers = patterns.map((pattern) => ({ pattern, match: compileGlob(pattern) }));
   const chosen = new Map<string, Listing>();
   const matched = new Set<string>();
-  for (const { toolbox, server, key, tools } of listings) {
+  for (const { toolbox, server, key, tools, perUser } of listings) {
     for (const tool of tools) {
       const hits = matchers.filter((m) => m.match(formatToolName(toolbox, server, tool.name)));
       if (hits.length === 0) continue;
       for (const hit of hits) matched.add(hit.pattern);
-      const entry = chosen.get(key) ?? { toolbox, server, key, tools: [] };
+      const entry = chosen.get(key) ?? { toolbox, server, key, tools: [], ...(perUser && { perUser }) };
       entry.tools.push(tool);
       chosen.set(key, entry);
     }
@@ -125,23 +127,39 @@ function perUserNote(listings: readonly Listing[], user: string): string[] {
   return notes;
 }
 
-/** Records the chosen tools as approved in the pins file; returns the canonical names of those newly approved. */
-async function approveListed(pinsPath: string, chosen: ReadonlyMap<string, Listing>, log: Logger): Promise<string[]> {
+/**
+ * Records the chosen tools as approved (as `user`'s) in the pins file; returns the canonical names of those newly
+ * approved, and for each `${user:…}` server whose pins other users have too, a note naming them and their `--user`.
+ */
+async function approveListed(pinsPath: string, chosen: ReadonlyMap<string, Listing>, user: string, log: Logger): Promise<{ approved: string[]; notes: string[] }> {
   const approved: string[] = [];
+  const notes: string[] = [];
   await updatePins(
     pinsPath,
     (pins) => {
       let changed = false;
-      for (const [key, { toolbox, server, tools: list }] of chosen) {
+      for (const [key, { toolbox, server, tools: list, perUser }] of chosen) {
         const result = approveTools(pins, key, list);
         if (result.changed) changed = true;
         approved.push(...result.approved.map((name) => formatToolName(toolbox, server, name)));
+        const others = perUser === undefined ? [] : usersWithPins(pins, toolbox, server).filter((id) => id !== user);
+        if (others.length > 0) notes.push(`approved for user ${user}; ${usersSay(others)} pins of their own for ${toolbox}/${server}: ${addUser(others)} to approve theirs.`);
       }
       return changed;
     },
     { log },
   );
-  return approved;
+  return { approved, notes };
+}
+
+/** `user X has` / `users X, Y have`. */
+function usersSay(ids: readonly string[]): string {
+  return ids.length === 1 ? `user ${ids[0]} has` : `users ${ids.join(', ')} have`;
+}
+
+/** What to type for one of these users' pins (README "Pinned tool definitions", Servers of each user). */
+function addUser(ids: readonly string[]): string {
+  return `add --user ${ids[0]}${ids.length > 1 ? ' (or another of them)' : ''}`;
 }
 
 function registerDiffCommand(tools: Command, ctx: CliContext, common: (cmd: Command) => Command): void {
@@ -160,19 +178,25 @@ function registerDiffCommand(tools: Command, ctx: CliContext, common: (cmd: Comm
       await withListings(ctx, { ...opts, toolbox }, async ({ listings, pinsPath, redact }) => {
         const listing = listings.find((l) => l.toolbox === toolbox && l.server === server);
         if (!listing) throw new WorkbenchError('TOOL_NOT_FOUND', `Server "${server}" of toolbox "${toolbox}" is not connected or not in the config.`);
-        const pinned = await approvedServer(pinsPath, listing.key);
+        const pins = await approvedPins(pinsPath);
+        const pinned = pins?.servers[listing.key];
         const changes = redact(diffServer(pinned, listing.tools));
-        if (opts.json) ctx.print(JSON.stringify({ pins_file: pinsPath, server: target, approved: pinned !== undefined, changes }, null, 2));
-        else ctx.print(formatChanges(target, pinned !== undefined, changes));
+        // A `${user:…}` server's pins are each user's own: say whose exist when this user has none (README "Pinned tool definitions").
+        const users = listing.perUser === undefined || pins === undefined ? undefined : usersWithPins(pins, toolbox, server);
+        const user = chosenUser(opts.user);
+        const others = pinned === undefined ? (users ?? []).filter((id) => id !== user) : [];
+        const note = others.length > 0 ? `user ${user} has no pins for ${target}; ${usersSay(others)}: ${addUser(others)} to review theirs.` : undefined;
+        if (opts.json) ctx.print(JSON.stringify({ pins_file: pinsPath, server: target, approved: pinned !== undefined, ...(users && { users_with_pins: users }), ...(note && { note }), changes }, null, 2));
+        else ctx.print([formatChanges(target, pinned !== undefined, changes), ...(note ? ['', note] : [])].join('\n'));
       });
     });
 }
 
-/** A server's approved definitions, if any. @throws WorkbenchError STATE_INVALID when the pins file is broken. */
-async function approvedServer(pinsPath: string, key: string): Promise<PinnedServer | undefined> {
+/** The pins file's content; undefined when there is none. @throws WorkbenchError STATE_INVALID when it is broken. */
+async function approvedPins(pinsPath: string): Promise<PinFile | undefined> {
   const read = await readPins(pinsPath);
   if (read.kind === 'broken') throw new WorkbenchError('STATE_INVALID', `The tool pins file ${pinsPath} ${read.reason}.`);
-  return read.kind === 'valid' ? read.pins.servers[key] : undefined;
+  return read.kind === 'valid' ? read.pins : undefined;
 }
 
 /** One difference between a tool as approved and as listed now. */
