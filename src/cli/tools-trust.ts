@@ -168,16 +168,16 @@ function registerDiffCommand(tools: Command, ctx: CliContext, common: (cmd: Comm
     .option('--json', 'machine-readable output')
     .option(...USER_OPTION)
     .action(async (target: string, opts: { config?: string; stateFile?: string; json?: boolean; user?: string }) => {
-      const slash = target.indexOf('/');
-      if (slash <= 0 || slash === target.length - 1) {
-        ctx.fail(new WorkbenchError('USAGE', `tools diff expects {toolbox}/{server}, got ${JSON.stringify(target)}`));
+      const [toolbox, server, ...rest] = target.split('/');
+      if (!toolbox || !server || rest.length > 0) {
+        ctx.fail(new WorkbenchError('USAGE', `tools diff expects {toolbox}/{server} (one slash), got ${JSON.stringify(target)}; \`mcp-workbench tools list\` names them.`));
         process.exitCode = EXIT_USAGE;
         return;
       }
-      const [toolbox, server] = [target.slice(0, slash), target.slice(slash + 1)];
-      await withListings(ctx, { ...opts, toolbox }, async ({ listings, pinsPath, redact }) => {
+      await withListings(ctx, { ...opts, toolbox, server }, async ({ listings, pinsPath, redact }) => {
         const listing = listings.find((l) => l.toolbox === toolbox && l.server === server);
-        if (!listing) throw new WorkbenchError('TOOL_NOT_FOUND', `Server "${server}" of toolbox "${toolbox}" is not connected or not in the config.`);
+        // It is in the config (withListings checked): its failure to connect was logged above.
+        if (!listing) throw new WorkbenchError('CONNECT_FAILED', `${target} could not be connected (see above), so its tools cannot be compared: fix it (\`mcp-workbench doctor\` checks it) and run tools diff again.`);
         const pins = await approvedPins(pinsPath);
         const pinned = pins?.servers[listing.key];
         const changes = redact(diffServer(pinned, listing.tools));
@@ -254,7 +254,7 @@ function formatChanges(target: string, approved: boolean, changes: readonly Tool
  */
 async function withListings(
   ctx: CliContext,
-  opts: { config?: string; stateFile?: string; toolbox?: string; user?: string },
+  opts: { config?: string; stateFile?: string; toolbox?: string; server?: string; user?: string },
   work: (input: { listings: Listing[]; pinsPath: string; redact: <T>(value: T) => T }) => Promise<void>,
 ): Promise<void> {
   let runtime: Awaited<ReturnType<typeof createRuntime>> | undefined;
@@ -262,6 +262,7 @@ async function withListings(
     const user = chosenUser(opts.user);
     const started = await createRuntime(oneShotSettings({ config: opts.config, stateFile: opts.stateFile }, ctx));
     runtime = started;
+    if (opts.toolbox !== undefined && opts.server !== undefined) assertServerIn(started.config, opts.toolbox, opts.server);
     // Listed as to a client that can do everything a server may list tools for, so a tool offered only to clients with
     // sampling or elicitation (server-everything's) can be reviewed and approved too.
     const session = runtime.workbench.openSession(reviewingClient(), user === 'local' ? { isolated: false } : { isolated: true, principal: user });
@@ -280,6 +281,22 @@ async function withListings(
   } finally {
     await runtime?.close();
   }
+}
+
+/**
+ * Before anything is started: `toolbox/server` is a server of the config.
+ * @throws WorkbenchError USAGE naming what was typed and every server there is.
+ */
+function assertServerIn(config: WorkbenchConfig, toolbox: string, server: string): void {
+  const found = config.toolboxes.find((t) => t.name === toolbox);
+  if (found?.servers.some((s) => s.name === server)) return;
+  const all = config.toolboxes.flatMap((t) => t.servers.map((s) => `${t.name}/${s.name}`));
+  const what = found ? `no server "${server}" in toolbox "${toolbox}"` : `no toolbox "${toolbox}"`;
+  const near = (found ? found.servers.map((s) => `${toolbox}/${s.name}`) : all)[0];
+  throw new WorkbenchError(
+    'USAGE',
+    `${config.source} has ${what}; its servers: ${all.join(', ') || '(none)'}.${near ? ` Name one as {toolbox}/{server}, e.g. \`mcp-workbench tools diff ${near}\`.` : ''}`,
+  );
 }
 
 /** Whether the server's entry names `${user:…}` (then its pins are each user's own: see pinKey), and whose. */
