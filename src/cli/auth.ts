@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { loginServer } from '../clients/auth-login.js';
+import { usersDirBeside } from '../clients/user-places.js';
 import { loadConfig } from '../config/load.js';
 import type { WorkbenchConfig } from '../config/types.js';
 import { WorkbenchError } from '../errors.js';
@@ -8,7 +9,7 @@ import { signInStatus } from '../oauth/status.js';
 import { VERSION } from '../version.js';
 import type { CliContext } from './context.js';
 import { oauthContext } from './runtime.js';
-import { configFilePath, namedConfigPath } from './settings.js';
+import { configFilePath, namedConfigPath, stateFilePath } from './settings.js';
 
 /**
  * `mcp-workbench auth login | status | logout`: OAuth sign-ins of remote servers (README "Remote servers behind
@@ -55,12 +56,14 @@ function registerLogin(auth: Command, ctx: CliContext, configOption: readonly [s
     .command('login <toolbox/server>')
     .description('sign in to a remote server in the browser ($BROWSER, else the system browser; the URL is printed too)')
     .option(...configOption)
-    .action(async (target: string, opts: { config?: string }) => {
+    .option('--state-file <file>', 'tool state file, beside which users/local is the folder ${user:dir} stands for (default: as for serve)')
+    .action(async (target: string, opts: { config?: string; stateFile?: string }) => {
       try {
         const config = await loadConfig(namedConfigPath(opts.config, ctx), ctx.env, { secrets: ctx.secretSource });
         // A person reads this terminal: without a browser here, the URL is printed and the callback awaited.
         const oauth = { ...oauthContext(ctx, { browser: true }), printUrlWithoutBrowser: true };
-        const done = await loginServer({ config, target, env: ctx.env, log: ctx.log, oauth, version: VERSION });
+        const usersDir = usersDirBeside(stateFilePath(opts.stateFile, ctx));
+        const done = await loginServer({ config, target, env: ctx.env, log: ctx.log, oauth, version: VERSION, usersDir });
         ctx.print(`signed in to ${done.toolbox}/${done.server.name} (${done.tools} tools); the sign-in is kept in ${oauth.store.dir}`);
       } catch (error) {
         ctx.fail(error);

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import { CatalogCache } from '../catalog/catalog-cache.js';
 import { keepCopy, readToolState } from '../state/read.js';
 import { pinsPathFor, readPins, watchPins } from '../state/pins.js';
@@ -16,6 +16,7 @@ import { patternWarnings, unreachablePatterns, unreachableReason } from '../cata
 import { WorkbenchError, errorMessage, isWorkbenchError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { Workbench, type WorkbenchOptions } from '../core/workbench.js';
+import { usersDirBeside } from '../clients/user-places.js';
 import type { WorkbenchObserver } from '../core/call-events.js';
 import { openAuditLog } from '../audit/audit-log.js';
 import { VERSION } from '../version.js';
@@ -61,7 +62,7 @@ export async function createRuntime(settings: RuntimeSettings): Promise<Runtime>
   if (audit) host.log.info(`audit log: ${settings.audit!.path}`);
   const observer = chainObservers(settings.observer, audit ? (event) => audit.record(event) : undefined);
   // `${user:dir}` folders (README "Files of each user") live beside the state file: a test's or a user's own.
-  const workbench = createWorkbench(settings, config, read, pins, observer, join(dirname(statePath), 'users'));
+  const workbench = createWorkbench(settings, config, read, pins, observer, usersDirBeside(statePath));
   // Approvals (`tools approve` in another process) apply to a running server at once.
   const pinsWatcher = state.serving ? watchPins(pinsPath, (next) => workbench.setPins(next), host.log) : undefined;
   if (read.problem) await reportBrokenState(statePath, read, false, host.log);

@@ -9,7 +9,7 @@ import { compileGlob } from '../shared/glob.js';
 import { createRedactor, redactDeep } from '../shared/redact.js';
 import { namesUser } from '../clients/user-places.js';
 import type { WorkbenchConfig } from '../config/types.js';
-import { approveTools, fingerprint, pinKey, pinsPathFor, readPins, shownDefinition, updatePins, type PinnedServer } from '../state/pins.js';
+import { approveTools, fingerprint, pinKey, pinsPathFor, readPins, shownDefinition, updatePins, usersWithPins, type PinFile, type PinnedServer } from '../state/pins.js';
 import { EXIT_FAILURE, EXIT_USAGE, splitList, type CliContext } from './context.js';
 import { createRuntime } from './runtime.js';
 import { oneShotSettings } from './settings.js';
@@ -75,9 +75,11 @@ function registerApproveCommand(tools: Command, ctx: CliContext, common: (cmd: C
     .action(async (names: string[], opts: { config?: string; stateFile?: string; json?: boolean; user?: string }) => {
       const patterns = names.flatMap((n) => splitList(n));
       await withListings(ctx, opts, async ({ listings, pinsPath }) => {
-        const approved = await approveListed(pinsPath, chooseTools(listings, patterns, chosenUser(opts.user)), ctx.log);
-        if (opts.json) ctx.print(JSON.stringify({ pins_file: pinsPath, approved }, null, 2));
-        else ctx.print(approved.length > 0 ? `approved: ${approved.join(', ')}\n(${pinsPath})` : `already approved as they are now (${pinsPath})`);
+        const user = chosenUser(opts.user);
+        const { approved, notes } = await approveListed(pinsPath, chooseTools(listings, patterns, user), user, ctx.log);
+        if (opts.json) return ctx.print(JSON.stringify({ pins_file: pinsPath, approved, ...(notes.length > 0 && { notes }) }, null, 2));
+        const done = approved.length > 0 ? `approved: ${approved.join(', ')}\n(${pinsPath})` : `already approved as they are now (${pinsPath})`;
+        ctx.print([done, ...notes].join('\n'));
       });
     });
 }
@@ -90,12 +92,12 @@ function chooseTools(listings: readonly Listing[], patterns: readonly string[], 
   const matchers = patterns.map((pattern) => ({ pattern, match: compileGlob(pattern) }));
   const chosen = new Map<string, Listing>();
   const matched = new Set<string>();
-  for (const { toolbox, server, key, tools } of listings) {
+  for (const { toolbox, server, key, tools, perUser } of listings) {
     for (const tool of tools) {
       const hits = matchers.filter((m) => m.match(formatToolName(toolbox, server, tool.name)));
       if (hits.length === 0) continue;
       for (const hit of hits) matched.add(hit.pattern);
-      const entry = chosen.get(key) ?? { toolbox, server, key, tools: [] };
+      const entry = chosen.get(key) ?? { toolbox, server, key, tools: [], ...(perUser && { perUser }) };
       entry.tools.push(tool);
       chosen.set(key, entry);
     }
@@ -125,23 +127,39 @@ function perUserNote(listings: readonly Listing[], user: string): string[] {
   return notes;
 }
 
-/** Records the chosen tools as approved in the pins file; returns the canonical names of those newly approved. */
-async function approveListed(pinsPath: string, chosen: ReadonlyMap<string, Listing>, log: Logger): Promise<string[]> {
+/**
+ * Records the chosen tools as approved (as `user`'s) in the pins file; returns the canonical names of those newly
+ * approved, and for each `${user:…}` server whose pins other users have too, a note naming them and their `--user`.
+ */
+async function approveListed(pinsPath: string, chosen: ReadonlyMap<string, Listing>, user: string, log: Logger): Promise<{ approved: string[]; notes: string[] }> {
   const approved: string[] = [];
+  const notes: string[] = [];
   await updatePins(
     pinsPath,
     (pins) => {
       let changed = false;
-      for (const [key, { toolbox, server, tools: list }] of chosen) {
+      for (const [key, { toolbox, server, tools: list, perUser }] of chosen) {
         const result = approveTools(pins, key, list);
         if (result.changed) changed = true;
         approved.push(...result.approved.map((name) => formatToolName(toolbox, server, name)));
+        const others = perUser === undefined ? [] : usersWithPins(pins, toolbox, server).filter((id) => id !== user);
+        if (others.length > 0) notes.push(`approved for user ${user}; ${usersSay(others)} pins of their own for ${toolbox}/${server}: ${addUser(others)} to approve theirs.`);
       }
       return changed;
     },
     { log },
   );
-  return approved;
+  return { approved, notes };
+}
+
+/** `user X has` / `users X, Y have`. */
+function usersSay(ids: readonly string[]): string {
+  return ids.length === 1 ? `user ${ids[0]} has` : `users ${ids.join(', ')} have`;
+}
+
+/** What to type for one of these users' pins (README "Pinned tool definitions", Servers of each user). */
+function addUser(ids: readonly string[]): string {
+  return `add --user ${ids[0]}${ids.length > 1 ? ' (or another of them)' : ''}`;
 }
 
 function registerDiffCommand(tools: Command, ctx: CliContext, common: (cmd: Command) => Command): void {
@@ -150,29 +168,35 @@ function registerDiffCommand(tools: Command, ctx: CliContext, common: (cmd: Comm
     .option('--json', 'machine-readable output')
     .option(...USER_OPTION)
     .action(async (target: string, opts: { config?: string; stateFile?: string; json?: boolean; user?: string }) => {
-      const slash = target.indexOf('/');
-      if (slash <= 0 || slash === target.length - 1) {
-        ctx.fail(new WorkbenchError('USAGE', `tools diff expects {toolbox}/{server}, got ${JSON.stringify(target)}`));
+      const [toolbox, server, ...rest] = target.split('/');
+      if (!toolbox || !server || rest.length > 0) {
+        ctx.fail(new WorkbenchError('USAGE', `tools diff expects {toolbox}/{server} (one slash), got ${JSON.stringify(target)}; \`mcp-workbench tools list\` names them.`));
         process.exitCode = EXIT_USAGE;
         return;
       }
-      const [toolbox, server] = [target.slice(0, slash), target.slice(slash + 1)];
-      await withListings(ctx, { ...opts, toolbox }, async ({ listings, pinsPath, redact }) => {
+      await withListings(ctx, { ...opts, toolbox, server }, async ({ listings, pinsPath, redact }) => {
         const listing = listings.find((l) => l.toolbox === toolbox && l.server === server);
-        if (!listing) throw new WorkbenchError('TOOL_NOT_FOUND', `Server "${server}" of toolbox "${toolbox}" is not connected or not in the config.`);
-        const pinned = await approvedServer(pinsPath, listing.key);
+        // It is in the config (withListings checked): its failure to connect was logged above.
+        if (!listing) throw new WorkbenchError('CONNECT_FAILED', `${target} could not be connected (see above), so its tools cannot be compared: fix it (\`mcp-workbench doctor\` checks it) and run tools diff again.`);
+        const pins = await approvedPins(pinsPath);
+        const pinned = pins?.servers[listing.key];
         const changes = redact(diffServer(pinned, listing.tools));
-        if (opts.json) ctx.print(JSON.stringify({ pins_file: pinsPath, server: target, approved: pinned !== undefined, changes }, null, 2));
-        else ctx.print(formatChanges(target, pinned !== undefined, changes));
+        // A `${user:…}` server's pins are each user's own: say whose exist when this user has none (README "Pinned tool definitions").
+        const users = listing.perUser === undefined || pins === undefined ? undefined : usersWithPins(pins, toolbox, server);
+        const user = chosenUser(opts.user);
+        const others = pinned === undefined ? (users ?? []).filter((id) => id !== user) : [];
+        const note = others.length > 0 ? `user ${user} has no pins for ${target}; ${usersSay(others)}: ${addUser(others)} to review theirs.` : undefined;
+        if (opts.json) ctx.print(JSON.stringify({ pins_file: pinsPath, server: target, approved: pinned !== undefined, ...(users && { users_with_pins: users }), ...(note && { note }), changes }, null, 2));
+        else ctx.print([formatChanges(target, pinned !== undefined, changes), ...(note ? ['', note] : [])].join('\n'));
       });
     });
 }
 
-/** A server's approved definitions, if any. @throws WorkbenchError STATE_INVALID when the pins file is broken. */
-async function approvedServer(pinsPath: string, key: string): Promise<PinnedServer | undefined> {
+/** The pins file's content; undefined when there is none. @throws WorkbenchError STATE_INVALID when it is broken. */
+async function approvedPins(pinsPath: string): Promise<PinFile | undefined> {
   const read = await readPins(pinsPath);
   if (read.kind === 'broken') throw new WorkbenchError('STATE_INVALID', `The tool pins file ${pinsPath} ${read.reason}.`);
-  return read.kind === 'valid' ? read.pins.servers[key] : undefined;
+  return read.kind === 'valid' ? read.pins : undefined;
 }
 
 /** One difference between a tool as approved and as listed now. */
@@ -230,7 +254,7 @@ function formatChanges(target: string, approved: boolean, changes: readonly Tool
  */
 async function withListings(
   ctx: CliContext,
-  opts: { config?: string; stateFile?: string; toolbox?: string; user?: string },
+  opts: { config?: string; stateFile?: string; toolbox?: string; server?: string; user?: string },
   work: (input: { listings: Listing[]; pinsPath: string; redact: <T>(value: T) => T }) => Promise<void>,
 ): Promise<void> {
   let runtime: Awaited<ReturnType<typeof createRuntime>> | undefined;
@@ -238,6 +262,7 @@ async function withListings(
     const user = chosenUser(opts.user);
     const started = await createRuntime(oneShotSettings({ config: opts.config, stateFile: opts.stateFile }, ctx));
     runtime = started;
+    if (opts.toolbox !== undefined && opts.server !== undefined) assertServerIn(started.config, opts.toolbox, opts.server);
     // Listed as to a client that can do everything a server may list tools for, so a tool offered only to clients with
     // sampling or elicitation (server-everything's) can be reviewed and approved too.
     const session = runtime.workbench.openSession(reviewingClient(), user === 'local' ? { isolated: false } : { isolated: true, principal: user });
@@ -256,6 +281,22 @@ async function withListings(
   } finally {
     await runtime?.close();
   }
+}
+
+/**
+ * Before anything is started: `toolbox/server` is a server of the config.
+ * @throws WorkbenchError USAGE naming what was typed and every server there is.
+ */
+function assertServerIn(config: WorkbenchConfig, toolbox: string, server: string): void {
+  const found = config.toolboxes.find((t) => t.name === toolbox);
+  if (found?.servers.some((s) => s.name === server)) return;
+  const all = config.toolboxes.flatMap((t) => t.servers.map((s) => `${t.name}/${s.name}`));
+  const what = found ? `no server "${server}" in toolbox "${toolbox}"` : `no toolbox "${toolbox}"`;
+  const near = (found ? found.servers.map((s) => `${toolbox}/${s.name}`) : all)[0];
+  throw new WorkbenchError(
+    'USAGE',
+    `${config.source} has ${what}; its servers: ${all.join(', ') || '(none)'}.${near ? ` Name one as {toolbox}/{server}, e.g. \`mcp-workbench tools diff ${near}\`.` : ''}`,
+  );
 }
 
 /** Whether the server's entry names `${user:…}` (then its pins are each user's own: see pinKey), and whose. */

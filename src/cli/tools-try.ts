@@ -10,6 +10,7 @@ import { EXIT_FAILURE, EXIT_USAGE, errorFields, splitList, type CliContext } fro
 import { createRuntime, type Runtime } from './runtime.js';
 import { oneShotSettings } from './settings.js';
 import { failedServerText } from '../clients/server-failure.js';
+import { shellQuote } from '../shared/shell-quote.js';
 
 /**
  * `mcp-workbench tools search | call`: try tools from a shell, without an MCP client. Both go through the same
@@ -66,10 +67,21 @@ export function registerToolsTryCommands(tools: Command, ctx: CliContext): void 
       await withRuntime(ctx, opts, async (runtime) => {
         const result = await runtime.workbench.useTool(toolbox, tool, args);
         ctx.print(opts.json ? JSON.stringify(result, null, 2) : formatResult(result));
-        // An unknown toolbox is how the command was called, not how the tool answered: a usage error (README).
-        if (result.isError === true) process.exitCode = outcomeOf(result).code === 'TOOLBOX_NOT_FOUND' ? EXIT_USAGE : EXIT_FAILURE;
+        if (result.isError === true) failedCall(ctx, runtime, toolbox, result);
       });
     });
+}
+
+/** The exit code of a call whose result is an error, and for an unknown toolbox what the person at the terminal types. */
+function failedCall(ctx: CliContext, runtime: Runtime, toolbox: string, result: CallToolResult): void {
+  // An unknown toolbox is how the command was called, not how the tool answered: a usage error (README).
+  const unknownToolbox = outcomeOf(result).code === 'TOOLBOX_NOT_FOUND';
+  process.exitCode = unknownToolbox ? EXIT_USAGE : EXIT_FAILURE;
+  // The result's hint is the model's (open_toolbox); the person at this terminal types a command.
+  if (unknownToolbox) {
+    const source = runtime.config.source;
+    ctx.log.error(`no toolbox "${toolbox}" in ${source}: \`mcp-workbench tools list --config ${shellQuote(source)}\` shows every toolbox and tool.`);
+  }
 }
 
 interface RuntimeFlags {

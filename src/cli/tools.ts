@@ -1,3 +1,4 @@
+import { usersDirBeside } from '../clients/user-places.js';
 import { applyProject, loadProjectFile, resolveProjectPath } from '../config/project-file.js';
 import { Command, Option } from 'commander';
 import { assertToolPatterns, updateToolState, type ToolStateUpdate } from '../state/update.js';
@@ -130,7 +131,7 @@ function registerSwitchCommand(action: 'enable' | 'disable', tools: Command, ctx
         process.exitCode ??= EXIT_USAGE;
         return;
       }
-      const workbench = await configuredWorkbench(opts, ctx);
+      const workbench = await configuredWorkbench(opts, statePath, ctx);
       const knownNames = workbench && ((name: string): boolean => workbench.isKnownName(name));
       const update = await updateToolState(statePath, action === 'enable' ? { enable: rest } : { disable: rest }, { log: ctx.log, knownNames });
       const hidden = action === 'enable' && workbench ? hiddenElsewhere(workbench, rest) : [];
@@ -199,11 +200,11 @@ async function allNamesMatch(names: readonly string[], opts: { config?: string; 
  * A workbench of the config (no server started) to check names against (toolbox and server must exist) and to see what
  * the config hides, when one can be loaded; otherwise names are not checked at all.
  */
-async function configuredWorkbench(opts: { config?: string; project?: string }, ctx: CliContext): Promise<Workbench | undefined> {
+async function configuredWorkbench(opts: { config?: string; project?: string }, statePath: string, ctx: CliContext): Promise<Workbench | undefined> {
   try {
     // With the project file of where it runs (as a workbench started there would have), so `enable` can say what it hides.
     const config = applyProject(await loadConfig(configFilePath(opts.config, ctx), ctx.env), await loadProjectFile(resolveProjectPath({ cwd: ctx.cwd, flag: opts.project })));
-    return new Workbench({ config, env: ctx.env, log: quiet(ctx.log), version: VERSION });
+    return new Workbench({ config, env: ctx.env, log: quiet(ctx.log), version: VERSION, usersDir: usersDirBeside(statePath) });
   } catch (error) {
     ctx.log.debug(`names not checked against a config: ${errorMessage(error)}`);
     return undefined;

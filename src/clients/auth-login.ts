@@ -4,6 +4,7 @@ import type { Logger } from '../log.js';
 import type { OAuthContext } from '../oauth/sign-in.js';
 import { ClientManager } from './client-manager.js';
 import { hasStaticAuthorization } from './oauth-connect.js';
+import { userPlace } from './user-places.js';
 
 /** The remote server `toolbox/server` of the config. @throws WorkbenchError USAGE naming what exists */
 export function findRemoteServer(config: WorkbenchConfig, target: string): { toolbox: string; server: RemoteServerConfig } {
@@ -28,7 +29,8 @@ const LOGIN_WAIT_MS = 5 * 60_000;
  * `auth login`: signs in to one remote server as `serve` would — the same connect, the same browser flow — but
  * always afresh (its stored tokens are dropped first, its client registration kept), then lists its tools to prove
  * the sign-in works. It waits for the browser at least 5 minutes, and where no browser can be opened it prints the URL
- * and waits for the callback all the same. A server without `auth` is signed in to with the defaults ("oauth").
+ * and waits for the callback all the same. A server without `auth` is signed in to with the defaults ("oauth"). It is
+ * started as user `local`'s, its `${user:dir}` under `usersDir` (`users` beside the state file, as `serve` has it).
  * @throws WorkbenchError USAGE for a server that carries a static Authorization header; the connect's error else
  */
 export async function loginServer(options: {
@@ -38,6 +40,7 @@ export async function loginServer(options: {
   log: Logger;
   oauth: OAuthContext;
   version: string;
+  usersDir: string;
 }): Promise<{ toolbox: string; server: RemoteServerConfig; tools: number }> {
   const { toolbox, server } = findRemoteServer(options.config, options.target);
   if (hasStaticAuthorization(server)) {
@@ -55,6 +58,7 @@ export async function loginServer(options: {
     log: options.log,
     clientInfo: { name: 'mcp-workbench', version: options.version },
     oauth: options.oauth,
+    user: userPlace('local', options.usersDir),
   });
   try {
     const failed = await manager.connectServer(toolbox, server.name);

@@ -10,7 +10,7 @@ import { ServerSlot, type SlotStatus } from './server-slot.js';
 import { SharedServers, launchKey } from './shared-servers.js';
 import { holdSubscription, releaseSubscription } from './subscription-holds.js';
 import type { CallOptions, OpenResult, ServerTools, SlotOptions } from './types.js';
-import { namesUser, userPlace, type UserPlace } from './user-places.js';
+import { namesUser, type UserPlace } from './user-places.js';
 
 export type { CallOptions, OpenResult, RelayedMethod, RelayedRequest, ServerTools, SlotOptions, UpstreamRelay } from './types.js';
 export type { FailedServer } from './server-failure.js';
@@ -123,7 +123,7 @@ export class ClientManager {
   /** The user whose `${user:…}` the server's connection of this manager is started with: this manager's, or `shared`. */
   userOf(toolbox: string, server: string): UserPlace {
     const entry = this.toolboxes.get(toolbox);
-    return (entry && this.slotOf(entry, server, 'look'))?.user ?? this.options.user ?? userPlace('local');
+    return (entry && this.slotOf(entry, server, 'look'))?.user ?? this.options.user;
   }
 
   /** Whether this manager has a connection of its own to the server (always, but for a `shared: true` one still shared). */

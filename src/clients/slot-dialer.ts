@@ -10,7 +10,7 @@ import type { OAuthConnector } from './oauth-connect.js';
 import type { GroupTracker } from './orphan-reaper.js';
 import { createSseTransport, createTransport, describeUrl } from './transports.js';
 import type { SlotOptions } from './types.js';
-import { forUser, userPlace } from './user-places.js';
+import { forUser } from './user-places.js';
 
 /**
  * The SDK's own request timeout (60 s by default) must never cut a connect short of `connectTimeoutMs`: ours fires
@@ -95,7 +95,7 @@ export class SlotDialer {
 
   /** The transport for the next connect attempt (SSE for an `http` entry already found to be legacy SSE). */
   newTransport(): Transport {
-    const config = forUser(this.slot.config, this.slot.options.user ?? userPlace('local'));
+    const config = forUser(this.slot.config, this.slot.options.user);
     const remote = config.type === 'stdio' ? undefined : config;
     const oauth = this.slot.oauth && { authProvider: this.slot.oauth.authProvider, watch: this.slot.oauth.watch };
     if (remote && this.legacySse) return createSseTransport(remote, this.slot.options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES, this.slot.log, oauth);

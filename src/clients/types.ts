@@ -49,8 +49,8 @@ export interface SlotOptions {
   connectWarnings?: ConnectWarnings;
   /** OAuth sign-ins of remote servers (token store, browser); without it no server is signed in to. */
   oauth?: OAuthContext;
-  /** Whose connections these are, for `${user:id}` / `${user:dir}` in entries (see user-places); default `local`. */
-  user?: UserPlace;
+  /** Whose connections these are, for `${user:id}` / `${user:dir}` in entries (see user-places): `local` for one user. */
+  user: UserPlace;
 }
 
 /** Requests a downstream server may make of its client, which the workbench relays to its own client. */

@@ -1,6 +1,5 @@
 import { mkdirSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { RemoteServerConfig, ServerConfig, StdioServerConfig } from '../config/types.js';
 import { WorkbenchError } from '../errors.js';
 import { fsReason } from '../shared/read-only.js';
@@ -17,14 +16,20 @@ export interface UserPlace {
   dir: string;
 }
 
-/** The default folder of users' folders, when the workbench was given none (the state file's default folder). */
-export const DEFAULT_USERS_DIR = join(homedir(), '.mcp-workbench', 'users');
+/**
+ * The folder of users' folders for the tool state file `statePath`: `users` beside it (README "Files of each user").
+ * Every command that starts servers takes it from the state file it resolved, as `serve` does, so a folder is never
+ * made anywhere else (the home folder of a test, say).
+ */
+export function usersDirBeside(statePath: string): string {
+  return join(dirname(statePath), 'users');
+}
 
 /**
  * The place of a principal (`local`, `shared`, a token's SHA-256 in hex, or a user id itself: the 16 hex digits
  * `tools approve --user` names) under `usersDir`.
  */
-export function userPlace(principal: string, usersDir = DEFAULT_USERS_DIR): UserPlace {
+export function userPlace(principal: string, usersDir: string): UserPlace {
   const id = /^[0-9a-f]{16}(?:[0-9a-f]{48})?$/.test(principal) ? principal.slice(0, 16) : principal === 'shared' ? 'shared' : 'local';
   return { id, dir: join(usersDir, id) };
 }

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
+import { shellQuote } from '../shared/shell-quote.js';
 import { WorkbenchError } from '../errors.js';
 import type { EnvLike } from './expand-env.js';
 
@@ -57,4 +58,14 @@ export function configToStart(resolved: ResolvedConfigPath): string {
 
 function throwNotNamed(detail: string): never {
   throw new WorkbenchError('CONFIG_NOT_NAMED', `No config named: commands that start servers use only a config named by --config or WORKBENCH_CONFIG. ${detail}`);
+}
+
+/**
+ * What to do about a config file that exists but cannot be read, by the error's code (`EISDIR`, `EACCES`, …): a
+ * directory is told the file in it to name; one that cannot be read, how to make it readable.
+ */
+export function unreadableConfigAdvice(path: string, code: string | undefined): string {
+  if (code === 'EISDIR') return `Name the file in it: --config ${shellQuote(join(path, DEFAULT_CONFIG_FILE))} (or set WORKBENCH_CONFIG to it).`;
+  if (code === 'EACCES' || code === 'EPERM') return `Make it readable (chmod u+r ${shellQuote(path)}), or name another file with --config or WORKBENCH_CONFIG.`;
+  return 'Name another file with --config or WORKBENCH_CONFIG.';
 }

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { WorkbenchError } from '../errors.js';
 import { type Secret, argSecrets, envSecrets, headerSecrets, urlCredentials, urlSecrets } from '../shared/redact.js';
 import { clashMessage, normaliseToolsets, toolsetNameClashes } from './catalog-settings.js';
-import type { resolveConfigPath } from './config-path.js';
+import { unreadableConfigAdvice, type resolveConfigPath } from './config-path.js';
 import { type EnvLike, type JsonPath, type SecretUse, expandConfigEnv, formatJsonPath } from './expand-env.js';
 import { type RawConfig, normaliseToolbox } from './normalise.js';
 import { remoteEndpoint } from './remote-endpoint.js';
@@ -247,5 +247,5 @@ function readError(path: string, error: unknown): WorkbenchError {
     );
   }
   const reason = errnoWords(code) ?? reasonOf(error);
-  return new WorkbenchError('CONFIG_UNREADABLE', `Cannot read config file ${path}: ${reason}.`, { cause: error });
+  return new WorkbenchError('CONFIG_UNREADABLE', `Cannot read config file ${path}: ${reason}. ${unreadableConfigAdvice(path, code)}`, { cause: error });
 }

@@ -25,8 +25,8 @@ export interface ScopesOptions {
   catalogCache?: CatalogCache;
   /** OAuth sign-ins of remote servers (README "Remote servers behind OAuth"); none without it. */
   oauth?: OAuthContext;
-  /** Where each user's folder (`${user:dir}`) is made: the state file's folder's `users` (default under the home). */
-  usersDir?: string;
+  /** Where each user's folder (`${user:dir}`) is made: the state file's folder's `users`. */
+  usersDir: string;
   /**
    * A server's tools changed in `scope` (connected, refreshed, lost): its catalogs and views must follow. `keep`:
    * whether the list may be kept in the catalog cache, which every session reads: the root's (one user) and a shared

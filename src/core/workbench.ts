@@ -53,8 +53,8 @@ export interface WorkbenchOptions {
   catalogBudget?: number;
   /** OAuth sign-ins of remote servers (README "Remote servers behind OAuth"); none without it. */
   oauth?: OAuthContext;
-  /** Where `${user:dir}` folders are made (README "Files of each user"); default ~/.mcp-workbench/users. */
-  usersDir?: string;
+  /** Where `${user:dir}` folders are made (README "Files of each user"): `users` beside the state file. */
+  usersDir: string;
   /** The tool pins file and its content at start (README "Pinned tool definitions"); no checks without it. */
   pins?: { path: string; read: PinsRead; record: boolean };
   /**

@@ -8,7 +8,7 @@ import { createAjv } from '../core/validators.js';
 import { performance } from 'node:perf_hooks';
 import { ClientManager, type FailedServer } from '../clients/client-manager.js';
 import { failedServerText } from '../clients/server-failure.js';
-import { userPlace } from '../clients/user-places.js';
+import { userPlace, usersDirBeside } from '../clients/user-places.js';
 import { loadConfig } from '../config/load.js';
 import { remoteEndpoint } from '../config/remote-endpoint.js';
 import type { RemoteServerConfig, ServerConfig, ServerProblem, ToolboxConfig, WorkbenchConfig } from '../config/types.js';
@@ -18,7 +18,6 @@ import type { Logger } from '../log.js';
 import { createRedactor, redactDeep } from '../shared/redact.js';
 import { VERSION } from '../version.js';
 import { catalogProblems, logProblems, type PROBLEM_TEXT } from './catalog-problems.js';
-import { dirname, join } from 'node:path';
 import { eachUsersTrustProblems, trustProblems } from './user-pins.js';
 import { DEFAULT_DOCTOR_TIMEOUT_MS, type DoctorFailure, type DoctorOptions, type DoctorReport, type ServerReport } from './types.js';
 
@@ -64,7 +63,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   const pins = await readPins(pinsPathFor(options.statePath));
   const trust = createTrustPolicy(config, pins);
   // Users' folders beside the state file, as serve has them (README "Files of each user").
-  const usersDir = join(dirname(options.statePath), 'users');
+  const usersDir = usersDirBeside(options.statePath);
   const reports = await Promise.all(
     checks.map(async ({ toolbox, server }) => {
       const report = await checkServer(config, toolbox, server, { ...options, usersDir }, ajv, trust);

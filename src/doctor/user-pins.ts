@@ -4,7 +4,7 @@ import { ClientManager } from '../clients/client-manager.js';
 import { namesUser, userPlace } from '../clients/user-places.js';
 import type { ServerConfig, ToolboxConfig, WorkbenchConfig } from '../config/types.js';
 import { createLogger } from '../log.js';
-import { serverKey, userOption, type PinsRead } from '../state/pins.js';
+import { userOption, usersWithPins, type PinsRead } from '../state/pins.js';
 import { createTrustPolicy } from '../state/trust-policy.js';
 import { VERSION } from '../version.js';
 import type { CatalogProblem, DoctorOptions } from './types.js';
@@ -33,11 +33,7 @@ export function trustProblems(trust: TrustPolicy, toolbox: string, server: strin
 
 /** The users other than `local` with pins of their own for a server (keys `TOOLBOX/SERVER@ID`, see pinKey). */
 function pinnedUsers(pins: PinsRead, toolbox: string, server: string): string[] {
-  if (pins.kind !== 'valid') return [];
-  const prefix = `${serverKey(toolbox, server)}@`;
-  return Object.keys(pins.pins.servers)
-    .filter((key) => key.startsWith(prefix))
-    .map((key) => key.slice(prefix.length));
+  return pins.kind === 'valid' ? usersWithPins(pins.pins, toolbox, server).filter((id) => id !== 'local') : [];
 }
 
 /**

@@ -2,6 +2,7 @@ import { constants, copyFile, open, readFile, realpath, unlink } from 'node:fs/p
 import { dirname } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
 import { errnoWords } from '../shared/errno.js';
+import { unreadableConfigAdvice } from '../config/config-path.js';
 import { WorkbenchError } from '../errors.js';
 import { fsReason, readOnlyReason } from '../shared/read-only.js';
 import { acquireLock, lockOptions } from '../shared/file-lock.js';
@@ -19,9 +20,10 @@ export interface ConfigFile {
 /**
  * Reads a config file for editing; undefined when it does not exist.
  *
- * @throws WorkbenchError `CONFIG_UNREADABLE` when it exists but cannot be read.
+ * @throws WorkbenchError `CONFIG_UNREADABLE` when it exists but cannot be read, saying what to do (`advice`, by the
+ *   error's code; the workbench config's `--config` advice unless told).
  */
-export async function readConfigFile(path: string): Promise<ConfigFile | undefined> {
+export async function readConfigFile(path: string, advice: (code: string | undefined) => string = (code) => unreadableConfigAdvice(path, code)): Promise<ConfigFile | undefined> {
   try {
     const bytes = await readFile(path);
     return { bytes, text: bytes.toString('utf8') };
@@ -29,7 +31,7 @@ export async function readConfigFile(path: string): Promise<ConfigFile | undefin
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return undefined;
     const reason = errnoWords(code) ?? (error as Error).message;
-    throw new WorkbenchError('CONFIG_UNREADABLE', `Cannot read ${path}: ${reason}.`, { cause: error });
+    throw new WorkbenchError('CONFIG_UNREADABLE', `Cannot read ${path}: ${reason}. ${advice(code)}`, { cause: error });
   }
 }
 

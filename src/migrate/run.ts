@@ -184,7 +184,7 @@ async function readClientConfig(options: MigrateOptions, client: ClientKind, too
   const candidates =
     options.file !== undefined ? [resolve(options.cwd, options.file)] : defaultClientConfigPaths(client, options.env, options.platform ?? process.platform, options.cwd);
   for (const candidate of candidates) {
-    const source = await readConfigFile(candidate);
+    const source = await readConfigFile(candidate, () => `Pass the file itself: mcp-workbench migrate --from ${client} <file> --toolbox ${toolbox}.`);
     if (source) return { file: candidate, source };
   }
   throw new WorkbenchError(

@@ -69,6 +69,16 @@ export function pinKey(toolbox: string, server: string, user?: string): string {
   return user === undefined || user === 'local' ? serverKey(toolbox, server) : `${serverKey(toolbox, server)}@${user}`;
 }
 
+/**
+ * The users with pins of their own for a server: `local` when `toolbox/server` is pinned, then each `ID` of a
+ * `toolbox/server@ID` key (see pinKey), in the file's order.
+ */
+export function usersWithPins(pins: PinFile, toolbox: string, server: string): string[] {
+  const key = serverKey(toolbox, server);
+  const prefix = `${key}@`;
+  return Object.keys(pins.servers).flatMap((k) => (k === key ? ['local'] : k.startsWith(prefix) ? [k.slice(prefix.length)] : []));
+}
+
 /** The `--user` option of `tools approve` and `tools diff` that acts on `user`'s pins (none for `local`). */
 export function userOption(user?: string): string {
   return user === undefined || user === 'local' ? '' : ` --user ${user}`;

@@ -114,6 +114,8 @@ describe('tools call', () => {
     const unknown = runCli(['tools', 'call', 'nosuchbox', 'echo'], { env });
     assert.equal(unknown.code, 2, unknown.stderr);
     assert.match(unknown.stdout, /Unknown toolbox "nosuchbox"\. Available toolboxes: tb, demo/);
+    // The result's hint is the model's (open_toolbox); the person at the terminal is told the command to type.
+    assert.match(unknown.stderr, /no toolbox "nosuchbox".*`mcp-workbench tools list --config [^`]+` shows every toolbox and tool/s);
   });
 
   it('refuses arguments that are not one JSON object, before starting anything', async () => {

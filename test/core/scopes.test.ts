@@ -13,6 +13,9 @@ import { fixtureServer, node, waitFor } from '../helpers/workbench-process.js';
 // the stdio/CLI user's connections (user `local`, its `${user:dir}`), never this session's. Unit level: over HTTP the
 // transport answers such a request 404 first, and the race the call path can hit is not one a test can pace.
 
+// No entry here names `${user:dir}`: no user's folder is ever made, so none is given a real place.
+const usersDir = '/nonexistent/wb-scopes-test-users';
+
 const upstream: UpstreamSession = {
   capabilities: () => ({}),
   request: () => Promise.reject(new Error('no client in this test')),
@@ -21,7 +24,7 @@ const upstream: UpstreamSession = {
 
 function scopes(): Scopes {
   const config = parseConfig({ toolboxes: { fx: { mcpServers: { f: fixtureServer() } } } }, 'scopes.test', {});
-  return new Scopes({ config, env: {}, log: createLogger({ level: 'error', write: () => {} }), version: '0', onToolsChanged: () => {} });
+  return new Scopes({ config, env: {}, log: createLogger({ level: 'error', write: () => {} }), version: '0', usersDir, onToolsChanged: () => {} });
 }
 
 describe('Scopes.of: a session that has closed', () => {
@@ -60,7 +63,7 @@ describe('Scopes: a tool change of a shared connection', () => {
     const modern = fileURLToPath(new URL('../fixtures/modern-server.mjs', import.meta.url));
     const config = parseConfig({ toolboxes: { dev: { mcpServers: { mod: { command: node, args: [modern, '--private', '--ttl-ms', '0'], shared: true } } } } }, 'scopes.test', {});
     const told: { scope: unknown; server: string }[] = [];
-    const all = new Scopes({ config, env: {}, log: createLogger({ level: 'error', write: () => {} }), version: '0', onToolsChanged: (scope, _toolbox, server) => void told.push({ scope, server }) });
+    const all = new Scopes({ config, env: {}, log: createLogger({ level: 'error', write: () => {} }), version: '0', usersDir, onToolsChanged: (scope, _toolbox, server) => void told.push({ scope, server }) });
     try {
       const alice = all.open(upstream, { isolated: true, principal: 'alice' });
       assert.deepEqual((await alice.manager.openToolbox('dev')).failed, []);

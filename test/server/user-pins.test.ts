@@ -185,3 +185,60 @@ describe('tools approve of a "shared": true ${user:…} server', () => {
     }
   });
 });
+
+describe('tools diff and tools approve of a ${user:…} server whose pins are other users\' only', () => {
+  test('say that the user acted on has no pins, name the users that have them and the --user that reviews theirs', async () => {
+    const { dir, cleanup } = await tempDir('wb-diff-other-users-');
+    const configPath = join(dir, 'workbench-config.json');
+    const files = ['--config', configPath, '--state-file', join(dir, 'tool-state.json')];
+    const env = { HOME: join(dir, 'home'), MCP_WORKBENCH_CACHE_DIR: join(dir, 'cache') };
+    try {
+      await writeFile(configPath, JSON.stringify(perUser({})));
+      const approveB = await runCliAsync(['tools', 'approve', 'lab__own__*', '--user', ID_B, ...files], env);
+      assert.equal(approveB.code, 0, approveB.stderr);
+
+      // Before: "lab/own has never been approved: all … of its tools are new", as if nobody had pins.
+      const diff = await runCliAsync(['tools', 'diff', 'lab/own', ...files], env);
+      assert.equal(diff.code, 0, diff.stderr);
+      assert.match(diff.stdout, new RegExp(`user local has no pins for lab/own; user ${ID_B} has: add --user ${ID_B}`));
+      const json = await runCliAsync(['tools', 'diff', 'lab/own', '--json', ...files], env);
+      assert.equal(json.code, 0, json.stderr);
+      assert.deepEqual((JSON.parse(json.stdout) as { users_with_pins?: string[] }).users_with_pins, [ID_B]);
+      // Another user without pins is told the same; the user with pins is not.
+      const other = await runCliAsync(['tools', 'diff', 'lab/own', '--user', ID_A, ...files], env);
+      assert.match(other.stdout, new RegExp(`user ${ID_A} has no pins for lab/own; user ${ID_B} has: add --user ${ID_B}`));
+      const own = await runCliAsync(['tools', 'diff', 'lab/own', '--user', ID_B, ...files], env);
+      assert.equal(own.code, 0, own.stderr);
+      assert.doesNotMatch(own.stdout, /has no pins/);
+
+      // Approving as local is what was asked, but it is said that it was local's and whose pins exist besides.
+      const approveLocal = await runCliAsync(['tools', 'approve', 'lab__own__echo', ...files], env);
+      assert.equal(approveLocal.code, 0, approveLocal.stderr);
+      assert.match(approveLocal.stdout, new RegExp(`approved for user local.*user ${ID_B} has pins of their own for lab/own: add --user ${ID_B}`, 's'));
+      const pins = JSON.parse(await readFile(join(dir, 'tool-pins.json'), 'utf8')) as { servers: object };
+      assert.deepEqual(Object.keys(pins.servers).sort(), ['lab/own', `lab/own@${ID_B}`]);
+      // Now that local has pins of its own, the diff is local's alone, without the note.
+      const after = await runCliAsync(['tools', 'diff', 'lab/own', ...files], env);
+      assert.doesNotMatch(after.stdout, /has no pins/);
+    } finally {
+      await cleanup();
+    }
+  });
+
+  test('a "shared": true server whose pins are user shared\'s: the diff without --user names --user shared', async () => {
+    const { dir, cleanup } = await tempDir('wb-diff-shared-');
+    const configPath = join(dir, 'workbench-config.json');
+    const files = ['--config', configPath, '--state-file', join(dir, 'tool-state.json')];
+    const env = { HOME: join(dir, 'home'), MCP_WORKBENCH_CACHE_DIR: join(dir, 'cache') };
+    try {
+      await writeFile(configPath, JSON.stringify(perUser({}, { shared: true })));
+      const approve = await runCliAsync(['tools', 'approve', 'lab__own__*', '--user', 'shared', ...files], env);
+      assert.equal(approve.code, 0, approve.stderr);
+      const diff = await runCliAsync(['tools', 'diff', 'lab/own', ...files], env);
+      assert.equal(diff.code, 0, diff.stderr);
+      assert.match(diff.stdout, /user local has no pins for lab\/own; user shared has: add --user shared/);
+    } finally {
+      await cleanup();
+    }
+  });
+});
