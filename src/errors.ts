@@ -47,6 +47,8 @@ export type WorkbenchErrorCode =
   | 'SHUTTING_DOWN'
   /** A client of MCP 2026-07-28 came back for a call's input round that this process no longer (or never) held. */
   | 'INPUT_ROUND_UNKNOWN'
+  /** A client of MCP 2026-07-28 continued a call's input round while another of its requests was continuing it. */
+  | 'INPUT_ROUND_BUSY'
   /** A server answered the call with -32042: the user must first open the URLs it gave (see `elicitations`). */
   | 'URL_ELICITATION_REQUIRED'
   /** A client of MCP 2026-07-28 has as many calls waiting for its input as the workbench holds (README "Protocol eras"). */

@@ -5,6 +5,7 @@ import { nextAttempt, type ConnectState } from './connect-plan.js';
 import { createDownstreamClient } from './downstream-client.js';
 import type { EraVerdict } from './era-memory.js';
 import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_MAX_MESSAGE_BYTES } from './limits.js';
+import { guardListHints } from './list-hints.js';
 import { listAllTools, type ToolList } from './list-tools.js';
 import type { OAuthConnector } from './oauth-connect.js';
 import type { GroupTracker } from './orphan-reaper.js';
@@ -50,6 +51,8 @@ export class SlotDialer {
   legacySse = false;
   /** Transports being connected right now, so the slot's close() can end them too. */
   readonly starting = new Set<Transport>();
+  /** The malformed caching hints the server's lists were found with, each said once for the slot's life. */
+  private readonly hintFaults = new Set<string>();
 
   constructor(
     private readonly slot: DialerSlot,
@@ -118,6 +121,7 @@ export class SlotDialer {
     const client = this.createClient();
     await client.connect(transport, { timeout: timeoutMs + CONNECT_GRACE_MS, ...(prior ? { prior } : {}) });
     const modern = client.getProtocolEra() === 'modern';
+    if (modern) guardListHints(transport, this.slot.log, this.slot.label, this.hintFaults);
     const list = await listAllTools(client, this.slot.log, this.slot.label, timeoutMs + CONNECT_GRACE_MS, modern);
     return { client, list };
   }

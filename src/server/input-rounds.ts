@@ -16,7 +16,9 @@ export type RoundOutcome =
   | { kind: 'complete'; result: CallToolResult }
   | { kind: 'input'; round: string; inputRequests: Record<string, RelayedRequest> }
   /** Refused: {@link MAX_ROUNDS} calls of this client wait for its input already (see ROUNDS_FULL_MESSAGE). */
-  | { kind: 'full' };
+  | { kind: 'full' }
+  /** Refused: another request of the client continues this round already (see ROUND_BUSY_MESSAGE). */
+  | { kind: 'busy' };
 
 interface Ask {
   request: RelayedRequest;
@@ -50,6 +52,8 @@ class Round {
   settled: { result: CallToolResult } | { error: unknown } | undefined = undefined;
   /** The request waiting on this round, until a new ask or the call's end answers it. */
   waiter: Waiter | undefined = undefined;
+  /** A round is about to go to the request that waited (see check): that request still holds the round. */
+  sending = false;
   next = 0;
   expiry: NodeJS.Timeout | undefined = undefined;
 
@@ -101,6 +105,11 @@ export const ROUNDS_FULL_MESSAGE =
   `mcp-workbench: ${MAX_ROUNDS} calls of this client are waiting for its input already (at most ${MAX_ROUNDS} at once); ` +
   'answer or cancel them, then make this call again';
 
+/** The refusal of a retry while another request continues the same round (a double submit). */
+export const ROUND_BUSY_MESSAGE =
+  "mcp-workbench: another request is continuing this call's input round already; its answers were not used. " +
+  'Wait for that request\'s answer, which carries the call\'s result or its next round';
+
 export class InputRounds {
   /** Every call not yet finished: running, or held for its client. */
   private readonly live = new Set<Round>();
@@ -151,6 +160,9 @@ export class InputRounds {
   resume(owner: string, id: string, responses: Record<string, unknown>, signal: Cancellation | undefined, notify: Notify): Promise<RoundOutcome> | undefined {
     const round = this.byId.get(id);
     if (!round || round.owner !== owner) return undefined;
+    // A request waits on the round already (the same retry sent twice): it keeps the round; this one is refused, or
+    // the earlier request would never be answered and its answers could go to the wrong request.
+    if (round.waiter !== undefined || round.sending) return Promise.resolve({ kind: 'busy' });
     round.notify = notify;
     const sent = round.sent;
     if (sent) {
@@ -269,6 +281,7 @@ export class InputRounds {
     if (fresh === 0) return;
     // Asks made in the same turn (a modern server's several input requests) travel in one round.
     round.waiter = undefined;
+    round.sending = true;
     setImmediate(() => this.sendRound(round, waiter));
   }
 
@@ -284,6 +297,7 @@ export class InputRounds {
 
   /** The asks made so far go to the client as one round, which waits for its retry until the expiry. */
   private sendRound(round: Round, waiter: Waiter): void {
+    round.sending = false;
     // Ended meanwhile (the client cancelled, the session closed): the waiting request has had its answer.
     if (!this.live.has(round)) return;
     if (!round.fresh?.size) {

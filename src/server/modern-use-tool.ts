@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { CallToolResult, InputRequests, LoggingLevel, ServerContext, createRequestStateCodec } from '@modelcontextprotocol/server';
 import { inputRequired } from '@modelcontextprotocol/server';
 import { errorResult } from '../core/tool-entry.js';
-import { ROUNDS_FULL_MESSAGE, type InputRounds, type Notify, type RoundOutcome } from './input-rounds.js';
+import { ROUND_BUSY_MESSAGE, ROUNDS_FULL_MESSAGE, type InputRounds, type Notify, type RoundOutcome } from './input-rounds.js';
 import { USE_TOOL, USE_TOOL_USAGE } from './meta-tools.js';
 import { abandonAnswer, type ModernAnswer, type ModernUseToolCall, type UseToolCall } from './tool-call-pipeline.js';
 import { refusal, useToolProblem } from './tool-params.js';
@@ -132,6 +132,7 @@ function callLog(level: LoggingLevel, notify: Notify): NonNullable<UseToolCall['
 function framed(deps: ModernUseToolDeps, result: RoundOutcome, args: Record<string, unknown>): ModernAnswer {
   const codec = deps.codec;
   if (result.kind === 'full') return { complete: errorResult(`${ROUNDS_FULL_MESSAGE}.`, 'INPUT_ROUNDS_FULL') };
+  if (result.kind === 'busy') return { complete: errorResult(`${ROUND_BUSY_MESSAGE}.`, 'INPUT_ROUND_BUSY') };
   if (result.kind === 'input') {
     const round = result.round;
     return {

@@ -1,4 +1,4 @@
-import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
+import type { JSONRPCMessage, RequestId, Transport } from '@modelcontextprotocol/server';
 import { LineWriter } from '../shared/line-writer.js';
 import { LineSplitter, type OversizedLine } from '../shared/line-splitter.js';
 import { PARSE_ERROR_JSON, PARSE_ERROR_JSON_RPC, jsonRpcError, tooLargeError } from './tool-call-pipeline.js';
@@ -109,9 +109,32 @@ export class StdioServerLineTransport implements Transport {
       this.write(jsonRpcError(null, -32700, PARSE_ERROR_JSON_RPC));
       return;
     }
+    const metaProblem = requestMetaProblem(message);
+    if (metaProblem !== undefined) {
+      // The SDK drops such a request without an answer (its client would wait out its timeout): refused as HTTP does.
+      this.onerror?.(new Error(`a request from the client was refused: ${metaProblem}`));
+      this.write(jsonRpcError((message as { id: RequestId }).id, -32600, `Bad Request: ${metaProblem}`));
+      return;
+    }
     if (this.intercept?.(message)) return;
     this.onmessage?.(message);
   }
+}
+
+/**
+ * What makes a request's `_meta` invalid JSON-RPC for MCP (not an object; a progress token that is neither a string
+ * nor a number), or undefined. Only requests with an id: a notification gets no answer either way.
+ */
+function requestMetaProblem(message: JSONRPCMessage): string | undefined {
+  const m = message as { id?: unknown; method?: unknown; params?: { _meta?: unknown } };
+  if (typeof m.method !== 'string' || m.id === undefined || m.params === undefined || !('_meta' in m.params)) return undefined;
+  const meta = m.params._meta;
+  if (typeof meta !== 'object' || meta === null || Array.isArray(meta)) return `params._meta of ${m.method} must be an object, not ${meta === null ? 'null' : Array.isArray(meta) ? 'an array' : typeof meta}`;
+  const token = (meta as { progressToken?: unknown }).progressToken;
+  if (token !== undefined && typeof token !== 'string' && typeof token !== 'number') {
+    return `params._meta.progressToken of ${m.method} must be a string or a number, not ${token === null ? 'null' : Array.isArray(token) ? 'an array' : typeof token}`;
+  }
+  return undefined;
 }
 
 /** The structure the SDK's Protocol dispatches on: a request or notification (method), or a response (id + result/error). */

@@ -214,6 +214,27 @@ describe('InputRounds', () => {
     rounds.abandon('me', round, 'again');
     assert.deepEqual(reasons, ['gone']);
   });
+
+  test('a second retry while the first waits on the round is refused, and the first gets the result', async () => {
+    const rounds = new InputRounds();
+    const finish = deferred<void>();
+    const first = await rounds.start(
+      'me',
+      async (ask) => {
+        const answer = await ask(sampling as never, new AbortController().signal);
+        await finish.promise;
+        return { content: [{ type: 'text', text: String(answer.answer) }] };
+      },
+      new Cancellation(),
+      noNotify,
+    );
+    const { round } = first as Extract<RoundOutcome, { kind: 'input' }>;
+    const waiting = rounds.resume('me', round, { 'sampling-1': { answer: 'x' } }, new Cancellation(), noNotify)!;
+    assert.deepEqual(await rounds.resume('me', round, { 'sampling-1': { answer: 'y' } }, new Cancellation(), noNotify), { kind: 'busy' });
+    finish.resolve();
+    assert.deepEqual(await waiting, { kind: 'complete', result: { content: [{ type: 'text', text: 'x' }] } });
+    assert.equal(rounds.size, 0);
+  });
 });
 
 /**
