@@ -37,7 +37,7 @@ async function handshake(child: ChildProcess, stdout: () => string): Promise<voi
     method: 'initialize',
     params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
   });
-  assert.ok(await waitFor(() => stdout().includes('"id":1'), 10_000), 'initialize answered');
+  assert.ok(await waitFor(() => stdout().includes('"id":1'), 60_000), 'initialize answered');
   send(child, { jsonrpc: '2.0', method: 'notifications/initialized' });
 }
 
