@@ -3,7 +3,7 @@ import { homedir } from 'node:os';
 import { dirname } from 'node:path';
 import { CatalogCache } from '../catalog/catalog-cache.js';
 import { keepCopy, readToolState } from '../state/read.js';
-import { pinsPathFor, readPins, watchPins } from '../state/pins.js';
+import { type PinFile, type PinsWatch, pinsPathFor, readPins, watchPins } from '../state/pins.js';
 import { type BrokenState, type ToolStateWatch, watchToolState } from '../state/watch.js';
 import { type BoundStateUpdate, updateToolState } from '../state/update.js';
 import { loadConfig } from '../config/load.js';
@@ -57,14 +57,17 @@ export async function createRuntime(settings: RuntimeSettings): Promise<Runtime>
   // Fail closed (README "Enabled and disabled tools"): never the defaults in place of a file that does not parse.
   if (read.problem && !state.serving) throw read.problem;
   const pinsPath = pinsPathFor(statePath);
-  const pins = { path: pinsPath, read: await readPins(pinsPath), record: state.serving };
+  let pinsWatcher: PinsWatch | undefined;
+  // The workbench's own writes of the pins file (first sights) are told to its watcher (README "Pinned tool definitions").
+  const ownPinsWrite = (): ((saved: PinFile | undefined) => void) => pinsWatcher?.ownWrite() ?? (() => {});
+  const pins = { path: pinsPath, read: await readPins(pinsPath), record: state.serving, ownWrite: ownPinsWrite };
   const audit = settings.audit && (await openAuditLog(settings.audit.path, { ...settings.audit, log: host.log }));
   if (audit) host.log.info(`audit log: ${settings.audit!.path}`);
   const observer = chainObservers(settings.observer, audit ? (event) => audit.record(event) : undefined);
   // `${user:dir}` folders (README "Files of each user") live beside the state file: a test's or a user's own.
   const workbench = createWorkbench(settings, config, read, pins, observer, usersDirBeside(statePath));
   // Approvals (`tools approve` in another process) apply to a running server at once.
-  const pinsWatcher = state.serving ? watchPins(pinsPath, (next) => workbench.setPins(next), host.log) : undefined;
+  pinsWatcher = state.serving ? watchPins(pinsPath, (next) => workbench.setPins(next), host.log, pins.read) : undefined;
   if (read.problem) await reportBrokenState(statePath, read, false, host.log);
   const watcher = state.serving ? followStateFile(workbench, statePath, read, host.log) : undefined;
   const configWatcher = settings.sources.watch ? followConfig(workbench, source, host.log) : undefined;

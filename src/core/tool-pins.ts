@@ -5,7 +5,7 @@ import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import { quoteClientText } from '../shared/client-text.js';
 import { namesUser } from '../clients/user-places.js';
-import { approveTools, pinKey, serverKey, type PinsRead, updatePins, userOption } from '../state/pins.js';
+import { approveTools, pinKey, serverKey, type PinFile, type PinsRead, updatePins, userOption } from '../state/pins.js';
 import { createTrustPolicy, type PinUsers } from '../state/trust-policy.js';
 
 /**
@@ -21,12 +21,17 @@ export class ToolPins {
   /** Servers whose first listing is being recorded (one write each), with that write. */
   private readonly recording = new Map<string, Promise<void>>();
 
-  /** @param record whether first sights are written to the file (serving); read-only commands never write it. */
+  /**
+   * @param record whether first sights are written to the file (serving); read-only commands never write it.
+   * @param hooks `changed`: the pins in effect changed (catalogs built on them are stale); `ownWrite`: tells the file's
+   *   watcher of a write of its own (pins.ts `PinsWatch`), so that neither the write nor a read it overlapped comes back.
+   */
   constructor(
     private readonly path: string,
     read: PinsRead,
     private readonly log: Logger,
     private readonly record: boolean,
+    private readonly hooks: { changed?: () => void; ownWrite?: () => (saved: PinFile | undefined) => void } = {},
   ) {
     this.read = read;
     if (read.kind === 'broken') this.sayBroken(read.reason);
@@ -54,6 +59,7 @@ export class ToolPins {
     this.policyFor = undefined;
     this.told.clear();
     if (read.kind === 'broken') this.sayBroken(read.reason);
+    this.hooks.changed?.();
   }
 
   /**
@@ -105,13 +111,19 @@ export class ToolPins {
 
   private recordFirstSight(key: string, tools: readonly Tool[]): void {
     if (this.recording.has(key)) return;
-    const write = updatePins(this.path, (pins) => (key in pins.servers ? false : approveTools(pins, key, tools).changed), { log: this.log })
-      .then((pins) => {
-        this.set({ kind: 'valid', pins });
-        this.log.info(`recorded the tool definitions of ${key} as approved (${tools.length} tools) in ${this.path}`);
-      })
+    const end = this.hooks.ownWrite?.();
+    // Applied while the file is still locked, so first sights recorded by several sessions apply in the order written.
+    const onSaved = (pins: PinFile): void => {
+      this.set({ kind: 'valid', pins });
+      end?.(pins);
+    };
+    const write = updatePins(this.path, (pins) => (key in pins.servers ? false : approveTools(pins, key, tools).changed), { log: this.log, onSaved })
+      .then(() => this.log.info(`recorded the tool definitions of ${key} as approved (${tools.length} tools) in ${this.path}`))
       .catch((error: unknown) => this.log.warn(`could not record the tool definitions of ${key}: ${errorMessage(error)}`))
-      .finally(() => this.recording.delete(key));
+      .finally(() => {
+        end?.(undefined);
+        this.recording.delete(key);
+      });
     this.recording.set(key, write);
   }
 

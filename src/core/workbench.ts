@@ -17,7 +17,7 @@ import { revalidatePrompts } from './cached-prompts.js';
 import { serverChanged } from './feature-books.js';
 import type { FeatureScope } from './feature-scope.js';
 import { ToolPins } from './tool-pins.js';
-import type { PinsRead } from '../state/pins.js';
+import type { PinFile, PinsRead } from '../state/pins.js';
 import type { CachedCatalog, Scope, SessionScope, UseToolOptions } from './scope.js';
 import { Scopes } from './scopes.js';
 import type { UpstreamSession } from './session-routing.js';
@@ -56,7 +56,7 @@ export interface WorkbenchOptions {
   /** Where `${user:dir}` folders are made (README "Files of each user"): `users` beside the state file. */
   usersDir: string;
   /** The tool pins file and its content at start (README "Pinned tool definitions"); no checks without it. */
-  pins?: { path: string; read: PinsRead; record: boolean };
+  pins?: { path: string; read: PinsRead; record: boolean; ownWrite?: () => (saved: PinFile | undefined) => void };
   /**
    * Told of every use_tool call and open_toolbox when it ends (debug log, audit log); never of values. Unset, the
    * call path does no extra work.
@@ -94,7 +94,7 @@ export class Workbench {
     this.current = options.config;
     this.log = options.log;
     this.validators = new ToolValidators(options.log);
-    this.pins = options.pins && new ToolPins(options.pins.path, options.pins.read, options.log, options.pins.record);
+    this.pins = options.pins && this.toolPins(options.pins);
     this.useToolHost = {
       scopeOf: (session) => this.scopes.of(session),
       toolboxes: () => this.toolboxes,
@@ -175,6 +175,15 @@ export class Workbench {
   setPins(read: PinsRead): void {
     if (!this.pins) return;
     this.pins.set(read);
+  }
+
+  /** The pins of `pins`: catalogs are re-derived whenever the pins in effect change, own writes told to the watcher. */
+  private toolPins({ path, read, record, ownWrite }: NonNullable<WorkbenchOptions['pins']>): ToolPins {
+    return new ToolPins(path, read, this.log, record, { changed: () => this.clearCatalogs(), ...(ownWrite && { ownWrite }) });
+  }
+
+  /** Catalogs are derived from the pins and state in effect: re-derived lazily on next use once they change. */
+  private clearCatalogs(): void {
     for (const scope of this.scopes) scope.catalogs.clear();
   }
 

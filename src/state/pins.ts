@@ -10,6 +10,7 @@ import { TOOL_PINS_FILE, folderUnwritable, lockOwner, unwritable } from './file-
 import { errnoCode } from '../shared/errno.js';
 import { type LockOptions, acquireLock, lockOptions } from '../shared/file-lock.js';
 import { DEFAULT_WATCH_INTERVAL_MS, followFiles } from '../shared/file-watch.js';
+import { OwnWrites } from '../shared/own-writes.js';
 
 /**
  * The approved definitions of tools (README "Pinned tool definitions"): for each server, what each of its tools told
@@ -147,13 +148,22 @@ export function parsePins(text: string): PinsRead {
   return { kind: 'valid', pins: { format: FORMAT, servers: file.servers } };
 }
 
+export interface UpdatePinsOptions extends LockOptions {
+  log: Logger;
+  /**
+   * Called with the pins the file then says (written, or already so) while the lock is still held: a running workbench
+   * applies them there, and its watcher learns of its own write before anyone else can change the file again.
+   */
+  onSaved?: (pins: PinFile) => void;
+}
+
 /**
  * One atomic read-modify-write of the pins file under its lock: `change` edits the pins in place and returns whether
  * anything changed (nothing is written otherwise). A file that does not parse is never overwritten.
  *
  * @throws WorkbenchError `STATE_INVALID` when the file cannot be trusted; `STATE_UNWRITABLE` when it cannot be written.
  */
-export async function updatePins(path: string, change: (pins: PinFile) => boolean, options: LockOptions & { log: Logger }): Promise<PinFile> {
+export async function updatePins(path: string, change: (pins: PinFile) => boolean, options: UpdatePinsOptions): Promise<PinFile> {
   try {
     await mkdir(dirname(path), { recursive: true });
   } catch (error) {
@@ -166,12 +176,14 @@ export async function updatePins(path: string, change: (pins: PinFile) => boolea
       throw new WorkbenchError('STATE_INVALID', `The tool pins file ${path} ${read.reason}. Nothing was changed. Fix it, or delete it to approve every tool again as it is now.`);
     }
     const pins: PinFile = read.kind === 'valid' ? read.pins : { format: FORMAT, servers: {} };
-    if (!change(pins)) return pins;
-    try {
-      await writeFileAtomic(path, `${JSON.stringify({ format: FORMAT, servers: pins.servers }, null, 2)}\n`, { mode: 0o600 });
-    } catch (error) {
-      throw unwritable(path, 'write the new content', error, TOOL_PINS_FILE);
+    if (change(pins)) {
+      try {
+        await writeFileAtomic(path, `${JSON.stringify({ format: FORMAT, servers: pins.servers }, null, 2)}\n`, { mode: 0o600 });
+      } catch (error) {
+        throw unwritable(path, 'write the new content', error, TOOL_PINS_FILE);
+      }
     }
+    options.onSaved?.(pins);
     return pins;
   } finally {
     await release();
@@ -196,25 +208,60 @@ export function approveTools(pins: PinFile, key: string, tools: readonly Tool[],
   return { approved, changed: added || approved.length > 0 };
 }
 
+/** A running follow of the pins file: see {@link watchPins}. */
+export interface PinsWatch {
+  /** Stops polling: no `onChange` after it returns. */
+  close(): void;
+  /**
+   * The caller is about to change the file itself (`updatePins`): until the function returned is called — with the
+   * pins the file then says and the caller applied, or with nothing when it saved nothing — no read is acted on, and a
+   * read under way meanwhile is dropped and done again (it may hold older content, or the caller's own, which is no
+   * change). Calling the returned function again does nothing.
+   */
+  ownWrite(): (saved: PinFile | undefined) => void;
+}
+
 /**
  * Follows the pins file (an approval by `tools approve` in another process, an edit): calls `onChange` with what it
- * reads whenever the file's identity changes, polled like the tool-state file (README "Enabled and disabled tools"
- * says why polling). Never throws and never keeps the process alive.
+ * reads whenever that differs from what was last read or saved by the caller — starting from `initial`, what the
+ * caller read before — polled like the tool-state file (README "Enabled and disabled tools" says why polling).
+ * Never throws and never keeps the process alive.
  */
-export function watchPins(path: string, onChange: (read: PinsRead) => void, log: Logger, intervalMs = DEFAULT_WATCH_INTERVAL_MS): { close(): void } {
+export function watchPins(path: string, onChange: (read: PinsRead) => void, log: Logger, initial: PinsRead, intervalMs = DEFAULT_WATCH_INTERVAL_MS): PinsWatch {
   let closed = false;
+  let last = pinsKey(initial);
+  const ownWrites = new OwnWrites();
   const watcher = followFiles(
     [path],
     async () => {
+      const mark = ownWrites.mark();
       const read = await readPins(path);
-      if (!closed) onChange(read);
+      // Overlapped the caller's own write: what was read may be older than what it applied; read again next poll.
+      if (closed || ownWrites.overlapped(mark)) return false;
+      const key = pinsKey(read);
+      if (key === last) return true;
+      last = key;
+      onChange(read);
+      return true;
     },
-    { log, intervalMs, first: 'baseline' },
+    { log, intervalMs, what: path },
   );
   return {
     close() {
       closed = true;
       watcher.close();
     },
+    ownWrite() {
+      const end = ownWrites.begin();
+      return (saved) => {
+        if (end() && saved !== undefined) last = pinsKey({ kind: 'valid', pins: saved });
+      };
+    },
   };
+}
+
+/** What tells two reads of the pins file apart for the workbench. */
+function pinsKey(read: PinsRead): string {
+  if (read.kind === 'valid') return `valid\0${JSON.stringify(read.pins.servers)}`;
+  return read.kind === 'broken' ? `broken\0${read.reason}` : 'missing';
 }

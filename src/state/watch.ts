@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ToolState } from '../catalog/visibility.js';
 import type { Logger } from '../log.js';
 import { DEFAULT_WATCH_INTERVAL_MS, followFiles } from '../shared/file-watch.js';
+import { OwnWrites } from '../shared/own-writes.js';
 import type { StateFileError } from './file-errors.js';
 import { reasonOf } from '../shared/errno.js';
 import { type Snapshot, defaults, readSnapshot, warnExtras } from './read.js';
@@ -86,10 +87,7 @@ class StateFileWatcher {
   private broken: BrokenState | undefined;
   private lastKey: string | undefined;
   private lastExtras: string | undefined;
-  /** Counts the caller's own writes begun and ended: a read that saw it change overlapped one and may be stale. */
-  private ownWrites = 0;
-  /** The caller's own writes under way. */
-  private writing = 0;
+  private readonly ownWrites = new OwnWrites();
 
   constructor(
     private readonly path: string,
@@ -110,11 +108,11 @@ class StateFileWatcher {
 
   /** The file changed (or this is the first look): read it and act; false while it is still changing. */
   async changed(): Promise<boolean> {
-    const writes = this.ownWrites;
+    const mark = this.ownWrites.mark();
     const result = await this.readSettled();
     // The file is still changing, or the caller wrote it while this read was under way (what was read may be older
     // than what the caller applied): look again on the next poll.
-    if (this.closed || result === 'retry' || writes !== this.ownWrites || this.writing > 0) return false;
+    if (this.closed || result === 'retry' || this.ownWrites.overlapped(mark)) return false;
     if (result.kind === 'broken') this.reportProblem(result);
     else if (result.kind === 'missing') this.apply(defaults(), [], true);
     else this.apply(result.state, result.extraKeys, false);
@@ -136,15 +134,9 @@ class StateFileWatcher {
   }
 
   ownWrite(): (saved: ToolState | undefined) => void {
-    this.ownWrites++;
-    this.writing++;
-    let ended = false;
+    const end = this.ownWrites.begin();
     return (saved) => {
-      if (ended) return;
-      ended = true;
-      this.ownWrites++;
-      this.writing--;
-      if (saved === undefined) return;
+      if (!end() || saved === undefined) return;
       this.lastKey = stateKey(saved);
       // The write read the file as good under the lock: whatever broken content was seen before is gone.
       const repaired = this.broken !== undefined;
