@@ -77,6 +77,8 @@ export interface CachedServer {
   listed: string;
   age: string;
   state: 'fresh' | 'checking' | 'unchecked';
+  /** Only on the entry that counts the servers an answer's budget left out: how many, and where each is named. */
+  note?: string;
 }
 
 /** A server still starting: for how long, and what to do. */
@@ -94,6 +96,8 @@ export interface CatalogChange {
   added: string[];
   removed: string[];
   changed: string[];
+  /** Only on the entry that counts the changes an answer's budget left out: how many, and when they are told. */
+  note?: string;
 }
 
 export interface Answer extends AnswerHead {

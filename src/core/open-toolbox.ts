@@ -136,7 +136,7 @@ export class Discovery {
     const reach = searching ? searchReach([toolbox], parseQuery(request.query!)) : [{ toolbox: toolbox.name }];
     const view = reach[0] ? await this.view(toolbox.name, scope, options, searching, reach[0].only) : nothing();
     const others = searching ? () => this.learnOthers(toolbox.name, scope) : undefined;
-    const answer = await this.answer(request, { toolbox: toolbox.name, description: toolbox.description }, view, this.budget(toolbox.name), scope.shown.take(this.visible), { memory: scope.search, others });
+    const answer = await this.answer(request, { toolbox: toolbox.name, description: toolbox.description }, view, this.budget(toolbox.name), scope.shown, { memory: scope.search, others });
     // A toolbox none of whose servers can serve: an error the model can read (each reason is in servers_failed).
     if (view.failed.length > 0 && view.connected.length === 0 && !view.cached?.length && !view.pending?.length) return { ...answer, isError: true };
     return answer;
@@ -151,7 +151,8 @@ export class Discovery {
     const reach = searchReach(this.options.config().toolboxes, parseQuery(request.query ?? ''));
     const names = reach.map((r) => r.toolbox);
     const views = await Promise.all(reach.map((r) => this.view(r.toolbox, scope, options, true, r.only)));
-    const head: AnswerHead = {
+    const changes = scope.shown.take(this.visible);
+    const whole: AnswerHead = {
       toolbox: '*',
       description: 'Search across every toolbox',
       servers_connected: views.flatMap((v, i) => v.connected.filter((s) => !reach[i]!.only || reach[i]!.only!.has(s)).map((s) => `${names[i]}/${s}`)),
@@ -159,18 +160,20 @@ export class Discovery {
       ...cachedHead(views.flatMap((v, i) => inToolbox(v.cached, names[i]!))),
       ...optional('servers_pending', views.flatMap((v, i) => inToolbox(v.pending, names[i]!))),
       ...optional('servers_partial', views.flatMap((v, i) => inToolbox(v.partial, names[i]!))),
-      ...optional('catalog_changes', scope.shown.take(this.visible)),
+      ...optional('catalog_changes', changes),
       ...unapprovedHead(views.flatMap((v) => v.catalogs)),
     };
     const budget = request.detail === 'full' ? Infinity : this.budget();
+    const head = this.bounded(whole, budget, scope.shown, changes);
     const indexes = views.map((v, i) => this.search.indexOf(scope.search, names[i], v.entries));
     const { matches, extra } = await this.search.search(scope.search, undefined, indexes, request.query ?? '', request.limit ?? DEFAULT_SEARCH_LIMIT);
-    return budgetMatches(boundedHead(head, budget), matches, budget, extra);
+    return budgetMatches(head, matches, budget, extra);
   }
 
   /**
    * The answer about one view (a toolbox, or a toolset's tools): the catalog under the budget, full entries for named
-   * tools, or search results. `searching`, for a search: what the asking scope knows of other toolboxes (`memory`, see
+   * tools, or search results. `shown`: what the session was shown, whose changes the answer tells (none: no
+   * changes are told). `searching`, for a search: what the asking scope knows of other toolboxes (`memory`, see
    * SearchMemory; none: nothing), and `others`, which makes their last known tools searchable for the hint of a search
    * that finds nothing.
    */
@@ -179,12 +182,13 @@ export class Discovery {
     about: { toolbox: string; description: string },
     view: View,
     ownBudget: number,
-    changes: CatalogChange[] = [],
+    shown?: ShownLists,
     searching: { memory?: SearchMemory; others?: () => Promise<void> } = {},
   ): Promise<BudgetedAnswer> {
     const budget = request.detail === 'full' ? Infinity : ownBudget;
     const limit = request.limit ?? DEFAULT_SEARCH_LIMIT;
-    const head: AnswerHead = boundedHead(
+    const changes = shown?.take(this.visible) ?? [];
+    const head = this.bounded(
       {
         ...about,
         servers_connected: view.connected,
@@ -196,6 +200,8 @@ export class Discovery {
         ...unapprovedHead(view.catalogs, view.member),
       },
       budget,
+      shown,
+      changes,
     );
     if (request.tools !== undefined) {
       const { entries, notFound } = namedTools(view, request.tools);
@@ -282,7 +288,7 @@ export class Discovery {
       entries: views.flatMap((v) => v.entries.filter((entry) => toolset.includes(entry.name))),
       member: (tool) => toolset.includes(tool),
     };
-    return this.answer(request, { toolbox: toolset.config.name, description: toolset.config.description }, view, this.budget(), scope.shown.take(this.visible), { memory: scope.search });
+    return this.answer(request, { toolbox: toolset.config.name, description: toolset.config.description }, view, this.budget(), scope.shown, { memory: scope.search });
   }
 
   /**
@@ -312,6 +318,19 @@ export class Discovery {
   }
 
 
+
+  /**
+   * The head bounded to the budget (see boundedHead); the catalog changes it had no room for are kept for the session's
+   * next answer, so none is lost.
+   */
+  private bounded(head: AnswerHead, budget: number, shown: ShownLists | undefined, changes: readonly CatalogChange[]): AnswerHead {
+    const bounded = boundedHead(head, budget);
+    if (shown && changes.length > 0) {
+      const told = new Set((bounded.catalog_changes ?? []).map((c) => `${c.toolbox}/${c.server}`));
+      shown.putBack(changes.filter((c) => !told.has(`${c.toolbox}/${c.server}`)));
+    }
+    return bounded;
+  }
 
   /** Books a connect's outcome: a failure is shown (and keeps the server off the cache until a connect succeeds). */
   private settled(manager: ClientManager, toolbox: string, server: string, failure: WorkbenchError | undefined, failed: Map<string, FailedServer>): void {

@@ -14,6 +14,8 @@ export class ShownLists {
   /** `toolbox/server` → the list last shown (by reference: compared only when a live list arrives). */
   private readonly shown = new Map<string, readonly Tool[]>();
   private readonly changes = new Map<string, CatalogChange>();
+  /** The notices the last `take` told, as they were before being cut to what the session may see. */
+  private taken = new Map<string, CatalogChange>();
 
   /** An answer showed these tools of the server. */
   record(toolbox: string, server: string, tools: readonly Tool[]): void {
@@ -56,6 +58,7 @@ export class ShownLists {
   take(visible: (toolbox: string, server: string, tool: string) => boolean = () => true): CatalogChange[] {
     if (this.changes.size === 0) return [];
     const all = [...this.changes.values()];
+    this.taken = new Map(this.changes);
     this.changes.clear();
     const told: CatalogChange[] = [];
     for (const change of all) {
@@ -64,6 +67,18 @@ export class ShownLists {
       if (added.length + removed.length + changed.length > 0) told.push({ ...change, added, removed, changed });
     }
     return told;
+  }
+
+  /**
+   * Notices the last `take` gave that the answer had no room for (its head counted them away): they are told again in
+   * the next answer, unless the server's list changed again meanwhile (that newer notice stands).
+   */
+  putBack(untold: readonly CatalogChange[]): void {
+    for (const { toolbox, server } of untold) {
+      const key = `${toolbox}/${server}`;
+      const raw = this.taken.get(key);
+      if (raw && !this.changes.has(key)) this.changes.set(key, raw);
+    }
   }
 }
 
