@@ -1,4 +1,5 @@
 import type { CallToolResult, Client, ServerCapabilities } from '@modelcontextprotocol/client';
+import type { FeatureList } from './server-features.js';
 import type { ServerConfig, ToolboxConfig, WorkbenchConfig } from '../config/types.js';
 import { WorkbenchError, errorMessage } from '../errors.js';
 import { quoteClientText } from '../shared/client-text.js';
@@ -256,12 +257,13 @@ export class ClientManager {
   }
 
   /** The toolbox's connected servers and the capabilities each declared, in config order. */
-  connectedServers(toolbox: string): { server: string; capabilities: ServerCapabilities }[] {
+  connectedServers(toolbox: string): { server: string; capabilities: ServerCapabilities; promptsOnConnect?: Promise<FeatureList | undefined> }[] {
     const entry = this.toolboxes.get(toolbox);
     if (!entry || this.closing) return [];
     return this.slotsOf(entry, 'look').flatMap((slot) => {
       const capabilities = slot.serverCapabilities;
-      return capabilities ? [{ server: slot.config.name, capabilities }] : [];
+      const prompts = slot.promptsOnConnect;
+      return capabilities ? [{ server: slot.config.name, capabilities, ...(prompts && { promptsOnConnect: prompts }) }] : [];
     });
   }
 

@@ -2,6 +2,7 @@ import type { Client, McpSubscription, Tool, Transport } from '@modelcontextprot
 import { CallChannel } from './call-channel.js';
 import { callEnvelope } from './downstream-client.js';
 import type { ToolList } from './list-tools.js';
+import type { FeatureList } from './server-features.js';
 import type { Dialed } from './slot-connector.js';
 import type { SlotOptions } from './types.js';
 
@@ -19,6 +20,8 @@ export interface Live {
   /** The tools left out of the list that have a name, each with why (see ToolList). */
   leftOut: ReadonlyMap<string, string>;
   cacheScope?: 'public' | 'private';
+  /** The prompt list as listed on connecting (see Handshaken): the one the catalog cache may keep. */
+  promptsOnConnect: Promise<FeatureList | undefined>;
   /** A modern server's ttlMs for its list, and when the list was read: past that, open_toolbox lists again. */
   ttlMs?: number;
   listedAt: number;
@@ -55,7 +58,7 @@ export function applyList(live: Live, list: ToolList, http: boolean): void {
  * The live connection a handshake yields: its era and protocol version, its call channel (a modern server's calls
  * carry the `_meta` envelope of the upstream client), and its tools (see applyList).
  */
-export function openLive({ client, transport, list, capabilities }: Dialed, options: Pick<SlotOptions, 'clientInfo' | 'upstream'>, http: boolean): Live {
+export function openLive({ client, transport, list, prompts, capabilities }: Dialed, options: Pick<SlotOptions, 'clientInfo' | 'upstream'>, http: boolean): Live {
   const modern = client.getProtocolEra() === 'modern';
   const envelope = modern ? callEnvelope(client, options.clientInfo, options.upstream) : undefined;
   const live: Live = {
@@ -66,6 +69,7 @@ export function openLive({ client, transport, list, capabilities }: Dialed, opti
     duplicates: [],
     notes: [],
     leftOut: new Map(),
+    promptsOnConnect: prompts,
     listedAt: 0,
     era: modern ? 'modern' : 'legacy',
     ...(client.getNegotiatedProtocolVersion() ? { protocolVersion: client.getNegotiatedProtocolVersion() } : {}),

@@ -185,6 +185,11 @@ export class ServerSlot {
     return this.live && !this.live.dead ? this.live.client.getServerCapabilities() : undefined;
   }
 
+  /** The live connection's prompt list as listed on connecting (see Handshaken); undefined when not connected. */
+  get promptsOnConnect(): Live['promptsOnConnect'] | undefined {
+    return this.live && !this.live.dead ? this.live.promptsOnConnect : undefined;
+  }
+
   /** `work`, counted in {@link held} until it settles. */
   private holding<T>(work: Promise<T>): Promise<T> {
     this.held++;

@@ -7,6 +7,7 @@ import { ConnectWarnings } from './connect-warnings.js';
 import type { EraMemory, EraVerdict } from './era-memory.js';
 import { DEFAULT_CONNECT_TIMEOUT_MS } from './limits.js';
 import type { ToolList } from './list-tools.js';
+import type { FeatureList } from './server-features.js';
 import type { OAuthConnector } from './oauth-connect.js';
 import { asSentence } from '../shared/sentence.js';
 import { shuttingDown } from './server-failure.js';
@@ -39,6 +40,8 @@ export interface Dialed {
   client: Client;
   transport: Transport;
   list: ToolList;
+  /** The prompt list as listed on connecting (see Handshaken). */
+  prompts: Promise<FeatureList | undefined>;
   capabilities: string;
   /** When the connect began (`Date.now()`). */
   startedAt: number;
@@ -104,11 +107,11 @@ export class SlotConnector {
     const startedAt = Date.now();
     const capabilities = this.slot.capabilities();
     try {
-      const { client, list } = await Promise.race([this.dialer.handshake(attempt, prior, timeoutMs), expired]);
+      const { client, list, prompts } = await Promise.race([this.dialer.handshake(attempt, prior, timeoutMs), expired]);
       if (attempt.timedOut) throw new Error('timed out');
       if (this.isClosed()) throw shuttingDown(this.slot.label);
       this.succeeded(client);
-      return adopt({ client, transport: attempt.transport, list, capabilities, startedAt });
+      return adopt({ client, transport: attempt.transport, list, prompts, capabilities, startedAt });
     } catch (error) {
       clearTimeout(timer);
       throw await this.connectFailed(error, attempt, timeoutMs);

@@ -7,11 +7,26 @@ import type { EraVerdict } from './era-memory.js';
 import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_MAX_MESSAGE_BYTES } from './limits.js';
 import { guardListHints } from './list-hints.js';
 import { listAllTools, type ToolList } from './list-tools.js';
+import { listEveryPage, type FeatureList } from './server-features.js';
 import type { OAuthConnector } from './oauth-connect.js';
 import type { GroupTracker } from './orphan-reaper.js';
 import { createSseTransport, createTransport, describeUrl } from './transports.js';
 import type { SlotOptions } from './types.js';
 import { forUser } from './user-places.js';
+
+/** How long the prompt listing made on connecting may take (it is not waited for: see Handshaken). */
+const PROMPTS_TIMEOUT_MS = 60_000;
+
+/**
+ * A connect's outcome: the client, its tool list, and its prompt list as listed on connecting — asked for before the
+ * connect resolves, so before any call of a session can change it (README "Catalog cache": what a session changed
+ * stays its own). Undefined when the server offers none or the listing failed.
+ */
+export interface Handshaken {
+  client: Client;
+  list: ToolList;
+  prompts: Promise<FeatureList | undefined>;
+}
 
 /**
  * The SDK's own request timeout (60 s by default) must never cut a connect short of `connectTimeoutMs`: ours fires
@@ -63,7 +78,7 @@ export class SlotDialer {
    * Connects on `attempt.transport`, trying what {@link nextAttempt} says after each failure (another era, SSE, a new
    * process) on a fresh transport, until one succeeds or nothing is left to try (it throws then).
    */
-  async handshake(attempt: ConnectAttempt, first: EraVerdict | undefined, timeoutMs: number): Promise<{ client: Client; list: ToolList }> {
+  async handshake(attempt: ConnectAttempt, first: EraVerdict | undefined, timeoutMs: number): Promise<Handshaken> {
     const remote = this.slot.config.type === 'stdio' ? undefined : this.slot.config;
     const state: ConnectState = { stdio: !remote, http: remote?.type === 'http', sse: this.legacySse, prior: first, respawned: false, reprobed: false };
     let prior = first;
@@ -115,15 +130,20 @@ export class SlotDialer {
   /**
    * One connect on `transport`: with `prior`, in that era without a probe; else the SDK probes (`server/discover`,
    * in place on our stdio transport: one process) and falls back to `initialize`. Then the tool list, which also
-   * checks a remembered modern verdict: a legacy server's list has no caching hint.
+   * checks a remembered modern verdict: a legacy server's list has no caching hint. The prompt list is asked for
+   * beside it and not waited for (see {@link Handshaken}).
    */
-  private async attempt(transport: Transport, prior: EraVerdict | undefined, timeoutMs: number): Promise<{ client: Client; list: ToolList }> {
+  private async attempt(transport: Transport, prior: EraVerdict | undefined, timeoutMs: number): Promise<Handshaken> {
     const client = this.createClient();
     await client.connect(transport, { timeout: timeoutMs + CONNECT_GRACE_MS, ...(prior ? { prior } : {}) });
     const modern = client.getProtocolEra() === 'modern';
     if (modern) guardListHints(transport, this.slot.log, this.slot.label, this.hintFaults);
+    const prompts = listEveryPage(client, 'prompts/list', PROMPTS_TIMEOUT_MS).catch((error: unknown) => {
+      this.slot.log.debug(`${this.slot.label}: its prompts could not be listed on connecting: ${error instanceof Error ? error.message : String(error)}`);
+      return undefined;
+    });
     const list = await listAllTools(client, this.slot.log, this.slot.label, timeoutMs + CONNECT_GRACE_MS, modern);
-    return { client, list };
+    return { client, list, prompts };
   }
 
   private createClient(): Client {

@@ -1,6 +1,6 @@
 import type { CatalogCache, Prompt } from '../catalog/catalog-cache.js';
 import type { ClientManager } from '../clients/client-manager.js';
-import { listEveryPage, offers, type FeatureList } from '../clients/server-features.js';
+import { offers, type FeatureList } from '../clients/server-features.js';
 import type { ToolboxConfig } from '../config/types.js';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -12,9 +12,6 @@ import type { Route } from './feature-books.js';
  * this session has not started, and starts nothing to do so. A live listing (a server connecting, or a prompts/list
  * while it is connected) rewrites it.
  */
-
-/** How long the background listing of a server that just connected may take. */
-const LIST_TIMEOUT_MS = 60_000;
 
 /** What the cached prompts of unconnected servers are read from. */
 export interface PromptSource {
@@ -63,19 +60,20 @@ export function keepPrompts(source: PromptSource, route: Route, list: FeatureLis
 }
 
 /**
- * A server just connected: its prompts are listed in the background and kept, unless the cached list is still fresh
- * (a positive ttlMs of the server's) or the server offers no prompts. Failures only cost a debug line.
+ * A server just connected (or a session first saw it connected): its prompts as listed on connecting — asked for
+ * before any call could change them, never as they are now — are kept, unless the cached list is still fresh (a
+ * positive ttlMs of the server's) or the server offers no prompts. Failures only cost a debug line.
  */
 export async function revalidatePrompts(source: PromptSource, route: Route, log: Logger): Promise<void> {
   const { cache, manager } = source;
   const server = source.toolboxes.find((t) => t.name === route.toolbox)?.servers.find((s) => s.name === route.server);
-  const capabilities = manager.connectedServers(route.toolbox).find((s) => s.server === route.server)?.capabilities;
-  if (!cache || !server || !offers(capabilities, 'prompts/list')) return;
+  const connected = manager.connectedServers(route.toolbox).find((s) => s.server === route.server);
+  if (!cache || !server || !offers(connected?.capabilities, 'prompts/list') || !connected?.promptsOnConnect) return;
   try {
     const known = await cache.readPrompts(route.toolbox, server, manager.listContext(route.toolbox, server));
     if (known?.freshUntil !== undefined && known.freshUntil > Date.now()) return;
-    const list = await manager.withServer(route.toolbox, route.server, (client) => listEveryPage(client, 'prompts/list', LIST_TIMEOUT_MS));
-    keepPrompts(source, route, list);
+    const list = await connected.promptsOnConnect;
+    if (list) keepPrompts(source, route, list);
   } catch (error) {
     log.debug(`the prompts of server "${route.server}" of toolbox "${route.toolbox}" were not cached: ${errorMessage(error)}`);
   }
