@@ -67,8 +67,6 @@ function registerListCommand(tools: Command, ctx: CliContext, common: (cmd: Comm
         if (report.servers_failed.length > 0) process.exitCode = EXIT_FAILURE;
       } catch (error) {
         ctx.fail(error);
-        // A toolbox that is not in the config is a usage error, as in `doctor --toolbox`.
-        if (isWorkbenchError(error, 'TOOLBOX_NOT_FOUND')) process.exitCode = EXIT_USAGE;
       } finally {
         await runtime?.close();
       }
