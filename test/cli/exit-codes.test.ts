@@ -64,3 +64,30 @@ describe('usage errors exit 2 for every command', () => {
     assert.equal(run.code, 1, run.stderr);
   });
 });
+
+describe('tools enable and disable --force with a config named that cannot be read', () => {
+  for (const how of ['--config', 'WORKBENCH_CONFIG'] as const) {
+    it(`named by ${how}: exit 1 naming the file and what to do, the state file untouched`, async () => {
+      const { env } = await setUp();
+      const missing = join(own.dir, 'no-such-config.json');
+      const state = join(own.dir, 'tool-state.json');
+      for (const args of [['enable', 'dev__local__echo'], ['disable', '--force', 'dev__local__echo']]) {
+        const named = how === '--config' ? ['--config', missing] : [];
+        const run = await runCliAsync(['tools', ...args, ...named, '--state-file', state], how === '--config' ? env : { ...env, WORKBENCH_CONFIG: missing });
+        assert.equal(run.code, 1, `${args.join(' ')}: ${run.stderr}`);
+        assert.equal(run.stdout, '');
+        assert.match(run.stderr, /no-such-config\.json/);
+        assert.match(run.stderr, /nothing was changed/i);
+        await assert.rejects(readFile(state, 'utf8'), { code: 'ENOENT' }, 'no state file written');
+      }
+    });
+  }
+
+  it('no config named and none in the start directory: the state file changes as before (names not checked)', async () => {
+    const { env } = await setUp();
+    const state = join(own.dir, 'tool-state.json');
+    const run = await runCliAsync(['tools', 'disable', '--force', 'dev__local__echo', '--state-file', state], env, { cwd: join(own.dir, 'home') });
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(await readFile(state, 'utf8'), /dev__local__echo/);
+  });
+});
