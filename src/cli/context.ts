@@ -1,6 +1,6 @@
 import { homedir } from 'node:os';
 import type { SecretSource } from '../config/secret-source.js';
-import { WorkbenchError, errorMessage } from '../errors.js';
+import { WorkbenchError, errorMessage, type WorkbenchErrorCode } from '../errors.js';
 import { describeEvent, type WorkbenchObserver } from '../core/call-events.js';
 import { createLogger, logsAt, parseLogFormat, parseLogLevel, type LogFormat, type Logger, type LogFields, type LoggerOptions, type LogLevel } from '../log.js';
 import { type SecretStore, openSecretStore } from '../secrets/secret-store.js';
@@ -12,6 +12,17 @@ import { type SecretStore, openSecretStore } from '../secrets/secret-store.js';
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;
+
+/**
+ * The codes that say the command was typed wrong (README "Command line"): an argument of the wrong shape, or a
+ * toolbox or server the user named that is not there. Every other failure is exit 1.
+ */
+const USAGE_CODES: ReadonlySet<WorkbenchErrorCode> = new Set<WorkbenchErrorCode>(['USAGE', 'TOOLBOX_NOT_FOUND']);
+
+/** The one rule every command ends a failure with: {@link EXIT_USAGE} for a usage error's code, else {@link EXIT_FAILURE}. */
+export function exitCodeFor(error: unknown): number {
+  return error instanceof WorkbenchError && USAGE_CODES.has(error.code) ? EXIT_USAGE : EXIT_FAILURE;
+}
 
 /** The process a command runs in: its environment, its start directory and the stderr logger. */
 export interface HostContext {
@@ -25,7 +36,7 @@ export interface CliContext extends HostContext {
   stderrIsTTY: boolean;
   /** Prints a result to stdout (commands other than serve). */
   print(text: string): void;
-  /** Logs the error on stderr, with its {@link errorFields}, and sets exit code 1. */
+  /** Logs the error on stderr, with its {@link errorFields}, and sets its exit code ({@link exitCodeFor}). */
   fail(error: unknown): void;
   /** `--log-level` / `--log-format`: applies to every logger made from `log`, children included. */
   setLogging(settings: { level?: LogLevel; format?: LogFormat }): void;
@@ -65,7 +76,7 @@ export function createCliContext(): CliContext {
     print: (text) => void process.stdout.write(text.endsWith('\n') ? text : `${text}\n`),
     fail: (error) => {
       log.error(errorMessage(error), errorFields(error));
-      process.exitCode = EXIT_FAILURE;
+      process.exitCode = exitCodeFor(error);
     },
     setLogging: ({ level, format }) => {
       if (level !== undefined) logOptions.level = level;

@@ -1,6 +1,6 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { performance } from 'node:perf_hooks';
-import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, errorFields, errorJson, type CliContext } from './context.js';
+import { EXIT_FAILURE, EXIT_OK, errorFields, errorJson, exitCodeFor, type CliContext } from './context.js';
 import { runDoctor } from '../doctor/checks.js';
 import { oauthContext } from './runtime.js';
 import { namedConfigPath, stateFilePath } from './settings.js';
@@ -72,7 +72,7 @@ export function registerDoctorCommand(program: Command, ctx: CliContext): void {
         } else {
           ctx.log.error(errorMessage(error), errorFields(error));
         }
-        process.exitCode = isWorkbenchError(error, 'TOOLBOX_NOT_FOUND') ? EXIT_USAGE : EXIT_FAILURE;
+        process.exitCode = exitCodeFor(error);
       } finally {
         clearInterval(ticker);
         process.off('SIGINT', onSignal);

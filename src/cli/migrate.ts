@@ -2,7 +2,7 @@ import { Command, Option } from 'commander';
 import { errorMessage, isWorkbenchError } from '../errors.js';
 import { CLIENT_KINDS } from '../migrate/import-client.js';
 import { runMigrate, type MigrateOptions, type MigrateReport } from '../migrate/run.js';
-import { EXIT_FAILURE, EXIT_USAGE, errorFields, errorJson, type CliContext } from './context.js';
+import { errorFields, errorJson, exitCodeFor, type CliContext } from './context.js';
 import { configFilePath } from './settings.js';
 
 export { runMigrate, type MigrateOptions, type MigrateReport } from '../migrate/run.js';
@@ -69,14 +69,13 @@ export function registerMigrateCommand(program: Command, ctx: CliContext): void 
         const report = await runMigrate({ ...opts, configPath, ...(file !== undefined && { file }), env: ctx.env, cwd: ctx.cwd, secretStore: ctx.secretStore });
         ctx.print(opts.json ? JSON.stringify(report, null, 2) : formatMigrateReport(report, opts.write === true));
       } catch (error) {
-        const usage = isWorkbenchError(error, 'USAGE');
         if (opts.json && isWorkbenchError(error)) {
           ctx.print(JSON.stringify({ ok: false, code: error.code, message: error.message, details: error.details, ...errorJson(error) }, null, 2));
         } else {
           // The error leads with its cause; one about the result says itself that it would not validate.
           ctx.log.error(errorMessage(error), errorFields(error));
         }
-        process.exitCode = usage ? EXIT_USAGE : EXIT_FAILURE;
+        process.exitCode = exitCodeFor(error);
       }
     });
 }

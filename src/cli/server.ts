@@ -1,12 +1,12 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { missingCommandProblems } from '../clients/command-check.js';
-import { WorkbenchError, errorMessage, isWorkbenchError } from '../errors.js';
+import { WorkbenchError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import { configVariables, type ConfigEdit } from '../migrate/config-edit.js';
 import { readConfigFile, saveConfigFile, withConfigLock } from '../migrate/config-file.js';
 import { literalSecrets } from '../migrate/literal-secrets.js';
 import { addServerText, removeServerText, serverEntry, type ServerSpec } from '../migrate/server-edit.js';
-import { EXIT_FAILURE, EXIT_USAGE, errorFields, type CliContext } from './context.js';
+import { errorFields, exitCodeFor, type CliContext } from './context.js';
 import { configFilePath } from './settings.js';
 import { jsonFileText } from '../config/parse-json.js';
 
@@ -49,13 +49,14 @@ async function editConfig(
 /** Every error says itself what was wrong and that nothing was written (a result that would not validate included). */
 function report(ctx: CliContext, error: unknown): void {
   ctx.log.error(errorMessage(error), errorFields(error));
-  process.exitCode = isWorkbenchError(error, 'USAGE') ? EXIT_USAGE : EXIT_FAILURE;
+  process.exitCode = exitCodeFor(error);
 }
 
 /**
  * `mcp-workbench server add <toolbox> <name> [--env K=V …] -- <command> [args…]`, `server add <toolbox> <name> --url
  * URL [--header K:V …]` and `server remove <toolbox> <name>`: one-server edits of the config that keep its comments,
- * order and formatting. Exit 0 when saved, 1 on failure (nothing written), 2 on usage errors (a name that exists).
+ * order and formatting. Exit 0 when saved, 1 on failure (nothing written), 2 on usage errors (a name that exists, a
+ * toolbox or server that does not).
  */
 export function registerServerCommand(program: Command, ctx: CliContext): void {
   const server = program.command('server').description('add a server to a toolbox of the config, or remove one');

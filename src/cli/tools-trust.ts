@@ -10,7 +10,7 @@ import { createRedactor, redactDeep } from '../shared/redact.js';
 import { namesUser } from '../clients/user-places.js';
 import type { WorkbenchConfig } from '../config/types.js';
 import { approveTools, fingerprint, pinKey, pinsPathFor, readPins, shownDefinition, updatePins, usersWithPins, type PinFile, type PinnedServer } from '../state/pins.js';
-import { EXIT_FAILURE, EXIT_USAGE, splitList, type CliContext } from './context.js';
+import { EXIT_FAILURE, splitList, type CliContext } from './context.js';
 import { createRuntime } from './runtime.js';
 import { oneShotSettings } from './settings.js';
 import { failedServerText } from '../clients/server-failure.js';
@@ -171,7 +171,6 @@ function registerDiffCommand(tools: Command, ctx: CliContext, common: (cmd: Comm
       const [toolbox, server, ...rest] = target.split('/');
       if (!toolbox || !server || rest.length > 0) {
         ctx.fail(new WorkbenchError('USAGE', `tools diff expects {toolbox}/{server} (one slash), got ${JSON.stringify(target)}; \`mcp-workbench tools list\` names them.`));
-        process.exitCode = EXIT_USAGE;
         return;
       }
       await withListings(ctx, { ...opts, toolbox, server }, async ({ listings, pinsPath, redact }) => {
@@ -277,7 +276,6 @@ async function withListings(
     if (failed.length > 0) process.exitCode = EXIT_FAILURE;
   } catch (error) {
     ctx.fail(error);
-    process.exitCode = error instanceof WorkbenchError && error.code === 'USAGE' ? EXIT_USAGE : EXIT_FAILURE;
   } finally {
     await runtime?.close();
   }

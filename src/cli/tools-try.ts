@@ -5,7 +5,7 @@ import { type FullEntry, summaryOf } from '../catalog/catalog-index.js';
 import { MAX_SEARCH_LIMIT } from '../catalog/search.js';
 import { isRecord } from '../config/text.js';
 import { outcomeOf } from '../core/call-events.js';
-import { errorMessage, isWorkbenchError } from '../errors.js';
+import { errorMessage } from '../errors.js';
 import { EXIT_FAILURE, EXIT_USAGE, errorFields, splitList, type CliContext } from './context.js';
 import { createRuntime, type Runtime } from './runtime.js';
 import { oneShotSettings } from './settings.js';
@@ -102,7 +102,6 @@ async function withRuntime(ctx: CliContext, opts: RuntimeFlags, use: (runtime: R
     await use(runtime);
   } catch (error) {
     ctx.fail(error);
-    if (isWorkbenchError(error, 'TOOLBOX_NOT_FOUND')) process.exitCode = EXIT_USAGE;
   } finally {
     await runtime?.close();
   }

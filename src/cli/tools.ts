@@ -3,7 +3,8 @@ import { applyProject, loadProjectFile, resolveProjectPath } from '../config/pro
 import { Command, Option } from 'commander';
 import { assertToolPatterns, updateToolState, type ToolStateUpdate } from '../state/update.js';
 import { loadConfig } from '../config/load.js';
-import { errorMessage, isWorkbenchError } from '../errors.js';
+import { WorkbenchError, errorMessage, isWorkbenchError } from '../errors.js';
+import { describeConfigPath, resolveConfigPath } from '../config/config-path.js';
 import { PROTECTED_TOOLS } from '../server/meta-tools.js';
 import { Workbench } from '../core/workbench.js';
 import { type ToolStatusReport } from '../core/tool-entry.js';
@@ -11,7 +12,7 @@ import { createRedactor, redactDeep } from '../shared/redact.js';
 import { VERSION } from '../version.js';
 import { EXIT_FAILURE, EXIT_USAGE, errorFields, quiet, splitList, type CliContext } from './context.js';
 import { createRuntime, type Runtime } from './runtime.js';
-import { configFilePath, oneShotSettings, stateFilePath } from './settings.js';
+import { oneShotSettings, stateFilePath } from './settings.js';
 import { registerTrustCommands } from './tools-trust.js';
 import { unmatchedNames } from '../catalog/name-suggestions.js';
 import { parseToolName } from '../catalog/names.js';
@@ -67,8 +68,6 @@ function registerListCommand(tools: Command, ctx: CliContext, common: (cmd: Comm
         if (report.servers_failed.length > 0) process.exitCode = EXIT_FAILURE;
       } catch (error) {
         ctx.fail(error);
-        // A toolbox that is not in the config is a usage error, as in `doctor --toolbox`.
-        if (isWorkbenchError(error, 'TOOLBOX_NOT_FOUND')) process.exitCode = EXIT_USAGE;
       } finally {
         await runtime?.close();
       }
@@ -198,16 +197,25 @@ async function allNamesMatch(names: readonly string[], opts: { config?: string; 
 
 /**
  * A workbench of the config (no server started) to check names against (toolbox and server must exist) and to see what
- * the config hides, when one can be loaded; otherwise names are not checked at all.
+ * the config hides. Without a config named (by --config or WORKBENCH_CONFIG) and none loadable in the start directory,
+ * names are not checked at all.
+ * @throws WorkbenchError the load's error (its code kept), when the config was named: checking against a file other
+ *   than the one the user named would say nothing true, so nothing is changed.
  */
 async function configuredWorkbench(opts: { config?: string; project?: string }, statePath: string, ctx: CliContext): Promise<Workbench | undefined> {
+  const resolved = resolveConfigPath({ flag: opts.config, env: ctx.env, cwd: ctx.cwd });
   try {
     // With the project file of where it runs (as a workbench started there would have), so `enable` can say what it hides.
-    const config = applyProject(await loadConfig(configFilePath(opts.config, ctx), ctx.env), await loadProjectFile(resolveProjectPath({ cwd: ctx.cwd, flag: opts.project })));
+    const config = applyProject(await loadConfig(resolved.path, ctx.env), await loadProjectFile(resolveProjectPath({ cwd: ctx.cwd, flag: opts.project })));
     return new Workbench({ config, env: ctx.env, log: quiet(ctx.log), version: VERSION, usersDir: usersDirBeside(statePath) });
   } catch (error) {
-    ctx.log.debug(`names not checked against a config: ${errorMessage(error)}`);
-    return undefined;
+    if (resolved.origin === 'default') {
+      ctx.log.debug(`names not checked against a config: ${errorMessage(error)}`);
+      return undefined;
+    }
+    const code = isWorkbenchError(error) ? error.code : 'CONFIG_UNREADABLE';
+    const because = errorMessage(error).replace(/[.\s]+$/, '');
+    throw new WorkbenchError(code, `Could not check the names against ${describeConfigPath(resolved)}: ${because}. Nothing was changed. Fix the config, or leave out --config and WORKBENCH_CONFIG to change the state file without checking the names.`, { cause: error });
   }
 }
 

@@ -11,14 +11,12 @@ export function findRemoteServer(config: WorkbenchConfig, target: string): { too
   const [toolboxName, serverName, ...rest] = target.split('/');
   const toolbox = config.toolboxes.find((t) => t.name === toolboxName);
   const server = toolbox?.servers.find((s) => s.name === serverName);
+  const remotes = config.toolboxes.flatMap((t) => t.servers.filter((s) => s.type !== 'stdio').map((s) => `${t.name}/${s.name}`));
+  const choices = remotes.length > 0 ? `remote servers: ${remotes.join(', ')}` : 'the config has no http/sse server';
   if (!toolbox || !server || rest.length > 0) {
-    const remotes = config.toolboxes.flatMap((t) => t.servers.filter((s) => s.type !== 'stdio').map((s) => `${t.name}/${s.name}`));
-    throw new WorkbenchError(
-      'USAGE',
-      `no server "${target}" in ${config.source}: name it as <toolbox>/<server>${remotes.length > 0 ? ` (remote servers: ${remotes.join(', ')})` : ' (the config has no http/sse server)'}.`,
-    );
+    throw new WorkbenchError('USAGE', `no server "${target}" in ${config.source}: name it as <toolbox>/<server> (${choices}).`);
   }
-  if (server.type === 'stdio') throw new WorkbenchError('USAGE', `${target} is a stdio server; only http/sse servers sign in with OAuth.`);
+  if (server.type === 'stdio') throw new WorkbenchError('USAGE', `${target} is a stdio server; only http/sse servers sign in with OAuth (${choices}).`);
   return { toolbox: toolbox.name, server };
 }
 

@@ -164,7 +164,7 @@ describe('server add / remove', () => {
     assert.equal(removed.code, 0, removed.stderr);
     const text = await readFile(config, 'utf8');
     assert.equal(text, userConfig.replace('        "b-server": { "command": "node", "args": ["b.js"] },\n', ''));
-    assert.equal(run(['server', 'remove', 'nobox', 'x']).code, 1);
+    assert.equal(run(['server', 'remove', 'nobox', 'x']).code, 2, 'an unknown toolbox is a usage error, as an unknown server is');
     assert.deepEqual((await readdir(dir)).filter((f) => f.includes('.bak-')), []);
   });
 });

@@ -1,0 +1,93 @@
+import assert from 'node:assert/strict';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { dirPerTest, runCliAsync } from '../helpers/cli-run.js';
+import { node } from '../helpers/workbench-process.js';
+
+// README "Command line": exit 0 success, 1 failure, 2 usage error — a name the user typed that the config does not
+// have, or an argument of the wrong shape, is a usage error for every command, naming what there is instead.
+
+const own = dirPerTest('wb-exit-codes-');
+
+/** A config with one stdio server (never started by these commands) and one remote server; its path and env. */
+async function setUp(): Promise<{ config: string; env: Record<string, string>; files: string[] }> {
+  const config = join(own.dir, 'workbench-config.json');
+  const quits = { command: node, args: ['-e', 'process.exit(0)'] };
+  await writeFile(config, JSON.stringify({ toolboxes: { dev: { mcpServers: { local: quits, remote: { type: 'http', url: 'http://127.0.0.1:9/mcp' } } } } }));
+  const env = { HOME: join(own.dir, 'home'), MCP_WORKBENCH_CACHE_DIR: join(own.dir, 'cache') };
+  return { config, env, files: ['--config', config, '--state-file', join(own.dir, 'tool-state.json')] };
+}
+
+describe('usage errors exit 2 for every command', () => {
+  it('auth login of a server the config does not have: exit 2, naming the remote servers there are', async () => {
+    const { env, files } = await setUp();
+    for (const target of ['nope/remote', 'dev/nope', 'devremote']) {
+      const run = await runCliAsync(['auth', 'login', target, ...files], env);
+      assert.equal(run.code, 2, `${target}: ${run.stderr}`);
+      assert.match(run.stderr, /remote servers: dev\/remote/);
+    }
+  });
+
+  it('auth login of a stdio server: exit 2, naming the remote servers there are', async () => {
+    const { env, files } = await setUp();
+    const run = await runCliAsync(['auth', 'login', 'dev/local', ...files], env);
+    assert.equal(run.code, 2, run.stderr);
+    assert.match(run.stderr, /dev\/local is a stdio server/);
+    assert.match(run.stderr, /dev\/remote/);
+  });
+
+  it('auth logout of a malformed or never signed-in name: exit 2', async () => {
+    const { env, config } = await setUp();
+    const malformed = await runCliAsync(['auth', 'logout', 'devremote', '--config', config], env);
+    assert.equal(malformed.code, 2, malformed.stderr);
+    assert.match(malformed.stderr, /<toolbox>\/<server>/);
+    const unknown = await runCliAsync(['auth', 'logout', 'dev/remote', '--config', config], env);
+    assert.equal(unknown.code, 2, unknown.stderr);
+    assert.match(unknown.stderr, /mcp-workbench auth status/);
+  });
+
+  it('server remove from a toolbox the config does not have: exit 2 like an unknown server, nothing written', async () => {
+    const { env, config } = await setUp();
+    const before = await readFile(config, 'utf8');
+    const toolbox = await runCliAsync(['server', 'remove', 'nope', 'local', '--config', config], env);
+    assert.equal(toolbox.code, 2, toolbox.stderr);
+    assert.match(toolbox.stderr, /no toolbox "nope" \(toolboxes: dev\)/);
+    const server = await runCliAsync(['server', 'remove', 'dev', 'nope', '--config', config], env);
+    assert.equal(server.code, 2, server.stderr);
+    assert.equal(await readFile(config, 'utf8'), before);
+  });
+
+  it('a config that cannot be read is a failure, not a usage error: exit 1', async () => {
+    const { env } = await setUp();
+    const run = await runCliAsync(['server', 'remove', 'dev', 'local', '--config', join(own.dir, 'missing.json')], env);
+    assert.equal(run.code, 1, run.stderr);
+  });
+});
+
+describe('tools enable and disable --force with a config named that cannot be read', () => {
+  for (const how of ['--config', 'WORKBENCH_CONFIG'] as const) {
+    it(`named by ${how}: exit 1 naming the file and what to do, the state file untouched`, async () => {
+      const { env } = await setUp();
+      const missing = join(own.dir, 'no-such-config.json');
+      const state = join(own.dir, 'tool-state.json');
+      for (const args of [['enable', 'dev__local__echo'], ['disable', '--force', 'dev__local__echo']]) {
+        const named = how === '--config' ? ['--config', missing] : [];
+        const run = await runCliAsync(['tools', ...args, ...named, '--state-file', state], how === '--config' ? env : { ...env, WORKBENCH_CONFIG: missing });
+        assert.equal(run.code, 1, `${args.join(' ')}: ${run.stderr}`);
+        assert.equal(run.stdout, '');
+        assert.match(run.stderr, /no-such-config\.json/);
+        assert.match(run.stderr, /nothing was changed/i);
+        await assert.rejects(readFile(state, 'utf8'), { code: 'ENOENT' }, 'no state file written');
+      }
+    });
+  }
+
+  it('no config named and none in the start directory: the state file changes as before (names not checked)', async () => {
+    const { env } = await setUp();
+    const state = join(own.dir, 'tool-state.json');
+    const run = await runCliAsync(['tools', 'disable', '--force', 'dev__local__echo', '--state-file', state], env, { cwd: join(own.dir, 'home') });
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(await readFile(state, 'utf8'), /dev__local__echo/);
+  });
+});
