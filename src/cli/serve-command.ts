@@ -1,6 +1,6 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { nearestWord } from '../shared/edit-distance.js';
-import { EXIT_FAILURE, EXIT_USAGE, splitList, type CliContext } from './context.js';
+import { EXIT_USAGE, exitCodeFor, splitList, type CliContext } from './context.js';
 import { serve } from './serve.js';
 import { parsePositiveInt, serveHttp } from './serve-http.js';
 import { serveSettings, type ServeRuntimeFlags } from './settings.js';
@@ -50,7 +50,7 @@ export function registerServeCommand(program: Command, ctx: CliContext): void {
         process.exit(await runServe(flags, ctx));
       } catch (error) {
         ctx.fail(error);
-        process.exit(EXIT_FAILURE);
+        process.exit(exitCodeFor(error));
       }
     });
 }

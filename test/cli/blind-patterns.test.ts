@@ -19,7 +19,7 @@ describe('disabled-tools patterns that can hide nothing', () => {
 
   it('serve --disabled-tools with a bare tool name is refused, naming the canonical form', () => {
     const result = runCli(['--config', config, '--disabled-tools', 'echo'], { env });
-    assert.equal(result.code, 1, result.stderr);
+    assert.equal(result.code, 2, result.stderr);
     assert.match(result.stderr, /--disabled-tools would hide nothing with "echo" names no configured toolbox and server/);
     assert.match(result.stderr, /"\*__\*__echo" means that tool of every server/);
     assert.match(result.stderr, /Toolboxes in .*wb\.json: dev/);
@@ -28,7 +28,7 @@ describe('disabled-tools patterns that can hide nothing', () => {
   it('a typo in the server name is refused too, by tools search and tools call as well', () => {
     for (const args of [['serve', '--http', '127.0.0.1:0'], ['tools', 'search', 'echo'], ['tools', 'call', 'dev', 'echo']]) {
       const result = runCli([...args, '--config', config, '--disabled-tools', 'dev__fxx__echo,dev__fx__add'], { env });
-      assert.equal(result.code, 1, `${args.join(' ')}: ${result.stderr}`);
+      assert.equal(result.code, 2, `${args.join(' ')}: ${result.stderr}`);
       assert.match(result.stderr, /"dev__fxx__echo" names no configured toolbox and server/);
       assert.doesNotMatch(result.stderr, /"dev__fx__add"/, 'a reachable pattern is not named');
     }

@@ -89,7 +89,7 @@ describe('secret set | list | remove with the file store', () => {
     for (const run of [listed, json]) assert.ok(!`${run.stdout}${run.stderr}`.includes(VALUE) && !`${run.stdout}${run.stderr}`.includes(OTHER_VALUE));
   });
 
-  it('refuses a value given as an argument without repeating it, an invalid name and an empty value (exit 2, 2, 1)', async () => {
+  it('refuses a value given as an argument without repeating it, an invalid name and an empty value (each a usage error, exit 2)', async () => {
     const json = { ...env, WORKBENCH_LOG_FORMAT: 'json' };
     const asArgument = await runWithStdin(['secret', 'set', 'github', 'tok-typed-on-the-command-line'], '', json, data.dir);
     assert.equal(asArgument.code, 2);
@@ -103,7 +103,7 @@ describe('secret set | list | remove with the file store', () => {
     // the message is the product: it must name the refused name and the rule it breaks
     assert.ok(errorLine(badName.stderr).message.includes('"1bad name"') && errorLine(badName.stderr).message.includes('63 letters'), badName.stderr);
     const empty = await runWithStdin(['secret', 'set', 'github'], '\n', json, data.dir);
-    assert.equal(empty.code, 1);
+    assert.equal(empty.code, 2);
     assert.equal(errorLine(empty.stderr).fields.code, 'USAGE');
     assert.equal(JSON.parse(await readFile(env.MCP_WORKBENCH_SECRETS_FILE!, 'utf8')).secrets.github, VALUE, 'the stored value is unchanged');
   });
