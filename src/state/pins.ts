@@ -1,14 +1,16 @@
 import { createHash } from 'node:crypto';
-import { mkdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
 import type { Tool } from '@modelcontextprotocol/client';
 import { parseJsonText } from '../config/parse-json.js';
 import { WorkbenchError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { TOOL_PINS_FILE, folderUnwritable, lockOwner, unwritable } from './file-errors.js';
+import { TOOL_PINS_FILE, unwritable } from './file-errors.js';
+import { lockStateRoomFile } from './lock-file.js';
+import { danglingLink, danglingLinkOn } from '../shared/dangling-link.js';
 import { errnoCode } from '../shared/errno.js';
-import { type LockOptions, acquireLock, lockOptions } from '../shared/file-lock.js';
+import type { LockOptions } from '../shared/file-lock.js';
 import { DEFAULT_WATCH_INTERVAL_MS, followFiles } from '../shared/file-watch.js';
 import { OwnWrites } from '../shared/own-writes.js';
 
@@ -120,8 +122,12 @@ export async function readPins(path: string): Promise<PinsRead> {
   } catch (error) {
     // ENOTDIR: a part of its path is a file (HOME set to a file, say), so no pins file can be there: none yet, as for
     // the tool state file; recording one then fails with a message naming what is in the way.
-    if (errnoCode(error) === 'ENOENT' || errnoCode(error) === 'ENOTDIR') return { kind: 'missing' };
-    return { kind: 'broken', reason: `cannot be read (${errnoCode(error) ?? String(error)})` };
+    const code = errnoCode(error);
+    // A link whose target is gone is no "none yet": the approvals are somewhere, and a write would replace the link.
+    const dangling = code === 'ENOENT' ? await danglingLinkOn(path) : undefined;
+    if (dangling !== undefined) return { kind: 'broken', reason: `cannot be read: ${danglingLink(dangling, path).message}` };
+    if (code === 'ENOENT' || code === 'ENOTDIR') return { kind: 'missing' };
+    return { kind: 'broken', reason: `cannot be read (${code ?? String(error)})` };
   }
   return parsePins(text);
 }
@@ -164,21 +170,17 @@ export interface UpdatePinsOptions extends LockOptions {
  * @throws WorkbenchError `STATE_INVALID` when the file cannot be trusted; `STATE_UNWRITABLE` when it cannot be written.
  */
 export async function updatePins(path: string, change: (pins: PinFile) => boolean, options: UpdatePinsOptions): Promise<PinFile> {
+  // The real file is locked, read and replaced: a link to it stays a link, and every path to it holds one lock.
+  const { target, release } = await lockStateRoomFile(path, TOOL_PINS_FILE, options);
   try {
-    await mkdir(dirname(path), { recursive: true });
-  } catch (error) {
-    throw await folderUnwritable(path, dirname(path), error, TOOL_PINS_FILE);
-  }
-  const release = await acquireLock(path, lockOptions(options, options.log, true, lockOwner(path, TOOL_PINS_FILE)));
-  try {
-    const read = await readPins(path);
+    const read = await readPins(target);
     if (read.kind === 'broken') {
       throw new WorkbenchError('STATE_INVALID', `The tool pins file ${path} ${read.reason}. Nothing was changed. Fix it, or delete it to approve every tool again as it is now.`);
     }
     const pins: PinFile = read.kind === 'valid' ? read.pins : { format: FORMAT, servers: {} };
     if (change(pins)) {
       try {
-        await writeFileAtomic(path, `${JSON.stringify({ format: FORMAT, servers: pins.servers }, null, 2)}\n`, { mode: 0o600 });
+        await writeFileAtomic(target, `${JSON.stringify({ format: FORMAT, servers: pins.servers }, null, 2)}\n`, { mode: 0o600 });
       } catch (error) {
         throw unwritable(path, 'write the new content', error, TOOL_PINS_FILE);
       }

@@ -1,6 +1,6 @@
-import { lstat, readdir, readFile, realpath, writeFile } from 'node:fs/promises';
+import { lstat, readdir, readFile, writeFile } from 'node:fs/promises';
 import { danglingLink, danglingLinkOn } from '../shared/dangling-link.js';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import type { ToolState } from '../catalog/visibility.js';
 import type { Logger } from '../log.js';
 import { type StateFileError, invalidStateFile, unreadableStateFile } from './file-errors.js';
@@ -103,23 +103,6 @@ export function warnExtras(path: string, extraKeys: readonly string[], log: Logg
 
 // ---------------------------------------------------------------------------------------------------------------
 // File operations
-
-/**
- * The file to lock and replace: a symlinked state file (e.g. a dotfiles manager's link) is followed, so the link
- * survives the rename and every process locks the same real file whichever path it was given.
- */
-export async function realTarget(path: string): Promise<string> {
-  const absolute = resolve(path);
-  try {
-    return await realpath(absolute);
-  } catch {
-    try {
-      return join(await realpath(dirname(absolute)), basename(absolute));
-    } catch {
-      return absolute;
-    }
-  }
-}
 
 /**
  * Keeps a copy of a broken state file's `bytes` beside it as `<file>.corrupt-<time>`, so its content can be recovered

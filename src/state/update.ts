@@ -1,16 +1,15 @@
-import { mkdir } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
 import { parseToolName } from '../catalog/names.js';
 import type { ToolState } from '../catalog/visibility.js';
 import { WorkbenchError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { compileGlob } from '../shared/glob.js';
-import { folderUnwritable, lockOwner, readOnlyFile, retell, unwritable } from './file-errors.js';
+import { TOOL_STATE_FILE, readOnlyFile, retell, unwritable } from './file-errors.js';
 import { readOnlyReason } from '../shared/read-only.js';
-import { type LockOptions, acquireLock, lockOptions } from '../shared/file-lock.js';
+import type { LockOptions } from '../shared/file-lock.js';
+import { lockStateRoomFile } from './lock-file.js';
 import { editStateText, replaceLists } from './edit.js';
-import { defaults, normalizeNames, readSnapshot, realTarget, serialize, warnExtras } from './read.js';
+import { defaults, normalizeNames, readSnapshot, serialize, warnExtras } from './read.js';
 
 export interface ToolStateChange {
   /**
@@ -97,13 +96,7 @@ export async function updateToolState(
   const known = options.knownNames;
   const unknown = known ? [...new Set([...enable, ...disable])].filter((name) => !known(name)) : [];
 
-  const target = await realTarget(path);
-  try {
-    await mkdir(dirname(target), { recursive: true });
-  } catch (error) {
-    throw await folderUnwritable(path, dirname(target), error);
-  }
-  const release = await acquireLock(target, lockOptions(options, log, true, lockOwner(path)));
+  const { target, release } = await lockStateRoomFile(path, TOOL_STATE_FILE, options);
   try {
     const snapshot = await readSnapshot(target);
     if (snapshot.kind === 'broken') throw retell(snapshot.problem, path, 'Nothing was changed.');
