@@ -3,7 +3,7 @@ import { homedir } from 'node:os';
 import { dirname } from 'node:path';
 import { CatalogCache } from '../catalog/catalog-cache.js';
 import { keepCopy, readToolState } from '../state/read.js';
-import { type PinFile, type PinsWatch, pinsPathFor, readPins, watchPins } from '../state/pins.js';
+import { type PinsWatch, type ValidPins, pinsPathFor, readPins, watchPins } from '../state/pins.js';
 import { type BrokenState, type ToolStateWatch, watchToolState } from '../state/watch.js';
 import { type BoundStateUpdate, updateToolState } from '../state/update.js';
 import { loadConfig } from '../config/load.js';
@@ -59,7 +59,7 @@ export async function createRuntime(settings: RuntimeSettings): Promise<Runtime>
   const pinsPath = pinsPathFor(statePath);
   let pinsWatcher: PinsWatch | undefined;
   // The workbench's own writes of the pins file (first sights) are told to its watcher (README "Pinned tool definitions").
-  const ownPinsWrite = (): ((saved: PinFile | undefined) => void) => pinsWatcher?.ownWrite() ?? (() => {});
+  const ownPinsWrite = (): ((saved: ValidPins | undefined) => void) => pinsWatcher?.ownWrite() ?? (() => {});
   const pins = { path: pinsPath, read: await readPins(pinsPath), record: state.serving, ownWrite: ownPinsWrite };
   const audit = settings.audit && (await openAuditLog(settings.audit.path, { ...settings.audit, log: host.log }));
   if (audit) host.log.info(`audit log: ${settings.audit!.path}`);

@@ -5,7 +5,7 @@ import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import { quoteClientText } from '../shared/client-text.js';
 import { namesUser } from '../clients/user-places.js';
-import { approveTools, pinKey, serverKey, type PinFile, type PinsRead, updatePins, userOption } from '../state/pins.js';
+import { approveTools, pinKey, serverKey, type PinsRead, type ValidPins, updatePins, userOption } from '../state/pins.js';
 import { createTrustPolicy, type PinUsers } from '../state/trust-policy.js';
 
 /**
@@ -31,7 +31,7 @@ export class ToolPins {
     read: PinsRead,
     private readonly log: Logger,
     private readonly record: boolean,
-    private readonly hooks: { changed?: () => void; ownWrite?: () => (saved: PinFile | undefined) => void } = {},
+    private readonly hooks: { changed?: () => void; ownWrite?: () => (saved: ValidPins | undefined) => void } = {},
   ) {
     this.read = read;
     if (read.kind === 'broken') this.sayBroken(read.reason);
@@ -113,9 +113,9 @@ export class ToolPins {
     if (this.recording.has(key)) return;
     const end = this.hooks.ownWrite?.();
     // Applied while the file is still locked, so first sights recorded by several sessions apply in the order written.
-    const onSaved = (pins: PinFile): void => {
-      this.set({ kind: 'valid', pins });
-      end?.(pins);
+    const onSaved = (saved: ValidPins): void => {
+      this.set(saved);
+      end?.(saved);
     };
     const write = updatePins(this.path, (pins) => (key in pins.servers ? false : approveTools(pins, key, tools).changed), { log: this.log, onSaved })
       .then(() => this.log.info(`recorded the tool definitions of ${key} as approved (${tools.length} tools) in ${this.path}`))

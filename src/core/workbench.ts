@@ -17,7 +17,7 @@ import { revalidatePrompts } from './cached-prompts.js';
 import { serverChanged } from './feature-books.js';
 import type { FeatureScope } from './feature-scope.js';
 import { ToolPins } from './tool-pins.js';
-import type { PinFile, PinsRead } from '../state/pins.js';
+import type { PinsRead, ValidPins } from '../state/pins.js';
 import type { CachedCatalog, Scope, SessionScope, UseToolOptions } from './scope.js';
 import { Scopes } from './scopes.js';
 import type { UpstreamSession } from './session-routing.js';
@@ -56,7 +56,7 @@ export interface WorkbenchOptions {
   /** Where `${user:dir}` folders are made (README "Files of each user"): `users` beside the state file. */
   usersDir: string;
   /** The tool pins file and its content at start (README "Pinned tool definitions"); no checks without it. */
-  pins?: { path: string; read: PinsRead; record: boolean; ownWrite?: () => (saved: PinFile | undefined) => void };
+  pins?: { path: string; read: PinsRead; record: boolean; ownWrite?: () => (saved: ValidPins | undefined) => void };
   /**
    * Told of every use_tool call and open_toolbox when it ends (debug log, audit log); never of values. Unset, the
    * call path does no extra work.

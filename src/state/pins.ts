@@ -112,8 +112,12 @@ function stableJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-/** The pins file as read: its content, none yet, or a file that cannot be trusted (then nothing is approved). */
-export type PinsRead = { kind: 'valid'; pins: PinFile } | { kind: 'missing' } | { kind: 'broken'; reason: string };
+/**
+ * The pins file as read: its content (the pins, and the text they were read from or written as), none yet, or a file
+ * that cannot be trusted (then nothing is approved).
+ */
+export type PinsRead = ValidPins | { kind: 'missing' } | { kind: 'broken'; reason: string };
+export type ValidPins = { kind: 'valid'; pins: PinFile; text: string };
 
 export async function readPins(path: string): Promise<PinsRead> {
   let text: string;
@@ -151,16 +155,16 @@ export function parsePins(text: string): PinsRead {
       if (typeof pin?.fingerprint !== 'string') return { kind: 'broken', reason: `has a malformed pin for "${key}" tool "${name}"` };
     }
   }
-  return { kind: 'valid', pins: { format: FORMAT, servers: file.servers } };
+  return { kind: 'valid', pins: { format: FORMAT, servers: file.servers }, text };
 }
 
 export interface UpdatePinsOptions extends LockOptions {
   log: Logger;
   /**
-   * Called with the pins the file then says (written, or already so) while the lock is still held: a running workbench
-   * applies them there, and its watcher learns of its own write before anyone else can change the file again.
+   * Called with what the file then says (written, or already so) while the lock is still held: a running workbench
+   * applies it there, and its watcher learns of its own write before anyone else can change the file again.
    */
-  onSaved?: (pins: PinFile) => void;
+  onSaved?: (saved: ValidPins) => void;
 }
 
 /**
@@ -178,14 +182,16 @@ export async function updatePins(path: string, change: (pins: PinFile) => boolea
       throw new WorkbenchError('STATE_INVALID', `The tool pins file ${path} ${read.reason}. Nothing was changed. Fix it, or delete it to approve every tool again as it is now.`);
     }
     const pins: PinFile = read.kind === 'valid' ? read.pins : { format: FORMAT, servers: {} };
+    let text = read.kind === 'valid' ? read.text : '';
     if (change(pins)) {
+      text = `${JSON.stringify({ format: FORMAT, servers: pins.servers }, null, 2)}\n`;
       try {
-        await writeFileAtomic(target, `${JSON.stringify({ format: FORMAT, servers: pins.servers }, null, 2)}\n`, { mode: 0o600 });
+        await writeFileAtomic(target, text, { mode: 0o600 });
       } catch (error) {
         throw unwritable(path, 'write the new content', error, TOOL_PINS_FILE);
       }
     }
-    options.onSaved?.(pins);
+    options.onSaved?.({ kind: 'valid', pins, text });
     return pins;
   } finally {
     await release();
@@ -215,12 +221,12 @@ export interface PinsWatch {
   /** Stops polling: no `onChange` after it returns. */
   close(): void;
   /**
-   * The caller is about to change the file itself (`updatePins`): until the function returned is called — with the
-   * pins the file then says and the caller applied, or with nothing when it saved nothing — no read is acted on, and a
+   * The caller is about to change the file itself (`updatePins`): until the function returned is called — with what
+   * the file then says and the caller applied, or with nothing when it saved nothing — no read is acted on, and a
    * read under way meanwhile is dropped and done again (it may hold older content, or the caller's own, which is no
    * change). Calling the returned function again does nothing.
    */
-  ownWrite(): (saved: PinFile | undefined) => void;
+  ownWrite(): (saved: ValidPins | undefined) => void;
 }
 
 /**
@@ -256,14 +262,14 @@ export function watchPins(path: string, onChange: (read: PinsRead) => void, log:
     ownWrite() {
       const end = ownWrites.begin();
       return (saved) => {
-        if (end() && saved !== undefined) last = pinsKey({ kind: 'valid', pins: saved });
+        if (end() && saved !== undefined) last = pinsKey(saved);
       };
     },
   };
 }
 
-/** What tells two reads of the pins file apart for the workbench. */
+/** What tells two reads of the pins file apart for the workbench: its text (a broken file, by what is wrong with it). */
 function pinsKey(read: PinsRead): string {
-  if (read.kind === 'valid') return `valid\0${JSON.stringify(read.pins.servers)}`;
+  if (read.kind === 'valid') return `valid\0${read.text}`;
   return read.kind === 'broken' ? `broken\0${read.reason}` : 'missing';
 }
