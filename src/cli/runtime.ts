@@ -249,16 +249,15 @@ export function untilShutdown(log: Logger, stop: () => Promise<unknown>, registe
 
 /** A running server follows changes of its tool state file from `tools enable|disable`, another workbench or an editor. */
 function followStateFile(workbench: Workbench, statePath: string, read: Awaited<ReturnType<typeof readToolState>>, log: Logger): ToolStateWatch {
-  let disabled = read.problem ? [] : read.state.disabled;
-  const watch = watchToolState(
+  return watchToolState(
     statePath,
-    (next, missing) => {
+    (next, missing, previous) => {
       // A deleted file means the defaults (README "Enabled and disabled tools"): what it disabled comes back, never silently.
+      const disabled = previous?.disabled ?? [];
       if (missing && disabled.length > 0) {
         const names = disabled.map((p) => `'${p}'`).join(' ');
         log.warn(`the tool state file ${statePath} was deleted: the defaults apply, so what it disabled is enabled again: ${names}. To disable them again: mcp-workbench tools disable ${names}`);
       } else log.info(`tool state changed in ${statePath}: ${next.enabled.length} enabled, ${next.disabled.length} disabled pattern(s)`);
-      disabled = next.disabled;
       workbench.setState(next);
     },
     log,
@@ -272,16 +271,6 @@ function followStateFile(workbench: Workbench, statePath: string, read: Awaited<
       },
     },
   );
-  return {
-    close: () => watch.close(),
-    ownWrite: () => {
-      const end = watch.ownWrite();
-      return (saved) => {
-        if (saved) disabled = saved.disabled;
-        end(saved);
-      };
-    },
-  };
 }
 
 /**

@@ -52,6 +52,13 @@ export interface ToolStateWatch {
 }
 
 /**
+ * What the watcher tells of a change: the state now in force; whether the file is gone (the defaults); and the state
+ * in force before — the last one delivered or saved by the caller's own write, undefined when there was none (a file
+ * broken since start) — so a caller can name what a deleted file had disabled.
+ */
+export type ToolStateChanged = (state: ToolState, missing: boolean, previous: ToolState | undefined) => void;
+
+/**
  * Follows the state file and calls `onChange` with the new state whenever its parsed content changes, whether it
  * was changed by another workbench process, `tools enable|disable`, or a text editor; typically within
  * `intervalMs` (+ a read). Works when the file or its directory does not exist yet, and across atomic renames.
@@ -65,7 +72,7 @@ export interface ToolStateWatch {
  */
 export function watchToolState(
   path: string,
-  onChange: (state: ToolState, missing: boolean) => void,
+  onChange: ToolStateChanged,
   log: Logger,
   options: WatchToolStateOptions = {},
 ): ToolStateWatch {
@@ -85,20 +92,21 @@ class StateFileWatcher {
   private readonly settleMs: number;
   private closed = false;
   private broken: BrokenState | undefined;
-  private lastKey: string | undefined;
+  /** The last state delivered, saved by the caller, or given as `initial`: what is in force. */
+  private last: ToolState | undefined;
   private lastExtras: string | undefined;
   private readonly ownWrites = new OwnWrites();
 
   constructor(
     private readonly path: string,
-    private readonly onChange: (state: ToolState, missing: boolean) => void,
+    private readonly onChange: ToolStateChanged,
     private readonly log: Logger,
     private readonly options: WatchToolStateOptions,
   ) {
     this.settleMs = options.settleMs ?? DEFAULT_WATCH_SETTLE_MS;
     const initial = options.initial;
     this.broken = initial && 'problem' in initial ? initial : undefined;
-    this.lastKey = initial && !('problem' in initial) ? stateKey(initial) : undefined;
+    this.last = initial && !('problem' in initial) ? initial : undefined;
     this.lastExtras = initial ? undefined : '';
   }
 
@@ -137,7 +145,7 @@ class StateFileWatcher {
     const end = this.ownWrites.begin();
     return (saved) => {
       if (!end() || saved === undefined) return;
-      this.lastKey = stateKey(saved);
+      this.last = saved;
       // The write read the file as good under the lock: whatever broken content was seen before is gone.
       const repaired = this.broken !== undefined;
       this.broken = undefined;
@@ -156,17 +164,17 @@ class StateFileWatcher {
     const extrasKey = extraKeys.join('\0');
     if (this.lastExtras !== undefined && extrasKey !== this.lastExtras) warnExtras(this.path, extraKeys, this.log);
     this.lastExtras = extrasKey;
-    const key = stateKey(state);
+    const previous = this.last;
     const repaired = this.broken !== undefined;
     this.broken = undefined;
     // After a broken spell the state is always delivered: the caller may have had none at all.
-    if (!repaired && (this.lastKey === undefined || key === this.lastKey)) {
-      this.lastKey ??= key;
+    if (!repaired && (previous === undefined || stateKey(state) === stateKey(previous))) {
+      this.last ??= state;
       return;
     }
-    this.lastKey = key;
+    this.last = state;
     try {
-      this.onChange(state, missing);
+      this.onChange(state, missing, previous);
     } catch (error) {
       this.log.error(`Applying the changed tool state from ${this.path} failed: ${reasonOf(error)}`);
     }
