@@ -131,6 +131,7 @@ export async function readPins(path: string): Promise<PinsRead> {
     const dangling = code === 'ENOENT' ? await danglingLinkOn(path) : undefined;
     if (dangling !== undefined) return { kind: 'broken', reason: `cannot be read: ${danglingLink(dangling, path).message}` };
     if (code === 'ENOENT' || code === 'ENOTDIR') return { kind: 'missing' };
+    if (code === 'EISDIR') return { kind: 'broken', reason: 'is a directory, not a file (put the pins file there instead)' };
     return { kind: 'broken', reason: `cannot be read (${code ?? String(error)})` };
   }
   return parsePins(text);
