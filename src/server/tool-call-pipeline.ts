@@ -58,6 +58,8 @@ export interface ReplySink {
    * message it stands for; when the transport has it, a modern call's answer is framed straight into text.
    */
   writeResponse?(text: string): void;
+  /** Ends request `id`'s stream (handshake-era HTTP): a cancelled request gets no response to end it, nor its session's activity. */
+  closeSSEStream?(id: RequestId): void;
 }
 
 /** What a meta-tool request brings besides its arguments. */
@@ -228,13 +230,13 @@ class Pipeline implements ToolCallPipeline {
     else this.respond({ jsonrpc: '2.0', id, result: { isError, content, _meta } } as JSONRPCMessage);
   }
 
-  /** A client's notifications/cancelled for a request of this pipeline; false for any other request (the SDK's). */
+  /** A client's notifications/cancelled: true for this pipeline's request; another's (the SDK's) just has its stream ended. */
   private cancel(params: Record<string, unknown> | undefined): boolean {
     const requestId = (params as { requestId?: RequestId } | undefined)?.requestId;
     const cancellation = requestId === undefined ? undefined : this.inFlight.get(requestId);
-    if (!cancellation) return false;
-    cancellation.cancel(params?.reason ?? 'cancelled by the client');
-    return true;
+    if (cancellation) cancellation.cancel(params?.reason ?? 'cancelled by the client');
+    else if (requestId !== undefined) this.sink.closeSSEStream?.(requestId); // the SDK never answers it once cancelled
+    return cancellation !== undefined;
   }
 
   /** A handshake-era use_tool: the call, then its result or error as the response (none once cancelled). */
@@ -253,16 +255,15 @@ class Pipeline implements ToolCallPipeline {
     } catch (error) {
       result = Promise.reject(error);
     }
+    // A cancelled request gets no response (as the SDK does): its stream (HTTP) just ends with the call.
+    const ended = (answer: () => void): void => {
+      this.inFlight.delete(id);
+      if (cancellation.cancelled) this.sink.closeSSEStream?.(id);
+      else answer();
+    };
     result.then(
-      (value) => {
-        this.inFlight.delete(id);
-        if (!cancellation.cancelled) this.respond({ jsonrpc: '2.0', id, result: value } as JSONRPCMessage);
-      },
-      (error: unknown) => {
-        this.inFlight.delete(id);
-        // A cancelled request gets no response (as the SDK does).
-        if (!cancellation.cancelled) this.fail(id, error);
-      },
+      (value) => ended(() => this.respond({ jsonrpc: '2.0', id, result: value } as JSONRPCMessage)),
+      (error: unknown) => ended(() => this.fail(id, error)),
     );
   }
 
