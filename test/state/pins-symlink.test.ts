@@ -24,7 +24,9 @@ const open = (client: Client, toolbox: string) => client.callTool({ name: 'open_
  * function returned releases it and waits for the process to end.
  */
 async function holdLock(path: string): Promise<() => Promise<void>> {
-  const script = `require('proper-lockfile').lock(${JSON.stringify(path)}, { realpath: false }).then((release) => {
+  // Refreshed every second: the workbench breaks a lock not refreshed for 5 s, and the library's own default (every
+  // 5 s) would let a loaded machine's workbench take this one as a crashed holder's.
+  const script = `require('proper-lockfile').lock(${JSON.stringify(path)}, { realpath: false, update: 1000 }).then((release) => {
     console.log('locked');
     process.stdin.resume();
     process.stdin.on('end', () => release().then(() => process.exit(0)));
