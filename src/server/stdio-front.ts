@@ -5,9 +5,8 @@ import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { UpstreamSurface } from './create-server.js';
 import { sendNotice } from './feature-handlers.js';
-import { jsonRpcError, type ToolCallPipeline } from './tool-call-pipeline.js';
-import { PROTOCOL_VERSION_META_KEY, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/server';
-import { MODERN_REVISION } from './modern-wire.js';
+import type { ToolCallPipeline } from './tool-call-pipeline.js';
+import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/server';
 import { StdioServerLineTransport } from './stdio-server-transport.js';
 
 /** The stdio face of one surface while it serves. */
@@ -41,12 +40,14 @@ export function openStdioFront(surface: UpstreamSurface, streams: { stdin: Reada
     ({ era }) => {
       const server = surface.instance(era);
       pinned = server;
+      // The transport checks each request's _meta once, the protocol version too from now on in the modern era.
+      transport.speaks(era);
       if (era === 'legacy') {
         const taking = (pipeline = surface.pipeline(transport));
         transport.intercept = (message) => taking.take(message) || calls.track(message);
       } else {
         const taking = (pipeline = surface.pipeline(transport, { deliver: (message) => transport.onmessage?.(message) }));
-        transport.intercept = (message) => refusedVersion(transport, message) || (watchListen(surface.listens, message), taking.take(message) || calls.track(message));
+        transport.intercept = (message) => (watchListen(surface.listens, message), taking.take(message) || calls.track(message));
       }
       log.debug(`client speaks the ${era === 'modern' ? 'MCP 2026-07-28' : 'handshake (up to 2025-11-25)'} era`);
       return server;
@@ -71,21 +72,6 @@ export function openStdioFront(surface: UpstreamSurface, streams: { stdin: Reada
       await handle.close();
     },
   };
-}
-
-/**
- * On a connection that speaks MCP 2026-07-28, a request whose `_meta` names another protocol version is answered
- * -32022 (the SDK serves it over stdio as if it named 2026-07-28; over HTTP it refuses it): true when it was.
- */
-function refusedVersion(transport: StdioServerLineTransport, message: JSONRPCMessage): boolean {
-  const m = message as { id?: RequestId; method?: unknown; params?: { _meta?: Record<string, unknown> } };
-  const requested = m.params?._meta?.[PROTOCOL_VERSION_META_KEY];
-  if (typeof m.method !== 'string' || m.id === undefined || typeof requested !== 'string' || requested === MODERN_REVISION) return false;
-  const text =
-    `Unsupported protocol version: ${requested}. This stdio connection speaks MCP ${MODERN_REVISION} (its first request chose it): ` +
-    `name ${MODERN_REVISION} in every request's _meta, or start a new connection with initialize to speak ${requested}`;
-  transport.write(jsonRpcError(m.id, -32022, text, { supported: [MODERN_REVISION], requested }));
-  return true;
 }
 
 /**

@@ -1,13 +1,15 @@
-import type { JSONRPCMessage, RequestId, Transport } from '@modelcontextprotocol/server';
+import { PROTOCOL_VERSION_META_KEY, type JSONRPCMessage, type RequestId, type Transport } from '@modelcontextprotocol/server';
 import { LineWriter } from '../shared/line-writer.js';
 import { LineSplitter, type OversizedLine } from '../shared/line-splitter.js';
+import { MODERN_REVISION } from './modern-wire.js';
 import { PARSE_ERROR_JSON, PARSE_ERROR_JSON_RPC, jsonRpcError, tooLargeError } from './tool-call-pipeline.js';
 
 /**
  * The server side of MCP over stdio, written for a proxy's hot path:
  * - lines are split without re-copying the whole buffer for every chunk;
  * - each message is JSON-parsed once and checked structurally (the SDK's request handlers parse their own params
- *   anyway), instead of a full schema parse of every message;
+ *   anyway), instead of a full schema parse of every message; a request's `_meta` is read once, by one check that
+ *   knows the connection's era ({@link StdioServerLineTransport.speaks});
  * - `intercept` sees every message first and may take it (the tool-call pipeline, as a framing shortcut);
  * - the end of stdin closes the transport: the client has gone (the SDK's transport does not notice this).
  */
@@ -26,6 +28,8 @@ export class StdioServerLineTransport implements Transport {
   private readonly lines: LineSplitter;
   private started = false;
   private isClosed = false;
+  /** Told by {@link speaks}: until then (the first message, which picks the era) no version is refused. */
+  private modern = false;
   private readonly out: LineWriter;
   private readonly onData = (chunk: Buffer): void => this.lines.push(chunk);
   private readonly onError = (error: Error): void => this.onerror?.(error);
@@ -55,6 +59,15 @@ export class StdioServerLineTransport implements Transport {
     this.stdin.on('error', this.onError);
     this.stdin.once('end', this.onEnd);
     this.stdout.on('error', this.onWriteError);
+  }
+
+  /**
+   * The era the connection's first message chose (README "Protocol eras"). From then on, on a MCP 2026-07-28
+   * connection, a request whose `_meta` names another protocol version is answered -32022 here (the SDK would serve it
+   * over stdio as if it named 2026-07-28; over HTTP it refuses it).
+   */
+  speaks(era: 'legacy' | 'modern'): void {
+    this.modern = era === 'modern';
   }
 
   send(message: JSONRPCMessage): Promise<void> {
@@ -109,11 +122,12 @@ export class StdioServerLineTransport implements Transport {
       this.write(jsonRpcError(null, -32700, PARSE_ERROR_JSON_RPC));
       return;
     }
-    const metaProblem = requestMetaProblem(message);
-    if (metaProblem !== undefined) {
-      // The SDK drops such a request without an answer (its client would wait out its timeout): refused as HTTP does.
-      this.onerror?.(new Error(`a request from the client was refused: ${metaProblem}`));
-      this.write(jsonRpcError((message as { id: RequestId }).id, -32600, `Bad Request: ${metaProblem}`));
+    const refusal = metaRefusal(message, this.modern);
+    if (refusal !== undefined) {
+      // The SDK drops a request with a malformed _meta without an answer (its client would wait out its timeout):
+      // refused as HTTP does.
+      if (refusal.code === -32600) this.onerror?.(new Error(`a request from the client was refused: ${refusal.problem}`));
+      this.write(jsonRpcError((message as { id: RequestId }).id, refusal.code, refusal.text, refusal.data));
       return;
     }
     if (this.intercept?.(message)) return;
@@ -121,20 +135,43 @@ export class StdioServerLineTransport implements Transport {
   }
 }
 
+interface MetaRefusal {
+  code: -32600 | -32022;
+  /** What was wrong, for the debug log. */
+  problem: string;
+  text: string;
+  data?: Record<string, unknown>;
+}
+
 /**
- * What makes a request's `_meta` invalid JSON-RPC for MCP (not an object; a progress token that is neither a string
- * nor a number), or undefined. Only requests with an id: a notification gets no answer either way.
+ * Why a request is refused for its `_meta`, or undefined, reading `_meta` once. -32600 when it is not valid JSON-RPC
+ * for MCP (not an object; a progress token that is neither a string nor a number); -32022 when, on a MCP 2026-07-28
+ * connection (`modern`), it names another protocol version. Only requests with an id: a notification gets no answer
+ * either way.
  */
-function requestMetaProblem(message: JSONRPCMessage): string | undefined {
+function metaRefusal(message: JSONRPCMessage, modern: boolean): MetaRefusal | undefined {
   const m = message as { id?: unknown; method?: unknown; params?: { _meta?: unknown } };
-  if (typeof m.method !== 'string' || m.id === undefined || m.params === undefined || !('_meta' in m.params)) return undefined;
-  const meta = m.params._meta;
-  if (typeof meta !== 'object' || meta === null || Array.isArray(meta)) return `params._meta of ${m.method} must be an object, not ${meta === null ? 'null' : Array.isArray(meta) ? 'an array' : typeof meta}`;
-  const token = (meta as { progressToken?: unknown }).progressToken;
-  if (token !== undefined && typeof token !== 'string' && typeof token !== 'number') {
-    return `params._meta.progressToken of ${m.method} must be a string or a number, not ${token === null ? 'null' : Array.isArray(token) ? 'an array' : typeof token}`;
+  // A parsed JSON value is never undefined: an absent `_meta` and a missing one are the same here.
+  const meta = m.params?._meta;
+  if (meta === undefined || m.id === undefined || typeof m.method !== 'string') return undefined;
+  if (typeof meta !== 'object' || meta === null || Array.isArray(meta)) {
+    return badRequest(`params._meta of ${m.method} must be an object, not ${meta === null ? 'null' : Array.isArray(meta) ? 'an array' : typeof meta}`);
   }
-  return undefined;
+  const fields = meta as Record<string, unknown>;
+  const token = fields.progressToken;
+  if (token !== undefined && typeof token !== 'string' && typeof token !== 'number') {
+    return badRequest(`params._meta.progressToken of ${m.method} must be a string or a number, not ${token === null ? 'null' : Array.isArray(token) ? 'an array' : typeof token}`);
+  }
+  const requested = modern ? fields[PROTOCOL_VERSION_META_KEY] : undefined;
+  if (typeof requested !== 'string' || requested === MODERN_REVISION) return undefined;
+  const text =
+    `Unsupported protocol version: ${requested}. This stdio connection speaks MCP ${MODERN_REVISION} (its first request chose it): ` +
+    `name ${MODERN_REVISION} in every request's _meta, or start a new connection with initialize to speak ${requested}`;
+  return { code: -32022, problem: `it names protocol version ${requested}`, text, data: { supported: [MODERN_REVISION], requested } };
+}
+
+function badRequest(problem: string): MetaRefusal {
+  return { code: -32600, problem, text: `Bad Request: ${problem}` };
 }
 
 /** The structure the SDK's Protocol dispatches on: a request or notification (method), or a response (id + result/error). */
