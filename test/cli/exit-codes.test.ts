@@ -3,7 +3,8 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { dirPerTest, runCliAsync } from '../helpers/cli-run.js';
-import { node } from '../helpers/workbench-process.js';
+import { errorLine } from '../helpers/log-lines.js';
+import { fixtureServer, node } from '../helpers/workbench-process.js';
 
 // README "Command line": exit 0 success, 1 failure, 2 usage error — a name the user typed that the config does not
 // have, or an argument of the wrong shape, is a usage error for every command, naming what there is instead.
@@ -62,6 +63,29 @@ describe('usage errors exit 2 for every command', () => {
     const { env } = await setUp();
     const run = await runCliAsync(['server', 'remove', 'dev', 'local', '--config', join(own.dir, 'missing.json')], env);
     assert.equal(run.code, 1, run.stderr);
+  });
+});
+
+/** A config whose one server is the fixture (started by commands that list tools) and one toolset; its path and env. */
+async function withFixture(): Promise<{ env: Record<string, string>; files: string[]; dir: string }> {
+  const config = join(own.dir, 'fixture-config.json');
+  await writeFile(config, JSON.stringify({ toolboxes: { dev: { mcpServers: { fx: fixtureServer() } } }, toolsets: { quick: { tools: ['dev__fx__echo'] } } }));
+  const env = { HOME: join(own.dir, 'home'), MCP_WORKBENCH_CACHE_DIR: join(own.dir, 'cache'), WORKBENCH_LOG_FORMAT: 'json' };
+  return { env, dir: own.dir, files: ['--config', config, '--state-file', join(own.dir, 'tool-state.json')] };
+}
+
+describe('a name that matches nothing is a usage error (exit 2)', () => {
+  it('tools approve of a name or glob that matches no listed tool: exit 2, nothing approved', async () => {
+    const { env, files, dir } = await withFixture();
+    for (const pattern of ['dev__fx__nope', 'nope__*']) {
+      const run = await runCliAsync(['tools', 'approve', pattern, ...files], env);
+      assert.equal(run.code, 2, `${pattern}: ${run.stderr}`);
+      const error = errorLine(run.stderr);
+      assert.equal(error.fields.code, 'USAGE', run.stderr);
+      // the message is the product: it must name the pattern and where the names are
+      assert.ok(error.message.includes(`"${pattern}"`) && error.message.includes('mcp-workbench tools list'), run.stderr);
+    }
+    await assert.rejects(readFile(join(dir, 'tool-pins.json'), 'utf8'), { code: 'ENOENT' }, 'no pins file written');
   });
 });
 
