@@ -87,6 +87,18 @@ describe('a name that matches nothing is a usage error (exit 2)', () => {
     }
     await assert.rejects(readFile(join(dir, 'tool-pins.json'), 'utf8'), { code: 'ENOENT' }, 'no pins file written');
   });
+
+  it('--toolset naming a toolset the config does not define: exit 2 naming the toolsets there are (serve, tools search, tools call)', async () => {
+    const { env, files } = await withFixture();
+    for (const args of [['serve'], ['tools', 'search', 'echo'], ['tools', 'call', 'dev', 'echo']]) {
+      const run = await runCliAsync([...args, ...files, '--toolset', 'nope'], env);
+      assert.equal(run.code, 2, `${args.join(' ')}: ${run.stderr}`);
+      const error = errorLine(run.stderr);
+      assert.equal(error.fields.code, 'USAGE', run.stderr);
+      // the message is the product: it must name the toolset typed and the ones there are
+      assert.match(error.message, /"nope".*toolsets: quick/, run.stderr);
+    }
+  });
 });
 
 describe('tools enable and disable --force with a config named that cannot be read', () => {
