@@ -99,6 +99,22 @@ describe('a name that matches nothing is a usage error (exit 2)', () => {
       assert.match(error.message, /"nope".*toolsets: quick/, run.stderr);
     }
   });
+
+  it('tools enable and disable of a word that is not a tool name, or of a meta-tool: exit 2, nothing written', async () => {
+    const { env, files, dir } = await withFixture();
+    for (const action of ['enable', 'disable']) {
+      const word = await runCliAsync(['tools', action, 'foo', ...files], env);
+      assert.equal(word.code, 2, `${action} foo: ${word.stderr}`);
+      assert.equal(errorLine(word.stderr).fields.code, 'USAGE', word.stderr);
+      // the message is the product: it must name the word and offer the glob meant
+      assert.match(errorLine(word.stderr).message, /"foo".*foo__\*/s, word.stderr);
+      const meta = await runCliAsync(['tools', action, 'use_tool', ...files], env);
+      assert.equal(meta.code, 2, `${action} use_tool: ${meta.stderr}`);
+      assert.equal(errorLine(meta.stderr).fields.code, 'USAGE', meta.stderr);
+      assert.match(errorLine(meta.stderr).message, /use_tool.*protected/, meta.stderr);
+    }
+    await assert.rejects(readFile(join(dir, 'tool-state.json'), 'utf8'), { code: 'ENOENT' }, 'no state file written');
+  });
 });
 
 describe('tools enable and disable --force with a config named that cannot be read', () => {
