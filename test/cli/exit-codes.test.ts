@@ -117,6 +117,27 @@ describe('a name that matches nothing is a usage error (exit 2)', () => {
   });
 });
 
+describe('a usage error a command finds itself ends through the one path: exit 2, its code in the error line', () => {
+  it('serve with a mistyped command or option, or an address it must not serve on; tools call with arguments that are not JSON', async () => {
+    const { env, files } = await withFixture();
+    const cases: [string[], RegExp][] = [
+      [['valdate', ...files], /unknown command "valdate" \(did you mean "validate"\?\)/],
+      [['serve', '--htp', '3000', ...files], /unknown option "--htp" \(did you mean "--http"\?\)/],
+      [['serve', '--http', '0.0.0.0:0', ...files], /refusing to serve on 0\.0\.0\.0 without a token.*WORKBENCH_TOKEN/],
+      [['tools', 'call', 'dev', 'echo', '--args', '{bad', ...files], /--args is not valid JSON/],
+      [['tools', 'call', 'dev', 'echo', '--args', '[]', ...files], /--args must be a JSON object/],
+    ];
+    for (const [args, message] of cases) {
+      const run = await runCliAsync(args, env);
+      assert.equal(run.code, 2, `${args.join(' ')}: ${run.stderr}`);
+      const error = errorLine(run.stderr);
+      assert.equal(error.fields.code, 'USAGE', `${args.join(' ')}: ${run.stderr}`);
+      // the message is the product: it must name what was wrong and what to do
+      assert.match(error.message, message, run.stderr);
+    }
+  });
+});
+
 describe('tools enable and disable --force with a config named that cannot be read', () => {
   for (const how of ['--config', 'WORKBENCH_CONFIG'] as const) {
     it(`named by ${how}: exit 1 naming the file and what to do, the state file untouched`, async () => {
