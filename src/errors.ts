@@ -13,7 +13,7 @@ export type WorkbenchErrorCode =
   | 'CONFIG_INVALID'
   | 'CONFIG_DYNAMIC_MODE'
   | 'ENV_MISSING'
-  /** A `${secret:NAME}` is not in the secret store (its server cannot start), or `secret remove` found nothing. */
+  /** A `${secret:NAME}` is not in the secret store (its server cannot start). */
   | 'SECRET_MISSING'
   /** The secret store cannot be read or written (a corrupt file, permissions, an unusable keychain). */
   | 'SECRET_STORE_FAILED'

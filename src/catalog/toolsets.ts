@@ -59,8 +59,8 @@ function projectPatternWarnings(config: WorkbenchConfig): string[] {
 /**
  * `--toolset`: the toolsets a session is limited to, as the visibility policy takes them.
  *
- * @throws WorkbenchError `CONFIG_INVALID` naming each toolset the config does not define (at start, or after an
- *   edit removed it: that edit is then refused).
+ * @throws WorkbenchError `CONFIG_INVALID` naming each toolset the config does not define (after an edit removed it:
+ *   that edit is then refused; at start the CLI refuses an unknown `--toolset` first, as a usage error).
  */
 export function sessionToolsetFilter(config: WorkbenchConfig, names: readonly string[]): { name: string; includes(canonical: string): boolean }[] {
   const resolved = resolveToolsets(config);

@@ -1,12 +1,12 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { performance } from 'node:perf_hooks';
-import { EXIT_FAILURE, EXIT_OK, errorFields, errorJson, exitCodeFor, type CliContext } from './context.js';
+import { EXIT_FAILURE, EXIT_OK, errorJson, exitCodeFor, type CliContext } from './context.js';
 import { runDoctor } from '../doctor/checks.js';
 import { oauthContext } from './runtime.js';
 import { namedConfigPath, stateFilePath } from './settings.js';
 import { formatDoctorReport } from '../doctor/format-report.js';
 import { DEFAULT_DOCTOR_TIMEOUT_MS, type DoctorProgress } from '../doctor/types.js';
-import { errorMessage, isWorkbenchError } from '../errors.js';
+import { isWorkbenchError } from '../errors.js';
 
 function progressLine(progress: DoctorProgress, startedAt: number, columns: number): string {
   const seconds = ((performance.now() - startedAt) / 1000).toFixed(0);
@@ -69,10 +69,10 @@ export function registerDoctorCommand(program: Command, ctx: CliContext): void {
         if (live) process.stderr.write('\r\x1b[2K');
         if (opts.json && isWorkbenchError(error)) {
           ctx.print(JSON.stringify({ ok: false, code: error.code, message: error.message, details: error.details, ...errorJson(error) }, null, 2));
+          process.exitCode = exitCodeFor(error);
         } else {
-          ctx.log.error(errorMessage(error), errorFields(error));
+          ctx.fail(error);
         }
-        process.exitCode = exitCodeFor(error);
       } finally {
         clearInterval(ticker);
         process.off('SIGINT', onSignal);

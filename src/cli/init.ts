@@ -1,11 +1,11 @@
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Command } from 'commander';
-import { WorkbenchError, errorMessage } from '../errors.js';
+import { WorkbenchError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { readConfigFile, saveConfigFile } from '../migrate/config-file.js';
 import { starterConfigText } from '../migrate/server-edit.js';
-import { EXIT_FAILURE, errorFields, type CliContext } from './context.js';
+import type { CliContext } from './context.js';
 import { schemaReference } from '../migrate/run.js';
 import { configFilePath } from './settings.js';
 import { folderBlocker, fsReason } from '../shared/read-only.js';
@@ -67,8 +67,7 @@ export function registerInitCommand(program: Command, ctx: CliContext): void {
           ].join('\n'),
         );
       } catch (error) {
-        ctx.log.error(errorMessage(error), errorFields(error));
-        process.exitCode = EXIT_FAILURE;
+        ctx.fail(error);
       }
     });
 }

@@ -1,8 +1,8 @@
 import { Command, Option } from 'commander';
-import { errorMessage, isWorkbenchError } from '../errors.js';
+import { isWorkbenchError } from '../errors.js';
 import { CLIENT_KINDS } from '../migrate/import-client.js';
 import { runMigrate, type MigrateOptions, type MigrateReport } from '../migrate/run.js';
-import { errorFields, errorJson, exitCodeFor, type CliContext } from './context.js';
+import { errorJson, exitCodeFor, type CliContext } from './context.js';
 import { configFilePath } from './settings.js';
 
 export { runMigrate, type MigrateOptions, type MigrateReport } from '../migrate/run.js';
@@ -71,11 +71,11 @@ export function registerMigrateCommand(program: Command, ctx: CliContext): void 
       } catch (error) {
         if (opts.json && isWorkbenchError(error)) {
           ctx.print(JSON.stringify({ ok: false, code: error.code, message: error.message, details: error.details, ...errorJson(error) }, null, 2));
+          process.exitCode = exitCodeFor(error);
         } else {
           // The error leads with its cause; one about the result says itself that it would not validate.
-          ctx.log.error(errorMessage(error), errorFields(error));
+          ctx.fail(error);
         }
-        process.exitCode = exitCodeFor(error);
       }
     });
 }

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { SECRET_NAME_RULE, isSecretName } from '../config/secret-source.js';
 import { WorkbenchError } from '../errors.js';
-import { EXIT_USAGE, type CliContext } from './context.js';
+import type { CliContext } from './context.js';
 
 /** Longest value `secret set` accepts (a token, a key, a small certificate). */
 const MAX_VALUE_BYTES = 64 * 1024;
@@ -20,8 +20,8 @@ export function registerSecretCommand(program: Command, ctx: CliContext): void {
     .allowExcessArguments()
     .action(async (name: string, _opts: unknown, cmd: Command) => {
       // Never repeat the extra arguments: one of them is probably the value.
-      if (cmd.args.length > 1) return usage(ctx, 'secret set takes only a name: the value is never an argument (arguments show in ps and shell history). Pipe it on stdin or type it at the prompt.');
-      if (!isSecretName(name)) return usage(ctx, `invalid secret name ${JSON.stringify(name)}: ${SECRET_NAME_RULE}`);
+      if (cmd.args.length > 1) return ctx.fail(usage('secret set takes only a name: the value is never an argument (arguments show in ps and shell history). Pipe it on stdin or type it at the prompt.'));
+      if (!isSecretName(name)) return ctx.fail(usage(`invalid secret name ${JSON.stringify(name)}: ${SECRET_NAME_RULE}`));
       try {
         const store = await ctx.secretStore();
         const value = process.stdin.isTTY ? await promptHidden(`Value for secret "${name}" (not shown): `) : await readPiped();
@@ -57,13 +57,13 @@ export function registerSecretCommand(program: Command, ctx: CliContext): void {
     .command('remove <name>')
     .description('remove a stored secret')
     .action(async (name: string) => {
-      if (!isSecretName(name)) return usage(ctx, `invalid secret name ${JSON.stringify(name)}: ${SECRET_NAME_RULE}`);
+      if (!isSecretName(name)) return ctx.fail(usage(`invalid secret name ${JSON.stringify(name)}: ${SECRET_NAME_RULE}`));
       try {
         const store = await ctx.secretStore();
         const from = await store.remove(name);
         if (from.length === 0) {
-          ctx.fail(new WorkbenchError('SECRET_MISSING', `no secret "${name}" is stored in ${store.choice}; \`mcp-workbench secret list\` shows what is.`));
-          return;
+          // A name the user typed that matches nothing is a usage error (README "Command line"), as for auth logout.
+          throw new WorkbenchError('USAGE', `no secret "${name}" is stored in ${store.choice}; \`mcp-workbench secret list\` shows what is.`);
         }
         ctx.print(`removed secret "${name}" from ${from.map((s) => (s === 'keychain' ? 'the OS keychain' : `the secret file ${store.filePath}`)).join(' and ')}`);
       } catch (error) {
@@ -72,9 +72,9 @@ export function registerSecretCommand(program: Command, ctx: CliContext): void {
     });
 }
 
-function usage(ctx: CliContext, message: string): void {
-  ctx.log.error(message, { code: 'USAGE' });
-  process.exitCode = EXIT_USAGE;
+/** A usage error, ended through {@link CliContext.fail} like every other failure (exit 2). */
+function usage(message: string): WorkbenchError {
+  return new WorkbenchError('USAGE', message);
 }
 
 /** All of piped stdin, without the one line ending `echo` or a file adds. @throws WorkbenchError USAGE */

@@ -1,6 +1,7 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { nearestWord } from '../shared/edit-distance.js';
-import { EXIT_USAGE, exitCodeFor, splitList, type CliContext } from './context.js';
+import { WorkbenchError } from '../errors.js';
+import { exitCodeFor, splitList, type CliContext } from './context.js';
 import { serve } from './serve.js';
 import { parsePositiveInt, serveHttp } from './serve-http.js';
 import { serveSettings, type ServeRuntimeFlags } from './settings.js';
@@ -44,8 +45,8 @@ export function registerServeCommand(program: Command, ctx: CliContext): void {
     .allowUnknownOption()
     .allowExcessArguments()
     .action(async (flags: ServeFlags, cmd: Command) => {
-      if (!checkLeftovers(program, cmd, ctx)) return;
       try {
+        checkLeftovers(program, cmd, ctx);
         // Children are gone; lingering handles (stdin) must not keep the process alive.
         process.exit(await runServe(flags, ctx));
       } catch (error) {
@@ -77,17 +78,15 @@ async function runServe(flags: ServeFlags, ctx: CliContext): Promise<number> {
  * (`mcp-workbench valdate`), and an unknown option within a small edit distance of one of serve's own (`--htp`) is a
  * mistyped option: both are usage errors, so nothing is ever served on a guess. Other unknown options are ones an MCP
  * host may add of its own: warned about on stderr, never failing the start.
+ * @throws WorkbenchError USAGE naming the mistyped word and the nearest valid one.
  */
-function checkLeftovers(program: Command, cmd: Command, ctx: CliContext): boolean {
-  const { log } = ctx;
+function checkLeftovers(program: Command, cmd: Command, ctx: CliContext): void {
   const args = cmd.args;
   const first = args[0];
   if (first !== undefined && !first.startsWith('-')) {
     const commands = program.commands.map((c) => c.name());
     const near = nearestWord(first, commands);
-    log.error(`unknown command "${first}"${near ? ` (did you mean "${near}"?)` : ''} (commands: ${commands.join(', ')}; see mcp-workbench --help)`);
-    process.exitCode = EXIT_USAGE;
-    return false;
+    throw new WorkbenchError('USAGE', `unknown command "${first}"${near ? ` (did you mean "${near}"?)` : ''} (commands: ${commands.join(', ')}; see mcp-workbench --help)`);
   }
   const known = [...cmd.options, ...program.options].flatMap((o) => (o.long ? [o.long.slice(2)] : [])).concat('help');
   for (const arg of args) {
@@ -95,13 +94,10 @@ function checkLeftovers(program: Command, cmd: Command, ctx: CliContext): boolea
     const flag = arg.slice(2).split('=')[0]!;
     const near = nearestWord(flag, known);
     if (near !== undefined) {
-      log.error(`unknown option "--${flag}" (did you mean "--${near}"?); nothing was started (see mcp-workbench serve --help)`);
-      process.exitCode = EXIT_USAGE;
-      return false;
+      throw new WorkbenchError('USAGE', `unknown option "--${flag}" (did you mean "--${near}"?); nothing was started (see mcp-workbench serve --help)`);
     }
   }
-  if (args.length > 0) log.warn(`ignoring unknown option(s): ${args.join(' ')} (see mcp-workbench --help)`, { event: 'unknown_options', options: args.join(' ') });
-  return true;
+  if (args.length > 0) ctx.log.warn(`ignoring unknown option(s): ${args.join(' ')} (see mcp-workbench --help)`, { event: 'unknown_options', options: args.join(' ') });
 }
 
 /** `--catalog-budget`: the same bounds as the config's catalogBudget (see workbench-config.schema.json). */

@@ -1,12 +1,11 @@
 import { InvalidArgumentError } from 'commander';
-import { WorkbenchError, isWorkbenchError } from '../errors.js';
+import { WorkbenchError } from '../errors.js';
 import { isLoopbackHost, normalizeOrigin, parseListenAddress } from '../server/http-security.js';
 import { startHttpServer, type HttpServerOptions, type WorkbenchHttpServer } from '../server/http-server.js';
 import { createHttpMetrics, type HttpMetrics } from '../server/http-metrics.js';
 import type { Logger } from '../log.js';
 import type { Workbench } from '../core/workbench.js';
 import { VERSION } from '../version.js';
-import { EXIT_USAGE } from './context.js';
 import { chainObservers, createRuntime, untilShutdown, type Runtime } from './runtime.js';
 import type { RuntimeSettings } from './settings.js';
 
@@ -31,19 +30,12 @@ const SHORT_TOKEN = 16;
 /**
  * Runs the workbench as a Streamable HTTP server on `/mcp` until SIGINT/SIGTERM/SIGHUP, then closes every session, the
  * listener and every downstream process tree, and resolves with exit code 0. Usage problems (a bad address, a
- * non-loopback host without a token, a bad origin) are reported on stderr and resolve with 2 before anything is
- * loaded or bound. The actual endpoint is logged as `listening on http://HOST:PORT/mcp` (port 0 picks a free one).
+ * non-loopback host without a token, a bad origin) reject with WorkbenchError USAGE before anything is loaded or
+ * bound (or, found on binding, once the runtime is closed). The actual endpoint is logged as `listening on http://HOST:PORT/mcp` (port 0 picks a free one).
  */
 export async function serveHttp(settings: RuntimeSettings, http: HttpSettings): Promise<number> {
   const { log } = settings.host;
-  let plan: HttpPlan;
-  try {
-    plan = planHttpServe(http, settings.host.env);
-  } catch (error) {
-    if (!isWorkbenchError(error, 'USAGE')) throw error;
-    log.error(error.message);
-    return EXIT_USAGE;
-  }
+  const plan = planHttpServe(http, settings.host.env);
   warnAboutToken(plan, log);
   // Metrics are fed by the call observer, so they exist before the workbench; their gauges read the server once it runs.
   let started: Started | undefined;
@@ -55,10 +47,6 @@ export async function serveHttp(settings: RuntimeSettings, http: HttpSettings): 
     started = { http: server, workbench: runtime.workbench };
   } catch (error) {
     await runtime.close();
-    if (isWorkbenchError(error, 'USAGE')) {
-      log.error(error.message);
-      return EXIT_USAGE;
-    }
     throw error;
   }
   log.info(`listening on ${server.url}`);

@@ -1,12 +1,12 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { missingCommandProblems } from '../clients/command-check.js';
-import { WorkbenchError, errorMessage } from '../errors.js';
+import { WorkbenchError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { configVariables, type ConfigEdit } from '../migrate/config-edit.js';
 import { readConfigFile, saveConfigFile, withConfigLock } from '../migrate/config-file.js';
 import { literalSecrets } from '../migrate/literal-secrets.js';
 import { addServerText, removeServerText, serverEntry, type ServerSpec } from '../migrate/server-edit.js';
-import { errorFields, exitCodeFor, type CliContext } from './context.js';
+import type { CliContext } from './context.js';
 import { configFilePath } from './settings.js';
 import { jsonFileText } from '../config/parse-json.js';
 
@@ -46,11 +46,6 @@ async function editConfig(
   }, log);
 }
 
-/** Every error says itself what was wrong and that nothing was written (a result that would not validate included). */
-function report(ctx: CliContext, error: unknown): void {
-  ctx.log.error(errorMessage(error), errorFields(error));
-  process.exitCode = exitCodeFor(error);
-}
 
 /**
  * `mcp-workbench server add <toolbox> <name> [--env K=V …] -- <command> [args…]`, `server add <toolbox> <name> --url
@@ -96,7 +91,8 @@ function registerServerAddCommand(server: Command, ctx: CliContext): void {
         );
         ctx.print(formatAdded({ toolbox, name, path, spec, edit }, ctx.env));
       } catch (error) {
-        report(ctx, error);
+        // Every error says itself what was wrong and that nothing was written (a result that would not validate included).
+        ctx.fail(error);
       }
     });
 }
@@ -113,7 +109,7 @@ function registerServerRemoveCommand(server: Command, ctx: CliContext): void {
         const { path, edit } = await editConfig(configFilePath(opts.config, ctx), (text, source) => removeServerText(text, source, toolbox, name), ctx.log);
         ctx.print([`Removed server "${name}" from toolbox "${toolbox}" in ${path}.`, ...edit.notes.map((n) => `  - ${n}`)].join('\n'));
       } catch (error) {
-        report(ctx, error);
+        ctx.fail(error);
       }
     });
 }

@@ -86,7 +86,8 @@ function registerApproveCommand(tools: Command, ctx: CliContext, common: (cmd: C
 
 /**
  * The listed tools each pattern matches, by server key.
- * @throws WorkbenchError TOOL_NOT_FOUND naming every pattern that matched no tool (then nothing is approved).
+ * @throws WorkbenchError USAGE naming every pattern that matched no tool (then nothing is approved): a name the user
+ *   typed that matches nothing is a usage error, exit 2, as for `tools disable` (README "Command line").
  */
 function chooseTools(listings: readonly Listing[], patterns: readonly string[], user: string): Map<string, Listing> {
   const matchers = patterns.map((pattern) => ({ pattern, match: compileGlob(pattern) }));
@@ -104,7 +105,7 @@ function chooseTools(listings: readonly Listing[], patterns: readonly string[], 
   }
   const unmatched = patterns.filter((p) => !matched.has(p));
   if (unmatched.length > 0) {
-    throw new WorkbenchError('TOOL_NOT_FOUND', `No listed tool matches ${unmatched.map((p) => JSON.stringify(p)).join(', ')}: nothing was approved.`, {
+    throw new WorkbenchError('USAGE', `No listed tool matches ${unmatched.map((p) => JSON.stringify(p)).join(', ')}: nothing was approved.`, {
       details: ['Use canonical names ({toolbox}__{server}__{tool}) or globs; `mcp-workbench tools list` shows them.', ...perUserNote(listings, user)],
     });
   }

@@ -5,8 +5,8 @@ import { type FullEntry, summaryOf } from '../catalog/catalog-index.js';
 import { MAX_SEARCH_LIMIT } from '../catalog/search.js';
 import { isRecord } from '../config/text.js';
 import { outcomeOf } from '../core/call-events.js';
-import { errorMessage } from '../errors.js';
-import { EXIT_FAILURE, EXIT_USAGE, errorFields, splitList, type CliContext } from './context.js';
+import { WorkbenchError, errorMessage } from '../errors.js';
+import { EXIT_FAILURE, splitList, type CliContext } from './context.js';
 import { createRuntime, type Runtime } from './runtime.js';
 import { oneShotSettings } from './settings.js';
 import { failedServerText } from '../clients/server-failure.js';
@@ -60,28 +60,25 @@ export function registerToolsTryCommands(tools: Command, ctx: CliContext): void 
       try {
         args = await readArguments(opts);
       } catch (error) {
-        ctx.log.error(errorMessage(error), errorFields(error));
-        process.exitCode = EXIT_USAGE;
-        return;
+        return ctx.fail(error);
       }
       await withRuntime(ctx, opts, async (runtime) => {
         const result = await runtime.workbench.useTool(toolbox, tool, args);
         ctx.print(opts.json ? JSON.stringify(result, null, 2) : formatResult(result));
-        if (result.isError === true) failedCall(ctx, runtime, toolbox, result);
+        // An unknown toolbox is how the command was called, not how the tool answered: a usage error (README).
+        if (outcomeOf(result).code === 'TOOLBOX_NOT_FOUND') throw unknownToolbox(runtime, toolbox);
+        if (result.isError === true) process.exitCode = EXIT_FAILURE;
       });
     });
 }
 
-/** The exit code of a call whose result is an error, and for an unknown toolbox what the person at the terminal types. */
-function failedCall(ctx: CliContext, runtime: Runtime, toolbox: string, result: CallToolResult): void {
-  // An unknown toolbox is how the command was called, not how the tool answered: a usage error (README).
-  const unknownToolbox = outcomeOf(result).code === 'TOOLBOX_NOT_FOUND';
-  process.exitCode = unknownToolbox ? EXIT_USAGE : EXIT_FAILURE;
-  // The result's hint is the model's (open_toolbox); the person at this terminal types a command.
-  if (unknownToolbox) {
-    const source = runtime.config.source;
-    ctx.log.error(`no toolbox "${toolbox}" in ${source}: \`mcp-workbench tools list --config ${shellQuote(source)}\` shows every toolbox and tool.`);
-  }
+/**
+ * A `tools call` of a toolbox the config does not have, as the person at this terminal reads it (the result printed
+ * names the toolboxes there are; its hint is the model's, open_toolbox): the command that lists them.
+ */
+function unknownToolbox(runtime: Runtime, toolbox: string): WorkbenchError {
+  const source = runtime.config.source;
+  return new WorkbenchError('TOOLBOX_NOT_FOUND', `no toolbox "${toolbox}" in ${source}: \`mcp-workbench tools list --config ${shellQuote(source)}\` shows every toolbox and tool.`);
 }
 
 interface RuntimeFlags {
@@ -107,9 +104,12 @@ async function withRuntime(ctx: CliContext, opts: RuntimeFlags, use: (runtime: R
   }
 }
 
-/** `--args` or `--args-file` (not both): a JSON object. Throws with what is wrong and where. */
+/**
+ * `--args` or `--args-file` (not both): a JSON object.
+ * @throws WorkbenchError USAGE saying what is wrong and where (nothing is started then).
+ */
 async function readArguments(opts: { args?: string; argsFile?: string }): Promise<Record<string, unknown>> {
-  if (opts.args !== undefined && opts.argsFile !== undefined) throw new Error('give --args or --args-file, not both');
+  if (opts.args !== undefined && opts.argsFile !== undefined) throw new WorkbenchError('USAGE', 'give --args or --args-file, not both');
   let text = opts.args;
   let where = '--args';
   if (opts.argsFile !== undefined) {
@@ -117,7 +117,7 @@ async function readArguments(opts: { args?: string; argsFile?: string }): Promis
     try {
       text = await readFile(opts.argsFile, 'utf8');
     } catch (error) {
-      throw new Error(`cannot read --args-file ${opts.argsFile}: ${errorMessage(error)}`);
+      throw new WorkbenchError('USAGE', `cannot read --args-file ${opts.argsFile}: ${errorMessage(error)}`, { cause: error });
     }
   }
   if (text === undefined) return {};
@@ -125,9 +125,9 @@ async function readArguments(opts: { args?: string; argsFile?: string }): Promis
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new Error(`${where} is not valid JSON: ${errorMessage(error)} (arguments are one JSON object, e.g. '{"path": "/tmp"}')`);
+    throw new WorkbenchError('USAGE', `${where} is not valid JSON: ${errorMessage(error)} (arguments are one JSON object, e.g. '{"path": "/tmp"}')`, { cause: error });
   }
-  if (!isRecord(value)) throw new Error(`${where} must be a JSON object of arguments, e.g. '{"path": "/tmp"}'`);
+  if (!isRecord(value)) throw new WorkbenchError('USAGE', `${where} must be a JSON object of arguments, e.g. '{"path": "/tmp"}'`);
   return value;
 }
 

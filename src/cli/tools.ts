@@ -10,7 +10,7 @@ import { Workbench } from '../core/workbench.js';
 import { type ToolStatusReport } from '../core/tool-entry.js';
 import { createRedactor, redactDeep } from '../shared/redact.js';
 import { VERSION } from '../version.js';
-import { EXIT_FAILURE, EXIT_USAGE, errorFields, quiet, splitList, type CliContext } from './context.js';
+import { EXIT_FAILURE, quiet, splitList, type CliContext } from './context.js';
 import { createRuntime, type Runtime } from './runtime.js';
 import { oneShotSettings, stateFilePath } from './settings.js';
 import { registerTrustCommands } from './tools-trust.js';
@@ -113,23 +113,10 @@ function registerSwitchCommand(action: 'enable' | 'disable', tools: Command, ctx
   }
   command.action(async (names: string[], opts: SwitchFlags) => {
     const statePath = stateFilePath(opts.stateFile, ctx);
-    const requested = names.flatMap((n) => splitList(n));
-    const protectedNames = requested.filter((n) => PROTECTED_TOOLS.includes(n));
-    const rest = requested.filter((n) => !PROTECTED_TOOLS.includes(n));
-    if (protectedNames.length > 0) {
-      ctx.log.warn(`${protectedNames.join(', ')}: the workbench's meta-tools are protected and cannot be ${action}d`, { protected: protectedNames.join(', ') });
-    }
-    if (rest.length === 0) {
-      process.exitCode = EXIT_FAILURE;
-      return;
-    }
     try {
-      assertToolPatterns(rest);
+      const rest = switchableNames(names.flatMap((n) => splitList(n)), action, ctx);
       // Disabling a name that matches nothing would look done and hide nothing (a typo): refuse unless forced.
-      if (action === 'disable' && opts.force !== true && !(await allNamesMatch(rest, opts, ctx))) {
-        process.exitCode ??= EXIT_USAGE;
-        return;
-      }
+      if (action === 'disable' && opts.force !== true) await assertNamesMatch(rest, opts, ctx);
       const workbench = await configuredWorkbench(opts, statePath, ctx);
       const knownNames = workbench && ((name: string): boolean => workbench.isKnownName(name));
       const update = await updateToolState(statePath, action === 'enable' ? { enable: rest } : { disable: rest }, { log: ctx.log, knownNames });
@@ -142,6 +129,26 @@ function registerSwitchCommand(action: 'enable' | 'disable', tools: Command, ctx
       ctx.fail(error);
     }
   });
+}
+
+/**
+ * The names `tools enable`/`disable` can change: the meta-tools are left out with a warning.
+ * @throws WorkbenchError USAGE when none is left, or one is neither canonical nor a glob: a name typed wrong is a usage
+ *   error (README "Command line"), naming it and what to type instead. Nothing is written then.
+ */
+function switchableNames(requested: readonly string[], action: 'enable' | 'disable', ctx: CliContext): string[] {
+  const protectedNames = requested.filter((n) => PROTECTED_TOOLS.includes(n));
+  const rest = requested.filter((n) => !PROTECTED_TOOLS.includes(n));
+  const why = `${protectedNames.join(', ')}: the workbench's meta-tools are protected and cannot be ${action}d`;
+  if (rest.length === 0) throw new WorkbenchError('USAGE', `${why}; nothing was changed. Name tools as {toolbox}__{server}__{tool} or a glob (\`mcp-workbench tools list\` shows them).`);
+  if (protectedNames.length > 0) ctx.log.warn(why, { protected: protectedNames.join(', ') });
+  try {
+    assertToolPatterns(rest);
+  } catch (error) {
+    if (!isWorkbenchError(error, 'INVALID_NAME')) throw error;
+    throw new WorkbenchError('USAGE', `${error.message} Nothing was changed.`, { details: error.details, cause: error });
+  }
+  return rest;
 }
 
 function registerResetCommand(tools: Command, ctx: CliContext, common: (cmd: Command) => Command): void {
@@ -159,40 +166,42 @@ function registerResetCommand(tools: Command, ctx: CliContext, common: (cmd: Com
 }
 
 /**
- * Whether every name or glob matches a tool of the configured servers (connected to list their tools: only the
- * toolboxes the names name, or all when one names none of them). Logs each one that does not, with the nearest names,
- * the servers whose tools could not be listed, and what to do.
+ * Every name or glob matches a tool of the configured servers (connected to list their tools: only the toolboxes the
+ * names name, or all when one names none of them). Logs each one that does not, with the nearest names, and the
+ * servers whose tools could not be listed.
+ * @throws WorkbenchError USAGE when one matches nothing (a name typed that matches nothing, README "Command line"),
+ *   saying what to do; the error of the check (its code kept) when it could not be made. Nothing is changed then.
  */
-async function allNamesMatch(names: readonly string[], opts: { config?: string; stateFile?: string }, ctx: CliContext): Promise<boolean> {
+async function assertNamesMatch(names: readonly string[], opts: { config?: string; stateFile?: string }, ctx: CliContext): Promise<void> {
   let runtime: Awaited<ReturnType<typeof createRuntime>> | undefined;
   const advice = 'Nothing was changed. See the names with "mcp-workbench tools list", or pass --force to record them anyway (e.g. for a server not yet started).';
+  let reports: ToolStatusReport[];
   try {
     runtime = await createRuntime(oneShotSettings({ config: opts.config, stateFile: opts.stateFile }, ctx));
     const configured = new Set(runtime.config.toolboxes.map((t) => t.name));
     const named = names.map((n) => parseToolName(n)?.toolbox);
     const toolboxes = named.every((t): t is string => t !== undefined && configured.has(t)) ? [...new Set(named)] : [undefined];
-    const reports = await Promise.all(toolboxes.map((t) => runtime!.workbench.listAllTools(t)));
-    const unmatched = unmatchedNames(names, reports.flatMap((r) => r.tools));
-    for (const { name, suggestions } of unmatched) {
-      ctx.log.error(`"${name}" matches no known tool${suggestions.length > 0 ? ` (nearest: ${suggestions.join(', ')})` : ''}`, { code: 'TOOL_NOT_FOUND', name, nearest: suggestions.join(', ') || undefined });
-    }
-    if (unmatched.length === 0) return true;
-    for (const failure of reports.flatMap((r) => r.servers_failed)) {
-      const { toolbox, server, code } = failure;
-      ctx.log.error(`${toolbox}/${server} could not be connected, so its tools are not known: ${failure.error}`, { code, toolbox, server });
-    }
-    ctx.log.error(advice);
-    return false;
+    reports = await Promise.all(toolboxes.map((t) => runtime!.workbench.listAllTools(t)));
   } catch (error) {
     // A state file that cannot be read is refused with --force too: only "nothing was changed" is true advice then.
     const stateProblem = isWorkbenchError(error) && error.code.startsWith('STATE_');
     const because = errorMessage(error).replace(/[.\s]+$/, '');
-    ctx.log.error(`Could not check ${names.join(', ')} against the configured servers: ${because}. ${stateProblem ? 'Nothing was changed.' : advice}`, errorFields(error));
-    process.exitCode = EXIT_FAILURE;
-    return false;
+    const code = isWorkbenchError(error) ? error.code : 'CONFIG_UNREADABLE';
+    const facts = isWorkbenchError(error) ? { ...error.site, variables: error.variables } : {};
+    throw new WorkbenchError(code, `Could not check ${names.join(', ')} against the configured servers: ${because}. ${stateProblem ? 'Nothing was changed.' : advice}`, { cause: error, ...facts });
   } finally {
     await runtime?.close();
   }
+  const unmatched = unmatchedNames(names, reports.flatMap((r) => r.tools));
+  if (unmatched.length === 0) return;
+  for (const { name, suggestions } of unmatched) {
+    ctx.log.error(`"${name}" matches no known tool${suggestions.length > 0 ? ` (nearest: ${suggestions.join(', ')})` : ''}`, { code: 'TOOL_NOT_FOUND', name, nearest: suggestions.join(', ') || undefined });
+  }
+  for (const failure of reports.flatMap((r) => r.servers_failed)) {
+    const { toolbox, server, code } = failure;
+    ctx.log.error(`${toolbox}/${server} could not be connected, so its tools are not known: ${failure.error}`, { code, toolbox, server });
+  }
+  throw new WorkbenchError('USAGE', `${unmatched.map((u) => `"${u.name}"`).join(', ')} ${unmatched.length === 1 ? 'matches' : 'match'} no known tool. ${advice}`);
 }
 
 /**

@@ -6,7 +6,7 @@ import { loadConfig } from '../config/load.js';
 import { configProblemsError } from '../config/server-problems.js';
 import { applyProject, loadProjectFile } from '../config/project-file.js';
 import type { WorkbenchConfig } from '../config/types.js';
-import { EXIT_FAILURE, errorJson, type CliContext } from './context.js';
+import { errorJson, exitCodeFor, type CliContext } from './context.js';
 import { configSources, type ConfigSources } from './settings.js';
 import { commandProblemsDespite, withMoreDetails } from './validate-all.js';
 
@@ -105,7 +105,7 @@ export function registerValidateCommand(program: Command, ctx: CliContext): void
       } catch (error) {
         if (opts.json && isWorkbenchError(error)) {
           ctx.print(JSON.stringify({ valid: false, code: error.code, message: error.message, details: error.details, ...errorJson(error) }, null, 2));
-          process.exitCode = EXIT_FAILURE;
+          process.exitCode = exitCodeFor(error);
           return;
         }
         ctx.fail(error);

@@ -3,7 +3,8 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { dirPerTest, runCliAsync } from '../helpers/cli-run.js';
-import { node } from '../helpers/workbench-process.js';
+import { errorLine } from '../helpers/log-lines.js';
+import { fixtureServer, node } from '../helpers/workbench-process.js';
 
 // README "Command line": exit 0 success, 1 failure, 2 usage error — a name the user typed that the config does not
 // have, or an argument of the wrong shape, is a usage error for every command, naming what there is instead.
@@ -62,6 +63,78 @@ describe('usage errors exit 2 for every command', () => {
     const { env } = await setUp();
     const run = await runCliAsync(['server', 'remove', 'dev', 'local', '--config', join(own.dir, 'missing.json')], env);
     assert.equal(run.code, 1, run.stderr);
+  });
+});
+
+/** A config whose one server is the fixture (started by commands that list tools) and one toolset; its path and env. */
+async function withFixture(): Promise<{ env: Record<string, string>; files: string[]; dir: string }> {
+  const config = join(own.dir, 'fixture-config.json');
+  await writeFile(config, JSON.stringify({ toolboxes: { dev: { mcpServers: { fx: fixtureServer() } } }, toolsets: { quick: { tools: ['dev__fx__echo'] } } }));
+  const env = { HOME: join(own.dir, 'home'), MCP_WORKBENCH_CACHE_DIR: join(own.dir, 'cache'), WORKBENCH_LOG_FORMAT: 'json' };
+  return { env, dir: own.dir, files: ['--config', config, '--state-file', join(own.dir, 'tool-state.json')] };
+}
+
+describe('a name that matches nothing is a usage error (exit 2)', () => {
+  it('tools approve of a name or glob that matches no listed tool: exit 2, nothing approved', async () => {
+    const { env, files, dir } = await withFixture();
+    for (const pattern of ['dev__fx__nope', 'nope__*']) {
+      const run = await runCliAsync(['tools', 'approve', pattern, ...files], env);
+      assert.equal(run.code, 2, `${pattern}: ${run.stderr}`);
+      const error = errorLine(run.stderr);
+      assert.equal(error.fields.code, 'USAGE', run.stderr);
+      // the message is the product: it must name the pattern and where the names are
+      assert.ok(error.message.includes(`"${pattern}"`) && error.message.includes('mcp-workbench tools list'), run.stderr);
+    }
+    await assert.rejects(readFile(join(dir, 'tool-pins.json'), 'utf8'), { code: 'ENOENT' }, 'no pins file written');
+  });
+
+  it('--toolset naming a toolset the config does not define: exit 2 naming the toolsets there are (serve, tools search, tools call)', async () => {
+    const { env, files } = await withFixture();
+    for (const args of [['serve'], ['tools', 'search', 'echo'], ['tools', 'call', 'dev', 'echo']]) {
+      const run = await runCliAsync([...args, ...files, '--toolset', 'nope'], env);
+      assert.equal(run.code, 2, `${args.join(' ')}: ${run.stderr}`);
+      const error = errorLine(run.stderr);
+      assert.equal(error.fields.code, 'USAGE', run.stderr);
+      // the message is the product: it must name the toolset typed and the ones there are
+      assert.match(error.message, /"nope".*toolsets: quick/, run.stderr);
+    }
+  });
+
+  it('tools enable and disable of a word that is not a tool name, or of a meta-tool: exit 2, nothing written', async () => {
+    const { env, files, dir } = await withFixture();
+    for (const action of ['enable', 'disable']) {
+      const word = await runCliAsync(['tools', action, 'foo', ...files], env);
+      assert.equal(word.code, 2, `${action} foo: ${word.stderr}`);
+      assert.equal(errorLine(word.stderr).fields.code, 'USAGE', word.stderr);
+      // the message is the product: it must name the word and offer the glob meant
+      assert.match(errorLine(word.stderr).message, /"foo".*foo__\*/s, word.stderr);
+      const meta = await runCliAsync(['tools', action, 'use_tool', ...files], env);
+      assert.equal(meta.code, 2, `${action} use_tool: ${meta.stderr}`);
+      assert.equal(errorLine(meta.stderr).fields.code, 'USAGE', meta.stderr);
+      assert.match(errorLine(meta.stderr).message, /use_tool.*protected/, meta.stderr);
+    }
+    await assert.rejects(readFile(join(dir, 'tool-state.json'), 'utf8'), { code: 'ENOENT' }, 'no state file written');
+  });
+});
+
+describe('a usage error a command finds itself ends through the one path: exit 2, its code in the error line', () => {
+  it('serve with a mistyped command or option, or an address it must not serve on; tools call with arguments that are not JSON', async () => {
+    const { env, files } = await withFixture();
+    const cases: [string[], RegExp][] = [
+      [['valdate', ...files], /unknown command "valdate" \(did you mean "validate"\?\)/],
+      [['serve', '--htp', '3000', ...files], /unknown option "--htp" \(did you mean "--http"\?\)/],
+      [['serve', '--http', '0.0.0.0:0', ...files], /refusing to serve on 0\.0\.0\.0 without a token.*WORKBENCH_TOKEN/],
+      [['tools', 'call', 'dev', 'echo', '--args', '{bad', ...files], /--args is not valid JSON/],
+      [['tools', 'call', 'dev', 'echo', '--args', '[]', ...files], /--args must be a JSON object/],
+    ];
+    for (const [args, message] of cases) {
+      const run = await runCliAsync(args, env);
+      assert.equal(run.code, 2, `${args.join(' ')}: ${run.stderr}`);
+      const error = errorLine(run.stderr);
+      assert.equal(error.fields.code, 'USAGE', `${args.join(' ')}: ${run.stderr}`);
+      // the message is the product: it must name what was wrong and what to do
+      assert.match(error.message, message, run.stderr);
+    }
   });
 });
 

@@ -108,13 +108,13 @@ describe('secret set | list | remove with the file store', () => {
     assert.equal(JSON.parse(await readFile(env.MCP_WORKBENCH_SECRETS_FILE!, 'utf8')).secrets.github, VALUE, 'the stored value is unchanged');
   });
 
-  it('removes a secret, and says so when there is none (exit 1)', async () => {
+  it('removes a secret, and says so when there is none (a usage error, exit 2, as auth logout of a name never signed in)', async () => {
     const removed = await runCliAsync(['secret', 'remove', 'openai.prod'], env);
     assert.equal(removed.code, 0, removed.stderr);
     assert.match(removed.stdout, /removed secret "openai\.prod" from the secret file/);
     const again = await runCliAsync(['secret', 'remove', 'openai.prod'], { ...env, WORKBENCH_LOG_FORMAT: 'json' });
-    assert.equal(again.code, 1);
-    assert.equal(errorLine(again.stderr).fields.code, 'SECRET_MISSING');
+    assert.equal(again.code, 2);
+    assert.equal(errorLine(again.stderr).fields.code, 'USAGE');
     // the message is the product: it must name the secret and the command that lists the stored ones
     assert.ok(errorLine(again.stderr).message.includes('"openai.prod"') && errorLine(again.stderr).message.includes('mcp-workbench secret list'), again.stderr);
     assert.deepEqual(Object.keys(JSON.parse(await readFile(env.MCP_WORKBENCH_SECRETS_FILE!, 'utf8')).secrets), ['github']);

@@ -189,10 +189,10 @@ describe('toolsets from the command line', () => {
     assert.ok(!warnings.some((w) => w.includes('fx__fixture__ecko')), 'that one reaches a server: only a connected catalog can tell');
   });
 
-  it('serve --toolset with a name the config does not define fails at start, naming it', () => {
+  it('serve --toolset with a name the config does not define is a usage error at start, naming it', () => {
     const run = runCli(['serve', '--config', configPath, '--toolset', 'nosuch'], { cwd: data.dir, env: { WORKBENCH_LOG_FORMAT: 'json' } });
-    assert.equal(run.code, 1);
-    assert.equal(errorLine(run.stderr).fields.code, 'CONFIG_INVALID');
+    assert.equal(run.code, 2);
+    assert.equal(errorLine(run.stderr).fields.code, 'USAGE');
     // the message is the product: it must name the toolset it does not know
     assert.match(errorLine(run.stderr).message, /"nosuch"/);
   });

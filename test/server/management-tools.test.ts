@@ -303,12 +303,13 @@ describe('mcp-workbench tools', () => {
     assert.deepEqual((JSON.parse(unknown.stdout) as { unknown: string[] }).unknown, ['nobox__x__y'], 'recorded, and reported as not (yet) known');
 
     const protectedName = cli(['tools', 'disable', 'use_tool'], { ...env, WORKBENCH_LOG_FORMAT: 'json' });
-    assert.equal(protectedName.code, 1);
-    assert.ok(logLines(protectedName.stderr).some((l) => l.level === 'warn' && l.fields.protected === 'use_tool'), protectedName.stderr);
+    assert.equal(protectedName.code, 2);
+    assert.equal(errorLine(protectedName.stderr).fields.code, 'USAGE');
+    assert.match(errorLine(protectedName.stderr).message, /use_tool: the workbench's meta-tools are protected/);
 
     const invalid = cli(['tools', 'disable', 'github'], { ...env, WORKBENCH_LOG_FORMAT: 'json' });
-    assert.equal(invalid.code, 1);
-    assert.equal(errorLine(invalid.stderr).fields.code, 'INVALID_NAME');
+    assert.equal(invalid.code, 2);
+    assert.equal(errorLine(invalid.stderr).fields.code, 'USAGE');
     // the message is the product: it must offer the glob meant
     assert.match(errorLine(invalid.stderr).message, /github__\*/);
 
