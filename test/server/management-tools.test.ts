@@ -6,7 +6,7 @@ import type { OpenToolboxResult, ToolStatusReport } from '../../src/core/tool-en
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { TRANSPORTS, startOver } from '../helpers/both-transports.js';
 import { startHttpWorkbench } from '../helpers/http-workbench.js';
-import { errorLine, logLines } from '../helpers/log-lines.js';
+import { errorLine } from '../helpers/log-lines.js';
 import { fixtureServer, runCli, startWorkbench, tempDir, textOf, waitFor, workbenchErrorCode, type RunningWorkbench, structuredAnswer } from '../helpers/workbench-process.js';
 
 const config = {
