@@ -21,11 +21,23 @@ export function describeParams(params: Record<string, unknown> | undefined): str
   return '';
 }
 
-/** Argument and output validators of downstream tools, compiled with ajv on first use and kept per tool object. */
+/**
+ * Most schemas one ajv instance compiles before a fresh one takes over. ajv keeps every schema it compiled, and the
+ * generated code's values, for as long as it lives, and nothing it offers releases the latter: a long-lived instance
+ * fed the listings of sessions that come and go would grow without bound. Validators already handed out keep working.
+ */
+export const MAX_SCHEMAS_PER_AJV = 1_000;
+
+/**
+ * Argument and output validators of downstream tools, compiled with ajv on first use and kept per tool object. Every
+ * session lists its servers' tools afresh (new tool objects, same schemas): a schema already compiled, by its text, is
+ * not compiled again, so sessions that come and go over `serve --http` add nothing (README "Performance").
+ */
 export class ToolValidators {
   private readonly inputs = new WeakMap<Tool, ValidateFunction | null>();
   private readonly outputs = new WeakMap<Tool, ValidateFunction | null>();
-  private ajv: Ajv | undefined;
+  /** The current ajv instance and what it compiled, by schema text (null: it could not). */
+  private current: { ajv: Ajv; byText: Map<string, ValidateFunction | null> } | undefined;
 
   constructor(private readonly log: Logger) {}
 
@@ -37,20 +49,34 @@ export class ToolValidators {
     return this.compileCached(this.outputs, tool, tool.outputSchema);
   }
 
-  /** Compiled once per tool object; a schema ajv cannot compile is not enforced here (the server still validates). */
+  /** Compiled once per schema; a schema ajv cannot compile is not enforced here (the server still validates). */
   private compileCached(cache: WeakMap<Tool, ValidateFunction | null>, tool: Tool, schema: object | undefined): ValidateFunction | null {
     if (cache.has(tool)) return cache.get(tool)!;
-    let validate: ValidateFunction | null = null;
-    if (schema) {
-      try {
-        this.ajv ??= createAjv();
-        const { $schema: _ignored, ...rest } = schema as Record<string, unknown>;
-        validate = this.ajv.compile(rest);
-      } catch (error) {
-        this.log.debug(`schema of tool "${tool.name}" not compiled, arguments forwarded unchecked: ${errorMessage(error)}`);
-      }
-    }
+    const validate = schema ? this.compile(tool.name, schema) : null;
     cache.set(tool, validate);
+    return validate;
+  }
+
+  private compile(name: string, schema: object): ValidateFunction | null {
+    const { $schema: _ignored, ...rest } = schema as Record<string, unknown>;
+    let text: string;
+    try {
+      text = JSON.stringify(rest);
+    } catch (error) {
+      this.log.debug(`schema of tool "${name}" not compiled, arguments forwarded unchecked: ${errorMessage(error)}`);
+      return null;
+    }
+    if (this.current === undefined || this.current.byText.size >= MAX_SCHEMAS_PER_AJV) this.current = { ajv: createAjv(), byText: new Map() };
+    const { ajv, byText } = this.current;
+    const known = byText.get(text);
+    if (known !== undefined) return known;
+    let validate: ValidateFunction | null = null;
+    try {
+      validate = ajv.compile(rest);
+    } catch (error) {
+      this.log.debug(`schema of tool "${name}" not compiled, arguments forwarded unchecked: ${errorMessage(error)}`);
+    }
+    byText.set(text, validate);
     return validate;
   }
 }
