@@ -56,3 +56,9 @@ export async function lateProgress(messages: JSONRPCMessage[], log: string): Pro
   const late = new Set((await fixtureEvents(log)).filter((e) => e.event === 'chatter' && e.late === true).map((e) => `tick ${String(e.n)}`));
   return chatterOf(messages).progress.filter((m) => late.has(String(paramsOf(m).message)));
 }
+
+/** The chatter log messages among `messages` that the fixture sent after it was told the call was cancelled (see {@link lateProgress}). */
+export async function lateLogs(messages: JSONRPCMessage[], log: string): Promise<JSONRPCMessage[]> {
+  const late = new Set((await fixtureEvents(log)).filter((e) => e.event === 'chatter' && e.late === true).map((e) => `chatter ${String(e.n)}`));
+  return chatterOf(messages).logs.filter((m) => late.has(String(paramsOf(m).data)));
+}
