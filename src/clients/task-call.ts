@@ -58,22 +58,72 @@ export async function callAsTask(client: Client, tool: string, args: Record<stri
   const abort = new AbortController();
   const onCancel = (reason: unknown): void => abort.abort(reason);
   cancellation?.onCancel(onCancel);
-  const request = { timeout: options.timeoutMs, signal: abort.signal };
   try {
     const { progressToken: _token, ...meta } = options.meta ?? {};
     const params = { name: tool, ...(args !== undefined ? { arguments: args } : {}), task: { ttl: TASK_TTL_MS }, ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}) };
-    const created = await client.request({ method: 'tools/call', params } as never, ANY_OBJECT, request);
+    const created = await creating(client, params, options, abort.signal);
     const task = taskOf(created.task);
     // A server may answer a task-augmented call at once, with the result itself.
     if (!task) return created as CallToolResult;
     const final = await untilTerminal(client, task, options, abort.signal);
     if (final.status === 'cancelled') throw new WorkbenchError('CALL_FAILED', `${what}: the server cancelled its task ${final.taskId}${final.statusMessage ? ` (${final.statusMessage})` : ''}. Call the tool again.`);
-    return (await client.request({ method: 'tasks/result', params: { taskId: task.taskId } } as never, ANY_OBJECT, { timeout: options.timeoutMs, signal: abort.signal })) as CallToolResult;
+    try {
+      return (await client.request({ method: 'tasks/result', params: { taskId: task.taskId } } as never, ANY_OBJECT, { timeout: options.timeoutMs, signal: abort.signal })) as CallToolResult;
+    } catch (error) {
+      // Still running (it asked for input): a cancel or timeout while waiting for its result cancels it on the server.
+      if (!TERMINAL.has(final.status)) cancelTask(client, task.taskId);
+      throw error;
+    }
   } catch (error) {
     throw described(error, options, abort.signal);
   } finally {
     cancellation?.offCancel(onCancel);
   }
+}
+
+/**
+ * The answer to the call that creates the task. That call is never aborted itself: the server may have made the task
+ * already, and its id comes only with the answer. The client's cancel, or no answer within `timeoutMs`, ends the wait
+ * at once; a task named in an answer that arrives later is then cancelled on the server (not left running until its
+ * ttl). The SDK's own limit on the request is the maximum total, so nothing waits for ever.
+ */
+function creating(client: Client, params: object, options: TaskCallOptions, signal: AbortSignal): Promise<Record<string, unknown>> {
+  const answer = client.request({ method: 'tools/call', params } as never, ANY_OBJECT, { timeout: Math.max(options.maxTotalMs, options.timeoutMs) }) as Promise<Record<string, unknown>>;
+  return new Promise((resolve, reject) => {
+    const gaveUp = (why: unknown): void => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+      reject(why);
+      answer.then(
+        (created) => {
+          const task = taskOf(created.task);
+          if (task && !TERMINAL.has(task.status)) cancelTask(client, task.taskId);
+        },
+        () => {},
+      );
+    };
+    const onAbort = (): void => gaveUp(signal.reason);
+    const timer = setTimeout(() => gaveUp(new CreateTimeout()), options.timeoutMs);
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    answer.then(
+      (created) => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', onAbort);
+        resolve(created);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+/** Cancels a task on the server; quiet when it cannot (the task then ends with its ttl). */
+function cancelTask(client: Client, taskId: string): void {
+  void client.request({ method: 'tasks/cancel', params: { taskId } } as never, ANY_OBJECT, { timeout: 10_000 }).catch(() => {});
 }
 
 /**
@@ -86,7 +136,7 @@ async function untilTerminal(client: Client, first: TaskView, options: TaskCallO
   let task = first;
   let seen = '';
   let step = 0;
-  const cancel = (): void => void client.request({ method: 'tasks/cancel', params: { taskId: first.taskId } } as never, ANY_OBJECT, { timeout: 10_000 }).catch(() => {});
+  const cancel = (): void => cancelTask(client, first.taskId);
   try {
     for (;;) {
       const said = `${task.status}\0${task.statusMessage ?? ''}`;
@@ -106,6 +156,13 @@ async function untilTerminal(client: Client, first: TaskView, options: TaskCallO
   } catch (error) {
     cancel();
     throw error;
+  }
+}
+
+/** The call that creates the task was not answered within the server's `timeoutMs`. */
+class CreateTimeout extends Error {
+  constructor() {
+    super('the task-creating call was not answered in time');
   }
 }
 
@@ -139,6 +196,13 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
 function described(error: unknown, options: TaskCallOptions, signal: AbortSignal): WorkbenchError {
   if (error instanceof WorkbenchError) return error;
   if (signal.aborted) return new WorkbenchError('CALL_CANCELLED', `${options.what}: cancelled by the client; its task was cancelled on the server too.`, { cause: error });
+  if (error instanceof CreateTimeout) {
+    return new WorkbenchError(
+      'CALL_TIMEOUT',
+      `${options.what}: the server did not answer the call that creates its task within ${options.timeoutMs} ms; a task it made meanwhile is cancelled once its answer comes. Raise "timeoutMs" on the server in the workbench config if it needs longer.`,
+      { cause: error },
+    );
+  }
   if (error instanceof TaskTimeout) {
     return new WorkbenchError(
       'CALL_TIMEOUT',

@@ -86,6 +86,39 @@ async function timedOutTask(over: Over, era: EraName): Promise<void> {
   }
 }
 
+/**
+ * Cancelled, or timed out, while the call that creates the task is still unanswered (the server made the task, its
+ * answer is on the way): the task id comes with that answer, and the task is cancelled once it does — not left
+ * running on the server until its ttl.
+ */
+async function endedWhileCreating(over: Over, era: EraName, how: 'cancelled' | 'timed out'): Promise<void> {
+  const temp = await tempDir('wb-task-late-');
+  const log = join(temp.dir, 'tasks.log');
+  const timeoutMs = how === 'timed out' ? 1000 : 600_000;
+  const wb = await startEra(over, era, { toolboxes: { lab: { mcpServers: { tasks: { ...fixtureServer('--tasks', '--log', log), timeoutMs } } } } });
+  try {
+    const abort = new AbortController();
+    const call = wb.client.callTool(useTool('slow_start', { ms: 4_000 }), { signal: abort.signal, timeout: 120_000, onprogress: () => {} });
+    const settled = call.then(
+      (result) => `answered ${JSON.stringify(result)}`,
+      () => 'rejected',
+    );
+    await waitFor(async () => (await fixtureEvents(log)).some((e) => e.event === 'task_created' && e.taskId === 'task-0'), { timeoutMs: 60_000, what: 'task-0 created' });
+    if (how === 'cancelled') {
+      abort.abort('the user cancelled it');
+      assert.equal(await settled, 'rejected');
+    } else {
+      assert.match(await settled, /CALL_TIMEOUT/);
+    }
+    await waitFor(async () => (await fixtureEvents(log)).some((e) => e.event === 'task_cancelled' && e.taskId === 'task-0'), { timeoutMs: 60_000, what: 'tasks/cancel for task-0, once its creating call was answered' });
+    await nextTaskCompletes(wb.client);
+    assert.deepEqual(failuresIn(wb.stderr()), []);
+  } finally {
+    await wb.close();
+    await temp.cleanup();
+  }
+}
+
 // The task path runs downstream of the front, the same for every client; how a cancel reaches it is the front's: a
 // cancelled call on every front and era, a timed-out one on one front per era.
 for (const [over, era] of [['stdio', 'legacy'], ['stdio', 'modern'], ['http', 'legacy'], ['http', 'modern']] as const) {
@@ -93,6 +126,10 @@ for (const [over, era] of [['stdio', 'legacy'], ['stdio', 'modern'], ['http', 'l
     it('cancelled by the client: its task is cancelled, polling stops, no late progress, the next task call completes', () => cancelledTask(over, era));
     if ((over === 'stdio') === (era === 'legacy')) {
       it('timed out: its task is cancelled, polling stops, no late progress, the next task call completes', () => timedOutTask(over, era));
+    }
+    it('cancelled while the task is being created: the task is cancelled once its id is known', () => endedWhileCreating(over, era, 'cancelled'));
+    if (over === 'stdio' && era === 'legacy') {
+      it('timed out while the task is being created: the task is cancelled once its id is known', () => endedWhileCreating(over, era, 'timed out'));
     }
   });
 }
