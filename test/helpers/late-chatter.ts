@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import type { Client, JSONRPCMessage } from '@modelcontextprotocol/client';
 import { fixtureEvents, waitFor } from './workbench-process.js';
 
@@ -22,6 +23,23 @@ export function listen(client: Client): Heard {
 
 export function useTool(tool: string, args: Record<string, unknown>, meta?: Record<string, unknown>): { name: string; arguments: Record<string, unknown>; _meta?: Record<string, unknown> } {
   return { name: 'use_tool', arguments: { toolbox_name: 't', tool_name: `t__fx__${tool}`, arguments: args }, ...(meta && { _meta: meta }) };
+}
+
+/** The `_meta` key by which a MCP 2026-07-28 request asks for log messages at a level. */
+export const LOG_LEVEL_KEY = 'io.modelcontextprotocol/logLevel';
+
+/** Starts the `chatter` tool with `args` (logging at info), waits for two ticks of progress, and cancels it: the call rejects. */
+export async function chatterCancelled(client: Client, args: Record<string, unknown>): Promise<void> {
+  const abort = new AbortController();
+  let ticks = 0;
+  const call = client.callTool(useTool('chatter', args, { [LOG_LEVEL_KEY]: 'info' }), { signal: abort.signal, timeout: 120_000, onprogress: () => void ticks++ });
+  const settled = call.then(
+    () => 'answered',
+    () => 'rejected',
+  );
+  await waitFor(() => ticks >= 2, { timeoutMs: 30_000, what: 'progress of the call' });
+  abort.abort('the user cancelled it');
+  assert.equal(await settled, 'rejected');
 }
 
 const method = (m: JSONRPCMessage): string | undefined => (m as { method?: string }).method;

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { CallToolResult, Client } from '@modelcontextprotocol/client';
 import { ERAS, startEra, type EraName, type Over } from '../helpers/era-workbench.js';
-import { chatterOf, failuresIn, lateLogs, lateProgress, lateTicks, listen, useTool } from '../helpers/late-chatter.js';
+import { LOG_LEVEL_KEY, chatterCancelled, chatterOf, failuresIn, lateLogs, lateProgress, lateTicks, listen, useTool } from '../helpers/late-chatter.js';
 import { fixtureEvents, fixtureServer, tempDir, waitFor } from '../helpers/workbench-process.js';
 
 /**
@@ -14,7 +14,6 @@ import { fixtureEvents, fixtureServer, tempDir, waitFor } from '../helpers/workb
  * the workbench, and the next call to that server is served.
  */
 
-const LOG_LEVEL_KEY = 'io.modelcontextprotocol/logLevel';
 
 /** An echo through the same server: everything the server sent before its answer has been handled by then. */
 async function echoed(client: Client): Promise<void> {
@@ -30,16 +29,7 @@ async function cancelledCall(over: Over, era: EraName): Promise<void> {
   const wb = await startEra(over, era, config);
   try {
     const heard = listen(wb.client);
-    const abort = new AbortController();
-    let ticks = 0;
-    const call = wb.client.callTool(useTool('chatter', { ms: 2500 }, { [LOG_LEVEL_KEY]: 'info' }), { signal: abort.signal, timeout: 120_000, onprogress: () => void ticks++ });
-    const settled = call.then(
-      () => 'answered',
-      () => 'rejected',
-    );
-    await waitFor(() => ticks >= 2, { timeoutMs: 30_000, what: 'progress of the call' });
-    abort.abort('the user cancelled it');
-    assert.equal(await settled, 'rejected');
+    await chatterCancelled(wb.client, { ms: 2500 });
     const before = heard.messages.length;
     await waitFor(async () => (await fixtureEvents(log)).some((e) => e.event === 'cancelled' || (e.event === 'chatter' && e.late === true)), { timeoutMs: 30_000, what: 'the cancel to reach the server' });
     await lateTicks(log, 5);

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import type { CallToolResult, Client } from '@modelcontextprotocol/client';
 import { startEra, type EraName, type Over } from '../helpers/era-workbench.js';
-import { chatterOf, failuresIn, lateLogs, lateProgress, lateTicks, listen, useTool } from '../helpers/late-chatter.js';
+import { LOG_LEVEL_KEY, chatterCancelled, chatterOf, failuresIn, lateLogs, lateProgress, lateTicks, listen, useTool } from '../helpers/late-chatter.js';
 import { fixtureEvents, node, tempDir, waitFor } from '../helpers/workbench-process.js';
 
 /**
@@ -17,7 +17,6 @@ import { fixtureEvents, node, tempDir, waitFor } from '../helpers/workbench-proc
  */
 
 const MODERN = fileURLToPath(new URL('../fixtures/modern-server.mjs', import.meta.url));
-const LOG_LEVEL_KEY = 'io.modelcontextprotocol/logLevel';
 
 const configOf = (log: string, timeoutMs: number) => ({ toolboxes: { t: { mcpServers: { fx: { command: node, args: [MODERN, '--chatter', log], timeoutMs } } } } });
 
@@ -39,16 +38,7 @@ async function cancelledCall(over: Over, era: EraName): Promise<void> {
   const wb = await startEra(over, era, configOf(log, 600_000));
   try {
     const heard = listen(wb.client);
-    const abort = new AbortController();
-    let ticks = 0;
-    const call = wb.client.callTool(useTool('chatter', { ms: 2500 }, { [LOG_LEVEL_KEY]: 'info' }), { signal: abort.signal, timeout: 120_000, onprogress: () => void ticks++ });
-    const settled = call.then(
-      () => 'answered',
-      () => 'rejected',
-    );
-    await waitFor(() => ticks >= 2, { timeoutMs: 30_000, what: 'progress of the call' });
-    abort.abort('the user cancelled it');
-    assert.equal(await settled, 'rejected');
+    await chatterCancelled(wb.client, { ms: 2500 });
     const before = heard.messages.length;
     await waitFor(async () => (await fixtureEvents(log)).some((e) => e.event === 'cancelled'), { timeoutMs: 30_000, what: 'the cancel to reach the server' });
     await lateTicks(log, 5);

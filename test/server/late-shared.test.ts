@@ -6,7 +6,7 @@ import { StreamableHTTPClientTransport, type CallToolResult, type Client } from 
 import { ERAS, eraClient, type EraName } from '../helpers/era-workbench.js';
 import { startHttpWorkbench } from '../helpers/http-workbench.js';
 import { fixtureEvents, fixtureServer, tempDir, waitFor } from '../helpers/workbench-process.js';
-import { chatterOf, failuresIn, lateProgress, lateTicks, listen, useTool } from '../helpers/late-chatter.js';
+import { LOG_LEVEL_KEY, chatterCancelled, chatterOf, failuresIn, lateProgress, lateTicks, listen, useTool } from '../helpers/late-chatter.js';
 
 /**
  * Late messages over HTTP, where more than one client is served (README "Serving over HTTP"): a `shared: true`
@@ -16,7 +16,6 @@ import { chatterOf, failuresIn, lateProgress, lateTicks, listen, useTool } from 
  */
 
 const TOKENS = ['token-of-alice-0123456789', 'token-of-bob-0123456789ab'];
-const LOG_LEVEL_KEY = 'io.modelcontextprotocol/logLevel';
 
 const alive = (pid: number): boolean => {
   try {
@@ -47,20 +46,6 @@ async function connect(url: string, token: string, era: EraName, open: Client[])
   return { client, transport, asked };
 }
 
-/** Starts the chatter as `who`, waits for two ticks of progress, and cancels it. */
-async function chatterCancelled(who: Connected, args: Record<string, unknown>): Promise<void> {
-  const abort = new AbortController();
-  let ticks = 0;
-  const call = who.client.callTool(useTool('chatter', args, { [LOG_LEVEL_KEY]: 'info' }), { signal: abort.signal, timeout: 120_000, onprogress: () => void ticks++ });
-  const settled = call.then(
-    () => 'answered',
-    () => 'rejected',
-  );
-  await waitFor(() => ticks >= 2, { timeoutMs: 30_000, what: 'progress of the call' });
-  abort.abort('the user cancelled it');
-  assert.equal(await settled, 'rejected');
-}
-
 async function sharedServer(era: EraName): Promise<void> {
   const temp = await tempDir('wb-late-shared-');
   const log = join(temp.dir, 'fx.log');
@@ -73,7 +58,7 @@ async function sharedServer(era: EraName): Promise<void> {
     const first = (await bob.client.callTool(useTool('echo', { text: 'bob' }, { [LOG_LEVEL_KEY]: 'info' }), { timeout: 60_000 })) as CallToolResult;
     assert.notEqual(first.isError, true, JSON.stringify(first));
     const alice = await connect(wb.url, TOKENS[0]!, era, open);
-    await chatterCancelled(alice, { ms: 2500, ask: 'sampling' });
+    await chatterCancelled(alice.client, { ms: 2500, ask: 'sampling' });
     if (era === 'legacy') await alice.transport.terminateSession();
     await alice.client.close();
     await lateTicks(log, 5);
@@ -104,7 +89,7 @@ async function expiredSession(era: EraName): Promise<void> {
   try {
     const alice = await connect(wb.url, TOKENS[0]!, era, open);
     const heard = listen(alice.client);
-    await chatterCancelled(alice, { ms: 60_000 });
+    await chatterCancelled(alice.client, { ms: 60_000 });
     const [file] = await readdir(logs);
     const log = join(logs, file!);
     const pid = (await fixtureEvents(log)).find((e) => e.event === 'start')!.pid as number;
