@@ -89,35 +89,18 @@ export async function callAsTask(client: Client, tool: string, args: Record<stri
  */
 function creating(client: Client, params: object, options: TaskCallOptions, signal: AbortSignal): Promise<Record<string, unknown>> {
   const answer = client.request({ method: 'tools/call', params } as never, ANY_OBJECT, { timeout: Math.max(options.maxTotalMs, options.timeoutMs) }) as Promise<Record<string, unknown>>;
-  return new Promise((resolve, reject) => {
-    const gaveUp = (why: unknown): void => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', onAbort);
-      reject(why);
-      answer.then(
-        (created) => {
-          const task = taskOf(created.task);
-          if (task && !TERMINAL.has(task.status)) cancelTask(client, task.taskId);
-        },
-        () => {},
-      );
-    };
-    const onAbort = (): void => gaveUp(signal.reason);
-    const timer = setTimeout(() => gaveUp(new CreateTimeout()), options.timeoutMs);
-    if (signal.aborted) return onAbort();
-    signal.addEventListener('abort', onAbort, { once: true });
+  const timedOut = (): never => {
+    throw new CreateTimeout();
+  };
+  return within(answer, options.timeoutMs, signal, timedOut).catch((why: unknown) => {
     answer.then(
       (created) => {
-        clearTimeout(timer);
-        signal.removeEventListener('abort', onAbort);
-        resolve(created);
+        const task = taskOf(created.task);
+        if (task && !TERMINAL.has(task.status)) cancelTask(client, task.taskId);
       },
-      (error: unknown) => {
-        clearTimeout(timer);
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
+      () => {},
     );
+    throw why;
   });
 }
 
@@ -178,17 +161,34 @@ function taskOf(value: unknown): TaskView | undefined {
 }
 
 function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
+  return within(undefined, ms, signal, () => undefined);
+}
+
+/**
+ * Waits for `work` (when given), the signal's abort or `ms` to pass, whichever comes first, and cleans up its timer
+ * and listener once. At the deadline it settles with what `onDeadline` returns or throws.
+ */
+function within<T>(work: Promise<T> | undefined, ms: number, signal: AbortSignal, onDeadline: () => T): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
     if (signal.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = (): void => {
+    const done = (settle: () => void): void => {
       clearTimeout(timer);
-      reject(signal.reason);
+      signal.removeEventListener('abort', onAbort);
+      settle();
     };
+    const onAbort = (): void => done(() => reject(signal.reason));
+    const timer = setTimeout(() => done(() => {
+      try {
+        resolve(onDeadline());
+      } catch (error) {
+        reject(error);
+      }
+    }), ms);
     signal.addEventListener('abort', onAbort, { once: true });
+    work?.then(
+      (value) => done(() => resolve(value)),
+      (error: unknown) => done(() => reject(error)),
+    );
   });
 }
 
