@@ -57,21 +57,27 @@ function projectPatternWarnings(config: WorkbenchConfig): string[] {
 }
 
 /**
+ * Refuses toolset names the config (with its project file) does not define, naming the toolsets there are.
+ * @throws WorkbenchError with `code`: `USAGE` for names the user typed at start (`--toolset`: exit 2, README "Command
+ *   line"), `CONFIG_INVALID` when a config edit removed a toolset a running session is limited to (the edit is refused).
+ */
+export function refuseUnknownToolsets(config: WorkbenchConfig, names: readonly string[], code: 'USAGE' | 'CONFIG_INVALID'): void {
+  const defined = (config.toolsets ?? []).map((t) => t.name);
+  const missing = names.filter((name) => !defined.includes(name));
+  if (missing.length === 0) return;
+  throw new WorkbenchError(
+    code,
+    `--toolset names ${missing.map((n) => `"${n}"`).join(', ')}, which ${config.source} does not define (toolsets: ${defined.join(', ') || '(none)'}). Name one of them, or define it under "toolsets".`,
+  );
+}
+
+/**
  * `--toolset`: the toolsets a session is limited to, as the visibility policy takes them.
- *
- * @throws WorkbenchError `CONFIG_INVALID` naming each toolset the config does not define (after an edit removed it:
- *   that edit is then refused; at start the CLI refuses an unknown `--toolset` first, as a usage error).
+ * @throws WorkbenchError `CONFIG_INVALID` naming each toolset the config no longer defines (see refuseUnknownToolsets).
  */
 export function sessionToolsetFilter(config: WorkbenchConfig, names: readonly string[]): { name: string; includes(canonical: string): boolean }[] {
+  refuseUnknownToolsets(config, names, 'CONFIG_INVALID');
   const resolved = resolveToolsets(config);
-  const missing = names.filter((name) => !resolved.has(name));
-  if (missing.length > 0) {
-    const known = (config.toolsets ?? []).map((t) => t.name).join(', ') || '(none)';
-    throw new WorkbenchError(
-      'CONFIG_INVALID',
-      `--toolset names ${missing.map((n) => `"${n}"`).join(', ')}, which ${config.source} does not define (toolsets: ${known}). Define it under "toolsets" or change --toolset.`,
-    );
-  }
   return names.map((name) => ({ name, includes: resolved.get(name)!.includes }));
 }
 

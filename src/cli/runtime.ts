@@ -12,7 +12,7 @@ import { brokenServerWarning, brokenServers, noServerCanStartError, serverProble
 import { applyProject, loadProjectFile } from '../config/project-file.js';
 import type { WorkbenchConfig } from '../config/types.js';
 import { snapshotFiles, watchConfigFiles } from '../config/watch.js';
-import { patternWarnings, unreachablePatterns, unreachableReason } from '../catalog/toolsets.js';
+import { patternWarnings, refuseUnknownToolsets, unreachablePatterns, unreachableReason } from '../catalog/toolsets.js';
 import { WorkbenchError, errorMessage, isWorkbenchError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { Workbench, type WorkbenchOptions } from '../core/workbench.js';
@@ -52,7 +52,7 @@ export async function createRuntime(settings: RuntimeSettings): Promise<Runtime>
   const source = await loadRuntimeConfig(settings.sources, host);
   const { config } = source;
   refuseBlindPatterns(settings.session.disabledTools ?? [], config);
-  refuseUnknownToolsets(settings.session.toolsets ?? [], config);
+  refuseUnknownToolsets(config, settings.session.toolsets ?? [], 'USAGE');
   const statePath = state.path;
   const read = await readToolState(statePath, host.log);
   // Fail closed (README "Enabled and disabled tools"): never the defaults in place of a file that does not parse.
@@ -125,21 +125,6 @@ function refuseBlindPatterns(patterns: readonly string[], config: WorkbenchConfi
   throw new WorkbenchError(
     'USAGE',
     `--disabled-tools would hide nothing with ${blind.map(unreachableReason).join('; ')}. Toolboxes in ${config.source}: ${toolboxes}; \`mcp-workbench tools list\` shows every canonical name.`,
-  );
-}
-
-/**
- * `--toolset` names the user typed that the config (with its project file) does not define stop the start before
- * anything is started: a usage error (exit 2, README "Command line"), naming the toolsets there are.
- * @throws WorkbenchError `USAGE`
- */
-function refuseUnknownToolsets(names: readonly string[], config: WorkbenchConfig): void {
-  const defined = (config.toolsets ?? []).map((t) => t.name);
-  const missing = names.filter((name) => !defined.includes(name));
-  if (missing.length === 0) return;
-  throw new WorkbenchError(
-    'USAGE',
-    `--toolset names ${missing.map((n) => `"${n}"`).join(', ')}, which ${config.source} does not define (toolsets: ${defined.join(', ') || '(none)'}). Name one of them, or define it under "toolsets".`,
   );
 }
 
