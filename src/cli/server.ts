@@ -46,7 +46,6 @@ async function editConfig(
   }, log);
 }
 
-
 /**
  * `mcp-workbench server add <toolbox> <name> [--env K=V …] -- <command> [args…]`, `server add <toolbox> <name> --url
  * URL [--header K:V …]` and `server remove <toolbox> <name>`: one-server edits of the config that keep its comments,
