@@ -10,7 +10,7 @@ import { EXIT_FAILURE, splitList, type CliContext } from './context.js';
 import { createRuntime, type Runtime } from './runtime.js';
 import { oneShotSettings } from './settings.js';
 import { failedServerText } from '../clients/server-failure.js';
-import { shellQuote } from '../shared/shell-quote.js';
+import { toolsListCommand } from './next-command.js';
 
 /**
  * `mcp-workbench tools search | call`: try tools from a shell, without an MCP client. Both go through the same
@@ -78,7 +78,7 @@ export function registerToolsTryCommands(tools: Command, ctx: CliContext): void 
  */
 function unknownToolbox(runtime: Runtime, toolbox: string): WorkbenchError {
   const source = runtime.config.source;
-  return new WorkbenchError('TOOLBOX_NOT_FOUND', `no toolbox "${toolbox}" in ${source}: \`mcp-workbench tools list --config ${shellQuote(source)}\` shows every toolbox and tool.`);
+  return new WorkbenchError('TOOLBOX_NOT_FOUND', `no toolbox "${toolbox}" in ${source}: \`${toolsListCommand(source)}\` shows every toolbox and tool.`);
 }
 
 interface RuntimeFlags {
