@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { type FullEntry, summaryOf } from '../catalog/catalog-index.js';
@@ -11,6 +12,7 @@ import { createRuntime, type Runtime } from './runtime.js';
 import { oneShotSettings } from './settings.js';
 import { failedServerText } from '../clients/server-failure.js';
 import { toolsListCommand } from './next-command.js';
+import { errnoCode, errnoWords } from '../shared/errno.js';
 
 /**
  * `mcp-workbench tools search | call`: try tools from a shell, without an MCP client. Both go through the same
@@ -117,7 +119,12 @@ async function readArguments(opts: { args?: string; argsFile?: string }): Promis
     try {
       text = await readFile(opts.argsFile, 'utf8');
     } catch (error) {
-      throw new WorkbenchError('USAGE', `cannot read --args-file ${opts.argsFile}: ${errorMessage(error)}`, { cause: error });
+      const reason = errnoCode(error) === 'ENOENT' ? 'there is no such file' : (errnoWords(errnoCode(error)) ?? errorMessage(error));
+      throw new WorkbenchError(
+        'USAGE',
+        `cannot read --args-file ${resolve(opts.argsFile)}: ${reason}. Name a file that holds the arguments as one JSON object, or pass them with --args '{"name": "value"}'.`,
+        { cause: error },
+      );
     }
   }
   if (text === undefined) return {};
