@@ -24,6 +24,7 @@ import { resolveOAuthDir } from '../oauth/oauth-path.js';
 import type { OAuthContext } from '../oauth/sign-in.js';
 import { OAuthStore } from '../oauth/token-store.js';
 import type { HostContext } from './context.js';
+import { toolsListCommand } from './next-command.js';
 import type { AuthSettings, ConfigSources, RuntimeSettings } from './settings.js';
 
 export interface Runtime {
@@ -124,7 +125,7 @@ function refuseBlindPatterns(patterns: readonly string[], config: WorkbenchConfi
   const toolboxes = config.toolboxes.map((t) => t.name).join(', ') || '(none)';
   throw new WorkbenchError(
     'USAGE',
-    `--disabled-tools would hide nothing with ${blind.map(unreachableReason).join('; ')}. Toolboxes in ${config.source}: ${toolboxes}; \`mcp-workbench tools list\` shows every canonical name.`,
+    `--disabled-tools would hide nothing with ${blind.map(unreachableReason).join('; ')}. Toolboxes in ${config.source}: ${toolboxes}; \`${toolsListCommand(config.source)}\` shows every canonical name.`,
   );
 }
 

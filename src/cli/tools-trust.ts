@@ -14,6 +14,7 @@ import { EXIT_FAILURE, splitList, type CliContext } from './context.js';
 import { createRuntime } from './runtime.js';
 import { oneShotSettings } from './settings.js';
 import { failedServerText } from '../clients/server-failure.js';
+import { toolsListCommand } from './next-command.js';
 
 /**
  * `mcp-workbench tools approve | diff`: the approved tool definitions (README "Pinned tool definitions"). `approve`
@@ -74,9 +75,9 @@ function registerApproveCommand(tools: Command, ctx: CliContext, common: (cmd: C
     .option(...USER_OPTION)
     .action(async (names: string[], opts: { config?: string; stateFile?: string; json?: boolean; user?: string }) => {
       const patterns = names.flatMap((n) => splitList(n));
-      await withListings(ctx, opts, async ({ listings, pinsPath }) => {
+      await withListings(ctx, opts, async ({ listings, pinsPath, configSource }) => {
         const user = chosenUser(opts.user);
-        const { approved, notes } = await approveListed(pinsPath, chooseTools(listings, patterns, user), user, ctx.log);
+        const { approved, notes } = await approveListed(pinsPath, chooseTools(listings, patterns, user, configSource), user, ctx.log);
         if (opts.json) return ctx.print(JSON.stringify({ pins_file: pinsPath, approved, ...(notes.length > 0 && { notes }) }, null, 2));
         const done = approved.length > 0 ? `approved: ${approved.join(', ')}\n(${pinsPath})` : `already approved as they are now (${pinsPath})`;
         ctx.print([done, ...notes].join('\n'));
@@ -89,7 +90,7 @@ function registerApproveCommand(tools: Command, ctx: CliContext, common: (cmd: C
  * @throws WorkbenchError USAGE naming every pattern that matched no tool (then nothing is approved): a name the user
  *   typed that matches nothing is a usage error, exit 2, as for `tools disable` (README "Command line").
  */
-function chooseTools(listings: readonly Listing[], patterns: readonly string[], user: string): Map<string, Listing> {
+function chooseTools(listings: readonly Listing[], patterns: readonly string[], user: string, configSource: string): Map<string, Listing> {
   const matchers = patterns.map((pattern) => ({ pattern, match: compileGlob(pattern) }));
   const chosen = new Map<string, Listing>();
   const matched = new Set<string>();
@@ -106,7 +107,7 @@ function chooseTools(listings: readonly Listing[], patterns: readonly string[], 
   const unmatched = patterns.filter((p) => !matched.has(p));
   if (unmatched.length > 0) {
     throw new WorkbenchError('USAGE', `No listed tool matches ${unmatched.map((p) => JSON.stringify(p)).join(', ')}: nothing was approved.`, {
-      details: ['Use canonical names ({toolbox}__{server}__{tool}) or globs; `mcp-workbench tools list` shows them.', ...perUserNote(listings, user)],
+      details: [`Use canonical names ({toolbox}__{server}__{tool}) or globs; \`${toolsListCommand(configSource)}\` shows them.`, ...perUserNote(listings, user)],
     });
   }
   return chosen;
@@ -171,7 +172,7 @@ function registerDiffCommand(tools: Command, ctx: CliContext, common: (cmd: Comm
     .action(async (target: string, opts: { config?: string; stateFile?: string; json?: boolean; user?: string }) => {
       const [toolbox, server, ...rest] = target.split('/');
       if (!toolbox || !server || rest.length > 0) {
-        ctx.fail(new WorkbenchError('USAGE', `tools diff expects {toolbox}/{server} (one slash), got ${JSON.stringify(target)}; \`mcp-workbench tools list\` names them.`));
+        ctx.fail(new WorkbenchError('USAGE', `tools diff expects {toolbox}/{server} (one slash), got ${JSON.stringify(target)}; \`${toolsListCommand(opts.config)}\` names them.`));
         return;
       }
       await withListings(ctx, { ...opts, toolbox, server }, async ({ listings, pinsPath, redact }) => {
@@ -255,7 +256,7 @@ function formatChanges(target: string, approved: boolean, changes: readonly Tool
 async function withListings(
   ctx: CliContext,
   opts: { config?: string; stateFile?: string; toolbox?: string; server?: string; user?: string },
-  work: (input: { listings: Listing[]; pinsPath: string; redact: <T>(value: T) => T }) => Promise<void>,
+  work: (input: { listings: Listing[]; pinsPath: string; configSource: string; redact: <T>(value: T) => T }) => Promise<void>,
 ): Promise<void> {
   let runtime: Awaited<ReturnType<typeof createRuntime>> | undefined;
   try {
@@ -273,7 +274,7 @@ async function withListings(
       const perUser = perUserIn(started.config, l.toolbox, l.server);
       return { ...l, key: pinKey(l.toolbox, l.server, perUser ? user : undefined), ...(perUser && { perUser }) };
     });
-    await work({ listings: keyed, pinsPath: pinsPathFor(runtime.statePath), redact: (value) => redactDeep(value, redactor) });
+    await work({ listings: keyed, pinsPath: pinsPathFor(runtime.statePath), configSource: started.config.source, redact: (value) => redactDeep(value, redactor) });
     if (failed.length > 0) process.exitCode = EXIT_FAILURE;
   } catch (error) {
     ctx.fail(error);

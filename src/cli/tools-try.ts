@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { type FullEntry, summaryOf } from '../catalog/catalog-index.js';
@@ -10,7 +11,8 @@ import { EXIT_FAILURE, splitList, type CliContext } from './context.js';
 import { createRuntime, type Runtime } from './runtime.js';
 import { oneShotSettings } from './settings.js';
 import { failedServerText } from '../clients/server-failure.js';
-import { shellQuote } from '../shared/shell-quote.js';
+import { toolsListCommand } from './next-command.js';
+import { errnoCode, errnoWords } from '../shared/errno.js';
 
 /**
  * `mcp-workbench tools search | call`: try tools from a shell, without an MCP client. Both go through the same
@@ -78,7 +80,7 @@ export function registerToolsTryCommands(tools: Command, ctx: CliContext): void 
  */
 function unknownToolbox(runtime: Runtime, toolbox: string): WorkbenchError {
   const source = runtime.config.source;
-  return new WorkbenchError('TOOLBOX_NOT_FOUND', `no toolbox "${toolbox}" in ${source}: \`mcp-workbench tools list --config ${shellQuote(source)}\` shows every toolbox and tool.`);
+  return new WorkbenchError('TOOLBOX_NOT_FOUND', `no toolbox "${toolbox}" in ${source}: \`${toolsListCommand(source)}\` shows every toolbox and tool.`);
 }
 
 interface RuntimeFlags {
@@ -117,7 +119,12 @@ async function readArguments(opts: { args?: string; argsFile?: string }): Promis
     try {
       text = await readFile(opts.argsFile, 'utf8');
     } catch (error) {
-      throw new WorkbenchError('USAGE', `cannot read --args-file ${opts.argsFile}: ${errorMessage(error)}`, { cause: error });
+      const reason = errnoCode(error) === 'ENOENT' ? 'there is no such file' : (errnoWords(errnoCode(error)) ?? errorMessage(error));
+      throw new WorkbenchError(
+        'USAGE',
+        `cannot read --args-file ${resolve(opts.argsFile)}: ${reason}. Name a file that holds the arguments as one JSON object, or pass them with --args '{"name": "value"}'.`,
+        { cause: error },
+      );
     }
   }
   if (text === undefined) return {};

@@ -18,6 +18,7 @@ import { unmatchedNames } from '../catalog/name-suggestions.js';
 import { parseToolName } from '../catalog/names.js';
 import { registerToolsTryCommands } from './tools-try.js';
 import { failedServerText } from '../clients/server-failure.js';
+import { toolsListCommand } from './next-command.js';
 
 /**
  * `mcp-workbench tools list | enable | disable | reset`: the same state model the server uses, from a shell.
@@ -174,7 +175,8 @@ function registerResetCommand(tools: Command, ctx: CliContext, common: (cmd: Com
  */
 async function assertNamesMatch(names: readonly string[], opts: { config?: string; stateFile?: string }, ctx: CliContext): Promise<void> {
   let runtime: Awaited<ReturnType<typeof createRuntime>> | undefined;
-  const advice = 'Nothing was changed. See the names with "mcp-workbench tools list", or pass --force to record them anyway (e.g. for a server not yet started).';
+  const advice = (config: string | undefined): string =>
+    `Nothing was changed. See the names with \`${toolsListCommand(config)}\`, or pass --force to record them anyway (e.g. for a server not yet started).`;
   let reports: ToolStatusReport[];
   try {
     runtime = await createRuntime(oneShotSettings({ config: opts.config, stateFile: opts.stateFile }, ctx));
@@ -188,7 +190,7 @@ async function assertNamesMatch(names: readonly string[], opts: { config?: strin
     const because = errorMessage(error).replace(/[.\s]+$/, '');
     const code = isWorkbenchError(error) ? error.code : 'CONFIG_UNREADABLE';
     const facts = isWorkbenchError(error) ? { ...error.site, variables: error.variables } : {};
-    throw new WorkbenchError(code, `Could not check ${names.join(', ')} against the configured servers: ${because}. ${stateProblem ? 'Nothing was changed.' : advice}`, { cause: error, ...facts });
+    throw new WorkbenchError(code, `Could not check ${names.join(', ')} against the configured servers: ${because}. ${stateProblem ? 'Nothing was changed.' : advice(opts.config)}`, { cause: error, ...facts });
   } finally {
     await runtime?.close();
   }
@@ -201,7 +203,7 @@ async function assertNamesMatch(names: readonly string[], opts: { config?: strin
     const { toolbox, server, code } = failure;
     ctx.log.error(`${toolbox}/${server} could not be connected, so its tools are not known: ${failure.error}`, { code, toolbox, server });
   }
-  throw new WorkbenchError('USAGE', `${unmatched.map((u) => `"${u.name}"`).join(', ')} ${unmatched.length === 1 ? 'matches' : 'match'} no known tool. ${advice}`);
+  throw new WorkbenchError('USAGE', `${unmatched.map((u) => `"${u.name}"`).join(', ')} ${unmatched.length === 1 ? 'matches' : 'match'} no known tool. ${advice(runtime?.config.source)}`);
 }
 
 /**

@@ -1,7 +1,7 @@
 import { dirname } from 'node:path';
 import { WorkbenchError } from '../errors.js';
 import { DanglingLinkError } from '../shared/dangling-link.js';
-import { errnoCode, reasonOf } from '../shared/errno.js';
+import { errnoCode, errnoWords, reasonOf } from '../shared/errno.js';
 import { folderBlocker, fsReason } from '../shared/read-only.js';
 import type { LockAcquireOptions } from '../shared/file-lock.js';
 
@@ -127,13 +127,15 @@ export function unreadableStateFile(file: string, error: unknown): StateFileErro
       : error instanceof DanglingLinkError
         ? 'Restore the file the link points to (your disabled tools stay disabled until then), remove the link to start over with every tool enabled'
         : 'Fix its permissions';
+  // What is wrong in words ("it is a directory, not a file"), not Node's "EISDIR: illegal operation …".
+  const reason = errnoWords(code) ?? reasonOf(error);
   return new StateFileError(
     'STATE_UNREADABLE',
-    `The tool state file ${file} cannot be read: ${reasonOf(error)}. ${fix}, or point --state-file / ` +
+    `The tool state file ${file} cannot be read: ${reason}. ${fix}, or point --state-file / ` +
       `WORKBENCH_STATE_FILE at another file.`,
     file,
     undefined,
-    reasonOf(error),
+    reason,
     error,
   );
 }

@@ -125,5 +125,9 @@ describe('tools call', () => {
       assert.equal(run.code, 2, `${args.join(' ')}: ${run.stderr}`);
       assert.equal(run.stdout, '');
     }
+    // A missing file is said in words, with what to do instead (README "Command line": errors name what, where, next).
+    const missing = runCli(['tools', 'call', 'tb', 'echo', '--args-file', join(dir, 'missing.json')], { env });
+    assert.match(missing.stderr, /cannot read --args-file \S*missing\.json: there is no such file\. .*--args '\{/);
+    assert.doesNotMatch(missing.stderr, /ENOENT/);
   });
 });

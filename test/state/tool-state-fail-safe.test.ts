@@ -60,16 +60,17 @@ describe('a state file that breaks while the workbench runs never re-enables a t
     );
   });
 
-  it('a file that cannot be read (here: replaced by a directory, as EACCES would for a non-root user)', async () => {
-    await breakAndCheck(
+  it('a file that cannot be read (here: replaced by a directory, as EACCES would for a non-root user), said in words', async () => {
+    const opened = await breakAndCheck(
       'unreadable',
       async () => {
         await rm(statePath, { force: true });
         await mkdir(statePath);
       },
-      `${statePath} cannot be read`,
+      `${statePath} cannot be read: it is a directory, not a file`,
       'STATE_UNREADABLE',
     );
+    assert.doesNotMatch(opened.state_warning ?? '', /EISDIR|illegal operation/, 'what is wrong, not an error code');
     await rm(statePath, { recursive: true, force: true });
   });
 
