@@ -18,8 +18,11 @@ export class ToolPins {
   private policyFor: { config: WorkbenchConfig; policy: TrustPolicy; byUsers: WeakMap<PinUsers, TrustPolicy>; perUser: boolean } | undefined;
   /** `key\0tool\0reason` already logged. */
   private readonly told = new Set<string>();
-  /** Servers whose first listing is being recorded (one write each), with that write. */
-  private readonly recording = new Map<string, Promise<void>>();
+  /** First sights waiting for the next write, by pin key; and the key being written now. */
+  private readonly pending = new Map<string, readonly Tool[]>();
+  private readonly writing = new Set<string>();
+  /** The one writer of first sights, while it runs: the process never contends with itself for the pins file's lock. */
+  private writer: Promise<void> | undefined;
 
   /**
    * @param record whether first sights are written to the file (serving); read-only commands never write it.
@@ -110,26 +113,45 @@ export class ToolPins {
   }
 
   private recordFirstSight(key: string, tools: readonly Tool[]): void {
-    if (this.recording.has(key)) return;
-    const end = this.hooks.ownWrite?.();
-    // Applied while the file is still locked, so first sights recorded by several sessions apply in the order written.
-    const onSaved = (saved: ValidPins): void => {
-      this.set(saved);
-      end?.(saved);
-    };
-    const write = updatePins(this.path, (pins) => (key in pins.servers ? false : approveTools(pins, key, tools).changed), { log: this.log, onSaved })
-      .then(() => this.log.info(`recorded the tool definitions of ${key} as approved (${tools.length} tools) in ${this.path}`))
-      .catch((error: unknown) => this.log.warn(`could not record the tool definitions of ${key}: ${errorMessage(error)}`))
-      .finally(() => {
+    if (this.pending.has(key) || this.writing.has(key)) return;
+    this.pending.set(key, tools);
+    this.writer ??= this.writeFirstSights();
+  }
+
+  /**
+   * Writes the first sights, all that are waiting in one locked update, until none is left. One writer at a time:
+   * sessions of many users listing their servers at once used to each wait for the file's lock in their own retry
+   * loop, so on a busy machine some timed out and one could break the lock its own process held as stale.
+   */
+  private async writeFirstSights(): Promise<void> {
+    while (this.pending.size > 0) {
+      const batch = new Map(this.pending);
+      this.pending.clear();
+      for (const key of batch.keys()) this.writing.add(key);
+      const end = this.hooks.ownWrite?.();
+      // Applied while the file is still locked, so first sights recorded by several workbenches apply in the order written.
+      const onSaved = (saved: ValidPins): void => {
+        this.set(saved);
+        end?.(saved);
+      };
+      const approve = (pins: Parameters<typeof approveTools>[0]): boolean =>
+        [...batch].filter(([key, tools]) => !(key in pins.servers) && approveTools(pins, key, tools).changed).length > 0;
+      try {
+        await updatePins(this.path, approve, { log: this.log, onSaved });
+        for (const [key, tools] of batch) this.log.info(`recorded the tool definitions of ${key} as approved (${tools.length} tools) in ${this.path}`);
+      } catch (error) {
+        this.log.warn(`could not record the tool definitions of ${[...batch.keys()].join(', ')}: ${errorMessage(error)}`);
+      } finally {
         end?.(undefined);
-        this.recording.delete(key);
-      });
-    this.recording.set(key, write);
+        this.writing.clear();
+      }
+    }
+    this.writer = undefined;
   }
 
   /** Waits for the first sights being written (at shutdown: a write cut short leaves its lock behind and records nothing). */
   async flush(): Promise<void> {
-    await Promise.allSettled([...this.recording.values()]);
+    await this.writer;
   }
 
   private sayBroken(reason: string): void {

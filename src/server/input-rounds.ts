@@ -233,16 +233,23 @@ export class InputRounds {
         reject(new Error(ROUNDS_FULL_MESSAGE));
         return;
       }
-      const ask: Ask = { request, resolve, reject, home: round, key: '' };
-      round.hold(ask);
-      askSignal.addEventListener('abort', () => {
+      const onAbort = (): void => {
         const home = ask.home;
         home.fresh?.delete(ask.key);
         home.sent?.delete(ask.key);
         reject(askSignal.reason ?? new Error('cancelled'));
         // The last open ask of an ended call: its outcome can go now.
         this.check(home);
-      }, { once: true });
+      };
+      // The listener goes when the ask settles: the signal is a composite one (AbortSignal.any) that Node keeps alive
+      // while it has listeners, and with it this round, its call and its session's connections, for ever.
+      const settled = <T>(settle: (value: T) => void) => (value: T): void => {
+        askSignal.removeEventListener('abort', onAbort);
+        settle(value);
+      };
+      const ask: Ask = { request, resolve: settled(resolve), reject: settled(reject), home: round, key: '' };
+      round.hold(ask);
+      askSignal.addEventListener('abort', onAbort, { once: true });
       this.check(round);
     });
   }
