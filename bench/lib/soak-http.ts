@@ -19,7 +19,7 @@ import { isOrphanWatchdog } from '../../src/clients/orphan-reaper.js';
 import { listDescendants } from '../../src/shared/process-tree.js';
 import { updateToolState } from '../../src/state/update.js';
 import { createLogger } from '../../src/log.js';
-import { countByConstructor, topGrowers } from './heap-counts.js';
+import { countByConstructor, topGrowers } from '../../test/helpers/heap-snapshot.js';
 import { CAPSETS, runSession, type Failures, type SessionPlan } from './soak-http-session.js';
 
 const here = (path: string): string => fileURLToPath(new URL(path, import.meta.url));

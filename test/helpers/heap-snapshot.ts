@@ -1,4 +1,6 @@
-import { readFile } from 'node:fs/promises';
+import { open, readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { waitFor } from './wait-for.js';
 
 /** Live objects of one constructor name in a V8 heap snapshot: how many, and their shallow size in bytes. */
 export interface ConstructorCount {
@@ -43,4 +45,37 @@ export function topGrowers(before: Map<string, ConstructorCount>, after: Map<str
   });
   rows.sort((x, y) => y.dc - x.dc);
   return rows.slice(0, limit).map((r) => `${r.name.padEnd(60)} ${String(r.b).padStart(8)} -> ${String(r.a).padStart(8)} (${r.dc >= 0 ? '+' : ''}${r.dc}, ${r.ds >= 0 ? '+' : ''}${r.ds} B)`);
+}
+
+/**
+ * A heap snapshot of a process started with `--heapsnapshot-signal=SIGUSR2` and `dir` as its working directory: sends
+ * the signal and waits for the `.heapsnapshot` file to be complete (V8 collects garbage first, so only what is still
+ * reachable is in it). Returns its path.
+ */
+export async function signalledSnapshot(pid: number, dir: string): Promise<string> {
+  const before = new Set((await readdir(dir)).filter((f) => f.endsWith('.heapsnapshot')));
+  process.kill(pid, 'SIGUSR2');
+  let path = '';
+  let size = -1;
+  await waitFor(
+    async () => {
+      const file = path || (await readdir(dir)).find((f) => f.endsWith('.heapsnapshot') && !before.has(f));
+      if (!file) return false;
+      path = path || join(dir, file);
+      // Written as it is taken: complete once its size holds still and its last byte closes the JSON object.
+      const handle = await open(path, 'r');
+      try {
+        const now = (await handle.stat()).size;
+        const last = Buffer.alloc(1);
+        if (now > 0) await handle.read(last, 0, 1, now - 1);
+        const done = now === size && last.toString() === '}';
+        size = now;
+        return done;
+      } finally {
+        await handle.close();
+      }
+    },
+    { timeoutMs: 120_000, what: `a heap snapshot of process ${pid}` },
+  );
+  return path;
 }
