@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import type { Tool } from '@modelcontextprotocol/client';
+import { LRUCache } from 'lru-cache';
 import type { EraPersistence, EraVerdict } from '../clients/era-memory.js';
 import type { ServerConfig } from '../config/types.js';
 import { errorMessage } from '../errors.js';
@@ -14,6 +15,13 @@ const REWRITE_SAME_AFTER_MS = 60_000;
 
 /** How far in the future a file's `listedAt` may be (clocks of one machine drift, or were set back): past it, unusable. */
 const CLOCK_SKEW_MS = 5 * 60_000;
+
+/**
+ * How many lists and eras one process keeps in memory (the files keep them all). A key is a toolbox × server entry ×
+ * capability set (× user for a server of each user), so a long-running `--http` workbench meets new keys with every
+ * config edit and every new user; past this, the least recently used are read from their files again when needed.
+ */
+export const CACHE_MEMO_ENTRIES = 512;
 
 /** Format 2: tool lists, prompt lists and eras in files of their own (format 1 kept tools and era in one file per launch key). */
 const FORMAT = 2;
@@ -85,9 +93,12 @@ interface EraFile {
  * next live listing); nothing here is ever fatal.
  */
 export class CatalogCache implements EraPersistence {
-  /** What this process read or wrote last, per file key: so unchanged entries are not rewritten and reads are cheap. */
-  private readonly lists = new Map<string, { list: Listed<unknown> | undefined; json?: string; writtenAt?: number }>();
-  private readonly eras = new Map<string, { era: EraVerdict | undefined; json?: string }>();
+  /**
+   * What this process read or wrote last, per file key: so unchanged entries are not rewritten and reads are cheap.
+   * Bounded (CACHE_MEMO_ENTRIES each): an entry let go is read from its file again.
+   */
+  private readonly lists = new LRUCache<string, { list: Listed<unknown> | undefined; json?: string; writtenAt?: number }>({ max: CACHE_MEMO_ENTRIES });
+  private readonly eras = new LRUCache<string, { era: EraVerdict | undefined; json?: string }>({ max: CACHE_MEMO_ENTRIES });
   /** Writes in progress, so shutdown can wait for them (a file half-written is never seen: see write). */
   private readonly pending = new Set<Promise<void>>();
   private readonly files: CacheFiles;
@@ -141,8 +152,10 @@ export class CatalogCache implements EraPersistence {
     const file = await this.load<ListFile>(key, kind, `${toolbox}/${server.name}`);
     const list = file && this.usableList(key, kind, `${toolbox}/${server.name}`, file, valid);
     // What this process learned meanwhile wins over the file.
-    if (!this.lists.has(key)) this.lists.set(key, { list, ...(list ? { json: JSON.stringify(list.items) } : {}) });
-    return this.lists.get(key)!.list as Listed<T> | undefined;
+    const learned = this.lists.get(key);
+    if (learned) return learned.list as Listed<T> | undefined;
+    this.lists.set(key, { list, ...(list ? { json: JSON.stringify(list.items) } : {}) });
+    return list;
   }
 
   /**
@@ -212,8 +225,10 @@ export class CatalogCache implements EraPersistence {
     const file = await this.load<EraFile>(key, 'era', `${toolbox}/${server.name}`);
     const era = file && isEra(file.era) ? file.era : undefined;
     if (file && !era) this.malformed(key, `${toolbox}/${server.name}`, 'it does not hold a protocol era as this version writes it');
-    if (!this.eras.has(key)) this.eras.set(key, { era, ...(era ? { json: JSON.stringify(era) } : {}) });
-    return this.eras.get(key)!.era;
+    const learned = this.eras.get(key);
+    if (learned) return learned.era;
+    this.eras.set(key, { era, ...(era ? { json: JSON.stringify(era) } : {}) });
+    return era;
   }
 
   /** Persists the era a server spoke (never that of a server with `catalogCache: false`). Never throws. */

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { CatalogCache, catalogCacheDir, catalogKey, cacheKey } from '../../src/catalog/catalog-cache.js';
+import { CACHE_MEMO_ENTRIES, CatalogCache, catalogCacheDir, catalogKey, cacheKey } from '../../src/catalog/catalog-cache.js';
 import type { StdioServerConfig } from '../../src/config/types.js';
 import { createLogger } from '../../src/log.js';
 import { tempDir } from '../helpers/workbench-process.js';
@@ -123,6 +123,26 @@ describe('catalog cache', () => {
       assert.ok(read?.freshUntil !== undefined && read.freshUntil > read.listedAt, 'a positive ttlMs: fresh until then');
       assert.equal(await again.readPrompts('dev', server({ TOKEN: 'b' }), '{}'), undefined, 'other credentials: not reused');
       assert.equal(await again.readPrompts('dev', { ...server({ TOKEN: 'a' }), catalogCache: false }, '{}'), undefined);
+    } finally {
+      await cleanup();
+    }
+  });
+
+  // A long-running --http workbench meets new keys with every config edit and every new user: what one process keeps
+  // in memory is bounded, and a list it let go is read from its file again (here: the newer one another process wrote).
+  it('keeps a bounded number of lists in memory, and reads one it let go from its file again', async () => {
+    const { dir, cleanup } = await tempDir();
+    try {
+      const log = createLogger({ level: 'error', write: () => {} });
+      const mine = new CatalogCache(dir, log);
+      const tools = (name: string) => [{ name, inputSchema: { type: 'object' as const } }];
+      const entry = (i: number): StdioServerConfig => ({ ...server({}), name: `s${i}` });
+      await mine.write('dev', entry(0), '{}', tools('mine'), 0);
+      await new CatalogCache(dir, log).write('dev', entry(0), '{}', tools('theirs'), 0);
+      assert.deepEqual((await mine.read('dev', entry(0), '{}'))?.tools, tools('mine'), 'what this process wrote last is kept in memory');
+      for (let i = 1; i <= CACHE_MEMO_ENTRIES; i++) await mine.write('dev', entry(i), '{}', tools(`t${i}`), 0);
+      assert.deepEqual((await mine.read('dev', entry(0), '{}'))?.tools, tools('theirs'), 'let go from memory: read from its file');
+      assert.deepEqual((await mine.read('dev', entry(CACHE_MEMO_ENTRIES), '{}'))?.tools, tools(`t${CACHE_MEMO_ENTRIES}`));
     } finally {
       await cleanup();
     }
