@@ -18,7 +18,7 @@ import { unmatchedNames } from '../catalog/name-suggestions.js';
 import { parseToolName } from '../catalog/names.js';
 import { registerToolsTryCommands } from './tools-try.js';
 import { failedServerText } from '../clients/server-failure.js';
-import { toolsListCommand } from './next-command.js';
+import { toolsListCommand, withListHint } from './next-command.js';
 
 /**
  * `mcp-workbench tools list | enable | disable | reset`: the same state model the server uses, from a shell.
@@ -84,7 +84,9 @@ async function listTools(runtime: Runtime, opts: ListFlags, ctx: CliContext): Pr
   const progress = ctx.stderrIsTTY ? startProgress(workbench, opts.toolbox) : undefined;
   const listed: ToolStatusReport & { unmatched?: string[] } = await (
     opts.toolset !== undefined ? workbench.describeToolset(opts.toolset) : workbench.listAllTools(opts.toolbox)
-  ).finally(() => progress?.());
+  )
+    .catch((error: unknown) => Promise.reject(withListHint(error, runtime.config.source, opts.toolset !== undefined ? '--toolset' : '--toolbox')))
+    .finally(() => progress?.());
   const report = redactDeep(listed, createRedactor(runtime.config.secrets));
   for (const pattern of report.unmatched ?? []) {
     ctx.log.warn(`toolset "${opts.toolset}": "${pattern}" matches no tool of the connected servers (check the toolbox, server and tool names)`, {
