@@ -10,6 +10,8 @@ export type WorkbenchErrorCode =
   /** A config file (or a backup of it) could not be written, e.g. by `migrate`. */
   | 'CONFIG_UNWRITABLE'
   | 'CONFIG_PARSE'
+  /** A file named on the command line for a command's input (`tools call --args-file`) cannot be read. */
+  | 'FILE_UNREADABLE'
   | 'CONFIG_INVALID'
   | 'CONFIG_DYNAMIC_MODE'
   | 'ENV_MISSING'

@@ -110,7 +110,8 @@ async function withRuntime(ctx: CliContext, opts: RuntimeFlags, use: (runtime: R
 
 /**
  * `--args` or `--args-file` (not both): a JSON object.
- * @throws WorkbenchError USAGE saying what is wrong and where (nothing is started then).
+ * @throws WorkbenchError USAGE saying what is wrong and where, FILE_UNREADABLE for a file that cannot be read (nothing
+ *   is started then).
  */
 async function readArguments(opts: { args?: string; argsFile?: string }): Promise<Record<string, unknown>> {
   if (opts.args !== undefined && opts.argsFile !== undefined) throw new WorkbenchError('USAGE', 'give --args or --args-file, not both');
@@ -122,8 +123,9 @@ async function readArguments(opts: { args?: string; argsFile?: string }): Promis
       text = await readFile(opts.argsFile, 'utf8');
     } catch (error) {
       const reason = errnoCode(error) === 'ENOENT' ? 'there is no such file' : (errnoWords(errnoCode(error)) ?? errorMessage(error));
+      // A file that cannot be read is exit 1, as --config's and --state-file's are (README "Command line").
       throw new WorkbenchError(
-        'USAGE',
+        'FILE_UNREADABLE',
         `cannot read --args-file ${resolve(opts.argsFile)}: ${reason}. Name a file that holds the arguments as one JSON object, or pass them with --args '{"name": "value"}'.`,
         { cause: error },
       );
