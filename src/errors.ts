@@ -10,6 +10,8 @@ export type WorkbenchErrorCode =
   /** A config file (or a backup of it) could not be written, e.g. by `migrate`. */
   | 'CONFIG_UNWRITABLE'
   | 'CONFIG_PARSE'
+  /** A file named on the command line for a command's input (`tools call --args-file`) cannot be read. */
+  | 'FILE_UNREADABLE'
   | 'CONFIG_INVALID'
   | 'CONFIG_DYNAMIC_MODE'
   | 'ENV_MISSING'
@@ -237,6 +239,16 @@ export class WorkbenchError extends Error {
     const placed = new WorkbenchError(this.code, this.message, { ...this.options(), ...site, ...this.site });
     placed.stack = this.stack;
     return placed;
+  }
+
+  /**
+   * The same failure with another next step: for a reader the hint was not written for (the CLI's command in place
+   * of the model's `Call open_toolbox …`).
+   */
+  withHint(hint: string): WorkbenchError {
+    const told = new WorkbenchError(this.code, this.message, { ...this.options(), ...this.site, hint });
+    told.stack = this.stack;
+    return told;
   }
 
   /**

@@ -11,7 +11,7 @@ import { EXIT_FAILURE, splitList, type CliContext } from './context.js';
 import { createRuntime, type Runtime } from './runtime.js';
 import { oneShotSettings } from './settings.js';
 import { failedServerText } from '../clients/server-failure.js';
-import { toolsListCommand } from './next-command.js';
+import { toolsListCommand, toolsListStep, withListHint } from './next-command.js';
 import { errnoCode, errnoWords } from '../shared/errno.js';
 
 /**
@@ -34,7 +34,9 @@ export function registerToolsTryCommands(tools: Command, ctx: CliContext): void 
     .option('--json', 'machine-readable output')
     .action(async (words: string[], opts: RuntimeFlags & { toolbox?: string; limit?: number; json?: boolean }) => {
       await withRuntime(ctx, opts, async (runtime) => {
-        const answer = await runtime.workbench.openToolbox({ toolbox_name: opts.toolbox, query: words.join(' '), limit: opts.limit, detail: 'full' });
+        const answer = await runtime.workbench
+          .openToolbox({ toolbox_name: opts.toolbox, query: words.join(' '), limit: opts.limit, detail: 'full' })
+          .catch((error: unknown) => Promise.reject(withListHint(error, runtime.config.source, '--toolbox')));
         const found = answer.result.tools.filter((t): t is FullEntry => 'toolbox_name' in t);
         for (const failure of answer.result.servers_failed) ctx.log.warn(`${failure.server} could not be connected, so its tools were not searched: ${failedServerText(failure)}`);
         for (const pending of answer.result.servers_pending ?? []) ctx.log.warn(`${pending.server} was still starting, so its tools were not searched`);
@@ -65,7 +67,7 @@ export function registerToolsTryCommands(tools: Command, ctx: CliContext): void 
         return ctx.fail(error);
       }
       await withRuntime(ctx, opts, async (runtime) => {
-        const result = await runtime.workbench.useTool(toolbox, tool, args);
+        const result = await runtime.workbench.useTool(toolbox, tool, args, { listStep: (where) => toolsListStep(runtime.config.source, where) });
         ctx.print(opts.json ? JSON.stringify(result, null, 2) : formatResult(result));
         // An unknown toolbox is how the command was called, not how the tool answered: a usage error (README).
         if (outcomeOf(result).code === 'TOOLBOX_NOT_FOUND') throw unknownToolbox(runtime, toolbox);
@@ -108,7 +110,8 @@ async function withRuntime(ctx: CliContext, opts: RuntimeFlags, use: (runtime: R
 
 /**
  * `--args` or `--args-file` (not both): a JSON object.
- * @throws WorkbenchError USAGE saying what is wrong and where (nothing is started then).
+ * @throws WorkbenchError USAGE saying what is wrong and where, FILE_UNREADABLE for a file that cannot be read (nothing
+ *   is started then).
  */
 async function readArguments(opts: { args?: string; argsFile?: string }): Promise<Record<string, unknown>> {
   if (opts.args !== undefined && opts.argsFile !== undefined) throw new WorkbenchError('USAGE', 'give --args or --args-file, not both');
@@ -120,8 +123,9 @@ async function readArguments(opts: { args?: string; argsFile?: string }): Promis
       text = await readFile(opts.argsFile, 'utf8');
     } catch (error) {
       const reason = errnoCode(error) === 'ENOENT' ? 'there is no such file' : (errnoWords(errnoCode(error)) ?? errorMessage(error));
+      // A file that cannot be read is exit 1, as --config's and --state-file's are (README "Command line").
       throw new WorkbenchError(
-        'USAGE',
+        'FILE_UNREADABLE',
         `cannot read --args-file ${resolve(opts.argsFile)}: ${reason}. Name a file that holds the arguments as one JSON object, or pass them with --args '{"name": "value"}'.`,
         { cause: error },
       );

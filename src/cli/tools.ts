@@ -18,7 +18,7 @@ import { unmatchedNames } from '../catalog/name-suggestions.js';
 import { parseToolName } from '../catalog/names.js';
 import { registerToolsTryCommands } from './tools-try.js';
 import { failedServerText } from '../clients/server-failure.js';
-import { toolsListCommand } from './next-command.js';
+import { toolsListCommand, withListHint } from './next-command.js';
 
 /**
  * `mcp-workbench tools list | enable | disable | reset`: the same state model the server uses, from a shell.
@@ -27,17 +27,25 @@ import { toolsListCommand } from './next-command.js';
 export function registerToolsCommand(program: Command, ctx: CliContext): void {
   const tools = program.command('tools').description('list, search and call tools, or change which are enabled (persisted in the state file)');
 
-  const common = (cmd: Command): Command =>
+  // What each command does with a config: those that start servers use only one named (README "Command line").
+  const withConfig = (help: string) => (cmd: Command): Command =>
     cmd
-      .option('-c, --config <file>', 'config file (default: $WORKBENCH_CONFIG, else ./workbench-config.json, which `list` and a name check never use: name it)')
+      .option('-c, --config <file>', help)
       .option('--state-file <file>', 'tool state file (default: $WORKBENCH_STATE_FILE, else ~/.mcp-workbench/tool-state.json)');
+  const startsServers = withConfig('config file (or $WORKBENCH_CONFIG); required: servers start only from a config you name');
 
-  registerListCommand(tools, ctx, common);
-  registerTrustCommands(tools, ctx, common);
-  for (const action of ['enable', 'disable'] as const) registerSwitchCommand(action, tools, ctx, common);
+  registerListCommand(tools, ctx, startsServers);
+  registerTrustCommands(tools, ctx, startsServers);
+  registerSwitchCommand('enable', tools, ctx, withConfig(ENABLE_CONFIG_HELP));
+  registerSwitchCommand('disable', tools, ctx, withConfig(DISABLE_CONFIG_HELP));
   registerToolsTryCommands(tools, ctx);
-  registerResetCommand(tools, ctx, common);
+  registerResetCommand(tools, ctx, withConfig('config file: not read by reset, which only empties the state file'));
 }
+
+const ENABLE_CONFIG_HELP =
+  'config file, read without starting servers to warn of names it does not know (default: $WORKBENCH_CONFIG, else ./workbench-config.json)';
+const DISABLE_CONFIG_HELP =
+  'config file (default: $WORKBENCH_CONFIG, else ./workbench-config.json); without --force each name is checked against its servers\' tools, which start only from a config you name';
 
 /** What `tools list` is given. */
 interface ListFlags {
@@ -84,7 +92,9 @@ async function listTools(runtime: Runtime, opts: ListFlags, ctx: CliContext): Pr
   const progress = ctx.stderrIsTTY ? startProgress(workbench, opts.toolbox) : undefined;
   const listed: ToolStatusReport & { unmatched?: string[] } = await (
     opts.toolset !== undefined ? workbench.describeToolset(opts.toolset) : workbench.listAllTools(opts.toolbox)
-  ).finally(() => progress?.());
+  )
+    .catch((error: unknown) => Promise.reject(withListHint(error, runtime.config.source, opts.toolset !== undefined ? '--toolset' : '--toolbox')))
+    .finally(() => progress?.());
   const report = redactDeep(listed, createRedactor(runtime.config.secrets));
   for (const pattern of report.unmatched ?? []) {
     ctx.log.warn(`toolset "${opts.toolset}": "${pattern}" matches no tool of the connected servers (check the toolbox, server and tool names)`, {

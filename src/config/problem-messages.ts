@@ -58,6 +58,10 @@ function typeMessage(expected: string, path: JsonPath, value: unknown): string {
   if (expected === 'string' && (typeof value === 'number' || typeof value === 'boolean')) {
     return `must be a string; write it in quotes: "${String(value)}"`;
   }
+  // The whole file: what it must hold, since the path "(root)" alone says nothing of it.
+  if (expected === 'object' && path.length === 0) {
+    return 'must be a JSON object with "toolboxes", e.g. {"toolboxes": {"dev": {"mcpServers": {"s": {"command": "…"}}}}} (README "Configuration")';
+  }
   const inside = path[path.length - 2];
   const what: Record<string, string> = {
     string: 'a string',

@@ -14,6 +14,11 @@ export interface UseToolOptions extends CallOptions {
   sessionLabel?: string;
   /** Who the client is, for the debug and audit logs (never a token). */
   principal?: string;
+  /**
+   * The sentence that tells the caller how to see the tool names of a toolbox or toolset, ending an unknown-name
+   * refusal: a person at the CLI runs a command; default: the model's `Call open_toolbox {"toolbox_name":…}`.
+   */
+  listStep?: (where: { kind: 'toolbox' | 'toolset'; name: string }) => string;
 }
 
 /**

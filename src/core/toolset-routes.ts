@@ -134,7 +134,7 @@ export async function routeToolsetCall<Entry extends { name: string }>(
   const name = toolset.config.name;
   const hint = lookup.suggestions.length > 0 ? ` Closest names: ${lookup.suggestions.join(', ')}.` : '';
   return {
-    error: `Tool ${quoteClientText(toolName)} is not in toolset "${name}".${hint} Call open_toolbox {"toolbox_name":"${name}"} to list its tools.`,
+    error: `Tool ${quoteClientText(toolName)} is not in toolset "${name}".${hint}`,
     code: 'TOOL_NOT_FOUND',
     waited: { lookup, ...waited },
     suggestions: lookup.suggestions,

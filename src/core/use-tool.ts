@@ -136,7 +136,10 @@ async function useToolsetTool(host: UseToolHost, toolset: ResolvedToolset, toolN
   }
   if ('error' in route) {
     const where = { kind: 'toolset', name: toolset.config.name } as const;
-    return (route.waited && waitedRefusal(where, toolName, route.waited, route.suggestions ?? [])) ?? errorResult(route.error, route.code);
+    if (!route.waited) return errorResult(route.error, route.code);
+    // Not found among the toolset's tools (only that answer waited): where to see them ends it.
+    const next = listStepOf(options, where);
+    return waitedRefusal(where, toolName, route.waited, route.suggestions ?? []) ?? errorResult(`${route.error} ${next}`, route.code, { hint: next });
   }
   return useToolNow(host, route.toolbox, route.toolName, args, options);
 }
@@ -232,6 +235,7 @@ async function connectFor(request: UseRequest, knownServer: ServerConfig | undef
 function lookupRefusal(request: UseRequest, lookup: Exclude<ToolLookup, { found: CatalogTool }>, parts: ToolNameParts | undefined, knownServer: ServerConfig | undefined): CallToolResult {
   const { scope, toolbox, toolName } = request;
   const toolboxName = toolbox.name;
+  const next = listStepOf(request.options, { kind: 'toolbox', name: toolboxName });
   if ('hidden' in lookup) {
     const { source, reason, user } = lookup.hidden.visibility;
     const hidden = lookup.hidden;
@@ -247,9 +251,9 @@ function lookupRefusal(request: UseRequest, lookup: Exclude<ToolLookup, { found:
   if (parts?.toolbox === toolboxName && !knownServer) {
     const closest = 'notFound' in lookup && lookup.suggestions.length > 0 ? ` Closest names: ${lookup.suggestions.join(', ')}.` : '';
     return errorResult(
-      `Tool ${quoteClientText(toolName)} names server "${parts.server}", which toolbox "${toolboxName}" does not have. Its servers: ${toolbox.servers.map((s) => s.name).join(', ')}.${closest} Call open_toolbox {"toolbox_name":"${toolboxName}"} to list the valid names.`,
+      `Tool ${quoteClientText(toolName)} names server "${parts.server}", which toolbox "${toolboxName}" does not have. Its servers: ${toolbox.servers.map((s) => s.name).join(', ')}.${closest} ${next}`,
       'TOOL_NOT_FOUND',
-      { toolbox: toolboxName, hint: `Call open_toolbox {"toolbox_name":"${toolboxName}"} to list the valid names.` },
+      { toolbox: toolboxName, hint: next },
     );
   }
   // A tool its server listed but the workbench left out: say so and why, not "unknown".
@@ -260,10 +264,15 @@ function lookupRefusal(request: UseRequest, lookup: Exclude<ToolLookup, { found:
   const hint = lookup.suggestions.length > 0 ? ` Closest names: ${lookup.suggestions.join(', ')}.` : '';
   const down = failed.length > 0 ? ` Not connected (their tools are unavailable): ${failed.join(', ')}.` : '';
   return errorResult(
-    `Unknown tool ${quoteClientText(toolName)} in toolbox "${toolboxName}".${hint}${down} Call open_toolbox {"toolbox_name":"${toolboxName}"} to list the valid names.`,
+    `Unknown tool ${quoteClientText(toolName)} in toolbox "${toolboxName}".${hint}${down} ${next}`,
     'TOOL_NOT_FOUND',
-    { toolbox: toolboxName, hint: `Call open_toolbox {"toolbox_name":"${toolboxName}"} to list the valid names.` },
+    { toolbox: toolboxName, hint: next },
   );
+}
+
+/** How the caller sees a toolbox's or toolset's tool names (UseToolOptions.listStep): by default the model's way. */
+function listStepOf(options: UseToolOptions, where: { kind: 'toolbox' | 'toolset'; name: string }): string {
+  return options.listStep?.(where) ?? `Call open_toolbox {"toolbox_name":"${where.name}"} to list the valid names.`;
 }
 
 /** Validates the arguments, forwards the call, and checks what came back. */

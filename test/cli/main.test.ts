@@ -16,6 +16,19 @@ describe('command line', () => {
     assert.equal(stdout.trim(), version);
   });
 
+  it('each tools command\'s --help says what it does with a config it was not given (README "Command line")', () => {
+    // approve, diff and list start servers: only from a config named; enable/disable read one found on their own.
+    // commander wraps help at the terminal's width: compare with the lines joined.
+    const help = (command: string): string => run(['tools', command, '--help']).stdout.replace(/\s+/g, ' ');
+    for (const command of ['approve', 'diff', 'list']) {
+      const stdout = help(command);
+      assert.match(stdout, /required: servers start only from a config you name/, command);
+      assert.doesNotMatch(stdout, /workbench-config\.json|name check/, command);
+    }
+    for (const command of ['enable', 'disable']) assert.match(help(command), /else \.\/workbench-config\.json/, command);
+    assert.match(help('disable'), /without --force each name is checked against its servers' tools/);
+  });
+
   it('--help lists the commands', () => {
     const { code, stdout } = run(['--help']);
     assert.equal(code, 0);

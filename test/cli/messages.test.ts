@@ -13,6 +13,18 @@ const run = (args: string[], extra: Record<string, string> = {}) =>
   runCliAsync(args, { HOME: join(own.dir, 'home'), MCP_WORKBENCH_CACHE_DIR: join(own.dir, 'cache'), WORKBENCH_STATE_FILE: join(own.dir, 'state.json'), ...extra }, { cwd: own.dir });
 
 describe('messages', () => {
+  it('a config that is JSON but not an object says what the file must hold, in validate, doctor and serve alike', async () => {
+    for (const [file, text] of [['array.json', '[]'], ['string.json', '"x"']] as const) {
+      const config = join(own.dir, file);
+      await writeFile(config, text);
+      for (const command of [['validate'], ['doctor'], ['serve']]) {
+        const result = await run([...command, '--config', config]);
+        assert.equal(result.code, 1, `${command[0]} ${text}: ${result.stderr}`);
+        assert.match(result.stderr + result.stdout, /\(root\): must be a JSON object with "toolboxes".*README "Configuration"/, `${command[0]} ${text}`);
+      }
+    }
+  });
+
   it('a command made empty by ${VAR:-} says whether VAR is unset or set but empty, in one grammatical line', async () => {
     const config = join(own.dir, 'e.json');
     await writeFile(config, JSON.stringify({ toolboxes: { dev: { mcpServers: { s: { command: '${EMPTYCMD:-}' }, t: { command: 'node' } } } } }));

@@ -142,6 +142,40 @@ describe('migrate: a 0.9 dynamic config', () => {
   });
 });
 
+/** The text of MIGRATION.md's first fenced block of `lang` after the line `marker` (its examples, run as printed). */
+function migrationBlock(marker: string, lang: string): string {
+  const text = readFileSync(new URL('../../MIGRATION.md', import.meta.url), 'utf8');
+  const after = text.slice(text.indexOf(marker) + marker.length);
+  const block = new RegExp('```' + lang + '\\n([\\s\\S]*?)```').exec(after);
+  assert.ok(text.includes(marker) && block, `MIGRATION.md has no ${lang} block after ${marker}`);
+  return block[1]!;
+}
+
+describe('MIGRATION.md "From 0.9 dynamic mode to 0.10", followed as written', () => {
+  let dir: string;
+  let cleanup: (() => Promise<void>) | undefined;
+  before(async () => ({ dir, cleanup } = await tempDir('wb-migration-doc-')));
+  after(() => cleanup?.());
+
+  it('"Config: before and after": migrate --write turns Before into After, as shown', async () => {
+    const file = join(dir, 'workbench-config.json');
+    await writeFile(file, migrationBlock('Before (0.9):', 'json'));
+    const result = run(['migrate', '--config', file, '--write'], { env: { HOME: dir } });
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(await readFile(file, 'utf8'), migrationBlock('After (0.10), as `migrate --write` leaves it:', 'json'));
+  });
+
+  it('"The error a 0.9 dynamic config now gets" is what validate prints for the fixture', async () => {
+    const file = join(dir, 'fixture-config.json');
+    await copyFile(fixtureConfig('migrate-0.9-dynamic.json'), file);
+    const result = run(['validate', '--config', file], { env: { HOME: dir } });
+    assert.equal(result.code, 1, result.stderr);
+    const shown = migrationBlock('### The error a 0.9 dynamic config now gets', 'text').replaceAll('/path/workbench-config.json', file);
+    const words = (text: string): string => text.replace(/^\S+Z /, '').replace(/\s+/g, ' ').trim();
+    assert.equal(words(result.stderr), words(shown));
+  });
+});
+
 describe('migrate --from: importing other clients\' configs', () => {
   let dir: string;
   let cleanup: (() => Promise<void>) | undefined;

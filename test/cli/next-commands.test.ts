@@ -17,7 +17,8 @@ const run = (args: string[]) =>
 
 async function writeConfig(): Promise<string> {
   const config = join(own.dir, 'workbench-config.json');
-  await writeFile(config, JSON.stringify({ toolboxes: { fx: { mcpServers: { f: fixtureServer() } } } }));
+  const toolsets = { quick: { description: 'the echo tool', tools: ['fx__f__echo'] } };
+  await writeFile(config, JSON.stringify({ toolboxes: { fx: { mcpServers: { f: fixtureServer() } } }, toolsets }));
   return config;
 }
 
@@ -54,4 +55,34 @@ describe('commands an error says to run next', () => {
     const next = await runSuggestedList(result.stderr);
     assert.equal(next.code, 0, `${next.command}: ${next.stderr}`);
   });
+
+  // The same refusals through use_tool keep the model's advice (test/core/error-model.test.ts): "Call open_toolbox …".
+  it('tools list --toolset of a toolset the config lacks names a tools list that runs, not open_toolbox', async () => {
+    const config = await writeConfig();
+    const result = await run(['tools', 'list', '--toolset', 'nope', '--config', config]);
+    assert.equal(result.code, 2, result.stderr);
+    assert.doesNotMatch(result.stderr, /open_toolbox/);
+    const next = await runSuggestedList(result.stderr);
+    assert.equal(next.code, 0, `${next.command}: ${next.stderr}`);
+  });
+
+  it('tools search --toolbox of a toolbox the config lacks names a tools list that runs, not open_toolbox', async () => {
+    const config = await writeConfig();
+    const result = await run(['tools', 'search', 'echo', '--toolbox', 'nope', '--config', config]);
+    assert.equal(result.code, 2, result.stderr);
+    assert.doesNotMatch(result.stderr, /open_toolbox/);
+    const next = await runSuggestedList(result.stderr);
+    assert.equal(next.code, 0, `${next.command}: ${next.stderr}`);
+  });
+
+  for (const [where, tool] of [['fx', 'nosuch'], ['fx', 'fx__zz__echo'], ['quick', 'nosuch']] as const) {
+    it(`tools call ${where} ${tool} (a name it does not have) names a tools list that runs, not open_toolbox`, async () => {
+      const config = await writeConfig();
+      const result = await run(['tools', 'call', where, tool, '--config', config]);
+      assert.equal(result.code, 1, result.stderr);
+      assert.doesNotMatch(result.stdout, /open_toolbox/);
+      const next = await runSuggestedList(result.stdout);
+      assert.equal(next.code, 0, `${next.command}: ${next.stderr}`);
+    });
+  }
 });

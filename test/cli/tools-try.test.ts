@@ -120,12 +120,19 @@ describe('tools call', () => {
 
   it('refuses arguments that are not one JSON object, before starting anything', async () => {
     const { env, dir } = await setup();
-    for (const args of [['--args', '{a:1}'], ['--args', '[1]'], ['--args', '{}', '--args-file', join(dir, 'x.json')], ['--args-file', join(dir, 'missing.json')]]) {
+    await writeFile(join(dir, 'list.json'), '[1]');
+    for (const args of [['--args', '{a:1}'], ['--args', '[1]'], ['--args', '{}', '--args-file', join(dir, 'x.json')], ['--args-file', join(dir, 'list.json')]]) {
       const run = runCli(['tools', 'call', 'tb', 'echo', ...args], { env });
       assert.equal(run.code, 2, `${args.join(' ')}: ${run.stderr}`);
       assert.equal(run.stdout, '');
     }
-    // A missing file is said in words, with what to do instead (README "Command line": errors name what, where, next).
+    // A file that cannot be read is exit 1, as for --config and --state-file (README "Command line", exit codes); said
+    // in words, with what to do instead, and nothing started.
+    for (const file of [join(dir, 'missing.json'), dir]) {
+      const unreadable = runCli(['tools', 'call', 'tb', 'echo', '--args-file', file], { env });
+      assert.equal(unreadable.code, 1, `${file}: ${unreadable.stderr}`);
+      assert.equal(unreadable.stdout, '');
+    }
     const missing = runCli(['tools', 'call', 'tb', 'echo', '--args-file', join(dir, 'missing.json')], { env });
     assert.match(missing.stderr, /cannot read --args-file \S*missing\.json: there is no such file\. .*--args '\{/);
     assert.doesNotMatch(missing.stderr, /ENOENT/);

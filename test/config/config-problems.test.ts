@@ -205,7 +205,7 @@ describe('config problems', () => {
   });
 
   it('reports a document that is not an object, or has no toolboxes', () => {
-    assert.deepEqual(problems([]), ['(root): must be an object']);
+    assert.deepEqual(problems([]), ['(root): must be a JSON object with "toolboxes", e.g. {"toolboxes": {"dev": {"mcpServers": {"s": {"command": "…"}}}}} (README "Configuration")']);
     assert.deepEqual(problems({}), ['(root): missing required key "toolboxes"']);
     assert.deepEqual(problems({ toolboxes: { dev: {} } }), ['toolboxes.dev: missing required key "mcpServers"']);
   });
