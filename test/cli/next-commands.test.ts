@@ -32,48 +32,24 @@ async function runSuggestedList(stderr: string): Promise<{ command: string; code
 }
 
 describe('commands an error says to run next', () => {
-  it('tools disable of a name that matches nothing names a tools list that runs', async () => {
-    const config = await writeConfig();
-    const result = await run(['tools', 'disable', 'fx__f__ech', '--config', config]);
-    assert.equal(result.code, 2, result.stderr);
-    const next = await runSuggestedList(result.stderr);
-    assert.equal(next.code, 0, `${next.command}: ${next.stderr}`);
-  });
-
-  it('tools approve of a glob that matches nothing names a tools list that runs', async () => {
-    const config = await writeConfig();
-    const result = await run(['tools', 'approve', 'zz*', '--config', config]);
-    assert.equal(result.code, 2, result.stderr);
-    const next = await runSuggestedList(result.stderr);
-    assert.equal(next.code, 0, `${next.command}: ${next.stderr}`);
-  });
-
-  it('tools search with --disabled-tools that hides nothing names a tools list that runs', async () => {
-    const config = await writeConfig();
-    const result = await run(['tools', 'search', 'echo', '--disabled-tools', 'echo', '--config', config]);
-    assert.equal(result.code, 2, result.stderr);
-    const next = await runSuggestedList(result.stderr);
-    assert.equal(next.code, 0, `${next.command}: ${next.stderr}`);
-  });
-
   // The same refusals through use_tool keep the model's advice (test/core/error-model.test.ts): "Call open_toolbox …".
-  it('tools list --toolset of a toolset the config lacks names a tools list that runs, not open_toolbox', async () => {
-    const config = await writeConfig();
-    const result = await run(['tools', 'list', '--toolset', 'nope', '--config', config]);
-    assert.equal(result.code, 2, result.stderr);
-    assert.doesNotMatch(result.stderr, /open_toolbox/);
-    const next = await runSuggestedList(result.stderr);
-    assert.equal(next.code, 0, `${next.command}: ${next.stderr}`);
-  });
-
-  it('tools search --toolbox of a toolbox the config lacks names a tools list that runs, not open_toolbox', async () => {
-    const config = await writeConfig();
-    const result = await run(['tools', 'search', 'echo', '--toolbox', 'nope', '--config', config]);
-    assert.equal(result.code, 2, result.stderr);
-    assert.doesNotMatch(result.stderr, /open_toolbox/);
-    const next = await runSuggestedList(result.stderr);
-    assert.equal(next.code, 0, `${next.command}: ${next.stderr}`);
-  });
+  const refusals: [string, string[]][] = [
+    ['tools disable of a name that matches nothing', ['tools', 'disable', 'fx__f__ech']],
+    ['tools approve of a glob that matches nothing', ['tools', 'approve', 'zz*']],
+    ['tools search with --disabled-tools that hides nothing', ['tools', 'search', 'echo', '--disabled-tools', 'echo']],
+    ['tools list --toolset of a toolset the config lacks', ['tools', 'list', '--toolset', 'nope']],
+    ['tools search --toolbox of a toolbox the config lacks', ['tools', 'search', 'echo', '--toolbox', 'nope']],
+  ];
+  for (const [what, args] of refusals) {
+    it(`${what} names a tools list that runs, not open_toolbox`, async () => {
+      const config = await writeConfig();
+      const result = await run([...args, '--config', config]);
+      assert.equal(result.code, 2, result.stderr);
+      assert.doesNotMatch(result.stderr, /open_toolbox/);
+      const next = await runSuggestedList(result.stderr);
+      assert.equal(next.code, 0, `${next.command}: ${next.stderr}`);
+    });
+  }
 
   for (const [where, tool] of [['fx', 'nosuch'], ['fx', 'fx__zz__echo'], ['quick', 'nosuch']] as const) {
     it(`tools call ${where} ${tool} (a name it does not have) names a tools list that runs, not open_toolbox`, async () => {
