@@ -71,6 +71,7 @@ export interface ServerFailure {
   kind:
     | 'command-not-found'
     | 'command-not-executable'
+    | 'cwd-not-found'
     | 'exited'
     | 'killed'
     | 'closed'
@@ -147,7 +148,7 @@ export function isRetryable(code: WorkbenchErrorCode, failure?: ServerFailure): 
       // A crash or an unreachable host may pass; a missing command, a misconfigured entry or a credential the server
       // refused (401, 403: as on a call) will not.
       if (failure?.kind === 'http-status' && (failure.httpStatus === 401 || failure.httpStatus === 403)) return false;
-      return failure === undefined || !['command-not-found', 'command-not-executable', 'misconfigured'].includes(failure.kind);
+      return failure === undefined || !['command-not-found', 'command-not-executable', 'cwd-not-found', 'misconfigured'].includes(failure.kind);
     case 'CALL_FAILED':
       // A remote server's 5xx or 429 (overloaded, restarting, a gateway's hiccup) may pass; a 401, 403 or 404 will not.
       if (failure?.kind === 'http-status') return failure.httpStatus !== undefined && (failure.httpStatus >= 500 || failure.httpStatus === 429);

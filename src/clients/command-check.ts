@@ -1,5 +1,5 @@
-import { existsSync } from 'node:fs';
-import { isAbsolute, resolve } from 'node:path';
+import { accessSync, constants, existsSync, statSync } from 'node:fs';
+import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import which from 'which';
 import type { ServerProblem } from '../errors.js';
 import { formatJsonPath } from '../config/expand-env.js';
@@ -43,6 +43,37 @@ export function missingCommandProblems(config: Pick<WorkbenchConfig, 'source' | 
           ? 'install it there, or fix "command" (an absolute path always works)'
           : `install it, or give "command" as an absolute path (\`command -v ${server.command}\` prints it where it is installed); a client that starts the workbench may give it a shorter PATH than your shell`,
       });
+    }
+  }
+  return found;
+}
+
+/** What a command name is on a PATH: whether some directory has it runnable, the first file of that name that is not, and the directories that could not be searched. */
+export interface PathLookup {
+  runnable: boolean;
+  unrunnable?: string;
+  unsearchable: string[];
+}
+
+/**
+ * Looks for `command` in each directory of `path` as the system's lookup does, telling apart what its EACCES may mean:
+ * a file of that name that is not executable, or directories that could not be searched (the command may be nowhere).
+ */
+export function lookOnPath(command: string, path: string): PathLookup {
+  const found: PathLookup = { runnable: false, unsearchable: [] };
+  for (const dir of path.split(delimiter)) {
+    const file = join(dir === '' ? '.' : dir, command);
+    try {
+      if (!statSync(file).isFile()) continue;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EACCES') found.unsearchable.push(dir);
+      continue;
+    }
+    try {
+      accessSync(file, constants.X_OK);
+      found.runnable = true;
+    } catch {
+      found.unrunnable ??= file;
     }
   }
   return found;

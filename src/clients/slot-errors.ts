@@ -6,6 +6,7 @@ import type { Cancellation } from '../shared/cancellation.js';
 import { CONNECTION_LOST_CODES, networkCode, networkReason } from '../shared/errno.js';
 import { asSentence } from '../shared/sentence.js';
 import { MalformedResultError, ResponseStreamLostError } from './call-channel.js';
+import { lookOnPath } from './command-check.js';
 import { httpStatusOf, stderrOf, summary } from './server-failure.js';
 import { droppedMessageOf } from './dropped-message.js';
 import { ChildProcessTransport } from './stdio-transport.js';
@@ -41,7 +42,10 @@ export function describeConnectError(
 ): WorkbenchError {
   if (error instanceof WorkbenchError) return error;
   const code = (error as NodeJS.ErrnoException | undefined)?.code ?? (transport instanceof ChildProcessTransport ? transport.startError?.code : undefined);
-  if (slot.config.type === 'stdio' && (code === 'ENOENT' || code === 'EACCES')) return commandError(slot.label, slot.config, code, error);
+  if (slot.config.type === 'stdio' && (code === 'ENOENT' || code === 'EACCES')) {
+    const path = transport instanceof ChildProcessTransport ? transport.searchPath : (process.env.PATH ?? '');
+    return commandError(slot.label, slot.config, code, error, path);
+  }
   if (timedOut) {
     return new WorkbenchError(
       'CONNECT_TIMEOUT',
@@ -120,29 +124,38 @@ function remoteHint(status: number | undefined): string {
 
 /**
  * A stdio server whose process could not be started: the command (as expanded; the slot redacts secrets by meaning)
- * was not found or is not executable, or its `cwd` does not exist (spawn reports that as ENOENT too).
+ * was not found or is not executable, or its `cwd` does not exist (spawn reports that as ENOENT too). A command looked
+ * up on `path` that fails with EACCES may not exist at all: the lookup says EACCES when any directory on the PATH could
+ * not be searched, so the PATH is looked at again to tell a file that is not executable from one that is nowhere.
  */
-function commandError(label: string, config: StdioServerConfig, code: 'ENOENT' | 'EACCES', cause: unknown): WorkbenchError {
+function commandError(label: string, config: StdioServerConfig, code: 'ENOENT' | 'EACCES', cause: unknown, path: string): WorkbenchError {
   // What was wrong goes in the message, what a person can do about it in the hint: each said once (README "Errors").
   if (config.cwd !== undefined && !existsSync(config.cwd)) {
     return new WorkbenchError('CONNECT_FAILED', `${label} could not start: its working directory "${config.cwd}" does not exist.`, {
       cause,
-      failure: { kind: 'command-not-found' },
+      failure: { kind: 'cwd-not-found' },
       hint: needsAPerson('create it, or fix "cwd" of this server in the config'),
     });
   }
   const onPath = !config.command.includes('/') && !config.command.includes('\\');
-  const [what, todo] =
-    code === 'EACCES'
-      ? [`command "${config.command}" is not executable.`, 'make it executable (chmod +x), or fix "command" of this server in the config']
-      : onPath
-        ? [`command "${config.command}" was not found on the PATH the server starts with.`, 'install it, or fix "command" of this server in the config (an absolute path always works)']
-        : [`command "${config.command}" does not exist.`, 'install it there, or fix "command" of this server in the config'];
+  const found = code === 'EACCES' && onPath ? lookOnPath(config.command, path) : undefined;
+  const missing = code === 'ENOENT' || (found !== undefined && found.unrunnable === undefined && !found.runnable);
+  const [what, todo] = !missing
+    ? [`command "${found?.unrunnable ?? config.command}" is not executable.`, 'make it executable (chmod +x), or fix "command" of this server in the config']
+    : onPath
+      ? [`command "${config.command}" was not found on the PATH the server starts with${unsearchedNote(found?.unsearchable ?? [])}.`, 'install it, or fix "command" of this server in the config (an absolute path always works)']
+      : [`command "${config.command}" does not exist.`, 'install it there, or fix "command" of this server in the config'];
   return new WorkbenchError('CONNECT_FAILED', `${label} could not start: ${what}`, {
     cause,
-    failure: { kind: code === 'ENOENT' ? 'command-not-found' : 'command-not-executable' },
+    failure: { kind: missing ? 'command-not-found' : 'command-not-executable' },
     hint: needsAPerson(todo),
   });
+}
+
+function unsearchedNote(dirs: readonly string[]): string {
+  if (dirs.length === 0) return '';
+  const shown = dirs.slice(0, 3).map((dir) => `"${dir}"`).join(', ');
+  return ` (the workbench may not search ${shown}${dirs.length > 3 ? ` and ${dirs.length - 3} more` : ''} on it: permission denied)`;
 }
 
 /** What a model can do about a server that cannot start: nothing itself; a person must do `todo` first. */

@@ -70,6 +70,11 @@ export class ChildProcessTransport implements Transport {
     return this.spawnError;
   }
 
+  /** The PATH the command was looked up on (the child's environment's). */
+  get searchPath(): string {
+    return this.options.env.PATH ?? this.options.env.Path ?? '';
+  }
+
   /** How the child ended, once it has. */
   get exitInfo(): ExitInfo | undefined {
     return this.exit;

@@ -171,6 +171,8 @@ export function classifyFailure(failed: FailedServer): DoctorFailure {
       return { kind: 'command-not-found', summary: 'command not found', message };
     case 'command-not-executable':
       return { kind: 'command-not-found', summary: 'command is not executable', message };
+    case 'cwd-not-found':
+      return { kind: 'command-not-found', summary: 'working directory not found', message };
     case 'misconfigured':
       return { kind: 'misconfigured', summary: misconfiguredSummary(f.problems ?? []), message, ...(f.problems && { problems: f.problems }) };
     case 'handshake-timeout':

@@ -72,6 +72,7 @@ function assertNamesEachFix(result: OpenToolboxResult): void {
   // spawn reports a missing working directory as ENOENT too; it is named for what it is.
   const nocwd = failedServer(result, 'nocwd');
   assert.match(nocwd.error, new RegExp(`its working directory "${MISSING_DIR}" does not exist`));
+  assert.equal(nocwd.failure?.kind, 'cwd-not-found');
 
   const badurl = failedServer(result, 'badurl');
   assert.equal(badurl.code, 'CONFIG_INVALID');
@@ -312,6 +313,8 @@ describe('commands on a config with broken servers', () => {
     assert.deepEqual(server('needsvar').failure?.problems?.[0]?.variables, [UNSET]);
     assert.equal(server('badurl').failure?.kind, 'misconfigured');
     assert.equal(server('nocmd').failure?.kind, 'command-not-found');
+    // A missing working directory is said as such, not as a missing command.
+    assert.equal(server('nocwd').failure?.summary, 'working directory not found');
     const text = await run(['doctor', '--config', mixed], env());
     assert.match(text.stdout, new RegExp(`\\[FAIL\\] mix/needsvar: not connected — config problem: unset variable ${UNSET}`));
     assert.match(text.stdout, new RegExp(`To fix: set ${UNSET} in the environment the workbench starts with`));
