@@ -46,6 +46,8 @@ export interface HttpServerOptions {
   serverOptions?: CreateServerOptions;
   /** `--metrics`: Prometheus metrics at `/metrics`, behind the same token as `/mcp`. */
   metrics?: HttpMetrics;
+  /** How often at most the activity summary is logged (default ACTIVITY_INTERVAL_MS, 10 minutes). */
+  activityIntervalMs?: number;
   log: Logger;
 }
 
@@ -86,7 +88,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Workb
   http.on('error', (error) => front.log.error(`HTTP server: ${errorMessage(error)}`));
   const address = http.address() as AddressInfo;
   const sweeper = startSweeper(front);
-  const summary = setInterval(() => front.activity.flush(clientCount()), ACTIVITY_INTERVAL_MS);
+  const summary = setInterval(() => front.activity.flush(clientCount()), options.activityIntervalMs ?? ACTIVITY_INTERVAL_MS);
   summary.unref();
   const clientCount = (): number => front.sessions.open + front.modern.principalCount();
   const hostForUrl = address.family === 'IPv6' || address.address.includes(':') ? `[${address.address}]` : address.address;

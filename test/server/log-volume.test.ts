@@ -103,6 +103,26 @@ describe('the log of a long-running --http workbench at the default level', () =
     assert.match(said, new RegExp(`${SESSIONS} opened`), said);
   });
 
+  it('sums up at most every WORKBENCH_LOG_SUMMARY_SECONDS while it runs, each line counting what happened since the last', async () => {
+    const wb = await startHttpWorkbench(CONFIG, ['--http', '0'], { WORKBENCH_LOG_SUMMARY_SECONDS: '1', WORKBENCH_LOG_FORMAT: 'json' });
+    const summaries = (): LogLine[] => logLines(wb.stderr()).filter((l) => l.fields.event === 'activity');
+    const sum = (key: string): number => summaries().reduce((n, l) => n + Number(l.fields[key]), 0);
+    try {
+      const session = await wb.connect();
+      await session.client.callTool({ name: 'use_tool', arguments: { toolbox_name: 'dev', tool_name: 'dev__fx__echo', arguments: { text: 'hi' } } });
+      await session.close();
+      await waitFor(() => sum('closed') === 1, { timeoutMs: 30_000, what: `a summary counting the closed session:\n${wb.stderr()}` });
+      assert.equal(sum('opened'), 1, wb.stderr());
+      assert.equal(sum('server_starts'), 1, wb.stderr());
+      for (const line of summaries()) {
+        assert.equal(line.level, 'info');
+        assert.ok(Number(line.fields.opened) + Number(line.fields.closed) + Number(line.fields.server_starts) > 0, `only when something happened: ${line.message}`);
+      }
+    } finally {
+      await wb.stop();
+    }
+  });
+
   it('over stdio (one client) still tells each start of its servers at info', async () => {
     const wb = await startEra('stdio', 'legacy', CONFIG);
     try {
