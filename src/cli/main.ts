@@ -25,7 +25,7 @@ const program = new Command()
   .version(VERSION, '-V, --version')
   // `-v` printed the version before 0.11; it still does (not shown in --help).
   .addOption(new Option('-v').hideHelp())
-  .addOption(new Option('--log-level <level>', 'stderr log level (default: $WORKBENCH_LOG_LEVEL, else info); debug also logs each call').choices(LOG_LEVELS))
+  .addOption(new Option('--log-level <level>', 'stderr log level (default: $WORKBENCH_LOG_LEVEL, else info); debug also logs each call and each --http session').choices(LOG_LEVELS))
   .addOption(new Option('--log-format <format>', 'stderr log lines as text or JSON (default: $WORKBENCH_LOG_FORMAT, else text)').choices(LOG_FORMATS))
   .exitOverride()
   .configureOutput({ writeErr: (s) => process.stderr.write(s) });

@@ -117,8 +117,25 @@ function httpServerOptions(
     maxBodyBytes: maxMessageBytes,
     serverOptions: { management: session.managementTools ? { statePath: runtime.statePath, update: runtime.updateState } : undefined },
     ...(metrics ? { metrics } : {}),
+    activityIntervalMs: activityIntervalMs(host),
     log: host.log,
   };
+}
+
+/** The longest summary interval: a day (a timer cannot wait much longer than 24 days). */
+const MAX_SUMMARY_SECONDS = 86_400;
+
+/**
+ * WORKBENCH_LOG_SUMMARY_SECONDS: a whole number of seconds from 1 to a day, else the built-in 10 minutes (with a
+ * warning if it was set).
+ */
+function activityIntervalMs({ env, log }: Pick<RuntimeSettings['host'], 'env' | 'log'>): number | undefined {
+  const raw = env.WORKBENCH_LOG_SUMMARY_SECONDS;
+  if (raw === undefined || raw.trim() === '') return undefined;
+  const value = Number(raw);
+  if (Number.isInteger(value) && value > 0 && value <= MAX_SUMMARY_SECONDS) return value * 1000;
+  log.warn(`ignoring WORKBENCH_LOG_SUMMARY_SECONDS="${raw}": expected a whole number of seconds from 1 to ${MAX_SUMMARY_SECONDS}; the summary is logged every 10 minutes at most`);
+  return undefined;
 }
 
 /** Checks the address, token and origins; WorkbenchError USAGE for anything that must not start. */

@@ -294,10 +294,18 @@ export class ServerSlot {
 
   private connect(): Promise<Live> {
     return this.connector.connect((dialed) => {
+      const restart = this.everConnected;
       const live = this.goLive(dialed);
       const ms = Date.now() - dialed.startedAt;
       const tools = dialed.list.tools.length;
-      this.log.info(`connected in ${ms} ms, ${tools} tools (${live.era} protocol${live.protocolVersion ? ` ${live.protocolVersion}` : ''})`, { duration_ms: ms, tools, era: live.era });
+      const line = `connected in ${ms} ms, ${tools} tools (${live.era} protocol${live.protocolVersion ? ` ${live.protocolVersion}` : ''})`;
+      // Over --http every session starts its own connections: one more start of a server that starts fine is debug.
+      // Its first start, one after a failure, a restart after a loss and one that took over half its limit are not.
+      const slow = ms >= (this.config.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS) / 2;
+      const told = !this.options.quietStarts || dialed.news || restart || slow;
+      const fields = { duration_ms: ms, tools, era: live.era };
+      if (told) this.log.info(line, fields);
+      else this.log.debug(line, fields);
       this.toolsChanged('connected');
       return live;
     });

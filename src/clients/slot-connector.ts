@@ -4,7 +4,7 @@ import type { ServerConfig } from '../config/types.js';
 import { WorkbenchError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import { ConnectWarnings } from './connect-warnings.js';
-import type { EraMemory, EraVerdict } from './era-memory.js';
+import { serverCacheKey, type EraMemory, type EraVerdict } from './era-memory.js';
 import { DEFAULT_CONNECT_TIMEOUT_MS } from './limits.js';
 import type { ToolList } from './list-tools.js';
 import type { FeatureList } from './server-features.js';
@@ -45,6 +45,8 @@ export interface Dialed {
   capabilities: string;
   /** When the connect began (`Date.now()`). */
   startedAt: number;
+  /** Whether this start is news for the log (see ConnectWarnings.started): else the server has started fine before. */
+  news: boolean;
 }
 
 /**
@@ -110,8 +112,8 @@ export class SlotConnector {
       const { client, list, prompts } = await Promise.race([this.dialer.handshake(attempt, prior, timeoutMs), expired]);
       if (attempt.timedOut) throw new Error('timed out');
       if (this.isClosed()) throw shuttingDown(this.slot.label);
-      this.succeeded(client);
-      return adopt({ client, transport: attempt.transport, list, prompts, capabilities, startedAt });
+      const news = this.succeeded(client);
+      return adopt({ client, transport: attempt.transport, list, prompts, capabilities, startedAt, news });
     } catch (error) {
       clearTimeout(timer);
       throw await this.connectFailed(error, attempt, timeoutMs);
@@ -156,13 +158,21 @@ export class SlotConnector {
     }
   }
 
-  /** The era the server turned out to speak is remembered for the next connect, and the last failure forgotten. */
-  private succeeded(client: Client): void {
+  /**
+   * The era the server turned out to speak is remembered for the next connect, and the last failure forgotten. Returns
+   * whether the start is news (see ConnectWarnings.started).
+   */
+  private succeeded(client: Client): boolean {
     const discover = client.getDiscoverResult();
     const modern = client.getProtocolEra() === 'modern';
     if (!this.dialer.legacySse) this.slot.eras.set(this.slot.toolbox, this.slot.config, modern && discover ? { kind: 'modern', discover } : { kind: 'legacy' });
     this.lastConnectError = undefined;
-    this.warnings.started(this.slot.label);
+    return this.warnings.started(this.server, serverCacheKey(this.slot.toolbox, this.slot.config));
+  }
+
+  /** The server as the shared record and the log's scope name it: `toolbox/server`. */
+  private get server(): string {
+    return `${this.slot.toolbox}/${this.slot.config.name}`;
   }
 
   /** What a failed connect throws, after ending its transport; logged and counted towards the backoff unless closing. */
@@ -185,7 +195,7 @@ export class SlotConnector {
     // Every open and call tries a server that cannot start again: warn once per cause (a missing command fails the
     // same way each time), again when the cause changes or after the server has started in between — once per
     // process, however many sessions have connections of their own to it.
-    if (this.warnings.news(this.slot.label, causeOf(described))) log.warn(described.toDisplayString());
+    if (this.warnings.news(this.server, causeOf(described))) log.warn(described.toDisplayString());
     else log.debug(`failed again, as warned: ${described.toDisplayString()}`);
     return described;
   }

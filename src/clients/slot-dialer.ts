@@ -1,6 +1,6 @@
 import type { Client, Transport } from '@modelcontextprotocol/client';
 import type { ServerConfig } from '../config/types.js';
-import type { Logger } from '../log.js';
+import type { LogFields, Logger } from '../log.js';
 import { nextAttempt, type ConnectState } from './connect-plan.js';
 import { createDownstreamClient } from './downstream-client.js';
 import type { EraVerdict } from './era-memory.js';
@@ -97,10 +97,21 @@ export class SlotDialer {
         prior = next.prior;
         if (next.sse !== undefined) this.legacySse = true;
         const sse = next.sse !== undefined ? { transport: 'sse', http_status: next.sse } : undefined;
-        this.slot.log.info(remote && sse ? `${describeUrl(remote.url)} ${next.note}` : next.note, sse);
+        this.note(remote && sse ? `${describeUrl(remote.url)} ${next.note}` : next.note, sse);
         await this.replaceTransport(attempt);
       }
     }
+  }
+
+  /**
+   * Tells a fallback the connect took. One of many sessions' connections (see SlotOptions.quietStarts) tells it at info
+   * once per process — a server that fails to start takes it on every session's attempt — and at debug after that.
+   */
+  private note(text: string, fields: LogFields | undefined): void {
+    const { options, toolbox, config, log } = this.slot;
+    const news = !options.quietStarts || (options.connectWarnings?.noted(`${toolbox}/${config.name}`, text) ?? true);
+    if (news) log.info(text, fields);
+    else log.debug(text, fields);
   }
 
   /** Ends the attempt's transport and puts a fresh one in its place. */

@@ -47,6 +47,12 @@ export interface SlotOptions {
   eras?: EraMemory;
   /** Which failed connects were warned about, shared by all sessions' connections; without it, per slot. */
   connectWarnings?: ConnectWarnings;
+  /**
+   * One of many sessions' connections (`serve --http`): a start that is no news — the server has started fine in this
+   * process before, this connection never lost it, and it took under half its connect limit — is logged at debug.
+   * Without it (stdio, the CLI) every start is logged at info.
+   */
+  quietStarts?: boolean;
   /** OAuth sign-ins of remote servers (token store, browser); without it no server is signed in to. */
   oauth?: OAuthContext;
   /** Whose connections these are, for `${user:id}` / `${user:dir}` in entries (see user-places): `local` for one user. */

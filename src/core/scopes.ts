@@ -1,6 +1,6 @@
 import { ClientManager, type ClientManagerOptions } from '../clients/client-manager.js';
 import { EraMemory } from '../clients/era-memory.js';
-import { ConnectWarnings } from '../clients/connect-warnings.js';
+import { ConnectWarnings, type ConnectTally } from '../clients/connect-warnings.js';
 import { OrphanReaper } from '../clients/orphan-reaper.js';
 import { SharedServers } from '../clients/shared-servers.js';
 import type { ToolsChange } from '../clients/types.js';
@@ -146,6 +146,11 @@ export class Scopes {
     return outcome;
   }
 
+  /** The downstream connects of every session since start: how many succeeded, and which servers failed how often. */
+  connectTally(): ConnectTally {
+    return this.connectWarnings.tally();
+  }
+
   /** How many times a downstream server was connected again after it had been connected (a crash, a lost link). */
   restartCount(): number {
     return this.restarts;
@@ -185,6 +190,8 @@ export class Scopes {
     const books: Omit<Scope, 'manager' | 'close'> = { catalogs: new Map(), activity: new Map(), upstream, shown: new ShownLists(), features: new FeatureBooks(), search: new SearchMemory() };
     const manager: ClientManager = new ClientManager({
       ...this.connectionOptions(),
+      // One of many sessions (HTTP): starts of a server that started fine before are told at debug.
+      quietStarts: upstream !== undefined,
       onRestarted: () => void this.restarts++,
       onToolsChanged: (toolbox, server, why) => this.options.onToolsChanged(scope, toolbox, server, scope === this.root || why === 'connected'),
       onServerNotice: (toolbox, server, notice) => noticeTo(books, toolbox, server, notice),
@@ -240,6 +247,7 @@ export class Scopes {
       // One process for every user: its `${user:…}` are those of user `shared`.
       user: userPlace('shared', this.options.usersDir),
       groups: reaper,
+      quietStarts: true,
       onRestarted: () => void this.restarts++,
       routing: (set) => ({
         onLogMessage: sharedLogRouter(activity, this.options.log, set),

@@ -6,6 +6,7 @@ import { ToolboxCatalog } from '../catalog/toolbox-catalog.js';
 import { resolveToolsets, type ResolvedToolset } from '../catalog/toolsets.js';
 import type { ToolState } from '../catalog/visibility.js';
 import type { ClientManager } from '../clients/client-manager.js';
+import type { ConnectTally } from '../clients/connect-warnings.js';
 import type { ToolboxConfig, WorkbenchConfig } from '../config/types.js';
 import { WorkbenchError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -252,6 +253,11 @@ export class Workbench {
   /** How many times a downstream server was connected again after it had been connected (a crash, a lost link). */
   restartCount(): number {
     return this.scopes.restartCount();
+  }
+
+  /** The downstream connects of every session since start: how many succeeded, and which servers failed how often. */
+  connectTally(): ConnectTally {
+    return this.scopes.connectTally();
   }
 
   /** Downstream connections open now across every session; a `shared: true` server's one connection counts once. */

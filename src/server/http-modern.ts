@@ -5,7 +5,7 @@ import { toWebRequest } from '@modelcontextprotocol/node';
 import type { Workbench } from '../core/workbench.js';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { CloseReason } from './http-sessions.js';
+import type { ActivityLog, CloseReason } from './http-activity.js';
 import { createSurface, type CreateServerOptions, type UpstreamSurface } from './create-server.js';
 import type { HttpMetrics } from './http-metrics.js';
 import { offerable, offerToPipeline, type ModernPath } from './http-modern-pipeline.js';
@@ -64,8 +64,9 @@ interface Principal {
   admitted: boolean;
 }
 
-export function createModernHttp(workbench: Workbench, version: string, options: CreateServerOptions, log: Logger, metrics?: HttpMetrics): ModernHttp {
-  return new ModernPrincipals(workbench, version, options, log, metrics);
+/** Each client's opening and end is a debug line, and counted in `activity` (one info line now and then). */
+export function createModernHttp(workbench: Workbench, version: string, options: CreateServerOptions, log: Logger, activity: ActivityLog, metrics?: HttpMetrics): ModernHttp {
+  return new ModernPrincipals(workbench, version, options, log, activity, metrics);
 }
 
 /** {@link ModernHttp} over one {@link Principal} per principal and capability set, opened on first use. */
@@ -78,6 +79,7 @@ class ModernPrincipals implements ModernHttp {
     private readonly version: string,
     private readonly options: CreateServerOptions,
     private readonly log: Logger,
+    private readonly activity: ActivityLog,
     private readonly metrics: HttpMetrics | undefined,
   ) {}
 
@@ -181,7 +183,8 @@ class ModernPrincipals implements ModernHttp {
       (ctx) => {
         if (!entry.admitted) {
           entry.admitted = true;
-          this.log.info(`modern client ${principalLabel(owner)} (MCP 2026-07-28) has its own downstream servers (${this.principals.size} principal(s) × capability sets)`);
+          this.activity.opened();
+          this.log.debug(`modern client ${principalLabel(owner)} (MCP 2026-07-28) has its own downstream servers (${this.principals.size} principal(s) × capability sets)`);
         }
         return surface.instance('modern', ctx.authInfo?.extra?.[HANDED_OVER] as Promise<ModernAnswer> | undefined);
       },
@@ -205,7 +208,8 @@ class ModernPrincipals implements ModernHttp {
     if (!entry) return;
     this.principals.delete(key);
     entry.stopFollowing();
-    this.log.info(`modern client ${key.slice(0, 8)} ${why} (${this.principals.size} principal(s))`, { event: 'client_closed', client: key.slice(0, 8), reason });
+    if (entry.admitted) this.activity.closed(reason);
+    this.log.debug(`modern client ${key.slice(0, 8)} ${why} (${this.principals.size} principal(s))`, { event: 'client_closed', client: key.slice(0, 8), reason });
     await Promise.allSettled([entry.handler.close(), entry.surface.close().catch((error: unknown) => this.log.debug(`closing a principal: ${errorMessage(error)}`))]);
   }
 }

@@ -7,6 +7,7 @@ import { WorkbenchError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import { findMessageId } from '../shared/message-id.js';
 import type { CreateServerOptions } from './create-server.js';
+import { ACTIVITY_INTERVAL_MS, createActivityLog, type ActivityLog } from './http-activity.js';
 import { createModernHttp, type ModernHttp } from './http-modern.js';
 import { discardRest, pathOf, readBody, sendJson, sendJsonRpcError } from './http-body.js';
 import { createHttpGate, isLoopbackHost, type HttpGate } from './http-security.js';
@@ -45,6 +46,8 @@ export interface HttpServerOptions {
   serverOptions?: CreateServerOptions;
   /** `--metrics`: Prometheus metrics at `/metrics`, behind the same token as `/mcp`. */
   metrics?: HttpMetrics;
+  /** How often at most the activity summary is logged (default ACTIVITY_INTERVAL_MS, 10 minutes). */
+  activityIntervalMs?: number;
   log: Logger;
 }
 
@@ -85,18 +88,24 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Workb
   http.on('error', (error) => front.log.error(`HTTP server: ${errorMessage(error)}`));
   const address = http.address() as AddressInfo;
   const sweeper = startSweeper(front);
+  const summary = setInterval(() => front.activity.flush(clientCount()), options.activityIntervalMs ?? ACTIVITY_INTERVAL_MS);
+  summary.unref();
+  const clientCount = (): number => front.sessions.open + front.modern.principalCount();
   const hostForUrl = address.family === 'IPv6' || address.address.includes(':') ? `[${address.address}]` : address.address;
   return {
     url: `http://${hostForUrl}:${address.port}${MCP_PATH}`,
     host: address.address,
     port: address.port,
     sessionCount: () => front.sessions.open,
-    clientCount: () => front.sessions.open + front.modern.principalCount(),
+    clientCount,
     close: async () => {
       front.closing = true;
       clearInterval(sweeper);
+      clearInterval(summary);
       const stopped = new Promise<void>((resolve) => http.close(() => resolve()));
       await Promise.allSettled([front.sessions.closeAll('closed (shutting down)'), front.modern.close()]);
+      // What happened since the last summary, the sessions just closed included.
+      front.activity.flush(clientCount());
       // Event streams of clients that did not go away by themselves, and idle keep-alive sockets.
       http.closeAllConnections();
       await stopped;
@@ -117,11 +126,12 @@ function createFront(options: HttpServerOptions): Front {
     idleMs: options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS,
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
   };
-  const sessions = createLegacySessions(workbench, version, options.serverOptions, log);
+  const activity = createActivityLog(log, () => workbench.connectTally());
+  const sessions = createLegacySessions(workbench, version, options.serverOptions, log, activity);
   // Replicas given the same tokens sign input rounds alike, so a modern server's pass-through round continues anywhere.
   const stateKey = token === undefined ? undefined : createHash('sha256').update(`mcp-workbench requestState\0${token}`).digest();
-  const modern = createModernHttp(workbench, version, { ...options.serverOptions, ...(stateKey ? { stateKey } : {}) }, log, options.metrics);
-  return { gate, sessions, modern, limits, version, log, closing: false, ...(options.metrics ? { metrics: options.metrics } : {}) };
+  const modern = createModernHttp(workbench, version, { ...options.serverOptions, ...(stateKey ? { stateKey } : {}) }, log, activity, options.metrics);
+  return { gate, sessions, modern, activity, limits, version, log, closing: false, ...(options.metrics ? { metrics: options.metrics } : {}) };
 }
 
 /** Resolves once `http` listens on `host:port`; rejects with the listen error (EADDRINUSE, …). */
@@ -154,6 +164,8 @@ interface Front {
   gate: HttpGate;
   sessions: LegacySessions;
   modern: ModernHttp;
+  /** What the sessions did, summed up in the log now and then (instead of a line per session). */
+  activity: ActivityLog;
   limits: { maxSessions: number; idleMs: number; maxBodyBytes: number };
   version: string;
   log: Logger;

@@ -5,6 +5,7 @@ import type { Workbench } from '../core/workbench.js';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import { createServer, type CreateServerOptions } from './create-server.js';
+import type { ActivityLog, CloseReason } from './http-activity.js';
 import { principalLabel } from './http-security.js';
 
 /**
@@ -43,12 +44,12 @@ export interface LegacySessions {
   closeAll(why: string): Promise<void>;
 }
 
-/** Why an HTTP client's session (or a modern client's surface) was closed, as its log line's `reason` says. */
-export type CloseReason = 'client' | 'idle' | 'shutdown' | 'uninitialized';
-
-/** The sessions of handshake-era clients of one HTTP server: each opened with createServer over `workbench`. */
-export function createLegacySessions(workbench: Workbench, version: string, serverOptions: CreateServerOptions | undefined, log: Logger): LegacySessions {
-  return new SessionTable(workbench, version, serverOptions, log);
+/**
+ * The sessions of handshake-era clients of one HTTP server: each opened with createServer over `workbench`. Each
+ * session's opening and end is a debug line, and counted in `activity` (one info line now and then).
+ */
+export function createLegacySessions(workbench: Workbench, version: string, serverOptions: CreateServerOptions | undefined, log: Logger, activity: ActivityLog): LegacySessions {
+  return new SessionTable(workbench, version, serverOptions, log, activity);
 }
 
 class SessionTable implements LegacySessions {
@@ -62,6 +63,7 @@ class SessionTable implements LegacySessions {
     private readonly version: string,
     private readonly serverOptions: CreateServerOptions | undefined,
     private readonly log: Logger,
+    private readonly activity: ActivityLog,
   ) {}
 
   get(id: string): LegacySession | undefined {
@@ -90,7 +92,8 @@ class SessionTable implements LegacySessions {
       onsessioninitialized: (id) => {
         session.id = id;
         this.byId.set(id, session);
-        this.log.info(`session ${shortId(id)} opened (${this.byId.size} open)`);
+        this.activity.opened();
+        this.log.debug(`session ${shortId(id)} opened (${this.byId.size} open)`);
       },
     });
     const session: LegacySession = { id: undefined, principal, transport, close, active: 0, lastSeen: Date.now(), closed: false };
@@ -121,7 +124,8 @@ class SessionTable implements LegacySessions {
     this.sessions.delete(session);
     if (session.id !== undefined) this.byId.delete(session.id);
     if (session.id !== undefined) {
-      this.log.info(`session ${shortId(session.id)} ${why} (${this.byId.size} open)`, { event: 'client_closed', session: shortId(session.id), reason });
+      this.activity.closed(reason);
+      this.log.debug(`session ${shortId(session.id)} ${why} (${this.byId.size} open)`, { event: 'client_closed', session: shortId(session.id), reason });
     }
     await session.close().catch((error: unknown) => this.log.debug(`closing a session: ${errorMessage(error)}`));
   }

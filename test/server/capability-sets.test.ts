@@ -35,7 +35,8 @@ describe('capability sets', () => {
       // shared: one process per capability set for every session (both eras); a modern client's own servers are per
       // token × capability set too.
       const config = { toolboxes: { t: { mcpServers: { own: fixtureServer(), shared: { ...fixtureServer(), shared: true } } } } };
-      const wb = await startEra('http', era, config, undefined, junk(0), { args: ['--metrics'] });
+      // --log-level debug: each modern client's opening is a debug line (README "Command line", Logs).
+      const wb = await startEra('http', era, config, undefined, junk(0), { args: ['--metrics', '--log-level', 'debug'] });
       try {
         const pidOf = async (client: typeof wb.client, server: string): Promise<number> => {
           const result = (await client.callTool({ name: 'use_tool', arguments: { toolbox_name: 't', tool_name: `t__${server}__pid`, arguments: {} } })) as CallToolResult;

@@ -325,7 +325,8 @@ describe('serve --http without a token, with a session cap of 1 and idle expiry'
   let wb: HttpWorkbench;
 
   before(async () => {
-    wb = await startHttpWorkbench(config, ['--http', '0', '--max-sessions', '1', '--session-idle-timeout', '2'], { WORKBENCH_LOG_FORMAT: 'json' });
+    // Each session's end is a debug line (README "Command line", Logs).
+    wb = await startHttpWorkbench(config, ['--http', '0', '--max-sessions', '1', '--session-idle-timeout', '2'], { WORKBENCH_LOG_FORMAT: 'json', WORKBENCH_LOG_LEVEL: 'debug' });
   });
   after(async () => {
     await wb?.stop();

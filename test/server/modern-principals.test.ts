@@ -131,7 +131,8 @@ describe('a server that inherits the environment of a workbench with several tok
 describe('a modern HTTP client left idle', () => {
   let wb: HttpWorkbench;
   before(async () => {
-    wb = await startHttpWorkbench(CONFIG, ['--http', '0', '--session-idle-timeout', '1'], { WORKBENCH_TOKEN: TOKEN_A, WORKBENCH_LOG_FORMAT: 'json' });
+    // A client's end is a debug line (README "Command line", Logs).
+    wb = await startHttpWorkbench(CONFIG, ['--http', '0', '--session-idle-timeout', '1'], { WORKBENCH_TOKEN: TOKEN_A, WORKBENCH_LOG_FORMAT: 'json', WORKBENCH_LOG_LEVEL: 'debug' });
   });
   after(async () => {
     await wb?.stop();
