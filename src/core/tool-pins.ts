@@ -5,7 +5,7 @@ import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import { quoteClientText } from '../shared/client-text.js';
 import { namesUser } from '../clients/user-places.js';
-import { isFirstSightFor, pinKey, recordFirstSight, serverKey, type PinFile, type PinsRead, type ValidPins, updatePins, userOption } from '../state/pins.js';
+import { isFirstSightFor, pinKey, recordFirstSight, serverKey, type PinFile, type PinnedServer, type PinsRead, type ValidPins, updatePins, userOption } from '../state/pins.js';
 import { createTrustPolicy, NO_CAPABILITIES, type PinUsers } from '../state/trust-policy.js';
 
 /**
@@ -65,11 +65,19 @@ export class ToolPins {
     return mine.policy;
   }
 
-  /** The pins file changed (an approval from `tools approve`, or an edit): verdicts are re-derived. */
+  /**
+   * The pins file changed (an approval from `tools approve`, an edit, a first sight written): verdicts are re-derived,
+   * and what was said once is forgotten only where it may no longer be true — for the keys whose pins changed.
+   */
   set(read: PinsRead): void {
+    const before = this.read;
     this.read = read;
     this.policyFor = undefined;
-    this.told.clear();
+    if (before.kind === 'valid' && read.kind === 'valid') {
+      for (const key of this.told.keys()) if (!samePins(before.pins.servers[key], read.pins.servers[key])) this.told.delete(key);
+    } else if (before.kind !== read.kind || before.kind === 'broken') {
+      this.told.clear();
+    }
     if (read.kind === 'broken') this.sayBroken(read.reason);
     this.hooks.changed?.();
   }
@@ -207,4 +215,9 @@ interface FirstSight {
   key: string;
   capabilities: string;
   tools: readonly Tool[];
+}
+
+/** Whether two pins of one key are the same (read from the file twice, they are never the same object). */
+function samePins(a: PinnedServer | undefined, b: PinnedServer | undefined): boolean {
+  return a === b || (a !== undefined && b !== undefined && JSON.stringify(a) === JSON.stringify(b));
 }
