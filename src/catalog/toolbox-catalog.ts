@@ -60,7 +60,7 @@ export class ToolboxCatalog {
       for (const tool of list) {
         const entry: CatalogTool = { name: formatToolName(toolbox, server, tool.name), toolbox, server, tool };
         let visibility = policy.check(toolbox, server, tool.name);
-        const verdict = visibility.enabled && trust ? trust.verdict(toolbox, server, tool) : undefined;
+        const verdict = visibility.enabled && trust ? trust.verdict(toolbox, server, tool, list) : undefined;
         if (verdict && verdict.state !== 'approved') {
           // `rule` says which change it is: new, changed or unverified.
           if (verdict.held) visibility = { enabled: false, source: 'quarantine', rule: verdict.state, reason: verdict.reason, ...(verdict.user !== undefined && { user: verdict.user }) };

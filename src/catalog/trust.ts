@@ -15,7 +15,8 @@ export type TrustVerdict =
     };
 
 export interface TrustPolicy {
-  verdict(toolbox: string, server: string, tool: Tool): TrustVerdict;
+  /** `listing`: every tool of the server's listing `tool` is from (whether it is a first sight depends on them all). */
+  verdict(toolbox: string, server: string, tool: Tool, listing: readonly Tool[]): TrustVerdict;
 }
 
 /** A tool whose definition is not the approved one, as an answer names it. */

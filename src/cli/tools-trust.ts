@@ -182,13 +182,15 @@ function registerDiffCommand(tools: Command, ctx: CliContext, common: (cmd: Comm
         const pins = await approvedPins(pinsPath);
         const pinned = pins?.servers[listing.key];
         const changes = redact(diffServer(pinned, listing.tools));
+        const some = approvedForSome(pinned, listing.tools);
         // A `${user:…}` server's pins are each user's own: say whose exist when this user has none (README "Pinned tool definitions").
         const users = listing.perUser === undefined || pins === undefined ? undefined : usersWithPins(pins, toolbox, server);
         const user = chosenUser(opts.user);
         const others = pinned === undefined ? (users ?? []).filter((id) => id !== user) : [];
         const note = others.length > 0 ? `user ${user} has no pins for ${target}; ${usersSay(others)}: ${addUser(others)} to review theirs.` : undefined;
-        if (opts.json) ctx.print(JSON.stringify({ pins_file: pinsPath, server: target, approved: pinned !== undefined, ...(users && { users_with_pins: users }), ...(note && { note }), changes }, null, 2));
-        else ctx.print([formatChanges(target, pinned !== undefined, changes), ...(note ? ['', note] : [])].join('\n'));
+        const json = { pins_file: pinsPath, server: target, approved: pinned !== undefined, ...(users && { users_with_pins: users }), ...(note && { note }), changes };
+        if (opts.json) ctx.print(JSON.stringify({ ...json, ...(some.length > 0 && { approved_for_some_clients: some }) }, null, 2));
+        else ctx.print([formatChanges(target, pinned !== undefined, changes), ...formatSome(target, some), ...(note ? ['', note] : [])].join('\n'));
       });
     });
 }
@@ -232,6 +234,23 @@ function diffServer(pinned: PinnedServer | undefined, tools: readonly Tool[]): T
   }
   for (const name of Object.keys(pinned.tools)) if (!listed.has(name)) changes.push({ tool: name, change: 'removed' });
   return changes;
+}
+
+/**
+ * The listed tools approved as they are, but only for clients with the capabilities they were first listed to
+ * (README "Pinned tool definitions"): `tools approve` approves them for every client.
+ */
+function approvedForSome(pinned: PinnedServer | undefined, tools: readonly Tool[]): { tool: string; capabilities: string[] }[] {
+  return tools.flatMap((tool) => {
+    const pin = pinned?.tools[tool.name];
+    return pin?.onlyWith !== undefined && pin.fingerprint === fingerprint(tool) ? [{ tool: tool.name, capabilities: [...pin.onlyWith] }] : [];
+  });
+}
+
+function formatSome(target: string, some: readonly { tool: string; capabilities: string[] }[]): string[] {
+  if (some.length === 0) return [];
+  const lines = some.map((s) => `  ${s.tool} only for clients with capabilities ${s.capabilities.join(' or ')}`);
+  return ['', `${target}: ${some.length} tool(s) approved as first listed, for clients with these capabilities only (tools approve approves them for every client):`, ...lines];
 }
 
 function pretty(value: unknown): string {

@@ -5,8 +5,8 @@ import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import { quoteClientText } from '../shared/client-text.js';
 import { namesUser } from '../clients/user-places.js';
-import { approveTools, pinKey, serverKey, type PinsRead, type ValidPins, updatePins, userOption } from '../state/pins.js';
-import { createTrustPolicy, type PinUsers } from '../state/trust-policy.js';
+import { isFirstSightFor, pinKey, recordFirstSight, serverKey, type PinFile, type PinnedServer, type PinsRead, type ValidPins, updatePins, userOption } from '../state/pins.js';
+import { createTrustPolicy, NO_CAPABILITIES, type PinUsers } from '../state/trust-policy.js';
 
 /**
  * The workbench's side of pinned tool definitions (README "Pinned tool definitions"): the trust policy of the config
@@ -15,11 +15,13 @@ import { createTrustPolicy, type PinUsers } from '../state/trust-policy.js';
  */
 export class ToolPins {
   private read: PinsRead;
-  private policyFor: { config: WorkbenchConfig; policy: TrustPolicy; byUsers: WeakMap<PinUsers, TrustPolicy>; perUser: boolean } | undefined;
-  /** `key\0tool\0reason` already logged. */
-  private readonly told = new Set<string>();
-  /** First sights waiting for the next write, by pin key; and the key being written now. */
-  private readonly pending = new Map<string, readonly Tool[]>();
+  private policyFor:
+    | { config: WorkbenchConfig; byCapabilities: Map<string, TrustPolicy>; byUsers: WeakMap<PinUsers, { capabilities: string; policy: TrustPolicy }>; perUser: boolean }
+    | undefined;
+  /** What was logged once, by pin key (or server key, for a pins file that cannot be trusted): `tool\0reason`. */
+  private readonly told = new Map<string, Set<string>>();
+  /** First sights waiting for the next write, by pin key and client capabilities; and those being written now. */
+  private readonly pending = new Map<string, FirstSight>();
   private readonly writing = new Set<string>();
   /** The one writer of first sights, while it runs: the process never contends with itself for the pins file's lock. */
   private writer: Promise<void> | undefined;
@@ -41,58 +43,88 @@ export class ToolPins {
   }
 
   /**
-   * The trust policy for `config` and the pins as last read; with `users` (a session's connections), a server naming
-   * `${user:…}` is checked against the pins of the user its listing is for (see pinKey).
+   * The trust policy for `config` and the pins as last read, for listings to a client with the capabilities of `users`
+   * (a session's connections; none without); a server naming `${user:…}` is checked against the pins of the user its
+   * listing is for (see pinKey).
    */
   policy(config: WorkbenchConfig, users?: PinUsers): TrustPolicy {
     if (this.policyFor?.config !== config) {
       const perUser = config.toolboxes.some((t) => t.servers.some(namesUser));
-      this.policyFor = { config, policy: createTrustPolicy(config, this.read), byUsers: new WeakMap(), perUser };
+      this.policyFor = { config, byCapabilities: new Map(), byUsers: new WeakMap(), perUser };
     }
-    // Without a `${user:…}` server every session's verdicts are the same: one policy (and one fingerprint per tool).
-    if (!users || !this.policyFor.perUser) return this.policyFor.policy;
-    let policy = this.policyFor.byUsers.get(users);
-    if (!policy) this.policyFor.byUsers.set(users, (policy = createTrustPolicy(config, this.read, users)));
-    return policy;
+    const capabilities = users?.capabilitiesKey?.() ?? NO_CAPABILITIES;
+    // Without a `${user:…}` server the verdicts of sessions whose clients can do the same are the same: one policy
+    // (and one fingerprint per tool) per capability set.
+    if (!users || !this.policyFor.perUser) {
+      let policy = this.policyFor.byCapabilities.get(capabilities);
+      if (!policy) this.policyFor.byCapabilities.set(capabilities, (policy = createTrustPolicy(config, this.read, undefined, capabilities)));
+      return policy;
+    }
+    let mine = this.policyFor.byUsers.get(users);
+    if (mine?.capabilities !== capabilities) this.policyFor.byUsers.set(users, (mine = { capabilities, policy: createTrustPolicy(config, this.read, users, capabilities) }));
+    return mine.policy;
   }
 
-  /** The pins file changed (an approval from `tools approve`, or an edit): verdicts are re-derived. */
+  /**
+   * The pins file changed (an approval from `tools approve`, an edit, a first sight written): verdicts are re-derived,
+   * and what was said once is forgotten only where it may no longer be true — for the keys whose pins changed.
+   */
   set(read: PinsRead): void {
+    const before = this.read;
     this.read = read;
     this.policyFor = undefined;
-    this.told.clear();
+    if (before.kind === 'valid' && read.kind === 'valid') {
+      for (const key of this.told.keys()) if (!samePins(before.pins.servers[key], read.pins.servers[key])) this.told.delete(key);
+    } else if (before.kind !== read.kind || before.kind === 'broken') {
+      this.told.clear();
+    }
     if (read.kind === 'broken') this.sayBroken(read.reason);
     this.hooks.changed?.();
   }
 
   /**
    * A server listed its tools (to the session whose connections `users` are): on first sight (and not `quarantine:
-   * true`) they are recorded as approved — for an entry naming `${user:…}`, as that user's — otherwise each tool whose
-   * definition is not the approved one is logged once.
+   * true`) they are recorded as approved — for an entry naming `${user:…}`, as that user's; on the first listing to a
+   * client with other capabilities, those not yet approved for such clients — otherwise each tool whose definition is
+   * not the approved one is logged once.
    */
   observe(config: WorkbenchConfig, users: PinUsers, toolbox: string, server: string, tools: readonly Tool[]): void {
     const serverConfig = config.toolboxes.find((t) => t.name === toolbox)?.servers.find((s) => s.name === server);
     if (!serverConfig) return;
     const user = namesUser(serverConfig) ? users.userOf(toolbox, server).id : undefined;
     const key = pinKey(toolbox, server, user);
-    if (this.read.kind !== 'broken' && !(this.read.kind === 'valid' && key in this.read.pins.servers) && !serverConfig.quarantine) {
-      if (this.record) this.recordFirstSight(key, tools);
+    const capabilities = users.capabilitiesKey?.() ?? NO_CAPABILITIES;
+    if (this.isFirstSight(key, capabilities, tools, serverConfig.quarantine === true)) {
+      if (this.record) this.recordFirstSight({ key, capabilities, tools });
       return;
     }
     const policy = this.policy(config, users);
     if (this.read.kind === 'broken') return this.sayServerUnverified(policy, toolbox, server, tools);
     for (const tool of tools) {
-      const verdict = policy.verdict(toolbox, server, tool);
-      if (verdict.state === 'approved') continue;
-      const said = `${key}\0${tool.name}\0${verdict.reason}`;
-      if (this.told.has(said)) continue;
-      this.told.add(said);
+      const verdict = policy.verdict(toolbox, server, tool, tools);
+      if (verdict.state === 'approved' || !this.firstTime(key, `${tool.name}\0${verdict.reason}`)) continue;
       const name = `${toolbox}__${server}__${tool.name}`;
       this.log.warn(
         `${quoteClientText(name, 120)}: ${verdict.reason}; ${verdict.held ? 'held: use_tool refuses it' : 'still usable, flagged in open_toolbox'} until approved ` +
           `(review: mcp-workbench tools diff ${serverKey(toolbox, server)}${userOption(user)}; approve: mcp-workbench tools approve ${name}${userOption(user)}).`,
       );
     }
+  }
+
+  /** Whether a listing is a first sight, of the server or by a client with other capabilities (see recordFirstSight in pins.ts). */
+  private isFirstSight(key: string, capabilities: string, tools: readonly Tool[], quarantine: boolean): boolean {
+    if (quarantine || this.read.kind === 'broken') return false;
+    const pinned = this.read.kind === 'valid' ? this.read.pins.servers[key] : undefined;
+    return pinned === undefined || isFirstSightFor(pinned, capabilities, tools);
+  }
+
+  /** Whether `what` is said of `key` for the first time (then it counts as said). */
+  private firstTime(key: string, what: string): boolean {
+    let said = this.told.get(key);
+    if (said?.has(what)) return false;
+    if (!said) this.told.set(key, (said = new Set()));
+    said.add(what);
+    return true;
   }
 
   /**
@@ -102,19 +134,18 @@ export class ToolPins {
   private sayServerUnverified(policy: TrustPolicy, toolbox: string, server: string, tools: readonly Tool[]): void {
     const key = serverKey(toolbox, server);
     const held = tools.filter((tool) => {
-      const verdict = policy.verdict(toolbox, server, tool);
+      const verdict = policy.verdict(toolbox, server, tool, tools);
       return verdict.state !== 'approved' && verdict.held;
     }).length;
-    const said = `${key}\0broken\0${held}/${tools.length}`;
-    if (tools.length === 0 || this.told.has(said)) return;
-    this.told.add(said);
+    if (tools.length === 0 || !this.firstTime(key, `broken\0${held}/${tools.length}`)) return;
     const what = held === 0 ? 'still usable, flagged in open_toolbox' : held === tools.length ? 'held: use_tool refuses them' : `${held} of them held`;
     this.log.warn(`the ${tools.length} tools of ${key} are unverified while the tool pins file ${this.path} cannot be trusted; ${what} until it is fixed or deleted.`);
   }
 
-  private recordFirstSight(key: string, tools: readonly Tool[]): void {
-    if (this.pending.has(key) || this.writing.has(key)) return;
-    this.pending.set(key, tools);
+  private recordFirstSight(sight: FirstSight): void {
+    const id = `${sight.key}\0${sight.capabilities}`;
+    if (this.pending.has(id) || this.writing.has(id)) return;
+    this.pending.set(id, sight);
     this.writer ??= this.writeFirstSights();
   }
 
@@ -125,28 +156,45 @@ export class ToolPins {
    */
   private async writeFirstSights(): Promise<void> {
     while (this.pending.size > 0) {
-      const batch = new Map(this.pending);
+      const batch = [...this.pending.values()];
       this.pending.clear();
-      for (const key of batch.keys()) this.writing.add(key);
+      for (const { key, capabilities } of batch) this.writing.add(`${key}\0${capabilities}`);
       const end = this.hooks.ownWrite?.();
       // Applied while the file is still locked, so first sights recorded by several workbenches apply in the order written.
       const onSaved = (saved: ValidPins): void => {
         this.set(saved);
         end?.(saved);
       };
-      const approve = (pins: Parameters<typeof approveTools>[0]): boolean =>
-        [...batch].filter(([key, tools]) => !(key in pins.servers) && approveTools(pins, key, tools).changed).length > 0;
+      // Only what this write recorded is logged: another process may have recorded some of the batch meanwhile.
+      let recorded: { sight: FirstSight; whole: boolean; names: string[] }[] = [];
+      const apply = (pins: PinFile): boolean => {
+        recorded = [];
+        for (const sight of batch) {
+          const whole = !(sight.key in pins.servers);
+          const names = recordFirstSight(pins, sight.key, sight.tools, sight.capabilities);
+          if (names !== undefined) recorded.push({ sight, whole, names });
+        }
+        return recorded.length > 0;
+      };
       try {
-        await updatePins(this.path, approve, { log: this.log, onSaved });
-        for (const [key, tools] of batch) this.log.info(`recorded the tool definitions of ${key} as approved (${tools.length} tools) in ${this.path}`);
+        await updatePins(this.path, apply, { log: this.log, onSaved });
+        for (const { sight, whole, names } of recorded) this.sayRecorded(sight, whole, names);
       } catch (error) {
-        this.log.warn(`could not record the tool definitions of ${[...batch.keys()].join(', ')}: ${errorMessage(error)}`);
+        this.log.warn(`could not record the tool definitions of ${[...new Set(batch.map((s) => s.key))].join(', ')}: ${errorMessage(error)}`);
       } finally {
         end?.(undefined);
         this.writing.clear();
       }
     }
     this.writer = undefined;
+  }
+
+  private sayRecorded({ key, capabilities, tools }: FirstSight, whole: boolean, names: readonly string[]): void {
+    if (whole) {
+      this.log.info(`recorded the tool definitions of ${key} as approved (${tools.length} tools) in ${this.path}`);
+    } else if (names.length > 0) {
+      this.log.info(`recorded ${names.join(', ')} of ${key}, first listed to a client with capabilities ${capabilities}, as approved for such clients in ${this.path}`);
+    }
   }
 
   /** Waits for the first sights being written (at shutdown: a write cut short leaves its lock behind and records nothing). */
@@ -160,4 +208,16 @@ export class ToolPins {
         'Fix it, or delete it to approve every tool as it is now.',
     );
   }
+}
+
+/** A server's listing to a client with `capabilities` (capabilitiesKey) to record as approved: see recordFirstSight in pins.ts. */
+interface FirstSight {
+  key: string;
+  capabilities: string;
+  tools: readonly Tool[];
+}
+
+/** Whether two pins of one key are the same (read from the file twice, they are never the same object). */
+function samePins(a: PinnedServer | undefined, b: PinnedServer | undefined): boolean {
+  return a === b || (a !== undefined && b !== undefined && JSON.stringify(a) === JSON.stringify(b));
 }

@@ -18,7 +18,7 @@ export function trustProblems(trust: TrustPolicy, toolbox: string, server: strin
   const held: string[] = [];
   const flagged: string[] = [];
   for (const tool of tools) {
-    const verdict = trust.verdict(toolbox, server, tool);
+    const verdict = trust.verdict(toolbox, server, tool, tools);
     if (verdict.state === 'approved') continue;
     (verdict.held ? held : flagged).push(`${tool.name} (${verdict.state})`);
   }

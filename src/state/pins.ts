@@ -39,12 +39,22 @@ export interface PinnedTool {
   /** When it was approved (ISO 8601). */
   approved: string;
   definition: ShownDefinition;
+  /**
+   * Recorded on the first listing to a client with capabilities the server's pins were not recorded with: approved
+   * for clients with these capabilities (capabilitiesKey) only. Absent: for every client (`tools approve` clears it).
+   */
+  onlyWith?: string[];
 }
 
 export interface PinnedServer {
   /** When the server was first approved (ISO 8601): from then on its tools are known. */
   approved: string;
   tools: Record<string, PinnedTool>;
+  /**
+   * The client capabilities (capabilitiesKey) the server's listings were recorded for on first sight. Absent (pins of
+   * `tools approve`, or of an older workbench): its approved tools stand for every client, and no first sight is left.
+   */
+  seenWith?: string[];
 }
 
 export interface PinFile {
@@ -152,11 +162,18 @@ export function parsePins(text: string): PinsRead {
     if (typeof server !== 'object' || server === null || typeof server.tools !== 'object' || server.tools === null) {
       return { kind: 'broken', reason: `has a malformed entry for "${key}"` };
     }
+    if (server.seenWith !== undefined && !isStrings(server.seenWith)) return { kind: 'broken', reason: `has a malformed "seenWith" for "${key}"` };
     for (const [name, pin] of Object.entries(server.tools)) {
-      if (typeof pin?.fingerprint !== 'string') return { kind: 'broken', reason: `has a malformed pin for "${key}" tool "${name}"` };
+      if (typeof pin?.fingerprint !== 'string' || (pin.onlyWith !== undefined && !isStrings(pin.onlyWith))) {
+        return { kind: 'broken', reason: `has a malformed pin for "${key}" tool "${name}"` };
+      }
     }
   }
   return { kind: 'valid', pins: { format: FORMAT, servers: file.servers }, text };
+}
+
+function isStrings(value: unknown): value is string[] {
+  return Array.isArray(value) && value.every((item) => typeof item === 'string');
 }
 
 export interface UpdatePinsOptions extends LockOptions {
@@ -210,11 +227,54 @@ export function approveTools(pins: PinFile, key: string, tools: readonly Tool[],
   const approved: string[] = [];
   for (const tool of tools) {
     const print = fingerprint(tool);
-    if (server.tools[tool.name]?.fingerprint === print) continue;
+    const pin = server.tools[tool.name];
+    // Approved for some clients only (a first sight by a client with more capabilities): now for every client.
+    if (pin?.fingerprint === print && pin.onlyWith === undefined) continue;
     server.tools[tool.name] = { fingerprint: print, approved: stamp, definition: shownDefinition(tool) };
     approved.push(tool.name);
   }
   return { approved, changed: added || approved.length > 0 };
+}
+
+/**
+ * Whether a listing of a pinned server to a client with `capabilities` is a first sight (README "Pinned tool
+ * definitions"): the server's pins were recorded on first sight for clients with other capabilities only, and every
+ * tool listed that has an approved definition still tells the model just that. A server may list more tools to a
+ * client that can serve sampling or elicitation; an approved tool that changed makes it no first sight.
+ */
+export function isFirstSightFor(server: PinnedServer, capabilities: string, tools: readonly Tool[], print: (tool: Tool) => string = fingerprint): boolean {
+  if (server.seenWith === undefined || server.seenWith.includes(capabilities)) return false;
+  return tools.every((tool) => {
+    const pin = server.tools[tool.name];
+    return pin === undefined || pin.fingerprint === print(tool);
+  });
+}
+
+/**
+ * Records a first sight of `tools` under `key`, listed to a client with `capabilities`: a server not pinned yet gets
+ * them all, approved for every client; a pinned server (see isFirstSightFor) gets those not approved for such clients,
+ * approved for clients with those capabilities only. Returns the names recorded, or undefined when it was no first
+ * sight (any more: another process recorded it meanwhile).
+ */
+export function recordFirstSight(pins: PinFile, key: string, tools: readonly Tool[], capabilities: string, now = new Date()): string[] | undefined {
+  const server = pins.servers[key];
+  if (server === undefined) {
+    const { approved } = approveTools(pins, key, tools, now);
+    pins.servers[key]!.seenWith = [capabilities];
+    return approved;
+  }
+  if (!isFirstSightFor(server, capabilities, tools)) return undefined;
+  const stamp = now.toISOString();
+  const recorded: string[] = [];
+  for (const tool of tools) {
+    const pin = server.tools[tool.name];
+    if (pin === undefined) server.tools[tool.name] = { fingerprint: fingerprint(tool), approved: stamp, definition: shownDefinition(tool), onlyWith: [capabilities] };
+    else if (pin.onlyWith !== undefined && !pin.onlyWith.includes(capabilities)) pin.onlyWith.push(capabilities);
+    else continue;
+    recorded.push(tool.name);
+  }
+  server.seenWith!.push(capabilities);
+  return recorded;
 }
 
 /** A running follow of the pins file: see {@link watchPins}. */
