@@ -1,4 +1,5 @@
 import spawn from 'cross-spawn';
+import { parseArgsStringToArgv } from 'string-argv';
 
 /** How an authorization URL is opened: `$BROWSER`, else the platform's opener, else not at all. */
 export interface BrowserOptions {
@@ -8,14 +9,16 @@ export interface BrowserOptions {
 
 /**
  * The command that opens `url`, or undefined when there is no way to open a browser here: `$BROWSER` (the first of
- * its `:`-separated commands; `%s` is replaced by the URL, else the URL is appended), else `open` on macOS,
+ * its `:`-separated commands, split into words as a shell would — a quoted word may hold spaces — but never run by a
+ * shell; `%s` is replaced by the URL, else the URL is appended), else `open` on macOS,
  * `rundll32 url.dll,FileProtocolHandler` on Windows, `xdg-open` where a display is set (`DISPLAY`/`WAYLAND_DISPLAY`).
  * A server, a container or CI has none of these: sign-in must then happen where a browser is (`auth login`).
  */
 export function browserCommand(url: string, options: BrowserOptions): { command: string; args: string[] } | undefined {
   const configured = options.env.BROWSER?.split(':').find((entry) => entry.trim() !== '')?.trim();
   if (configured) {
-    const words = configured.split(/\s+/);
+    const words = parseArgsStringToArgv(configured);
+    if (words.length === 0) return undefined;
     const args = words.slice(1).map((word) => word.replace('%s', url));
     if (!configured.includes('%s')) args.push(url);
     return { command: words[0]!, args };

@@ -3,15 +3,15 @@ import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { startOAuthFixture, type OAuthFixture } from '../fixtures/oauth-server.mjs';
 import { runCliAsync } from '../helpers/cli-run.js';
-import { node, tempDir } from '../helpers/workbench-process.js';
+import { tempDir } from '../helpers/workbench-process.js';
+import { fixtureBrowser } from '../helpers/oauth-browser.js';
 
 // `auth login` of a remote server whose entry names `${user:dir}` (README "Files of each user"): the folder it stands
 // for is user local's beside the state file, as `serve` with that state file has it, never one in the home folder.
 
-const browser = `${node} ${fileURLToPath(new URL('../fixtures/oauth-browser.mjs', import.meta.url))}`;
+const browser = fixtureBrowser;
 
 describe('auth login of a server naming ${user:dir}', () => {
   let fixture: OAuthFixture;

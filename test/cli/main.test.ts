@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { errorLine } from '../helpers/log-lines.js';
 import { runCli, tempDir } from '../helpers/workbench-process.js';
+import { fileURLToPath } from 'node:url';
 
 const run = runCli;
 
@@ -171,5 +172,5 @@ describe('command line', () => {
 });
 
 function fileOf(relative: string): string {
-  return new URL(relative, import.meta.url).pathname;
+  return fileURLToPath(new URL(relative, import.meta.url));
 }

@@ -7,6 +7,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { fixtureServer, node, paths, runCli, tempDir, textOf } from '../helpers/workbench-process.js';
+import { fileURLToPath } from 'node:url';
 
 /** `migrate --json`'s answer to a run that failed: the error's code, message and details. */
 function failureOf(run: { stdout: string }): { code: string; message: string; details: string[] } {
@@ -17,7 +18,7 @@ function failureOf(run: { stdout: string }): { code: string; message: string; de
 
 const run = runCli;
 
-const fixtureConfig = (name: string): string => new URL(`../fixtures/configs/${name}`, import.meta.url).pathname;
+const fixtureConfig = (name: string): string => fileURLToPath(new URL(`../fixtures/configs/${name}`, import.meta.url));
 
 /** Starts `serve --config <path>` (the config exactly as written on disk) with an SDK client over stdio. */
 async function serveFile(configPath: string, cwd: string): Promise<{ client: Client; close: () => Promise<void> }> {

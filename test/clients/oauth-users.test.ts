@@ -2,18 +2,18 @@ import assert from 'node:assert/strict';
 import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import type { CallToolResult, Client } from '@modelcontextprotocol/client';
 import { startOAuthFixture, type OAuthFixture } from '../fixtures/oauth-server.mjs';
 import { runCliAsync } from '../helpers/cli-run.js';
 import { tokenClient } from '../helpers/era-workbench.js';
 import { startHttpWorkbench } from '../helpers/http-workbench.js';
-import { node, tempDir, textOf } from '../helpers/workbench-process.js';
+import { tempDir, textOf } from '../helpers/workbench-process.js';
+import { fixtureBrowser } from '../helpers/oauth-browser.js';
 
 // README "Serving over HTTP", "OAuth sign-ins are the workbench's, not each user's": a remote server behind OAuth has
 // one sign-in in the workbench, which every token's user calls it with — as the README says, not a sign-in each.
 
-const browser = `${node} ${fileURLToPath(new URL('../fixtures/oauth-browser.mjs', import.meta.url))}`;
+const browser = fixtureBrowser;
 const TOKEN_A = 'alice-0123456789abcdef0123456789abcdef';
 const TOKEN_B = 'bob-0123456789abcdef0123456789abcdef0123';
 

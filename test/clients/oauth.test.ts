@@ -10,13 +10,14 @@ import { startOAuthFixture, type OAuthFixture } from '../fixtures/oauth-server.m
 import { runCliAsync, type CliRun } from '../helpers/cli-run.js';
 import { node, paths, startWorkbench, tempDir, textOf, waitFor, workbenchErrorCode, type RunningWorkbench } from '../helpers/workbench-process.js';
 import { writeFile } from 'node:fs/promises';
+import { fixtureBrowser } from '../helpers/oauth-browser.js';
 
 /**
  * OAuth sign-in of remote servers, end to end (README "Remote servers behind OAuth"): the built workbench against a
  * local OAuth-protected Streamable HTTP server (test/fixtures/oauth-server.mjs), with a stand-in browser ($BROWSER)
  * that follows the authorization redirect to the workbench's loopback receiver.
  */
-const browser = `${node} ${fileURLToPath(new URL('../fixtures/oauth-browser.mjs', import.meta.url))}`;
+const browser = fixtureBrowser;
 
 interface Setup {
   dir: string;

@@ -13,6 +13,7 @@ import { isAlive } from '../../src/shared/process-tree.js';
 import { runCliAsync } from '../helpers/cli-run.js';
 import { errorLine } from '../helpers/log-lines.js';
 import { everythingServer, fixtureServer, node, paths, tempDir, waitFor } from '../helpers/workbench-process.js';
+import { fileURLToPath } from 'node:url';
 
 const run = (args: string[], options: { env?: Record<string, string> } = {}) => runCliAsync(args, options.env);
 
@@ -293,7 +294,7 @@ describe('doctor', () => {
   });
 
   it('a config the loader refuses: exit 1 with its message; an unknown toolbox: exit 2', async () => {
-    const dynamic = new URL('../fixtures/configs/dynamic-mode.json', import.meta.url).pathname;
+    const dynamic = fileURLToPath(new URL('../fixtures/configs/dynamic-mode.json', import.meta.url));
     const jsonLog = { WORKBENCH_LOG_FORMAT: 'json' };
     const refused = await run(['doctor', '--config', dynamic], { env: jsonLog });
     assert.equal(refused.code, 1);

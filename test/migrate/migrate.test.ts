@@ -13,8 +13,9 @@ import { saveConfigFile } from '../../src/migrate/config-file.js';
 import { unifiedDiff } from '../../src/migrate/text-diff.js';
 import { isWorkbenchError } from '../../src/errors.js';
 import { tempDir } from '../helpers/workbench-process.js';
+import { fileURLToPath } from 'node:url';
 
-const fixture = (name: string): string => new URL(`../fixtures/configs/${name}`, import.meta.url).pathname;
+const fixture = (name: string): string => fileURLToPath(new URL(`../fixtures/configs/${name}`, import.meta.url));
 const read = (name: string): string => readFileSync(fixture(name), 'utf8');
 const json = (text: string): unknown => JSON.parse(text.replace(/^\uFEFF/, ''));
 
