@@ -122,7 +122,7 @@ async function readArguments(opts: { args?: string; argsFile?: string }): Promis
     try {
       text = await readFile(opts.argsFile, 'utf8');
     } catch (error) {
-      const reason = errnoCode(error) === 'ENOENT' ? 'there is no such file' : (errnoWords(errnoCode(error)) ?? errorMessage(error));
+      const reason = errnoWords(errnoCode(error)) ?? errorMessage(error);
       // A file that cannot be read is exit 1, as --config's and --state-file's are (README "Command line").
       throw new WorkbenchError(
         'FILE_UNREADABLE',

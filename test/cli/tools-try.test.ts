@@ -134,7 +134,7 @@ describe('tools call', () => {
       assert.equal(unreadable.stdout, '');
     }
     const missing = runCli(['tools', 'call', 'tb', 'echo', '--args-file', join(dir, 'missing.json')], { env });
-    assert.match(missing.stderr, /cannot read --args-file \S*missing\.json: there is no such file\. .*--args '\{/);
+    assert.match(missing.stderr, /cannot read --args-file \S*missing\.json: there is no such file or directory\. .*--args '\{/);
     assert.doesNotMatch(missing.stderr, /ENOENT/);
   });
 });
