@@ -243,16 +243,6 @@ export class WorkbenchError extends Error {
   }
 
   /**
-   * The same failure with another next step: for a reader the hint was not written for (the CLI's command in place
-   * of the model's `Call open_toolbox …`).
-   */
-  withHint(hint: string): WorkbenchError {
-    const told = new WorkbenchError(this.code, this.message, { ...this.options(), ...this.site, hint });
-    told.stack = this.stack;
-    return told;
-  }
-
-  /**
    * The message, its hint, then its details one per line, as printed to a user. Without `withHint`, what was wrong
    * only: for an answer that carries the hint in a field of its own (README "Errors"), so it is not said twice.
    */

@@ -1,5 +1,6 @@
+import { parseToolName } from '../catalog/names.js';
 import { shellQuote } from '../shared/shell-quote.js';
-import { isWorkbenchError } from '../errors.js';
+import { heldKey, type DisabledTool, type LookedUpIn, type NextSteps } from '../core/next-steps.js';
 
 /**
  * The `tools list` an error tells a person to run to see the tool names: with the config it was about named (as
@@ -10,16 +11,86 @@ export function toolsListCommand(configSource: string | undefined): string {
   return configSource === undefined ? 'mcp-workbench tools list' : `mcp-workbench tools list --config ${shellQuote(configSource)}`;
 }
 
-/** The sentence ending a `tools call` refusal of a name the toolbox or toolset lacks: the command that lists its tools. */
-export function toolsListStep(configSource: string | undefined, where: { kind: 'toolbox' | 'toolset'; name: string }): string {
-  return `\`${toolsListCommand(configSource)} --${where.kind} ${shellQuote(where.name)}\` lists its tools.`;
+/** A command as it was given, so the next steps name commands that work as printed: the files and limits it used. */
+export interface CliInvocation {
+  /** The config in effect (its path), named as `--config` in every command. */
+  configSource: string | undefined;
+  /** `--state-file` as given (else the commands find the same one as this did, from the environment or the default). */
+  stateFile?: string;
+  project?: string;
+  toolsets?: readonly string[];
+  disabledTools?: readonly string[];
+  /** Of `tools call`: how the arguments were given, kept in a command that calls again. */
+  args?: string;
+  argsFile?: string;
+  json?: boolean;
 }
 
 /**
- * A toolbox or toolset the command was given that the config lacks (TOOLBOX_NOT_FOUND), told the person at the
- * terminal what to run next instead of the model's `Call open_toolbox …`; any other error as it is.
+ * The next steps a person at the terminal is told (README "Command line"): a command to run — with the config and state
+ * file this one used — where the model is told a tool call to make (MODEL_STEPS). Used by `tools call`'s refusals and by
+ * the unknown-toolbox errors of `tools list` and `tools search`.
  */
-export function withListHint(error: unknown, configSource: string | undefined, flag: '--toolbox' | '--toolset'): unknown {
-  if (!isWorkbenchError(error, 'TOOLBOX_NOT_FOUND')) return error;
-  return error.withHint(`Pass one of them to ${flag}, or run \`${toolsListCommand(configSource)}\` to see every toolbox and tool.`);
+export function cliSteps(run: CliInvocation): NextSteps {
+  const files = commonFlags(run);
+  const list = (where?: LookedUpIn): string => `\`${toolsListCommand(run.configSource)}${files}${where ? ` --${where.kind} ${shellQuote(where.name)}` : ''}\``;
+  const call = (toolbox: string, tool: string, drop?: 'toolsets' | 'disabledTools'): string => `\`${toolsCallCommand(run, toolbox, tool, drop)}\``;
+  const doctor = (toolbox?: string): string => `\`mcp-workbench doctor${configFlag(run)}${files}${toolbox !== undefined ? ` --toolbox ${shellQuote(toolbox)}` : ''}\``;
+  return {
+    listTools: (where) => `${list(where)} lists its tools.`,
+    pickToolbox: (asked, kind) => {
+      const step = asked === 'call' ? `${list()} shows every toolbox and tool.` : `Pass one of them to --${kind}, or run ${list()} to see every toolbox and tool.`;
+      return { said: step, hint: step };
+    },
+    callIn: (toolbox, tool) => `${call(toolbox, tool)} calls it there.`,
+    callThere: (toolbox, tool) => `run ${call(toolbox, tool)} to call it there.`,
+    callsOneTool: '`tools call` calls one tool by its full name',
+    seeMatches: (toolbox) => `${list({ kind: 'toolbox', name: toolbox })} lists the tools it may match; call one by its full name with \`mcp-workbench tools call ${shellQuote(toolbox)}\`.`,
+    pickFullName: (where, names) => `Call one by its full name: ${call(where.name, names[0] ?? '')}${names.length > 1 ? ', or another of them' : ''}.`,
+    callAgain: (where, tool) => `Run ${call(where.name, tool)} again shortly; ${list(where)} lists its tools once it is ready.`,
+    callByFullName: (where, _tool, full, closest, oneServer) =>
+      `${closest ? 'If you meant one of the closest names, call it by that name. ' : ''}` +
+      `If it is a tool of ${oneServer !== undefined ? `"${oneServer}"` : 'one of those servers'}, run ${call(where.name, full)}, which waits for the server`,
+    checkServers: (where) => `run ${doctor(where.kind === 'toolbox' ? where.name : undefined)} to see why.`,
+    callLater: (toolbox, tool) => `Run ${call(toolbox, tool)} again later: it is served once the server is up. If it keeps timing out, ${doctor(toolbox)} checks it.`,
+    leftOut: (toolbox) => `It cannot be called until its server's maintainers fix its definition; ${list({ kind: 'toolbox', name: toolbox })} lists the tools that can be called.`,
+    enable: (tool) => enableStep(run, tool, call),
+    readSchema: (_toolbox, _tool, schema) => `Fix the arguments to match the tool's inputSchema: ${schema}`,
+  };
+}
+
+/** What enables a disabled tool (or releases a held one), as the command a person runs. */
+function enableStep(run: CliInvocation, { name, source, user }: DisabledTool, call: (toolbox: string, tool: string, drop?: 'toolsets' | 'disabledTools') => string): string {
+  const files = `${configFlag(run)}${commonFlags(run)}`;
+  const as = user !== undefined ? ` --user ${shellQuote(user)}` : '';
+  const toolbox = parseToolName(name)?.toolbox ?? name;
+  if (source === 'quarantine') {
+    return `Nothing it asks is sent until you approve it: review the change with \`mcp-workbench tools diff ${shellQuote(heldKey(name))}${files}${as}\`, then run \`mcp-workbench tools approve ${shellQuote(name)}${files}${as}\`.`;
+  }
+  if (source === 'state') return `\`mcp-workbench tools enable ${shellQuote(name)}${files}\` enables it (running workbenches follow at once).`;
+  if (source === 'cli') return `Call it without --disabled-tools: ${call(toolbox, name, 'disabledTools')}.`;
+  if (source === 'toolset') return `Call it without --toolset: ${call(toolbox, name, 'toolsets')}.`;
+  const project = run.project !== undefined ? ` --project ${shellQuote(run.project)}` : '';
+  if (source === 'project') return `The project file (.mcp-workbench.json) hides it for this project; change that file to enable it, and check it with \`mcp-workbench validate${configFlag(run)}${project}\`.`;
+  return `Only a change to the config enables it (the state file cannot); check the config after with \`mcp-workbench validate${configFlag(run)}\`.`;
+}
+
+/** `tools call` of `tool` through `toolbox`, as `run` was given (its arguments, files, limits), without `drop`. */
+function toolsCallCommand(run: CliInvocation, toolbox: string, tool: string, drop?: 'toolsets' | 'disabledTools'): string {
+  const words = ['mcp-workbench tools call', shellQuote(toolbox), shellQuote(tool)];
+  if (run.args !== undefined) words.push('--args', shellQuote(run.args));
+  if (run.argsFile !== undefined) words.push('--args-file', shellQuote(run.argsFile));
+  if (run.toolsets !== undefined && run.toolsets.length > 0 && drop !== 'toolsets') words.push('--toolset', shellQuote(run.toolsets.join(',')));
+  if (run.disabledTools !== undefined && run.disabledTools.length > 0 && drop !== 'disabledTools') words.push('--disabled-tools', shellQuote(run.disabledTools.join(',')));
+  if (run.json === true) words.push('--json');
+  return `${words.join(' ')}${configFlag(run)}${commonFlags(run)}`;
+}
+
+function configFlag(run: CliInvocation): string {
+  return run.configSource === undefined ? '' : ` --config ${shellQuote(run.configSource)}`;
+}
+
+/** `--state-file` as given: the commands read the same state (and pins beside it) as this one. */
+function commonFlags(run: CliInvocation): string {
+  return run.stateFile !== undefined ? ` --state-file ${shellQuote(run.stateFile)}` : '';
 }

@@ -11,7 +11,7 @@ import { EXIT_FAILURE, splitList, type CliContext } from './context.js';
 import { createRuntime, type Runtime } from './runtime.js';
 import { oneShotSettings } from './settings.js';
 import { failedServerText } from '../clients/server-failure.js';
-import { toolsListCommand, toolsListStep, withListHint } from './next-command.js';
+import { cliSteps, type CliInvocation } from './next-command.js';
 import { errnoCode, errnoWords } from '../shared/errno.js';
 
 /**
@@ -34,9 +34,8 @@ export function registerToolsTryCommands(tools: Command, ctx: CliContext): void 
     .option('--json', 'machine-readable output')
     .action(async (words: string[], opts: RuntimeFlags & { toolbox?: string; limit?: number; json?: boolean }) => {
       await withRuntime(ctx, opts, async (runtime) => {
-        const answer = await runtime.workbench
-          .openToolbox({ toolbox_name: opts.toolbox, query: words.join(' '), limit: opts.limit, detail: 'full' })
-          .catch((error: unknown) => Promise.reject(withListHint(error, runtime.config.source, '--toolbox')));
+        const request = { toolbox_name: opts.toolbox, query: words.join(' '), limit: opts.limit, detail: 'full' } as const;
+        const answer = await runtime.workbench.openToolbox(request, undefined, { steps: cliSteps(invocationOf(runtime, opts)) });
         const found = answer.result.tools.filter((t): t is FullEntry => 'toolbox_name' in t);
         for (const failure of answer.result.servers_failed) ctx.log.warn(`${failure.server} could not be connected, so its tools were not searched: ${failedServerText(failure)}`);
         for (const pending of answer.result.servers_pending ?? []) ctx.log.warn(`${pending.server} was still starting, so its tools were not searched`);
@@ -67,22 +66,20 @@ export function registerToolsTryCommands(tools: Command, ctx: CliContext): void 
         return ctx.fail(error);
       }
       await withRuntime(ctx, opts, async (runtime) => {
-        const result = await runtime.workbench.useTool(toolbox, tool, args, { listStep: (where) => toolsListStep(runtime.config.source, where) });
+        // Every refusal ends with the command to run next, where the model is told a tool call (README "Command line").
+        const result = await runtime.workbench.useTool(toolbox, tool, args, { steps: cliSteps({ ...invocationOf(runtime, opts), args: opts.args, argsFile: opts.argsFile, json: opts.json }) });
+        // An unknown toolbox is how the command was called, not how the tool answered: a usage error (README), said
+        // once, on stderr — the result names the toolboxes there are and the command that lists them.
+        if (outcomeOf(result).code === 'TOOLBOX_NOT_FOUND') throw new WorkbenchError('TOOLBOX_NOT_FOUND', formatResult(result));
         ctx.print(opts.json ? JSON.stringify(result, null, 2) : formatResult(result));
-        // An unknown toolbox is how the command was called, not how the tool answered: a usage error (README).
-        if (outcomeOf(result).code === 'TOOLBOX_NOT_FOUND') throw unknownToolbox(runtime, toolbox);
         if (result.isError === true) process.exitCode = EXIT_FAILURE;
       });
     });
 }
 
-/**
- * A `tools call` of a toolbox the config does not have, as the person at this terminal reads it (the result printed
- * names the toolboxes there are; its hint is the model's, open_toolbox): the command that lists them.
- */
-function unknownToolbox(runtime: Runtime, toolbox: string): WorkbenchError {
-  const source = runtime.config.source;
-  return new WorkbenchError('TOOLBOX_NOT_FOUND', `no toolbox "${toolbox}" in ${source}: \`${toolsListCommand(source)}\` shows every toolbox and tool.`);
+/** The command as given, for the commands its next steps name (see cliSteps). */
+function invocationOf(runtime: Runtime, opts: RuntimeFlags): CliInvocation {
+  return { configSource: runtime.config.source, stateFile: opts.stateFile, project: opts.project, toolsets: opts.toolset, disabledTools: opts.disabledTools };
 }
 
 interface RuntimeFlags {
@@ -122,7 +119,7 @@ async function readArguments(opts: { args?: string; argsFile?: string }): Promis
     try {
       text = await readFile(opts.argsFile, 'utf8');
     } catch (error) {
-      const reason = errnoCode(error) === 'ENOENT' ? 'there is no such file' : (errnoWords(errnoCode(error)) ?? errorMessage(error));
+      const reason = errnoWords(errnoCode(error)) ?? errorMessage(error);
       // A file that cannot be read is exit 1, as --config's and --state-file's are (README "Command line").
       throw new WorkbenchError(
         'FILE_UNREADABLE',

@@ -18,7 +18,7 @@ import { unmatchedNames } from '../catalog/name-suggestions.js';
 import { parseToolName } from '../catalog/names.js';
 import { registerToolsTryCommands } from './tools-try.js';
 import { failedServerText } from '../clients/server-failure.js';
-import { toolsListCommand, withListHint } from './next-command.js';
+import { cliSteps, toolsListCommand } from './next-command.js';
 
 /**
  * `mcp-workbench tools list | enable | disable | reset`: the same state model the server uses, from a shell.
@@ -90,11 +90,11 @@ function registerListCommand(tools: Command, ctx: CliContext, common: (cmd: Comm
 async function listTools(runtime: Runtime, opts: ListFlags, ctx: CliContext): Promise<ToolStatusReport & { unmatched?: string[] }> {
   const workbench = runtime.workbench;
   const progress = ctx.stderrIsTTY ? startProgress(workbench, opts.toolbox) : undefined;
+  // An unknown toolbox or toolset is told the command that lists them, where the model is told open_toolbox.
+  const steps = cliSteps({ configSource: runtime.config.source, stateFile: opts.stateFile, project: opts.project, disabledTools: opts.disabledTools });
   const listed: ToolStatusReport & { unmatched?: string[] } = await (
-    opts.toolset !== undefined ? workbench.describeToolset(opts.toolset) : workbench.listAllTools(opts.toolbox)
-  )
-    .catch((error: unknown) => Promise.reject(withListHint(error, runtime.config.source, opts.toolset !== undefined ? '--toolset' : '--toolbox')))
-    .finally(() => progress?.());
+    opts.toolset !== undefined ? workbench.describeToolset(opts.toolset, steps) : workbench.listAllTools(opts.toolbox, undefined, steps)
+  ).finally(() => progress?.());
   const report = redactDeep(listed, createRedactor(runtime.config.secrets));
   for (const pattern of report.unmatched ?? []) {
     ctx.log.warn(`toolset "${opts.toolset}": "${pattern}" matches no tool of the connected servers (check the toolbox, server and tool names)`, {

@@ -5,6 +5,9 @@ import { quoteClientText } from '../shared/client-text.js';
 import { formatAge } from './answer-head.js';
 import { shortError } from './head-bounds.js';
 import { errorResult } from './tool-entry.js';
+import type { LookedUpIn, NextSteps } from './next-steps.js';
+
+export type { LookedUpIn } from './next-steps.js';
 
 /**
  * The answers to a call that waited for servers still starting (name-wait.ts): the same for a name given with a
@@ -15,12 +18,6 @@ import { errorResult } from './tool-entry.js';
 export interface NameSite {
   toolbox: string;
   server: string;
-}
-
-/** What a name was looked up in, as the answers name it: a toolbox, or a toolset (across toolboxes). */
-export interface LookedUpIn {
-  kind: 'toolbox' | 'toolset';
-  name: string;
 }
 
 /** A server (re)starting now whose last start timed out (a hung handshake, a remote connect that never answered). */
@@ -45,18 +42,18 @@ export interface WaitedName<Lookup> {
  * The answer to a name that no server that is up has, while servers that may have it are still starting: a wait to
  * retry, not an unknown name. Undefined when no such server is left (the name is unknown, with `suggestions`).
  */
-export function waitedRefusal(where: LookedUpIn, toolName: string, waited: WaitedName<unknown>, suggestions: readonly string[]): CallToolResult | undefined {
+export function waitedRefusal(where: LookedUpIn, toolName: string, waited: WaitedName<unknown>, suggestions: readonly string[], steps: NextSteps): CallToolResult | undefined {
   const [hung] = waited.again;
-  if (waited.starting.length === 0 && hung) return startingAgain(hung.toolbox, toolName, hung.server, hung.status, hung.waitedMs);
-  if (waited.starting.length > 0) return stillStarting(where, toolName, waited.starting, Math.max(...waited.starting.map((s) => s.waitMs)), suggestions);
-  if (waited.unlisted.length > 0) return notListedYet(where, toolName, waited.unlisted, suggestions);
+  if (waited.starting.length === 0 && hung) return startingAgain(hung.toolbox, toolName, hung.server, hung.status, hung.waitedMs, steps);
+  if (waited.starting.length > 0) return stillStarting(where, toolName, waited.starting, Math.max(...waited.starting.map((s) => s.waitMs)), suggestions, steps);
+  if (waited.unlisted.length > 0) return notListedYet(where, toolName, waited.unlisted, suggestions, steps);
   return undefined;
 }
 
 /** The refusal of a call whose server (or servers, for a bare name) is still starting after `waitMs`: what to do next. */
-export function stillStarting(where: LookedUpIn, toolName: string, servers: readonly NameSite[], waitMs: number, suggestions: readonly string[] = []): CallToolResult {
+export function stillStarting(where: LookedUpIn, toolName: string, servers: readonly NameSite[], waitMs: number, suggestions: readonly string[], steps: NextSteps): CallToolResult {
   const closest = suggestions.length > 0 ? ` (Or did you mean ${suggestions.join(', ')}? Those are up.)` : '';
-  const hint = `Call the tool again shortly; open_toolbox {"toolbox_name":"${where.name}"} lists its tools once it is ready.${closest}`;
+  const hint = `${steps.callAgain(where, toolName)}${closest}`;
   const one = servers.length === 1;
   return errorResult(
     `Cannot call ${quoteClientText(toolName)}: ${one ? 'server' : 'servers'} ${serversOf(servers)} ${one ? 'is' : 'are'} still starting after ${Math.round(waitMs / 1000)} s (useToolWaitMs); ${one ? 'it keeps' : 'they keep'} starting in the background, within ${one ? 'its' : 'their'} connectTimeoutMs. ${hint}`,
@@ -70,7 +67,7 @@ export function stillStarting(where: LookedUpIn, toolName: string, servers: read
  * still starting: given at once, from what is known (the closest names that are up), naming each of those servers as
  * still starting — or starting again, with how its last start ended — and the model's next step either way.
  */
-export function notListedYet(where: LookedUpIn, toolName: string, servers: readonly (NameSite & { status: SlotStatus })[], suggestions: readonly string[]): CallToolResult {
+export function notListedYet(where: LookedUpIn, toolName: string, servers: readonly (NameSite & { status: SlotStatus })[], suggestions: readonly string[], steps: NextSteps): CallToolResult {
   const now = Date.now();
   const toolbox = onlyToolbox(servers);
   // Across toolboxes (a toolset), a server is named as the toolset names it: `toolbox/server`.
@@ -89,10 +86,7 @@ export function notListedYet(where: LookedUpIn, toolName: string, servers: reado
   const tool = parseToolName(toolName)?.tool ?? toolName;
   const full = one ? formatToolName(servers[0]!.toolbox, servers[0]!.server, tool) : `${toolbox ?? '<toolbox>'}__<server>__${tool}`;
   const failing = servers.some((s) => s.status.state === 'starting' && s.status.lastFailure);
-  const hint =
-    `${suggestions.length > 0 ? 'If you meant one of the closest names, call it by that name. ' : ''}` +
-    `If it is a tool of ${one ? `"${label(servers[0]!)}"` : 'one of those servers'}, call it again shortly, or by its full name (${full}), which waits for the server` +
-    (failing ? `; if it keeps failing, use the ${where.kind}'s other servers and tell the user to run \`mcp-workbench doctor\`.` : '.');
+  const hint = steps.callByFullName(where, toolName, full, suggestions.length > 0, one ? label(servers[0]!) : undefined) + (failing ? `; if it keeps failing, ${steps.checkServers(where)}` : '.');
   return errorResult(
     `Cannot call ${quoteClientText(toolName)}: no server of ${where.kind} "${where.name}" that is up has a tool of that name.${closest} ${notes.join(' ')} ${one ? 'Its' : 'Their'} tools are not known yet, so it may be one of them. ${hint}`,
     'CONNECT_TIMEOUT',
@@ -104,12 +98,12 @@ export function notListedYet(where: LookedUpIn, toolName: string, servers: reado
  * The refusal of a call whose server is starting again after its last start timed out, given by `openWaitMs` (see
  * name-wait.ts serverWait): how long that start ran, how long ago it was stopped, and the model's next step.
  */
-export function startingAgain(toolbox: string, toolName: string, server: string, status: HungBefore, waitedMs: number): CallToolResult {
+export function startingAgain(toolbox: string, toolName: string, server: string, status: HungBefore, waitedMs: number, steps: NextSteps): CallToolResult {
   const now = Date.now();
   const last = status.lastFailure;
   const ranMs = last.error.failure?.timeoutMs;
   const ran = ranMs !== undefined ? `ran ${seconds(ranMs)} (its connectTimeoutMs) without completing the MCP handshake and ` : 'did not complete the MCP handshake and ';
-  const hint = "Use the toolbox's other servers' tools meanwhile, and call this tool again later: it is served once the server is up. If it keeps timing out, tell the user to run `mcp-workbench doctor`.";
+  const hint = steps.callLater(toolbox, toolName);
   return errorResult(
     `Cannot call ${quoteClientText(toolName)}: server "${server}" of toolbox "${toolbox}" is starting again (${formatAge(now - status.since)} so far) and may hang again: its last start ${ran}was stopped ${formatAge(now - last.at)} ago. So this call waited ${seconds(waitedMs)} for it (the toolbox's openWaitMs, not useToolWaitMs); it keeps starting in the background. ${hint}`,
     'CONNECT_TIMEOUT',

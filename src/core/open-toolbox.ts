@@ -1,4 +1,5 @@
 import type { Tool } from '@modelcontextprotocol/client';
+import { MODEL_STEPS, type NextSteps } from './next-steps.js';
 import type { ClientManager, FailedServer } from '../clients/client-manager.js';
 import type { ServerConfig, ToolboxConfig, WorkbenchConfig } from '../config/types.js';
 import { WorkbenchError } from '../errors.js';
@@ -66,6 +67,8 @@ export interface OpenOptions {
   sessionLabel?: string;
   /** Who the client is, for the debug and audit logs (never a token). */
   principal?: string;
+  /** What an unknown toolbox's error says to do next: a person at the CLI runs a command; default: the model's (MODEL_STEPS). */
+  steps?: NextSteps;
 }
 
 
@@ -130,7 +133,7 @@ export class Discovery {
   /** `open_toolbox` for a toolbox, or (without `toolbox_name`) a search of every toolbox. */
   async open(request: OpenToolboxRequest, scope: DiscoveryScope, options: OpenOptions = {}): Promise<BudgetedAnswer> {
     if (request.toolbox_name === undefined) return this.searchEverywhere(request, scope, options);
-    const toolbox = this.toolbox(request.toolbox_name);
+    const toolbox = this.toolbox(request.toolbox_name, options.steps);
     const searching = request.query !== undefined;
     // A search's qualifiers may leave out some of the toolbox's servers, or all of them (then nothing is started).
     const reach = searching ? searchReach([toolbox], parseQuery(request.query!)) : [{ toolbox: toolbox.name }];
@@ -337,12 +340,12 @@ export class Discovery {
     if (failure) failed.set(server, this.failing.record(manager, toolbox, server, failure));
   }
 
-  private toolbox(name: string): ToolboxConfig {
+  private toolbox(name: string, steps: NextSteps = MODEL_STEPS): ToolboxConfig {
     const config = this.options.config();
     const toolbox = config.toolboxes.find((t) => t.name === name);
     if (!toolbox) {
       const names = [...config.toolboxes.map((t) => t.name), ...(config.toolsets ?? []).map((t) => t.name)].join(', ') || '(none configured)';
-      throw new WorkbenchError('TOOLBOX_NOT_FOUND', `Unknown toolbox ${quoteClientText(name)}. Available toolboxes and toolsets: ${names}.`, { hint: 'Call open_toolbox with one of them.' });
+      throw new WorkbenchError('TOOLBOX_NOT_FOUND', `Unknown toolbox ${quoteClientText(name)}. Available toolboxes and toolsets: ${names}.`, { hint: steps.pickToolbox('open', 'toolbox').hint });
     }
     return toolbox;
   }

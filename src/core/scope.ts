@@ -1,6 +1,7 @@
 import type { ToolboxCatalog } from '../catalog/toolbox-catalog.js';
 import type { CallOptions, ClientManager } from '../clients/client-manager.js';
 import type { FeatureBooks } from './feature-books.js';
+import type { NextSteps } from './next-steps.js';
 import type { CallContext, RoutingBooks } from './session-routing.js';
 import type { ShownLists } from './shown-lists.js';
 import type { SearchMemory } from './tool-search.js';
@@ -15,10 +16,10 @@ export interface UseToolOptions extends CallOptions {
   /** Who the client is, for the debug and audit logs (never a token). */
   principal?: string;
   /**
-   * The sentence that tells the caller how to see the tool names of a toolbox or toolset, ending an unknown-name
-   * refusal: a person at the CLI runs a command; default: the model's `Call open_toolbox {"toolbox_name":…}`.
+   * The next steps refusals end with (how to see the names, what to call or run instead): a person at the CLI runs a
+   * command; default: the model's tool calls (MODEL_STEPS, `Call open_toolbox {"toolbox_name":…}`).
    */
-  listStep?: (where: { kind: 'toolbox' | 'toolset'; name: string }) => string;
+  steps?: NextSteps;
 }
 
 /**

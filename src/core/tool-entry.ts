@@ -1,9 +1,8 @@
-import { parseToolName } from '../catalog/names.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/client';
 import type { Answer, FullEntry } from '../catalog/catalog-index.js';
 import { overriddenText, type OverrideResolver } from '../catalog/overrides.js';
 import { revealHidden, revealInSchema } from '../shared/hidden-text.js';
-import { userOption } from '../state/pins.js';
+import { MODEL_STEPS, type NextSteps } from './next-steps.js';
 import type { CatalogTool } from '../catalog/toolbox-catalog.js';
 import type { FailedServer } from '../clients/client-manager.js';
 import { isRetryable, type FailureSite, type ServerFailure, type UrlElicitation, type WorkbenchError, type WorkbenchErrorCode } from '../errors.js';
@@ -100,40 +99,20 @@ export function failureResult(error: WorkbenchError, prefix = '', site: FailureS
 
 /**
  * A call refused because the tool is disabled (or held): the message names the source and rule, `hint` what would
- * enable it, and the site which toolbox, server and tool.
+ * enable it (`steps`: for the model, or a person at the CLI), and the site which toolbox, server and tool.
  */
-export function disabledResult(name: string, reason: string, source: string, site: FailureSite, user?: string): CallToolResult {
-  const { message, hint } = disabledMessage(name, reason, source, user);
+export function disabledResult(name: string, reason: string, source: string, site: FailureSite, user?: string, steps: NextSteps = MODEL_STEPS): CallToolResult {
+  const message = disabledMessage(name, reason, source);
+  const hint = steps.enable({ name, source, ...(user !== undefined && { user }) });
   return errorResult(`${message} ${hint}`, source === 'quarantine' ? 'TOOL_HELD' : 'TOOL_DISABLED', { ...site, hint });
 }
 
 /** Why a tool is disabled (or held) and what would enable it, as one sentence pair (`open_toolbox`'s `not_found`). */
 export function disabledNote(name: string, reason: string, source: string, user?: string): string {
-  const { message, hint } = disabledMessage(name, reason, source, user);
-  return `${message} ${hint}`;
+  return `${disabledMessage(name, reason, source)} ${MODEL_STEPS.enable({ name, source, ...(user !== undefined && { user }) })}`;
 }
 
-/** `user`: of a tool held by the pins of a user of a `${user:…}` server, the `--user` of the commands (see pinKey). */
-function disabledMessage(name: string, reason: string, source: string, user?: string): { message: string; hint: string } {
-  if (source === 'quarantine') {
-    const parts = parseToolName(name);
-    const key = parts ? `${parts.toolbox}/${parts.server}` : 'TOOLBOX/SERVER';
-    return {
-      message: `Tool "${name}" is held: ${reason}.`,
-      hint:
-        `Nothing it asks is sent until a person approves it: review the change with ` +
-        `\`mcp-workbench tools diff ${key}${userOption(user)}\`, then \`mcp-workbench tools approve ${name}${userOption(user)}\` (a running workbench follows at once).`,
-    };
-  }
-  const hint =
-    source === 'state'
-      ? `A person can enable it with \`mcp-workbench tools enable ${name}\` (a running workbench follows at once); so can the enable_tools tool, where the workbench offers it (serve --management-tools).`
-      : source === 'cli'
-        ? 'Remove it from the --disabled-tools option of the workbench to enable it.'
-        : source === 'project'
-          ? 'The project file (.mcp-workbench.json) hides it for this project; change that file to enable it.'
-          : source === 'toolset'
-            ? 'This session is limited by --toolset; use a tool of those toolsets, or start the workbench without --toolset.'
-            : 'A person can enable it by changing the workbench config (the state file and enable_tools cannot); use another tool meanwhile.';
-  return { message: `Tool "${name}" is disabled: ${reason} (source: ${source}).`, hint };
+/** Why a tool is disabled (or held). */
+function disabledMessage(name: string, reason: string, source: string): string {
+  return source === 'quarantine' ? `Tool "${name}" is held: ${reason}.` : `Tool "${name}" is disabled: ${reason} (source: ${source}).`;
 }

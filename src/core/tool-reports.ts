@@ -6,6 +6,7 @@ import { WorkbenchError } from '../errors.js';
 import { quoteClientText } from '../shared/client-text.js';
 import type { ToolEntry, ToolStatus, ToolStatusReport } from './tool-entry.js';
 import { describeToolset, type ToolsetHost } from './toolset-routes.js';
+import type { NextSteps } from './next-steps.js';
 
 /** What the reports read of the workbench, for one scope's connections. */
 export interface ReportSource {
@@ -17,6 +18,8 @@ export interface ReportSource {
   toolsetHost: ToolsetHost<ToolEntry>;
   /** Each tool of a toolbox's catalog with its status. */
   statusOf(toolbox: string): ToolStatus[];
+  /** What an unknown toolbox's or toolset's error says to do next (see NextSteps). */
+  steps: NextSteps;
 }
 
 /** Each server's live tools exactly as it listed them, and the servers that could not be listed. */
@@ -66,7 +69,7 @@ export async function listToolStatuses(source: ReportSource, toolbox?: string): 
 export async function describeNamedToolset(source: ReportSource, name: string): Promise<ToolStatusReport & { unmatched: string[] }> {
   const toolset = source.toolsets.get(name);
   if (!toolset) {
-    throw new WorkbenchError('TOOLBOX_NOT_FOUND', `Unknown toolset "${name}". Toolsets: ${(source.config.toolsets ?? []).map((t) => t.name).join(', ') || '(none configured)'}.`, { hint: 'Call open_toolbox with one of them.' });
+    throw new WorkbenchError('TOOLBOX_NOT_FOUND', `Unknown toolset "${name}". Toolsets: ${(source.config.toolsets ?? []).map((t) => t.name).join(', ') || '(none configured)'}.`, { hint: source.steps.pickToolbox('list', 'toolset').hint });
   }
   return describeToolset(source.toolsetHost, toolset, (toolbox) => source.statusOf(toolbox));
 }
@@ -76,7 +79,7 @@ function reportedToolboxes(source: ReportSource, toolbox: string | undefined): s
   if (toolbox === undefined) return source.config.toolboxes.map((t) => t.name);
   if (!source.config.toolboxes.some((t) => t.name === toolbox)) {
     const names = source.catalogNames().join(', ') || '(none configured)';
-    throw new WorkbenchError('TOOLBOX_NOT_FOUND', `Unknown toolbox ${quoteClientText(toolbox)}. Available toolboxes and toolsets: ${names}.`, { hint: 'Pass one of them, or none for every toolbox.' });
+    throw new WorkbenchError('TOOLBOX_NOT_FOUND', `Unknown toolbox ${quoteClientText(toolbox)}. Available toolboxes and toolsets: ${names}.`, { hint: source.steps.pickToolbox('list', 'toolbox').hint });
   }
   return [toolbox];
 }

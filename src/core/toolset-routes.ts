@@ -86,10 +86,24 @@ export async function openToolset<Entry extends { name: string }>(
  * Where a name goes: a toolbox, or a refusal. A name not found while servers that may have it still start carries
  * them (`waited`) and the closest names that are up, so it is answered as a toolbox's bare name is (name-wait-answers.ts).
  */
-export type ToolsetRoute = { toolbox: string; toolName: string } | { error: string; code: 'TOOL_NOT_FOUND'; waited?: WaitedName<unknown>; suggestions?: string[] };
+export type ToolsetRoute = { toolbox: string; toolName: string } | ToolsetRefusal;
+
+/**
+ * A name the toolset cannot route. Its `error` states what is wrong; the caller ends it with its next step: the full
+ * name of one of the tools it matches (`ambiguous`: their names), a call through the toolbox its full name says
+ * (`elsewhere`), else how to see the toolset's names.
+ */
+export interface ToolsetRefusal {
+  error: string;
+  code: 'TOOL_NOT_FOUND';
+  ambiguous?: string[];
+  elsewhere?: string;
+  waited?: WaitedName<unknown>;
+  suggestions?: string[];
+}
 
 /** A name among a toolset's tools: where it goes (a disabled tool's toolbox refuses it), a refusal, or not found. */
-type ToolsetMatch = { toolbox: string; toolName: string; hidden: boolean } | { error: string; code: 'TOOL_NOT_FOUND' } | { notFound: true; suggestions: string[] };
+type ToolsetMatch = { toolbox: string; toolName: string; hidden: boolean } | ToolsetRefusal | { notFound: true; suggestions: string[] };
 
 /** How a bare name waits for the toolset's servers: as a toolbox's bare name waits (use-tool.ts gives name-wait.ts's). */
 export interface ToolsetNameWait {
@@ -168,19 +182,14 @@ function matchInToolset(toolset: ResolvedToolset, toolName: string, toolboxNames
     const pick = enabled.length > 0 ? enabled : found;
     if (pick.length === 1) return { toolbox: parseToolName(pick[0]!.name)!.toolbox, toolName: pick[0]!.name, hidden: pick[0]!.hidden };
     if (pick.length > 1) {
-      return {
-        error: `Tool name ${quoteClientText(toolName)} is ambiguous in toolset "${name}": it matches ${pick.map((c) => c.name).join(', ')}. Use the full name.`,
-        code: 'TOOL_NOT_FOUND',
-      };
+      const names = pick.map((c) => c.name);
+      return { error: `Tool name ${quoteClientText(toolName)} is ambiguous in toolset "${name}": it matches ${names.join(', ')}.`, code: 'TOOL_NOT_FOUND', ambiguous: names };
     }
   }
   if (parts && toolboxNames.has(parts.toolbox)) {
     // A full name outside the toolset (by any spelling): its toolbox is named in it, so that is the way on (a closest
     // name of the toolset would be another tool, perhaps one that deletes what this one creates).
-    return {
-      error: `Tool ${quoteClientText(toolName)} is not in toolset "${name}". Its name says toolbox "${parts.toolbox}": call use_tool with toolbox_name "${parts.toolbox}" to call it there.`,
-      code: 'TOOL_NOT_FOUND',
-    };
+    return { error: `Tool ${quoteClientText(toolName)} is not in toolset "${name}". Its name says toolbox "${parts.toolbox}":`, code: 'TOOL_NOT_FOUND', elsewhere: parts.toolbox };
   }
   return { notFound: true, suggestions: closestNames(toolName, suggestions, 5) };
 }

@@ -17,6 +17,7 @@ import { knownLists, lastKnownLookup, lookupAcrossToolbox, serverWait, waitForNa
 import { startingAgain, stillStarting, waitedRefusal } from './name-wait-answers.js';
 import { describeParams, type ToolValidators } from './validators.js';
 import { leftOutRefusal } from './left-out.js';
+import { MODEL_STEPS, type NextSteps } from './next-steps.js';
 import { DEFAULT_CALL_TIMEOUT_MS } from '../clients/server-slot.js';
 import { callsAsTask } from '../clients/task-call.js';
 import { within } from '../shared/within.js';
@@ -77,19 +78,17 @@ function useToolNow(host: UseToolHost, toolboxName: string, toolName: string, ar
   if (!toolbox) {
     const toolset = host.toolsets().get(toolboxName);
     if (toolset) return useToolsetTool(host, toolset, toolName, args, options);
-    return Promise.resolve(errorResult(
-      `Unknown toolbox ${quoteClientText(toolboxName)}. Available toolboxes: ${host.toolboxNames()}. Call open_toolbox with one of them to see its tools.`,
-      'TOOLBOX_NOT_FOUND',
-      { hint: 'Call open_toolbox with one of the available toolboxes to see its tools.' },
-    ));
+    const { said, hint } = stepsOf(options).pickToolbox('call', 'toolbox');
+    return Promise.resolve(errorResult(`Unknown toolbox ${quoteClientText(toolboxName)}. Available toolboxes: ${host.toolboxNames()}. ${said}`, 'TOOLBOX_NOT_FOUND', { hint }));
   }
   const parts = parseToolName(toolName);
   if (parts && parts.toolbox !== toolboxName && host.toolboxes().has(parts.toolbox)) {
-    if (/[*?]/.test(toolName)) return Promise.resolve(patternElsewhere(toolName, parts.toolbox, toolboxName));
+    if (/[*?]/.test(toolName)) return Promise.resolve(patternElsewhere(stepsOf(options), toolName, parts.toolbox, toolboxName));
+    const next = stepsOf(options).callIn(parts.toolbox, toolName);
     return Promise.resolve(errorResult(
-      `Tool ${quoteClientText(toolName)} belongs to toolbox "${parts.toolbox}", not "${toolboxName}". Call use_tool with toolbox_name "${parts.toolbox}".`,
+      `Tool ${quoteClientText(toolName)} belongs to toolbox "${parts.toolbox}", not "${toolboxName}". ${next}`,
       'TOOL_NOT_FOUND',
-      { toolbox: toolboxName, hint: `Call use_tool with toolbox_name "${parts.toolbox}".` },
+      { toolbox: toolboxName, hint: next },
     ));
   }
   const knownServer = parts && parts.toolbox === toolboxName ? toolbox.servers.find((s) => s.name === parts.server) : undefined;
@@ -104,10 +103,10 @@ function useToolNow(host: UseToolHost, toolboxName: string, toolName: string, ar
  * A pattern (`*`, `?`) under another toolbox's name: it names no one tool, so "it belongs to toolbox X" would send the
  * model there to fail again; the answer says where to see what the pattern matches.
  */
-function patternElsewhere(toolName: string, owner: string, toolboxName: string): CallToolResult {
-  const next = `Call open_toolbox with toolbox_name "${owner}" and tools [${JSON.stringify(toolName)}] to see the tools it matches, then use_tool one of them with toolbox_name "${owner}".`;
+function patternElsewhere(steps: NextSteps, toolName: string, owner: string, toolboxName: string): CallToolResult {
+  const next = steps.seeMatches(owner, toolName);
   return errorResult(
-    `${quoteClientText(toolName)} is a pattern under toolbox "${owner}", not "${toolboxName}", and use_tool calls one tool by its full name. ${next}`,
+    `${quoteClientText(toolName)} is a pattern under toolbox "${owner}", not "${toolboxName}", and ${steps.callsOneTool}. ${next}`,
     'TOOL_NOT_FOUND',
     { toolbox: toolboxName, hint: next },
   );
@@ -136,10 +135,13 @@ async function useToolsetTool(host: UseToolHost, toolset: ResolvedToolset, toolN
   }
   if ('error' in route) {
     const where = { kind: 'toolset', name: toolset.config.name } as const;
+    const steps = stepsOf(options);
+    if (route.elsewhere !== undefined) return errorResult(`${route.error} ${steps.callThere(route.elsewhere, toolName)}`, route.code);
+    if (route.ambiguous !== undefined) return errorResult(`${route.error} ${steps.pickFullName(where, route.ambiguous)}`, route.code);
     if (!route.waited) return errorResult(route.error, route.code);
     // Not found among the toolset's tools (only that answer waited): where to see them ends it.
-    const next = listStepOf(options, where);
-    return waitedRefusal(where, toolName, route.waited, route.suggestions ?? []) ?? errorResult(`${route.error} ${next}`, route.code, { hint: next });
+    const next = steps.listTools(where);
+    return waitedRefusal(where, toolName, route.waited, route.suggestions ?? [], steps) ?? errorResult(`${route.error} ${next}`, route.code, { hint: next });
   }
   return useToolNow(host, route.toolbox, route.toolName, args, options);
 }
@@ -171,7 +173,7 @@ async function connectThenUse(request: UseRequest, resolution: Resolution): Prom
     // Not in the catalog of enabled tools (which the policy built): decide from the name alone, before anything is
     // connected or counted for a disabled tool.
     const visibility = host.policy().check(toolbox.name, parts.server, parts.tool);
-    if (!visibility.enabled) return disabledResult(toolName, visibility.reason, visibility.source, { toolbox: toolbox.name, server: parts.server, tool: parts.tool });
+    if (!visibility.enabled) return disabledResult(toolName, visibility.reason, visibility.source, { toolbox: toolbox.name, server: parts.server, tool: parts.tool }, undefined, stepsOf(request.options));
   }
   let lookup = resolution.lookup;
   if (parts?.toolbox === toolbox.name && !knownServer && !('found' in lookup)) {
@@ -214,12 +216,14 @@ async function connectFor(request: UseRequest, knownServer: ServerConfig | undef
       const { waitMs, again } = serverWait(host, scope, toolbox.name, knownServer.name);
       const connected = await within(connect, waitMs);
       const site = { toolbox: toolbox.name, server: knownServer.name };
-      if (!connected) return { refusal: again ? startingAgain(site.toolbox, toolName, site.server, again, waitMs) : stillStarting({ kind: 'toolbox', name: site.toolbox }, toolName, [site], waitMs) };
+      const steps = stepsOf(request.options);
+      if (!connected) return { refusal: again ? startingAgain(site.toolbox, toolName, site.server, again, waitMs, steps) : stillStarting({ kind: 'toolbox', name: site.toolbox }, toolName, [site], waitMs, [], steps) };
       if (connected.value) return cannotCall(connected.value);
     } else if (!knownServer) {
       const waited = await lookupAcrossToolbox(host, scope, toolbox, toolName);
       // Not found while servers that may have it still start: a wait to retry, not an unknown name.
-      const refusal = 'notFound' in waited.lookup ? waitedRefusal({ kind: 'toolbox', name: toolbox.name }, toolName, waited, waited.lookup.suggestions) : undefined;
+      const where = { kind: 'toolbox', name: toolbox.name } as const;
+      const refusal = 'notFound' in waited.lookup ? waitedRefusal(where, toolName, waited, waited.lookup.suggestions, stepsOf(request.options)) : undefined;
       return refusal ? { refusal } : { lookup: waited.lookup };
     }
     return { lookup: host.cachedCatalog(scope, toolbox.name).catalog.find(toolName) };
@@ -235,17 +239,21 @@ async function connectFor(request: UseRequest, knownServer: ServerConfig | undef
 function lookupRefusal(request: UseRequest, lookup: Exclude<ToolLookup, { found: CatalogTool }>, parts: ToolNameParts | undefined, knownServer: ServerConfig | undefined): CallToolResult {
   const { scope, toolbox, toolName } = request;
   const toolboxName = toolbox.name;
-  const next = listStepOf(request.options, { kind: 'toolbox', name: toolboxName });
+  const steps = stepsOf(request.options);
+  const where = { kind: 'toolbox', name: toolboxName } as const;
+  const next = steps.listTools(where);
   if ('hidden' in lookup) {
     const { source, reason, user } = lookup.hidden.visibility;
     const hidden = lookup.hidden;
-    return disabledResult(hidden.name, reason, source, { toolbox: toolboxName, server: hidden.server, tool: hidden.tool.name }, user);
+    return disabledResult(hidden.name, reason, source, { toolbox: toolboxName, server: hidden.server, tool: hidden.tool.name }, user, steps);
   }
   if ('ambiguous' in lookup) {
+    const names = lookup.ambiguous.map((t) => t.name);
+    const full = steps.pickFullName(where, names);
     return errorResult(
-      `Tool name ${quoteClientText(toolName)} is ambiguous in toolbox "${toolboxName}": it matches ${lookup.ambiguous.map((t) => t.name).join(', ')}. Use the full name.`,
+      `Tool name ${quoteClientText(toolName)} is ambiguous in toolbox "${toolboxName}": it matches ${names.join(', ')}. ${full}`,
       'TOOL_NOT_FOUND',
-      { toolbox: toolboxName, hint: 'Use the full name.' },
+      { toolbox: toolboxName, hint: full },
     );
   }
   if (parts?.toolbox === toolboxName && !knownServer) {
@@ -258,7 +266,7 @@ function lookupRefusal(request: UseRequest, lookup: Exclude<ToolLookup, { found:
   }
   // A tool its server listed but the workbench left out: say so and why, not "unknown".
   const listed = scope.manager.serverTools(toolboxName);
-  const leftOut = parts && knownServer ? leftOutRefusal(listed, toolboxName, toolName, parts.tool, parts.server) : leftOutRefusal(listed, toolboxName, toolName, toolName);
+  const leftOut = parts && knownServer ? leftOutRefusal(steps, listed, toolboxName, toolName, parts.tool, parts.server) : leftOutRefusal(steps, listed, toolboxName, toolName, toolName);
   if (leftOut) return leftOut;
   const failed = toolbox.servers.filter((s) => !scope.manager.isConnected(toolboxName, s.name)).map((s) => s.name);
   const hint = lookup.suggestions.length > 0 ? ` Closest names: ${lookup.suggestions.join(', ')}.` : '';
@@ -270,9 +278,9 @@ function lookupRefusal(request: UseRequest, lookup: Exclude<ToolLookup, { found:
   );
 }
 
-/** How the caller sees a toolbox's or toolset's tool names (UseToolOptions.listStep): by default the model's way. */
-function listStepOf(options: UseToolOptions, where: { kind: 'toolbox' | 'toolset'; name: string }): string {
-  return options.listStep?.(where) ?? `Call open_toolbox {"toolbox_name":"${where.name}"} to list the valid names.`;
+/** The next steps the caller's refusals end with (UseToolOptions.steps): by default the model's. */
+function stepsOf(options: UseToolOptions): NextSteps {
+  return options.steps ?? MODEL_STEPS;
 }
 
 /** Validates the arguments, forwards the call, and checks what came back. */
@@ -282,7 +290,7 @@ function forward(host: UseToolHost, scope: Scope, toolbox: ToolboxConfig, entry:
   const input = args ?? {};
   if (validate && !validate(input)) {
     return Promise.resolve(errorResult(
-      `Invalid arguments for "${entry.name}" (server "${entry.server}", tool "${entry.tool.name}"):\n${argumentProblems(validate.errors ?? [])}\n${schemaReminder(entry)}`,
+      `Invalid arguments for "${entry.name}" (server "${entry.server}", tool "${entry.tool.name}"):\n${argumentProblems(validate.errors ?? [])}\n${schemaReminder(entry, stepsOf(options))}`,
       'INVALID_ARGUMENTS',
       { ...siteOf(toolboxName, entry), hint: "Fix the arguments to match the tool's inputSchema." },
     ));
@@ -365,8 +373,8 @@ function argumentProblems(errors: readonly { instancePath: string; message?: str
 }
 
 /** The inputSchema to match, inline when it is short; else where to read it (open_toolbox names it). */
-function schemaReminder(entry: CatalogTool): string {
+function schemaReminder(entry: CatalogTool, steps: NextSteps): string {
   const schema = JSON.stringify(entry.tool.inputSchema);
   if (schema.length <= 4_000) return `Fix the arguments to match the tool's inputSchema: ${schema}`;
-  return `Fix the arguments to match the tool's inputSchema (${schema.length} characters; open_toolbox {"toolbox_name":"${entry.toolbox}","tools":["${entry.name}"],"detail":"full"} shows it; without detail:"full" a schema over the context budget comes as an index entry).`;
+  return steps.readSchema(entry.toolbox, entry.name, schema);
 }

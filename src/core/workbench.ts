@@ -27,6 +27,7 @@ import { toolStatuses } from './tool-status.js';
 import { ToolStateModel } from './tool-state-model.js';
 import type { ToolsetHost } from './toolset-routes.js';
 import { openRequest, type OpenHost } from './open-request.js';
+import { MODEL_STEPS, type NextSteps } from './next-steps.js';
 import { describeNamedToolset, listToolStatuses, serverListings, type ReportSource, type ServerListings } from './tool-reports.js';
 import { useTool, useToolWaitMs, type UseToolHost } from './use-tool.js';
 import { calledTool, observed, outcomeOf, type WorkbenchObserver } from './call-events.js';
@@ -275,8 +276,8 @@ export class Workbench {
   }
 
   /** What a toolset resolves to (for `tools list --toolset`): see {@link describeNamedToolset}. */
-  describeToolset(name: string): Promise<ToolStatusReport & { unmatched: string[] }> {
-    return describeNamedToolset(this.reportSource(this.scopes.root), name);
+  describeToolset(name: string, steps?: NextSteps): Promise<ToolStatusReport & { unmatched: string[] }> {
+    return describeNamedToolset(this.reportSource(this.scopes.root, steps), name);
   }
 
   private toolsetHost(scope: Scope): ToolsetHost<ToolEntry> {
@@ -327,16 +328,17 @@ export class Workbench {
    * Each server's live tools as it listed them to the session (else the workbench's own), for the given toolbox (or
    * all): what `tools approve` and `tools diff` compare with the approved definitions (see {@link serverListings}).
    */
-  serverListings(toolbox?: string, session?: SessionScope): Promise<ServerListings> {
-    return serverListings(this.reportSource(this.scopes.of(session)), toolbox);
+  serverListings(toolbox?: string, session?: SessionScope, steps?: NextSteps): Promise<ServerListings> {
+    return serverListings(this.reportSource(this.scopes.of(session), steps), toolbox);
   }
 
   /** Every tool of the given toolbox (or of all), enabled or not, and why not: see {@link listToolStatuses}. */
-  listAllTools(toolbox?: string, session?: SessionScope): Promise<ToolStatusReport> {
-    return listToolStatuses(this.reportSource(this.scopes.of(session)), toolbox);
+  listAllTools(toolbox?: string, session?: SessionScope, steps?: NextSteps): Promise<ToolStatusReport> {
+    return listToolStatuses(this.reportSource(this.scopes.of(session), steps), toolbox);
   }
 
-  private reportSource(scope: Scope): ReportSource {
+  /** `steps`: what an unknown toolbox's or toolset's error says to do next; default: the model's. */
+  private reportSource(scope: Scope, steps: NextSteps = MODEL_STEPS): ReportSource {
     return {
       config: this.current,
       toolsets: this.toolsets,
@@ -344,6 +346,7 @@ export class Workbench {
       manager: scope.manager,
       toolsetHost: this.toolsetHost(scope),
       statusOf: (toolbox) => this.statusOf(scope, toolbox),
+      steps,
     };
   }
 

@@ -14,6 +14,7 @@ export function errnoWords(code: string | undefined): string | undefined {
 }
 
 const WORDS: Record<string, string> = {
+  ENOENT: 'there is no such file or directory',
   EACCES: 'permission denied',
   EPERM: 'operation not permitted',
   EROFS: 'the file system is read-only',

@@ -113,9 +113,11 @@ describe('tools call', () => {
     const { env } = await setup();
     const unknown = runCli(['tools', 'call', 'nosuchbox', 'echo'], { env });
     assert.equal(unknown.code, 2, unknown.stderr);
-    assert.match(unknown.stdout, /Unknown toolbox "nosuchbox"\. Available toolboxes: tb, demo/);
-    // The result's hint is the model's (open_toolbox); the person at the terminal is told the command to type.
-    assert.match(unknown.stderr, /no toolbox "nosuchbox".*`mcp-workbench tools list --config [^`]+` shows every toolbox and tool/s);
+    // Said once, on stderr, as every usage error is: the person at the terminal is told the command to type, not the
+    // model's open_toolbox.
+    assert.equal(unknown.stdout, '');
+    assert.match(unknown.stderr, /Unknown toolbox "nosuchbox"\. Available toolboxes: tb, demo\. `mcp-workbench tools list --config [^`]+` shows every toolbox and tool/);
+    assert.doesNotMatch(unknown.stderr, /open_toolbox/);
   });
 
   it('refuses arguments that are not one JSON object, before starting anything', async () => {
@@ -134,7 +136,7 @@ describe('tools call', () => {
       assert.equal(unreadable.stdout, '');
     }
     const missing = runCli(['tools', 'call', 'tb', 'echo', '--args-file', join(dir, 'missing.json')], { env });
-    assert.match(missing.stderr, /cannot read --args-file \S*missing\.json: there is no such file\. .*--args '\{/);
+    assert.match(missing.stderr, /cannot read --args-file \S*missing\.json: there is no such file or directory\. .*--args '\{/);
     assert.doesNotMatch(missing.stderr, /ENOENT/);
   });
 });
