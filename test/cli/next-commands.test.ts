@@ -111,7 +111,7 @@ describe('commands an error says to run next', () => {
   const calls: [string, CallRefusal][] = [
     ['a toolbox the config lacks', { args: ['nope', 'pid'], code: 2, next: 'tools list', nextCode: 0 }],
     ['a name the toolbox lacks', { args: ['fx', 'nosuch'], code: 1, next: 'tools list', nextCode: 0 }],
-    ['a server the toolbox lacks', { args: ['fx', 'fx__zz__echo'], code: 1, next: 'tools list', nextCode: 0 }],
+    ['a server the toolbox lacks', { args: ['fx', 'fx__zz__echo'], code: 2, next: 'tools list', nextCode: 0 }],
     ['a name the toolset lacks', { args: ['quick', 'nosuch'], code: 1, next: 'tools list', nextCode: 0 }],
     ['a tool of another toolbox', { args: ['fx', 'two__a__pid'], code: 1, next: 'tools call two two__a__pid', nextCode: 0 }],
     ['a pattern under another toolbox', { args: ['fx', 'two__a__p*'], code: 1, next: 'tools list', nextCode: 0 }],
