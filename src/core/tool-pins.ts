@@ -4,6 +4,7 @@ import type { WorkbenchConfig } from '../config/types.js';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import { quoteClientText } from '../shared/client-text.js';
+import { shellQuote } from '../shared/shell-quote.js';
 import { namesUser } from '../clients/user-places.js';
 import { isFirstSightFor, pinKey, recordFirstSight, serverKey, type PinFile, type PinnedServer, type PinsRead, type ValidPins, updatePins, userOption } from '../state/pins.js';
 import { createTrustPolicy, NO_CAPABILITIES, type PinUsers } from '../state/trust-policy.js';
@@ -106,7 +107,7 @@ export class ToolPins {
       const name = `${toolbox}__${server}__${tool.name}`;
       this.log.warn(
         `${quoteClientText(name, 120)}: ${verdict.reason}; ${verdict.held ? 'held: use_tool refuses it' : 'still usable, flagged in open_toolbox'} until approved ` +
-          `(review: mcp-workbench tools diff ${serverKey(toolbox, server)}${userOption(user)}; approve: mcp-workbench tools approve ${name}${userOption(user)}).`,
+          `(review: mcp-workbench tools diff ${serverKey(toolbox, server)}${userOption(user)}${configOption(config)}; approve: mcp-workbench tools approve ${name}${userOption(user)}${configOption(config)}).`,
       );
     }
   }
@@ -215,6 +216,11 @@ interface FirstSight {
   key: string;
   capabilities: string;
   tools: readonly Tool[];
+}
+
+/** The `--config` the commands a warning names need (they start servers only from a config named), quoted for a shell. */
+function configOption(config: WorkbenchConfig): string {
+  return config.source === '' ? '' : ` --config ${shellQuote(config.source)}`;
 }
 
 /** Whether two pins of one key are the same (read from the file twice, they are never the same object). */

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { parseArgsStringToArgv } from 'string-argv';
 import type { CallToolResult, Client } from '@modelcontextprotocol/client';
 import { startEra } from '../helpers/era-workbench.js';
 import { fixtureServer, tempDir, waitFor } from '../helpers/workbench-process.js';
@@ -50,6 +51,12 @@ describe('a warning said once', () => {
         const used = (await third.callTool({ name: 'use_tool', arguments: { toolbox_name: 'notes', tool_name: 'notes__s__read', arguments: {} } })) as CallToolResult;
         assert.notEqual(used.isError, true, JSON.stringify(used));
         assert.equal(said(), 1, `said once:\n${wb.stderr()}`);
+        // The commands it names run as printed: they start servers only from a config named, so it names this one.
+        const line = wb.stderr().split('\n').find((l) => l.includes('"notes__s__wipe": new on server')) ?? '';
+        const command = /approve: mcp-workbench (.*?)\)\.\s*$/.exec(line)?.[1];
+        assert.ok(command?.includes(`--config ${wb.configPath}`), line);
+        const approved = await runCliAsync(parseArgsStringToArgv(command ?? ""), env);
+        assert.equal(approved.code, 0, approved.stderr);
       } finally {
         await wb.close();
       }
