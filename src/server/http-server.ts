@@ -133,7 +133,10 @@ function createFront(options: HttpServerOptions): Front {
   const refusals = createRefusalLog({
     log,
     windowMs: Math.min(REFUSAL_WINDOW_MS, options.activityIntervalMs ?? ACTIVITY_INTERVAL_MS),
-    counted: (reason) => activity.refused(reason),
+    counted: (reason) => {
+      activity.refused(reason);
+      metrics?.refused(reason);
+    },
   });
   const gate = createHttpGate({ host: options.host, token, allowedOrigins: options.allowedOrigins, refusals });
   const sessions = createLegacySessions(workbench, version, options.serverOptions, log, activity);

@@ -92,4 +92,17 @@ describe('serve --http: the log of refused requests', () => {
       await wb.stop();
     }
   });
+
+  it('--metrics counts refused requests by reason', async () => {
+    const wb = await startHttpWorkbench(CONFIG, ['--http', '0', '--metrics'], { WORKBENCH_TOKEN: TOKEN, WORKBENCH_MAX_MESSAGE_BYTES: String(LIMIT) });
+    try {
+      await sendAll(wb, 2);
+      const text = await (await fetch(`${wb.origin}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).text();
+      for (const kind of KINDS) assert.match(text, new RegExp(`^mcp_workbench_http_refused_total\\{reason="${kind.reason}"\\} 2$`, 'm'), text);
+      // Every reason is a series from the start, so a rate over it needs no first refusal.
+      assert.match(text, /^mcp_workbench_http_refused_total\{reason="session_limit"\} 0$/m, text);
+    } finally {
+      await wb.stop();
+    }
+  });
 });
