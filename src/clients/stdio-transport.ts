@@ -3,6 +3,7 @@ import crossSpawn from 'cross-spawn';
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
 import { LineWriter } from '../shared/line-writer.js';
 import { LineSplitter, type OversizedLine } from '../shared/line-splitter.js';
+import { createRepeatWindow, type HeldBack } from '../shared/repeat-window.js';
 import { droppedResponse } from './dropped-message.js';
 import type { GroupTracker } from './orphan-reaper.js';
 import { isAlive, listDescendants, signal, terminateAll, waitForExit } from '../shared/process-tree.js';
@@ -54,7 +55,7 @@ export class ChildProcessTransport implements Transport {
   private closed = false;
   private out: LineWriter | undefined;
   private spawnError: NodeJS.ErrnoException | undefined;
-  private noise = { windowStart: 0, logged: 0, suppressed: 0 };
+  private readonly noise = createRepeatWindow<'stdout'>({ windowMs: 60_000, linesPerKey: NOISE_LOGS_PER_MINUTE, maxKeys: 1 });
 
   constructor(options: ChildProcessTransportOptions) {
     this.options = options;
@@ -231,23 +232,19 @@ export class ChildProcessTransport implements Transport {
       this.options.onNoise(`${shown}${line.length > 200 ? '…' : ''}`);
       return;
     }
-    const now = Date.now();
-    if (now - this.noise.windowStart > 60_000) {
-      if (this.noise.suppressed > 0) {
-        this.options.log.warn(`${this.noise.suppressed} more non-JSON-RPC lines on stdout were ignored`, { event: 'stdout_noise', suppressed: this.noise.suppressed });
-      }
-      this.noise = { windowStart: now, logged: 0, suppressed: 0 };
-    }
-    if (this.noise.logged >= NOISE_LOGS_PER_MINUTE) {
-      this.noise.suppressed++;
-      return;
-    }
-    this.noise.logged++;
+    const { line: logged, ended } = this.noise.admit('stdout');
+    this.noiseHeldBack(ended);
+    if (!logged) return;
     const text = line.toString('utf8', 0, Math.min(line.length, 200)).replace(/[\x00-\x1f\x7f]/g, ' ');
     this.options.log.warn(
       `ignored a line on stdout that is not JSON-RPC (servers must log to stderr): ${JSON.stringify(text)}${line.length > 200 ? '…' : ''}`,
       { event: 'stdout_noise', line_bytes: line.length },
     );
+  }
+
+  private noiseHeldBack(held: HeldBack<'stdout'> | undefined): void {
+    if (held === undefined) return;
+    this.options.log.warn(`${held.total} more non-JSON-RPC lines on stdout were ignored`, { event: 'stdout_noise', suppressed: held.total });
   }
 }
 

@@ -1,11 +1,12 @@
 import type { ServerResponse } from 'node:http';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { WorkbenchObserver } from '../core/call-events.js';
+import { REFUSAL_REASONS, type RefusalReason } from './http-refusals.js';
 
 /**
  * Prometheus metrics of a `serve --http --metrics` workbench (README "Serving over HTTP"), at `/metrics` behind the
  * same token as `/mcp`: calls and toolbox opens by toolbox, server and outcome with their latency, open sessions,
- * connected servers, and the process's own figures. Labels are names from the config and a fixed set of outcomes —
+ * connected servers, requests refused by reason, and the process's own figures. Labels are names from the config and a fixed set of outcomes —
  * never a tool name a client sent, so the series stay bounded. Fed by the workbench's call observer, which costs the
  * call path nothing when metrics are off.
  */
@@ -14,6 +15,8 @@ export interface HttpMetrics {
   observer: WorkbenchObserver;
   /** Counts a request of an MCP 2026-07-28 client by how it was answered (see http-modern-pipeline). */
   modernRequest(path: 'pipeline' | 'handed_over' | 'sdk'): void;
+  /** Counts a request refused before any MCP handling (see http-refusals). */
+  refused(reason: RefusalReason): void;
   /** Answers a scrape. */
   serve(res: ServerResponse): Promise<void>;
 }
@@ -50,6 +53,36 @@ export function createHttpMetrics(sources: MetricSources): HttpMetrics {
     labelNames: ['path'] as const,
     registers: [registry],
   });
+  const refused = new Counter({
+    name: 'mcp_workbench_http_refused_total',
+    help: 'HTTP requests refused before any MCP handling, by reason: token_missing, token_invalid (401), host, origin (403), too_large (413), session_limit (503), unknown_session (404)',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
+  // Every reason is a series from the start: a rate or an alert over it needs no first refusal.
+  for (const reason of REFUSAL_REASONS) refused.inc({ reason }, 0);
+  registerLiveFigures(registry, sources);
+  return {
+    observer: (event) => {
+      // A name a client made up (an unknown toolbox, a server the toolbox does not have) is one label, not a new series.
+      const toolbox = event.toolbox === '*' || sources.configured(event.toolbox) ? event.toolbox : '(unknown)';
+      const server = event.server !== undefined && toolbox !== '(unknown)' && sources.configured(event.toolbox, event.server) ? event.server : '';
+      const labels = { kind: event.kind, toolbox, server, outcome: event.outcome };
+      calls.inc(labels);
+      latency.observe(labels, event.duration_ms / 1000);
+    },
+    modernRequest: (path) => modern.inc({ path }),
+    refused: (reason) => refused.inc({ reason }),
+    async serve(res) {
+      const body = await registry.metrics();
+      res.writeHead(200, { 'content-type': registry.contentType, 'cache-control': 'no-store' });
+      res.end(body);
+    },
+  };
+}
+
+/** Figures read when scraped: clients served, servers connected, restarts. */
+function registerLiveFigures(registry: Registry, sources: MetricSources): void {
   new Gauge({
     name: 'mcp_workbench_sessions',
     help: 'client sessions open now (handshake-era HTTP sessions and modern clients)',
@@ -75,20 +108,4 @@ export function createHttpMetrics(sources: MetricSources): HttpMetrics {
       this.inc(sources.restarts());
     },
   });
-  return {
-    observer: (event) => {
-      // A name a client made up (an unknown toolbox, a server the toolbox does not have) is one label, not a new series.
-      const toolbox = event.toolbox === '*' || sources.configured(event.toolbox) ? event.toolbox : '(unknown)';
-      const server = event.server !== undefined && toolbox !== '(unknown)' && sources.configured(event.toolbox, event.server) ? event.server : '';
-      const labels = { kind: event.kind, toolbox, server, outcome: event.outcome };
-      calls.inc(labels);
-      latency.observe(labels, event.duration_ms / 1000);
-    },
-    modernRequest: (path) => modern.inc({ path }),
-    async serve(res) {
-      const body = await registry.metrics();
-      res.writeHead(200, { 'content-type': registry.contentType, 'cache-control': 'no-store' });
-      res.end(body);
-    },
-  };
 }

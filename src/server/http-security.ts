@@ -1,9 +1,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { WorkbenchError } from '../errors.js';
-import type { Logger } from '../log.js';
 import { quoteClientText } from '../shared/client-text.js';
-import { pathOf, sendJsonRpcError } from './http-body.js';
+import type { RefusalLog } from './http-refusals.js';
 
 /** The HTTP face's guards: where it listens, which hosts count as loopback, allowed origins, token digests. */
 
@@ -76,8 +75,6 @@ export interface HttpGate {
   principal(req: IncomingMessage, res: ServerResponse): string | undefined;
   /** How many users the tokens admit (one without tokens): each may hold its share of the session limit. */
   readonly users: number;
-  /** Answers with `status` and logs the refusal (method, path, peer). */
-  refuse(req: IncomingMessage, res: ServerResponse, status: number, message: string, headers?: Record<string, string>): void;
 }
 
 export interface HttpGateOptions {
@@ -87,11 +84,12 @@ export interface HttpGateOptions {
   token?: string;
   /** Origins allowed besides the loopback ones. */
   allowedOrigins?: readonly string[];
-  log: Logger;
+  /** Where refusals are logged and counted. */
+  refusals: RefusalLog;
 }
 
 export function createHttpGate(options: HttpGateOptions): HttpGate {
-  const { log } = options;
+  const { refusals } = options;
   const loopbackBind = isLoopbackHost(options.host);
   // Several tokens, comma-separated, are several users: each one's modern requests get downstream servers of their own.
   const expectedDigests =
@@ -109,24 +107,19 @@ export function createHttpGate(options: HttpGateOptions): HttpGate {
     }
   };
 
-  const refuse: HttpGate['refuse'] = (req, res, status, message, headers = {}) => {
-    log.info(`refused ${req.method ?? '?'} ${quoteClientText(pathOf(req))} from ${req.socket.remoteAddress ?? '?'}: ${status} ${message}`);
-    sendJsonRpcError(res, status, message, headers);
-  };
-
   return {
-    refuse,
     users: expectedDigests?.length ?? 1,
     checkSite(req, res) {
       if (loopbackBind && !hostHeaderIsLoopback(req.headers.host)) {
         // A page on another site that re-points its DNS name at 127.0.0.1 (DNS rebinding) arrives with its own Host.
-        refuse(req, res, 403, 'Forbidden: the Host header must name this machine (localhost, 127.0.0.1 or [::1])');
+        refusals.refuse(req, res, { reason: 'host', message: 'Forbidden: the Host header must name this machine (localhost, 127.0.0.1 or [::1])' });
         return false;
       }
       const origin = req.headers.origin;
       if (origin === undefined) return true;
       if (!originAllowed(origin)) {
-        refuse(req, res, 403, `Forbidden: origin ${quoteClientText(origin)} is not allowed (start the workbench with --allow-origin to allow it)`);
+        const message = `Forbidden: origin ${quoteClientText(origin)} is not allowed (start the workbench with --allow-origin to allow it)`;
+        refusals.refuse(req, res, { reason: 'origin', message });
         return false;
       }
       res.setHeader('Access-Control-Allow-Origin', origin);
@@ -146,7 +139,8 @@ export function createHttpGate(options: HttpGateOptions): HttpGate {
         if (found) return presented.toString('hex');
       }
       const challenge = header ? 'Bearer realm="mcp-workbench", error="invalid_token"' : 'Bearer realm="mcp-workbench"';
-      refuse(req, res, 401, 'Unauthorized: send "Authorization: Bearer <token>" with the workbench token', { 'WWW-Authenticate': challenge });
+      const message = 'Unauthorized: send "Authorization: Bearer <token>" with the workbench token';
+      refusals.refuse(req, res, { reason: header ? 'token_invalid' : 'token_missing', message }, { 'WWW-Authenticate': challenge });
       return undefined;
     },
   };

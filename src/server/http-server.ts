@@ -10,7 +10,8 @@ import type { CreateServerOptions } from './create-server.js';
 import { ACTIVITY_INTERVAL_MS, createActivityLog, type ActivityLog } from './http-activity.js';
 import { createModernHttp, type ModernHttp } from './http-modern.js';
 import { discardRest, pathOf, readBody, sendJson, sendJsonRpcError } from './http-body.js';
-import { createHttpGate, isLoopbackHost, type HttpGate } from './http-security.js';
+import { createRefusalLog, REFUSAL_WINDOW_MS, type Refusal, type RefusalLog } from './http-refusals.js';
+import { createHttpGate, isLoopbackHost, principalLabel, type HttpGate } from './http-security.js';
 import { createLegacySessions, type LegacySessions } from './http-sessions.js';
 import type { HttpMetrics } from './http-metrics.js';
 import { isJsonRpcMessage } from './stdio-server-transport.js';
@@ -102,6 +103,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Workb
       front.closing = true;
       clearInterval(sweeper);
       clearInterval(summary);
+      front.refusals.close();
       const stopped = new Promise<void>((resolve) => http.close(() => resolve()));
       await Promise.allSettled([front.sessions.closeAll('closed (shutting down)'), front.modern.close()]);
       // What happened since the last summary, the sessions just closed included.
@@ -120,18 +122,28 @@ function createFront(options: HttpServerOptions): Front {
   if (!token && !isLoopbackHost(options.host)) {
     throw new WorkbenchError('USAGE', `refusing to serve on ${options.host} without a token: set WORKBENCH_TOKEN (or --token), or bind to 127.0.0.1`);
   }
-  const gate = createHttpGate({ host: options.host, token, allowedOrigins: options.allowedOrigins, log });
   const limits = {
     maxSessions: options.maxSessions ?? DEFAULT_MAX_SESSIONS,
     idleMs: options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS,
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
   };
   const activity = createActivityLog(log, () => workbench.connectTally());
+  const { metrics } = options;
+  // A shorter summary interval (WORKBENCH_LOG_SUMMARY_SECONDS) shortens the refusal window with it.
+  const refusals = createRefusalLog({
+    log,
+    windowMs: Math.min(REFUSAL_WINDOW_MS, options.activityIntervalMs ?? ACTIVITY_INTERVAL_MS),
+    counted: (reason) => {
+      activity.refused(reason);
+      metrics?.refused(reason);
+    },
+  });
+  const gate = createHttpGate({ host: options.host, token, allowedOrigins: options.allowedOrigins, refusals });
   const sessions = createLegacySessions(workbench, version, options.serverOptions, log, activity);
   // Replicas given the same tokens sign input rounds alike, so a modern server's pass-through round continues anywhere.
   const stateKey = token === undefined ? undefined : createHash('sha256').update(`mcp-workbench requestState\0${token}`).digest();
   const modern = createModernHttp(workbench, version, { ...options.serverOptions, ...(stateKey ? { stateKey } : {}) }, log, activity, options.metrics);
-  return { gate, sessions, modern, activity, limits, version, log, closing: false, ...(options.metrics ? { metrics: options.metrics } : {}) };
+  return { gate, refusals, sessions, modern, activity, limits, version, log, closing: false, ...(metrics ? { metrics } : {}) };
 }
 
 /** Resolves once `http` listens on `host:port`; rejects with the listen error (EADDRINUSE, …). */
@@ -162,6 +174,8 @@ function startSweeper(front: Front): NodeJS.Timeout {
 /** What every request is served with. */
 interface Front {
   gate: HttpGate;
+  /** Refused requests, logged without a line for each one of a flood. */
+  refusals: RefusalLog;
   sessions: LegacySessions;
   modern: ModernHttp;
   /** What the sessions did, summed up in the log now and then (instead of a line per session). */
@@ -210,7 +224,7 @@ async function handle(front: Front, req: IncomingMessage, res: ServerResponse): 
 
 /** An admitted /mcp request: to its session, to the modern handler, or opening a session. */
 async function serveMcp(front: Front, principal: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const { gate, sessions, limits } = front;
+  const { gate, refusals, sessions, limits } = front;
   const sessionHeader = req.headers['mcp-session-id'];
   const sessionId = Array.isArray(sessionHeader) ? sessionHeader[0] : sessionHeader;
   const found = sessionId === undefined ? undefined : sessions.get(sessionId);
@@ -218,7 +232,10 @@ async function serveMcp(front: Front, principal: string, req: IncomingMessage, r
   // id gets, and cannot tell it exists (README "Serving over HTTP").
   const existing = found?.principal === principal ? found : undefined;
   // The spec's signal for "start a new session": clients re-initialize on 404.
-  if (sessionId !== undefined && !existing) return sendJsonRpcError(res, 404, 'Session not found', {}, -32001);
+  if (sessionId !== undefined && !existing) {
+    refusals.refused(req, { reason: 'unknown_session', message: 'Session not found', principal: principalLabel(principal) });
+    return sendJsonRpcError(res, 404, 'Session not found', {}, -32001);
+  }
   if (!existing && req.method !== 'POST') return sendJsonRpcError(res, 400, 'Bad Request: Mcp-Session-Id header is required');
   // Handshake-era sessions and MCP 2026-07-28 clients (one per principal and capability set) count alike: each has
   // downstream connections of its own. With several tokens, each user holds at most its share of the limit, so one
@@ -226,20 +243,16 @@ async function serveMcp(front: Front, principal: string, req: IncomingMessage, r
   const share = Math.max(1, Math.floor(limits.maxSessions / gate.users));
   const ownFull = (): boolean => gate.users > 1 && sessions.countOf(principal) + front.modern.countOf(principal) >= share;
   const atLimit = (): boolean => sessions.all + front.modern.principalCount() >= limits.maxSessions || ownFull();
-  const full = (): void =>
-    gate.refuse(
-      req,
-      res,
-      503,
-      ownFull()
-        ? `Service Unavailable: this token holds its share of the session limit (${share} of ${limits.maxSessions}, shared by ${gate.users} tokens); close sessions it no longer uses (DELETE), or retry later`
-        : `Service Unavailable: the session limit (${limits.maxSessions}) is reached; retry later`,
-      { 'Retry-After': '30' },
-    );
+  const full = (): void => {
+    const message = ownFull()
+      ? `Service Unavailable: this token holds its share of the session limit (${share} of ${limits.maxSessions}, shared by ${gate.users} tokens); close sessions it no longer uses (DELETE), or retry later`
+      : `Service Unavailable: the session limit (${limits.maxSessions}) is reached; retry later`;
+    refusals.refuse(req, res, { reason: 'session_limit', message, principal: principalLabel(principal) }, { 'Retry-After': '30' });
+  };
 
   let body: unknown;
   if (req.method === 'POST') {
-    const read = await readMessage(req, res, limits.maxBodyBytes, front.log);
+    const read = await readMessage(req, res, limits.maxBodyBytes, (refusal) => refusals.refused(req, { ...refusal, principal: principalLabel(principal) }));
     if (read === undefined) return;
     body = read.body;
   }
@@ -284,11 +297,12 @@ function singleHeader(value: string | string[] | undefined): string | undefined 
  * body over the limit names the request's id when its first or last bytes show it (413); a body that is not JSON, or
  * not JSON-RPC, gets -32700.
  */
-async function readMessage(req: IncomingMessage, res: ServerResponse, maxBodyBytes: number, log: Logger): Promise<{ body: unknown } | undefined> {
+async function readMessage(req: IncomingMessage, res: ServerResponse, maxBodyBytes: number, refused: (refusal: Refusal) => void): Promise<{ body: unknown } | undefined> {
   const read = await readBody(req, maxBodyBytes);
   if (typeof read !== 'string') {
     if (!req.complete) discardRest(req);
-    log.info(`refused POST ${pathOf(req)} from ${req.socket.remoteAddress ?? '?'}: 413 body over ${maxBodyBytes} bytes`, { event: 'message_refused', http_status: 413, limit_bytes: maxBodyBytes });
+    const message = `body over ${maxBodyBytes} bytes (send a smaller message, or raise WORKBENCH_MAX_MESSAGE_BYTES where the workbench runs)`;
+    refused({ reason: 'too_large', message, fields: { event: 'message_refused', limit_bytes: maxBodyBytes } });
     sendJson(res, 413, tooLargeError(findMessageId(read.head, read.tail) ?? null, maxBodyBytes));
     return undefined;
   }
