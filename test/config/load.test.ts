@@ -12,6 +12,7 @@ import { loadConfig, parseConfig, parseConfigJson } from '../../src/config/load.
 import { configProblemsError, noServerCanStartError, serverProblemError } from '../../src/config/server-problems.js';
 import { failure, rejection } from '../helpers/expect-error.js';
 import { errorMessage } from '../../src/errors.js';
+import { shellQuote } from '../../src/shared/shell-quote.js';
 
 const fixtures = fileURLToPath(new URL('../fixtures/configs/', import.meta.url));
 const fixture = (name: string): string => join(fixtures, name);
@@ -185,7 +186,7 @@ describe('loadConfig', () => {
 
   it('reports invalid JSON with line and column; the offending line is for the terminal only, never in what a client is shown', async () => {
     const error = await rejection(loadConfig(fixture('syntax-error.json'), {}), 'CONFIG_PARSE');
-    assert.match(error.message, /^The config \S*syntax-error\.json is not valid JSON at line 5, column 38: Expected ',' or '}' after property value; fix it there\.$/);
+    assert.match(error.message, /^The config .*syntax-error\.json is not valid JSON at line 5, column 38: Expected ',' or '}' after property value; fix it there\.$/);
     assert.doesNotMatch(error.toDisplayString(), /"command"/, 'a client is never shown a line of the file (it may hold a secret)');
     const lines = errorMessage(error).split('\n');
     assert.equal(lines[1], '  5 |         "memory": { "command": "npx" "args": [] }');
@@ -248,7 +249,7 @@ describe('loadConfig', () => {
     assert.match(error.message, /removed in 0\.10\.0/);
     assert.match(error.message, /proxy-only/);
     assert.match(error.message, /open_toolbox and use_tool/);
-    assert.ok(error.message.includes(`mcp-workbench migrate --config ${path} --write`));
+    assert.ok(error.message.includes(`mcp-workbench migrate --config ${shellQuote(path)} --write`), error.message);
     assert.match(error.message, /MIGRATION\.md/);
   });
 
