@@ -98,7 +98,7 @@ async function main() {
       WORKBENCH_STATE_FILE: join(dir, 'tool-state.json'),
       MCP_WORKBENCH_CACHE_DIR: join(dir, 'catalog-cache'),
       MCP_WORKBENCH_OAUTH_DIR: join(dir, 'oauth'),
-      BROWSER: `${process.execPath} ${browser}`,
+      BROWSER: `"${process.execPath}" "${browser}"`,
     },
     stderr: 'inherit',
     cwd: dir,
