@@ -191,6 +191,8 @@ export class ChildProcessTransport implements Transport {
   private finish(): void {
     if (this.closed) return;
     this.closed = true;
+    // Noise held back in the current window would otherwise be said only by the next noise line, which never comes.
+    this.noiseHeldBack(this.noise.drain());
     this.child?.stdout?.destroy();
     this.child?.stderr?.destroy();
     this.onclose?.();
