@@ -74,11 +74,11 @@ function docsOf(indexes: readonly SearchIndex[]): Docs {
       if (n === undefined) serverNumbers.set(key, (n = serverNumbers.size));
       servers.push(n);
     }
-    for (const [term, p] of index.postings) {
+    for (const [term, k] of index.postings) {
       const t = wordId(term);
-      for (let i = 0; i < p.docs.length; i++) {
-        const id = offset + p.docs[i]!;
-        const packed = p.tf[i]!;
+      for (let i = index.starts[k]!, end = index.starts[k + 1]!; i < end; i++) {
+        const id = offset + index.postingDocs[i]!;
+        const packed = index.postingTf[i]!;
         if (packed % NAME_PLACE > 0) (names[id] ??= []).push(t);
         else if (Math.floor(packed / NAME_PLACE) % TEXT_PLACES > 0) (texts[id] ??= []).push(t);
       }

@@ -23,7 +23,8 @@ export interface Doc {
 
 /**
  * Per term: the docs it occurs in and, for each, its count in every field, packed into one number (six bits a field,
- * counts capped at 63: far beyond where BM25 saturates); read a field's count with {@link fieldCount}.
+ * counts capped at 63: far beyond where BM25 saturates); read a field's count with {@link fieldCount}. Views of the
+ * index's postings arrays (see {@link postingsOf}).
  */
 export interface Postings {
   docs: Int32Array;
@@ -41,10 +42,27 @@ export function fieldCount(packed: number, field: number): number {
   return Math.floor(packed / FIELD_PLACE[field]!) % FIELD_BITS;
 }
 
+/** A term's postings in an index (views, no copy), or undefined when no tool has it. */
+export function postingsOf(index: SearchIndex, term: string): Postings | undefined {
+  const t = index.postings.get(term);
+  if (t === undefined) return undefined;
+  const from = index.starts[t]!;
+  const to = index.starts[t + 1]!;
+  return { docs: index.postingDocs.subarray(from, to), tf: index.postingTf.subarray(from, to) };
+}
+
 /** A list of tools prepared for search once; reuse it for as long as the list stays the same. */
 export interface SearchIndex {
   docs: Doc[];
-  postings: Map<string, Postings>;
+  /**
+   * Per term, its number: its postings are at `starts[t]` up to `starts[t + 1]` in `postingDocs` (docs ascending) and
+   * `postingTf` (packed counts). Three arrays for the whole index instead of two per term: building them allocates
+   * next to nothing.
+   */
+  postings: Map<string, number>;
+  starts: Int32Array;
+  postingDocs: Int32Array;
+  postingTf: Float64Array;
   /** Summed field lengths, for the average length that normalises each field. */
   totals: Float64Array;
   /** Every surface word seen (stop words aside), with its stem: for prefix and typo matches. */
@@ -70,10 +88,10 @@ export function searchIndex(entries: readonly FullEntry[], context?: SearchConte
   const cached = built.get(entries);
   if (cached && cached.context === context) return cached.index;
   forgetWordsIfMany();
-  const index: SearchIndex = { docs: [], postings: new Map(), totals: new Float64Array(F), vocabulary: new Map() };
+  const index: SearchIndex = { docs: [], postings: new Map(), starts: NONE, postingDocs: NONE, postingTf: NO_TF, totals: new Float64Array(F), vocabulary: new Map() };
   scratch.startBuild();
   for (const entry of entries) addDoc(index, entry, context, scratch);
-  scratch.endBuild(index.postings);
+  scratch.endBuild(index);
   built.set(entries, { context, index });
   return index;
 }
@@ -160,29 +178,31 @@ class Scratch {
   }
 
   /**
-   * Writes this build's postings, each in arrays of exactly its size (docs ascending): one allocation per term
-   * instead of arrays grown a push at a time. `docsWith` then serves as each term's fill position.
+   * Writes this build's postings: each term's rows side by side (docs ascending, as the rows came), counted first so
+   * every array is made once at its final size. `place` then serves as each term's fill position (a doc reads it only
+   * for words it counted, so it is free between builds).
    */
-  endBuild(postings: Map<string, Postings>): void {
-    const byTerm: Postings[] = new Array(this.terms.length);
-    // Per word number: its place in byTerm. `place` is free between builds (a doc reads it only for words it counted).
-    const slot = this.place;
-    for (let t = 0; t < this.terms.length; t++) {
+  endBuild(index: SearchIndex): void {
+    const n = this.terms.length;
+    const starts = new Int32Array(n + 1);
+    const fill = this.place;
+    let at = 0;
+    for (let t = 0; t < n; t++) {
       const id = this.terms[t]!;
-      const n = this.docsWith[id]!;
-      const p: Postings = { docs: new Int32Array(n), tf: new Float64Array(n) };
-      byTerm[t] = p;
-      slot[id] = t;
-      this.docsWith[id] = 0;
-      postings.set(wordOf(id), p);
+      starts[t] = at;
+      fill[id] = at;
+      at += this.docsWith[id]!;
+      index.postings.set(wordOf(id), t);
     }
+    starts[n] = at;
+    const docs = new Int32Array(at);
+    const tf = new Float64Array(at);
     for (let r = 0; r < this.rows; r++) {
-      const id = this.rowTerm[r]!;
-      const p = byTerm[slot[id]!]!;
-      const at = this.docsWith[id]!++;
-      p.docs[at] = this.rowDoc[r]!;
-      p.tf[at] = this.rowTf[r]!;
+      const k = fill[this.rowTerm[r]!]!++;
+      docs[k] = this.rowDoc[r]!;
+      tf[k] = this.rowTf[r]!;
     }
+    Object.assign(index, { starts, postingDocs: docs, postingTf: tf });
   }
 
   /** Room for every word number below `size` (texts analysed during a doc get new numbers). */
@@ -209,6 +229,7 @@ function grown<T extends Int32Array | Uint32Array | Float64Array>(from: T, into:
 const scratch = new Scratch();
 
 const NONE = new Int32Array(0);
+const NO_TF = new Float64Array(0);
 
 /** Counts one text's terms into the doc being built, in `field`; adds its new words to the vocabulary. */
 function addText(index: SearchIndex, doc: Scratch, lengths: number[], field: number, text: string | undefined): Int32Array {

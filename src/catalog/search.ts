@@ -241,7 +241,10 @@ const idf = (stats: Stats, d: number): number => Math.log(1 + (stats.n - d + 0.5
 
 function df(indexes: readonly SearchIndex[], term: string): number {
   let d = 0;
-  for (const index of indexes) d += index.postings.get(term)?.docs.length ?? 0;
+  for (const index of indexes) {
+    const t = index.postings.get(term);
+    if (t !== undefined) d += index.starts[t + 1]! - index.starts[t]!;
+  }
   return d;
 }
 
@@ -306,22 +309,23 @@ function scoreSlots(indexes: readonly SearchIndex[], stats: Stats, slots: readon
     for (const slot of slots) {
       const best = new Map<number, { score: number; inName: boolean; asWritten: boolean }>();
       for (const { term, weight, asWritten = false } of slot) {
-        const p = index.postings.get(term);
-        if (!p) continue;
+        const t = index.postings.get(term);
+        if (t === undefined) continue;
         const d = df(indexes, term);
         const rarity = idf(stats, d);
-        for (let i = 0; i < p.docs.length; i++) {
-          const id = p.docs[i]!;
+        const { postingDocs, postingTf } = index;
+        for (let i = index.starts[t]!, end = index.starts[t + 1]!; i < end; i++) {
+          const id = postingDocs[i]!;
           const doc = index.docs[id]!;
           let tf = 0;
           // The packed counts, field by field (see Postings), until no field is left.
-          for (let f = 0, x = p.tf[i]!; x > 0; f++) {
+          for (let f = 0, x = postingTf[i]!; x > 0; f++) {
             const c = x % FIELD_PLACE[1]!;
             x = (x - c) / FIELD_PLACE[1]!;
             if (c > 0) tf += (w[f]! * c) / (1 - bf[f]! + (bf[f]! * doc.lengths[f]!) / stats.avg[f]!);
           }
           const s = weight * rarity * (tf / (k1 + tf));
-          const inName = weight === 1 && fieldCount(p.tf[i]!, 0) > 0;
+          const inName = weight === 1 && fieldCount(postingTf[i]!, 0) > 0;
           const prev = best.get(id);
           if (!prev) best.set(id, { score: s, inName, asWritten });
           else {
@@ -364,13 +368,15 @@ function feedbackSlots(indexes: readonly SearchIndex[], stats: Stats, first: Sco
   const weight = new Map<string, number>();
   const topSet = new Set(top.map((s) => s.entry));
   for (const index of indexes) {
-    for (const [term, p] of index.postings) {
+    for (const [term, t] of index.postings) {
       if (have.has(term)) continue;
-      const d = p.docs.length;
-      for (let i = 0; i < p.docs.length; i++) {
-        if (!topSet.has(index.docs[p.docs[i]!]!.entry)) continue;
+      const from = index.starts[t]!;
+      const to = index.starts[t + 1]!;
+      const d = to - from;
+      for (let i = from; i < to; i++) {
+        if (!topSet.has(index.docs[index.postingDocs[i]!]!.entry)) continue;
         // Name, title or first sentence.
-        const inName = p.tf[i]! % FIELD_PLACE[3]!;
+        const inName = index.postingTf[i]! % FIELD_PLACE[3]!;
         if (inName > 0) weight.set(term, (weight.get(term) ?? 0) + Math.log(1 + stats.n / d));
       }
     }

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { FullEntry } from '../../src/catalog/catalog-index.js';
 import { DEFAULT_PARAMS, searchIndex, searchTools, stem, words } from '../../src/catalog/search.js';
+import { postingsOf } from '../../src/catalog/search-index.js';
 import { closestTools } from '../../src/catalog/search-closest.js';
 import { buildBridge } from '../../src/catalog/search-bridge.js';
 import { parseQuery } from '../../src/catalog/search-query.js';
@@ -174,13 +175,13 @@ describe('search', () => {
   it('counts a word per field exactly up to 63 times, and builds the same index again from the same texts', () => {
     const entries = [tool('echo', `${'echo '.repeat(70)}back.`), tool('echo_twice', 'Echo back, twice: echo echo.'), tool('other', 'Nothing alike.')];
     const index = searchIndex(entries);
-    const postings = index.postings.get(stem('echo'))!;
+    const postings = postingsOf(index, stem('echo'))!;
     // The description's one sentence has 70 "echo": capped at 63 (BM25 saturated long before); the name's one is kept.
     assert.equal(postings.tf[0]! % 64, 1);
     assert.equal(Math.floor(postings.tf[0]! / 64 ** 2) % 64, 63);
     const again = searchIndex(entries.map((e) => ({ ...e })));
     assert.deepEqual([...again.postings.keys()], [...index.postings.keys()]);
-    assert.deepEqual([...again.postings.values()], [...index.postings.values()]);
+    assert.deepEqual([...again.postings.keys()].map((term) => postingsOf(again, term)), [...index.postings.keys()].map((term) => postingsOf(index, term)));
     assert.deepEqual([...again.vocabulary], [...index.vocabulary]);
   });
 
@@ -190,15 +191,16 @@ describe('search', () => {
     // A bigger build in between (thousands of rows, new words) must leave nothing behind for the next one.
     const many = Array.from({ length: 400 }, (_, i) => tool(`tool_${i}`, `Word${i} and word${i + 1}, echo ${i}.`));
     const big = searchIndex(many);
-    assert.equal(big.postings.get(stem('echo'))!.docs.length, 400);
+    assert.equal(postingsOf(big, stem('echo'))!.docs.length, 400);
     const again = searchIndex(entries.map((e) => ({ ...e })));
     for (const index of [first, again]) {
-      assert.deepEqual([...index.postings.get(stem('echo'))!.docs], [0, 2]);
-      assert.deepEqual([...index.postings.get(stem('add'))!.docs], [1]);
+      assert.deepEqual([...postingsOf(index, stem('echo'))!.docs], [0, 2]);
+      assert.deepEqual([...postingsOf(index, stem('add'))!.docs], [1]);
       // echo_twice: "echo" once in its name, three times in its one-sentence description (the summary field).
-      const twice = index.postings.get(stem('echo'))!.tf[1]!;
+      const twice = postingsOf(index, stem('echo'))!.tf[1]!;
       assert.deepEqual([twice % 64, Math.floor(twice / 64 ** 2) % 64], [1, 3]);
-      for (const p of index.postings.values()) {
+      for (const term of index.postings.keys()) {
+        const p = postingsOf(index, term)!;
         assert.equal(p.docs.length, p.tf.length);
         for (let i = 1; i < p.docs.length; i++) assert.ok(p.docs[i]! > p.docs[i - 1]!);
       }
