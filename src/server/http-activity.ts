@@ -18,7 +18,7 @@ export interface ActivityLog {
   /** A session opened (a modern client counts once its first request was accepted). */
   opened(): void;
   closed(reason: CloseReason): void;
-  /** A request refused before any MCP handling (see http-refusals). */
+  /** A refused request (see http-refusals). */
   refused(reason: RefusalReason): void;
   /** Logs one summary line of what happened since the last one — nothing when nothing did. `open`: sessions open now. */
   flush(open: number): void;

@@ -15,7 +15,7 @@ export interface HttpMetrics {
   observer: WorkbenchObserver;
   /** Counts a request of an MCP 2026-07-28 client by how it was answered (see http-modern-pipeline). */
   modernRequest(path: 'pipeline' | 'handed_over' | 'sdk'): void;
-  /** Counts a request refused before any MCP handling (see http-refusals). */
+  /** Counts a refused request (see http-refusals). */
   refused(reason: RefusalReason): void;
   /** Answers a scrape. */
   serve(res: ServerResponse): Promise<void>;
@@ -55,7 +55,7 @@ export function createHttpMetrics(sources: MetricSources): HttpMetrics {
   });
   const refused = new Counter({
     name: 'mcp_workbench_http_refused_total',
-    help: 'HTTP requests refused before any MCP handling, by reason: token_missing, token_invalid (401), host, origin (403), too_large (413), session_limit (503), unknown_session (404)',
+    help: 'HTTP requests refused before any server answered them, by reason: token_missing, token_invalid (401), host, origin (403), too_large (413), session_limit (503), unknown_session, not_found (404), method_not_allowed (405), bad_request (400)',
     labelNames: ['reason'] as const,
     registers: [registry],
   });

@@ -9,7 +9,9 @@ import type { ActivityLog, CloseReason } from './http-activity.js';
 import { createSurface, type CreateServerOptions, type UpstreamSurface } from './create-server.js';
 import type { HttpMetrics } from './http-metrics.js';
 import { offerable, offerToPipeline, type ModernPath } from './http-modern-pipeline.js';
+import type { RefusalLog } from './http-refusals.js';
 import { principalLabel } from './http-security.js';
+import { quoteClientText } from '../shared/client-text.js';
 import { sessionEndedResult, type ModernAnswer } from './tool-call-pipeline.js';
 
 /** Where a request handed over by the pipeline carries its answer to the server instance the SDK makes for it. */
@@ -64,9 +66,18 @@ interface Principal {
   admitted: boolean;
 }
 
-/** Each client's opening and end is a debug line, and counted in `activity` (one info line now and then). */
-export function createModernHttp(workbench: Workbench, version: string, options: CreateServerOptions, log: Logger, activity: ActivityLog, metrics?: HttpMetrics): ModernHttp {
-  return new ModernPrincipals(workbench, version, options, log, activity, metrics);
+/** Where a modern client's requests are told of: its log, activity, refused requests and metrics. */
+export interface ModernHttpReports {
+  log: Logger;
+  /** Each client's opening and end is counted here (one info line now and then), and a debug line. */
+  activity: ActivityLog;
+  /** Told of each request the SDK's checks refuse with 400 (README "Serving over HTTP", Refused requests do nothing). */
+  refusals: Pick<RefusalLog, 'refused'>;
+  metrics?: HttpMetrics | undefined;
+}
+
+export function createModernHttp(workbench: Workbench, version: string, options: CreateServerOptions, reports: ModernHttpReports): ModernHttp {
+  return new ModernPrincipals(workbench, version, options, reports);
 }
 
 /** {@link ModernHttp} over one {@link Principal} per principal and capability set, opened on first use. */
@@ -78,9 +89,7 @@ class ModernPrincipals implements ModernHttp {
     private readonly workbench: Workbench,
     private readonly version: string,
     private readonly options: CreateServerOptions,
-    private readonly log: Logger,
-    private readonly activity: ActivityLog,
-    private readonly metrics: HttpMetrics | undefined,
+    private readonly reports: ModernHttpReports,
   ) {}
 
   /** SDK checks alone, for a request that meets the session limit: its factory only notes that a request passed. */
@@ -116,8 +125,8 @@ class ModernPrincipals implements ModernHttp {
     if (listen) void entry.surface.listens.opened(listen, (body as { params?: unknown }).params);
     try {
       // Answered first: an optional call would skip its argument when there are no metrics.
-      const path = await answer(entry, req, body, { token: principal, clientId: key }, res);
-      this.metrics?.modernRequest(path);
+      const path = await answer(entry, req, body, { token: principal, clientId: key }, res, (response) => this.noteRefused(req, principal, response));
+      this.reports.metrics?.modernRequest(path);
     } finally {
       if (listen) void entry.surface.listens.ended(listen);
       entry.calls.delete(res);
@@ -169,8 +178,29 @@ class ModernPrincipals implements ModernHttp {
       await response.body?.cancel().catch(() => {});
       return false;
     }
+    await this.noteRefused(req, principal, response);
     await writeResponse(response, res);
     return true;
+  }
+
+  /**
+   * Tells the refusal log of a request the SDK's checks refused (400: headers against the body, a version not served,
+   * a malformed envelope, a capability the client lacks), quoting the SDK's message; the response is left as it is.
+   * An error the SDK answers in-band (200) or a method it does not know (404, as the spec maps it) is no refusal.
+   */
+  private async noteRefused(req: IncomingMessage, principal: string, response: Response): Promise<void> {
+    if (response.status !== 400) return;
+    const told = await response
+      .clone()
+      .json()
+      .then((answer: { error?: { message?: unknown } }) => answer.error?.message)
+      .catch(() => undefined);
+    const message = typeof told === 'string' ? quoteClientText(told, 300) : 'Bad Request';
+    this.reports.refusals.refused(req, {
+      reason: 'bad_request',
+      message: `${message} (an MCP 2026-07-28 request the protocol checks refuse: its MCP-Protocol-Version, Mcp-Method and Mcp-Name headers must say what the body says, and its _meta envelope name a version served)`,
+      principal: principalLabel(principal),
+    });
   }
 
   /** Opens the surface of `key` (principal, then capabilities), with one SDK handler that follows its list changes. */
@@ -183,12 +213,12 @@ class ModernPrincipals implements ModernHttp {
       (ctx) => {
         if (!entry.admitted) {
           entry.admitted = true;
-          this.activity.opened();
-          this.log.debug(`modern client ${principalLabel(owner)} (MCP 2026-07-28) has its own downstream servers (${this.principals.size} principal(s) × capability sets)`);
+          this.reports.activity.opened();
+          this.reports.log.debug(`modern client ${principalLabel(owner)} (MCP 2026-07-28) has its own downstream servers (${this.principals.size} principal(s) × capability sets)`);
         }
         return surface.instance('modern', ctx.authInfo?.extra?.[HANDED_OVER] as Promise<ModernAnswer> | undefined);
       },
-      { legacy: 'reject', onerror: (error) => this.log.debug(`modern HTTP: ${errorMessage(error)}`) },
+      { legacy: 'reject', onerror: (error) => this.reports.log.debug(`modern HTTP: ${errorMessage(error)}`) },
     );
     const entry: Principal = { surface, handler, stopFollowing: followChanges(surface, handler), active: 0, lastSeen: Date.now(), calls: new Map(), admitted: false };
     this.principals.set(key, entry);
@@ -208,9 +238,9 @@ class ModernPrincipals implements ModernHttp {
     if (!entry) return;
     this.principals.delete(key);
     entry.stopFollowing();
-    if (entry.admitted) this.activity.closed(reason);
-    this.log.debug(`modern client ${key.slice(0, 8)} ${why} (${this.principals.size} principal(s))`, { event: 'client_closed', client: key.slice(0, 8), reason });
-    await Promise.allSettled([entry.handler.close(), entry.surface.close().catch((error: unknown) => this.log.debug(`closing a principal: ${errorMessage(error)}`))]);
+    if (entry.admitted) this.reports.activity.closed(reason);
+    this.reports.log.debug(`modern client ${key.slice(0, 8)} ${why} (${this.principals.size} principal(s))`, { event: 'client_closed', client: key.slice(0, 8), reason });
+    await Promise.allSettled([entry.handler.close(), entry.surface.close().catch((error: unknown) => this.reports.log.debug(`closing a principal: ${errorMessage(error)}`))]);
   }
 }
 
@@ -234,12 +264,21 @@ function followChanges(surface: UpstreamSurface, handler: McpHttpHandler): () =>
 /**
  * Answers one request of `entry`'s principal: use_tool and open_toolbox through the tool-call pipeline, as on stdio,
  * when the SDK would take them as they are; the rest (and what the pipeline declines or hands over) through the SDK.
- * Resolves to the path the answer took once it is written.
+ * Resolves to the path the answer took once it is written; `noteRefused` sees each SDK response before it is.
  */
-async function answer(entry: Principal, req: IncomingMessage, body: unknown, auth: { token: string; clientId: string }, res: ServerResponse): Promise<ModernPath> {
+async function answer(
+  entry: Principal,
+  req: IncomingMessage,
+  body: unknown,
+  auth: { token: string; clientId: string },
+  res: ServerResponse,
+  noteRefused: (response: Response) => Promise<void>,
+): Promise<ModernPath> {
   const viaSdk = async (handed?: Promise<ModernAnswer>): Promise<void> => {
     const authInfo = { ...auth, scopes: [], ...(handed ? { extra: { [HANDED_OVER]: handed } } : {}) };
-    await writeResponse(await entry.handler.fetch(await webRequest(req, body, res), { parsedBody: body, authInfo }), res);
+    const response = await entry.handler.fetch(await webRequest(req, body, res), { parsedBody: body, authInfo });
+    await noteRefused(response);
+    await writeResponse(response, res);
   };
   const path = offerable(req.headers, body) ? await offerToPipeline(entry.surface, body, res, viaSdk) : undefined;
   if (path !== undefined) return path;

@@ -4,12 +4,27 @@ import { quoteClientText } from '../shared/client-text.js';
 import { createRepeatWindow, type HeldBack, type RepeatWindow } from '../shared/repeat-window.js';
 import { pathOf, sendJsonRpcError } from './http-body.js';
 
-/** Why the HTTP face refused a request before any MCP handling: a fixed set (metric labels, log fields). */
-export type RefusalReason = 'token_missing' | 'token_invalid' | 'host' | 'origin' | 'too_large' | 'session_limit' | 'unknown_session';
+/**
+ * Why the HTTP face refused a request before any server answered it: a fixed set (metric labels, log fields).
+ * `bad_request` is a malformed request from a would-be MCP client (400): not JSON-RPC, no session where one is needed,
+ * or a 2026-07-28 request the SDK's checks refuse (headers against the body, a version not served, its envelope).
+ */
+export type RefusalReason =
+  | 'token_missing'
+  | 'token_invalid'
+  | 'host'
+  | 'origin'
+  | 'too_large'
+  | 'session_limit'
+  | 'unknown_session'
+  | 'bad_request'
+  | 'not_found'
+  | 'method_not_allowed';
 
 /**
  * Each reason's status, how logs name it, and the level of its lines. An unknown session id is debug: a client whose
- * session expired is told 404 and opens a new one, as the spec has it.
+ * session expired is told 404 and opens a new one, as the spec has it. A path or method that is not served is debug
+ * too: it is what scanners probe, and no MCP client sends it.
  */
 export const REFUSALS: Readonly<Record<RefusalReason, { status: number; label: string; level: 'info' | 'debug' }>> = {
   token_missing: { status: 401, label: 'no token', level: 'info' },
@@ -19,6 +34,9 @@ export const REFUSALS: Readonly<Record<RefusalReason, { status: number; label: s
   too_large: { status: 413, label: 'body too large', level: 'info' },
   session_limit: { status: 503, label: 'session limit', level: 'info' },
   unknown_session: { status: 404, label: 'unknown session', level: 'debug' },
+  bad_request: { status: 400, label: 'bad request', level: 'info' },
+  not_found: { status: 404, label: 'unknown path', level: 'debug' },
+  method_not_allowed: { status: 405, label: 'method not allowed', level: 'debug' },
 };
 
 export const REFUSAL_REASONS = Object.keys(REFUSALS) as RefusalReason[];

@@ -142,7 +142,7 @@ function createFront(options: HttpServerOptions): Front {
   const sessions = createLegacySessions(workbench, version, options.serverOptions, log, activity);
   // Replicas given the same tokens sign input rounds alike, so a modern server's pass-through round continues anywhere.
   const stateKey = token === undefined ? undefined : createHash('sha256').update(`mcp-workbench requestState\0${token}`).digest();
-  const modern = createModernHttp(workbench, version, { ...options.serverOptions, ...(stateKey ? { stateKey } : {}) }, log, activity, options.metrics);
+  const modern = createModernHttp(workbench, version, { ...options.serverOptions, ...(stateKey ? { stateKey } : {}) }, { log, activity, refusals, metrics });
   return { gate, refusals, sessions, modern, activity, limits, version, log, closing: false, ...(metrics ? { metrics } : {}) };
 }
 
@@ -193,16 +193,22 @@ async function handle(front: Front, req: IncomingMessage, res: ServerResponse): 
   const path = pathOf(req);
   if (!gate.checkSite(req, res)) return;
   if (path === HEALTH_PATH) {
-    if (req.method !== 'GET' && req.method !== 'HEAD') return sendJsonRpcError(res, 405, 'Method not allowed', { Allow: 'GET, HEAD' });
+    if (req.method !== 'GET' && req.method !== 'HEAD') return refuseMethod(front, req, res, 'GET, HEAD');
     return sendJson(res, 200, { status: 'ok', version: front.version, sessions: sessions.open + front.modern.principalCount() });
   }
   if (path === METRICS_PATH && front.metrics) {
     // Behind the token: the figures name toolboxes and servers.
-    if (gate.principal(req, res) === undefined) return;
-    if (req.method !== 'GET' && req.method !== 'HEAD') return sendJsonRpcError(res, 405, 'Method not allowed', { Allow: 'GET, HEAD' });
+    const metricsPrincipal = gate.principal(req, res);
+    if (metricsPrincipal === undefined) return;
+    if (req.method !== 'GET' && req.method !== 'HEAD') return refuseMethod(front, req, res, 'GET, HEAD', metricsPrincipal);
     return front.metrics.serve(res);
   }
-  if (path !== MCP_PATH) return sendJsonRpcError(res, 404, `Not found: the MCP endpoint is ${MCP_PATH}`);
+  if (path !== MCP_PATH) {
+    // What scanners hit: counted, and said at debug (see http-refusals).
+    const message = `Not found: the MCP endpoint is ${MCP_PATH}`;
+    front.refusals.refused(req, { reason: 'not_found', message });
+    return sendJsonRpcError(res, 404, message);
+  }
   if (req.method === 'OPTIONS') {
     // CORS preflight (browsers send no credentials here); the real request is checked in full.
     res.writeHead(204, {
@@ -215,9 +221,7 @@ async function handle(front: Front, req: IncomingMessage, res: ServerResponse): 
   }
   const principal = gate.principal(req, res);
   if (principal === undefined) return;
-  if (req.method !== 'POST' && req.method !== 'GET' && req.method !== 'DELETE') {
-    return sendJsonRpcError(res, 405, 'Method not allowed', { Allow: 'GET, POST, DELETE, OPTIONS' });
-  }
+  if (req.method !== 'POST' && req.method !== 'GET' && req.method !== 'DELETE') return refuseMethod(front, req, res, 'GET, POST, DELETE, OPTIONS', principal);
   if (front.closing) return sendJsonRpcError(res, 503, 'The workbench is shutting down', { Connection: 'close' });
   return serveMcp(front, principal, req, res);
 }
@@ -236,7 +240,7 @@ async function serveMcp(front: Front, principal: string, req: IncomingMessage, r
     refusals.refused(req, { reason: 'unknown_session', message: 'Session not found', principal: principalLabel(principal) });
     return sendJsonRpcError(res, 404, 'Session not found', {}, -32001);
   }
-  if (!existing && req.method !== 'POST') return sendJsonRpcError(res, 400, 'Bad Request: Mcp-Session-Id header is required');
+  if (!existing && req.method !== 'POST') return refuseSessionless(front, req, res, principal);
   // Handshake-era sessions and MCP 2026-07-28 clients (one per principal and capability set) count alike: each has
   // downstream connections of its own. With several tokens, each user holds at most its share of the limit, so one
   // client that opens sessions without end cannot lock the others out.
@@ -262,12 +266,33 @@ async function serveMcp(front: Front, principal: string, req: IncomingMessage, r
     if (!isLegacyPost(req, body)) return front.modern.serve(req, body, principal, res, { reached: atLimit, refuse: full });
   }
   const isInitialize = Array.isArray(body) ? body.some(isInitializeRequest) : isInitializeRequest(body);
-  if (!isInitialize) return sendJsonRpcError(res, 400, 'Bad Request: Mcp-Session-Id header is required');
+  if (!isInitialize) return refuseSessionless(front, req, res, principal);
   // Checked once the body shows a new session is asked for (a modern request to an open surface opens none).
   if (atLimit()) return full();
   const session = await sessions.create(principal);
   await sessions.serve(session, req, res, body);
   if (session.id === undefined) await sessions.close(session, 'not initialized', 'uninitialized');
+}
+
+/** Answers a method a path does not take (405, as `Allow` says), and tells the refusal log (at debug: scanners). */
+function refuseMethod(front: Front, req: IncomingMessage, res: ServerResponse, allow: string, principal?: string): void {
+  front.refusals.refused(req, {
+    reason: 'method_not_allowed',
+    message: `Method not allowed (this path takes ${allow})`,
+    ...(principal === undefined ? {} : { principal: principalLabel(principal) }),
+  });
+  sendJsonRpcError(res, 405, 'Method not allowed', { Allow: allow });
+}
+
+/** Answers a request that needs a session and names none (400), and tells the refusal log what the client should do. */
+function refuseSessionless(front: Front, req: IncomingMessage, res: ServerResponse, principal: string): void {
+  const message = 'Bad Request: Mcp-Session-Id header is required';
+  front.refusals.refused(req, {
+    reason: 'bad_request',
+    message: `${message} (open a session with initialize and send the Mcp-Session-Id it answers with on every later request; an MCP 2026-07-28 client sends its _meta envelope and MCP-Protocol-Version header instead)`,
+    principal: principalLabel(principal),
+  });
+  sendJsonRpcError(res, 400, message);
 }
 
 /**
@@ -306,21 +331,22 @@ async function readMessage(req: IncomingMessage, res: ServerResponse, maxBodyByt
     sendJson(res, 413, tooLargeError(findMessageId(read.head, read.tail) ?? null, maxBodyBytes));
     return undefined;
   }
+  // Each answered as before, and said in the refusal log with what to send instead.
+  const malformed = (code: number, message: string, todo: string): undefined => {
+    refused({ reason: 'bad_request', message: `${message} (${todo})` });
+    sendJson(res, 400, jsonRpcError(null, code, message));
+    return undefined;
+  };
   let body: unknown;
   try {
     body = JSON.parse(read);
   } catch {
-    sendJson(res, 400, jsonRpcError(null, -32700, PARSE_ERROR_JSON));
-    return undefined;
+    return malformed(-32700, PARSE_ERROR_JSON, 'send one JSON-RPC message, or a batch of them, as the body');
   }
   // JSON-RPC 2.0 answers an empty batch with one Invalid Request, whether or not a session is named.
-  if (Array.isArray(body) && body.length === 0) {
-    sendJson(res, 400, jsonRpcError(null, -32600, 'Bad Request: empty JSON-RPC batch'));
-    return undefined;
-  }
+  if (Array.isArray(body) && body.length === 0) return malformed(-32600, 'Bad Request: empty JSON-RPC batch', 'send at least one message');
   if (Array.isArray(body) ? !body.every(isJsonRpcMessage) : !isJsonRpcMessage(body)) {
-    sendJson(res, 400, jsonRpcError(null, -32700, PARSE_ERROR_JSON_RPC));
-    return undefined;
+    return malformed(-32700, PARSE_ERROR_JSON_RPC, 'each message needs "jsonrpc": "2.0", and a method, or a result or error with an id');
   }
   return { body };
 }

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { REFUSED_ANSWERS, type CapturedAnswer } from '../fixtures/refused-answers.js';
 import { startHttpWorkbench, type HttpWorkbench } from '../helpers/http-workbench.js';
 import { logLines, type LogLine } from '../helpers/log-lines.js';
+import { MODERN_ENVELOPE } from '../helpers/raw-clients.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { fixtureServer } from '../helpers/workbench-process.js';
 
@@ -104,5 +106,113 @@ describe('serve --http: the log of refused requests', () => {
     } finally {
       await wb.stop();
     }
+  });
+});
+
+// Requests a scanner or a broken client sends that never reach MCP handling, or that the MCP 2026-07-28 checks refuse
+// before any server answers them: each counted by reason, logged a line per kind and source a window, and answered
+// byte for byte as before they were counted (test/fixtures/refused-answers.ts).
+const AUTH = { authorization: `Bearer ${TOKEN}` };
+const JSON_POST = { ...AUTH, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+const MODERN = { ...JSON_POST, 'mcp-protocol-version': '2026-07-28' };
+const modern = (method: string, params: Record<string, unknown> = {}, meta: Record<string, unknown> = MODERN_ENVELOPE): string =>
+  JSON.stringify({ jsonrpc: '2.0', id: 7, method, params: { ...params, _meta: meta } });
+type Probe = { name: string; reason: 'not_found' | 'method_not_allowed' | 'bad_request'; method: string; path: string; headers: Record<string, string>; body?: string };
+const PROBES: Probe[] = [
+  // What scanners hit: a path that is not served, a method a path does not take.
+  { name: 'other path', reason: 'not_found', method: 'GET', path: '/wp-login.php', headers: {} },
+  { name: 'health POST', reason: 'method_not_allowed', method: 'POST', path: '/healthz', headers: {} },
+  { name: 'metrics POST', reason: 'method_not_allowed', method: 'POST', path: '/metrics', headers: AUTH },
+  { name: 'mcp PUT', reason: 'method_not_allowed', method: 'PUT', path: '/mcp', headers: AUTH },
+  // A handshake-era client that gets it wrong.
+  { name: 'GET no session', reason: 'bad_request', method: 'GET', path: '/mcp', headers: { ...AUTH, accept: 'text/event-stream' } },
+  { name: 'DELETE no session', reason: 'bad_request', method: 'DELETE', path: '/mcp', headers: AUTH },
+  { name: 'legacy ping no session', reason: 'bad_request', method: 'POST', path: '/mcp', headers: JSON_POST, body: PING },
+  { name: 'not json', reason: 'bad_request', method: 'POST', path: '/mcp', headers: JSON_POST, body: '{nope' },
+  { name: 'empty batch', reason: 'bad_request', method: 'POST', path: '/mcp', headers: JSON_POST, body: '[]' },
+  { name: 'not jsonrpc', reason: 'bad_request', method: 'POST', path: '/mcp', headers: JSON_POST, body: '{"hello":1}' },
+  // A 2026-07-28 client that gets it wrong: headers against the body, a version not served, a malformed envelope.
+  { name: 'modern version header mismatch', reason: 'bad_request', method: 'POST', path: '/mcp', headers: { ...MODERN, 'mcp-protocol-version': '2025-06-18', 'mcp-method': 'tools/list' }, body: modern('tools/list') },
+  { name: 'modern no version header', reason: 'bad_request', method: 'POST', path: '/mcp', headers: { ...JSON_POST, 'mcp-method': 'tools/list' }, body: modern('tools/list') },
+  { name: 'modern no method header', reason: 'bad_request', method: 'POST', path: '/mcp', headers: MODERN, body: modern('tools/list') },
+  { name: 'modern method mismatch', reason: 'bad_request', method: 'POST', path: '/mcp', headers: { ...MODERN, 'mcp-method': 'prompts/list' }, body: modern('tools/list') },
+  {
+    name: 'modern unsupported version',
+    reason: 'bad_request',
+    method: 'POST',
+    path: '/mcp',
+    headers: { ...MODERN, 'mcp-protocol-version': '2099-01-01', 'mcp-method': 'tools/list' },
+    body: modern('tools/list', {}, { ...MODERN_ENVELOPE, 'io.modelcontextprotocol/protocolVersion': '2099-01-01' }),
+  },
+  { name: 'modern header no envelope', reason: 'bad_request', method: 'POST', path: '/mcp', headers: { ...MODERN, 'mcp-method': 'tools/list' }, body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/list' }) },
+  { name: 'modern bad envelope', reason: 'bad_request', method: 'POST', path: '/mcp', headers: { ...MODERN, 'mcp-method': 'tools/list' }, body: modern('tools/list', {}, { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' }) },
+  { name: 'modern no mcp-name', reason: 'bad_request', method: 'POST', path: '/mcp', headers: { ...MODERN, 'mcp-method': 'tools/call' }, body: modern('tools/call', { name: 'use_tool', arguments: {} }) },
+];
+const NEW_REASONS = ['not_found', 'method_not_allowed', 'bad_request'] as const;
+const TIMES = 3;
+
+/** Sends a probe and checks its answer against the one captured before refusals of its kind were counted. */
+async function sendProbe(origin: string, probe: Probe): Promise<void> {
+  const response = await fetch(origin + probe.path, { method: probe.method, headers: probe.headers, ...(probe.body === undefined ? {} : { body: probe.body }) });
+  const headers: Record<string, string> = {};
+  response.headers.forEach((value, name) => {
+    if (!['date', 'connection', 'keep-alive'].includes(name)) headers[name] = value;
+  });
+  const answer: CapturedAnswer = { status: response.status, headers, body: await response.text() };
+  assert.deepEqual(answer, REFUSED_ANSWERS[probe.name], `${probe.name}: the same answer as before`);
+}
+
+const scrape = async (wb: HttpWorkbench): Promise<string> => (await fetch(`${wb.origin}/metrics`, { headers: AUTH })).text();
+const refusedMetric = (text: string, reason: string): number => {
+  const match = new RegExp(`^mcp_workbench_http_refused_total\\{reason="${reason}"\\} (\\d+)$`, 'm').exec(text);
+  assert.ok(match, `mcp_workbench_http_refused_total{reason="${reason}"} is a series:\n${text}`);
+  return Number(match[1]);
+};
+
+describe('serve --http: refusals of paths, methods and malformed requests', () => {
+  it('counts and logs each, answering as before: a scanner at debug, a would-be MCP client (400) at info', async () => {
+    const wb = await startHttpWorkbench(CONFIG, ['--http', '0', '--metrics', '--max-sessions', '1', '--log-level', 'debug', '--log-format', 'json'], { WORKBENCH_TOKEN: TOKEN });
+    const sent = { not_found: 0, method_not_allowed: 0, bad_request: 0 };
+    let stderr = '';
+    try {
+      const before = await scrape(wb);
+      for (const reason of NEW_REASONS) assert.equal(refusedMetric(before, reason), 0, `${reason} is a series from the start`);
+      for (let i = 0; i < TIMES; i++) {
+        for (const probe of PROBES) {
+          await sendProbe(wb.origin, probe);
+          sent[probe.reason]++;
+        }
+      }
+      // At the session limit a 2026-07-28 request the checks refuse gets its own 400 (README "Refused requests do
+      // nothing"), counted as well.
+      const session = await wb.connect(AUTH);
+      await sendProbe(wb.origin, PROBES.find((p) => p.name === 'modern version header mismatch')!);
+      sent.bad_request++;
+      await session.close();
+      const after = await scrape(wb);
+      for (const reason of NEW_REASONS) assert.equal(refusedMetric(after, reason), sent[reason], `${reason}:\n${after}`);
+    } finally {
+      await wb.stop();
+      stderr = wb.stderr();
+    }
+    const lines = logLines(stderr);
+    // Sources: the address alone before the token is checked (an unknown path, /healthz), with the token after it.
+    const sources = { not_found: 1, method_not_allowed: 2, bad_request: 1 };
+    const levels = { not_found: 'debug', method_not_allowed: 'debug', bad_request: 'info' };
+    for (const reason of NEW_REASONS) {
+      const first = lines.filter((l) => l.fields.reason === reason && l.fields.event === 'request_refused');
+      const more = lines.filter((l) => l.fields.reason === reason && l.fields.event === 'requests_refused');
+      assert.ok(first.length >= 1 && first.length <= sources[reason], `${reason}: a line per source (${first.length}):\n${stderr}`);
+      assert.ok(more.length <= 1, `${reason}: one count line for the window:\n${stderr}`);
+      assert.equal(first.length + more.reduce((n, l) => n + Number(l.fields.count), 0), sent[reason], `${reason}: every one said once:\n${stderr}`);
+      for (const line of [...first, ...more]) assert.equal(line.level, levels[reason], `${reason}: ${line.message}`);
+      const summary = lines.filter((l) => l.fields.event === 'activity');
+      assert.equal(summary.reduce((n, l) => n + Number(l.fields[`refused_${reason}`] ?? 0), 0), sent[reason], `${reason} in the summary:\n${stderr}`);
+    }
+    // The first 400 says what was wrong and what to do.
+    const bad = lines.find((l) => l.fields.reason === 'bad_request' && l.fields.event === 'request_refused')!;
+    assert.match(bad.message, /^refused GET "\/mcp" from 127\.0\.0\.1 \(token:[0-9a-f]{8}\): 400 .*Mcp-Session-Id.*initialize/);
+    assert.equal(bad.fields.http_status, 400);
+    assert.match(lines.filter((l) => l.fields.event === 'activity').at(-1)!.message, /refused requests: .*400 bad request ×/);
   });
 });
