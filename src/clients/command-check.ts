@@ -61,7 +61,7 @@ export type CommandLookup =
 export interface LookupPlace {
   /** The PATH of the child's environment (see searchPathOf); undefined: it has none, and the system's default is searched. */
   path: string | undefined;
-  /** The server's `cwd`; undefined: the workbench's own. */
+  /** The folder the server runs in (its `cwd`; undefined: the workbench's own), where relative entries are taken from. */
   cwd: string | undefined;
   /** Windows: the extensions a command is tried with (the workbench's PATHEXT). */
   pathExt?: string | undefined;
@@ -79,11 +79,12 @@ export function commandHasSlash(command: string): boolean {
 
 /**
  * Looks for `command` as the child's own lookup will (README "One bad part fails only itself"): a command with a slash
- * at that path (taken from the server's `cwd`), else in each directory of the PATH in turn. On Windows, as cross-spawn
- * looks it up: the current directory first, the name with each extension of PATHEXT. Elsewhere a file must be
- * executable; one that is not is what the system's EACCES means, unless a directory could not be searched (it says
- * EACCES then too). The one lookup of validate, doctor and a failed start: the `which` package reported only runnable
- * files, so it could not tell these apart.
+ * at that path, else in each directory of the PATH in turn. The lookup runs in the child, in the server's `cwd`: that
+ * is where a relative path, an empty PATH entry (the current folder) and a relative one ("bin") are taken from, not
+ * the workbench's own folder. On Windows, as cross-spawn looks it up (in that folder too): the current folder first,
+ * the name with each extension of PATHEXT. Elsewhere a file must be executable; one that is not is what the system's
+ * EACCES means, unless a directory could not be searched (it says EACCES then too). The one lookup of validate, doctor
+ * and a failed start: the `which` package reported only runnable files, so it could not tell these apart.
  */
 export function lookOnPath(command: string, place: LookupPlace): CommandLookup {
   const cwd = resolve(place.cwd ?? '.');
@@ -91,8 +92,7 @@ export function lookOnPath(command: string, place: LookupPlace): CommandLookup {
   let unrunnable: string | undefined;
   for (const dir of searchedDirs(command, place.path)) {
     for (const name of candidateNames(command, place.pathExt)) {
-      // A PATH entry is taken from where the workbench runs (a command with a slash: from the server's cwd).
-      const file = resolve(commandHasSlash(command) ? cwd : '.', dir, name);
+      const file = resolve(cwd, dir, name);
       const verdict = fileVerdict(file);
       if (verdict === 'runnable') return { kind: 'found', file };
       if (verdict === 'unrunnable') unrunnable ??= file;

@@ -138,7 +138,7 @@ function commandError(label: string, config: StdioServerConfig, code: 'ENOENT' |
     });
   }
   const onPath = !config.command.includes('/') && !config.command.includes('\\');
-  // Looked up where the child looked: on its PATH, empty and relative entries taken from its cwd.
+  // Looked up where the child looked: on its PATH, an empty or relative entry taken from its cwd.
   const found = code === 'EACCES' && onPath ? lookOnPath(config.command, { path, cwd: config.cwd }) : undefined;
   const missing = code === 'ENOENT' || found?.kind === 'not-found';
   const [what, todo] = !missing
