@@ -1,15 +1,16 @@
 import { accessSync, constants, existsSync, statSync } from 'node:fs';
-import { delimiter, isAbsolute, join, resolve } from 'node:path';
-import which from 'which';
+import { delimiter, dirname, resolve } from 'node:path';
 import type { ServerProblem } from '../errors.js';
 import { formatJsonPath } from '../config/expand-env.js';
 import type { WorkbenchConfig } from '../config/types.js';
+import { searchPathOf } from './stdio-transport.js';
 import { childEnvironment } from './transports.js';
 
 /**
  * Whether each stdio server's `command` can be found where the workbench would start it (README "One bad part fails
- * only itself"): on the PATH its child gets (the entry's `env.PATH`, else the workbench's), or, for a command with a
- * slash, relative to its `cwd` (which must exist). `validate` lists the misses; connecting reports the same at once (slot-errors).
+ * only itself"), by {@link lookOnPath}: on the PATH its child gets (the entry's `env.PATH`, else the workbench's), its
+ * empty and relative entries and a command with a slash taken from its `cwd` (which must exist). `validate` lists the
+ * misses; connecting reports the same at once (slot-errors).
  */
 export function missingCommandProblems(config: Pick<WorkbenchConfig, 'source' | 'toolboxes'>, env: Record<string, string | undefined>): Map<string, ServerProblem> {
   const found = new Map<string, ServerProblem>();
@@ -28,11 +29,9 @@ export function missingCommandProblems(config: Pick<WorkbenchConfig, 'source' | 
         });
         continue;
       }
-      const childEnv = childEnvironment(server, env);
-      const path = childEnv.PATH ?? childEnv.Path ?? '';
-      const hasSlash = server.command.includes('/') || (process.platform === 'win32' && server.command.includes('\\'));
-      const target = hasSlash && !isAbsolute(server.command) ? resolve(server.cwd ?? '.', server.command) : server.command;
-      if (which.sync(target, { nothrow: true, path }) !== null) continue;
+      const hasSlash = commandHasSlash(server.command);
+      const lookup = lookOnPath(server.command, { path: searchPathOf(childEnvironment(server, env)), cwd: server.cwd, pathExt: env.PATHEXT });
+      if (lookup.kind === 'found') continue;
       found.set(`${toolbox.name}/${server.name}`, {
         kind: 'command-not-found',
         path: formatJsonPath([...at, 'command']),
@@ -48,33 +47,92 @@ export function missingCommandProblems(config: Pick<WorkbenchConfig, 'source' | 
   return found;
 }
 
-/** What a command name is on a PATH: whether some directory has it runnable, the first file of that name that is not, and the directories that could not be searched. */
-export interface PathLookup {
-  runnable: boolean;
-  unrunnable?: string;
-  unsearchable: string[];
+/**
+ * Where a server's command is, as the system's lookup finds it when the server starts: the file it runs; or only a file
+ * of that name that is not executable (the first); or none. Folders that could not be searched (permission denied)
+ * are listed beside a miss: the command may be in one of them.
+ */
+export type CommandLookup =
+  | { kind: 'found'; file: string }
+  | { kind: 'not-executable'; file: string; unsearchable: string[] }
+  | { kind: 'not-found'; unsearchable: string[] };
+
+/** Where a command is looked for: the child's PATH and the folder it runs in. */
+export interface LookupPlace {
+  /** The PATH of the child's environment (see searchPathOf); undefined: it has none, and the system's default is searched. */
+  path: string | undefined;
+  /** The folder the server runs in (its `cwd`; undefined: the workbench's own), where relative entries are taken from. */
+  cwd: string | undefined;
+  /** Windows: the extensions a command is tried with (the workbench's PATHEXT). */
+  pathExt?: string | undefined;
+}
+
+const WINDOWS = process.platform === 'win32';
+/** The PATH searched when the child's environment has none (glibc's and libuv's default). */
+const DEFAULT_PATH = '/usr/bin:/bin';
+const DEFAULT_PATHEXT = '.EXE;.CMD;.BAT;.COM';
+
+/** Whether `command` is a path (looked at where it points) rather than a name (looked up on the PATH). */
+export function commandHasSlash(command: string): boolean {
+  return command.includes('/') || (WINDOWS && command.includes('\\'));
 }
 
 /**
- * Looks for `command` in each directory of `path` as the system's lookup does, telling apart what its EACCES may mean:
- * a file of that name that is not executable, or directories that could not be searched (the command may be nowhere).
+ * Looks for `command` as the child's own lookup will (README "One bad part fails only itself"): a command with a slash
+ * at that path, else in each directory of the PATH in turn. The lookup runs in the child, in the server's `cwd`: that
+ * is where a relative path, an empty PATH entry (the current folder) and a relative one ("bin") are taken from, not
+ * the workbench's own folder. On Windows, as cross-spawn looks it up (in that folder too): the current folder first,
+ * the name with each extension of PATHEXT. Elsewhere a file must be executable; one that is not is what the system's
+ * EACCES means, unless a directory could not be searched (it says EACCES then too). The one lookup of validate, doctor
+ * and a failed start: the `which` package reported only runnable files, so it could not tell these apart.
  */
-export function lookOnPath(command: string, path: string): PathLookup {
-  const found: PathLookup = { runnable: false, unsearchable: [] };
-  for (const dir of path.split(delimiter)) {
-    const file = join(dir === '' ? '.' : dir, command);
-    try {
-      if (!statSync(file).isFile()) continue;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'EACCES') found.unsearchable.push(dir);
-      continue;
-    }
-    try {
-      accessSync(file, constants.X_OK);
-      found.runnable = true;
-    } catch {
-      found.unrunnable ??= file;
+export function lookOnPath(command: string, place: LookupPlace): CommandLookup {
+  const cwd = resolve(place.cwd ?? '.');
+  const unsearchable: string[] = [];
+  let unrunnable: string | undefined;
+  for (const dir of searchedDirs(command, place.path)) {
+    for (const name of candidateNames(command, place.pathExt)) {
+      const file = resolve(cwd, dir, name);
+      const verdict = fileVerdict(file);
+      if (verdict === 'runnable') return { kind: 'found', file };
+      if (verdict === 'unrunnable') unrunnable ??= file;
+      if (verdict === 'unsearchable' && !unsearchable.includes(dirname(file))) unsearchable.push(dirname(file));
     }
   }
-  return found;
+  return unrunnable !== undefined ? { kind: 'not-executable', file: unrunnable, unsearchable } : { kind: 'not-found', unsearchable };
+}
+
+/** The directories looked in, as written ('' is the current one): none but that for a path. */
+function searchedDirs(command: string, path: string | undefined): string[] {
+  if (commandHasSlash(command)) return [''];
+  if (!WINDOWS) return (path ?? DEFAULT_PATH).split(delimiter);
+  // cmd.exe (and cross-spawn, which finds the file for it) looks in the current directory first; an entry may be quoted.
+  return ['', ...(path ?? '').split(delimiter).map((dir) => dir.replace(/^"(.*)"$/, '$1'))];
+}
+
+/**
+ * The file names a command may have: itself; on Windows each with a PATHEXT extension, only the name itself when it
+ * already ends in one (a file with another extension, or none, is no program there).
+ */
+function candidateNames(command: string, pathExt: string | undefined): string[] {
+  if (!WINDOWS) return [command];
+  const exts = (pathExt ?? DEFAULT_PATHEXT).split(';').filter((ext) => ext !== '');
+  const own = exts.some((ext) => command.toLowerCase().endsWith(ext.toLowerCase())) ? [command] : [];
+  return [...own, ...exts.map((ext) => `${command}${ext}`)];
+}
+
+/** What is at `file`: a file the child can run, one it cannot, nothing (or not a file), or a folder on the way that may not be searched. */
+function fileVerdict(file: string): 'runnable' | 'unrunnable' | 'none' | 'unsearchable' {
+  try {
+    if (!statSync(file).isFile()) return 'none';
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EACCES' ? 'unsearchable' : 'none';
+  }
+  if (WINDOWS) return 'runnable';
+  try {
+    accessSync(file, constants.X_OK);
+    return 'runnable';
+  } catch {
+    return 'unrunnable';
+  }
 }

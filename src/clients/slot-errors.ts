@@ -43,7 +43,7 @@ export function describeConnectError(
   if (error instanceof WorkbenchError) return error;
   const code = (error as NodeJS.ErrnoException | undefined)?.code ?? (transport instanceof ChildProcessTransport ? transport.startError?.code : undefined);
   if (slot.config.type === 'stdio' && (code === 'ENOENT' || code === 'EACCES')) {
-    const path = transport instanceof ChildProcessTransport ? transport.searchPath : (process.env.PATH ?? '');
+    const path = transport instanceof ChildProcessTransport ? transport.searchPath : process.env.PATH;
     return commandError(slot.label, slot.config, code, error, path);
   }
   if (timedOut) {
@@ -128,7 +128,7 @@ function remoteHint(status: number | undefined): string {
  * up on `path` that fails with EACCES may not exist at all: the lookup says EACCES when any directory on the PATH could
  * not be searched, so the PATH is looked at again to tell a file that is not executable from one that is nowhere.
  */
-function commandError(label: string, config: StdioServerConfig, code: 'ENOENT' | 'EACCES', cause: unknown, path: string): WorkbenchError {
+function commandError(label: string, config: StdioServerConfig, code: 'ENOENT' | 'EACCES', cause: unknown, path: string | undefined): WorkbenchError {
   // What was wrong goes in the message, what a person can do about it in the hint: each said once (README "Errors").
   if (config.cwd !== undefined && !existsSync(config.cwd)) {
     return new WorkbenchError('CONNECT_FAILED', `${label} could not start: its working directory "${config.cwd}" does not exist.`, {
@@ -138,12 +138,13 @@ function commandError(label: string, config: StdioServerConfig, code: 'ENOENT' |
     });
   }
   const onPath = !config.command.includes('/') && !config.command.includes('\\');
-  const found = code === 'EACCES' && onPath ? lookOnPath(config.command, path) : undefined;
-  const missing = code === 'ENOENT' || (found !== undefined && found.unrunnable === undefined && !found.runnable);
+  // Looked up where the child looked: on its PATH, an empty or relative entry taken from its cwd.
+  const found = code === 'EACCES' && onPath ? lookOnPath(config.command, { path, cwd: config.cwd }) : undefined;
+  const missing = code === 'ENOENT' || found?.kind === 'not-found';
   const [what, todo] = !missing
-    ? [`command "${found?.unrunnable ?? config.command}" is not executable.`, 'make it executable (chmod +x), or fix "command" of this server in the config']
+    ? [`command "${found?.kind === 'not-executable' ? found.file : config.command}" is not executable.`, 'make it executable (chmod +x), or fix "command" of this server in the config']
     : onPath
-      ? [`command "${config.command}" was not found on the PATH the server starts with${unsearchedNote(found?.unsearchable ?? [])}.`, 'install it, or fix "command" of this server in the config (an absolute path always works)']
+      ? [`command "${config.command}" was not found on the PATH the server starts with${unsearchedNote(found?.kind === 'not-found' ? found.unsearchable : [])}.`, 'install it, or fix "command" of this server in the config (an absolute path always works)']
       : [`command "${config.command}" does not exist.`, 'install it there, or fix "command" of this server in the config'];
   return new WorkbenchError('CONNECT_FAILED', `${label} could not start: ${what}`, {
     cause,

@@ -35,6 +35,16 @@ export interface ChildProcessTransportOptions {
   onNoise?: (line: string) => void;
 }
 
+/**
+ * The PATH a child with environment `env` looks its command up on: `PATH` (on Windows, where names of variables are
+ * not case-sensitive, `Path` and any other spelling too); undefined when it has none.
+ */
+export function searchPathOf(env: Record<string, string | undefined>): string | undefined {
+  if (process.platform !== 'win32') return env.PATH;
+  const key = Object.keys(env).find((name) => name.toUpperCase() === 'PATH');
+  return key === undefined ? undefined : env[key];
+}
+
 export interface ExitInfo {
   code: number | null;
   signal: NodeJS.Signals | null;
@@ -71,9 +81,9 @@ export class ChildProcessTransport implements Transport {
     return this.spawnError;
   }
 
-  /** The PATH the command was looked up on (the child's environment's). */
-  get searchPath(): string {
-    return this.options.env.PATH ?? this.options.env.Path ?? '';
+  /** The PATH the command was looked up on (the child's environment's; undefined: it has none). */
+  get searchPath(): string | undefined {
+    return searchPathOf(this.options.env);
   }
 
   /** How the child ended, once it has. */
