@@ -37,7 +37,7 @@ export function registerToolsTryCommands(tools: Command, ctx: CliContext): void 
     .action(async (words: string[], opts: RuntimeFlags & { toolbox?: string; limit?: number; json?: boolean }) => {
       await withRuntime(ctx, opts, async (runtime) => {
         const request = { toolbox_name: opts.toolbox, query: words.join(' '), limit: opts.limit, detail: 'full' } as const;
-        const answer = await runtime.workbench.openToolbox(request, undefined, { steps: cliSteps(invocationOf(runtime, opts)) });
+        const answer = await runtime.workbench.openToolbox(request, undefined, { steps: cliSteps(invocationOf(runtime.config, opts)) });
         const found = answer.result.tools.filter((t): t is FullEntry => 'toolbox_name' in t);
         for (const failure of answer.result.servers_failed) ctx.log.warn(`${failure.server} could not be connected, so its tools were not searched: ${failedServerText(failure)}`);
         for (const pending of answer.result.servers_pending ?? []) ctx.log.warn(`${pending.server} was still starting, so its tools were not searched`);
@@ -69,7 +69,7 @@ export function registerToolsTryCommands(tools: Command, ctx: CliContext): void 
       }
       await withRuntime(ctx, opts, async (runtime) => {
         // Every refusal ends with the command to run next, where the model is told a tool call (README "Command line").
-        const result = await runtime.workbench.useTool(toolbox, tool, args, { steps: cliSteps({ ...invocationOf(runtime, opts), args: opts.args, argsFile: opts.argsFile, json: opts.json }) });
+        const result = await runtime.workbench.useTool(toolbox, tool, args, { steps: cliSteps({ ...invocationOf(runtime.config, opts), args: opts.args, argsFile: opts.argsFile, json: opts.json }) });
         // An unknown toolbox is how the command was called, not how the tool answered: a usage error (README), said
         // once, on stderr — the result names the toolboxes there are and the command that lists them.
         const code = outcomeOf(result).code;
@@ -90,8 +90,8 @@ function namesMissingServer(config: WorkbenchConfig, tool: string): boolean {
 }
 
 /** The command as given, for the commands its next steps name (see cliSteps). */
-function invocationOf(runtime: Runtime, opts: RuntimeFlags): CliInvocation {
-  return { configSource: runtime.config.source, stateFile: opts.stateFile, project: opts.project, toolsets: opts.toolset, disabledTools: opts.disabledTools };
+function invocationOf(config: WorkbenchConfig, opts: RuntimeFlags): CliInvocation {
+  return { configSource: config.source, stateFile: opts.stateFile, project: opts.project, toolsets: opts.toolset, disabledTools: opts.disabledTools };
 }
 
 interface RuntimeFlags {
@@ -108,7 +108,8 @@ async function withRuntime(ctx: CliContext, opts: RuntimeFlags, use: (runtime: R
   try {
     // Connection chatter is noise here; warnings and errors still show.
     const flags = { config: opts.config, stateFile: opts.stateFile, project: opts.project, disabledTools: opts.disabledTools, toolsets: opts.toolset };
-    runtime = await createRuntime(oneShotSettings(flags, ctx, ctx.callLogger()));
+    // A server that cannot start names the doctor to run with this config, where the model is told to ask the user.
+    runtime = await createRuntime({ ...oneShotSettings(flags, ctx, ctx.callLogger()), startSteps: (config) => cliSteps(invocationOf(config, opts)) });
     await use(runtime);
   } catch (error) {
     ctx.fail(error);

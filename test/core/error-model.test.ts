@@ -150,7 +150,11 @@ describe('one error model on every era and transport', () => {
           assert.equal(goneMeta.server, 'gone');
           assert.equal(goneMeta.failure?.kind, 'command-not-found');
           assert.equal(goneMeta.retryable, false);
-          assert.match(goneMeta.hint ?? '', /A person must install it( there)?, or fix "command" of this server/);
+          // In the model's words, as ever: a command line's (a doctor command to run) are for tools call alone.
+          assert.equal(
+            goneMeta.hint,
+            'A person must install it there, or fix "command" of this server in the config; `mcp-workbench doctor` shows how, and it is tried again on next use. Use the other servers meanwhile.',
+          );
 
           // An unknown tool of a known toolbox: where, and the next step.
           const unknown = await use('tb__fx__no_such_tool');
