@@ -4,10 +4,10 @@ import type { CallToolResult } from '@modelcontextprotocol/client';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { type FullEntry, summaryOf } from '../catalog/catalog-index.js';
 import { MAX_SEARCH_LIMIT } from '../catalog/search.js';
-import { parseToolName } from '../catalog/names.js';
 import type { WorkbenchConfig } from '../config/types.js';
 import { isRecord } from '../config/text.js';
 import { outcomeOf } from '../core/call-events.js';
+import { errorFieldsOf } from '../core/tool-entry.js';
 import { WorkbenchError, errorMessage } from '../errors.js';
 import { EXIT_FAILURE, splitList, type CliContext } from './context.js';
 import { createRuntime, type Runtime } from './runtime.js';
@@ -74,19 +74,12 @@ export function registerToolsTryCommands(tools: Command, ctx: CliContext): void 
         // once, on stderr — the result names the toolboxes there are and the command that lists them.
         const code = outcomeOf(result).code;
         if (code === 'TOOLBOX_NOT_FOUND') throw new WorkbenchError('TOOLBOX_NOT_FOUND', formatResult(result));
-        // So is a full name whose server its toolbox does not have: the config says so, no server need answer.
-        if (code === 'TOOL_NOT_FOUND' && namesMissingServer(runtime.config, tool)) throw new WorkbenchError('USAGE', formatResult(result));
+        // So is a full name whose server its toolbox does not have: the refusal says so (`unknown`), no server need answer.
+        if (code === 'TOOL_NOT_FOUND' && errorFieldsOf(result).unknown === 'server') throw new WorkbenchError('USAGE', formatResult(result));
         ctx.print(opts.json ? JSON.stringify(result, null, 2) : formatResult(result));
         if (result.isError === true) process.exitCode = EXIT_FAILURE;
       });
     });
-}
-
-/** Whether `tool` is a full name of a configured toolbox naming a server that toolbox does not have. */
-function namesMissingServer(config: WorkbenchConfig, tool: string): boolean {
-  const parts = parseToolName(tool);
-  const toolbox = parts && config.toolboxes.find((t) => t.name === parts.toolbox);
-  return toolbox !== undefined && !toolbox.servers.some((s) => s.name === parts!.server);
 }
 
 /** The command as given, for the commands its next steps name (see cliSteps). */

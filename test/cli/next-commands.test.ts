@@ -116,6 +116,9 @@ describe('commands an error says to run next', () => {
     ['a toolbox the config lacks', { args: ['nope', 'pid'], code: 2, next: 'tools list', nextCode: 0 }],
     ['a name the toolbox lacks', { args: ['fx', 'nosuch'], code: 1, next: 'tools list', nextCode: 0 }],
     ['a server the toolbox lacks', { args: ['fx', 'fx__zz__echo'], code: 2, next: 'tools list', nextCode: 0 }],
+    // The same full name through another toolbox or a toolset: still a server its toolbox (fx) does not have.
+    ['a server the toolbox lacks, through another toolbox', { args: ['two', 'fx__zz__echo'], code: 2 }],
+    ['a server the toolbox lacks, through a toolset', { args: ['quick', 'fx__zz__echo'], code: 2 }],
     ['a name the toolset lacks', { args: ['quick', 'nosuch'], code: 1, next: 'tools list', nextCode: 0 }],
     ['a tool of another toolbox', { args: ['fx', 'two__a__pid'], code: 1, next: 'tools call two two__a__pid', nextCode: 0 }],
     ['a pattern under another toolbox', { args: ['fx', 'two__a__p*'], code: 1, next: 'tools list', nextCode: 0 }],

@@ -23,6 +23,7 @@ interface ErrorMeta {
   hint?: string;
   downstreamCode?: number;
   failure?: { kind: string };
+  unknown?: string;
 }
 
 /** A loopback port nothing listens on (a server was there a moment ago): connecting to it is refused. */
@@ -162,6 +163,16 @@ describe('one error model on every era and transport', () => {
             code: 'TOOL_NOT_FOUND',
             retryable: false,
             toolbox: 'tb',
+            hint: 'Call open_toolbox {"toolbox_name":"tb"} to list the valid names.',
+          });
+
+          // A full name whose server the toolbox does not have: which part of the name is unknown, as a field (no
+          // server need answer, and a program need not read the config to tell).
+          assert.deepEqual(errorMeta(await use('tb__zz__anything')), {
+            code: 'TOOL_NOT_FOUND',
+            retryable: false,
+            toolbox: 'tb',
+            unknown: 'server',
             hint: 'Call open_toolbox {"toolbox_name":"tb"} to list the valid names.',
           });
 
