@@ -28,8 +28,9 @@ export interface CliInvocation {
 
 /**
  * The next steps a person at the terminal is told (README "Command line"): a command to run — with the config and state
- * file this one used — where the model is told a tool call to make (MODEL_STEPS). Used by `tools call`'s refusals and by
- * the unknown-toolbox errors of `tools list` and `tools search`.
+ * file this one used — where the model is told a tool call to make (MODEL_STEPS). Used by `tools call`'s refusals, by
+ * the unknown-toolbox errors of `tools list` and `tools search`, and by the servers that cannot start in `tools call` and
+ * `tools search` (the `doctor` to run: RuntimeSettings.startSteps).
  */
 export function cliSteps(run: CliInvocation): NextSteps {
   const files = commonFlags(run);
@@ -56,6 +57,13 @@ export function cliSteps(run: CliInvocation): NextSteps {
     leftOut: (toolbox) => `It cannot be called until its server's maintainers fix its definition; ${list({ kind: 'toolbox', name: toolbox })} lists the tools that can be called.`,
     enable: (tool) => enableStep(run, tool, call),
     readSchema: (_toolbox, _tool, schema) => `Fix the arguments to match the tool's inputSchema: ${schema}`,
+    startTimedOut: (toolbox, npx, check) =>
+      npx
+        ? `The next call starts it again (its first start downloads the package with npx, which can take longer). If it times out again, run its command once in a terminal to fill npm's cache (or raise its "connectTimeoutMs" in the config); ${doctor(toolbox)} checks it.`
+        : `The next call starts it again (it may only be slow to start). If it times out again, run ${doctor(toolbox)}, which checks ${check} (or raise its "connectTimeoutMs" in the config).`,
+    needsAPerson: (toolbox, todo) => `${todo.charAt(0).toUpperCase()}${todo.slice(1)}; ${doctor(toolbox)} shows how, and it is tried again on next use.`,
+    startFailed: (toolbox) => `Fix its command, args or env in the config (${doctor(toolbox)} checks it); it is tried again on next use.`,
+    fixConfig: (toolbox) => `Then ${doctor(toolbox)} checks it.`,
   };
 }
 

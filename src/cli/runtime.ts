@@ -131,7 +131,7 @@ function refuseBlindPatterns(patterns: readonly string[], config: WorkbenchConfi
 
 /** The shared Workbench for these settings, over the state and pins as read at start. */
 function createWorkbench(
-  { host, session, catalog, auth, maxMessageBytes }: Pick<RuntimeSettings, 'host' | 'session' | 'catalog' | 'auth' | 'maxMessageBytes'>,
+  { host, session, catalog, auth, maxMessageBytes, startSteps }: Pick<RuntimeSettings, 'host' | 'session' | 'catalog' | 'auth' | 'maxMessageBytes' | 'startSteps'>,
   config: WorkbenchConfig,
   read: Awaited<ReturnType<typeof readToolState>>,
   pins: WorkbenchOptions['pins'],
@@ -154,6 +154,7 @@ function createWorkbench(
     ...(session.toolsets && session.toolsets.length > 0 && { sessionToolsets: session.toolsets }),
     pins,
     usersDir,
+    ...(startSteps && { startSteps: startSteps(config) }),
   });
 }
 

@@ -4,6 +4,8 @@ import { catalogCacheDir } from '../catalog/catalog-cache.js';
 import { configToStart, resolveConfigPath } from '../config/config-path.js';
 import { resolveProjectPath, type ResolvedProjectPath } from '../config/project-file.js';
 import type { SecretSource } from '../config/secret-source.js';
+import type { WorkbenchConfig } from '../config/types.js';
+import type { StartSteps } from '../clients/start-steps.js';
 import type { WorkbenchObserver } from '../core/call-events.js';
 import { resolveSecretsPath } from '../secrets/secrets-path.js';
 import { resolveStatePath } from '../state/path.js';
@@ -27,6 +29,11 @@ export interface RuntimeSettings {
   observer?: WorkbenchObserver;
   /** WORKBENCH_MAX_MESSAGE_BYTES (serving): the limit for a client's messages; absent for the built-in default. */
   maxMessageBytes?: number;
+  /**
+   * What a server that cannot start tells the reader to do next, for the config loaded (a command's: the `doctor` to
+   * run with it, see cliSteps); absent (serving), the model's words.
+   */
+  startSteps?: (config: WorkbenchConfig) => StartSteps;
 }
 
 /** The files the config is made of, and whether to follow them. */

@@ -4,10 +4,10 @@ import type { CallToolResult } from '@modelcontextprotocol/client';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { type FullEntry, summaryOf } from '../catalog/catalog-index.js';
 import { MAX_SEARCH_LIMIT } from '../catalog/search.js';
-import { parseToolName } from '../catalog/names.js';
 import type { WorkbenchConfig } from '../config/types.js';
 import { isRecord } from '../config/text.js';
 import { outcomeOf } from '../core/call-events.js';
+import { errorFieldsOf } from '../core/tool-entry.js';
 import { WorkbenchError, errorMessage } from '../errors.js';
 import { EXIT_FAILURE, splitList, type CliContext } from './context.js';
 import { createRuntime, type Runtime } from './runtime.js';
@@ -37,7 +37,7 @@ export function registerToolsTryCommands(tools: Command, ctx: CliContext): void 
     .action(async (words: string[], opts: RuntimeFlags & { toolbox?: string; limit?: number; json?: boolean }) => {
       await withRuntime(ctx, opts, async (runtime) => {
         const request = { toolbox_name: opts.toolbox, query: words.join(' '), limit: opts.limit, detail: 'full' } as const;
-        const answer = await runtime.workbench.openToolbox(request, undefined, { steps: cliSteps(invocationOf(runtime, opts)) });
+        const answer = await runtime.workbench.openToolbox(request, undefined, { steps: cliSteps(invocationOf(runtime.config, opts)) });
         const found = answer.result.tools.filter((t): t is FullEntry => 'toolbox_name' in t);
         for (const failure of answer.result.servers_failed) ctx.log.warn(`${failure.server} could not be connected, so its tools were not searched: ${failedServerText(failure)}`);
         for (const pending of answer.result.servers_pending ?? []) ctx.log.warn(`${pending.server} was still starting, so its tools were not searched`);
@@ -69,29 +69,22 @@ export function registerToolsTryCommands(tools: Command, ctx: CliContext): void 
       }
       await withRuntime(ctx, opts, async (runtime) => {
         // Every refusal ends with the command to run next, where the model is told a tool call (README "Command line").
-        const result = await runtime.workbench.useTool(toolbox, tool, args, { steps: cliSteps({ ...invocationOf(runtime, opts), args: opts.args, argsFile: opts.argsFile, json: opts.json }) });
+        const result = await runtime.workbench.useTool(toolbox, tool, args, { steps: cliSteps({ ...invocationOf(runtime.config, opts), args: opts.args, argsFile: opts.argsFile, json: opts.json }) });
         // An unknown toolbox is how the command was called, not how the tool answered: a usage error (README), said
         // once, on stderr — the result names the toolboxes there are and the command that lists them.
         const code = outcomeOf(result).code;
         if (code === 'TOOLBOX_NOT_FOUND') throw new WorkbenchError('TOOLBOX_NOT_FOUND', formatResult(result));
-        // So is a full name whose server its toolbox does not have: the config says so, no server need answer.
-        if (code === 'TOOL_NOT_FOUND' && namesMissingServer(runtime.config, tool)) throw new WorkbenchError('USAGE', formatResult(result));
+        // So is a full name whose server its toolbox does not have: the refusal says so (`unknown`), no server need answer.
+        if (code === 'TOOL_NOT_FOUND' && errorFieldsOf(result).unknown === 'server') throw new WorkbenchError('USAGE', formatResult(result));
         ctx.print(opts.json ? JSON.stringify(result, null, 2) : formatResult(result));
         if (result.isError === true) process.exitCode = EXIT_FAILURE;
       });
     });
 }
 
-/** Whether `tool` is a full name of a configured toolbox naming a server that toolbox does not have. */
-function namesMissingServer(config: WorkbenchConfig, tool: string): boolean {
-  const parts = parseToolName(tool);
-  const toolbox = parts && config.toolboxes.find((t) => t.name === parts.toolbox);
-  return toolbox !== undefined && !toolbox.servers.some((s) => s.name === parts!.server);
-}
-
 /** The command as given, for the commands its next steps name (see cliSteps). */
-function invocationOf(runtime: Runtime, opts: RuntimeFlags): CliInvocation {
-  return { configSource: runtime.config.source, stateFile: opts.stateFile, project: opts.project, toolsets: opts.toolset, disabledTools: opts.disabledTools };
+function invocationOf(config: WorkbenchConfig, opts: RuntimeFlags): CliInvocation {
+  return { configSource: config.source, stateFile: opts.stateFile, project: opts.project, toolsets: opts.toolset, disabledTools: opts.disabledTools };
 }
 
 interface RuntimeFlags {
@@ -108,7 +101,8 @@ async function withRuntime(ctx: CliContext, opts: RuntimeFlags, use: (runtime: R
   try {
     // Connection chatter is noise here; warnings and errors still show.
     const flags = { config: opts.config, stateFile: opts.stateFile, project: opts.project, disabledTools: opts.disabledTools, toolsets: opts.toolset };
-    runtime = await createRuntime(oneShotSettings(flags, ctx, ctx.callLogger()));
+    // A server that cannot start names the doctor to run with this config, where the model is told to ask the user.
+    runtime = await createRuntime({ ...oneShotSettings(flags, ctx, ctx.callLogger()), startSteps: (config) => cliSteps(invocationOf(config, opts)) });
     await use(runtime);
   } catch (error) {
     ctx.fail(error);

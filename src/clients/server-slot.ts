@@ -16,6 +16,7 @@ import { openLive, type Live } from './live-connection.js';
 import type { GroupTracker } from './orphan-reaper.js';
 import { summary } from './server-failure.js';
 import { describeCallError, endOf, hasStopped, redactSlotError } from './slot-errors.js';
+import { MODEL_START_STEPS } from './start-steps.js';
 import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_MAX_TOTAL_CALL_MS } from './limits.js';
 import { SlotDialer } from './slot-dialer.js';
 import { SlotConnector, type Dialed } from './slot-connector.js';
@@ -82,6 +83,7 @@ export class ServerSlot {
         oauth: this.oauth,
         capabilities: () => capabilitiesKey(options.upstream?.capabilities()),
         redactError: (error) => this.redactError(error),
+        steps: options.startSteps ?? MODEL_START_STEPS,
       },
       this.dialer,
       () => this.closed,

@@ -12,6 +12,7 @@ import type { OAuthConnector } from './oauth-connect.js';
 import { asSentence } from '../shared/sentence.js';
 import { shuttingDown } from './server-failure.js';
 import { describeConnectError } from './slot-errors.js';
+import type { StartSteps } from './start-steps.js';
 import type { ConnectAttempt, SlotDialer } from './slot-dialer.js';
 
 /** Reconnect backoff after repeated quick failures: 0, 0, 0.5 s, 1 s, 2 s … capped here. */
@@ -33,6 +34,8 @@ export interface ConnectorSlot {
   capabilities(): string;
   /** The error as it may leave the slot (placed, redacted). */
   redactError(error: WorkbenchError): WorkbenchError;
+  /** What a failed start tells its reader to do next (SlotOptions.startSteps). */
+  steps: StartSteps;
 }
 
 /** A handshake that succeeded: what the slot makes its live connection of. */
@@ -139,7 +142,7 @@ export class SlotConnector {
     const { label, config, log } = this.slot;
     if (this.isClosed()) throw this.slot.redactError(shuttingDown(label));
     // An entry that cannot start as written (unset variable, malformed URL) fails at once, every time, spawning nothing.
-    if (config.problems) throw this.slot.redactError(serverProblemError(label, config.problems));
+    if (config.problems) throw this.slot.redactError(serverProblemError(label, config.problems, this.slot.steps.fixConfig(this.slot.toolbox)));
     const wait = this.retryAt - Date.now();
     if (wait > 0 && this.lastConnectError) {
       // A server that keeps failing to start must not stall every open_toolbox of its toolbox: answer at once.
@@ -187,7 +190,7 @@ export class SlotConnector {
     }
     // Decide the cause before closing: ending a process tree takes a moment, and the connect timer must not fire
     // meanwhile and turn "exited with code 3" into "timed out".
-    const described = this.slot.redactError(describeConnectError({ label, config }, error, attempt.transport, attempt.timedOut, timeoutMs));
+    const described = this.slot.redactError(describeConnectError({ label, config, toolbox: this.slot.toolbox, steps: this.slot.steps }, error, attempt.transport, attempt.timedOut, timeoutMs));
     await attempt.transport.close().catch(() => {});
     this.noteFailure(0);
     this.lastConnectError = described;

@@ -9,6 +9,7 @@ import { MalformedResultError, ResponseStreamLostError } from './call-channel.js
 import { lookOnPath } from './command-check.js';
 import { httpStatusOf, stderrOf, summary } from './server-failure.js';
 import { droppedMessageOf } from './dropped-message.js';
+import type { StartSteps } from './start-steps.js';
 import { ChildProcessTransport } from './stdio-transport.js';
 import { describeUrl } from './transports.js';
 
@@ -33,8 +34,12 @@ export function endOf(transport: Transport): ServerFailure {
   return { kind: 'exited', ...(exit.code !== null ? { exitCode: exit.code } : {}), ...stderr };
 }
 
+/**
+ * A failed connect as a typed error; what to do next is said in `slot.steps`' words (the model's, or the CLI's commands),
+ * for a server of toolbox `slot.toolbox`.
+ */
 export function describeConnectError(
-  slot: SlotIdentity,
+  slot: SlotIdentity & { toolbox: string; steps: StartSteps },
   error: unknown,
   transport: Transport,
   timedOut: boolean,
@@ -44,7 +49,7 @@ export function describeConnectError(
   const code = (error as NodeJS.ErrnoException | undefined)?.code ?? (transport instanceof ChildProcessTransport ? transport.startError?.code : undefined);
   if (slot.config.type === 'stdio' && (code === 'ENOENT' || code === 'EACCES')) {
     const path = transport instanceof ChildProcessTransport ? transport.searchPath : process.env.PATH;
-    return commandError(slot.label, slot.config, code, error, path);
+    return commandError(slot.label, slot.config, code, error, path, (todo) => slot.steps.needsAPerson(slot.toolbox, todo));
   }
   if (timedOut) {
     return new WorkbenchError(
@@ -53,7 +58,7 @@ export function describeConnectError(
       {
         cause: error,
         failure: { kind: 'handshake-timeout', timeoutMs, ...stderrOf(transport) },
-        hint: handshakeTimeoutHint(slot.config),
+        hint: handshakeTimeoutHint(slot.config, (npx, check) => slot.steps.startTimedOut(slot.toolbox, npx, check)),
       },
     );
   }
@@ -64,7 +69,7 @@ export function describeConnectError(
     return new WorkbenchError(
       'CONNECT_FAILED',
       asSentence(`${slot.label} failed to start: ${summary(failure)}`),
-      { cause: error, failure, hint: startFailureHint(slot.config, failure) },
+      { cause: error, failure, hint: startFailureHint(slot.config, failure, slot.steps.startFailed(slot.toolbox)) },
     );
   }
   // Never the full URL: an expanded secret may sit in its query string.
@@ -85,17 +90,11 @@ export function describeConnectError(
 }
 
 /**
- * What the model can do about a server that never finished its handshake: the toolbox's other servers now, a retry
- * later (it may only be slow, or still downloading), and, if it keeps timing out, a person with the config's fix.
+ * What to do about a server that never finished its handshake (`say`: StartSteps.startTimedOut): the toolbox's other
+ * servers now, a retry later (it may only be slow, or still downloading), and, if it keeps timing out, the config's fix.
  */
-function handshakeTimeoutHint(config: ServerConfig): string {
-  const meanwhile = "Use the toolbox's other servers meanwhile; the next call starts it again";
-  const person = 'If it times out again, tell the user to run `mcp-workbench doctor`';
-  if (isNpx(config)) {
-    return `${meanwhile} (its first start downloads the package with npx, which can take longer). ${person}; running its command once in a terminal fills npm's cache (or its "connectTimeoutMs" can be raised).`;
-  }
-  const check = config.type === 'stdio' ? 'that the server speaks MCP on stdio' : 'that its URL is an MCP endpoint and reachable';
-  return `${meanwhile} (it may only be slow to start). ${person}, which checks ${check} (or its "connectTimeoutMs" can be raised).`;
+function handshakeTimeoutHint(config: ServerConfig, say: (npx: boolean, check: string) => string): string {
+  return say(isNpx(config), config.type === 'stdio' ? 'that the server speaks MCP on stdio' : 'that its URL is an MCP endpoint and reachable');
 }
 
 
@@ -128,7 +127,7 @@ function remoteHint(status: number | undefined): string {
  * up on `path` that fails with EACCES may not exist at all: the lookup says EACCES when any directory on the PATH could
  * not be searched, so the PATH is looked at again to tell a file that is not executable from one that is nowhere.
  */
-function commandError(label: string, config: StdioServerConfig, code: 'ENOENT' | 'EACCES', cause: unknown, path: string | undefined): WorkbenchError {
+function commandError(label: string, config: StdioServerConfig, code: 'ENOENT' | 'EACCES', cause: unknown, path: string | undefined, needsAPerson: (todo: string) => string): WorkbenchError {
   // What was wrong goes in the message, what a person can do about it in the hint: each said once (README "Errors").
   if (config.cwd !== undefined && !existsSync(config.cwd)) {
     return new WorkbenchError('CONNECT_FAILED', `${label} could not start: its working directory "${config.cwd}" does not exist.`, {
@@ -157,11 +156,6 @@ function unsearchedNote(dirs: readonly string[]): string {
   if (dirs.length === 0) return '';
   const shown = dirs.slice(0, 3).map((dir) => `"${dir}"`).join(', ');
   return ` (the workbench may not search ${shown}${dirs.length > 3 ? ` and ${dirs.length - 3} more` : ''} on it: permission denied)`;
-}
-
-/** What a model can do about a server that cannot start: nothing itself; a person must do `todo` first. */
-function needsAPerson(todo: string): string {
-  return `A person must ${todo}; \`mcp-workbench doctor\` shows how, and it is tried again on next use. Use the other servers meanwhile.`;
 }
 
 /** Whether the connection's server has stopped: a child that has exited is known at once (its exit event), before the connection is reported closed. */
@@ -336,12 +330,11 @@ function isNpx(config: ServerConfig): boolean {
 }
 
 /**
- * What to do about a stdio server that ended before its handshake. An npx server that cannot find one of its own
+ * What to do about a stdio server that ended before its handshake: `general` (StartSteps.startFailed). An npx server that cannot find one of its own
  * modules usually has a half-written entry in npm's npx cache (a download stopped midway), which fails every start
  * until deleted.
  */
-function startFailureHint(config: ServerConfig, failure: ServerFailure): string {
-  const general = 'Fix its command, args or env in the config (`mcp-workbench doctor` checks every server); it is tried again on next use.';
+function startFailureHint(config: ServerConfig, failure: ServerFailure, general: string): string {
   const missingModule = failure.stderrTail?.some((line) => /Cannot find (module|package)|ERR_MODULE_NOT_FOUND/.test(line)) === true;
   if (!isNpx(config) || !missingModule) return general;
   return 'npx started a package that lacks one of its own files: a download stopped midway can leave a broken entry in npm\'s npx cache. Delete the npx cache (`rm -rf ~/.npm/_npx`, or the `_npx` folder of `npm config get cache`) and it is downloaded again on next use.';

@@ -9,6 +9,7 @@ import type { GroupTracker } from './orphan-reaper.js';
 import type { FailedServer } from './server-failure.js';
 import type { ServerNotice } from './feature-notices.js';
 import type { UserPlace } from './user-places.js';
+import type { StartSteps } from './start-steps.js';
 
 /**
  * The types the rooms of src/clients share: what a manager and each of its server slots are given, what a call may
@@ -57,6 +58,8 @@ export interface SlotOptions {
   oauth?: OAuthContext;
   /** Whose connections these are, for `${user:id}` / `${user:dir}` in entries (see user-places): `local` for one user. */
   user: UserPlace;
+  /** What a server that cannot start tells its reader to do next; without it, the model's words (MODEL_START_STEPS). */
+  startSteps?: StartSteps;
 }
 
 /** Requests a downstream server may make of its client, which the workbench relays to its own client. */

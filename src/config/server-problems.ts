@@ -173,15 +173,17 @@ export function brokenServers(config: Pick<WorkbenchConfig, 'toolboxes'>): { too
   );
 }
 
+/** What the model is told after a config entry's fixes (README "Errors"): only a person can mend a config entry. */
+export const FIX_BY_A_PERSON = "Only the person running the workbench can do this (retrying will not help); use other servers' tools meanwhile.";
+
 /**
  * The failure of connecting a server that has problems: `ENV_MISSING` when a variable is unset, else
  * `SECRET_MISSING` when a stored secret is missing, else `CONFIG_INVALID`; `failure.kind` is `misconfigured` with the problems as fields. Nothing is started.
+ * `person` ends the hint, after the fixes: what the reader does next (the model's words by default).
  */
-export function serverProblemError(label: string, problems: readonly ServerProblem[]): WorkbenchError {
+export function serverProblemError(label: string, problems: readonly ServerProblem[], person = FIX_BY_A_PERSON): WorkbenchError {
   const code = serverProblemCode(problems);
   const failure = { kind: 'misconfigured' as const, problems: [...problems] };
-  // What to do, as its own field for a model or program (README "Errors"): only a person can mend a config entry.
-  const person = 'Only the person running the workbench can do this (retrying will not help); use other servers\' tools meanwhile.';
   if (problems.length === 1) {
     const [p] = problems as [ServerProblem];
     return new WorkbenchError(code, `${label} cannot start: ${p.path}: ${p.message}.`, { failure, hint: `To fix: ${p.fix}. ${person}` });

@@ -1,4 +1,5 @@
 import { parseToolName } from '../catalog/names.js';
+import { MODEL_START_STEPS, type StartSteps } from '../clients/start-steps.js';
 import { userOption } from '../state/pins.js';
 
 /** What a name was looked up in, as the answers name it: a toolbox, or a toolset (across toolboxes). */
@@ -18,9 +19,10 @@ export interface DisabledTool {
 /**
  * The next step a refusal ends with — of `use_tool`, and of a toolbox or toolset name the config lacks — for whoever
  * reads it: the model over MCP ({@link MODEL_STEPS}, the default: a tool call to make), a person at the CLI (a command
- * to run, src/cli/next-command.ts). Each is one or more sentences; the refusal's facts come before it.
+ * to run, src/cli/next-command.ts). Each is one or more sentences; the refusal's facts come before it. Its StartSteps
+ * (what to do about a server that cannot start) are given to the slots of a runtime (WorkbenchOptions.startSteps).
  */
-export interface NextSteps {
+export interface NextSteps extends StartSteps {
   /** How to see the tool names of a toolbox or toolset (after a name it does not have). */
   listTools(where: LookedUpIn): string;
   /**
@@ -60,6 +62,7 @@ export interface NextSteps {
 
 /** The model's next steps: the tool calls (open_toolbox, use_tool) it makes, and what to tell the user. */
 export const MODEL_STEPS: NextSteps = {
+  ...MODEL_START_STEPS,
   listTools: (where) => `Call open_toolbox {"toolbox_name":"${where.name}"} to list the valid names.`,
   pickToolbox: (asked, kind) => {
     if (asked === 'call') return { said: 'Call open_toolbox with one of them to see its tools.', hint: 'Call open_toolbox with one of the available toolboxes to see its tools.' };

@@ -4,6 +4,7 @@ import { ConnectWarnings, type ConnectTally } from '../clients/connect-warnings.
 import { OrphanReaper } from '../clients/orphan-reaper.js';
 import { SharedServers } from '../clients/shared-servers.js';
 import type { ToolsChange } from '../clients/types.js';
+import type { StartSteps } from '../clients/start-steps.js';
 import type { CatalogCache } from '../catalog/catalog-cache.js';
 import type { WorkbenchConfig } from '../config/types.js';
 import type { Logger } from '../log.js';
@@ -27,6 +28,8 @@ export interface ScopesOptions {
   oauth?: OAuthContext;
   /** Where each user's folder (`${user:dir}`) is made: the state file's folder's `users`. */
   usersDir: string;
+  /** What a server that cannot start tells its reader to do next (SlotOptions.startSteps); the model's words without it. */
+  startSteps?: StartSteps;
   /**
    * A server's tools changed in `scope` (connected, refreshed, lost): its catalogs and views must follow. `keep`:
    * whether the list may be kept in the catalog cache, which every session reads: the root's (one user) and a shared
@@ -217,9 +220,10 @@ export class Scopes {
   }
 
   /** What every set of downstream connections is made with: the config in effect, env, log and limits. */
-  private connectionOptions(): Pick<ClientManagerOptions, 'config' | 'env' | 'log' | 'clientInfo' | 'maxMessageBytes' | 'eras' | 'connectWarnings' | 'oauth'> {
-    const { env, log, version, maxMessageBytes, oauth } = this.options;
-    return { config: this.config, env, log, clientInfo: { name: 'mcp-workbench', version }, maxMessageBytes, eras: this.eras, connectWarnings: this.connectWarnings, ...(oauth && { oauth }) };
+  private connectionOptions(): Pick<ClientManagerOptions, 'config' | 'env' | 'log' | 'clientInfo' | 'maxMessageBytes' | 'eras' | 'connectWarnings' | 'oauth' | 'startSteps'> {
+    const { env, log, version, maxMessageBytes, oauth, startSteps } = this.options;
+    const connects = { config: this.config, env, log, clientInfo: { name: 'mcp-workbench', version }, maxMessageBytes, eras: this.eras, connectWarnings: this.connectWarnings };
+    return { ...connects, ...(oauth && { oauth }), ...(startSteps && { startSteps }) };
   }
 
   /**

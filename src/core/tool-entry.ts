@@ -64,6 +64,11 @@ export interface ErrorFields extends FailureSite {
   downstreamCode?: number;
   /** URL_ELICITATION_REQUIRED: the URLs the user must open first (see WorkbenchErrorOptions.elicitations). */
   elicitations?: readonly UrlElicitation[];
+  /**
+   * TOOL_NOT_FOUND of a full name whose server the toolbox it names does not have: `"server"`, so a program tells it
+   * from a tool a server lacks without reading the config (README "Errors").
+   */
+  unknown?: 'server';
 }
 
 /**
@@ -76,10 +81,16 @@ export function errorResult(text: string, code: WorkbenchErrorCode, fields: Erro
   return { isError: true, content: [{ type: 'text', text }], _meta: { [ERROR_META_KEY]: errorMeta(code, fields) } };
 }
 
+/** The fields of `_meta["mcp-workbench/error"]` of a result the workbench made (see errorResult); none of any other. */
+export function errorFieldsOf(result: CallToolResult): ErrorFields {
+  const meta = result._meta?.[ERROR_META_KEY];
+  return typeof meta === 'object' && meta !== null ? (meta as ErrorFields) : {};
+}
+
 /** The `_meta["mcp-workbench/error"]` entry of a failure (see errorResult). */
 export function errorMeta(code: WorkbenchErrorCode, fields: ErrorFields = {}): Record<string, unknown> {
   const entry: Record<string, unknown> = { code, retryable: isRetryable(code, fields.failure) };
-  for (const key of ['toolbox', 'server', 'tool', 'hint', 'downstreamCode', 'failure', 'elicitations'] as const) {
+  for (const key of ['toolbox', 'server', 'tool', 'unknown', 'hint', 'downstreamCode', 'failure', 'elicitations'] as const) {
     if (fields[key] !== undefined) entry[key] = fields[key];
   }
   return entry;

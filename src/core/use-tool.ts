@@ -10,7 +10,7 @@ import { isWorkbenchError, type FailureSite, type WorkbenchError } from '../erro
 import { quoteClientText } from '../shared/client-text.js';
 import type { CachedCatalog, Scope, SessionScope, UseToolOptions } from './scope.js';
 import type { CallContext } from './session-routing.js';
-import { ERROR_META_KEY, disabledResult, errorMeta, errorResult, failureResult, type ToolEntry } from './tool-entry.js';
+import { ERROR_META_KEY, disabledResult, errorMeta, errorResult, failureResult, type ErrorFields, type ToolEntry } from './tool-entry.js';
 import { stateRefusal } from './state-problem.js';
 import { routeToolsetCall, type ToolsetHost, type ToolsetNameWait } from './toolset-routes.js';
 import { knownLists, lastKnownLookup, lookupAcrossToolbox, serverWait, waitForName } from './name-wait.js';
@@ -83,12 +83,13 @@ function useToolNow(host: UseToolHost, toolboxName: string, toolName: string, ar
   }
   const parts = parseToolName(toolName);
   if (parts && parts.toolbox !== toolboxName && host.toolboxes().has(parts.toolbox)) {
-    if (/[*?]/.test(toolName)) return Promise.resolve(patternElsewhere(stepsOf(options), toolName, parts.toolbox, toolboxName));
+    const unknown = unknownPart(host.toolboxes(), parts);
+    if (/[*?]/.test(toolName)) return Promise.resolve(patternElsewhere(stepsOf(options), toolName, parts.toolbox, toolboxName, unknown));
     const next = stepsOf(options).callIn(parts.toolbox, toolName);
     return Promise.resolve(errorResult(
       `Tool ${quoteClientText(toolName)} belongs to toolbox "${parts.toolbox}", not "${toolboxName}". ${next}`,
       'TOOL_NOT_FOUND',
-      { toolbox: toolboxName, hint: next },
+      { toolbox: toolboxName, ...unknown, hint: next },
     ));
   }
   const knownServer = parts && parts.toolbox === toolboxName ? toolbox.servers.find((s) => s.name === parts.server) : undefined;
@@ -103,13 +104,19 @@ function useToolNow(host: UseToolHost, toolboxName: string, toolName: string, ar
  * A pattern (`*`, `?`) under another toolbox's name: it names no one tool, so "it belongs to toolbox X" would send the
  * model there to fail again; the answer says where to see what the pattern matches.
  */
-function patternElsewhere(steps: NextSteps, toolName: string, owner: string, toolboxName: string): CallToolResult {
+function patternElsewhere(steps: NextSteps, toolName: string, owner: string, toolboxName: string, unknown: Pick<ErrorFields, 'unknown'>): CallToolResult {
   const next = steps.seeMatches(owner, toolName);
   return errorResult(
     `${quoteClientText(toolName)} is a pattern under toolbox "${owner}", not "${toolboxName}", and ${steps.callsOneTool}. ${next}`,
     'TOOL_NOT_FOUND',
-    { toolbox: toolboxName, hint: next },
+    { toolbox: toolboxName, ...unknown, hint: next },
   );
+}
+
+/** ErrorFields.unknown of a full name (`parts`) whose toolbox, one of `toolboxes`, does not have its server; else none. */
+function unknownPart(toolboxes: ReadonlyMap<string, ToolboxConfig>, parts: ToolNameParts | undefined): Pick<ErrorFields, 'unknown'> {
+  const toolbox = parts && toolboxes.get(parts.toolbox);
+  return toolbox && !toolbox.servers.some((s) => s.name === parts!.server) ? { unknown: 'server' } : {};
 }
 
 /**
@@ -136,7 +143,7 @@ async function useToolsetTool(host: UseToolHost, toolset: ResolvedToolset, toolN
   if ('error' in route) {
     const where = { kind: 'toolset', name: toolset.config.name } as const;
     const steps = stepsOf(options);
-    if (route.elsewhere !== undefined) return errorResult(`${route.error} ${steps.callThere(route.elsewhere, toolName)}`, route.code);
+    if (route.elsewhere !== undefined) return errorResult(`${route.error} ${steps.callThere(route.elsewhere, toolName)}`, route.code, unknownPart(host.toolboxes(), parseToolName(toolName)));
     if (route.ambiguous !== undefined) return errorResult(`${route.error} ${steps.pickFullName(where, route.ambiguous)}`, route.code);
     if (!route.waited) return errorResult(route.error, route.code);
     // Not found among the toolset's tools (only that answer waited): where to see them ends it.
@@ -261,7 +268,7 @@ function lookupRefusal(request: UseRequest, lookup: Exclude<ToolLookup, { found:
     return errorResult(
       `Tool ${quoteClientText(toolName)} names server "${parts.server}", which toolbox "${toolboxName}" does not have. Its servers: ${toolbox.servers.map((s) => s.name).join(', ')}.${closest} ${next}`,
       'TOOL_NOT_FOUND',
-      { toolbox: toolboxName, hint: next },
+      { toolbox: toolboxName, unknown: 'server', hint: next },
     );
   }
   // A tool its server listed but the workbench left out: say so and why, not "unknown".

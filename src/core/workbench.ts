@@ -7,6 +7,7 @@ import { resolveToolsets, type ResolvedToolset } from '../catalog/toolsets.js';
 import type { ToolState } from '../catalog/visibility.js';
 import type { ClientManager } from '../clients/client-manager.js';
 import type { ConnectTally } from '../clients/connect-warnings.js';
+import type { StartSteps } from '../clients/start-steps.js';
 import type { ToolboxConfig, WorkbenchConfig } from '../config/types.js';
 import { WorkbenchError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -55,6 +56,8 @@ export interface WorkbenchOptions {
   catalogBudget?: number;
   /** OAuth sign-ins of remote servers (README "Remote servers behind OAuth"); none without it. */
   oauth?: OAuthContext;
+  /** What a server that cannot start tells its reader to do next: the model's words without it (a CLI's: its commands). */
+  startSteps?: StartSteps;
   /** Where `${user:dir}` folders are made (README "Files of each user"): `users` beside the state file. */
   usersDir: string;
   /** The tool pins file and its content at start (README "Pinned tool definitions"); no checks without it. */
@@ -138,6 +141,7 @@ export class Workbench {
       ...{ config: options.config, env: options.env, log: options.log, version: options.version, maxMessageBytes: options.maxMessageBytes },
       ...{ catalogCache: options.catalogCache, usersDir: options.usersDir },
       ...(options.oauth && { oauth: options.oauth }),
+      ...(options.startSteps && { startSteps: options.startSteps }),
       onToolsChanged: (scope, toolbox, server, keep) => {
         scope.catalogs.delete(toolbox);
         this.observePins(scope.manager, toolbox, server);

@@ -21,7 +21,8 @@ const run = (args: string[]) =>
  * Toolboxes a test adds only when it calls them (listing every tool would wait for `slow`, and `held` and `odd` are
  * warned about): `held`'s server is held until its tools are approved, `odd`'s lists a tool it cannot be called by,
  * `big`'s has a tool of a long inputSchema ({@link WIDE}), and `slow`'s never finishes its handshake — a call waits for
- * it briefly, then is told it is still starting.
+ * it briefly, then is told it is still starting. `gone`'s server cannot start (its command is nowhere), `hung`'s never
+ * finishes its handshake within its short connect limit, and `unset`'s uses a variable the environment lacks.
  */
 /** A tool whose inputSchema is too long to show the model with a refusal (over 4,000 characters). */
 const WIDE = {
@@ -39,6 +40,9 @@ const OPTIONAL = {
   odd: { mcpServers: { m: fixtureServer('--malformed') } },
   big: { mcpServers: { b: { ...fixtureServer(), env: { FIXTURE_TOOL_DEFS: JSON.stringify([WIDE]) } } } },
   slow: { useToolWaitMs: 1000, openWaitMs: 300, mcpServers: { s: { ...fixtureServer('--never-initialize'), connectTimeoutMs: 60_000 } } },
+  gone: { mcpServers: { g: { command: 'mcp-workbench-test-no-such-command' } } },
+  hung: { mcpServers: { h: { ...fixtureServer('--never-initialize'), connectTimeoutMs: 500 } } },
+  unset: { mcpServers: { e: { ...fixtureServer(), env: { FIXTURE_UNUSED: '${MCP_WORKBENCH_TEST_NEVER_SET}' } } } },
 };
 
 /** The config of a test: `fx` adds settings to toolbox fx; `box` one of the toolboxes {@link OPTIONAL}. */
@@ -59,12 +63,12 @@ function shellWords(command: string): string[] {
 }
 
 /** The first `mcp-workbench …` command an error names whose words start with `prefix`, run as printed. */
-async function runSuggested(text: string, prefix: string): Promise<{ command: string; code: number | null; stderr: string }> {
+async function runSuggested(text: string, prefix: string): Promise<{ command: string; code: number | null; stdout: string; stderr: string }> {
   const commands = [...text.matchAll(/`mcp-workbench ([^`]*)`|"mcp-workbench ([^"]*)"/g)].map((m) => m[1] ?? m[2]!);
   const command = commands.find((c) => c.startsWith(prefix));
   assert.ok(command, `no ${prefix} command in: ${text}`);
   const result = await run(shellWords(command));
-  return { command, code: result.code, stderr: result.stderr };
+  return { command, code: result.code, stdout: result.stdout, stderr: result.stderr };
 }
 
 /** What the model is told to do, which a person at a terminal cannot: tool calls, and "tell the user". */
@@ -112,6 +116,9 @@ describe('commands an error says to run next', () => {
     ['a toolbox the config lacks', { args: ['nope', 'pid'], code: 2, next: 'tools list', nextCode: 0 }],
     ['a name the toolbox lacks', { args: ['fx', 'nosuch'], code: 1, next: 'tools list', nextCode: 0 }],
     ['a server the toolbox lacks', { args: ['fx', 'fx__zz__echo'], code: 2, next: 'tools list', nextCode: 0 }],
+    // The same full name through another toolbox or a toolset: still a server its toolbox (fx) does not have.
+    ['a server the toolbox lacks, through another toolbox', { args: ['two', 'fx__zz__echo'], code: 2 }],
+    ['a server the toolbox lacks, through a toolset', { args: ['quick', 'fx__zz__echo'], code: 2 }],
     ['a name the toolset lacks', { args: ['quick', 'nosuch'], code: 1, next: 'tools list', nextCode: 0 }],
     ['a tool of another toolbox', { args: ['fx', 'two__a__pid'], code: 1, next: 'tools call two two__a__pid', nextCode: 0 }],
     ['a pattern under another toolbox', { args: ['fx', 'two__a__p*'], code: 1, next: 'tools list', nextCode: 0 }],
@@ -128,6 +135,10 @@ describe('commands an error says to run next', () => {
     ['a tool the project file disables', { args: ['fx', 'fx__f__pid'], code: 1, next: 'validate', nextCode: 0, project: { disabledTools: ['fx__f__pid'] } }],
     ['arguments that do not match a long inputSchema', { args: ['big', 'big__b__wide'], code: 1, shows: /inputSchema: \{.*"p79"/, box: 'big' }],
     ['a tool held until approved', { args: ['held', 'held__q__pid'], code: 1, next: 'tools approve held__q__pid', nextCode: 0, box: 'held' }],
+    // A server that cannot start: doctor on the same config, which exits 1 for a server that is not healthy.
+    ['a server whose command does not exist', { args: ['gone', 'gone__g__pid'], code: 1, next: 'doctor', nextCode: 1, box: 'gone' }],
+    ['a server whose start hangs', { args: ['hung', 'hung__h__pid'], code: 1, next: 'doctor', nextCode: 1, box: 'hung' }],
+    ['a server whose config uses an unset variable', { args: ['unset', 'unset__e__pid'], code: 1, next: 'doctor', nextCode: 1, box: 'unset' }],
   ];
   for (const [what, c] of calls) {
     it(`tools call of ${what} exits ${c.code} and names a command that runs, not a tool call`, async () => {
@@ -146,6 +157,8 @@ describe('commands an error says to run next', () => {
       if (c.next === undefined) return;
       const next = await runSuggested(told, c.next);
       assert.equal(next.code, c.nextCode, `${next.command}: ${next.stderr}`);
+      // doctor ran on the config the call used, and checked the server that would not start.
+      if (c.next === 'doctor') assert.match(next.stdout, new RegExp(`^Config: ${config.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$[^]*Toolbox "${c.box}"`, 'm'), next.stdout);
     });
   }
 });

@@ -23,6 +23,7 @@ interface ErrorMeta {
   hint?: string;
   downstreamCode?: number;
   failure?: { kind: string };
+  unknown?: string;
 }
 
 /** A loopback port nothing listens on (a server was there a moment ago): connecting to it is refused. */
@@ -150,7 +151,11 @@ describe('one error model on every era and transport', () => {
           assert.equal(goneMeta.server, 'gone');
           assert.equal(goneMeta.failure?.kind, 'command-not-found');
           assert.equal(goneMeta.retryable, false);
-          assert.match(goneMeta.hint ?? '', /A person must install it( there)?, or fix "command" of this server/);
+          // In the model's words, as ever: a command line's (a doctor command to run) are for tools call alone.
+          assert.equal(
+            goneMeta.hint,
+            'A person must install it there, or fix "command" of this server in the config; `mcp-workbench doctor` shows how, and it is tried again on next use. Use the other servers meanwhile.',
+          );
 
           // An unknown tool of a known toolbox: where, and the next step.
           const unknown = await use('tb__fx__no_such_tool');
@@ -158,6 +163,16 @@ describe('one error model on every era and transport', () => {
             code: 'TOOL_NOT_FOUND',
             retryable: false,
             toolbox: 'tb',
+            hint: 'Call open_toolbox {"toolbox_name":"tb"} to list the valid names.',
+          });
+
+          // A full name whose server the toolbox does not have: which part of the name is unknown, as a field (no
+          // server need answer, and a program need not read the config to tell).
+          assert.deepEqual(errorMeta(await use('tb__zz__anything')), {
+            code: 'TOOL_NOT_FOUND',
+            retryable: false,
+            toolbox: 'tb',
+            unknown: 'server',
             hint: 'Call open_toolbox {"toolbox_name":"tb"} to list the valid names.',
           });
 
