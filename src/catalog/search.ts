@@ -347,8 +347,7 @@ function scoreSlots(indexes: readonly SearchIndex[], stats: Stats, slots: readon
     offset += index.docs.length;
   }
   // Every term the query reaches (as written, by prefix, typo or bridge): a destructive tool's action named by any.
-  const named = new Set<string>();
-  for (const slot of slots) for (const { term } of slot) named.add(term);
+  const named = new Set(slots.flatMap((slot) => slot.map((alternative) => alternative.term)));
   for (const [at, { score, inName, asWritten, doc }] of base) {
     if (!allowed(doc.entry, parsed)) continue;
     // A query that names most of what the tool's name says is about that tool (delete_relations for "delete relations").
