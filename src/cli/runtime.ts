@@ -131,7 +131,7 @@ function refuseBlindPatterns(patterns: readonly string[], config: WorkbenchConfi
 
 /** The shared Workbench for these settings, over the state and pins as read at start. */
 function createWorkbench(
-  { host, session, catalog, auth, maxMessageBytes, startSteps }: Pick<RuntimeSettings, 'host' | 'session' | 'catalog' | 'auth' | 'maxMessageBytes' | 'startSteps'>,
+  { host, session, catalog, auth, maxMessageBytes, noiseWindowMs, startSteps }: Pick<RuntimeSettings, 'host' | 'session' | 'catalog' | 'auth' | 'maxMessageBytes' | 'noiseWindowMs' | 'startSteps'>,
   config: WorkbenchConfig,
   read: Awaited<ReturnType<typeof readToolState>>,
   pins: WorkbenchOptions['pins'],
@@ -145,6 +145,7 @@ function createWorkbench(
     version: VERSION,
     cliDisabled: session.disabledTools,
     maxMessageBytes,
+    noiseWindowMs,
     catalogBudget: catalog.budget,
     oauth: { ...oauthContext(host, auth), configPath: config.source },
     observer,

@@ -34,6 +34,8 @@ export interface RuntimeSettings {
    * run with it, see cliSteps); absent (serving), the model's words.
    */
   startSteps?: (config: WorkbenchConfig) => StartSteps;
+  /** WORKBENCH_NOISE_WINDOW_SECONDS (serving): the window of a stdio server's stdout noise; absent for a minute. */
+  noiseWindowMs?: number;
 }
 
 /** The files the config is made of, and whether to follow them. */
@@ -129,6 +131,7 @@ export function serveSettings(flags: ServeRuntimeFlags, ctx: CliContext): Runtim
     ...(flags.auditLog !== undefined && { audit: { path: resolve(cwd, flags.auditLog), maxBytes: flags.auditLogMaxBytes, keep: flags.auditLogKeep } }),
     observer: ctx.callLogger(),
     maxMessageBytes: maxMessageBytes(ctx),
+    noiseWindowMs: noiseWindowMs(ctx),
   };
 }
 
@@ -203,5 +206,21 @@ function maxMessageBytes({ env, log }: CliContext): number | undefined {
   const value = Number(raw);
   if (Number.isInteger(value) && value > 0) return value;
   log.warn(`ignoring WORKBENCH_MAX_MESSAGE_BYTES="${raw}": expected a positive whole number of bytes`);
+  return undefined;
+}
+
+/** The longest noise window: an hour. */
+const MAX_NOISE_WINDOW_SECONDS = 3_600;
+
+/**
+ * WORKBENCH_NOISE_WINDOW_SECONDS: a whole number of seconds from 1 to an hour, else the built-in minute (with a
+ * warning if it was set). README "Downstream servers: lifecycle, timeouts and limits", Noise.
+ */
+function noiseWindowMs({ env, log }: CliContext): number | undefined {
+  const raw = env.WORKBENCH_NOISE_WINDOW_SECONDS;
+  if (raw === undefined || raw.trim() === '') return undefined;
+  const value = Number(raw);
+  if (Number.isInteger(value) && value > 0 && value <= MAX_NOISE_WINDOW_SECONDS) return value * 1000;
+  log.warn(`ignoring WORKBENCH_NOISE_WINDOW_SECONDS="${raw}": expected a whole number of seconds from 1 to ${MAX_NOISE_WINDOW_SECONDS}; a server's stdout noise is counted per minute`);
   return undefined;
 }

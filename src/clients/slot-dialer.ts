@@ -132,6 +132,7 @@ export class SlotDialer {
       ...(oauth && { oauth }),
       workbenchEnv: this.slot.options.env,
       maxMessageBytes: this.slot.options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
+      noiseWindowMs: this.slot.options.noiseWindowMs,
       log: this.slot.log,
       groups: this.slot.groups,
       onNoise: this.slot.options.onStdoutNoise && ((line) => this.slot.options.onStdoutNoise!(this.slot.toolbox, this.slot.config.name, line)),

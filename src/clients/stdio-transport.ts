@@ -3,7 +3,7 @@ import crossSpawn from 'cross-spawn';
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
 import { LineWriter } from '../shared/line-writer.js';
 import { LineSplitter, type OversizedLine } from '../shared/line-splitter.js';
-import { createRepeatWindow, type HeldBack } from '../shared/repeat-window.js';
+import { createRepeatWindow, type HeldBack, type RepeatWindow } from '../shared/repeat-window.js';
 import { droppedResponse } from './dropped-message.js';
 import type { GroupTracker } from './orphan-reaper.js';
 import { isAlive, listDescendants, signal, terminateAll, waitForExit } from '../shared/process-tree.js';
@@ -33,6 +33,8 @@ export interface ChildProcessTransportOptions {
   groups?: GroupTracker;
   /** Gets every stdout line that is not JSON-RPC (shortened) instead of the rate-limited warnings in the log. */
   onNoise?: (line: string) => void;
+  /** The window of those warnings (default NOISE_WINDOW_MS, a minute): 10 lines of their own, the rest counted. */
+  noiseWindowMs?: number;
 }
 
 /**
@@ -50,7 +52,8 @@ export interface ExitInfo {
   signal: NodeJS.Signals | null;
 }
 
-const NOISE_LOGS_PER_MINUTE = 10;
+const NOISE_LOGS_PER_WINDOW = 10;
+const NOISE_WINDOW_MS = 60_000;
 
 export class ChildProcessTransport implements Transport {
   onclose?: () => void;
@@ -65,10 +68,18 @@ export class ChildProcessTransport implements Transport {
   private closed = false;
   private out: LineWriter | undefined;
   private spawnError: NodeJS.ErrnoException | undefined;
-  private readonly noise = createRepeatWindow<'stdout'>({ windowMs: 60_000, linesPerKey: NOISE_LOGS_PER_MINUTE, maxKeys: 1 });
+  private readonly noise: RepeatWindow<'stdout'>;
 
   constructor(options: ChildProcessTransportOptions) {
     this.options = options;
+    // A server that prints a burst (a banner) and then goes quiet has its count said when the window ends, not
+    // hours later when the connection closes.
+    this.noise = createRepeatWindow<'stdout'>({
+      windowMs: options.noiseWindowMs ?? NOISE_WINDOW_MS,
+      linesPerKey: NOISE_LOGS_PER_WINDOW,
+      maxKeys: 1,
+      onEnded: (held) => this.noiseHeldBack(held),
+    });
     this.lines = new LineSplitter(options.maxMessageBytes, { line: (line) => this.onLine(line), oversized: (line) => this.onOversized(line) });
   }
 
@@ -201,7 +212,7 @@ export class ChildProcessTransport implements Transport {
   private finish(): void {
     if (this.closed) return;
     this.closed = true;
-    // Noise held back in the current window would otherwise be said only by the next noise line, which never comes.
+    // Noise held back in the current window is said now, and its timer stopped.
     this.noiseHeldBack(this.noise.drain());
     this.child?.stdout?.destroy();
     this.child?.stderr?.destroy();

@@ -65,6 +65,8 @@ export interface TransportOptions {
   groups?: GroupTracker;
   /** Non-JSON-RPC lines on a stdio server's stdout (see ChildProcessTransport). */
   onNoise?: (line: string) => void;
+  /** The window of those lines' warnings (see ChildProcessTransport). */
+  noiseWindowMs?: number;
   /** A remote server's OAuth (see OAuthConnector): the provider that signs its requests, and a fetch wrapper. */
   oauth?: RemoteAuth;
 }
@@ -101,6 +103,7 @@ export function createTransport(server: ServerConfig, options: TransportOptions)
         log: options.log,
         groups: options.groups,
         onNoise: options.onNoise,
+        noiseWindowMs: options.noiseWindowMs,
       });
     case 'http':
       return new RenewingHttpClientTransport(server, options.log, options.maxMessageBytes, options.oauth);

@@ -30,6 +30,8 @@ export interface SlotOptions {
   log: Logger;
   clientInfo: { name: string; version: string };
   maxMessageBytes?: number;
+  /** The window of a stdio server's stdout noise in the log (default a minute; see ChildProcessTransport). */
+  noiseWindowMs?: number;
   /** Called after a server's tool list changed: listed on connecting, read again (changed, expired), or lost. */
   onToolsChanged?: (toolbox: string, server: string, why: ToolsChange) => void;
   /** Called when a server that had been connected before is connected again (it crashed or was lost): a restart. */

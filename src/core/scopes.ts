@@ -23,6 +23,7 @@ export interface ScopesOptions {
   log: Logger;
   version: string;
   maxMessageBytes?: number;
+  noiseWindowMs?: number;
   catalogCache?: CatalogCache;
   /** OAuth sign-ins of remote servers (README "Remote servers behind OAuth"); none without it. */
   oauth?: OAuthContext;
@@ -220,9 +221,9 @@ export class Scopes {
   }
 
   /** What every set of downstream connections is made with: the config in effect, env, log and limits. */
-  private connectionOptions(): Pick<ClientManagerOptions, 'config' | 'env' | 'log' | 'clientInfo' | 'maxMessageBytes' | 'eras' | 'connectWarnings' | 'oauth' | 'startSteps'> {
-    const { env, log, version, maxMessageBytes, oauth, startSteps } = this.options;
-    const connects = { config: this.config, env, log, clientInfo: { name: 'mcp-workbench', version }, maxMessageBytes, eras: this.eras, connectWarnings: this.connectWarnings };
+  private connectionOptions(): Pick<ClientManagerOptions, 'config' | 'env' | 'log' | 'clientInfo' | 'maxMessageBytes' | 'noiseWindowMs' | 'eras' | 'connectWarnings' | 'oauth' | 'startSteps'> {
+    const { env, log, version, maxMessageBytes, noiseWindowMs, oauth, startSteps } = this.options;
+    const connects = { config: this.config, env, log, clientInfo: { name: 'mcp-workbench', version }, maxMessageBytes, noiseWindowMs, eras: this.eras, connectWarnings: this.connectWarnings };
     return { ...connects, ...(oauth && { oauth }), ...(startSteps && { startSteps }) };
   }
 

@@ -223,7 +223,23 @@ function configOption(config: WorkbenchConfig): string {
   return config.source === '' ? '' : ` --config ${shellQuote(config.source)}`;
 }
 
-/** Whether two pins of one key are the same (read from the file twice, they are never the same object). */
+/**
+ * Whether two pins of one key say the same of every tool (read from the file twice, they are never the same object):
+ * the clients its listings were recorded for, and per tool its fingerprint, approval time (lines name it) and
+ * clients. A tool's definition is not compared: its fingerprint stands for it.
+ */
 function samePins(a: PinnedServer | undefined, b: PinnedServer | undefined): boolean {
-  return a === b || (a !== undefined && b !== undefined && JSON.stringify(a) === JSON.stringify(b));
+  if (a === b) return true;
+  if (a === undefined || b === undefined || !sameList(a.seenWith, b.seenWith)) return false;
+  const names = Object.keys(a.tools);
+  if (names.length !== Object.keys(b.tools).length) return false;
+  return names.every((name) => {
+    const [x, y] = [a.tools[name]!, b.tools[name]];
+    return y !== undefined && x.fingerprint === y.fingerprint && x.approved === y.approved && sameList(x.onlyWith, y.onlyWith);
+  });
+}
+
+/** Whether two optional lists hold the same strings in the same order. */
+function sameList(a: readonly string[] | undefined, b: readonly string[] | undefined): boolean {
+  return a === b || (a !== undefined && b !== undefined && a.length === b.length && a.every((s, i) => s === b[i]));
 }

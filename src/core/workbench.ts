@@ -48,6 +48,8 @@ export interface WorkbenchOptions {
   stateProblem?: WorkbenchError;
   /** Largest single message accepted from a downstream server (default DEFAULT_MAX_MESSAGE_BYTES). */
   maxMessageBytes?: number;
+  /** The window of a stdio server's stdout noise in the log (default a minute; see ChildProcessTransport). */
+  noiseWindowMs?: number;
   /** `--toolset`: limit every session to the tools of these toolsets. */
   sessionToolsets?: readonly string[];
   /** Where servers' last tool lists are kept; no cache when undefined. */
@@ -139,6 +141,7 @@ export class Workbench {
     };
     this.scopes = new Scopes({
       ...{ config: options.config, env: options.env, log: options.log, version: options.version, maxMessageBytes: options.maxMessageBytes },
+      noiseWindowMs: options.noiseWindowMs,
       ...{ catalogCache: options.catalogCache, usersDir: options.usersDir },
       ...(options.oauth && { oauth: options.oauth }),
       ...(options.startSteps && { startSteps: options.startSteps }),

@@ -69,7 +69,7 @@ export interface RefusalLog {
   refused(req: IncomingMessage, refusal: Refusal): void;
   /** Logs and counts a refused request, and answers it with its status and `message` as a JSON-RPC error. */
   refuse(req: IncomingMessage, res: ServerResponse, refusal: Refusal, headers?: Record<string, string>): void;
-  /** Says what the open windows counted (at shutdown, before the last activity summary) and stops the timer. */
+  /** Says what the open windows counted (at shutdown, before the last activity summary) and stops their timers. */
   close(): void;
 }
 
@@ -84,33 +84,13 @@ export interface RefusalLogOptions {
 export function createRefusalLog(options: RefusalLogOptions): RefusalLog {
   const { log, counted } = options;
   const windowMs = options.windowMs ?? REFUSAL_WINDOW_MS;
+  // Each window says what it held back when it ends, so a flood that stops is still said then.
   const windows = new Map<RefusalReason, RepeatWindow<string>>(
-    REFUSAL_REASONS.map((reason) => [reason, createRepeatWindow<string>({ windowMs, linesPerKey: 1, maxKeys: SOURCES_PER_WINDOW })]),
+    REFUSAL_REASONS.map((reason) => [
+      reason,
+      createRepeatWindow<string>({ windowMs, linesPerKey: 1, maxKeys: SOURCES_PER_WINDOW, onEnded: (held) => sayHeld(log, reason, held) }),
+    ]),
   );
-  let timer: NodeJS.Timeout | undefined;
-  let timerAt = Infinity;
-
-  // Armed when a window first holds a refusal back, so a flood that stops is still said when its window ends.
-  const arm = (endsAt: number): void => {
-    if (timer !== undefined && timerAt <= endsAt) return;
-    clearTimeout(timer);
-    timerAt = endsAt;
-    timer = setTimeout(sayEnded, Math.max(0, endsAt - Date.now()));
-    timer.unref();
-  };
-  /** Says the windows that have ended (all of them at shutdown); waits for the next one to end. */
-  const sayEnded = (all = false): void => {
-    timer = undefined;
-    timerAt = Infinity;
-    let next: number | undefined;
-    for (const [reason, window] of windows) {
-      const endsAt = window.endsAt;
-      if (endsAt === undefined) continue;
-      if (all || endsAt <= Date.now()) sayHeld(log, reason, window.drain());
-      else next = Math.min(next ?? endsAt, endsAt);
-    }
-    if (next !== undefined && !all) arm(next);
-  };
 
   const refused: RefusalLog['refused'] = (req, refusal) => {
     counted(refusal.reason);
@@ -121,7 +101,6 @@ export function createRefusalLog(options: RefusalLogOptions): RefusalLog {
     const { line, ended } = window.admit(who);
     sayHeld(log, refusal.reason, ended);
     if (line) sayFirst(log, req, refusal, who, windowMs);
-    else arm(window.endsAt!);
   };
 
   return {
@@ -131,8 +110,7 @@ export function createRefusalLog(options: RefusalLogOptions): RefusalLog {
       sendJsonRpcError(res, REFUSALS[refusal.reason].status, refusal.message, headers);
     },
     close() {
-      clearTimeout(timer);
-      sayEnded(true);
+      for (const [reason, window] of windows) sayHeld(log, reason, window.drain());
     },
   };
 }

@@ -3,7 +3,7 @@
  * first occurrences of each key get a line of their own and the rest are only counted, so the log says "N more"
  * once instead of N lines. A window starts at the first occurrence after the last one ended, and lasts `windowMs`.
  */
-export interface RepeatWindowOptions {
+export interface RepeatWindowOptions<K> {
   windowMs: number;
   /** Occurrences of one key that get a line of their own in a window. */
   linesPerKey: number;
@@ -11,6 +11,12 @@ export interface RepeatWindowOptions {
   maxKeys: number;
   /** The clock, in milliseconds; defaults to Date.now. */
   now?: () => number;
+  /**
+   * Told what a window held back when it ends with no occurrence after it to say so: given this, a window that holds
+   * an occurrence back arms a timer (unref'd: it never keeps the process alive) for its end, so a flood that stops is
+   * still said then. `drain` stops the timer.
+   */
+  onEnded?: (held: HeldBack<K>) => void;
 }
 
 /** The occurrences of one window that got no line of their own. */
@@ -31,20 +37,24 @@ export interface RepeatWindow<K> {
    * back (`ended`, to be said first), if anything.
    */
   admit(key: K): { line: boolean; ended: HeldBack<K> | undefined };
-  /** What the current window held back, if anything; the window ends (the next occurrence starts another). */
+  /**
+   * What the current window held back, if anything; the window ends (the next occurrence starts another) and its
+   * timer, if armed, is stopped: call it when the owner closes.
+   */
   drain(): HeldBack<K> | undefined;
-  /** When the current window ends, on the clock; undefined when no window is open. */
-  readonly endsAt: number | undefined;
 }
 
-export function createRepeatWindow<K>(options: RepeatWindowOptions): RepeatWindow<K> {
+export function createRepeatWindow<K>(options: RepeatWindowOptions<K>): RepeatWindow<K> {
   const now = options.now ?? Date.now;
   let start: number | undefined;
   /** Per key told apart: lines given and occurrences held back. */
   let keys = new Map<K, { lines: number; held: number }>();
   let others = 0;
+  let timer: NodeJS.Timeout | undefined;
 
   const drain = (): HeldBack<K> | undefined => {
+    clearTimeout(timer);
+    timer = undefined;
     const since = start;
     const byKey = [...keys].filter(([, k]) => k.held > 0).map(([key, k]) => [key, k.held] as [K, number]);
     const held = others;
@@ -56,6 +66,17 @@ export function createRepeatWindow<K>(options: RepeatWindowOptions): RepeatWindo
     return { since, byKey, others: held, total: byKey.reduce((n, [, c]) => n + c, held) };
   };
 
+  // Armed when the window first holds an occurrence back, to fire when it ends (in real time: `now` must keep it).
+  const heldBack = (): void => {
+    const onEnded = options.onEnded;
+    if (onEnded === undefined || timer !== undefined || start === undefined) return;
+    timer = setTimeout(() => {
+      const held = drain();
+      if (held !== undefined) onEnded(held);
+    }, Math.max(0, start + options.windowMs - now()));
+    timer.unref();
+  };
+
   return {
     admit(key) {
       const at = now();
@@ -65,6 +86,7 @@ export function createRepeatWindow<K>(options: RepeatWindowOptions): RepeatWindo
       if (seen === undefined) {
         if (keys.size >= options.maxKeys) {
           others++;
+          heldBack();
           return { line: false, ended };
         }
         seen = { lines: 0, held: 0 };
@@ -75,11 +97,9 @@ export function createRepeatWindow<K>(options: RepeatWindowOptions): RepeatWindo
         return { line: true, ended };
       }
       seen.held++;
+      heldBack();
       return { line: false, ended };
     },
     drain,
-    get endsAt() {
-      return start === undefined ? undefined : start + options.windowMs;
-    },
   };
 }
