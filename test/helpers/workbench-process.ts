@@ -129,10 +129,15 @@ export function workbenchErrorCode(result: Pick<CallToolResult, '_meta'>): strin
   return meta?.code;
 }
 
-/** The events our fixture server wrote to its `--log` file, parsed (empty if the file does not exist yet). */
+/**
+ * The events our fixture server wrote to its `--log` file, parsed (empty if the file does not exist yet). Only whole
+ * lines: a line being appended while the file is read (a write that spans a page boundary is seen half done) is left
+ * for the next read.
+ */
 export async function fixtureEvents(file: string): Promise<{ event: string; pid: number; [key: string]: unknown }[]> {
   const text = await readFile(file, 'utf8').catch(() => '');
   return text
+    .slice(0, text.lastIndexOf('\n') + 1)
     .split('\n')
     .filter((l) => l.trim())
     .map((l) => JSON.parse(l) as { event: string; pid: number });
