@@ -64,6 +64,7 @@ export function cliSteps(run: CliInvocation): NextSteps {
     needsAPerson: (toolbox, todo) => `${todo.charAt(0).toUpperCase()}${todo.slice(1)}; ${doctor(toolbox)} shows how, and it is tried again on next use.`,
     startFailed: (toolbox) => `Fix its command, args or env in the config (${doctor(toolbox)} checks it); it is tried again on next use.`,
     fixConfig: (toolbox) => `Then ${doctor(toolbox)} checks it.`,
+    checkRemote: (toolbox) => `Check that the server is running and its "url" is right (${doctor(toolbox)} checks it); it is tried again on next use.`,
   };
 }
 

@@ -22,7 +22,8 @@ const run = (args: string[]) =>
  * warned about): `held`'s server is held until its tools are approved, `odd`'s lists a tool it cannot be called by,
  * `big`'s has a tool of a long inputSchema ({@link WIDE}), and `slow`'s never finishes its handshake — a call waits for
  * it briefly, then is told it is still starting. `gone`'s server cannot start (its command is nowhere), `hung`'s never
- * finishes its handshake within its short connect limit, and `unset`'s uses a variable the environment lacks.
+ * finishes its handshake within its short connect limit, `unset`'s uses a variable the environment lacks, and `far`'s
+ * is a remote server nothing answers for.
  */
 /** A tool whose inputSchema is too long to show the model with a refusal (over 4,000 characters). */
 const WIDE = {
@@ -43,6 +44,8 @@ const OPTIONAL = {
   gone: { mcpServers: { g: { command: 'mcp-workbench-test-no-such-command' } } },
   hung: { mcpServers: { h: { ...fixtureServer('--never-initialize'), connectTimeoutMs: 500 } } },
   unset: { mcpServers: { e: { ...fixtureServer(), env: { FIXTURE_UNUSED: '${MCP_WORKBENCH_TEST_NEVER_SET}' } } } },
+  // Port 1 of the loopback: nothing listens there, the connect is refused at once.
+  far: { mcpServers: { r: { type: 'http', url: 'http://127.0.0.1:1/mcp' } } },
 };
 
 /** The config of a test: `fx` adds settings to toolbox fx; `box` one of the toolboxes {@link OPTIONAL}. */
@@ -139,6 +142,7 @@ describe('commands an error says to run next', () => {
     ['a server whose command does not exist', { args: ['gone', 'gone__g__pid'], code: 1, next: 'doctor', nextCode: 1, box: 'gone' }],
     ['a server whose start hangs', { args: ['hung', 'hung__h__pid'], code: 1, next: 'doctor', nextCode: 1, box: 'hung' }],
     ['a server whose config uses an unset variable', { args: ['unset', 'unset__e__pid'], code: 1, next: 'doctor', nextCode: 1, box: 'unset' }],
+    ['a remote server nothing answers', { args: ['far', 'far__r__pid'], code: 1, next: 'doctor', nextCode: 1, box: 'far' }],
   ];
   for (const [what, c] of calls) {
     it(`tools call of ${what} exits ${c.code} and names a command that runs, not a tool call`, async () => {
@@ -162,3 +166,4 @@ describe('commands an error says to run next', () => {
     });
   }
 });
+
