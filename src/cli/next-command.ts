@@ -36,7 +36,7 @@ export function cliSteps(run: CliInvocation): NextSteps {
   const files = commonFlags(run);
   const list = (where?: LookedUpIn): string => `\`${toolsListCommand(run.configSource)}${files}${where ? ` --${where.kind} ${shellQuote(where.name)}` : ''}\``;
   const call = (toolbox: string, tool: string, drop?: 'toolsets' | 'disabledTools'): string => `\`${toolsCallCommand(run, toolbox, tool, drop)}\``;
-  const doctor = (toolbox?: string): string => `\`mcp-workbench doctor${configFlag(run)}${files}${toolbox !== undefined ? ` --toolbox ${shellQuote(toolbox)}` : ''}\``;
+  const doctor = (toolbox?: string): string => `\`${doctorCommand(run, toolbox)}\``;
   return {
     listTools: (where) => `${list(where)} lists its tools.`,
     pickToolbox: (asked, kind) => {
@@ -68,6 +68,11 @@ export function cliSteps(run: CliInvocation): NextSteps {
   };
 }
 
+/** The `doctor` that checks `toolbox` (or every one) of the config and state file `run` used. */
+export function doctorCommand(run: Pick<CliInvocation, 'configSource' | 'stateFile'>, toolbox?: string): string {
+  return `mcp-workbench doctor${configFlag(run)}${commonFlags(run)}${toolbox !== undefined ? ` --toolbox ${shellQuote(toolbox)}` : ''}`;
+}
+
 /** What enables a disabled tool (or releases a held one), as the command a person runs. */
 function enableStep(run: CliInvocation, { name, source, user }: DisabledTool, call: (toolbox: string, tool: string, drop?: 'toolsets' | 'disabledTools') => string): string {
   const files = `${configFlag(run)}${commonFlags(run)}`;
@@ -95,11 +100,11 @@ function toolsCallCommand(run: CliInvocation, toolbox: string, tool: string, dro
   return `${words.join(' ')}${configFlag(run)}${commonFlags(run)}`;
 }
 
-function configFlag(run: CliInvocation): string {
+function configFlag(run: Pick<CliInvocation, 'configSource'>): string {
   return run.configSource === undefined ? '' : ` --config ${shellQuote(run.configSource)}`;
 }
 
 /** `--state-file` as given: the commands read the same state (and pins beside it) as this one. */
-function commonFlags(run: CliInvocation): string {
+function commonFlags(run: Pick<CliInvocation, 'stateFile'>): string {
   return run.stateFile !== undefined ? ` --state-file ${shellQuote(run.stateFile)}` : '';
 }

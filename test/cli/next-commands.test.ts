@@ -167,3 +167,36 @@ describe('commands an error says to run next', () => {
   }
 });
 
+/** Every `mcp-workbench doctor` a text names: the words after it, up to the closing backtick. */
+function doctorsNamed(text: string): string[] {
+  return [...text.matchAll(/`mcp-workbench doctor([^`]*)`|mcp-workbench doctor/g)].map((m) => m[1] ?? '');
+}
+
+/** The server of each toolbox of {@link OPTIONAL} that cannot start. */
+const FAILING = { gone: 'g', hung: 'h', unset: 'e', far: 'r' } as const;
+
+describe('a server that cannot start, in the commands that start servers (README "Command line")', () => {
+  const commands: [string, (box: keyof typeof FAILING) => string[]][] = [
+    ['tools list', () => ['tools', 'list']],
+    ['tools diff', (box) => ['tools', 'diff', `${box}/${FAILING[box]}`]],
+    ['tools approve', (box) => ['tools', 'approve', `${box}__${FAILING[box]}__*`]],
+    ['tools disable', (box) => ['tools', 'disable', `${box}__${FAILING[box]}__pid`]],
+  ];
+  for (const [name, args] of commands) {
+    for (const box of Object.keys(FAILING) as (keyof typeof FAILING)[]) {
+      it(`${name} with ${box}'s server names the doctor of its config, not the model's "tell the user"`, async () => {
+        const config = await writeConfig({}, box);
+        const result = await run([...args(box), '--config', config]);
+        const said = `${result.stdout}\n${result.stderr}`;
+        assert.notEqual(result.code, 0, said);
+        assert.doesNotMatch(said, MODEL_ADVICE);
+        // Every doctor it names runs as printed: with the config (an unset variable's fixes name none).
+        for (const flags of doctorsNamed(said)) assert.ok(flags.startsWith(` --config ${config}`), `a doctor without this config in: ${said}`);
+        if (box === 'unset') return;
+        const next = await runSuggested(said, 'doctor');
+        assert.equal(next.code, 1, `${next.command}: ${next.stderr}`);
+        assert.match(next.stdout, new RegExp(`^Config: ${config.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$[^]*Toolbox "${box}"`, 'm'), next.stdout);
+      });
+    }
+  }
+});
