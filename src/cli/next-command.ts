@@ -1,5 +1,6 @@
 import { parseToolName } from '../catalog/names.js';
 import { shellQuote } from '../shared/shell-quote.js';
+import type { StartSteps } from '../clients/start-steps.js';
 import { heldKey, type DisabledTool, type LookedUpIn, type NextSteps } from '../core/next-steps.js';
 
 /**
@@ -71,6 +72,35 @@ export function cliSteps(run: CliInvocation): NextSteps {
 /** The `doctor` that checks `toolbox` (or every one) of the config and state file `run` used. */
 export function doctorCommand(run: Pick<CliInvocation, 'configSource' | 'stateFile'>, toolbox?: string): string {
   return `mcp-workbench doctor${configFlag(run)}${commonFlags(run)}${toolbox !== undefined ? ` --toolbox ${shellQuote(toolbox)}` : ''}`;
+}
+
+/** `doctor` as it was given: the config and state file of {@link CliInvocation}, and its own limits. */
+export interface DoctorInvocation extends Pick<CliInvocation, 'configSource' | 'stateFile'> {
+  toolbox?: string;
+  /** `--timeout`, used in place of each server's "connectTimeoutMs". */
+  timeoutMs?: number;
+}
+
+/**
+ * What a person running `doctor` is told about a server that cannot start (README "Command line"): what to fix or try,
+ * then the same `doctor` command again (its flags as given) to check — never "run doctor" as news, nor the model's
+ * "tell the user".
+ */
+export function doctorSteps(run: DoctorInvocation): StartSteps {
+  const timeout = run.timeoutMs !== undefined ? ` --timeout ${run.timeoutMs}` : '';
+  const again = `then run \`${doctorCommand(run, run.toolbox)}${timeout}\` again to check`;
+  // --timeout stands in for every server's connectTimeoutMs in this run: raising the entry's alone changes nothing here.
+  const raise = run.timeoutMs !== undefined ? '--timeout (and its "connectTimeoutMs" in the config to match)' : 'its "connectTimeoutMs" in the config';
+  return {
+    startTimedOut: (_toolbox, npx, check) =>
+      npx
+        ? `Its first start downloads the package with npx, which can take longer: run its command once in a terminal to fill npm's cache, or raise ${raise}; ${again}.`
+        : `It may only be slow to start: check ${check}, or raise ${raise}; ${again}.`,
+    needsAPerson: (_toolbox, todo) => `${todo.charAt(0).toUpperCase()}${todo.slice(1)}; ${again}.`,
+    startFailed: () => `Fix its command, args or env in the config (running its command once in a terminal shows what it says); ${again}.`,
+    fixConfig: () => `${again.charAt(0).toUpperCase()}${again.slice(1)}.`,
+    checkRemote: () => `Check that the server is running and its "url" in the config is right; ${again}.`,
+  };
 }
 
 /** What enables a disabled tool (or releases a held one), as the command a person runs. */

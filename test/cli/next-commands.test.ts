@@ -199,4 +199,27 @@ describe('a server that cannot start, in the commands that start servers (README
       });
     }
   }
+
+  /**
+   * doctor tells the person running it what to fix, then to run the same doctor again — never the model's "tell the
+   * user", nor another doctor than the one just run.
+   */
+  for (const box of Object.keys(FAILING) as (keyof typeof FAILING)[]) {
+    for (const extra of [[], ['--toolbox', box, '--timeout', '700']]) {
+      it(`doctor ${extra.join(' ')} on ${box}'s server says what to fix and names only itself to run again`, async () => {
+        const config = await writeConfig({}, box);
+        const asRun = ['doctor', '--config', config, ...extra];
+        const result = await run(asRun);
+        assert.equal(result.code, 1, result.stderr);
+        const said = `${result.stdout}\n${result.stderr}`;
+        assert.doesNotMatch(said, MODEL_ADVICE);
+        assert.doesNotMatch(said, /shows how|doctor` checks/);
+        for (const flags of doctorsNamed(said)) assert.equal(`doctor${flags}`, asRun.join(' '), said);
+        if (box === 'gone') assert.match(said, /Install it, or fix "command" of this server in the config/);
+        if (box === 'hung') assert.match(said, extra.length > 0 ? /raise --timeout/ : /raise its "connectTimeoutMs" in the config/);
+        if (box === 'far') assert.match(said, /Check that the server is running and its "url" in the config is right/);
+        if (box !== 'unset') assert.equal(doctorsNamed(said).length, 1, said);
+      });
+    }
+  }
 });
