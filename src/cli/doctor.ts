@@ -2,6 +2,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { performance } from 'node:perf_hooks';
 import { EXIT_FAILURE, EXIT_OK, errorJson, exitCodeFor, type CliContext } from './context.js';
 import { runDoctor } from '../doctor/checks.js';
+import { doctorSteps } from './next-command.js';
 import { oauthContext } from './runtime.js';
 import { namedConfigPath, stateFilePath } from './settings.js';
 import { formatDoctorReport } from '../doctor/format-report.js';
@@ -55,6 +56,8 @@ export function registerDoctorCommand(program: Command, ctx: CliContext): void {
           secrets: ctx.secretSource,
           oauth: { ...oauthContext(ctx, { browser: false, noBrowserReason: 'doctor opens no browser' }), configPath },
           signal: controller.signal,
+          // What to fix, then this same doctor again: not the model's "tell the user to run doctor" (README "Command line").
+          startSteps: doctorSteps({ configSource: configPath, stateFile: opts.stateFile, toolbox: opts.toolbox, timeoutMs: opts.timeout }),
           ...(live && {
             onProgress: (progress: DoctorProgress) => {
               last = progress;

@@ -1,5 +1,6 @@
 import { parseToolName } from '../catalog/names.js';
 import { shellQuote } from '../shared/shell-quote.js';
+import type { StartSteps } from '../clients/start-steps.js';
 import { heldKey, type DisabledTool, type LookedUpIn, type NextSteps } from '../core/next-steps.js';
 
 /**
@@ -36,7 +37,7 @@ export function cliSteps(run: CliInvocation): NextSteps {
   const files = commonFlags(run);
   const list = (where?: LookedUpIn): string => `\`${toolsListCommand(run.configSource)}${files}${where ? ` --${where.kind} ${shellQuote(where.name)}` : ''}\``;
   const call = (toolbox: string, tool: string, drop?: 'toolsets' | 'disabledTools'): string => `\`${toolsCallCommand(run, toolbox, tool, drop)}\``;
-  const doctor = (toolbox?: string): string => `\`mcp-workbench doctor${configFlag(run)}${files}${toolbox !== undefined ? ` --toolbox ${shellQuote(toolbox)}` : ''}\``;
+  const doctor = (toolbox?: string): string => `\`${doctorCommand(run, toolbox)}\``;
   return {
     listTools: (where) => `${list(where)} lists its tools.`,
     pickToolbox: (asked, kind) => {
@@ -64,6 +65,41 @@ export function cliSteps(run: CliInvocation): NextSteps {
     needsAPerson: (toolbox, todo) => `${todo.charAt(0).toUpperCase()}${todo.slice(1)}; ${doctor(toolbox)} shows how, and it is tried again on next use.`,
     startFailed: (toolbox) => `Fix its command, args or env in the config (${doctor(toolbox)} checks it); it is tried again on next use.`,
     fixConfig: (toolbox) => `Then ${doctor(toolbox)} checks it.`,
+    checkRemote: (toolbox) => `Check that the server is running and its "url" is right (${doctor(toolbox)} checks it); it is tried again on next use.`,
+  };
+}
+
+/** The `doctor` that checks `toolbox` (or every one) of the config and state file `run` used. */
+export function doctorCommand(run: Pick<CliInvocation, 'configSource' | 'stateFile'>, toolbox?: string): string {
+  return `mcp-workbench doctor${configFlag(run)}${commonFlags(run)}${toolbox !== undefined ? ` --toolbox ${shellQuote(toolbox)}` : ''}`;
+}
+
+/** `doctor` as it was given: the config and state file of {@link CliInvocation}, and its own limits. */
+export interface DoctorInvocation extends Pick<CliInvocation, 'configSource' | 'stateFile'> {
+  toolbox?: string;
+  /** `--timeout`, used in place of each server's "connectTimeoutMs". */
+  timeoutMs?: number;
+}
+
+/**
+ * What a person running `doctor` is told about a server that cannot start (README "Command line"): what to fix or try,
+ * then the same `doctor` command again (its flags as given) to check — never "run doctor" as news, nor the model's
+ * "tell the user".
+ */
+export function doctorSteps(run: DoctorInvocation): StartSteps {
+  const timeout = run.timeoutMs !== undefined ? ` --timeout ${run.timeoutMs}` : '';
+  const again = `then run \`${doctorCommand(run, run.toolbox)}${timeout}\` again to check`;
+  // --timeout stands in for every server's connectTimeoutMs in this run: raising the entry's alone changes nothing here.
+  const raise = run.timeoutMs !== undefined ? '--timeout (and its "connectTimeoutMs" in the config to match)' : 'its "connectTimeoutMs" in the config';
+  return {
+    startTimedOut: (_toolbox, npx, check) =>
+      npx
+        ? `Its first start downloads the package with npx, which can take longer: run its command once in a terminal to fill npm's cache, or raise ${raise}; ${again}.`
+        : `It may only be slow to start: check ${check}, or raise ${raise}; ${again}.`,
+    needsAPerson: (_toolbox, todo) => `${todo.charAt(0).toUpperCase()}${todo.slice(1)}; ${again}.`,
+    startFailed: () => `Fix its command, args or env in the config (running its command once in a terminal shows what it says); ${again}.`,
+    fixConfig: () => `${again.charAt(0).toUpperCase()}${again.slice(1)}.`,
+    checkRemote: () => `Check that the server is running and its "url" in the config is right; ${again}.`,
   };
 }
 
@@ -94,11 +130,11 @@ function toolsCallCommand(run: CliInvocation, toolbox: string, tool: string, dro
   return `${words.join(' ')}${configFlag(run)}${commonFlags(run)}`;
 }
 
-function configFlag(run: CliInvocation): string {
+function configFlag(run: Pick<CliInvocation, 'configSource'>): string {
   return run.configSource === undefined ? '' : ` --config ${shellQuote(run.configSource)}`;
 }
 
 /** `--state-file` as given: the commands read the same state (and pins beside it) as this one. */
-function commonFlags(run: CliInvocation): string {
+function commonFlags(run: Pick<CliInvocation, 'stateFile'>): string {
   return run.stateFile !== undefined ? ` --state-file ${shellQuote(run.stateFile)}` : '';
 }

@@ -14,7 +14,7 @@ import { EXIT_FAILURE, splitList, type CliContext } from './context.js';
 import { createRuntime } from './runtime.js';
 import { oneShotSettings } from './settings.js';
 import { failedServerText } from '../clients/server-failure.js';
-import { toolsListCommand } from './next-command.js';
+import { cliSteps, doctorCommand, toolsListCommand } from './next-command.js';
 
 /**
  * `mcp-workbench tools approve | diff`: the approved tool definitions (README "Pinned tool definitions"). `approve`
@@ -175,10 +175,10 @@ function registerDiffCommand(tools: Command, ctx: CliContext, common: (cmd: Comm
         ctx.fail(new WorkbenchError('USAGE', `tools diff expects {toolbox}/{server} (one slash), got ${JSON.stringify(target)}; \`${toolsListCommand(opts.config)}\` names them.`));
         return;
       }
-      await withListings(ctx, { ...opts, toolbox, server }, async ({ listings, pinsPath, redact }) => {
+      await withListings(ctx, { ...opts, toolbox, server }, async ({ listings, pinsPath, configSource, redact }) => {
         const listing = listings.find((l) => l.toolbox === toolbox && l.server === server);
         // It is in the config (withListings checked): its failure to connect was logged above.
-        if (!listing) throw new WorkbenchError('CONNECT_FAILED', `${target} could not be connected (see above), so its tools cannot be compared: fix it (\`mcp-workbench doctor\` checks it) and run tools diff again.`);
+        if (!listing) throw new WorkbenchError('CONNECT_FAILED', `${target} could not be connected (see above), so its tools cannot be compared: fix it (\`${doctorCommand({ configSource, stateFile: opts.stateFile }, toolbox)}\` checks it) and run tools diff again.`);
         const pins = await approvedPins(pinsPath);
         const pinned = pins?.servers[listing.key];
         const changes = redact(diffServer(pinned, listing.tools));
@@ -280,7 +280,8 @@ async function withListings(
   let runtime: Awaited<ReturnType<typeof createRuntime>> | undefined;
   try {
     const user = chosenUser(opts.user);
-    const started = await createRuntime(oneShotSettings({ config: opts.config, stateFile: opts.stateFile }, ctx));
+    // A server that cannot start names the doctor to run with this config, where the model is told to ask the user.
+    const started = await createRuntime({ ...oneShotSettings({ config: opts.config, stateFile: opts.stateFile }, ctx), startSteps: (config) => cliSteps({ configSource: config.source, stateFile: opts.stateFile }) });
     runtime = started;
     if (opts.toolbox !== undefined && opts.server !== undefined) assertServerIn(started.config, opts.toolbox, opts.server);
     // Listed as to a client that can do everything a server may list tools for, so a tool offered only to clients with

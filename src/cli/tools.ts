@@ -71,7 +71,8 @@ function registerListCommand(tools: Command, ctx: CliContext, common: (cmd: Comm
       try {
         // Connecting logs per server; keep stderr for the progress line and real problems.
         const flags = { config: opts.config, stateFile: opts.stateFile, project: opts.project, disabledTools: opts.disabledTools };
-        runtime = await createRuntime(oneShotSettings(flags, ctx));
+        // A server that cannot start names the doctor to run with this config, where the model is told to ask the user.
+        runtime = await createRuntime({ ...oneShotSettings(flags, ctx), startSteps: (config) => cliSteps({ configSource: config.source, stateFile: opts.stateFile }) });
         const report = await listTools(runtime, opts, ctx);
         ctx.print(opts.json ? JSON.stringify({ state_file: runtime.statePath, ...report }, null, 2) : formatToolList(report, runtime.statePath));
         if (report.servers_failed.length > 0) process.exitCode = EXIT_FAILURE;
@@ -189,7 +190,7 @@ async function assertNamesMatch(names: readonly string[], opts: { config?: strin
     `Nothing was changed. See the names with \`${toolsListCommand(config)}\`, or pass --force to record them anyway (e.g. for a server not yet started).`;
   let reports: ToolStatusReport[];
   try {
-    runtime = await createRuntime(oneShotSettings({ config: opts.config, stateFile: opts.stateFile }, ctx));
+    runtime = await createRuntime({ ...oneShotSettings({ config: opts.config, stateFile: opts.stateFile }, ctx), startSteps: (config) => cliSteps({ configSource: config.source, stateFile: opts.stateFile }) });
     const configured = new Set(runtime.config.toolboxes.map((t) => t.name));
     const named = names.map((n) => parseToolName(n)?.toolbox);
     const toolboxes = named.every((t): t is string => t !== undefined && configured.has(t)) ? [...new Set(named)] : [undefined];

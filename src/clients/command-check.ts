@@ -3,6 +3,7 @@ import { delimiter, dirname, resolve } from 'node:path';
 import type { ServerProblem } from '../errors.js';
 import { formatJsonPath } from '../config/expand-env.js';
 import type { WorkbenchConfig } from '../config/types.js';
+import { shellQuote } from '../shared/shell-quote.js';
 import { searchPathOf } from './stdio-transport.js';
 import { childEnvironment } from './transports.js';
 
@@ -32,6 +33,16 @@ export function missingCommandProblems(config: Pick<WorkbenchConfig, 'source' | 
       const hasSlash = commandHasSlash(server.command);
       const lookup = lookOnPath(server.command, { path: searchPathOf(childEnvironment(server, env)), cwd: server.cwd, pathExt: env.PATHEXT });
       if (lookup.kind === 'found') continue;
+      // Only a file without the execute bit: said so, as a start that fails with EACCES says it (slot-errors).
+      if (lookup.kind === 'not-executable') {
+        found.set(`${toolbox.name}/${server.name}`, {
+          kind: 'command-not-found',
+          path: formatJsonPath([...at, 'command']),
+          message: `"${server.command}" is not executable: ${lookup.file}`,
+          fix: `make it executable (\`chmod +x ${shellQuote(lookup.file)}\`), or fix "command" (an absolute path always works)`,
+        });
+        continue;
+      }
       found.set(`${toolbox.name}/${server.name}`, {
         kind: 'command-not-found',
         path: formatJsonPath([...at, 'command']),

@@ -86,7 +86,7 @@ export function describeConnectError(
   }
   const network = status === undefined ? networkReason(error) : undefined;
   const what = network === undefined ? `could not be connected: ${asSentence(errorMessage(error))}` : `could not be reached: ${network}.`;
-  return new WorkbenchError('CONNECT_FAILED', `${slot.label}${where} ${what}`, { cause: error, failure, hint: remoteHint(status) });
+  return new WorkbenchError('CONNECT_FAILED', `${slot.label}${where} ${what}`, { cause: error, failure, hint: remoteHint(status, slot.steps.checkRemote(slot.toolbox)) });
 }
 
 /**
@@ -112,13 +112,16 @@ function notMcpReply(error: unknown): string | undefined {
   return undefined;
 }
 
-/** What to do about a remote server that could not be connected, by the HTTP status it answered (if any). */
-function remoteHint(status: number | undefined): string {
+/**
+ * What to do about a remote server that could not be connected, by the HTTP status it answered (if any); `check` when
+ * none of them tells more (StartSteps.checkRemote).
+ */
+function remoteHint(status: number | undefined, check: string): string {
   const later = 'the next call tries again; use other servers\' tools meanwhile.';
   if (status === 401 || status === 403) return `Check the credentials in its "headers" (or sign in again with \`mcp-workbench auth login\`): retrying will not help until they change; use other servers' tools meanwhile.`;
   if (status === 404 || status === 405) return `Check the path of its "url": it must be the MCP endpoint (often ending in /mcp or /sse); ${later}`;
   if (status !== undefined && status >= 500) return `The server failed; retry later: ${later}`;
-  return `Check that the server is running and its "url" is right (\`mcp-workbench doctor\` checks it); ${later}`;
+  return check;
 }
 
 /**

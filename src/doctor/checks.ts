@@ -125,6 +125,7 @@ async function checkServer(
     // User `local`'s folder where serve has it, beside the state file (README "Files of each user").
     user: userPlace('local', options.usersDir),
     ...(options.oauth && { oauth: options.oauth }),
+    ...(options.startSteps && { startSteps: options.startSteps }),
   });
   const abort = (): void => void manager.close();
   options.signal?.addEventListener('abort', abort, { once: true });

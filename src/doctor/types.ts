@@ -1,4 +1,5 @@
 import { DEFAULT_CONNECT_TIMEOUT_MS } from '../clients/limits.js';
+import type { StartSteps } from '../clients/start-steps.js';
 import type { OAuthContext } from '../oauth/sign-in.js';
 import type { SecretSource } from '../config/secret-source.js';
 import type { ServerConfig, ServerProblem } from '../config/types.js';
@@ -105,4 +106,6 @@ export interface DoctorOptions {
   signal?: AbortSignal;
   /** OAuth sign-ins of remote servers (doctor opens no browser: a server that needs one is reported with the command). */
   oauth?: OAuthContext;
+  /** What a report of a server that cannot start says to do next (the CLI's: doctorSteps); without it, the model's words. */
+  startSteps?: StartSteps;
 }

@@ -127,3 +127,36 @@ describe('empty and relative PATH entries are taken from the folder the server r
     assert.ok(failure?.message.includes(`command "${join(srv, 'wb-plain-here')}" is not executable`), failure?.message);
   });
 });
+
+/**
+ * `validate` names a command whose only match is a file without the execute bit as that file, not executable, with the
+ * fix a failed start gives (README "One bad part fails only itself"): never "not found on the PATH".
+ */
+describe('validate of a command that is only a file without the execute bit', { skip: asRootWithoutSetpriv && 'as root it needs setpriv (util-linux)' }, () => {
+  it('says it is not executable, names the file and says chmod +x, on the PATH and in the cwd', async () => {
+    const plain = join(own.dir, 'plain');
+    const srv = join(own.dir, 'srv');
+    await mkdir(plain);
+    await mkdir(srv);
+    await serverScript(join(plain, 'wb-plain-path'), 0o644);
+    await serverScript(join(srv, 'wb-plain-cwd'), 0o644);
+    const config = {
+      toolboxes: {
+        t: {
+          mcpServers: {
+            onpath: { command: 'wb-plain-path', env: { PATH: `${plain}:/usr/bin:/bin` } },
+            incwd: { command: 'wb-plain-cwd', cwd: srv, env: { PATH: '/usr/bin::/bin' } },
+          },
+        },
+      },
+    };
+    const validate = cli(['validate', '--config', await writeConfig(config)]);
+    assert.equal(validate.status, 1, validate.stderr);
+    for (const [server, file] of [['onpath', join(plain, 'wb-plain-path')], ['incwd', join(srv, 'wb-plain-cwd')]] as const) {
+      const line = validate.stderr.split('\n').find((l) => l.includes(`mcpServers.${server}.command`)) ?? '';
+      assert.ok(line.includes(`is not executable: ${file}`), validate.stderr);
+      assert.ok(line.includes(`chmod +x ${file}`), validate.stderr);
+    }
+    assert.doesNotMatch(validate.stderr, /was not found on the PATH/);
+  });
+});

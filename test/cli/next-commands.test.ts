@@ -22,7 +22,8 @@ const run = (args: string[]) =>
  * warned about): `held`'s server is held until its tools are approved, `odd`'s lists a tool it cannot be called by,
  * `big`'s has a tool of a long inputSchema ({@link WIDE}), and `slow`'s never finishes its handshake — a call waits for
  * it briefly, then is told it is still starting. `gone`'s server cannot start (its command is nowhere), `hung`'s never
- * finishes its handshake within its short connect limit, and `unset`'s uses a variable the environment lacks.
+ * finishes its handshake within its short connect limit, `unset`'s uses a variable the environment lacks, and `far`'s
+ * is a remote server nothing answers for.
  */
 /** A tool whose inputSchema is too long to show the model with a refusal (over 4,000 characters). */
 const WIDE = {
@@ -43,6 +44,8 @@ const OPTIONAL = {
   gone: { mcpServers: { g: { command: 'mcp-workbench-test-no-such-command' } } },
   hung: { mcpServers: { h: { ...fixtureServer('--never-initialize'), connectTimeoutMs: 500 } } },
   unset: { mcpServers: { e: { ...fixtureServer(), env: { FIXTURE_UNUSED: '${MCP_WORKBENCH_TEST_NEVER_SET}' } } } },
+  // Port 1 of the loopback: nothing listens there, the connect is refused at once.
+  far: { mcpServers: { r: { type: 'http', url: 'http://127.0.0.1:1/mcp' } } },
 };
 
 /** The config of a test: `fx` adds settings to toolbox fx; `box` one of the toolboxes {@link OPTIONAL}. */
@@ -139,6 +142,7 @@ describe('commands an error says to run next', () => {
     ['a server whose command does not exist', { args: ['gone', 'gone__g__pid'], code: 1, next: 'doctor', nextCode: 1, box: 'gone' }],
     ['a server whose start hangs', { args: ['hung', 'hung__h__pid'], code: 1, next: 'doctor', nextCode: 1, box: 'hung' }],
     ['a server whose config uses an unset variable', { args: ['unset', 'unset__e__pid'], code: 1, next: 'doctor', nextCode: 1, box: 'unset' }],
+    ['a remote server nothing answers', { args: ['far', 'far__r__pid'], code: 1, next: 'doctor', nextCode: 1, box: 'far' }],
   ];
   for (const [what, c] of calls) {
     it(`tools call of ${what} exits ${c.code} and names a command that runs, not a tool call`, async () => {
@@ -160,5 +164,62 @@ describe('commands an error says to run next', () => {
       // doctor ran on the config the call used, and checked the server that would not start.
       if (c.next === 'doctor') assert.match(next.stdout, new RegExp(`^Config: ${config.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$[^]*Toolbox "${c.box}"`, 'm'), next.stdout);
     });
+  }
+});
+
+/** Every `mcp-workbench doctor` a text names: the words after it, up to the closing backtick. */
+function doctorsNamed(text: string): string[] {
+  return [...text.matchAll(/`mcp-workbench doctor([^`]*)`|mcp-workbench doctor/g)].map((m) => m[1] ?? '');
+}
+
+/** The server of each toolbox of {@link OPTIONAL} that cannot start. */
+const FAILING = { gone: 'g', hung: 'h', unset: 'e', far: 'r' } as const;
+
+describe('a server that cannot start, in the commands that start servers (README "Command line")', () => {
+  const commands: [string, (box: keyof typeof FAILING) => string[]][] = [
+    ['tools list', () => ['tools', 'list']],
+    ['tools diff', (box) => ['tools', 'diff', `${box}/${FAILING[box]}`]],
+    ['tools approve', (box) => ['tools', 'approve', `${box}__${FAILING[box]}__*`]],
+    ['tools disable', (box) => ['tools', 'disable', `${box}__${FAILING[box]}__pid`]],
+  ];
+  for (const [name, args] of commands) {
+    for (const box of Object.keys(FAILING) as (keyof typeof FAILING)[]) {
+      it(`${name} with ${box}'s server names the doctor of its config, not the model's "tell the user"`, async () => {
+        const config = await writeConfig({}, box);
+        const result = await run([...args(box), '--config', config]);
+        const said = `${result.stdout}\n${result.stderr}`;
+        assert.notEqual(result.code, 0, said);
+        assert.doesNotMatch(said, MODEL_ADVICE);
+        // Every doctor it names runs as printed: with the config (an unset variable's fixes name none).
+        for (const flags of doctorsNamed(said)) assert.ok(flags.startsWith(` --config ${config}`), `a doctor without this config in: ${said}`);
+        if (box === 'unset') return;
+        const next = await runSuggested(said, 'doctor');
+        assert.equal(next.code, 1, `${next.command}: ${next.stderr}`);
+        assert.match(next.stdout, new RegExp(`^Config: ${config.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$[^]*Toolbox "${box}"`, 'm'), next.stdout);
+      });
+    }
+  }
+
+  /**
+   * doctor tells the person running it what to fix, then to run the same doctor again — never the model's "tell the
+   * user", nor another doctor than the one just run.
+   */
+  for (const box of Object.keys(FAILING) as (keyof typeof FAILING)[]) {
+    for (const extra of [[], ['--toolbox', box, '--timeout', '700']]) {
+      it(`doctor ${extra.join(' ')} on ${box}'s server says what to fix and names only itself to run again`, async () => {
+        const config = await writeConfig({}, box);
+        const asRun = ['doctor', '--config', config, ...extra];
+        const result = await run(asRun);
+        assert.equal(result.code, 1, result.stderr);
+        const said = `${result.stdout}\n${result.stderr}`;
+        assert.doesNotMatch(said, MODEL_ADVICE);
+        assert.doesNotMatch(said, /shows how|doctor` checks/);
+        for (const flags of doctorsNamed(said)) assert.equal(`doctor${flags}`, asRun.join(' '), said);
+        if (box === 'gone') assert.match(said, /Install it, or fix "command" of this server in the config/);
+        if (box === 'hung') assert.match(said, extra.length > 0 ? /raise --timeout/ : /raise its "connectTimeoutMs" in the config/);
+        if (box === 'far') assert.match(said, /Check that the server is running and its "url" in the config is right/);
+        if (box !== 'unset') assert.equal(doctorsNamed(said).length, 1, said);
+      });
+    }
   }
 });
